@@ -1,0 +1,60 @@
+# rocprof-go build. Components add their own rules in mk/*.mk and append to:
+#   NATIVE_LIBS  libraries built from C/cgo (built before the CLI)
+#   PAYLOAD      libraries the CLI embeds (copied into internal/launch/payload)
+#   TEST_PREREQS things `make test` needs besides the CLI (sample apps, ...)
+SHELL      := /bin/bash
+GO         ?= go
+BUILD      := $(CURDIR)/build
+CLI        := $(BUILD)/rocprof-go
+PAYLOAD_DIR := internal/launch/payload
+NATIVE_LIBS :=
+PAYLOAD    :=
+TEST_PREREQS :=
+GOTEST_FLAGS ?= -count=1 -timeout 40m
+# Debian packages the build and tests need.
+APT_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libhsakmt-dev \
+                libotf2-trace-dev otf2-tools sqlite3 libsqlite3-dev python3 bash
+
+export ROCPROF_GO_BUILD := $(BUILD)
+
+.PHONY: all deps build cli generate test bench demo lint clean soak fuzz
+all: build
+
+include $(sort $(wildcard mk/*.mk))
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "deps: all Debian packages present"; fi; \
+	else \
+	  echo "run as root, or install the packages yourself:"; \
+	  echo "  sudo apt-get install -y $(APT_PACKAGES)"; \
+	fi
+	$(GO) mod download
+
+build: cli
+
+cli: $(NATIVE_LIBS)
+	@mkdir -p $(BUILD) $(PAYLOAD_DIR)
+	@find $(PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
+	@for f in $(PAYLOAD); do cp $$f $(PAYLOAD_DIR)/; done
+	$(GO) build -trimpath -o $(CLI) ./cmd/rocprof-go
+
+generate:
+	$(GO) generate ./...
+
+test: build $(TEST_PREREQS)
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+bench: build $(TEST_PREREQS)
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./... | tee $(BUILD)/bench.txt
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BUILD)
+	find $(PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
