@@ -1,0 +1,223 @@
+package options
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// expandAggregates applies rocprofv3's "set if unset" expansion: --kokkos-trace,
+// then --sys-trace and --runtime-trace, then --hip-trace and --hsa-trace. An
+// explicit sub-option (true or false) always wins. It returns warnings for
+// domains an aggregate asked for that this build cannot trace.
+func (c *Config) expandAggregates() []string {
+	if c.KokkosTrace.On() {
+		c.MarkerTrace.setIfUnset(True)
+		c.KernelRename.setIfUnset(True)
+	}
+	common := []*Tri{&c.MarkerTrace, &c.KernelTrace, &c.MemoryCopyTrace, &c.MemoryAllocationTrace,
+		&c.ScratchMemoryTrace, &c.RcclTrace, &c.RocdecodeTrace, &c.RocjpegTrace}
+	if c.SysTrace.On() {
+		c.HipTrace.setIfUnset(True)
+		c.HsaTrace.setIfUnset(True)
+		for _, t := range common {
+			t.setIfUnset(True)
+		}
+	}
+	if c.RuntimeTrace.On() {
+		c.HipRuntimeTrace.setIfUnset(True)
+		for _, t := range common {
+			t.setIfUnset(True)
+		}
+	}
+	if c.HipTrace.On() {
+		c.HipRuntimeTrace.setIfUnset(True)
+		c.HipCompilerTrace.setIfUnset(True)
+	}
+	if c.HsaTrace.On() {
+		for _, t := range []*Tri{&c.HsaCoreTrace, &c.HsaAmdTrace, &c.HsaImageTrace, &c.HsaFinalizerTrace} {
+			t.setIfUnset(True)
+		}
+	}
+	// RCCL, rocDecode and rocJPEG are not part of ROCm 5.2.3, so no process can
+	// call them: an aggregate that switches them on records nothing there.
+	// Explicit use was rejected by checkSupported.
+	c.RcclTrace, c.RocdecodeTrace, c.RocjpegTrace = False, False, False
+	return nil
+}
+
+// applyDefaults fills rocprofv3's defaults for options still unset.
+func (c *Config) applyDefaults() {
+	for i := range Specs {
+		s := &Specs[i]
+		if s.Default == "" || c.IsSet(s.Dest) {
+			continue
+		}
+		_ = s.setValue(c, s.Default)
+		delete(c.set, s.Dest) // a default is not "given"
+	}
+	if len(c.OutputFormat) == 0 {
+		c.OutputFormat = []string{"rocpd"}
+	}
+	c.OutputFormat = dedupe(c.OutputFormat)
+}
+
+func dedupe(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if !containsString(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TracingDomains lists the trace domains switched on, by option name.
+func (c *Config) TracingDomains() []string {
+	var on []string
+	for _, d := range []struct {
+		t    Tri
+		name string
+	}{
+		{c.HipRuntimeTrace, "hip-runtime"}, {c.HipCompilerTrace, "hip-compiler"},
+		{c.HsaCoreTrace, "hsa-core"}, {c.HsaAmdTrace, "hsa-amd"}, {c.HsaImageTrace, "hsa-image"},
+		{c.HsaFinalizerTrace, "hsa-finalizer"}, {c.MarkerTrace, "marker"}, {c.KernelTrace, "kernel"},
+		{c.MemoryCopyTrace, "memory-copy"}, {c.MemoryAllocationTrace, "memory-allocation"},
+		{c.ScratchMemoryTrace, "scratch-memory"},
+	} {
+		if d.t.On() {
+			on = append(on, d.name)
+		}
+	}
+	return on
+}
+
+// CollectsCounters reports whether this pass collects hardware counters.
+func (c *Config) CollectsCounters() bool { return len(c.Pmc) > 0 || len(c.PmcGroups) > 0 }
+
+// validate checks the combinations rocprofv3 rejects. withApp says whether an
+// application will run.
+func (c *Config) validate(withApp bool) ([]string, error) {
+	var warnings []string
+	if len(c.Pmc) > 0 && len(c.PmcGroups) > 0 {
+		return nil, &UsageError{Option: "--pmc", Msg: "cannot be combined with pmc_groups from an input file: use one or the other"}
+	}
+	pcGiven := c.PcSamplingUnit != "" || c.PcSamplingMethod != "" || c.PcSamplingInterval != 0
+	if pcGiven && (c.PcSamplingUnit == "" || c.PcSamplingMethod == "" || c.PcSamplingInterval <= 0) {
+		return nil, &UsageError{Option: "--pc-sampling-*", Msg: "--pc-sampling-unit, --pc-sampling-method and --pc-sampling-interval (> 0) must be given together"}
+	}
+	if c.AttActivity != 0 {
+		if c.AttActivity < 1 || c.AttActivity > 16 {
+			return nil, &UsageError{Option: "--att-activity", Msg: "must be between 1 and 16"}
+		}
+		if c.CollectsCounters() || c.AttPerfcounters != "" || c.AttPerfcounterCtrl != 0 {
+			return nil, &UsageError{Option: "--att-activity", Msg: "cannot be combined with --pmc, --att-perfcounters or --att-perfcounter-ctrl"}
+		}
+	}
+	if c.AttPerfcounters != "" && c.CollectsCounters() {
+		return nil, &UsageError{Option: "--att-perfcounters", Msg: "cannot be combined with --pmc"}
+	}
+	if c.AttPerfcounterCtrl < 0 || c.AttPerfcounterCtrl > 32 {
+		return nil, &UsageError{Option: "--att-perfcounter-ctrl", Msg: "must be between 1 and 32"}
+	}
+	for _, r := range []struct{ opt, re string }{
+		{"--kernel-include-regex", c.KernelIncludeRegex}, {"--kernel-exclude-regex", c.KernelExcludeRegex},
+	} {
+		if _, err := regexp.Compile(r.re); err != nil {
+			return nil, &UsageError{Option: r.opt, Msg: fmt.Sprintf("invalid regular expression: %v", err)}
+		}
+	}
+	for _, g := range c.SummaryGroups {
+		if _, err := regexp.Compile("^(?:" + g + ")$"); err != nil {
+			return nil, &UsageError{Option: "--summary-groups", Msg: fmt.Sprintf("invalid regular expression %q: %v", g, err)}
+		}
+	}
+	if _, err := ParseIterationRanges(c.KernelIterationRange); err != nil {
+		return nil, &UsageError{Option: "--kernel-iteration-range", Msg: err.Error()}
+	}
+	if _, err := c.CollectionPeriodsNs(); err != nil {
+		return nil, &UsageError{Option: "--collection-period", Msg: err.Error()}
+	}
+	if c.MinimumOutputData < 0 {
+		return nil, &UsageError{Option: "--minimum-output-data", Msg: "must not be negative"}
+	}
+	tracing := len(c.TracingDomains()) > 0 || c.CollectsCounters() || c.AdvancedThreadTrace.On() ||
+		c.PcSamplingBetaEnabled.On() || c.GroupByQueue.On()
+	if withApp && !tracing {
+		summaryOpts := []string{}
+		for _, d := range []string{"stats", "summary", "summary_per_domain", "summary_groups", "summary_output_file", "summary_units"} {
+			if c.IsSet(d) {
+				s, _ := SpecByDest(d)
+				summaryOpts = append(summaryOpts, s.Flag())
+			}
+		}
+		if len(summaryOpts) > 0 {
+			return nil, &UsageError{Option: summaryOpts[0], Msg: fmt.Sprintf("%s need a tracing option (e.g. --kernel-trace, --hip-trace, --sys-trace)", strings.Join(summaryOpts, ", "))}
+		}
+		warnings = append(warnings, "no tracing options were enabled")
+	}
+	return warnings, nil
+}
+
+// IterationRange is an inclusive range of 1-based dispatch iterations.
+type IterationRange struct{ First, Last uint64 }
+
+// ParseIterationRanges parses --kernel-iteration-range values: tokens separated
+// by '[', ']', ',' or spaces; "A-B" is an inclusive range, otherwise an integer.
+func ParseIterationRanges(values []string) ([]IterationRange, error) {
+	var out []IterationRange
+	for _, v := range values {
+		for _, tok := range strings.FieldsFunc(v, func(r rune) bool {
+			return r == '[' || r == ']' || r == ',' || r == ' ' || r == '\t'
+		}) {
+			if a, b, ok := strings.Cut(tok, "-"); ok {
+				lo, err1 := strconv.ParseUint(a, 10, 64)
+				hi, err2 := strconv.ParseUint(b, 10, 64)
+				if err1 != nil || err2 != nil || lo == 0 || hi < lo {
+					return nil, fmt.Errorf("invalid range %q: write A-B with 1 <= A <= B, e.g. \"[1, 3, [5-8]]\"", tok)
+				}
+				out = append(out, IterationRange{lo, hi})
+				continue
+			}
+			n, err := strconv.ParseUint(tok, 10, 64)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("invalid iteration %q: iterations are positive integers or A-B ranges, e.g. \"[1, 3, [5-8]]\"", tok)
+			}
+			out = append(out, IterationRange{n, n})
+		}
+	}
+	return out, nil
+}
+
+var periodUnitNs = map[string]float64{"hour": 3600e9, "min": 60e9, "sec": 1e9, "msec": 1e6, "usec": 1e3, "nsec": 1}
+
+// Period is one --collection-period triplet in nanoseconds.
+type Period struct {
+	DelayNs, DurationNs uint64
+	Repeat              uint64 // 0 = forever
+}
+
+// CollectionPeriodsNs converts -P DELAY:DURATION:REPEAT values to nanoseconds.
+func (c *Config) CollectionPeriodsNs() ([]Period, error) {
+	unit := c.CollectionPeriodUnit
+	if unit == "" {
+		unit = "sec"
+	}
+	scale := periodUnitNs[unit]
+	var out []Period
+	for _, p := range c.CollectionPeriod {
+		parts := strings.Split(p, ":")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("invalid period %q: write DELAY:DURATION:REPEAT, e.g. 0.5:1:0", p)
+		}
+		delay, err1 := strconv.ParseFloat(parts[0], 64)
+		dur, err2 := strconv.ParseFloat(parts[1], 64)
+		rep, err3 := strconv.ParseUint(parts[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || delay < 0 || dur <= 0 {
+			return nil, fmt.Errorf("invalid period %q: DELAY >= 0 and DURATION > 0 are numbers in %s, REPEAT a whole number", p, unit)
+		}
+		out = append(out, Period{uint64(delay * scale), uint64(dur * scale), rep})
+	}
+	return out, nil
+}
