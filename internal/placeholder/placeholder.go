@@ -1,0 +1,259 @@
+package placeholder
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Process is what placeholders may refer to about one profiled process.
+type Process struct {
+	Pid, Ppid, Pgid, Sid int
+	// PSize is the number of children of the parent process (%psize%).
+	PSize    int
+	Hostname string
+	Cwd      string
+	Argv     []string
+	// LookupEnv reads the process's environment (%env{NAME}%, %rank% ...).
+	LookupEnv func(string) (string, bool)
+	// Launch is when profiling started (%launch_date%, %launch_time%).
+	Launch time.Time
+}
+
+// Current describes the calling process, for keys resolved before launch.
+func Current() Process {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "UNKNOWN_HOSTNAME"
+	}
+	cwd, _ := os.Getwd()
+	sid, _ := getsid()
+	pgid, _ := getpgid()
+	return Process{
+		Pid: os.Getpid(), Ppid: os.Getppid(), Pgid: pgid, Sid: sid, PSize: 1,
+		Hostname: host, Cwd: cwd, Argv: os.Args, LookupEnv: os.LookupEnv, Launch: time.Now(),
+	}
+}
+
+var (
+	envForms   = regexp.MustCompile(`%env\{([A-Za-z0-9_]+)\}%|\$env\{([A-Za-z0-9_]+)\}|\$ENV\{([A-Za-z0-9_]+)\}|%q\{([A-Za-z0-9_]+)\}`)
+	argN       = regexp.MustCompile(`[%{]arg([0-9]+)[%}]`)
+	unresolved = regexp.MustCompile(`[%{]arg[0-9]+[%}][-_]*`)
+)
+
+// perProcessKeys are the keys whose value differs between the processes of
+// one run; a prefix that uses any of them gives each process its own files.
+var perProcessKeys = []string{"pid", "ppid", "pgid", "psid", "psize", "p", "argv", "argt", "args", "tag", "nid"}
+
+// IsPerProcess reports whether a template refers to a per-process key.
+func IsPerProcess(template string) bool {
+	for _, k := range perProcessKeys {
+		if strings.Contains(template, "%"+k+"%") || strings.Contains(template, "{"+k+"}") ||
+			(len(k) == 1 && strings.Contains(template, "%"+k)) {
+			return true
+		}
+	}
+	return argN.MatchString(template)
+}
+
+// Expand resolves every placeholder in template for process p, repeating
+// until the text stops changing (a value may itself contain placeholders).
+func Expand(template string, p Process) string {
+	if p.LookupEnv == nil {
+		p.LookupEnv = os.LookupEnv
+	}
+	s := template
+	for range 8 {
+		next := expandOnce(s, p)
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+func expandOnce(s string, p Process) string {
+	s = envForms.ReplaceAllStringFunc(s, func(m string) string {
+		sub := envForms.FindStringSubmatch(m)
+		for _, name := range sub[1:] {
+			if name != "" {
+				v, _ := p.LookupEnv(name)
+				return sanitizeEnv(v)
+			}
+		}
+		return ""
+	})
+	args := appArgs(p.Argv)
+	s = argN.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.Atoi(argN.FindStringSubmatch(m)[1])
+		if n < len(p.Argv) {
+			return cleanArg(p.Argv[n])
+		}
+		return m
+	})
+	s = unresolved.ReplaceAllString(s, "")
+	rank, size, hasMPI := mpiRankSize(p.LookupEnv)
+	job := envOr(p.LookupEnv, "SLURM_JOB_ID", "0")
+	nid := strconv.Itoa(p.Pid)
+	if v, ok := p.LookupEnv("SLURM_PROCID"); ok {
+		nid = v
+	} else if hasMPI {
+		nid = rank
+	}
+	launch := p.Launch
+	if launch.IsZero() {
+		launch = time.Now()
+	}
+	dateFmt := envOr(p.LookupEnv, "ROCPROF_DATE_FORMAT", "%F")
+	timeFmt := envOr(p.LookupEnv, "ROCPROF_TIME_FORMAT", "%F_%H.%M")
+	tag := ""
+	if len(p.Argv) > 0 {
+		tag = filepath.Base(p.Argv[0])
+	}
+	keys := []struct{ key, val string }{
+		{"hostname", p.Hostname},
+		{"pid", strconv.Itoa(p.Pid)},
+		{"ppid", strconv.Itoa(p.Ppid)},
+		{"pgid", strconv.Itoa(p.Pgid)},
+		{"psid", strconv.Itoa(p.Sid)},
+		{"psize", strconv.Itoa(p.PSize)},
+		{"job", job},
+		{"rank", rank},
+		{"size", size},
+		{"nid", nid},
+		{"cwd", p.Cwd},
+		{"launch_date", strftime(dateFmt, launch)},
+		{"launch_time", strftime(timeFmt, launch)},
+		{"argv", joinArgs(append([]string{p.argv0()}, args...))},
+		{"argt", joinArgs(append([]string{tag}, args...))},
+		{"args", joinArgs(args)},
+		{"tag", tag},
+	}
+	for _, k := range keys {
+		s = strings.ReplaceAll(s, "%"+k.key+"%", k.val)
+		s = strings.ReplaceAll(s, "{"+k.key+"}", k.val)
+	}
+	for _, k := range []struct{ key, val string }{
+		{"%h", p.Hostname}, {"%p", strconv.Itoa(p.Pid)}, {"%j", job}, {"%r", rank}, {"%s", size},
+	} {
+		s = strings.ReplaceAll(s, k.key, k.val)
+	}
+	return s
+}
+
+func (p Process) argv0() string {
+	if len(p.Argv) == 0 {
+		return ""
+	}
+	return p.Argv[0]
+}
+
+// appArgs drops a leading "--" argument, as rocprofv3 does.
+func appArgs(argv []string) []string {
+	if len(argv) < 2 {
+		return nil
+	}
+	args := argv[1:]
+	if args[0] == "--" {
+		args = args[1:]
+	}
+	return args
+}
+
+func cleanArg(a string) string {
+	a = strings.ReplaceAll(a, "/", "_")
+	return strings.TrimLeft(a, "._")
+}
+
+func joinArgs(args []string) string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if c := cleanArg(a); c != "" {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, "_")
+}
+
+func sanitizeEnv(v string) string {
+	v = strings.TrimLeft(v, " \t/")
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '/' {
+			return '_'
+		}
+		return r
+	}, v)
+}
+
+func envOr(lookup func(string) (string, bool), name, def string) string {
+	if v, ok := lookup(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// mpiRankSize reads the rank and size from SLURM or MPI launchers' variables;
+// later names in each list override earlier ones, as in rocprofv3.
+func mpiRankSize(lookup func(string) (string, bool)) (rank, size string, hasMPI bool) {
+	rank, size = "0", "1"
+	for _, n := range []string{"MPI_RANK", "MPI_LOCALRANKID", "MPI_RANKID", "MV2_COMM_WORLD_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
+		if v, ok := lookup(n); ok && v != "" {
+			rank, hasMPI = v, true
+		}
+	}
+	for _, n := range []string{"MPI_SIZE", "MPI_LOCALNRANKS", "MPI_NRANKS", "MV2_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
+		if v, ok := lookup(n); ok && v != "" {
+			size = v
+		}
+	}
+	if v, ok := lookup("SLURM_PROCID"); ok && v != "" {
+		rank = v
+	}
+	if v, ok := lookup("SLURM_NTASKS"); ok && v != "" && !hasMPI {
+		size = v
+	}
+	return rank, size, hasMPI
+}
+
+// strftime supports the conversions rocprofv3's default date and time formats
+// use, plus the common ones users put in ROCPROF_*_FORMAT.
+func strftime(f string, t time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'F':
+			b.WriteString(t.Format("2006-01-02"))
+		case 'Y':
+			b.WriteString(t.Format("2006"))
+		case 'm':
+			b.WriteString(t.Format("01"))
+		case 'd':
+			b.WriteString(t.Format("02"))
+		case 'H':
+			b.WriteString(t.Format("15"))
+		case 'M':
+			b.WriteString(t.Format("04"))
+		case 'S':
+			b.WriteString(t.Format("05"))
+		case 'T':
+			b.WriteString(t.Format("15:04:05"))
+		case 's':
+			b.WriteString(strconv.FormatInt(t.Unix(), 10))
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(f[i])
+		}
+	}
+	return b.String()
+}

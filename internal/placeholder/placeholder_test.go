@@ -1,0 +1,55 @@
+package placeholder
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8", "MYVAR": " /a b/c", "SLURM_JOB_ID": "77"}
+	p := Process{
+		Pid: 100, Ppid: 99, Pgid: 98, Sid: 97, PSize: 2, Hostname: "node1", Cwd: "/w",
+		Argv:      []string{"/usr/bin/app", "--", "./in.dat", "-n"},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Launch:    time.Date(2026, 11, 22, 6, 5, 0, 0, time.UTC),
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"%hostname%/%pid%", "node1/100"},
+		{"{hostname}/{pid}", "node1/100"},
+		{"out_%rank%_of_%size%", "out_3_of_8"},
+		{"%h_%p_%r_%s_%j", "node1_100_3_8_77"},
+		{"%env{MYVAR}%", "a_b_c"},
+		{"$ENV{MYVAR}-$env{NOPE}", "a_b_c-"},
+		{"%argt%", "app_in.dat_-n"},
+		{"%args%", "in.dat_-n"},
+		{"%tag%", "app"},
+		{"%arg2%-%arg9%-x", "in.dat-x"},
+		{"%cwd%/%ppid%-%pgid%-%psid%-%psize%", "/w/99-98-97-2"},
+		{"%launch_date%", "2026-11-22"},
+		{"%launch_time%", "2026-11-22_06.05"},
+		{"%nid%", "3"},
+	} {
+		require.Equal(t, tc.want, Expand(tc.in, p), tc.in)
+	}
+}
+
+func TestIsPerProcess(t *testing.T) {
+	require.True(t, IsPerProcess("%hostname%/%pid%"))
+	require.True(t, IsPerProcess("run_{ppid}"))
+	require.True(t, IsPerProcess("x_%p"))
+	require.True(t, IsPerProcess("%argt%-trace"))
+	require.False(t, IsPerProcess("out_%rank%"))
+	require.False(t, IsPerProcess("results"))
+}
+
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"%hostname%/%pid%", "%env{A}%%arg1%", "{", "%", "%%p%", "$ENV{X}"} {
+		f.Add(s)
+	}
+	p := Process{Pid: 1, Argv: []string{"a", "b"}, LookupEnv: func(string) (string, bool) { return "%pid%", true }}
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = Expand(s, p)
+	})
+}
