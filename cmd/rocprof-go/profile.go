@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+// listAvail prints the counters of the agents a pass would use; the counters
+// subcommand file installs it.
+var listAvail func(w io.Writer, cfg *options.Config) error
+
+// newOutputWriter builds the writer that turns spools into files; the output
+// integration file installs it.
+var newOutputWriter func() launch.OutputWriter
+
+// runProfile is `rocprof-go [options] -- app [args]`.
+func runProfile(args []string) int { return exitCode(runProfileErr(args)) }
+
+func runProfileErr(args []string) error {
+	cl, err := options.ParseArgs(args)
+	if err != nil {
+		return err
+	}
+	if cl.Help {
+		writeHelp(os.Stdout, newRootCmd())
+		return nil
+	}
+	if cl.Version {
+		writeVersion(os.Stdout)
+		return nil
+	}
+	log := newLogger(os.Stderr, cl.Config.LogLevel)
+	plan, err := options.Resolve(cl, options.Sources{
+		LookupEnv:         os.LookupEnv,
+		DefaultConfigFile: options.DefaultConfigPath(os.LookupEnv),
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(os.Stderr, "rocprof-go: warning:", w)
+	}
+	first := plan.Passes[0]
+	if lvl := first.LogLevel; lvl == "config" || lvl == "info" || lvl == "trace" {
+		for i, p := range plan.Passes {
+			fmt.Fprintf(os.Stderr, "rocprof-go: pass %d configuration:\n", i+1)
+			for _, l := range p.Describe() {
+				fmt.Fprintln(os.Stderr, "  "+l)
+			}
+		}
+	}
+	if first.ListAvail.On() {
+		if listAvail == nil {
+			return &options.UsageError{Option: "--list-avail", Msg: "not supported yet: the counter database is not built into this binary"}
+		}
+		if err := listAvail(os.Stdout, first); err != nil {
+			return err
+		}
+		if len(plan.App) == 0 {
+			return nil
+		}
+	}
+	if len(plan.App) == 0 && !first.Echo.On() {
+		return options.ErrNoApplication
+	}
+	libs, err := launch.EmbeddedLibraries()
+	if err != nil {
+		return err
+	}
+	runner := &launch.Runner{Libs: libs, Log: log, Stderr: os.Stderr, Environ: os.Environ()}
+	if first.Echo.On() {
+		return echo(os.Stdout, runner, plan)
+	}
+	if lvl := first.LogLevel; lvl == "env" || lvl == "info" || lvl == "trace" {
+		env, err := runner.Prepare(first, "<run directory>")
+		if err != nil {
+			return err
+		}
+		for _, l := range env.AddedLines() {
+			fmt.Fprintln(os.Stderr, "rocprof-go: env: "+l)
+		}
+	}
+	if newOutputWriter != nil {
+		runner.Writer = newOutputWriter()
+	}
+	res, err := runner.Run(context.Background(), plan)
+	if err != nil {
+		if res != nil {
+			fmt.Fprintln(os.Stderr, "rocprof-go: error:", err)
+			return &exitStatusError{status: max(res.ExitStatus, exitError)}
+		}
+		return err
+	}
+	for _, p := range res.Passes {
+		if p.Process.TimedOut {
+			fmt.Fprintf(os.Stderr, "rocprof-go: the app was stopped after --timeout %s\n", p.Config.Timeout)
+		}
+	}
+	if res.ExitStatus != 0 {
+		return &exitStatusError{status: res.ExitStatus}
+	}
+	return nil
+}
+
+// echo prints what each pass would run, with the configuration's tracing
+// switches and the environment rocprof-go adds, without running anything.
+func echo(w io.Writer, runner *launch.Runner, plan *options.Plan) error {
+	for i, cfg := range plan.Passes {
+		env, err := runner.Prepare(cfg, "<run directory>")
+		if err != nil {
+			return err
+		}
+		quoted := make([]string, len(plan.App))
+		for j, a := range plan.App {
+			quoted[j] = strconv.Quote(a)
+		}
+		fmt.Fprintf(w, "pass %d of %d:\n", i+1, len(plan.Passes))
+		fmt.Fprintf(w, "  command: [%s]\n", strings.Join(quoted, ", "))
+		fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
+		fmt.Fprintln(w, "  tracing:")
+		for _, d := range tracingSwitches(cfg) {
+			state := "off"
+			if d.on {
+				state = "on"
+			}
+			fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
+		}
+		if cfg.CollectsCounters() {
+			fmt.Fprintf(w, "  counters: %s\n", strings.Join(cfg.Pmc, " "))
+		}
+		fmt.Fprintln(w, "  environment added:")
+		for _, l := range env.AddedLines() {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	return nil
+}
+
+type tracingSwitch struct {
+	name string
+	on   bool
+}
+
+func tracingSwitches(c *options.Config) []tracingSwitch {
+	return []tracingSwitch{
+		{"hip-runtime-trace", c.HipRuntimeTrace.On()},
+		{"hip-compiler-trace", c.HipCompilerTrace.On()},
+		{"hsa-core-trace", c.HsaCoreTrace.On()},
+		{"hsa-amd-trace", c.HsaAmdTrace.On()},
+		{"hsa-image-trace", c.HsaImageTrace.On()},
+		{"hsa-finalizer-trace", c.HsaFinalizerTrace.On()},
+		{"marker-trace", c.MarkerTrace.On()},
+		{"kernel-trace", c.KernelTrace.On()},
+		{"memory-copy-trace", c.MemoryCopyTrace.On()},
+		{"memory-allocation-trace", c.MemoryAllocationTrace.On()},
+		{"scratch-memory-trace", c.ScratchMemoryTrace.On()},
+	}
+}

@@ -1,0 +1,125 @@
+package launch
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+// SpoolDirEnv names the private directory where each profiled process writes
+// its spool; the preload library records nothing when it is unset.
+const SpoolDirEnv = "ROCPROF_GO_SPOOL_DIR"
+
+// VGPUArchEnv selects the virtual GPU's architecture.
+const VGPUArchEnv = "ROCPROF_VGPU_ARCH"
+
+// inheritedToolVars are variables a previous profiler run (or the user) may
+// have exported; rocprof-go owns them for the app, so the resolved
+// configuration replaces them rather than leaving a stale "on" switch behind.
+var inheritedToolVars = []string{
+	"ROCPROF_HIP_RUNTIME_API_TRACE", "ROCPROF_HIP_COMPILER_API_TRACE", "ROCPROF_HSA_CORE_API_TRACE",
+	"ROCPROF_HSA_AMD_EXT_API_TRACE", "ROCPROF_HSA_IMAGE_EXT_API_TRACE", "ROCPROF_HSA_FINALIZER_EXT_API_TRACE",
+	"ROCPROF_MARKER_API_TRACE", "ROCPROF_KERNEL_TRACE", "ROCPROF_MEMORY_COPY_TRACE",
+	"ROCPROF_MEMORY_ALLOCATION_TRACE", "ROCPROF_SCRATCH_MEMORY_TRACE", "ROCPROF_COUNTER_COLLECTION",
+	"ROCPROF_COUNTERS", "ROCPROF_COUNTER_GROUPS", "ROCPROF_COUNTER_GROUPS_INTERVAL",
+	"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_RANGE",
+	"ROCPROF_KERNEL_RENAME", "ROCPROF_SELECTED_REGIONS", "ROCPROF_COLLECTION_PERIOD", "ROCPROF_DEMANGLE_KERNELS",
+	"ROCPROF_TRUNCATE_KERNELS", "ROCPROF_ADVANCED_THREAD_TRACE", SpoolDirEnv,
+}
+
+// AppEnv is the environment of one run of the app, and the part of it that
+// rocprof-go added (for --echo and --log-level env).
+type AppEnv struct {
+	Full  []string
+	Added map[string]string
+}
+
+// envSpec is what composeEnv needs to know about the libraries to inject.
+type envSpec struct {
+	base       []string // the environment rocprof-go itself received
+	cfg        *options.Config
+	outputDir  string
+	spoolDir   string
+	preload    string // path of the preload library
+	shim       string // path of the cgo shim, "" when the pass needs no HSA interception
+	vgpuDir    string // directory holding the virtual GPU's libhsakmt.so.1, "" for a real GPU
+	roctx      string // legacy libroctx64 interposer to preload, "" when not needed
+}
+
+// composeEnv builds the app's environment: rocprofv3's ROCPROF_* variables,
+// LD_PRELOAD (user --preload libraries, the inherited list, then ours),
+// HSA_TOOLS_LIB with the shim appended, and the virtual GPU when asked.
+func composeEnv(s envSpec) *AppEnv {
+	vars := map[string]string{}
+	var order []string
+	for _, kv := range s.base {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if _, dup := vars[k]; !dup {
+			order = append(order, k)
+		}
+		vars[k] = v
+	}
+	for _, k := range inheritedToolVars {
+		delete(vars, k)
+	}
+	added := s.cfg.ToolEnv(s.outputDir)
+	added[SpoolDirEnv] = s.spoolDir
+
+	var preload []string
+	preload = append(preload, s.cfg.Preload...)
+	if cur := vars["LD_PRELOAD"]; cur != "" {
+		preload = append(preload, strings.FieldsFunc(cur, func(r rune) bool { return r == ':' || r == ' ' })...)
+	}
+	preload = append(preload, s.preload)
+	if s.roctx != "" {
+		preload = append(preload, s.roctx)
+	}
+	added["LD_PRELOAD"] = strings.Join(preload, ":")
+
+	if s.shim != "" {
+		tools := s.shim
+		if cur := vars["HSA_TOOLS_LIB"]; cur != "" {
+			tools = cur + " " + s.shim
+		}
+		added["HSA_TOOLS_LIB"] = tools
+	}
+	if s.vgpuDir != "" {
+		ld := s.vgpuDir
+		if cur := vars["LD_LIBRARY_PATH"]; cur != "" {
+			ld += ":" + cur
+		}
+		added["LD_LIBRARY_PATH"] = ld
+		added[VGPUArchEnv] = s.cfg.VirtualGPU
+	}
+	for k, v := range added {
+		if _, dup := vars[k]; !dup {
+			order = append(order, k)
+		}
+		vars[k] = v
+	}
+	full := make([]string, 0, len(vars))
+	for _, k := range order {
+		if v, ok := vars[k]; ok {
+			full = append(full, k+"="+v)
+		}
+	}
+	return &AppEnv{Full: full, Added: added}
+}
+
+// AddedLines renders the variables rocprof-go added, sorted, as NAME=value.
+func (e *AppEnv) AddedLines() []string {
+	keys := make([]string, 0, len(e.Added))
+	for k := range e.Added {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + e.Added[k]
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+// OutputWriter turns the spools one run of the app left behind into the
+// user's output files. The CLI supplies it (internal/output); tests use fakes.
+type OutputWriter interface {
+	WriteOutputs(ctx context.Context, req OutputRequest) ([]OutputFile, error)
+}
+
+// OutputRequest is everything a writer needs for one pass.
+type OutputRequest struct {
+	Config *options.Config
+	// Dir is the pass's output directory; it may still hold per-process
+	// placeholders (%pid% ...), which the writer resolves for each process.
+	Dir      string
+	SpoolDir string
+	Launch   time.Time
+}
+
+// OutputFile is one file a writer produced.
+type OutputFile struct {
+	Path    string
+	Format  string
+	Domain  string
+	Records int64
+}
+
+// PassResult is how one run of the app went.
+type PassResult struct {
+	Config   *options.Config
+	Dir      string
+	Process  *ProcessResult
+	Files    []OutputFile
+	SpoolDir string // kept only when writing outputs failed
+}
+
+// Result is the whole run.
+type Result struct {
+	ExitStatus int
+	Passes     []PassResult
+}
+
+// Runner runs the application once per pass.
+type Runner struct {
+	Libs    *Libraries
+	Writer  OutputWriter
+	Log     zerolog.Logger
+	Stderr  io.Writer
+	Environ []string
+	// SpoolRoot is where the private run directory is created; empty means
+	// /dev/shm when usable (tmpfs makes spool creation cheap), else TMPDIR.
+	SpoolRoot string
+}
+
+// OutputDirError reports an output directory that cannot be written.
+type OutputDirError struct {
+	Dir string
+	Err error
+}
+
+func (e *OutputDirError) Error() string {
+	return fmt.Sprintf("output directory %s is not writable (%v): choose another with -d/--output-directory", e.Dir, e.Err)
+}
+
+func (e *OutputDirError) Unwrap() error { return e.Err }
+
+// PassDir returns a pass's output directory template.
+func PassDir(cfg *options.Config) string {
+	dir := cfg.OutputDirectory
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if cfg.Pass.SubDir != "" {
+		dir = filepath.Join(dir, cfg.Pass.SubDir)
+	}
+	return dir
+}
+
+// CheckOutputDir creates the fixed part of an output directory template (the
+// path up to the first placeholder) and checks that files can be created in it.
+func CheckOutputDir(template string) error {
+	dir := staticPrefix(template)
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return &OutputDirError{Dir: dir, Err: errors.New("it exists and is not a directory")}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
+	}
+	f, err := os.CreateTemp(dir, ".rocprof-go-write-check-")
+	if err != nil {
+		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// staticPrefix is the directory part of a template before any placeholder.
+func staticPrefix(template string) string {
+	i := strings.IndexAny(template, "%{$")
+	if i < 0 {
+		return template
+	}
+	return filepath.Dir(template[:i] + "x")
+}
+
+// needsShim reports whether a pass needs HSA interception (everything but
+// pure HIP API and marker tracing does).
+func needsShim(c *options.Config) bool {
+	return c.KernelTrace.On() || c.MemoryCopyTrace.On() || c.MemoryAllocationTrace.On() ||
+		c.ScratchMemoryTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() ||
+		c.HsaFinalizerTrace.On() || c.CollectsCounters() || c.AdvancedThreadTrace.On()
+}
+
+// Prepare computes one pass's environment without running anything (used by
+// --echo and by Run).
+func (r *Runner) Prepare(cfg *options.Config, spoolDir string) (*AppEnv, error) {
+	preload, err := r.Libs.Path(PreloadLib)
+	if err != nil {
+		return nil, err
+	}
+	spec := envSpec{base: r.Environ, cfg: cfg, outputDir: PassDir(cfg), spoolDir: spoolDir, preload: preload}
+	if needsShim(cfg) {
+		if spec.shim, err = r.Libs.Path(ShimLib); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.VirtualGPU != "" {
+		if _, err := r.Libs.Path(VGPULib); err != nil {
+			return nil, err
+		}
+		spec.vgpuDir = r.Libs.Dir
+	}
+	return composeEnv(spec), nil
+}
+
+func (r *Runner) spoolRoot() string {
+	if r.SpoolRoot != "" {
+		return r.SpoolRoot
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", ".rocprof-go-check-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return os.TempDir()
+}
+
+// Run runs every pass of the plan in order. A pass whose app exits non-zero
+// ends the run with that status, after its outputs are written.
+func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
+	for _, cfg := range plan.Passes {
+		if err := CheckOutputDir(PassDir(cfg)); err != nil {
+			return nil, err
+		}
+	}
+	runDir, err := os.MkdirTemp(r.spoolRoot(), "rocprof-go-run-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
+	}
+	keepRunDir := false
+	defer func() {
+		if !keepRunDir {
+			os.RemoveAll(runDir)
+		}
+	}()
+	res := &Result{}
+	launch := time.Now()
+	for i, cfg := range plan.Passes {
+		if len(plan.Passes) > 1 {
+			fmt.Fprintf(r.Stderr, "rocprof-go: pass %d of %d (%s)\n", i+1, len(plan.Passes), passLabel(cfg))
+		}
+		spoolDir := filepath.Join(runDir, fmt.Sprintf("pass_%d", i+1))
+		if err := os.Mkdir(spoolDir, 0o700); err != nil {
+			return nil, err
+		}
+		env, err := r.Prepare(cfg, spoolDir)
+		if err != nil {
+			return nil, err
+		}
+		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
+		proc, err := runProcessTree(ctx, plan.App, env.Full, cfg.Timeout, r.Log)
+		if err != nil {
+			return nil, err
+		}
+		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc}
+		if r.Writer != nil {
+			files, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch})
+			pr.Files = files
+			if werr != nil {
+				keepRunDir = true
+				pr.SpoolDir = spoolDir
+				res.Passes = append(res.Passes, pr)
+				res.ExitStatus = proc.ExitStatus
+				return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w", i+1, spoolDir, werr)
+			}
+		}
+		res.Passes = append(res.Passes, pr)
+		res.ExitStatus = proc.ExitStatus
+		if proc.ExitStatus != 0 {
+			if len(plan.Passes) > 1 && i+1 < len(plan.Passes) {
+				fmt.Fprintf(r.Stderr, "rocprof-go: pass %d: the app exited with status %d; the remaining passes are not run\n", i+1, proc.ExitStatus)
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+func passLabel(cfg *options.Config) string {
+	if len(cfg.Pmc) > 0 {
+		return cfg.Pass.SubDir + ": pmc " + strings.Join(cfg.Pmc, " ")
+	}
+	return cfg.Pass.SubDir
+}
