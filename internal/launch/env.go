@@ -37,14 +37,14 @@ type AppEnv struct {
 
 // envSpec is what composeEnv needs to know about the libraries to inject.
 type envSpec struct {
-	base       []string // the environment rocprof-go itself received
-	cfg        *options.Config
-	outputDir  string
-	spoolDir   string
-	preload    string // path of the preload library
-	shim       string // path of the cgo shim, "" when the pass needs no HSA interception
-	vgpuDir    string // directory holding the virtual GPU's libhsakmt.so.1, "" for a real GPU
-	roctx      string // legacy libroctx64 interposer to preload, "" when not needed
+	base      []string // the environment rocprof-go itself received
+	cfg       *options.Config
+	outputDir string
+	spoolDir  string
+	preload   string // path of the preload library
+	shim      string // path of the cgo shim, "" when the pass needs no HSA interception
+	vgpuDir   string // directory holding the virtual GPU's libhsakmt.so.1, "" for a real GPU
+	roctx     string // legacy libroctx64 interposer to preload, "" when not needed
 }
 
 // composeEnv builds the app's environment: rocprofv3's ROCPROF_* variables,
