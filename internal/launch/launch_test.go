@@ -1,0 +1,228 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+// fakeLibs builds do-nothing libraries with the injected libraries' names, so
+// the launcher's mechanics can be tested without the real ones.
+func fakeLibs(t *testing.T) *Libraries {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "empty.c")
+	require.NoError(t, os.WriteFile(src, []byte("int rpg_fake_symbol;\n"), 0o600))
+	for _, name := range []string{PreloadLib, ShimLib, VGPULib} {
+		out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, name), src).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	return &Libraries{Dir: dir}
+}
+
+type recordingWriter struct{ reqs []OutputRequest }
+
+func (w *recordingWriter) WriteOutputs(_ context.Context, req OutputRequest) ([]OutputFile, error) {
+	w.reqs = append(w.reqs, req)
+	return []OutputFile{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}, nil
+}
+
+func plan(t *testing.T, args ...string) *options.Plan {
+	t.Helper()
+	cl, err := options.ParseArgs(args)
+	require.NoError(t, err)
+	p, err := options.Resolve(cl, options.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+	require.NoError(t, err)
+	return p
+}
+
+func runner(t *testing.T, w OutputWriter) *Runner {
+	return &Runner{Libs: fakeLibs(t), Writer: w, Log: zerolog.Nop(), Stderr: os.Stderr,
+		Environ: os.Environ(), SpoolRoot: t.TempDir()}
+}
+
+func TestExitCodesPassThrough(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{
+		{"exit 0", 0},
+		{"exit 7", 7},
+		{"kill -KILL $$", 128 + 9},
+		{"kill -SEGV $$", 128 + 11},
+	} {
+		res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c", tc.script))
+		require.NoError(t, err, tc.script)
+		require.Equal(t, tc.want, res.ExitStatus, tc.script)
+	}
+}
+
+func TestEnvironmentReachesTheApp(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	dump := filepath.Join(out, "env.txt")
+	t.Setenv("LD_PRELOAD", "")
+	t.Setenv("ROCPROF_KERNEL_TRACE", "1") // stale switch from an outer run
+	_, err := r.Run(context.Background(), plan(t, "--hip-trace", "--preload", "/lib/x/libfirst.so", "-d", out,
+		"--virtual-gpu", "gfx908", "--", "sh", "-c", "env > "+dump))
+	require.NoError(t, err)
+	data, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	env := string(data)
+	require.Contains(t, env, "ROCPROF_HIP_RUNTIME_API_TRACE=1\n")
+	require.NotContains(t, env, "ROCPROF_KERNEL_TRACE=", "the resolved configuration replaces inherited switches")
+	require.Contains(t, env, "LD_PRELOAD=/lib/x/libfirst.so:"+filepath.Join(r.Libs.Dir, PreloadLib)+"\n")
+	require.NotContains(t, env, "HSA_TOOLS_LIB=", "HIP API tracing alone needs no HSA interception")
+	require.Contains(t, env, "LD_LIBRARY_PATH="+r.Libs.Dir)
+	require.Contains(t, env, VGPUArchEnv+"=gfx908\n")
+	require.Contains(t, env, SpoolDirEnv+"=")
+}
+
+func TestSpoolDirIsPrivate(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	probe := filepath.Join(out, "mode.txt")
+	_, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+		`stat -c %a "$ROCPROF_GO_SPOOL_DIR" > `+probe+`; stat -c %a "$(dirname "$ROCPROF_GO_SPOOL_DIR")" >> `+probe))
+	require.NoError(t, err)
+	data, _ := os.ReadFile(probe)
+	require.Equal(t, "700\n700\n", string(data))
+}
+
+func TestThreePmcLinesRunThreePasses(t *testing.T) {
+	w := &recordingWriter{}
+	r := runner(t, w)
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "in.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: TCC_HIT\n"), 0o600))
+	log := filepath.Join(out, "runs.txt")
+	res, err := r.Run(context.Background(), plan(t, "-i", input, "-d", out, "--", "sh", "-c",
+		`echo "$ROCPROF_OUTPUT_PATH $ROCPROF_COUNTERS" >> `+log))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	require.Len(t, res.Passes, 3)
+	data, _ := os.ReadFile(log)
+	require.Equal(t, strings.Join([]string{
+		filepath.Join(out, "pmc_1") + " pmc: SQ_WAVES",
+		filepath.Join(out, "pmc_2") + " pmc: GRBM_COUNT",
+		filepath.Join(out, "pmc_3") + " pmc: TCC_HIT",
+	}, "\n")+"\n", string(data))
+	require.Len(t, w.reqs, 3)
+	for i := range 3 {
+		require.DirExists(t, filepath.Join(out, "pmc_"+string(rune('1'+i))))
+	}
+}
+
+func TestFailingPassEndsTheRun(t *testing.T) {
+	w := &recordingWriter{}
+	r := runner(t, w)
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "in.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: A\npmc: B\npmc: C\n"), 0o600))
+	res, err := r.Run(context.Background(), plan(t, "-i", input, "-d", out, "--", "sh", "-c",
+		`case "$ROCPROF_OUTPUT_PATH" in *pmc_2) exit 3;; esac`))
+	require.NoError(t, err)
+	require.Equal(t, 3, res.ExitStatus)
+	require.Len(t, res.Passes, 2)
+	require.Len(t, w.reqs, 2, "the failing pass's outputs are still written")
+}
+
+func TestWaitsForOrphanedDescendants(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	marker := filepath.Join(out, "late.txt")
+	start := time.Now()
+	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+		`(sleep 0.5; echo done > `+marker+`) & exit 0`))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	require.FileExists(t, marker, "the launcher returns only after the orphan finished")
+	require.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
+}
+
+func TestTimeoutStopsTheApp(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	start := time.Now()
+	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "300ms", "-d", out, "--", "sleep", "30"))
+	require.NoError(t, err)
+	require.True(t, res.Passes[0].Process.TimedOut)
+	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+func TestSignalsAreForwarded(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	got := filepath.Join(out, "sig.txt")
+	ready := filepath.Join(out, "ready")
+	go func() {
+		for range 200 {
+			if _, err := os.Stat(ready); err == nil {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+		`trap 'echo TERM > `+got+`; exit 5' TERM; touch `+ready+`; while :; do sleep 0.05; done`))
+	require.NoError(t, err)
+	require.Equal(t, 5, res.ExitStatus)
+	data, _ := os.ReadFile(got)
+	require.Equal(t, "TERM\n", string(data))
+}
+
+func TestMissingAppAndUnwritableDir(t *testing.T) {
+	r := runner(t, nil)
+	_, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", t.TempDir(), "--", "no-such-app-xyz"))
+	var nf *AppNotFoundError
+	require.ErrorAs(t, err, &nf)
+	require.Contains(t, err.Error(), "not found")
+
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	_, err = r.Run(context.Background(), plan(t, "--kernel-trace", "-d", file, "--", "true"))
+	var od *OutputDirError
+	require.ErrorAs(t, err, &od)
+	require.Contains(t, err.Error(), "not a directory")
+}
+
+func TestEmbeddedLibrariesUnpackConcurrently(t *testing.T) {
+	root := t.TempDir()
+	errs := make(chan error, 8)
+	dirs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			l, err := unpack(payload, root)
+			errs <- err
+			if l != nil {
+				dirs <- l.Dir
+			}
+		}()
+	}
+	var first string
+	for range 8 {
+		require.NoError(t, <-errs)
+		d := <-dirs
+		if first == "" {
+			first = d
+		}
+		require.Equal(t, first, d)
+	}
+	require.FileExists(t, filepath.Join(first, ".complete"))
+	entries, _ := os.ReadDir(root)
+	require.Len(t, entries, 1, "temporary unpack directories are cleaned up")
+}
