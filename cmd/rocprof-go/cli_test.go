@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+var cliBinary string
+
+// TestMain builds the CLI once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rocprof-go-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	cliBinary = filepath.Join(dir, "rocprof-go")
+	if out, err := exec.Command("go", "build", "-o", cliBinary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// libDir returns injected libraries for the CLI: the real ones from the build
+// directory when `make build` produced them, otherwise do-nothing stand-ins
+// (these tests exercise the CLI's mechanics, not the libraries).
+func libDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "empty.c")
+	require.NoError(t, os.WriteFile(src, []byte("int rpg_fake_symbol;\n"), 0o600))
+	for _, name := range []string{launch.PreloadLib, launch.ShimLib, launch.VGPULib} {
+		out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, name), src).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	return dir
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func runCLI(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(cliBinary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = t.TempDir()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return cliResult{o.String(), e.String(), code}
+}
+
+func TestHelpListsEveryVisibleOption(t *testing.T) {
+	r := runCLI(t, nil, "--help")
+	require.Equal(t, 0, r.code)
+	for _, s := range options.Specs {
+		if s.Hidden {
+			continue
+		}
+		require.Contains(t, r.stdout, "--"+s.Long, s.Long)
+		if s.Short != "" {
+			require.Contains(t, r.stdout, "-"+s.Short+", --"+s.Long)
+		}
+	}
+}
+
+func TestVersionBlock(t *testing.T) {
+	r := runCLI(t, nil, "--version")
+	require.Equal(t, 0, r.code)
+	require.Contains(t, r.stdout, "         version: ")
+	require.Contains(t, r.stdout, "    rocm_version: 5.2.3")
+}
+
+func TestAppExitCodeIsPreserved(t *testing.T) {
+	lib := libDir(t)
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "--kernel-trace", "--", "sh", "-c", "exit 7")
+	require.Equal(t, 7, r.code, r.stderr)
+}
+
+func TestEchoShowsNegatedAggregate(t *testing.T) {
+	lib := libDir(t)
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "--sys-trace", "--hsa-trace=no", "--echo", "--", "true")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := map[string]string{}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && (f[1] == "on" || f[1] == "off") {
+			lines[f[0]] = f[1]
+		}
+	}
+	for _, d := range []string{"hsa-core-trace", "hsa-amd-trace", "hsa-image-trace", "hsa-finalizer-trace"} {
+		require.Equal(t, "off", lines[d], d)
+	}
+	for _, d := range []string{"hip-runtime-trace", "hip-compiler-trace", "marker-trace", "kernel-trace",
+		"memory-copy-trace", "memory-allocation-trace", "scratch-memory-trace"} {
+		require.Equal(t, "on", lines[d], d)
+	}
+	require.Contains(t, r.stdout, `command: ["true"]`)
+	require.NotContains(t, r.stdout, "ROCPROF_HSA_CORE_API_TRACE")
+}
+
+func TestThreePmcLinesMakeThreePassDirectories(t *testing.T) {
+	lib := libDir(t)
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "input.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n"), 0o600))
+	count := filepath.Join(out, "count.txt")
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "-i", input, "-d", out, "--", "sh", "-c", "echo run >> "+count)
+	require.Equal(t, 0, r.code, r.stderr)
+	data, _ := os.ReadFile(count)
+	require.Equal(t, "run\nrun\nrun\n", string(data))
+	for _, d := range []string{"pmc_1", "pmc_2", "pmc_3"} {
+		require.DirExists(t, filepath.Join(out, d))
+	}
+	require.Contains(t, r.stderr, "pass 3 of 3")
+}
+
+func TestBadInputGivesOneLineErrors(t *testing.T) {
+	lib := libDir(t)
+	env := []string{launch.LibDirEnv + "=" + lib}
+	dir := t.TempDir()
+	badYAML := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(badYAML, []byte("jobs:\n  - pmc: [SQ_WAVES\n"), 0o600))
+	badJSON := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(badJSON, []byte(`{"jobs": [}`), 0o600))
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--kernel-trac", "--", "true"}, 2, "did you mean --kernel-trace"},
+		{[]string{"--bogus", "--", "true"}, 2, "unrecognized option"},
+		{[]string{"-i", badYAML, "--", "true"}, 1, "not valid YAML"},
+		{[]string{"-i", badJSON, "--", "true"}, 1, "not valid JSON"},
+		{[]string{"--kernel-trace", "--", "definitely-not-an-app"}, 127, "not found"},
+		{[]string{"--kernel-trace", "-d", notDir, "--", "true"}, 1, "not writable"},
+		{[]string{"--kernel-trace"}, 2, "no application provided"},
+		{[]string{"--rccl-trace", "--", "true"}, 2, "not supported yet"},
+	} {
+		r := runCLI(t, env, tc.args...)
+		require.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+	}
+	// Nothing is half-written into the output directory on a bad input file.
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, env, "-i", badYAML, "-d", out, "--", "true")
+	require.Equal(t, 1, r.code)
+	require.NoDirExists(t, out)
+}
