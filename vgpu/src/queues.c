@@ -1,0 +1,528 @@
+/* Queues and the software command processor. Every queue gets its own
+ * thread so a queue blocked on a barrier or busy with a long kernel never
+ * stalls another. Doorbells are plain stores, so idle threads poll, backing
+ * off from microseconds to a few milliseconds of sleep. */
+#define _GNU_SOURCE
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vgpu.h"
+
+struct vgpu_queue {
+  uint64_t id;
+  uint32_t node;
+  HSA_QUEUE_TYPE type;
+  volatile bool active;
+  volatile bool stop;
+  pthread_t thread;
+  uint8_t *ring;
+  uint64_t ring_bytes;
+  /* AQL */
+  amd_queue_t *amd;
+  volatile uint64_t *aql_doorbell;
+  /* SDMA: slots the thunk owns */
+  volatile uint64_t *rptr, *wptr, *doorbell;
+  uint64_t packets; /* processed, for the log */
+  struct vgpu_queue *next;
+};
+
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static struct vgpu_queue *queues;
+static uint64_t next_qid = 1;
+
+/* --- backoff -------------------------------------------------------------- */
+
+struct backoff {
+  uint64_t idle_since; /* ns, 0 = busy */
+};
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep a little longer the longer the queue has been idle: 10 us for the
+ * first 2 ms (a stream of launches keeps latency low), 100 us up to 50 ms,
+ * then 2 ms. A long-idle queue thus costs ~500 wake-ups a second. */
+static void backoff_wait(struct backoff *b) {
+  uint64_t now = mono_ns();
+  if (!b->idle_since) b->idle_since = now;
+  uint64_t idle = now - b->idle_since;
+  long ns = idle < 2000000ull ? 10000 : idle < 50000000ull ? 100000 : 2000000;
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
+}
+
+static void backoff_reset(struct backoff *b) { b->idle_since = 0; }
+
+/* --- signals ------------------------------------------------------------- */
+
+void vgpu_signal_complete(uint64_t handle, bool profiling, uint64_t start, uint64_t end) {
+  if (!handle) return;
+  amd_signal_t *s = (amd_signal_t *)(uintptr_t)handle;
+  if (profiling) {
+    if (end <= start) end = start + 1;
+    s->start_ts = start;
+    s->end_ts = end;
+  }
+  __atomic_fetch_sub(&s->value, 1, __ATOMIC_ACQ_REL);
+  if (s->event_mailbox_ptr) {
+    __atomic_store_n((uint64_t *)(uintptr_t)s->event_mailbox_ptr, (uint64_t)s->event_id,
+                     __ATOMIC_RELEASE);
+    vgpu_event_signal_id(s->event_id);
+  }
+}
+
+static int64_t signal_value(uint64_t handle) {
+  amd_signal_t *s = (amd_signal_t *)(uintptr_t)handle;
+  return __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
+}
+
+/* --- AQL ----------------------------------------------------------------- */
+
+enum { DONE, NOT_READY };
+
+/* Virtual mode: fixed cost of a packet that is not a kernel. */
+#define VIRTUAL_PACKET_NS 1000
+
+static uint64_t scale_for(const char *name) {
+  (void)name;
+  return 0;
+}
+
+static double name_scale(const char *name);
+
+static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatch_packet_t *p,
+                    bool profiling) {
+  struct vgpu_dispatch_info d;
+  memset(&d, 0, sizeof d);
+  d.kernel_object = p->kernel_object;
+  d.grid[0] = p->grid_size_x;
+  d.grid[1] = p->grid_size_y ? p->grid_size_y : 1;
+  d.grid[2] = p->grid_size_z ? p->grid_size_z : 1;
+  d.wg[0] = p->workgroup_size_x ? p->workgroup_size_x : 1;
+  d.wg[1] = p->workgroup_size_y ? p->workgroup_size_y : 1;
+  d.wg[2] = p->workgroup_size_z ? p->workgroup_size_z : 1;
+  d.wave_size = vgpu_cfg.arch->wave_size;
+  const uint8_t *kd = (const uint8_t *)(uintptr_t)p->kernel_object;
+  bool kd_ok = p->kernel_object && vgpu_mem_lookup(p->kernel_object, NULL);
+  if (kd_ok) {
+    uint32_t rsrc1;
+    memcpy(&d.lds, kd + 0, 4);
+    memcpy(&d.scratch, kd + 4, 4);
+    memcpy(&d.kernarg_size, kd + 8, 4);
+    memcpy(&rsrc1, kd + 48, 4);
+    d.vgprs = rsrc1 & 0x3f;
+    d.sgprs = (rsrc1 >> 6) & 0xf;
+    if (vgpu_cfg.arch->gfx_level >= 10) {
+      uint16_t props;
+      memcpy(&props, kd + 56, 2);
+      d.wave_size = (props & (1u << 10)) ? 32 : 64;
+    }
+  }
+  if (p->group_segment_size > d.lds) d.lds = p->group_segment_size;
+  uint64_t wgs = 1;
+  for (int i = 0; i < 3; i++) wgs *= (d.grid[i] + d.wg[i] - 1) / d.wg[i];
+  uint64_t wgsize = (uint64_t)d.wg[0] * d.wg[1] * d.wg[2];
+  d.workgroups = wgs;
+  d.workitems = (uint64_t)d.grid[0] * d.grid[1] * d.grid[2];
+  d.waves = wgs * ((wgsize + d.wave_size - 1) / d.wave_size);
+  d.name = vgpu_kernel_name(p->kernel_object);
+  double f = name_scale(d.name);
+  d.duration_ns = (uint64_t)((double)(vgpu_cfg.kernel_base_ns + vgpu_cfg.kernel_wave_ns * d.waves) * f);
+
+  uint64_t start_ns;
+  if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) start_ns = vgpu_virtual_advance(d.duration_ns);
+  else start_ns = vgpu_now_ns();
+  const char *emu = vgpu_blit_emulate(p->kernel_object, d.name, (void *)p->kernarg_address, &d);
+  vgpu_perf_on_dispatch(q->node, &d);
+  uint64_t end_ns = start_ns + d.duration_ns;
+  if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {
+    uint64_t now = vgpu_now_ns();
+    if (now < end_ns) vgpu_sleep_until_ns(end_ns);
+    else end_ns = now;
+  }
+  uint64_t st = start_ns / VGPU_GPU_TICK_NS, et = end_ns / VGPU_GPU_TICK_NS;
+  if (et <= st) et = st + 1;
+  vgpu_signal_complete(p->completion_signal.handle, profiling, st, et);
+  if (vgpu_cfg.log)
+    vgpu_logf("{\"type\":\"dispatch\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,"
+              "\"header\":%u,\"kernel_object\":%llu,\"name\":\"%s\",\"kernarg\":%llu,"
+              "\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u],\"workgroups\":%llu,\"waves\":%llu,"
+              "\"wave_size\":%u,\"kernarg_size\":%u,\"group_segment\":%u,\"private_segment\":%u,"
+              "\"vgpr_granule\":%u,\"sgpr_granule\":%u,\"emulated\":\"%s\",\"signal\":%llu,"
+              "\"start_ts\":%llu,\"end_ts\":%llu,\"duration_ns\":%llu}",
+              (int)getpid(), q->node, (unsigned long long)q->id, (unsigned long long)idx,
+              p->header, (unsigned long long)p->kernel_object, d.name ? d.name : "",
+              (unsigned long long)(uintptr_t)p->kernarg_address, d.grid[0], d.grid[1], d.grid[2],
+              d.wg[0], d.wg[1], d.wg[2], (unsigned long long)d.workgroups,
+              (unsigned long long)d.waves, d.wave_size, d.kernarg_size, d.lds, d.scratch, d.vgprs,
+              d.sgprs, emu ? emu : "", (unsigned long long)p->completion_signal.handle,
+              (unsigned long long)st, (unsigned long long)et, (unsigned long long)d.duration_ns);
+  return DONE;
+}
+
+static bool barrier_ready(const hsa_barrier_and_packet_t *b, bool is_or) {
+  int deps = 0, zero = 0;
+  for (int i = 0; i < 5; i++) {
+    if (!b->dep_signal[i].handle) continue;
+    deps++;
+    if (signal_value(b->dep_signal[i].handle) == 0) zero++;
+  }
+  if (is_or) return deps == 0 || zero > 0;
+  return zero == deps;
+}
+
+static bool cond_holds(uint32_t cond, int64_t v, int64_t ref) {
+  switch (cond) {
+  case HSA_SIGNAL_CONDITION_EQ: return v == ref;
+  case HSA_SIGNAL_CONDITION_NE: return v != ref;
+  case HSA_SIGNAL_CONDITION_LT: return v < ref;
+  case HSA_SIGNAL_CONDITION_GTE: return v >= ref;
+  default: return false;
+  }
+}
+
+static void complete_simple(struct vgpu_queue *q, uint64_t signal, bool profiling) {
+  uint64_t s = vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL ? vgpu_virtual_advance(VIRTUAL_PACKET_NS) : vgpu_now_ns();
+  uint64_t e = vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL ? s + VIRTUAL_PACKET_NS : vgpu_now_ns();
+  (void)q;
+  vgpu_signal_complete(signal, profiling, s / VGPU_GPU_TICK_NS, e / VGPU_GPU_TICK_NS);
+}
+
+static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) {
+  uint16_t header;
+  memcpy(&header, slot, 2);
+  unsigned type = header & 0xff;
+  bool profiling = q->amd->queue_properties & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING;
+  uint64_t signal;
+  memcpy(&signal, slot + 56, 8);
+  switch (type) {
+  case HSA_PACKET_TYPE_KERNEL_DISPATCH:
+    return dispatch(q, idx, (const hsa_kernel_dispatch_packet_t *)slot, profiling);
+  case HSA_PACKET_TYPE_BARRIER_AND:
+  case HSA_PACKET_TYPE_BARRIER_OR: {
+    const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)slot;
+    if (!barrier_ready(b, type == HSA_PACKET_TYPE_BARRIER_OR)) return NOT_READY;
+    complete_simple(q, signal, profiling);
+    vgpu_logf("{\"type\":\"%s\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u,"
+              "\"deps\":[%llu,%llu,%llu,%llu,%llu],\"signal\":%llu}",
+              type == HSA_PACKET_TYPE_BARRIER_OR ? "barrier_or" : "barrier_and", (int)getpid(), q->node,
+              (unsigned long long)q->id, (unsigned long long)idx, header,
+              (unsigned long long)b->dep_signal[0].handle, (unsigned long long)b->dep_signal[1].handle,
+              (unsigned long long)b->dep_signal[2].handle, (unsigned long long)b->dep_signal[3].handle,
+              (unsigned long long)b->dep_signal[4].handle, (unsigned long long)signal);
+    return DONE;
+  }
+  case HSA_PACKET_TYPE_AGENT_DISPATCH:
+    complete_simple(q, signal, profiling);
+    vgpu_logf("{\"type\":\"agent_dispatch\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
+              (unsigned long long)q->id, (unsigned long long)idx);
+    return DONE;
+  case HSA_PACKET_TYPE_VENDOR_SPECIFIC: {
+    uint8_t fmt = slot[2];
+    if (fmt == 1) { /* AMD PM4 IB: dwords 1..4 hold an INDIRECT_BUFFER packet */
+      uint32_t dw[4];
+      memcpy(dw, slot + 4, 16);
+      vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u}",
+                (int)getpid(), q->node, (unsigned long long)q->id, (unsigned long long)idx, header);
+      vgpu_pm4_execute(q->node, q->id, dw, 4, 0);
+      complete_simple(q, signal, profiling);
+      return DONE;
+    }
+    if (fmt == 2) { /* barrier-value */
+      const hsa_amd_barrier_value_packet_t *b = (const hsa_amd_barrier_value_packet_t *)slot;
+      int64_t v = b->signal.handle ? signal_value(b->signal.handle) : 0;
+      if (!cond_holds(b->cond, v & b->mask, b->value)) return NOT_READY;
+      complete_simple(q, signal, profiling);
+      vgpu_logf("{\"type\":\"barrier_value\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
+                (unsigned long long)q->id, (unsigned long long)idx);
+      return DONE;
+    }
+    vgpu_error("queue %llu packet %llu: unknown AMD vendor packet format %u", (unsigned long long)q->id,
+               (unsigned long long)idx, fmt);
+    complete_simple(q, signal, profiling);
+    return DONE;
+  }
+  default:
+    vgpu_error("queue %llu packet %llu: unknown AQL packet type %u", (unsigned long long)q->id,
+               (unsigned long long)idx, type);
+    complete_simple(q, signal, profiling);
+    return DONE;
+  }
+}
+
+static void *aql_thread(void *arg) {
+  struct vgpu_queue *q = arg;
+  prctl(PR_SET_NAME, "vgpu-aql", 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
+  struct backoff b = {0};
+  uint64_t n = q->ring_bytes / 64;
+  while (!q->stop) {
+    if (!q->active) {
+      backoff_wait(&b);
+      continue;
+    }
+    uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+    uint8_t *slot = q->ring + (rd % n) * 64;
+    uint16_t header = __atomic_load_n((uint16_t *)slot, __ATOMIC_ACQUIRE);
+    if ((header & 0xff) == HSA_PACKET_TYPE_INVALID) {
+      backoff_wait(&b);
+      continue;
+    }
+    uint8_t pkt[64];
+    memcpy(pkt, slot, 64);
+    if (process_aql(q, rd, pkt) == NOT_READY) {
+      backoff_wait(&b);
+      continue;
+    }
+    backoff_reset(&b);
+    q->packets++;
+    __atomic_store_n((uint16_t *)slot, (uint16_t)HSA_PACKET_TYPE_INVALID, __ATOMIC_RELEASE);
+    __atomic_store_n(&q->amd->read_dispatch_id, rd + 1, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
+/* --- SDMA (v4 packets; v5 adds GCR which is a no-op here) ---------------- */
+
+static uint32_t ring_dw(struct vgpu_queue *q, uint64_t off, unsigned i) {
+  uint64_t ndw = q->ring_bytes / 4;
+  return ((uint32_t *)q->ring)[(off / 4 + i) % ndw];
+}
+
+static uint64_t u64(uint32_t lo, uint32_t hi) { return (uint64_t)lo | ((uint64_t)hi << 32); }
+
+static bool poll_holds(unsigned fn, uint32_t v, uint32_t ref) {
+  switch (fn) {
+  case 0: return true;
+  case 1: return v < ref;
+  case 2: return v <= ref;
+  case 3: return v == ref;
+  case 4: return v != ref;
+  case 5: return v >= ref;
+  case 6: return v > ref;
+  default: return true;
+  }
+}
+
+/* Returns the packet length in dwords, or 0 if the queue must wait. */
+static unsigned sdma_packet(struct vgpu_queue *q, uint64_t off) {
+  uint32_t h = ring_dw(q, off, 0);
+  unsigned op = h & 0xff, sub = (h >> 8) & 0xff;
+#define D(i) ring_dw(q, off, i)
+  switch (op) {
+  case 0: return 1 + ((h >> 16) & 0x3fff);
+  case 1: {
+    if (sub != 0) {
+      vgpu_error("SDMA queue %llu: unsupported COPY sub-op %u", (unsigned long long)q->id, sub);
+      return 7;
+    }
+    uint64_t n = (uint64_t)(D(1) & 0x3fffff) + 1;
+    void *src = (void *)(uintptr_t)u64(D(3), D(4));
+    void *dst = (void *)(uintptr_t)u64(D(5), D(6));
+    uint64_t t0 = vgpu_now_ns();
+    memmove(dst, src, n);
+    if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) vgpu_virtual_advance(1000 + n / 10);
+    vgpu_logf("{\"type\":\"sdma_copy\",\"pid\":%d,\"queue\":%llu,\"src\":%llu,\"dst\":%llu,\"bytes\":%llu,"
+              "\"ts\":%llu}",
+              (int)getpid(), (unsigned long long)q->id, (unsigned long long)(uintptr_t)src,
+              (unsigned long long)(uintptr_t)dst, (unsigned long long)n, (unsigned long long)t0);
+    return 7;
+  }
+  case 5: {
+    volatile uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+    __atomic_store_n(a, D(3), __ATOMIC_RELEASE);
+    return 4;
+  }
+  case 6: {
+    uint32_t id = D(1) & 0x0fffffff;
+    vgpu_event_signal_id(id);
+    return 2;
+  }
+  case 8: {
+    if (h & (1u << 31)) {
+      volatile uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+      uint32_t v = __atomic_load_n(a, __ATOMIC_ACQUIRE) & D(4);
+      if (!poll_holds((h >> 28) & 7, v, D(3))) return 0;
+    }
+    return 6;
+  }
+  case 10: {
+    int64_t *a = (int64_t *)(uintptr_t)u64(D(1), D(2));
+    __atomic_fetch_add(a, (int64_t)u64(D(3), D(4)), __ATOMIC_ACQ_REL);
+    return 8;
+  }
+  case 11: {
+    uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+    uint64_t bytes = (uint64_t)(D(4) & 0x3fffff) + 1;
+    uint32_t v = D(3);
+    for (uint64_t i = 0; i < bytes / 4; i++) a[i] = v;
+    return 5;
+  }
+  case 13: {
+    uint64_t *a = (uint64_t *)(uintptr_t)u64(D(1), D(2));
+    if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) vgpu_virtual_advance(VIRTUAL_PACKET_NS);
+    *a = vgpu_gpu_ticks();
+    return 3;
+  }
+  case 17: return 5;
+  default:
+    vgpu_error("SDMA queue %llu: unknown opcode %u (dword 0x%08x)", (unsigned long long)q->id, op, h);
+    return 1;
+  }
+#undef D
+}
+
+static void *sdma_thread(void *arg) {
+  struct vgpu_queue *q = arg;
+  prctl(PR_SET_NAME, "vgpu-sdma", 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
+  struct backoff b = {0};
+  while (!q->stop) {
+    uint64_t rp = __atomic_load_n(q->rptr, __ATOMIC_ACQUIRE);
+    uint64_t wp = __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
+    if (!q->active || rp >= wp) {
+      backoff_wait(&b);
+      continue;
+    }
+    unsigned len = sdma_packet(q, rp);
+    if (!len) {
+      backoff_wait(&b);
+      continue;
+    }
+    backoff_reset(&b);
+    q->packets++;
+    __atomic_store_n(q->rptr, rp + (uint64_t)len * 4, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
+/* --- thunk API ------------------------------------------------------------ */
+
+HSAKMT_STATUS HSAKMTAPI hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type, HSAuint32 pct,
+                                          HSA_QUEUE_PRIORITY prio, void *addr, HSAuint64 size,
+                                          HsaEvent *ev, HsaQueueResource *res) {
+  (void)prio;
+  (void)ev;
+  if (!res || !addr || !size) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if (!vgpu_node_is_gpu(node)) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  bool aql = type == HSA_QUEUE_COMPUTE_AQL;
+  bool sdma = type == HSA_QUEUE_SDMA || type == HSA_QUEUE_SDMA_XGMI;
+  if (!aql && !sdma) return HSAKMT_STATUS_NOT_SUPPORTED;
+  struct vgpu_queue *q = calloc(1, sizeof *q);
+  if (!q) return HSAKMT_STATUS_NO_MEMORY;
+  q->node = node;
+  q->type = type;
+  q->active = pct > 0;
+  q->ring = addr;
+  q->ring_bytes = size;
+  /* One cache line per pointer keeps host stores off the engine's lines. */
+  uint64_t *slots = aligned_alloc(64, 64 * 3);
+  if (!slots) {
+    free(q);
+    return HSAKMT_STATUS_NO_MEMORY;
+  }
+  memset(slots, 0, 64 * 3);
+  if (aql) {
+    q->amd = (amd_queue_t *)((uint8_t *)res->Queue_read_ptr_aql - offsetof(amd_queue_t, read_dispatch_id));
+    q->aql_doorbell = &slots[0];
+    *q->aql_doorbell = UINT64_MAX;
+    res->Queue_DoorBell_aql = (HSAuint64 *)q->aql_doorbell;
+  } else {
+    q->rptr = &slots[0];
+    q->wptr = &slots[8];
+    q->doorbell = &slots[16];
+    res->Queue_read_ptr_aql = (HSAuint64 *)q->rptr;
+    res->Queue_write_ptr_aql = (HSAuint64 *)q->wptr;
+    res->Queue_DoorBell_aql = (HSAuint64 *)q->doorbell;
+  }
+  pthread_mutex_lock(&qlock);
+  q->id = next_qid++;
+  q->next = queues;
+  queues = q;
+  pthread_mutex_unlock(&qlock);
+  res->QueueId = q->id;
+  res->ErrorReason = NULL;
+  if (pthread_create(&q->thread, NULL, aql ? aql_thread : sdma_thread, q)) {
+    pthread_mutex_lock(&qlock);
+    queues = q->next;
+    pthread_mutex_unlock(&qlock);
+    free(slots);
+    free(q);
+    return HSAKMT_STATUS_NO_MEMORY;
+  }
+  vgpu_logf("{\"type\":\"queue_create\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"kind\":\"%s\",\"ring\":%llu,"
+            "\"bytes\":%llu}",
+            (int)getpid(), node, (unsigned long long)q->id, aql ? "aql" : "sdma",
+            (unsigned long long)(uintptr_t)addr, (unsigned long long)size);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+static struct vgpu_queue *find_queue(HSA_QUEUEID id) {
+  pthread_mutex_lock(&qlock);
+  struct vgpu_queue *q = queues;
+  while (q && q->id != id) q = q->next;
+  pthread_mutex_unlock(&qlock);
+  return q;
+}
+
+HSAKMT_STATUS HSAKMTAPI hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
+                                          void *addr, HSAuint64 size, HsaEvent *ev) {
+  (void)prio;
+  (void)addr;
+  (void)size;
+  (void)ev;
+  struct vgpu_queue *q = find_queue(id);
+  if (!q) return HSAKMT_STATUS_INVALID_PARAMETER;
+  q->active = pct > 0;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+HSAKMT_STATUS HSAKMTAPI hsaKmtDestroyQueue(HSA_QUEUEID id) {
+  pthread_mutex_lock(&qlock);
+  struct vgpu_queue **pp = &queues;
+  while (*pp && (*pp)->id != id) pp = &(*pp)->next;
+  struct vgpu_queue *q = *pp;
+  if (q) *pp = q->next;
+  pthread_mutex_unlock(&qlock);
+  if (!q) return HSAKMT_STATUS_INVALID_PARAMETER;
+  q->stop = true;
+  pthread_join(q->thread, NULL);
+  vgpu_logf("{\"type\":\"queue_destroy\",\"pid\":%d,\"queue\":%llu,\"packets\":%llu}", (int)getpid(),
+            (unsigned long long)q->id, (unsigned long long)q->packets);
+  /* The pointer slots stay allocated: ROCR may still read them. */
+  free(q);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+HSAKMT_STATUS HSAKMTAPI hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 n, HSAuint32 *mask) {
+  (void)n;
+  (void)mask;
+  return find_queue(id) ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_PARAMETER;
+}
+
+HSAKMT_STATUS HSAKMTAPI hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n, HSAuint32 *first) {
+  (void)id;
+  (void)n;
+  if (first) *first = 0;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+/* --- kernel-duration knob -------------------------------------------------- */
+#include <fnmatch.h>
+static double name_scale(const char *name) {
+  (void)scale_for;
+  if (!name) return 1.0;
+  for (unsigned i = 0; i < vgpu_cfg.nscale; i++)
+    if (!fnmatch(vgpu_cfg.scale[i].pattern, name, 0)) return vgpu_cfg.scale[i].factor;
+  return 1.0;
+}
