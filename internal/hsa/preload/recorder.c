@@ -1,0 +1,605 @@
+/*
+ * recorder.c: the per-process spool writer (layout in internal/tracing/spool.h).
+ *
+ * Cost model: the constructor only reads environment variables and registers
+ * fork handlers. The spool file is created on the first record. A record is
+ * then a thread-local bump of a cursor inside the thread's own chunk, a copy,
+ * and one release store; a new chunk (every 64 KiB) takes one atomic add on
+ * the header, and a new segment (every 4 MiB) takes the only lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpg_internal.h"
+
+#define CHUNKS_PER_SEGMENT (RPG_SEGMENT_SIZE / RPG_CHUNK_SIZE)
+#define MAX_SEGMENTS 16384u /* 64 GiB of records per process image */
+/* Segments further back than this are dropped from the page tables (their
+ * data stays in the file) to keep the app's RSS bounded. */
+#define RESIDENT_SEGMENTS 4u
+
+extern char **environ;
+
+uint32_t rpg_domains;
+
+enum spool_state { SPOOL_NONE = 0, SPOOL_READY = 1, SPOOL_FAILED = -1, SPOOL_OFF = -2 };
+
+static struct {
+    int state; /* enum spool_state, atomic */
+    int fd;
+    rpg_spool_header *hdr;
+    char *segments[MAX_SEGMENTS]; /* atomic pointers */
+    uint32_t mapped_max;          /* highest mapped segment + 1 */
+    uint64_t fork_generation;
+    char dir[PATH_MAX];
+    char path[PATH_MAX];
+} g_sp;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_correlation; /* atomic */
+static int32_t g_pid;
+
+/* One writing thread's state. depth lets a signal handler that records while
+ * the thread is mid-record use a second cursor instead of corrupting the
+ * first; deeper nesting drops the record (and counts it). */
+typedef struct cursor {
+    char *cur;
+    char *end;
+} cursor;
+
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+    cursor c[2];
+    uint32_t depth;
+    uint32_t tid;
+    uint64_t correlation;
+} t_rec;
+
+static void count(uint64_t *field)
+{
+    if (__atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE) == SPOOL_READY)
+        __atomic_fetch_add(field, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- ids ---------------------------------------------------------------- */
+
+uint32_t rpg_tid(void)
+{
+    if (__builtin_expect(t_rec.tid == 0, 0))
+        t_rec.tid = (uint32_t)syscall(SYS_gettid);
+    return t_rec.tid;
+}
+
+int32_t rpg_pid(void) { return g_pid; }
+
+uint64_t rpg_correlation_next(void)
+{
+    return __atomic_add_fetch(&g_correlation, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t rpg_correlation_current(void) { return t_rec.correlation; }
+
+uint64_t rpg_correlation_set(uint64_t id)
+{
+    uint64_t prev = t_rec.correlation;
+    t_rec.correlation = id;
+    return prev;
+}
+
+const char *rpg_spool_path(void)
+{
+    return __atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE) == SPOOL_READY ? g_sp.path : NULL;
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    return (ssize_t)n;
+}
+
+static int32_t parent_children(pid_t ppid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)ppid, (int)ppid);
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return -1;
+    int32_t count = 0;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == ' ')
+            count++;
+    return count;
+}
+
+typedef struct blob {
+    char *p;
+    char *end;
+} blob;
+
+/* Appends one section, truncated to what is left (keeping room for the end
+ * tag). Returns the bytes of payload written. */
+static size_t blob_add(blob *b, uint32_t tag, const char *data, size_t len)
+{
+    size_t room = (size_t)(b->end - b->p);
+    if (room < 16 + 8)
+        return 0;
+    room -= 16;
+    if (len > room - 8)
+        len = room - 8;
+    uint32_t h[2] = {tag, (uint32_t)len};
+    memcpy(b->p, h, 8);
+    memcpy(b->p + 8, data, len);
+    b->p += 8 + ((len + 7) & ~(size_t)7);
+    return len;
+}
+
+static void blob_add_file(blob *b, uint32_t tag, const char *path)
+{
+    /* Read straight into place: section header first, then the bytes. */
+    size_t room = (size_t)(b->end - b->p);
+    if (room < 32)
+        return;
+    ssize_t n = read_file(path, b->p + 8, room - 24);
+    if (n < 0)
+        n = 0;
+    uint32_t h[2] = {tag, (uint32_t)n};
+    memcpy(b->p, h, 8);
+    b->p += 8 + (((size_t)n + 7) & ~(size_t)7);
+}
+
+static void blob_add_environ(blob *b)
+{
+    char *start = b->p + 8;
+    char *limit = b->end - 16;
+    char *q = start;
+    for (char **e = environ; e && *e; e++) {
+        size_t l = strlen(*e) + 1;
+        if (q + l > limit)
+            break; /* whole entries only */
+        memcpy(q, *e, l);
+        q += l;
+    }
+    uint32_t h[2] = {RPG_BLOB_ENVIRON, (uint32_t)(q - start)};
+    memcpy(b->p, h, 8);
+    b->p += 8 + (((size_t)(q - start) + 7) & ~(size_t)7);
+}
+
+static void fill_header(rpg_spool_header *h)
+{
+    h->version = RPG_SPOOL_VERSION;
+    h->header_fixed = RPG_HEADER_FIXED;
+    h->chunk_size = RPG_CHUNK_SIZE;
+    h->segment_size = RPG_SEGMENT_SIZE;
+    h->pid = g_pid;
+    h->ppid = getppid();
+    h->pgid = getpgrp();
+    h->sid = getsid(0);
+    h->psize = parent_children(h->ppid);
+    h->start_boottime_ns = clock_ns(CLOCK_BOOTTIME);
+    h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
+    h->fork_generation = g_sp.fork_generation;
+    h->chunks_reserved = 1;
+
+    blob b = {(char *)h + RPG_HEADER_FIXED, (char *)h + RPG_CHUNK_SIZE};
+    char tmp[PATH_MAX];
+    if (gethostname(tmp, sizeof tmp) == 0) {
+        tmp[sizeof tmp - 1] = 0;
+        blob_add(&b, RPG_BLOB_HOSTNAME, tmp, strlen(tmp));
+    }
+    if (getcwd(tmp, sizeof tmp))
+        blob_add(&b, RPG_BLOB_CWD, tmp, strlen(tmp));
+    ssize_t n = readlink("/proc/self/exe", tmp, sizeof tmp);
+    if (n > 0)
+        blob_add(&b, RPG_BLOB_EXE, tmp, (size_t)n);
+    blob_add_file(&b, RPG_BLOB_ARGV, "/proc/self/cmdline");
+    blob_add_environ(&b);
+    /* The end tag is the zero bytes already there. */
+    h->blob_size = (uint32_t)(b.p - ((char *)h + RPG_HEADER_FIXED));
+}
+
+static char *map_segment_locked(uint32_t seg)
+{
+    if (seg >= MAX_SEGMENTS)
+        return NULL;
+    char *base = g_sp.segments[seg];
+    if (base)
+        return base;
+    off_t off = (off_t)seg * RPG_SEGMENT_SIZE;
+    /* fallocate, not ftruncate: a full tmpfs must fail here, not SIGBUS later. */
+    int rc;
+    do
+        rc = fallocate(g_sp.fd, 0, off, RPG_SEGMENT_SIZE);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno == EOPNOTSUPP)
+        rc = ftruncate(g_sp.fd, off + RPG_SEGMENT_SIZE);
+    if (rc != 0)
+        return NULL;
+    /* Pre-faulting costs one call instead of a thousand faults (2-4 us each on
+     * a VM); the first segment is left to fault lazily so that a process
+     * recording a handful of events does not pay for 4 MiB. */
+    int populate = seg > 0 ? MAP_POPULATE : 0;
+    base = mmap(NULL, RPG_SEGMENT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | populate, g_sp.fd,
+                off);
+    if (base == MAP_FAILED)
+        return NULL;
+    __atomic_store_n(&g_sp.segments[seg], base, __ATOMIC_RELEASE);
+    if (seg + 1 > g_sp.mapped_max)
+        g_sp.mapped_max = seg + 1;
+    if (seg >= RESIDENT_SEGMENTS) {
+        /* MADV_DONTNEED on a shared mapping only drops page-table entries;
+         * the data stays in the file, and a late writer faults it back in. */
+        char *old = g_sp.segments[seg - RESIDENT_SEGMENTS];
+        if (old && seg - RESIDENT_SEGMENTS != 0)
+            madvise(old, RPG_SEGMENT_SIZE, MADV_DONTNEED);
+    }
+    return base;
+}
+
+static int open_spool_locked(void)
+{
+    int fd = -1;
+    uint64_t stamp = clock_ns(CLOCK_BOOTTIME);
+    for (int n = 0; n < 1000 && fd < 0; n++) {
+        int len = snprintf(g_sp.path, sizeof g_sp.path, "%s/rpg-%d-%llu-%d.spool", g_sp.dir,
+                           (int)g_pid, (unsigned long long)stamp, n);
+        if (len <= 0 || (size_t)len >= sizeof g_sp.path)
+            return SPOOL_FAILED;
+        fd = open(g_sp.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return SPOOL_FAILED;
+    }
+    if (fd < 0)
+        return SPOOL_FAILED;
+    g_sp.fd = fd;
+    char *base = map_segment_locked(0);
+    if (!base) {
+        close(fd);
+        g_sp.fd = -1;
+        return SPOOL_FAILED;
+    }
+    rpg_spool_header *h = (rpg_spool_header *)base;
+    fill_header(h);
+    g_sp.hdr = h;
+    __atomic_store_n(&h->magic, RPG_SPOOL_MAGIC, __ATOMIC_RELEASE);
+    return SPOOL_READY;
+}
+
+static int spool_ready(void)
+{
+    int st = __atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(st != SPOOL_NONE, 1))
+        return st == SPOOL_READY;
+    pthread_mutex_lock(&g_lock);
+    st = g_sp.state;
+    if (st == SPOOL_NONE) {
+        st = g_sp.dir[0] ? open_spool_locked() : SPOOL_OFF;
+        __atomic_store_n(&g_sp.state, st, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st == SPOOL_READY;
+}
+
+/* ---- chunks and records ------------------------------------------------- */
+
+static int new_chunk(cursor *c)
+{
+    if (!spool_ready())
+        return 0;
+    uint64_t idx = __atomic_fetch_add(&g_sp.hdr->chunks_reserved, 1, __ATOMIC_RELAXED);
+    uint64_t seg = idx / CHUNKS_PER_SEGMENT;
+    if (seg >= MAX_SEGMENTS)
+        return 0;
+    char *base = __atomic_load_n(&g_sp.segments[seg], __ATOMIC_ACQUIRE);
+    if (!base) {
+        pthread_mutex_lock(&g_lock);
+        base = map_segment_locked((uint32_t)seg);
+        pthread_mutex_unlock(&g_lock);
+        if (!base)
+            return 0;
+    }
+    char *chunk = base + (idx % CHUNKS_PER_SEGMENT) * RPG_CHUNK_SIZE;
+    rpg_chunk_header *ch = (rpg_chunk_header *)chunk;
+    ch->tid = rpg_tid();
+    ch->index = idx;
+    __atomic_store_n(&ch->magic, RPG_CHUNK_MAGIC, __ATOMIC_RELEASE);
+    c->cur = chunk + sizeof(rpg_chunk_header);
+    c->end = chunk + RPG_CHUNK_SIZE;
+    return 1;
+}
+
+void *rpg_record_reserve(uint16_t kind, uint32_t size)
+{
+    size = (size + 7u) & ~7u;
+    uint32_t d = t_rec.depth;
+    if (__builtin_expect(size > RPG_MAX_RECORD || d >= 2, 0)) {
+        if (g_sp.hdr)
+            count(&g_sp.hdr->dropped);
+        return NULL;
+    }
+    t_rec.depth = d + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cursor *c = &t_rec.c[d];
+    char *p = c->cur;
+    if (__builtin_expect(p == NULL || (size_t)(c->end - p) < size, 0)) {
+        if (!new_chunk(c)) {
+            if (g_sp.hdr)
+                count(&g_sp.hdr->dropped);
+            t_rec.depth = d;
+            return NULL;
+        }
+        p = c->cur;
+    }
+    c->cur = p + size;
+    rpg_rec_hdr *h = (rpg_rec_hdr *)p;
+    /* The size goes first so a reader can step over this record if the
+     * process dies before it is published. */
+    __atomic_store_n(&h->size, size, __ATOMIC_RELAXED);
+    h->kind = kind;
+    h->version = 1;
+    return p;
+}
+
+void rpg_record_publish(void *rec)
+{
+    rpg_rec_hdr h;
+    memcpy(&h, rec, sizeof h);
+    h.commit = RPG_COMMIT;
+    uint64_t w;
+    memcpy(&w, &h, sizeof w);
+    __atomic_store_n((uint64_t *)rec, w, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t_rec.depth--;
+}
+
+/* ---- per-kind helpers --------------------------------------------------- */
+
+static uint32_t clamp_tail(size_t fixed, size_t len)
+{
+    if (fixed + len > RPG_MAX_RECORD) {
+        if (g_sp.hdr)
+            count(&g_sp.hdr->truncated);
+        return (uint32_t)(RPG_MAX_RECORD - fixed);
+    }
+    return (uint32_t)len;
+}
+
+int rpg_record_api(uint16_t kind, uint32_t domain, uint32_t function, uint64_t correlation_id,
+                   uint64_t start_ns, uint64_t end_ns, const void *args, uint32_t args_size)
+{
+    args_size = clamp_tail(sizeof(rpg_api_rec), args_size);
+    rpg_api_rec *r = rpg_record_reserve(kind, (uint32_t)sizeof *r + args_size);
+    if (!r)
+        return -1;
+    r->domain = domain;
+    r->function = function;
+    r->tid = rpg_tid();
+    r->args_size = args_size;
+    r->correlation_id = correlation_id;
+    r->start_ns = start_ns;
+    r->end_ns = end_ns;
+    if (args_size)
+        memcpy(r + 1, args, args_size);
+    rpg_record_publish(r);
+    return 0;
+}
+
+int rpg_record_marker(uint32_t domain, uint32_t function, uint64_t correlation_id,
+                      uint64_t start_ns, uint64_t end_ns, uint64_t range_id, const char *msg,
+                      size_t msg_len)
+{
+    uint32_t len = msg ? clamp_tail(sizeof(rpg_marker_rec), msg_len) : 0;
+    rpg_marker_rec *r = rpg_record_reserve(RPG_KIND_MARKER, (uint32_t)sizeof *r + len);
+    if (!r)
+        return -1;
+    r->domain = domain;
+    r->function = function;
+    r->tid = rpg_tid();
+    r->msg_len = len;
+    r->correlation_id = correlation_id;
+    r->start_ns = start_ns;
+    r->end_ns = end_ns;
+    r->range_id = range_id;
+    if (len)
+        memcpy(r + 1, msg, len);
+    rpg_record_publish(r);
+    return 0;
+}
+
+int rpg_record_string(uint32_t table, uint64_t id, const char *s, size_t len)
+{
+    uint32_t l = clamp_tail(sizeof(rpg_string_rec), len);
+    rpg_string_rec *r = rpg_record_reserve(RPG_KIND_STRING, (uint32_t)sizeof *r + l);
+    if (!r)
+        return -1;
+    r->table = table;
+    r->len = l;
+    r->id = id;
+    memcpy(r + 1, s, l);
+    rpg_record_publish(r);
+    return 0;
+}
+
+/* Copies a caller-filled fixed record plus up to two tails. */
+static int record_copy(uint16_t kind, const void *src, size_t fixed, const void *t1, size_t l1,
+                       const void *t2, size_t l2, uint32_t *tid_field_offset)
+{
+    void *r = rpg_record_reserve(kind, (uint32_t)(fixed + l1 + l2));
+    if (!r)
+        return -1;
+    memcpy((char *)r + sizeof(rpg_rec_hdr), (const char *)src + sizeof(rpg_rec_hdr),
+           fixed - sizeof(rpg_rec_hdr));
+    if (tid_field_offset) {
+        uint32_t *tid = (uint32_t *)((char *)r + *tid_field_offset);
+        if (*tid == 0)
+            *tid = rpg_tid();
+    }
+    if (l1)
+        memcpy((char *)r + fixed, t1, l1);
+    if (l2)
+        memcpy((char *)r + fixed + l1, t2, l2);
+    rpg_record_publish(r);
+    return 0;
+}
+
+#define TID_OFFSET(type) (uint32_t[]){(uint32_t)__builtin_offsetof(type, tid)}
+
+int rpg_record_kernel_dispatch(const rpg_kernel_dispatch_rec *r)
+{
+    return record_copy(RPG_KIND_KERNEL_DISPATCH, r, sizeof *r, NULL, 0, NULL, 0,
+                       TID_OFFSET(rpg_kernel_dispatch_rec));
+}
+
+int rpg_record_memory_copy(const rpg_memory_copy_rec *r)
+{
+    return record_copy(RPG_KIND_MEMORY_COPY, r, sizeof *r, NULL, 0, NULL, 0,
+                       TID_OFFSET(rpg_memory_copy_rec));
+}
+
+int rpg_record_memory_allocation(const rpg_memory_allocation_rec *r)
+{
+    return record_copy(RPG_KIND_MEMORY_ALLOCATION, r, sizeof *r, NULL, 0, NULL, 0,
+                       TID_OFFSET(rpg_memory_allocation_rec));
+}
+
+int rpg_record_scratch_memory(const rpg_scratch_memory_rec *r)
+{
+    return record_copy(RPG_KIND_SCRATCH_MEMORY, r, sizeof *r, NULL, 0, NULL, 0,
+                       TID_OFFSET(rpg_scratch_memory_rec));
+}
+
+int rpg_record_agent_info(const rpg_agent_info_rec *r)
+{
+    return record_copy(RPG_KIND_AGENT_INFO, r, sizeof *r, NULL, 0, NULL, 0, NULL);
+}
+
+int rpg_record_kernel_symbol(const rpg_kernel_symbol_rec *r, const char *name, size_t name_len)
+{
+    rpg_kernel_symbol_rec c = *r;
+    c.name_len = clamp_tail(sizeof c, name_len);
+    return record_copy(RPG_KIND_KERNEL_SYMBOL, &c, sizeof c, name, c.name_len, NULL, 0, NULL);
+}
+
+int rpg_record_code_object(const rpg_code_object_rec *r, const char *uri, size_t uri_len)
+{
+    rpg_code_object_rec c = *r;
+    c.uri_len = clamp_tail(sizeof c, uri_len);
+    return record_copy(RPG_KIND_CODE_OBJECT, &c, sizeof c, uri, c.uri_len, NULL, 0, NULL);
+}
+
+int rpg_record_counter_sample(const rpg_counter_sample_rec *r, const rpg_counter_dim *dims,
+                              const char *name, size_t name_len)
+{
+    rpg_counter_sample_rec c = *r;
+    size_t dl = (size_t)c.dim_count * sizeof(rpg_counter_dim);
+    if (sizeof c + dl > RPG_MAX_RECORD) {
+        if (g_sp.hdr)
+            count(&g_sp.hdr->dropped);
+        return -1;
+    }
+    c.name_len = clamp_tail(sizeof c + dl, name_len);
+    return record_copy(RPG_KIND_COUNTER_SAMPLE, &c, sizeof c, dims, dl, name, c.name_len, NULL);
+}
+
+/* ---- process life ------------------------------------------------------- */
+
+static void before_fork(void) { pthread_mutex_lock(&g_lock); }
+
+static void after_fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+
+/* The child must never write into its parent's file: forget it (the pages
+ * stay the parent's) and start a new spool on the child's first event. Only
+ * the forking thread exists in the child, so its thread state is ours to reset. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+    g_pid = (int32_t)getpid();
+    for (uint32_t i = 0; i < g_sp.mapped_max; i++) {
+        if (g_sp.segments[i]) {
+            munmap(g_sp.segments[i], RPG_SEGMENT_SIZE);
+            g_sp.segments[i] = NULL;
+        }
+    }
+    g_sp.mapped_max = 0;
+    if (g_sp.fd >= 0 && g_sp.state == SPOOL_READY)
+        close(g_sp.fd);
+    g_sp.fd = -1;
+    g_sp.hdr = NULL;
+    g_sp.fork_generation++;
+    if (g_sp.state == SPOOL_READY || g_sp.state == SPOOL_FAILED)
+        g_sp.state = SPOOL_NONE;
+    memset(&t_rec.c, 0, sizeof t_rec.c);
+    t_rec.depth = 0;
+    t_rec.tid = 0;
+}
+
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] == '1' && v[1] == 0;
+}
+
+__attribute__((constructor)) static void rpg_init(void)
+{
+    g_sp.fd = -1;
+    g_pid = (int32_t)getpid();
+    const char *dir = getenv(RPG_SPOOL_DIR_ENV);
+    if (!dir || !dir[0] || strlen(dir) >= sizeof g_sp.dir - 64) {
+        g_sp.state = SPOOL_OFF;
+        return;
+    }
+    strcpy(g_sp.dir, dir);
+    static const struct {
+        const char *env;
+        uint32_t bit;
+    } vars[] = {
+        {"ROCPROF_HIP_RUNTIME_API_TRACE", RPG_DOMAIN_HIP_RUNTIME},
+        {"ROCPROF_HIP_COMPILER_API_TRACE", RPG_DOMAIN_HIP_COMPILER},
+        {"ROCPROF_HSA_CORE_API_TRACE", RPG_DOMAIN_HSA_CORE},
+        {"ROCPROF_HSA_AMD_EXT_API_TRACE", RPG_DOMAIN_HSA_AMD_EXT},
+        {"ROCPROF_HSA_IMAGE_EXT_API_TRACE", RPG_DOMAIN_HSA_IMAGE_EXT},
+        {"ROCPROF_HSA_FINALIZER_EXT_API_TRACE", RPG_DOMAIN_HSA_FINALIZER_EXT},
+        {"ROCPROF_MARKER_API_TRACE", RPG_DOMAIN_MARKER},
+        {"ROCPROF_KERNEL_TRACE", RPG_DOMAIN_KERNEL},
+        {"ROCPROF_MEMORY_COPY_TRACE", RPG_DOMAIN_MEMORY_COPY},
+        {"ROCPROF_MEMORY_ALLOCATION_TRACE", RPG_DOMAIN_MEMORY_ALLOCATION},
+        {"ROCPROF_SCRATCH_MEMORY_TRACE", RPG_DOMAIN_SCRATCH_MEMORY},
+        {"ROCPROF_COUNTER_COLLECTION", RPG_DOMAIN_COUNTER},
+    };
+    uint32_t mask = 0;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (env_on(vars[i].env))
+            mask |= vars[i].bit;
+    rpg_domains = mask;
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}

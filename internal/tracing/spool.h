@@ -1,0 +1,401 @@
+/*
+ * spool.h: the on-disk layout of a rocprof-go spool file.
+ *
+ * Shared by the preload library (which writes spools), the cgo shim (which
+ * writes through the preload library's rpg_* API) and mirrored by the Go
+ * reader in internal/tracing (record.go, spool.go). Changing anything here
+ * means bumping RPG_SPOOL_VERSION or the record's version and updating the
+ * Go mirror; internal/tracing's abi test compiles this header and compares.
+ *
+ * One file per process image, created lazily on the first recorded event in
+ * $ROCPROF_GO_SPOOL_DIR, named rpg-<pid>-<boottime ns>-<n>.spool (a fork
+ * child or a re-exec gets a new name; O_EXCL and <n> settle the rest).
+ * Everything is little-endian (the writers only run on x86-64/aarch64 Linux).
+ *
+ *   file:  | chunk 0: rpg_spool_header + process blob | chunk 1 | chunk 2 | ...
+ *   chunk: | rpg_chunk_header | record | record | ... | zero bytes         |
+ *
+ * The file grows by RPG_SEGMENT_SIZE steps (fallocate, so a full tmpfs is an
+ * error instead of SIGBUS). Each writing thread owns one RPG_CHUNK_SIZE chunk
+ * at a time, handed out by an atomic counter in the header, so records are
+ * appended without any atomic read-modify-write on a shared line.
+ *
+ * A record counts once published: the writer stores the size word first,
+ * fills the body, then release-stores the whole 8-byte rpg_rec_hdr with
+ * commit == RPG_COMMIT. A reader walking a chunk stops at a zero size word
+ * (end of the chunk's data); a record with a size but no commit byte is torn
+ * (the process died while writing it): it is skipped by its size and counted.
+ */
+#ifndef RPG_SPOOL_H
+#define RPG_SPOOL_H
+
+#include <stdint.h>
+
+#define RPG_SPOOL_MAGIC 0x4c4f4f5053475052ull /* "RPGSPOOL" little-endian */
+#define RPG_CHUNK_MAGIC 0x4b4e4843u           /* "CHNK" */
+#define RPG_SPOOL_VERSION 1u
+#define RPG_CHUNK_SIZE (64u * 1024u)
+#define RPG_SEGMENT_SIZE (4u * 1024u * 1024u)
+#define RPG_COMMIT 0xC5u
+/* Largest record a writer accepts; longer strings are truncated to fit. */
+#define RPG_MAX_RECORD (RPG_CHUNK_SIZE - 64u)
+/* Size of the fixed part of the header; the process blob follows it. */
+#define RPG_HEADER_FIXED 1024u
+
+#define RPG_SPOOL_DIR_ENV "ROCPROF_GO_SPOOL_DIR"
+
+/* Record kinds (rpg_rec_hdr.kind). Values are part of the format. */
+enum rpg_kind {
+    RPG_KIND_STRING = 1,            /* rpg_string_rec */
+    RPG_KIND_HIP_API = 2,           /* rpg_api_rec */
+    RPG_KIND_HSA_API = 3,           /* rpg_api_rec */
+    RPG_KIND_MARKER = 4,            /* rpg_marker_rec */
+    RPG_KIND_KERNEL_DISPATCH = 5,   /* rpg_kernel_dispatch_rec */
+    RPG_KIND_MEMORY_COPY = 6,       /* rpg_memory_copy_rec */
+    RPG_KIND_MEMORY_ALLOCATION = 7, /* rpg_memory_allocation_rec */
+    RPG_KIND_SCRATCH_MEMORY = 8,    /* rpg_scratch_memory_rec */
+    RPG_KIND_KERNEL_SYMBOL = 9,     /* rpg_kernel_symbol_rec */
+    RPG_KIND_CODE_OBJECT = 10,      /* rpg_code_object_rec */
+    RPG_KIND_AGENT_INFO = 11,       /* rpg_agent_info_rec */
+    RPG_KIND_COUNTER_SAMPLE = 12,   /* rpg_counter_sample_rec */
+    RPG_KIND_LAST = 13
+};
+
+/* API domains: rpg_api_rec.domain and rpg_marker_rec.domain. They double as
+ * string-table ids for function names (rpg_string_rec.table). */
+enum rpg_api_domain {
+    RPG_API_HIP_RUNTIME = 1,
+    RPG_API_HIP_COMPILER = 2,
+    RPG_API_HSA_CORE = 3,
+    RPG_API_HSA_AMD_EXT = 4,
+    RPG_API_HSA_IMAGE_EXT = 5,
+    RPG_API_HSA_FINALIZE_EXT = 6,
+    RPG_API_MARKER_CORE = 7,
+    RPG_API_MARKER_CONTROL = 8,
+    RPG_API_MARKER_NAME = 9,
+    RPG_API_MARKER_CORE_RANGE = 10
+};
+
+/* String tables beyond the function-name tables (which use rpg_api_domain). */
+enum rpg_string_table {
+    RPG_STRTAB_COUNTER = 16,   /* counter id -> counter name */
+    RPG_STRTAB_DIMENSION = 17, /* dimension id -> dimension name */
+    RPG_STRTAB_GENERIC = 18    /* free-form interned strings */
+};
+
+/* Marker functions (rpg_marker_rec.function). For RPG_API_MARKER_CORE_RANGE
+ * the three range kinds carry the user's message. */
+enum rpg_marker_function {
+    RPG_MARKER_MARK = 1,          /* roctxMarkA: start == end */
+    RPG_MARKER_THREAD_RANGE = 2,  /* roctxRangePushA..roctxRangePop, merged */
+    RPG_MARKER_PROCESS_RANGE = 3, /* roctxRangeStartA..roctxRangeStop, merged */
+    RPG_MARKER_RANGE_PUSH = 4,
+    RPG_MARKER_RANGE_POP = 5,
+    RPG_MARKER_RANGE_START = 6,
+    RPG_MARKER_RANGE_STOP = 7,
+    RPG_MARKER_GET_THREAD_ID = 8,
+    RPG_MARKER_PROFILER_PAUSE = 9,
+    RPG_MARKER_PROFILER_RESUME = 10,
+    RPG_MARKER_NAME_OS_THREAD = 11,
+    RPG_MARKER_NAME_HSA_AGENT = 12,
+    RPG_MARKER_NAME_HIP_DEVICE = 13,
+    RPG_MARKER_NAME_HIP_STREAM = 14
+};
+
+/* Memory copy direction; numbered as the SDK numbers them. */
+enum rpg_copy_direction {
+    RPG_COPY_HOST_TO_HOST = 1,
+    RPG_COPY_HOST_TO_DEVICE = 2,
+    RPG_COPY_DEVICE_TO_HOST = 3,
+    RPG_COPY_DEVICE_TO_DEVICE = 4
+};
+
+enum rpg_alloc_operation {
+    RPG_ALLOC_ALLOCATE = 1,
+    RPG_ALLOC_VMEM_ALLOCATE = 2,
+    RPG_ALLOC_FREE = 3,
+    RPG_ALLOC_VMEM_FREE = 4
+};
+
+enum rpg_scratch_operation {
+    RPG_SCRATCH_ALLOC = 1,
+    RPG_SCRATCH_FREE = 2,
+    RPG_SCRATCH_ASYNC_RECLAIM = 3
+};
+
+enum rpg_agent_type { RPG_AGENT_CPU = 1, RPG_AGENT_GPU = 2 };
+
+enum rpg_code_object_op { RPG_CODE_OBJECT_LOAD = 1, RPG_CODE_OBJECT_UNLOAD = 2 };
+
+/* Process blob sections, each { u32 tag, u32 len, bytes, pad to 8 }. */
+enum rpg_blob_tag {
+    RPG_BLOB_END = 0,
+    RPG_BLOB_ARGV = 1,    /* /proc/self/cmdline: NUL-separated */
+    RPG_BLOB_ENVIRON = 2, /* environment: NUL-separated NAME=value */
+    RPG_BLOB_CWD = 3,
+    RPG_BLOB_HOSTNAME = 4,
+    RPG_BLOB_EXE = 5      /* readlink /proc/self/exe */
+};
+
+/* Chunk 0 of the file. magic is stored last (release): a file without it was
+ * never completely created and is ignored. */
+typedef struct rpg_spool_header {
+    uint64_t magic;             /* RPG_SPOOL_MAGIC */
+    uint32_t version;           /* RPG_SPOOL_VERSION */
+    uint32_t header_fixed;      /* RPG_HEADER_FIXED */
+    uint32_t chunk_size;        /* RPG_CHUNK_SIZE */
+    uint32_t segment_size;      /* RPG_SEGMENT_SIZE */
+    int32_t pid, ppid, pgid, sid;
+    int32_t psize;              /* children of the parent when created, -1 unknown */
+    uint32_t blob_size;         /* bytes of process blob after the fixed part */
+    uint64_t start_boottime_ns; /* CLOCK_BOOTTIME when the spool was created */
+    uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
+    uint64_t chunks_reserved;   /* atomic: chunks handed out, header chunk included */
+    uint64_t dropped;           /* atomic: records the writer could not store */
+    uint64_t truncated;         /* atomic: records stored with a shortened string */
+    uint64_t fork_generation;   /* how many fork()s separate this image from its exec */
+    uint8_t reserved[RPG_HEADER_FIXED - 96];
+} rpg_spool_header;
+
+typedef struct rpg_chunk_header {
+    uint32_t magic; /* RPG_CHUNK_MAGIC, stored when the chunk is handed out */
+    uint32_t tid;   /* first owner's OS thread id */
+    uint64_t index; /* chunk index in the file, for checking */
+} rpg_chunk_header;
+
+/* Every record starts with this word; size counts the header and is a multiple
+ * of 8; version is the kind's layout version (1 for all kinds today). */
+typedef struct rpg_rec_hdr {
+    uint32_t size;
+    uint16_t kind;
+    uint8_t version;
+    uint8_t commit; /* RPG_COMMIT once published */
+} rpg_rec_hdr;
+
+/* Interned string: names for ids the reader's own tables may not know. Tail:
+ * len bytes, no NUL. */
+typedef struct rpg_string_rec {
+    rpg_rec_hdr h;
+    uint32_t table; /* rpg_api_domain or rpg_string_table */
+    uint32_t len;
+    uint64_t id;
+} rpg_string_rec;
+
+/* HIP (RPG_KIND_HIP_API) and HSA (RPG_KIND_HSA_API) calls. Tail: args_size
+ * bytes of argument blob (format owned by the domain's interposer). */
+typedef struct rpg_api_rec {
+    rpg_rec_hdr h;
+    uint32_t domain;   /* rpg_api_domain */
+    uint32_t function; /* id in the domain's function table */
+    uint32_t tid;
+    uint32_t args_size;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+} rpg_api_rec;
+
+/* ROCTx events, recorded when complete (ranges at their pop/stop with the
+ * push/start time as start_ns). Tail: msg_len bytes of message, no NUL. */
+typedef struct rpg_marker_rec {
+    rpg_rec_hdr h;
+    uint32_t domain;   /* RPG_API_MARKER_* */
+    uint32_t function; /* rpg_marker_function */
+    uint32_t tid;
+    uint32_t msg_len;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t range_id; /* roctxRangeStartA id, 0 otherwise */
+} rpg_marker_rec;
+
+/* Agents are named by their KFD node id throughout; rpg_agent_info_rec maps
+ * node ids to logical ids and types. */
+typedef struct rpg_kernel_dispatch_rec {
+    rpg_rec_hdr h;
+    uint32_t agent_node;
+    uint32_t tid;
+    uint64_t queue_id;
+    uint64_t stream_id;
+    uint64_t dispatch_id;
+    uint64_t kernel_id;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t grid[3];
+    uint32_t workgroup[3];
+    uint32_t group_segment_size;   /* LDS bytes of this dispatch (static + dynamic) */
+    uint32_t private_segment_size; /* scratch bytes per work-item */
+    uint32_t vgpr_count;
+    uint32_t agpr_count;
+    uint32_t sgpr_count;
+    uint32_t reserved;
+} rpg_kernel_dispatch_rec;
+
+typedef struct rpg_memory_copy_rec {
+    rpg_rec_hdr h;
+    uint32_t direction; /* rpg_copy_direction */
+    uint32_t src_agent_node;
+    uint32_t dst_agent_node;
+    uint32_t tid;
+    uint64_t bytes;
+    uint64_t stream_id;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t src_address;
+    uint64_t dst_address;
+} rpg_memory_copy_rec;
+
+typedef struct rpg_memory_allocation_rec {
+    rpg_rec_hdr h;
+    uint32_t operation; /* rpg_alloc_operation */
+    uint32_t agent_node;
+    uint32_t tid;
+    uint32_t reserved;
+    uint64_t address;
+    uint64_t size;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+} rpg_memory_allocation_rec;
+
+typedef struct rpg_scratch_memory_rec {
+    rpg_rec_hdr h;
+    uint32_t operation; /* rpg_scratch_operation */
+    uint32_t agent_node;
+    uint32_t tid;
+    uint32_t flags;
+    uint64_t queue_id;
+    uint64_t size;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+    uint64_t end_ns;
+} rpg_scratch_memory_rec;
+
+/* Tail: name_len bytes of the mangled symbol name (".kd" suffix kept). */
+typedef struct rpg_kernel_symbol_rec {
+    rpg_rec_hdr h;
+    uint64_t kernel_id;
+    uint64_t code_object_id;
+    uint64_t kernel_object; /* code handle used in AQL packets */
+    uint32_t kernarg_size;
+    uint32_t group_segment_size;   /* static LDS from the descriptor */
+    uint32_t private_segment_size; /* static scratch from the descriptor */
+    uint32_t vgpr_count;
+    uint32_t agpr_count;
+    uint32_t sgpr_count;
+    uint32_t name_len;
+    uint32_t reserved;
+} rpg_kernel_symbol_rec;
+
+/* Tail: uri_len bytes of the code object URI. */
+typedef struct rpg_code_object_rec {
+    rpg_rec_hdr h;
+    uint64_t code_object_id;
+    uint32_t operation; /* rpg_code_object_op */
+    uint32_t agent_node;
+    uint32_t storage_type;
+    uint32_t uri_len;
+    uint64_t load_base;
+    uint64_t load_size;
+    uint64_t load_delta;
+    uint64_t timestamp_ns;
+} rpg_code_object_rec;
+
+#define RPG_AGENT_NAME_LEN 64
+
+/* One agent, every agent_info.csv column (fields in column order), plus the
+ * per-type index used by --agent-index type-relative. */
+typedef struct rpg_agent_info_rec {
+    rpg_rec_hdr h;
+    uint64_t node_id;
+    uint64_t logical_node_id;
+    uint64_t agent_type; /* rpg_agent_type */
+    uint64_t cpu_cores_count;
+    uint64_t simd_count;
+    uint64_t cpu_core_id_base;
+    uint64_t simd_id_base;
+    uint64_t max_waves_per_simd;
+    uint64_t lds_size_in_kb;
+    uint64_t gds_size_in_kb;
+    uint64_t num_gws;
+    uint64_t wave_front_size;
+    uint64_t num_xcc;
+    uint64_t cu_count;
+    uint64_t array_count;
+    uint64_t num_shader_banks;
+    uint64_t simd_arrays_per_engine;
+    uint64_t cu_per_simd_array;
+    uint64_t simd_per_cu;
+    uint64_t max_slots_scratch_cu;
+    uint64_t gfx_target_version;
+    uint64_t vendor_id;
+    uint64_t device_id;
+    uint64_t location_id;
+    uint64_t domain;
+    uint64_t drm_render_minor;
+    uint64_t num_sdma_engines;
+    uint64_t num_sdma_xgmi_engines;
+    uint64_t num_sdma_queues_per_engine;
+    uint64_t num_cp_queues;
+    uint64_t max_engine_clk_ccompute;
+    uint64_t max_engine_clk_fcompute;
+    uint64_t sdma_fw_version;
+    uint64_t fw_version;
+    uint64_t capability;
+    uint64_t cu_per_engine;
+    uint64_t max_waves_per_cu;
+    uint64_t family_id;
+    uint64_t workgroup_max_size;
+    uint64_t grid_max_size;
+    uint64_t local_mem_size;
+    uint64_t hive_id;
+    uint64_t gpu_id;
+    uint64_t workgroup_max_dim[3];
+    uint64_t grid_max_dim[3];
+    uint64_t logical_node_type_id; /* index among agents of the same type */
+    char name[RPG_AGENT_NAME_LEN];
+    char vendor_name[RPG_AGENT_NAME_LEN];
+    char product_name[RPG_AGENT_NAME_LEN];
+    char model_name[RPG_AGENT_NAME_LEN];
+} rpg_agent_info_rec;
+
+#define RPG_AGENT_NUMERIC_FIELDS 50 /* node_id .. logical_node_type_id */
+
+/* One counter value for one dispatch and one dimension instance. Tail:
+ * dim_count rpg_counter_dim entries, then name_len bytes of counter name
+ * (may be 0 when an RPG_STRTAB_COUNTER string names counter_id). */
+typedef struct rpg_counter_sample_rec {
+    rpg_rec_hdr h;
+    uint64_t dispatch_id;
+    uint64_t counter_id;
+    double value;
+    uint32_t agent_node;
+    uint32_t dim_count;
+    uint32_t name_len;
+    uint32_t reserved;
+} rpg_counter_sample_rec;
+
+typedef struct rpg_counter_dim {
+    uint32_t dimension_id;
+    uint32_t index;
+} rpg_counter_dim;
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(rpg_spool_header) == RPG_HEADER_FIXED, "header size");
+_Static_assert(sizeof(rpg_rec_hdr) == 8, "record header size");
+_Static_assert(sizeof(rpg_chunk_header) == 16, "chunk header size");
+_Static_assert(sizeof(rpg_string_rec) == 24, "string record size");
+_Static_assert(sizeof(rpg_api_rec) == 48, "api record size");
+_Static_assert(sizeof(rpg_marker_rec) == 56, "marker record size");
+_Static_assert(sizeof(rpg_kernel_dispatch_rec) == 120, "dispatch record size");
+_Static_assert(sizeof(rpg_memory_copy_rec) == 80, "copy record size");
+_Static_assert(sizeof(rpg_memory_allocation_rec) == 64, "allocation record size");
+_Static_assert(sizeof(rpg_scratch_memory_rec) == 64, "scratch record size");
+_Static_assert(sizeof(rpg_kernel_symbol_rec) == 64, "symbol record size");
+_Static_assert(sizeof(rpg_code_object_rec) == 64, "code object record size");
+_Static_assert(sizeof(rpg_agent_info_rec) == 8 + 8 * RPG_AGENT_NUMERIC_FIELDS + 4 * RPG_AGENT_NAME_LEN, "agent record size");
+_Static_assert(sizeof(rpg_counter_sample_rec) == 48, "counter record size");
+#endif
+
+#endif /* RPG_SPOOL_H */

@@ -1,0 +1,218 @@
+/*
+ * driver.c: writes known records through the preload library's recorder, so
+ * internal/tracing's tests can check what a reader gets back.
+ *
+ *   driver MODE THREADS RECORDS
+ *
+ * Every thread t (0-based) writes RECORDS HIP API records with
+ * function = t, correlation_id = i (0..RECORDS-1), start = i, end = i + 1.
+ * The main thread first writes one record of every other kind ("fixture").
+ * MODE decides how the process ends:
+ *   return   return from main                     exit    _exit(3)
+ *   abort    abort()                              torn    leave one record unpublished, _exit
+ *   fork     THREADS forked children (each its own spool), then the threads
+ *   kill     write, print "ready", then keep writing until SIGKILLed
+ *   signal   a SIGALRM handler records markers while the threads write
+ *   bench    print ns per record and per rpg_now() (no fixture)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpg_recorder.h"
+
+static long g_records;
+static volatile sig_atomic_t g_signals;
+static volatile int g_forever;
+
+static void *writer(void *arg)
+{
+    uint32_t t = (uint32_t)(uintptr_t)arg;
+    for (long i = 0; i < g_records; i++)
+        rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, (uint64_t)i, (uint64_t)i,
+                       (uint64_t)i + 1, NULL, 0);
+    if (g_forever) {
+        for (uint64_t i = (uint64_t)g_records;; i++)
+            rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, i, i, i + 1, NULL, 0);
+    }
+    return NULL;
+}
+
+static void run_threads(int n)
+{
+    pthread_t th[64];
+    for (int t = 0; t < n; t++)
+        pthread_create(&th[t], NULL, writer, (void *)(uintptr_t)t);
+    for (int t = 0; t < n; t++)
+        pthread_join(th[t], NULL);
+}
+
+/* One record of each non-API kind, with values the Go test knows. */
+static void fixture(void)
+{
+    static const char sym[] = "_Z15addition_kernelPfPKfS1_i.kd";
+    rpg_record_string(RPG_API_HIP_RUNTIME, 7, "hipFixtureCall", 14);
+    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, 42, 100, 200, 0,
+                      "outer range", 11);
+    rpg_record_api(RPG_KIND_HSA_API, RPG_API_HSA_CORE, 3, 43, 110, 120, "argblob", 7);
+
+    rpg_kernel_symbol_rec ks = {.kernel_id = 5, .code_object_id = 1, .kernel_object = 0x1000,
+                                .kernarg_size = 32, .group_segment_size = 100,
+                                .private_segment_size = 16, .vgpr_count = 8, .agpr_count = 4,
+                                .sgpr_count = 16};
+    rpg_record_kernel_symbol(&ks, sym, sizeof sym - 1);
+
+    rpg_kernel_dispatch_rec kd = {.agent_node = 1, .queue_id = 1, .stream_id = 2,
+                                  .dispatch_id = 1, .kernel_id = 5, .correlation_id = 44,
+                                  .start_ns = 1000, .end_ns = 2000, .grid = {1024, 1, 1},
+                                  .workgroup = {64, 1, 1}, .group_segment_size = 100,
+                                  .private_segment_size = 16, .vgpr_count = 8, .agpr_count = 4,
+                                  .sgpr_count = 16};
+    rpg_record_kernel_dispatch(&kd);
+
+    rpg_memory_copy_rec mc = {.direction = RPG_COPY_HOST_TO_DEVICE, .src_agent_node = 0,
+                              .dst_agent_node = 1, .bytes = 4096, .stream_id = 2,
+                              .correlation_id = 45, .start_ns = 300, .end_ns = 400,
+                              .src_address = 0x7000, .dst_address = 0x8000};
+    rpg_record_memory_copy(&mc);
+
+    rpg_memory_allocation_rec ma = {.operation = RPG_ALLOC_ALLOCATE, .agent_node = 1,
+                                    .address = 0x7ffb26354000ull, .size = 1 << 20,
+                                    .correlation_id = 46, .start_ns = 50, .end_ns = 60};
+    rpg_record_memory_allocation(&ma);
+
+    rpg_scratch_memory_rec sm = {.operation = RPG_SCRATCH_ALLOC, .agent_node = 1, .flags = 1,
+                                 .queue_id = 1, .size = 65536, .start_ns = 70, .end_ns = 80};
+    rpg_record_scratch_memory(&sm);
+
+    rpg_code_object_rec co = {.code_object_id = 1, .operation = RPG_CODE_OBJECT_LOAD,
+                              .agent_node = 1, .storage_type = 2, .load_base = 0x10000,
+                              .load_size = 8192, .timestamp_ns = 10};
+    rpg_record_code_object(&co, "file:///app#offset=0&size=8192", 30);
+
+    rpg_agent_info_rec ag = {.node_id = 1, .logical_node_id = 1, .agent_type = RPG_AGENT_GPU,
+                             .simd_count = 4, .max_waves_per_simd = 10, .wave_front_size = 64,
+                             .cu_count = 1, .gfx_target_version = 90008,
+                             .workgroup_max_dim = {1024, 1024, 1024},
+                             .grid_max_dim = {4294967295u, 4294967295u, 4294967295u}};
+    strcpy(ag.name, "gfx908");
+    strcpy(ag.vendor_name, "AMD");
+    strcpy(ag.product_name, "Virtual GPU");
+    rpg_record_agent_info(&ag);
+
+    rpg_counter_dim dims[2] = {{1, 0}, {2, 3}};
+    rpg_counter_sample_rec cs = {.dispatch_id = 1, .counter_id = 9, .value = 16384.0,
+                                 .agent_node = 1, .dim_count = 2};
+    rpg_record_counter_sample(&cs, dims, "SQ_WAVES", 8);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, 0, 1, 1, 0, "tick", 4);
+    g_signals++;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void bench(void)
+{
+    /* Warm up: the spool is created and the clock calibrates. */
+    for (int i = 0; i < 100000; i++)
+        rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, 0, 0, rpg_now(), rpg_now(), NULL,
+                       0);
+    struct timespec pause = {0, 30 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    (void)rpg_now();
+    long n = g_records;
+    double t0 = now_s();
+    uint64_t sink = 0;
+    for (long i = 0; i < n; i++)
+        sink += rpg_now();
+    double t1 = now_s();
+    for (long i = 0; i < n; i++) {
+        uint64_t c = rpg_correlation_next();
+        uint64_t s = rpg_now();
+        rpg_record_api(RPG_KIND_HSA_API, RPG_API_HSA_CORE, 1, c, s, rpg_now(), NULL, 0);
+    }
+    double t2 = now_s();
+    printf("now_ns %.2f\nrecord_ns %.2f\ntsc %d\nsink %llu\n", (t1 - t0) * 1e9 / (double)n,
+           (t2 - t1) * 1e9 / (double)n, rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: driver MODE THREADS RECORDS\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    int threads = atoi(argv[2]);
+    g_records = atol(argv[3]);
+    if (threads < 0 || threads > 64)
+        return 2;
+
+    if (!strcmp(mode, "bench")) {
+        bench();
+        return 0;
+    }
+    fixture();
+    if (!strcmp(mode, "fork")) {
+        for (int c = 0; c < threads; c++) {
+            pid_t p = fork();
+            if (p == 0) {
+                writer((void *)(uintptr_t)(100 + c));
+                _exit(0);
+            }
+        }
+        while (wait(NULL) > 0)
+            ;
+        run_threads(threads);
+        return 0;
+    }
+    if (!strcmp(mode, "signal")) {
+        signal(SIGALRM, on_alarm);
+        struct itimerval it = {{0, 200}, {0, 200}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        run_threads(threads);
+        struct itimerval off = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &off, NULL);
+        signal(SIGALRM, SIG_IGN);
+        printf("signals %d\n", (int)g_signals);
+        fflush(stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "kill")) {
+        g_forever = 1;
+        pthread_t th[64];
+        for (int t = 0; t < threads; t++)
+            pthread_create(&th[t], NULL, writer, (void *)(uintptr_t)t);
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
+    run_threads(threads);
+    if (!strcmp(mode, "torn")) {
+        rpg_api_rec *r = rpg_record_reserve(RPG_KIND_HIP_API, sizeof *r);
+        r->function = 999;
+        _exit(0);
+    }
+    if (!strcmp(mode, "exit"))
+        _exit(3);
+    if (!strcmp(mode, "abort"))
+        abort();
+    return 0;
+}
