@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,4 +168,22 @@ func TestBadInputGivesOneLineErrors(t *testing.T) {
 	r := runCLI(t, env, "-i", badYAML, "-d", out, "--", "true")
 	require.Equal(t, 1, r.code)
 	require.NoDirExists(t, out)
+}
+
+var updateDocs = flag.Bool("update", false, "rewrite docs/options.md from --help")
+
+// TestOptionsReferenceIsCurrent keeps docs/options.md (linked from the README)
+// equal to --help; run `go test ./cmd/rocprof-go -run OptionsReference -update`.
+func TestOptionsReferenceIsCurrent(t *testing.T) {
+	r := runCLI(t, nil, "--help")
+	require.Equal(t, 0, r.code)
+	doc := "# rocprof-go option reference\n\nGenerated from `rocprof-go --help` " +
+		"(`go test ./cmd/rocprof-go -run OptionsReference -update`).\n\n```text\n" + r.stdout + "```\n"
+	path := filepath.Join("..", "..", "docs", "options.md")
+	if *updateDocs {
+		require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, doc, string(got), "docs/options.md is stale: run go test ./cmd/rocprof-go -run OptionsReference -update")
 }
