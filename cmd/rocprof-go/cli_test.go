@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
 var cliBinary string
@@ -118,19 +119,23 @@ func TestEchoShowsNegatedAggregate(t *testing.T) {
 	require.NotContains(t, r.stdout, "ROCPROF_HSA_CORE_API_TRACE")
 }
 
-func TestThreePmcLinesMakeThreePassDirectories(t *testing.T) {
+func TestThreeJobsMakeThreePassDirectories(t *testing.T) {
 	lib := libDir(t)
 	out := t.TempDir()
-	input := filepath.Join(t.TempDir(), "input.txt")
-	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n"), 0o600))
+	input := filepath.Join(t.TempDir(), "input.yaml")
+	require.NoError(t, os.WriteFile(input, []byte("jobs:\n  - kernel_trace: true\n  - hip_trace: true\n  - memory_copy_trace: true\n"), 0o600))
 	count := filepath.Join(out, "count.txt")
 	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "-i", input, "-d", out, "--", "sh", "-c", "echo run >> "+count)
 	require.Equal(t, 0, r.code, r.stderr)
 	data, _ := os.ReadFile(count)
 	require.Equal(t, "run\nrun\nrun\n", string(data))
-	for _, d := range []string{"pmc_1", "pmc_2", "pmc_3"} {
+	for _, d := range []string{"pass_1", "pass_2", "pass_3"} {
 		require.DirExists(t, filepath.Join(out, d))
 	}
+	m, err := rocprof.LoadManifest(out)
+	require.NoError(t, err)
+	require.Len(t, m.Passes, 3)
+	require.Equal(t, "pass_3", m.Passes[2].Dir)
 	require.Contains(t, r.stderr, "pass 3 of 3")
 }
 

@@ -10,15 +10,12 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
 // listAvail prints the counters of the agents a pass would use; the counters
 // subcommand file installs it.
 var listAvail func(w io.Writer, cfg *options.Config) error
-
-// newOutputWriter builds the writer that turns spools into files; the output
-// integration file installs it.
-var newOutputWriter func() launch.OutputWriter
 
 // runProfile is `rocprof-go [options] -- app [args]`.
 func runProfile(args []string) int { return exitCode(runProfileErr(args)) }
@@ -87,10 +84,7 @@ func runProfileErr(args []string) error {
 			fmt.Fprintln(os.Stderr, "rocprof-go: env: "+l)
 		}
 	}
-	if newOutputWriter != nil {
-		runner.Writer = newOutputWriter()
-	}
-	res, err := runner.Run(context.Background(), plan)
+	res, err := rocprof.RunPlan(context.Background(), rocprof.Options{Log: log}, plan)
 	if err != nil {
 		if res != nil {
 			fmt.Fprintln(os.Stderr, "rocprof-go: error:", err)
@@ -98,10 +92,8 @@ func runProfileErr(args []string) error {
 		}
 		return err
 	}
-	for _, p := range res.Passes {
-		if p.Process.TimedOut {
-			fmt.Fprintf(os.Stderr, "rocprof-go: the app was stopped after --timeout %s\n", p.Config.Timeout)
-		}
+	if res.Manifest.TimedOut {
+		fmt.Fprintf(os.Stderr, "rocprof-go: the app was stopped after --timeout %s\n", first.Timeout)
 	}
 	if res.ExitStatus != 0 {
 		return &exitStatusError{status: res.ExitStatus}

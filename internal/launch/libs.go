@@ -58,11 +58,10 @@ var (
 // first runs are safe: each unpacks into a private temporary directory and
 // renames it into place; the loser of the race uses the winner's copy.
 func EmbeddedLibraries() (*Libraries, error) {
+	if dir := os.Getenv(LibDirEnv); dir != "" {
+		return &Libraries{Dir: dir}, nil
+	}
 	unpackOnce.Do(func() {
-		if dir := os.Getenv(LibDirEnv); dir != "" {
-			unpacked = &Libraries{Dir: dir}
-			return
-		}
 		unpacked, unpackErr = unpack(payload, cacheRoot())
 	})
 	return unpacked, unpackErr

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,6 +30,12 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // killGrace is how long an app gets between SIGTERM and SIGKILL on timeout.
 const killGrace = 5 * time.Second
 
+// Stdio is the app's standard streams; nil ones are inherited from rocprof-go.
+type Stdio struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
 // ProcessResult is how one run of the application ended.
 type ProcessResult struct {
 	ExitStatus int // the app's exit code, 128+N if signal N killed it, 124 on timeout
@@ -45,7 +52,7 @@ func becomeSubreaper() error {
 
 // runProcessTree starts argv with env, forwards signals, enforces the
 // timeout, waits for the app and then for every descendant it left behind.
-func runProcessTree(ctx context.Context, argv, env []string, timeout time.Duration, log zerolog.Logger) (*ProcessResult, error) {
+func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeout time.Duration, log zerolog.Logger) (*ProcessResult, error) {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return nil, &AppNotFoundError{App: argv[0], Err: err}
@@ -53,7 +60,16 @@ func runProcessTree(ctx context.Context, argv, env []string, timeout time.Durati
 	if err := becomeSubreaper(); err != nil {
 		log.Warn().Err(err).Msg("cannot become a subreaper: processes orphaned by the app may be missed")
 	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: stdio.Stdin, Stdout: stdio.Stdout, Stderr: stdio.Stderr}
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)

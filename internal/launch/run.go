@@ -59,7 +59,8 @@ type Runner struct {
 	Libs    *Libraries
 	Writer  OutputWriter
 	Log     zerolog.Logger
-	Stderr  io.Writer
+	Stderr  io.Writer // rocprof-go's own progress lines
+	AppIO   Stdio     // the app's standard streams
 	Environ []string
 	// SpoolRoot is where the private run directory is created; empty means
 	// /dev/shm when usable (tmpfs makes spool creation cheap), else TMPDIR.
@@ -207,7 +208,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			return nil, err
 		}
 		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
-		proc, err := runProcessTree(ctx, plan.App, env.Full, cfg.Timeout, r.Log)
+		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log)
 		if err != nil {
 			return nil, err
 		}

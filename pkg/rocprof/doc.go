@@ -1,0 +1,14 @@
+// Package rocprof profiles an application with rocprof-go from a Go program
+// and reads the results back, without shelling out to the CLI (which is built
+// on this package).
+//
+//	res, err := rocprof.Run(ctx, rocprof.Options{
+//		Args: []string{"--kernel-trace", "-f", "csv", "-d", "out", "--virtual-gpu"},
+//	}, []string{"./app", "--size", "1024"})
+//	if err != nil { ... }          // rocprof-go could not run the app
+//	fmt.Println(res.ExitStatus)      // the app's own exit status
+//	kernels, err := rocprof.ReadKernels(res.Manifest, res.Dir)
+//
+// Every run writes a manifest, run.json, at the top of its output directory:
+// scripts and programs read it instead of globbing for files.
+package rocprof

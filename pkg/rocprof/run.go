@@ -1,0 +1,218 @@
+package rocprof
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/topology"
+)
+
+// Version is rocprof-go's version, recorded in every manifest.
+var Version = "0.1.0-dev"
+
+// Options configures one profiling run.
+type Options struct {
+	// Args are rocprofv3/rocprof-go options exactly as on the command line
+	// (everything before "--"), e.g. {"--kernel-trace", "-f", "csv", "-d", "out"}.
+	Args []string
+	// Stdin, Stdout and Stderr are the app's streams (nil: inherit).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Progress receives rocprof-go's own progress lines and warnings (nil: os.Stderr).
+	Progress io.Writer
+	// Environ is the environment the app starts from (nil: os.Environ()).
+	Environ []string
+	// Log receives diagnostics (zero value: none).
+	Log zerolog.Logger
+	// ConfigFile overrides the default config file location ("" = default).
+	ConfigFile string
+	// plan, when set by the CLI, skips parsing Args (already resolved).
+	plan *options.Plan
+}
+
+// Result is how a run ended. A non-zero ExitStatus is the app's own (or 124
+// for a timeout); it is not an error.
+type Result struct {
+	ExitStatus int
+	// Dir is the top output directory, where run.json is.
+	Dir      string
+	Manifest *Manifest
+}
+
+// writerFactory builds the output writer (internal/output); a variable so
+// that tests of the orchestration can run without the writers.
+var writerFactory func() launch.OutputWriter
+
+// Run profiles argv (the application and its arguments) and returns when
+// every process it started has exited and the outputs are written.
+func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
+	plan := opts.plan
+	if plan == nil {
+		args := append(append([]string{}, opts.Args...), "--")
+		args = append(args, argv...)
+		cl, err := options.ParseArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		if cl.Help || cl.Version {
+			return nil, &options.UsageError{Option: "--help/--version", Msg: "not meaningful in Run"}
+		}
+		if opts.ConfigFile != "" && cl.Config.ConfigFile == "" {
+			cl.Config.ConfigFile = opts.ConfigFile
+		}
+		lookup := lookupIn(opts.Environ)
+		plan, err = options.Resolve(cl, options.Sources{LookupEnv: lookup, DefaultConfigFile: options.DefaultConfigPath(lookup)})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(plan.App) == 0 {
+		return nil, options.ErrNoApplication
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = os.Stderr
+	}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	libs, err := launch.EmbeddedLibraries()
+	if err != nil {
+		return nil, err
+	}
+	first := plan.Passes[0]
+	agents, agentErr := topology.Detect(first.VirtualGPU, lookupIn(environ), topology.DefaultSysfs)
+	if err := validateCounters(plan, agents, agentErr); err != nil {
+		return nil, err
+	}
+	runner := &launch.Runner{
+		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
+		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr},
+	}
+	if writerFactory != nil {
+		runner.Writer = writerFactory()
+	}
+	res, runErr := runner.Run(ctx, plan)
+	var nf *launch.AppNotFoundError
+	var od *launch.OutputDirError
+	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
+		return nil, runErr
+	}
+	top := topDir(first)
+	m := buildManifest(plan, agents, res, top)
+	if runErr != nil {
+		m.Error = runErr.Error()
+	}
+	if err := WriteManifest(top, m); err != nil {
+		return nil, errors.Join(runErr, fmt.Errorf("cannot write %s: %w", filepath.Join(top, ManifestName), err))
+	}
+	out := &Result{ExitStatus: res.ExitStatus, Dir: top, Manifest: m}
+	return out, runErr
+}
+
+// validateCounters checks requested counters before the app starts. The
+// counter database plugs in through CounterValidator.
+func validateCounters(plan *options.Plan, agents []topology.Agent, agentErr error) error {
+	var any bool
+	for _, p := range plan.Passes {
+		any = any || p.CollectsCounters()
+	}
+	if !any {
+		return nil
+	}
+	if agentErr != nil {
+		return fmt.Errorf("cannot collect counters: %w", agentErr)
+	}
+	if CounterValidator == nil {
+		return &options.UsageError{Option: "--pmc", Msg: "not supported yet: counter collection is not built into this binary"}
+	}
+	for _, p := range plan.Passes {
+		if err := CounterValidator(p, agents); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CounterValidator checks one pass's counters against the agents'
+// architectures (installed by the counter database integration).
+var CounterValidator func(cfg *options.Config, agents []topology.Agent) error
+
+// topDir is the output directory without pass sub-directories or
+// per-process placeholders: where run.json goes.
+func topDir(cfg *options.Config) string {
+	dir := cfg.OutputDirectory
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if i := strings.IndexAny(dir, "%{$"); i >= 0 {
+		dir = filepath.Dir(dir[:i] + "x")
+	}
+	return dir
+}
+
+func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Result, top string) *Manifest {
+	m := &Manifest{Version: Version, Command: plan.App, Options: map[string]string{}, ExitStatus: res.ExitStatus}
+	for _, l := range plan.Passes[0].Describe() {
+		k, v, _ := strings.Cut(l, " = ")
+		m.Options[k] = v
+	}
+	for _, a := range agents {
+		m.Agents = append(m.Agents, ManifestAgent{Index: a.Index, NodeID: a.NodeID, Arch: a.Arch, Virtual: a.Virtual})
+	}
+	m.Passes = []ManifestPass{}
+	m.Files = []ManifestFile{}
+	for _, p := range res.Passes {
+		rel, err := filepath.Rel(top, p.Dir)
+		if err != nil {
+			rel = p.Dir
+		}
+		mp := ManifestPass{Dir: rel, Counters: p.Config.Pmc}
+		if p.Process != nil {
+			mp.ExitStatus = p.Process.ExitStatus
+			mp.TimedOut = p.Process.TimedOut
+			mp.DurationS = p.Process.Duration.Seconds()
+			m.TimedOut = m.TimedOut || p.Process.TimedOut
+		}
+		m.Passes = append(m.Passes, mp)
+		for _, f := range p.Files {
+			rel, err := filepath.Rel(top, f.Path)
+			if err != nil {
+				rel = f.Path
+			}
+			m.Files = append(m.Files, ManifestFile{Path: rel, Format: f.Format, Domain: f.Domain, Records: f.Records})
+		}
+	}
+	return m
+}
+
+func lookupIn(environ []string) func(string) (string, bool) {
+	if environ == nil {
+		return os.LookupEnv
+	}
+	return func(k string) (string, bool) {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if name, v, ok := strings.Cut(environ[i], "="); ok && name == k {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// RunPlan runs an already-resolved plan (used by the CLI, which resolves
+// options itself to handle --help, --echo and --list-avail first).
+func RunPlan(ctx context.Context, opts Options, plan *options.Plan) (*Result, error) {
+	opts.plan = plan
+	return Run(ctx, opts, plan.App)
+}
