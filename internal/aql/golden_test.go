@@ -220,3 +220,50 @@ func TestGoldenPMC(t *testing.T) {
 		})
 	}
 }
+
+func TestGoldenATT(t *testing.T) {
+	for _, path := range goldenCases(t, "att_*.json") {
+		g := loadCase(t, path)
+		t.Run(g.Label, func(t *testing.T) {
+			d := deviceFor(t, g)
+			cfg := DefaultATTConfig()
+			for _, p := range g.Params {
+				require.NoError(t, cfg.Apply(ATTParam(p.ID), p.Value))
+			}
+			arena := &Arena{Next: hexU64(t, g.ArenaBase)}
+			p, err := d.BuildATT(cfg, arena.Alloc)
+			require.NoError(t, err)
+			for i, gp := range g.Packets {
+				ib := p.Packets()[i]
+				require.Equal(t, gp.Name, ib.Name)
+				requireSameIB(t, d, gp.Name, hexDW(t, gp.PM4), ib.DW)
+				require.Equal(t, hexDW(t, gp.AQL), ib.Packet[:], "%s AQL packet", gp.Name)
+				require.Equal(t, gp.IBOffset, ib.Offset)
+			}
+			base := strings.TrimSuffix(path, ".json")
+			aqlBin, err := os.ReadFile(base + ".aql.bin")
+			require.NoError(t, err)
+			require.Equal(t, aqlBin, append(p.Start.Packet.Bytes(), p.Stop.Packet.Bytes()...))
+			cmd, err := os.ReadFile(base + ".cmdbuf.bin")
+			require.NoError(t, err)
+			require.Equal(t, cmd, p.CmdBuf)
+			require.Equal(t, g.CmdBufSize, len(p.CmdBuf))
+			require.Len(t, p.Allocations, len(g.Allocs))
+			for i, a := range g.Allocs {
+				require.Equal(t, hexU64(t, a.Addr), p.Allocations[i].Addr)
+				require.Equal(t, a.Size, p.Allocations[i].Size)
+				require.Equal(t, hexU64(t, a.Flags), uint64(p.Allocations[i].Flags))
+			}
+
+			in := g.Marker.Input
+			m, err := d.BuildCodeObjMarker(CodeObjMarker{ID: in.ID, Addr: hexU64(t, in.Addr), Size: in.Size,
+				IsUnload: in.IsUnload != 0, FromStart: in.FromStart != 0}, arena.Alloc)
+			require.NoError(t, err)
+			require.Equal(t, hexU64(t, g.Marker.Allocation), m.Addr)
+			requireSameIB(t, d, "marker", hexDW(t, g.Marker.Packet.PM4), m.DW)
+			mk, err := os.ReadFile(base + ".marker.aql.bin")
+			require.NoError(t, err)
+			require.Equal(t, mk, m.Packet.Bytes())
+		})
+	}
+}
