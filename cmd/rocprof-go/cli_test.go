@@ -192,3 +192,26 @@ func TestOptionsReferenceIsCurrent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, doc, string(got), "docs/options.md is stale: run go test ./cmd/rocprof-go -run OptionsReference -update")
 }
+
+func TestBatchCommand(t *testing.T) {
+	lib := libDir(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "jobs.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`batch:
+  - {name: ok, command: ["true"], options: [--kernel-trace]}
+  - {name: bad, command: [sh, -c, "exit 9"], options: [--kernel-trace]}
+  - {name: later, command: ["true"], options: [--kernel-trace]}
+`), 0o600))
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "batch", file, "-d", out)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stdout, "2 of 3 jobs ran: 1 ok, 1 failed, 1 not run")
+	r = runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "batch", file, "-d", out, "--keep-going")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stdout, "3 of 3 jobs ran: 2 ok, 1 failed")
+	for _, d := range []string{"ok", "bad", "later"} {
+		require.FileExists(t, filepath.Join(out, d, "run.json"))
+	}
+	r = runCLI(t, nil, "batch")
+	require.Equal(t, 2, r.code)
+}

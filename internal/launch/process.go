@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,8 @@ const killGrace = 5 * time.Second
 type Stdio struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Dir is the app's working directory ("" = rocprof-go's).
+	Dir string
 }
 
 // ProcessResult is how one run of the application ended.
@@ -53,7 +56,7 @@ func becomeSubreaper() error {
 // runProcessTree starts argv with env, forwards signals, enforces the
 // timeout, waits for the app and then for every descendant it left behind.
 func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeout time.Duration, log zerolog.Logger) (*ProcessResult, error) {
-	path, err := exec.LookPath(argv[0])
+	path, err := lookPath(argv[0], stdio.Dir, env)
 	if err != nil {
 		return nil, &AppNotFoundError{App: argv[0], Err: err}
 	}
@@ -61,6 +64,7 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 		log.Warn().Err(err).Msg("cannot become a subreaper: processes orphaned by the app may be missed")
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: stdio.Stdin, Stdout: stdio.Stdout, Stderr: stdio.Stderr}
+	cmd.Dir = stdio.Dir
 	if cmd.Stdin == nil {
 		cmd.Stdin = os.Stdin
 	}
@@ -233,4 +237,42 @@ func childrenOf(ppid int) []int {
 		}
 	}
 	return out
+}
+
+// lookPath finds the app like execvp would from its working directory and
+// PATH (the app's environment, not ours).
+func lookPath(name, dir string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if dir != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs // exec would resolve a relative path against Dir again
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not an executable file", p)
+		}
+		return p, nil
+	}
+	pathEnv := os.Getenv("PATH")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }

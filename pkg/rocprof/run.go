@@ -31,6 +31,8 @@ type Options struct {
 	Progress io.Writer
 	// Environ is the environment the app starts from (nil: os.Environ()).
 	Environ []string
+	// Dir is the app's working directory ("" = the current one).
+	Dir string
 	// Log receives diagnostics (zero value: none).
 	Log zerolog.Logger
 	// ConfigFile overrides the default config file location ("" = default).
@@ -97,7 +99,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	}
 	runner := &launch.Runner{
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
-		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr},
+		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
 	}
 	if writerFactory != nil {
 		runner.Writer = writerFactory()

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+)
+
+func init() { registerSubcommand(newBatchCmd) }
+
+func newBatchCmd() *cobra.Command {
+	var outDir string
+	var keepGoing bool
+	cmd := &cobra.Command{
+		Use:   "batch FILE.yaml",
+		Short: "profile a list of commands one after another, each into its own sub-directory",
+		Long: `A batch file has a top-level "batch:" list. Each job has a name (its sub-directory),
+a command (a list: never run through a shell), rocprof-go options, and optionally a working
+directory, environment variables, a timeout and the exit status it is expected to end with:
+
+  batch:
+    - name: vadd
+      command: [./vector_add, "1024"]
+      options: [--kernel-trace, --stats, -f, csv]
+      timeout: 60s
+    - name: crash-check
+      command: [./crashes]
+      options: [--kernel-trace]
+      expect_exit: 134
+
+The batch stops at the first job whose exit status differs from its expect_exit (default 0)
+unless --keep-going is given; it exits 1 if any job failed. A summary table is printed at the end.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{"batch takes one batch file, e.g. rocprof-go batch jobs.yaml"}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := rocprof.LoadBatch(args[0])
+			if err != nil {
+				return err
+			}
+			if outDir == "" {
+				outDir, _ = os.Getwd()
+			}
+			log := newLogger(os.Stderr, "")
+			results, ok := rocprof.RunBatch(context.Background(), b, outDir, keepGoing, rocprof.Options{Log: log})
+			rocprof.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
+			if !ok {
+				return &exitStatusError{status: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&outDir, "output-directory", "d", "", "where the jobs' sub-directories go (default: the current directory)")
+	cmd.Flags().BoolVar(&keepGoing, "keep-going", false, "run the remaining jobs after one fails")
+	return cmd
+}
