@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@ struct vgpu_queue {
   /* SDMA: slots the thunk owns */
   volatile uint64_t *rptr, *wptr, *doorbell;
   uint64_t packets; /* processed, for the log */
+  volatile uint32_t parked;
   struct vgpu_queue *next;
 };
 
@@ -37,7 +40,12 @@ static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static struct vgpu_queue *queues;
 static uint64_t next_qid = 1;
 
-/* --- backoff -------------------------------------------------------------- */
+/* --- idling --------------------------------------------------------------
+ * A queue that finds no work sleeps 10 us at a time for its first 1 ms idle
+ * (a stream of launches keeps latency low), then 100 us until 20 ms idle, and
+ * then parks on a futex. One watcher thread for the whole process checks the
+ * parked queues every 2 ms and wakes those with work, so an idle virtual GPU
+ * costs ~500 wake-ups a second however many queues exist. */
 
 struct backoff {
   uint64_t idle_since; /* ns, 0 = busy */
@@ -49,19 +57,68 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Sleep a little longer the longer the queue has been idle: 10 us for the
- * first 2 ms (a stream of launches keeps latency low), 100 us up to 50 ms,
- * then 2 ms. A long-idle queue thus costs ~500 wake-ups a second. */
-static void backoff_wait(struct backoff *b) {
+#define PARK_AFTER_NS 20000000ull
+#define WATCH_PERIOD_NS 2000000L
+
+static void futex_wait(volatile uint32_t *w, uint32_t v) {
+  syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+static void futex_wake(volatile uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
+static void park(struct vgpu_queue *q) {
+  __atomic_store_n(&q->parked, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&q->parked, __ATOMIC_SEQ_CST) && !q->stop) futex_wait(&q->parked, 1);
+}
+
+static void backoff_wait(struct vgpu_queue *q, struct backoff *b) {
   uint64_t now = mono_ns();
   if (!b->idle_since) b->idle_since = now;
   uint64_t idle = now - b->idle_since;
-  long ns = idle < 2000000ull ? 10000 : idle < 50000000ull ? 100000 : 2000000;
-  struct timespec ts = {0, ns};
+  if (idle >= PARK_AFTER_NS) {
+    park(q);
+    return;
+  }
+  struct timespec ts = {0, idle < 1000000ull ? 10000 : 100000};
   nanosleep(&ts, NULL);
 }
 
 static void backoff_reset(struct backoff *b) { b->idle_since = 0; }
+
+static bool has_work(struct vgpu_queue *q) {
+  if (!q->active) return false;
+  if (q->type == HSA_QUEUE_COMPUTE_AQL) {
+    uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+    uint8_t *slot = q->ring + (rd % (q->ring_bytes / 64)) * 64;
+    return (__atomic_load_n((uint16_t *)slot, __ATOMIC_ACQUIRE) & 0xff) != HSA_PACKET_TYPE_INVALID;
+  }
+  return __atomic_load_n(q->rptr, __ATOMIC_ACQUIRE) < __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
+}
+
+static void *watcher(void *arg) {
+  (void)arg;
+  prctl(PR_SET_NAME, "vgpu-watch", 0, 0, 0);
+  for (;;) {
+    struct timespec ts = {0, WATCH_PERIOD_NS};
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&qlock);
+    for (struct vgpu_queue *q = queues; q; q = q->next)
+      if (__atomic_load_n(&q->parked, __ATOMIC_SEQ_CST) && has_work(q)) {
+        __atomic_store_n(&q->parked, 0, __ATOMIC_SEQ_CST);
+        futex_wake(&q->parked);
+      }
+    pthread_mutex_unlock(&qlock);
+  }
+  return NULL;
+}
+
+static void start_watcher(void) {
+  pthread_t t;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_create(&t, &a, watcher, NULL);
+  pthread_attr_destroy(&a);
+}
 
 /* --- signals ------------------------------------------------------------- */
 
@@ -92,11 +149,6 @@ enum { DONE, NOT_READY };
 
 /* Virtual mode: fixed cost of a packet that is not a kernel. */
 #define VIRTUAL_PACKET_NS 1000
-
-static uint64_t scale_for(const char *name) {
-  (void)name;
-  return 0;
-}
 
 static double name_scale(const char *name);
 
@@ -268,20 +320,20 @@ static void *aql_thread(void *arg) {
   uint64_t n = q->ring_bytes / 64;
   while (!q->stop) {
     if (!q->active) {
-      backoff_wait(&b);
+      backoff_wait(q, &b);
       continue;
     }
     uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
     uint8_t *slot = q->ring + (rd % n) * 64;
     uint16_t header = __atomic_load_n((uint16_t *)slot, __ATOMIC_ACQUIRE);
     if ((header & 0xff) == HSA_PACKET_TYPE_INVALID) {
-      backoff_wait(&b);
+      backoff_wait(q, &b);
       continue;
     }
     uint8_t pkt[64];
     memcpy(pkt, slot, 64);
     if (process_aql(q, rd, pkt) == NOT_READY) {
-      backoff_wait(&b);
+      backoff_wait(q, &b);
       continue;
     }
     backoff_reset(&b);
@@ -391,12 +443,12 @@ static void *sdma_thread(void *arg) {
     uint64_t rp = __atomic_load_n(q->rptr, __ATOMIC_ACQUIRE);
     uint64_t wp = __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
     if (!q->active || rp >= wp) {
-      backoff_wait(&b);
+      backoff_wait(q, &b);
       continue;
     }
     unsigned len = sdma_packet(q, rp);
     if (!len) {
-      backoff_wait(&b);
+      backoff_wait(q, &b);
       continue;
     }
     backoff_reset(&b);
@@ -445,6 +497,8 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type, H
     res->Queue_write_ptr_aql = (HSAuint64 *)q->wptr;
     res->Queue_DoorBell_aql = (HSAuint64 *)q->doorbell;
   }
+  static pthread_once_t watcher_once = PTHREAD_ONCE_INIT;
+  pthread_once(&watcher_once, start_watcher);
   pthread_mutex_lock(&qlock);
   q->id = next_qid++;
   q->next = queues;
@@ -496,6 +550,8 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtDestroyQueue(HSA_QUEUEID id) {
   pthread_mutex_unlock(&qlock);
   if (!q) return HSAKMT_STATUS_INVALID_PARAMETER;
   q->stop = true;
+  __atomic_store_n(&q->parked, 0, __ATOMIC_SEQ_CST);
+  futex_wake(&q->parked);
   pthread_join(q->thread, NULL);
   vgpu_logf("{\"type\":\"queue_destroy\",\"pid\":%d,\"queue\":%llu,\"packets\":%llu}", (int)getpid(),
             (unsigned long long)q->id, (unsigned long long)q->packets);
@@ -520,7 +576,6 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n, HSAuint
 /* --- kernel-duration knob -------------------------------------------------- */
 #include <fnmatch.h>
 static double name_scale(const char *name) {
-  (void)scale_for;
   if (!name) return 1.0;
   for (unsigned i = 0; i < vgpu_cfg.nscale; i++)
     if (!fnmatch(vgpu_cfg.scale[i].pattern, name, 0)) return vgpu_cfg.scale[i].factor;
