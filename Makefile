@@ -51,6 +51,16 @@ test: build $(TEST_PREREQS)
 bench: build $(TEST_PREREQS)
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./... | tee $(BUILD)/bench.txt
 
+# Long fuzzing runs, outside CI (CI replays the seeds in `make test`).
+FUZZTIME ?= 10m
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; \
+	done
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
