@@ -61,6 +61,9 @@ fuzz:
 	  done; \
 	done
 
+demo: build $(TEST_PREREQS)
+	./scripts/demo.sh
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
