@@ -18,3 +18,30 @@ $(VGPU_LIB): $(VGPU_SRCS) $(VGPU_HDRS) vgpu/src/libhsakmt.map mk/vgpu.mk
 
 .PHONY: vgpu
 vgpu: $(VGPU_LIB)
+
+# Test helpers (not shipped): a raw-HSA driver for the golden PMC packets, a
+# concurrency driver and a minimal HSA_TOOLS_LIB tool.
+VGPU_TEST_DIR   := $(BUILD)/vgpu-tests
+VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/libvgpu_testtool.so
+TEST_PREREQS    += $(VGPU_TEST_BINS)
+
+$(VGPU_TEST_DIR)/%: vgpu/testdriver/%.c vgpu/testdriver/hsa_util.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -pthread
+
+$(VGPU_TEST_DIR)/libvgpu_testtool.so: vgpu/testtool/tool.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -Wall -fPIC -shared -DAMD_INTERNAL_BUILD -I/usr/include/hsa -o $@ $<
+
+# Outside CI: the multi-stream app 1,000 times on the virtual GPU; reports
+# the runs, failures and hangs (a run over 60 s counts as a hang).
+SOAK_RUNS ?= 1000
+.PHONY: soak
+soak: $(VGPU_LIB) $(TESTAPPS_DIR)/multistream
+	@ok=0; fail=0; hang=0; \
+	for i in $$(seq 1 $(SOAK_RUNS)); do \
+	  LD_LIBRARY_PATH=$(VGPU_DIR) timeout 60 $(TESTAPPS_DIR)/multistream >/dev/null 2>&1; rc=$$?; \
+	  if [ $$rc = 0 ]; then ok=$$((ok+1)); elif [ $$rc = 124 ]; then hang=$$((hang+1)); else fail=$$((fail+1)); fi; \
+	done; \
+	echo "soak: runs=$(SOAK_RUNS) ok=$$ok failed=$$fail hangs=$$hang"; \
+	[ $$fail = 0 ] && [ $$hang = 0 ]

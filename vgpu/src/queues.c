@@ -366,6 +366,33 @@ static bool poll_holds(unsigned fn, uint32_t v, uint32_t ref) {
   }
 }
 
+/* COPY LINEAR_SUB_WINDOW (rect), 13 dwords: element size log2 in dw0[31:29];
+ * per side an address, x/y offsets (dw[13:0], dw[29:16]), z offset and pitch
+ * (dw[10:0], dw[31:13]) and slice pitch (dw[27:0]); then rect x/y and z.
+ * Pitches, slice pitches and the rect extents are stored minus one. */
+static unsigned sdma_copy_rect(struct vgpu_queue *q, uint64_t off) {
+#define D(i) ring_dw(q, off, i)
+  uint32_t h = D(0);
+  uint64_t el = 1ull << ((h >> 29) & 7);
+  uint8_t *src = (uint8_t *)(uintptr_t)u64(D(1), D(2));
+  uint64_t sx = D(3) & 0x3fff, sy = (D(3) >> 16) & 0x3fff, sz = D(4) & 0x7ff;
+  uint64_t spitch = (uint64_t)(D(4) >> 13) + 1, sslice = (uint64_t)(D(5) & 0xfffffff) + 1;
+  uint8_t *dst = (uint8_t *)(uintptr_t)u64(D(6), D(7));
+  uint64_t dx = D(8) & 0x3fff, dy = (D(8) >> 16) & 0x3fff, dz = D(9) & 0x7ff;
+  uint64_t dpitch = (uint64_t)(D(9) >> 13) + 1, dslice = (uint64_t)(D(10) & 0xfffffff) + 1;
+  uint64_t rx = (uint64_t)(D(11) & 0x3fff) + 1, ry = (uint64_t)((D(11) >> 16) & 0x3fff) + 1;
+  uint64_t rz = (uint64_t)(D(12) & 0x7ff) + 1;
+  for (uint64_t z = 0; z < rz; z++)
+    for (uint64_t y = 0; y < ry; y++)
+      memmove(dst + ((dz + z) * dslice + (dy + y) * dpitch + dx) * el,
+              src + ((sz + z) * sslice + (sy + y) * spitch + sx) * el, rx * el);
+  vgpu_logf("{\"type\":\"sdma_copy_rect\",\"pid\":%d,\"queue\":%llu,\"rect\":[%llu,%llu,%llu],\"element\":%llu}",
+            (int)getpid(), (unsigned long long)q->id, (unsigned long long)rx, (unsigned long long)ry,
+            (unsigned long long)rz, (unsigned long long)el);
+  return 13;
+#undef D
+}
+
 /* Returns the packet length in dwords, or 0 if the queue must wait. */
 static unsigned sdma_packet(struct vgpu_queue *q, uint64_t off) {
   uint32_t h = ring_dw(q, off, 0);
@@ -374,6 +401,7 @@ static unsigned sdma_packet(struct vgpu_queue *q, uint64_t off) {
   switch (op) {
   case 0: return 1 + ((h >> 16) & 0x3fff);
   case 1: {
+    if (sub == 4) return sdma_copy_rect(q, off);
     if (sub != 0) {
       vgpu_error("SDMA queue %llu: unsupported COPY sub-op %u", (unsigned long long)q->id, sub);
       return 7;
