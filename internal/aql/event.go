@@ -86,7 +86,7 @@ func (d *Device) plan(events []Event) ([]counter, error) {
 		slot := used[k]
 		used[k] = slot + 1
 		if slot >= c.block.CounterCount {
-			return nil, fmt.Errorf("%s instance %d: more than %d counters requested in one pass", c.block.Name, c.Index, c.block.CounterCount)
+			return nil, &CapacityError{Block: c.block.Name, Index: c.Index, Limit: c.block.CounterCount}
 		}
 		row := slot
 		if c.block.Attr.Has(AttrExplInst) {
@@ -151,4 +151,23 @@ func expandAccumulate(cs []counter) []counter {
 	}
 	sortCounters(out)
 	return out
+}
+
+// CapacityError reports a block instance asked for more counters than it has.
+type CapacityError struct {
+	Block string
+	Index uint32
+	Limit int
+}
+
+func (e *CapacityError) Error() string {
+	return fmt.Sprintf("%s instance %d: more than %d counters requested in one pass", e.Block, e.Index, e.Limit)
+}
+
+// CheckEvents validates events and checks that they fit on the counter
+// registers in one pass (accumulate helpers and gfx10's implicit GRBM event
+// included). A *CapacityError means they need more than one pass.
+func (d *Device) CheckEvents(events []Event) error {
+	_, err := d.plan(events)
+	return err
 }

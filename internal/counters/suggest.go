@@ -1,0 +1,84 @@
+package counters
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// UnknownCounterError names a counter the agent does not have, with the
+// nearest name it does have and the architectures that define it.
+type UnknownCounterError struct {
+	Name       string
+	Arch       string
+	Suggestion string   // nearest known name on Arch ("" if none is close)
+	OtherArchs []string // built-in architecture keys that define Name
+}
+
+func (e *UnknownCounterError) Error() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "counter %q is not available on %s", e.Name, e.Arch)
+	if len(e.OtherArchs) > 0 {
+		fmt.Fprintf(&sb, " (it is defined for %s)", strings.Join(e.OtherArchs, ", "))
+	}
+	if e.Suggestion != "" {
+		fmt.Fprintf(&sb, "; did you mean %q?", e.Suggestion)
+	}
+	fmt.Fprintf(&sb, " Run `rocprof-go avail --arch %s` to list its counters.", e.Arch)
+	return sb.String()
+}
+
+func (db *DB) unknown(name string) error {
+	e := &UnknownCounterError{Name: name, Arch: db.Arch}
+	best, bestD := "", 1<<30
+	lname := strings.ToLower(name)
+	for _, c := range db.Counters {
+		d := editDistance(lname, strings.ToLower(c.Name))
+		if d < bestD || d == bestD && c.Name < best {
+			best, bestD = c.Name, d
+		}
+	}
+	// Only suggest names that are plausibly a typo or a near variant.
+	if best != "" && bestD <= max(3, len(name)/3) {
+		e.Suggestion = best
+	}
+	if cs, err := builtinCounters(); err == nil {
+		seen := map[string]bool{}
+		for _, c := range cs {
+			if c.Name != name {
+				continue
+			}
+			for _, d := range c.Defs {
+				for _, a := range d.Archs {
+					seen[a] = true
+				}
+			}
+		}
+		for a := range seen {
+			e.OtherArchs = append(e.OtherArchs, a)
+		}
+		sort.Strings(e.OtherArchs)
+	}
+	return e
+}
+
+// editDistance is the Levenshtein distance.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
