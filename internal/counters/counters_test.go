@@ -92,13 +92,13 @@ func records(d Dimension, vals ...float64) []Record {
 func TestEvaluate(t *testing.T) {
 	db := loadDB(t, "gfx90a:xcc=1,se=8,cu=104,sa=1")
 	in := Inputs{
-		"GRBM_GUI_ACTIVE": {{Value: 750}},
-		"GRBM_COUNT":      {{Value: 1000}},
-		"TCC_HIT":         records(DimInstance, 1, 2, 3, 4, 5, 6, 7, 8),
-		"TCC_MISS":        records(DimInstance, 0, 0, 1, 1, 2, 2, 3, 3),
-		"TA_TA_BUSY":      records(DimInstance, 10, 20, 30, 0),
-		"SQ_WAVES":        records(DimShaderEngine, 4, 4, 4, 4, 4, 4, 4, 4),
-		"SQ_LEVEL_WAVES":  records(DimShaderEngine, 1, 1, 1, 1, 1, 1, 1, 1),
+		"GRBM_GUI_ACTIVE":                      {{Value: 750}},
+		"GRBM_COUNT":                           {{Value: 1000}},
+		"TCC_HIT":                              records(DimInstance, 1, 2, 3, 4, 5, 6, 7, 8),
+		"TCC_MISS":                             records(DimInstance, 0, 0, 1, 1, 2, 2, 3, 3),
+		"TA_TA_BUSY":                           records(DimInstance, 10, 20, 30, 0),
+		"SQ_WAVES":                             records(DimShaderEngine, 4, 4, 4, 4, 4, 4, 4, 4),
+		"SQ_LEVEL_WAVES":                       records(DimShaderEngine, 1, 1, 1, 1, 1, 1, 1, 1),
 		InputKey("SQ_LEVEL_WAVES", "HIGH_RES"): records(DimShaderEngine, 100, 100, 100, 100, 100, 100, 100, 100),
 	}
 	tests := []struct {

@@ -95,15 +95,15 @@ type outArch struct {
 }
 
 type outBlock struct {
-	Name          string      `json:"name"`
-	ID            int         `json:"id"`
-	InternalID    int         `json:"internal_id"`
-	InstanceCount int         `json:"instance_count"`
-	EventIDMax    int         `json:"event_id_max"`
-	CounterCount  int         `json:"counter_count"`
-	Attr          string      `json:"attr"`
-	SelectMask    string      `json:"select_mask"`
-	SelectConst   string      `json:"select_const"`
+	Name          string `json:"name"`
+	ID            int    `json:"id"`
+	InternalID    int    `json:"internal_id"`
+	InstanceCount int    `json:"instance_count"`
+	EventIDMax    int    `json:"event_id_max"`
+	CounterCount  int    `json:"counter_count"`
+	Attr          string `json:"attr"`
+	SelectMask    string `json:"select_mask"`
+	SelectConst   string `json:"select_const"`
 	// Regs holds one row per counter register set: select, control, lo, hi,
 	// select1 as hex dword addresses ("" when absent).
 	Regs [][5]string `json:"regs"`
