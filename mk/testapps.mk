@@ -1,12 +1,12 @@
 # Sample apps for the end-to-end tests and benchmarks (testdata/apps), built
 # with hipcc for the virtual GPU's default architecture into build/testdata,
-# plus gfx908 builds of two of them into build/testdata/gfx908.
+# plus builds for the other emulated architectures into build/testdata/<arch>.
 HIPCC            ?= hipcc
 TESTAPPS_DIR     := $(BUILD)/testdata
-TESTAPPS_HIP     := multistream memcheck multithread abort segfault fork exec tiny_kernels callrate
-TESTAPPS_GFX908  := multistream memcheck
-TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues) \
-                    $(addprefix $(TESTAPPS_DIR)/gfx908/,$(TESTAPPS_GFX908))
+TESTAPPS_HIP     := devices multistream memcheck multithread abort segfault fork exec tiny_kernels callrate
+TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices \
+                    gfx900/devices gfx1030/devices gfx1030/memcheck
+TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues $(TESTAPPS_OTHER))
 TESTAPPS_HIPFLAGS := -O2 -std=c++17
 
 TEST_PREREQS += $(TESTAPPS_BINS)
@@ -15,9 +15,12 @@ $(TESTAPPS_DIR)/%: testdata/apps/%.cpp testdata/apps/common.h
 	@mkdir -p $(@D)
 	$(HIPCC) --offload-arch=gfx90a $(TESTAPPS_HIPFLAGS) -o $@ $<
 
-$(TESTAPPS_DIR)/gfx908/%: testdata/apps/%.cpp testdata/apps/common.h
-	@mkdir -p $(@D)
-	$(HIPCC) --offload-arch=gfx908 $(TESTAPPS_HIPFLAGS) -o $@ $<
+define testapps_arch_rule
+$(TESTAPPS_DIR)/$(1)/%: testdata/apps/%.cpp testdata/apps/common.h
+	@mkdir -p $$(@D)
+	$$(HIPCC) --offload-arch=$(1) $$(TESTAPPS_HIPFLAGS) -o $$@ $$<
+endef
+$(foreach a,gfx908 gfx906 gfx900 gfx1030,$(eval $(call testapps_arch_rule,$(a))))
 
 $(TESTAPPS_DIR)/hsa_queues: testdata/apps/hsa_queues.c
 	@mkdir -p $(@D)
