@@ -1,0 +1,92 @@
+package vgpu
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type appCase struct {
+	name   string
+	bin    string // under build/testdata
+	args   []string
+	env    []string
+	code   int
+	stdout string // regular expression the output must match
+	tool   bool   // also run under the intercepting HSA_TOOLS_LIB tool
+	idle   bool   // submits no packets (the tool then sees none)
+}
+
+var appCases = []appCase{
+	{name: "devices", bin: "devices", code: 0, stdout: `devices=1\ndevice 0 name=AMD Instinct MI210 arch=gfx90a:sramecc\+:xnack- cus=104`, tool: true},
+	{name: "devices-4gpus", bin: "devices", env: []string{"ROCPROF_VGPU_COUNT=4"}, code: 0, stdout: `devices=4\n(device \d name=AMD Instinct MI210 .*\n){4}`},
+	{name: "multistream", bin: "multistream", args: []string{"4", "8"}, code: 0, stdout: `streams=4 iterations=8 dispatches=64 copies=128`, tool: true},
+	{name: "memcheck", bin: "memcheck", code: 0, stdout: `all copies and memsets round-trip`, tool: true},
+	{name: "multithread", bin: "multithread", args: []string{"4", "200"}, code: 0, stdout: `threads=4 dispatches=800`, tool: true},
+	{name: "abort", bin: "abort", code: 134, stdout: `dispatches=1, aborting`, tool: true},
+	{name: "segfault", bin: "segfault", code: 139, stdout: `dispatches=1, crashing`, tool: true},
+	{name: "fork", bin: "fork", code: 0, stdout: `parent dispatches=2 child_exit=7`, tool: true},
+	{name: "exec", bin: "exec", code: 0, stdout: `exec child dispatches=1\n(.|\n)*parent dispatches=1 child_exit=5`, tool: true},
+	{name: "tiny_kernels", bin: "tiny_kernels", args: []string{"20000"}, code: 0, stdout: `dispatches=20000`, tool: true},
+	{name: "callrate", bin: "callrate", args: []string{"0.2"}, code: 0, stdout: `calls=200000 ns_per_call=`, tool: true, idle: true},
+	{name: "hsa_queues", bin: "hsa_queues", args: []string{"6"}, code: 0, stdout: `queues=6 packets=9`, tool: true},
+	{name: "gfx908-multistream", bin: "gfx908/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
+	{name: "gfx908-memcheck", bin: "gfx908/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `round-trip`},
+	{name: "gfx908-devices", bin: "gfx908/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `name=AMD Instinct MI100 arch=gfx908:sramecc\+:xnack- cus=120`},
+	{name: "gfx906-devices", bin: "gfx906/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx906"}, code: 0, stdout: `arch=gfx906:sramecc-:xnack- cus=60`},
+	{name: "gfx900-devices", bin: "gfx900/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `arch=gfx900:xnack- cus=64`},
+	{name: "gfx1030-devices", bin: "gfx1030/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `arch=gfx1030 `},
+	{name: "gfx1030-memcheck", bin: "gfx1030/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `round-trip`},
+	{name: "gfx900-hsa_queues", bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `queues=4 packets=7`},
+}
+
+var toolLine = regexp.MustCompile(`vgpu-testtool: queues=(\d+) packets=(\d+)`)
+
+// Every sample app reaches its expected exit code on the virtual GPU, alone
+// and under a minimal intercepting HSA_TOOLS_LIB tool.
+func TestSampleApps(t *testing.T) {
+	tool := artefact(t, "vgpu-tests/libvgpu_testtool.so")
+	for _, c := range appCases {
+		t.Run(c.name, func(t *testing.T) {
+			bin := artefact(t, "testdata/"+c.bin)
+			r := run(t, 2*time.Minute, c.env, bin, c.args...)
+			require.Equalf(t, c.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			require.Regexp(t, c.stdout, r.stdout)
+			require.NotContains(t, r.stderr, "rocprof-go virtual GPU: error")
+			if !c.tool {
+				return
+			}
+			env := append([]string{"HSA_TOOLS_LIB=" + tool, "HSA_TOOLS_REPORT_LOAD_FAILURE=1"}, c.env...)
+			r = run(t, 2*time.Minute, env, bin, c.args...)
+			require.Equalf(t, c.code, r.code, "under the tool\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+			require.Regexp(t, c.stdout, r.stdout)
+			if c.code == 0 && !c.idle {
+				m := toolLine.FindStringSubmatch(r.stderr)
+				require.NotNilf(t, m, "the tool did not report: %s", r.stderr)
+				n, _ := strconv.Atoi(m[2])
+				require.Positive(t, n, "the tool intercepted no packets")
+			}
+		})
+	}
+}
+
+// A bad setting fails hsa_init with a message naming the variable.
+func TestBadConfigurationIsReported(t *testing.T) {
+	cases := []struct{ env, want string }{
+		{"ROCPROF_VGPU_ARCH=gfx999", "ROCPROF_VGPU_ARCH=gfx999 is invalid"},
+		{"ROCPROF_VGPU_COUNT=9", "ROCPROF_VGPU_COUNT=9 is invalid: use 1 to 8"},
+		{"ROCPROF_VGPU_CLOCK=fast", "ROCPROF_VGPU_CLOCK=fast is invalid"},
+		{"ROCPROF_VGPU_KERNEL_SCALE=vadd", "ROCPROF_VGPU_KERNEL_SCALE=vadd is invalid"},
+	}
+	bin := artefact(t, "testdata/hsa_queues")
+	for _, c := range cases {
+		t.Run(c.env, func(t *testing.T) {
+			r := run(t, time.Minute, []string{c.env}, bin)
+			require.NotEqual(t, 0, r.code)
+			require.Contains(t, r.stderr, c.want)
+		})
+	}
+}
