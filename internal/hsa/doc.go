@@ -1,0 +1,19 @@
+// Command hsa is the cgo HSA shim, built with -buildmode=c-shared into
+// librocprof-go-shim.so and named in HSA_TOOLS_LIB: the HSA runtime loads it
+// during hsa_init and calls OnLoad.
+//
+// It owns the interception of the HSA API tables (API tracing for the core,
+// AMD, image and finalizer tables), kernel dispatch tracing through
+// intercepted queues, memory copy and allocation tracing, agent records, and
+// the code-object/kernel symbol table. It owns no spool state: every record
+// goes through the recorder of the preload library (internal/hsa/preload),
+// which is always loaded first.
+//
+// Per-event work is C/C++ (onload.cpp, queue.cpp, activity.cpp). Go runs only
+// at set-up and when an executable is frozen or destroyed, and every C->Go
+// call is guarded by "Go is ready in this pid" (guard.c).
+//
+// The wrapper lists are generated from the installed hsa_api_trace.h.
+//
+//go:generate go run ../cmd/genhsa -header /usr/include/hsa/hsa_api_trace.h -out .
+package main

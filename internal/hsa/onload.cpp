@@ -1,0 +1,449 @@
+// onload.cpp: OnLoad, the API-table tracers and the agent records.
+//
+// Every slot of the core, AMD-extension, image and finalizer tables that both
+// the running runtime and these headers know is replaced by a tracer
+// instantiated from the generated lists in api_table.h. A tracer costs one
+// branch when its domain is off; when on, two clock reads, a correlation id
+// and one record, all in C++ (no Go on this path).
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "api_table.h"
+#include "shim_internal.hpp"
+
+extern "C" {
+#include "_cgo_export.h"
+}
+
+CoreApiTable shim_core;
+AmdExtTable shim_amd;
+hsa_ven_amd_loader_1_01_pfn_t shim_loader;
+bool shim_loader_ok;
+
+namespace {
+
+// Tracer<Domain, Bit, Id, F>::fn replaces one table slot; real is what the
+// slot held (the runtime's function, or one of the shim's activity hooks).
+template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename F> struct Tracer;
+
+template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
+struct Tracer<Dom, Bit, Id, R (*)(A...)> {
+    static R (*real)(A...);
+
+    static void record(uint64_t parent, uint64_t corr, uint64_t t0)
+    {
+        uint64_t t1 = rpg_now();
+        // The HIP call this one runs under, if any, travels as the argument
+        // blob's first u64 (see docs/shim.md): the record has no parent field.
+        rpg_record_api(RPG_KIND_HSA_API, Dom, Id, corr, t0, t1, parent ? &parent : nullptr,
+                       parent ? sizeof parent : 0);
+    }
+
+    static R fn(A... a)
+    {
+        if (__builtin_expect(!(rpg_domains & Bit), 1))
+            return real(a...);
+        uint64_t parent = rpg_correlation_current();
+        uint64_t corr = rpg_correlation_next();
+        uint64_t t0 = rpg_now();
+        if constexpr (std::is_void_v<R>) {
+            real(a...);
+            record(parent, corr, t0);
+        } else {
+            R r = real(a...);
+            record(parent, corr, t0);
+            return r;
+        }
+    }
+};
+
+template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
+R (*Tracer<Dom, Bit, Id, R (*)(A...)>::real)(A...);
+
+template <typename Table, uint32_t Dom, uint32_t Bit>
+struct Wrapper {
+    // Replaces the slot at `slot` when it lies inside `size` bytes; counts it.
+    template <uint32_t Id, typename F>
+    static void wrap(F *slot, size_t offset, size_t size, uint64_t *wrapped, uint64_t *known)
+    {
+        if (offset + sizeof(void *) > size || *slot == nullptr)
+            return;
+        (*known)++;
+        Tracer<Dom, Bit, Id, F>::real = *slot;
+        *slot = &Tracer<Dom, Bit, Id, F>::fn;
+        (*wrapped)++;
+    }
+};
+
+template <typename T> uint32_t known_size(const T *t)
+{
+    if (!t || t->version.major_id != 1)
+        return 0;
+    return t->version.minor_id < sizeof(T) ? t->version.minor_id : (uint32_t)sizeof(T);
+}
+
+// ---- agents ---------------------------------------------------------------
+
+const int kMaxAgents = 64;
+ShimAgent g_agents[kMaxAgents];
+int g_nagents;
+
+const int kMaxPools = 512;
+struct PoolNode {
+    uint64_t handle;
+    uint32_t node;
+};
+PoolNode g_pools[kMaxPools];
+int g_npools;
+
+template <typename T> T agent_info(hsa_agent_t a, int attr)
+{
+    T v{};
+    shim_core.hsa_agent_get_info_fn(a, (hsa_agent_info_t)attr, &v);
+    return v;
+}
+
+hsa_status_t add_pool(hsa_amd_memory_pool_t p, void *data)
+{
+    if (g_npools < kMaxPools)
+        g_pools[g_npools++] = {p.handle, *(uint32_t *)data};
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t add_region(hsa_region_t r, void *data)
+{
+    if (g_npools < kMaxPools)
+        g_pools[g_npools++] = {r.handle, *(uint32_t *)data};
+    return HSA_STATUS_SUCCESS;
+}
+
+// gfxMmS from the ISA name "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-".
+void parse_gfx(const char *isa, uint32_t *major, uint32_t *minor)
+{
+    const char *g = strstr(isa, "gfx");
+    *major = *minor = 0;
+    if (!g)
+        return;
+    g += 3;
+    size_t n = 0;
+    while (g[n] && g[n] != ':' && g[n] != '-')
+        n++;
+    if (n < 3)
+        return;
+    char maj[8] = {0};
+    memcpy(maj, g, n - 2 < sizeof maj - 1 ? n - 2 : sizeof maj - 1);
+    *major = (uint32_t)strtoul(maj, nullptr, 10);
+    auto hex = [](char c) -> uint32_t {
+        return c >= '0' && c <= '9' ? (uint32_t)(c - '0') : (uint32_t)((c | 0x20) - 'a' + 10);
+    };
+    *minor = hex(g[n - 2]) * 16 + hex(g[n - 1]);
+}
+
+hsa_status_t add_isa(hsa_isa_t isa, void *data)
+{
+    uint32_t len = 0;
+    if (shim_core.hsa_isa_get_info_alt_fn(isa, HSA_ISA_INFO_NAME_LENGTH, &len) != HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    char name[256] = {0};
+    if (len < sizeof name && shim_core.hsa_isa_get_info_alt_fn(isa, HSA_ISA_INFO_NAME, name) ==
+                                 HSA_STATUS_SUCCESS) {
+        ShimAgent *a = (ShimAgent *)data;
+        parse_gfx(name, &a->gfx_major, &a->gfx_minor);
+        return HSA_STATUS_INFO_BREAK;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t add_agent(hsa_agent_t a, void *)
+{
+    if (g_nagents >= kMaxAgents)
+        return HSA_STATUS_INFO_BREAK;
+    ShimAgent *s = &g_agents[g_nagents++];
+    s->agent = a;
+    s->type = agent_info<hsa_device_type_t>(a, HSA_AGENT_INFO_DEVICE);
+    s->node = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_DRIVER_NODE_ID);
+    if (s->type == HSA_DEVICE_TYPE_GPU && shim_core.hsa_agent_iterate_isas_fn)
+        shim_core.hsa_agent_iterate_isas_fn(a, add_isa, s);
+    if (shim_amd.hsa_amd_agent_iterate_memory_pools_fn)
+        shim_amd.hsa_amd_agent_iterate_memory_pools_fn(a, add_pool, &s->node);
+    shim_core.hsa_agent_iterate_regions_fn(a, add_region, &s->node);
+    return HSA_STATUS_SUCCESS;
+}
+
+struct PoolSizes {
+    uint64_t group, global;
+};
+
+hsa_status_t pool_sizes(hsa_amd_memory_pool_t p, void *data)
+{
+    PoolSizes *ps = (PoolSizes *)data;
+    hsa_amd_segment_t seg;
+    size_t size = 0;
+    uint32_t flags = 0;
+    if (shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) != 0)
+        return HSA_STATUS_SUCCESS;
+    shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
+    if (seg == HSA_AMD_SEGMENT_GROUP)
+        ps->group = size;
+    if (seg == HSA_AMD_SEGMENT_GLOBAL) {
+        shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
+        if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && size > ps->global)
+            ps->global = size;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+// AMDGPU family ids (amdgpu_drm.h) by gfx major version.
+uint64_t family_of(uint32_t major)
+{
+    static const struct {
+        uint32_t major;
+        uint64_t family;
+    } fam[] = {{8, 130}, {9, 141}, {10, 143}, {11, 145}, {12, 152}};
+    for (auto &f : fam)
+        if (f.major == major)
+            return f.family;
+    return 0;
+}
+
+void copy_name(char *dst, const char *src)
+{
+    strncpy(dst, src, RPG_AGENT_NAME_LEN - 1);
+    dst[RPG_AGENT_NAME_LEN - 1] = 0;
+}
+
+void record_agents()
+{
+    uint64_t per_type[3] = {0, 0, 0};
+    for (int i = 0; i < g_nagents; i++) {
+        const ShimAgent *s = &g_agents[i];
+        hsa_agent_t a = s->agent;
+        rpg_agent_info_rec r;
+        memset(&r, 0, sizeof r);
+        bool gpu = s->type == HSA_DEVICE_TYPE_GPU;
+        r.node_id = s->node;
+        r.logical_node_id = (uint64_t)i;
+        r.agent_type = gpu ? RPG_AGENT_GPU : RPG_AGENT_CPU;
+        r.logical_node_type_id = per_type[gpu ? 1 : 0]++;
+        uint32_t cus = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT);
+        uint32_t clk = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY);
+        char buf[64];
+        memset(buf, 0, sizeof buf);
+        shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_NAME, buf);
+        copy_name(r.name, buf);
+        memset(buf, 0, sizeof buf);
+        shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_VENDOR_NAME, buf);
+        copy_name(r.vendor_name, buf);
+        memset(buf, 0, sizeof buf);
+        shim_core.hsa_agent_get_info_fn(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_PRODUCT_NAME, buf);
+        copy_name(r.product_name, buf);
+        r.location_id = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_BDFID);
+        r.domain = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_DOMAIN);
+        r.device_id = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_CHIP_ID);
+        PoolSizes ps{0, 0};
+        if (shim_amd.hsa_amd_agent_iterate_memory_pools_fn)
+            shim_amd.hsa_amd_agent_iterate_memory_pools_fn(a, pool_sizes, &ps);
+        if (!gpu) {
+            r.cpu_cores_count = cus;
+            r.max_engine_clk_ccompute = clk;
+        } else {
+            uint32_t simd_per_cu = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU);
+            uint32_t waves_cu = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU);
+            uint32_t se = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES);
+            uint32_t sa = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
+            r.simd_count = (uint64_t)cus * simd_per_cu;
+            r.max_waves_per_simd = simd_per_cu ? waves_cu / simd_per_cu : 0;
+            r.lds_size_in_kb = ps.group / 1024;
+            r.wave_front_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_WAVEFRONT_SIZE);
+            r.num_xcc = 1; // ROCR 5.2.3 has no XCC attribute; no multi-XCC part runs on it
+            r.cu_count = cus;
+            r.array_count = (uint64_t)se * sa;
+            r.num_shader_banks = se;
+            r.simd_arrays_per_engine = sa;
+            r.cu_per_simd_array = se * sa ? cus / (se * sa) : 0;
+            r.simd_per_cu = simd_per_cu;
+            r.gfx_target_version = (uint64_t)s->gfx_major * 10000 + (s->gfx_minor >> 4) * 100 +
+                                   (s->gfx_minor & 0xf);
+            r.vendor_id = 0x1002;
+            r.max_engine_clk_fcompute = clk;
+            r.cu_per_engine = se ? cus / se : 0;
+            r.max_waves_per_cu = waves_cu;
+            r.family_id = family_of(s->gfx_major);
+            r.workgroup_max_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE);
+            r.grid_max_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_GRID_MAX_SIZE);
+            r.local_mem_size = ps.global;
+            uint16_t wg[3] = {0, 0, 0};
+            shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_WORKGROUP_MAX_DIM, wg);
+            hsa_dim3_t gd{0, 0, 0};
+            shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_GRID_MAX_DIM, &gd);
+            r.workgroup_max_dim[0] = wg[0];
+            r.workgroup_max_dim[1] = wg[1];
+            r.workgroup_max_dim[2] = wg[2];
+            r.grid_max_dim[0] = gd.x;
+            r.grid_max_dim[1] = gd.y;
+            r.grid_max_dim[2] = gd.z;
+            snprintf(buf, sizeof buf, "gfx%u%x%x", s->gfx_major, s->gfx_minor >> 4,
+                     s->gfx_minor & 0xf);
+            copy_name(r.model_name, buf);
+        }
+        rpg_record_agent_info(&r);
+    }
+}
+
+// ---- function names -------------------------------------------------------
+
+#define NAME_OF(id, name) #name,
+const char *const kCoreNames[] = {RPG_HSA_CORE_FUNCS(NAME_OF)};
+const char *const kAmdNames[] = {RPG_HSA_AMD_EXT_FUNCS(NAME_OF)};
+const char *const kImageNames[] = {RPG_HSA_IMAGE_EXT_FUNCS(NAME_OF)};
+const char *const kFinalizerNames[] = {RPG_HSA_FINALIZER_EXT_FUNCS(NAME_OF)};
+#undef NAME_OF
+
+void record_names(uint32_t domain, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        rpg_record_string(domain, i, names[i], strlen(names[i]));
+}
+
+bool any_domain()
+{
+    return rpg_domains != 0;
+}
+
+} // namespace
+
+const ShimAgent *shim_find_agent(hsa_agent_t a)
+{
+    for (int i = 0; i < g_nagents; i++)
+        if (g_agents[i].agent.handle == a.handle)
+            return &g_agents[i];
+    return nullptr;
+}
+
+const ShimAgent *shim_host_agent()
+{
+    for (int i = 0; i < g_nagents; i++)
+        if (g_agents[i].type == HSA_DEVICE_TYPE_CPU)
+            return &g_agents[i];
+    return nullptr;
+}
+
+uint32_t shim_pool_node(uint64_t handle)
+{
+    for (int i = 0; i < g_npools; i++)
+        if (g_pools[i].handle == handle)
+            return g_pools[i].node;
+    return UINT32_MAX;
+}
+
+extern "C" __attribute__((visibility("default"))) bool
+OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
+       const char *const *failed_tool_names)
+{
+    (void)runtime_version;
+    (void)failed_tool_count;
+    (void)failed_tool_names;
+    // Without the preload library there is nowhere to record to: decline,
+    // and the runtime unloads us (the app runs unprofiled).
+    if (&rpg_domains == nullptr || &rpg_record_api == nullptr) {
+        fprintf(stderr, "rocprof-go: the shim needs librocprof-go-preload.so in LD_PRELOAD\n");
+        return false;
+    }
+    if (!table || table->version.major_id != HSA_API_TABLE_MAJOR_VERSION ||
+        table->version.minor_id < offsetof(HsaApiTable, amd_ext_) + sizeof(void *)) {
+        fprintf(stderr, "rocprof-go: unsupported HSA API table version\n");
+        return false;
+    }
+    uint32_t root = table->version.minor_id;
+    CoreApiTable *core = table->core_;
+    AmdExtTable *amd = SHIM_HAS(HsaApiTable, root, amd_ext_) ? table->amd_ext_ : nullptr;
+    FinalizerExtTable *fin =
+        SHIM_HAS(HsaApiTable, root, finalizer_ext_) ? table->finalizer_ext_ : nullptr;
+    ImageExtTable *img = SHIM_HAS(HsaApiTable, root, image_ext_) ? table->image_ext_ : nullptr;
+    uint32_t core_size = known_size(core), amd_size = known_size(amd);
+    uint32_t fin_size = known_size(fin), img_size = known_size(img);
+    if (core_size < offsetof(CoreApiTable, hsa_agent_iterate_isas_fn) + sizeof(void *)) {
+        fprintf(stderr, "rocprof-go: HSA core API table too small (%u bytes)\n", core_size);
+        return false;
+    }
+    memset(&shim_core, 0, sizeof shim_core);
+    memset(&shim_amd, 0, sizeof shim_amd);
+    memcpy(&shim_core, core, core_size);
+    if (amd_size)
+        memcpy(&shim_amd, amd, amd_size);
+
+    // Go must be initialised before any executable is frozen; the first call
+    // waits for the runtime (only safe in the pid that loaded us).
+    if (shim_loaded_pid == shim_pid)
+        rpgGoSetup();
+
+    if (shim_core.hsa_system_get_major_extension_table_fn &&
+        shim_core.hsa_system_get_major_extension_table_fn(
+            HSA_EXTENSION_AMD_LOADER, 1, sizeof shim_loader, &shim_loader) == HSA_STATUS_SUCCESS)
+        shim_loader_ok = true;
+
+    g_nagents = 0;
+    g_npools = 0;
+    shim_core.hsa_iterate_agents_fn(add_agent, nullptr);
+
+    if (any_domain())
+        record_agents();
+    if (rpg_domains & RPG_DOMAIN_HSA_CORE)
+        record_names(RPG_API_HSA_CORE, kCoreNames, RPG_HSA_CORE_FUNCS_COUNT);
+    if (rpg_domains & RPG_DOMAIN_HSA_AMD_EXT)
+        record_names(RPG_API_HSA_AMD_EXT, kAmdNames, RPG_HSA_AMD_EXT_FUNCS_COUNT);
+    if (rpg_domains & RPG_DOMAIN_HSA_IMAGE_EXT)
+        record_names(RPG_API_HSA_IMAGE_EXT, kImageNames, RPG_HSA_IMAGE_EXT_FUNCS_COUNT);
+    if (rpg_domains & RPG_DOMAIN_HSA_FINALIZER_EXT)
+        record_names(RPG_API_HSA_FINALIZE_EXT, kFinalizerNames, RPG_HSA_FINALIZER_EXT_FUNCS_COUNT);
+
+    // Activity hooks first, so that the API tracers wrap them.
+    shim_install_queue_hooks(core, core_size);
+    shim_install_activity_hooks(core, amd, core_size, amd_size);
+
+    uint64_t *w = shim_counters.tables_wrapped, *k = shim_counters.tables_known;
+#define WRAP(T, DOM, BIT, IDX, tbl, size)                                                     \
+    [&](auto id_tag, auto *slot, size_t off) {                                                \
+        Wrapper<T, DOM, BIT>::template wrap<decltype(id_tag)::value>(slot, off, size, &w[IDX], \
+                                                                      &k[IDX]);               \
+    }
+    auto wc = WRAP(CoreApiTable, RPG_API_HSA_CORE, RPG_DOMAIN_HSA_CORE, 0, core, core_size);
+#define X_CORE(id, name) \
+    wc(std::integral_constant<uint32_t, id>{}, &core->name##_fn, offsetof(CoreApiTable, name##_fn));
+    RPG_HSA_CORE_FUNCS(X_CORE)
+    if (amd) {
+        auto wa = WRAP(AmdExtTable, RPG_API_HSA_AMD_EXT, RPG_DOMAIN_HSA_AMD_EXT, 1, amd, amd_size);
+#define X_AMD(id, name) \
+    wa(std::integral_constant<uint32_t, id>{}, &amd->name##_fn, offsetof(AmdExtTable, name##_fn));
+        RPG_HSA_AMD_EXT_FUNCS(X_AMD)
+    }
+    if (img) {
+        auto wi = WRAP(ImageExtTable, RPG_API_HSA_IMAGE_EXT, RPG_DOMAIN_HSA_IMAGE_EXT, 2, img,
+                       img_size);
+#define X_IMG(id, name) \
+    wi(std::integral_constant<uint32_t, id>{}, &img->name##_fn, offsetof(ImageExtTable, name##_fn));
+        RPG_HSA_IMAGE_EXT_FUNCS(X_IMG)
+    }
+    if (fin) {
+        auto wf = WRAP(FinalizerExtTable, RPG_API_HSA_FINALIZE_EXT, RPG_DOMAIN_HSA_FINALIZER_EXT, 3,
+                       fin, fin_size);
+#define X_FIN(id, name)                                  \
+    wf(std::integral_constant<uint32_t, id>{}, &fin->name##_fn, \
+       offsetof(FinalizerExtTable, name##_fn));
+        RPG_HSA_FINALIZER_EXT_FUNCS(X_FIN)
+    }
+    if (getenv("ROCPROF_GO_SHIM_DEBUG"))
+        fprintf(stderr,
+                "rocprof-go shim: tables core %u amd %u image %u finalizer %u bytes; wrapped "
+                "%llu/%llu/%llu/%llu; agents %d\n",
+                core_size, amd_size, img_size, fin_size, (unsigned long long)w[0],
+                (unsigned long long)w[1], (unsigned long long)w[2], (unsigned long long)w[3],
+                g_nagents);
+    return true;
+}
+
+extern "C" __attribute__((visibility("default"))) void OnUnload() {}

@@ -1,0 +1,392 @@
+// queue.cpp: kernel dispatch tracing through intercepted queues.
+//
+// hsa_queue_create is answered with hsa_amd_queue_intercept_create, and the
+// intercept callback (on the thread that rings the doorbell) gives every
+// packet that has, or is, a kernel dispatch its own completion signal from a
+// pool, remembering the app's signal in a per-queue FIFO. One completion
+// thread per queue waits for the FIFO's head, reads the runtime's profiling
+// timestamps (already in the system clock domain, i.e. CLOCK_BOOTTIME ns),
+// records the dispatch, and only then decrements the app's signal: whatever
+// the app saw complete has been recorded, so an abort or SIGKILL right after
+// a synchronisation loses nothing. Barrier packets with a completion signal
+// go through the same FIFO so that they cannot overtake the dispatches
+// before them.
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+
+#include "shim_internal.hpp"
+
+namespace {
+
+// ---- signal pool ------------------------------------------------------------
+
+pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+hsa_signal_t *g_pool;
+size_t g_pool_len, g_pool_cap;
+
+hsa_signal_t pool_get()
+{
+    hsa_signal_t s{0};
+    pthread_mutex_lock(&g_pool_lock);
+    if (g_pool_len)
+        s = g_pool[--g_pool_len];
+    pthread_mutex_unlock(&g_pool_lock);
+    if (!s.handle && shim_core.hsa_signal_create_fn(1, 0, nullptr, &s) != HSA_STATUS_SUCCESS)
+        s.handle = 0;
+    return s;
+}
+
+void pool_put(hsa_signal_t s)
+{
+    shim_core.hsa_signal_store_relaxed_fn(s, 1);
+    pthread_mutex_lock(&g_pool_lock);
+    if (g_pool_len == g_pool_cap) {
+        size_t cap = g_pool_cap ? g_pool_cap * 2 : 256;
+        hsa_signal_t *p = (hsa_signal_t *)realloc(g_pool, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&g_pool_lock);
+            return; // leak one signal rather than fail
+        }
+        g_pool = p;
+        g_pool_cap = cap;
+    }
+    g_pool[g_pool_len++] = s;
+    pthread_mutex_unlock(&g_pool_lock);
+}
+
+// ---- queues -------------------------------------------------------------------
+
+struct Pending {
+    hsa_signal_t ours;
+    hsa_signal_t app;
+    uint64_t dispatch_id; // 0: not a dispatch (a barrier whose signal we hold)
+    uint64_t correlation_id;
+    uint64_t kernel_object;
+    uint32_t tid;
+    uint32_t grid[3];
+    uint16_t wg[3];
+    uint32_t group_segment_size;
+    uint32_t private_segment_size;
+};
+
+struct Queue {
+    hsa_queue_t *queue; // the intercept queue the app uses
+    hsa_agent_t agent;
+    uint32_t node;
+    uint64_t id;
+    Pending *ring;
+    uint64_t mask;
+    std::atomic<uint64_t> head{0}; // next entry the completion thread handles
+    std::atomic<uint64_t> tail{0}; // next free entry
+    std::atomic<uint32_t> sleeping{0};
+    std::atomic<bool> stopping{false};
+    pthread_mutex_t lock; // producers: callbacks may come from several threads
+    pthread_t thread;
+};
+
+const int kMaxQueues = 1024;
+Queue *g_queues[kMaxQueues];
+int g_nqueues;
+pthread_mutex_t g_queues_lock = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<uint64_t> g_dispatch_id{0};
+std::atomic<uint64_t> g_queue_id{0};
+uint64_t g_tick_per_second = 1000000000ull;
+
+decltype(hsa_queue_create) *g_next_queue_create;
+decltype(hsa_queue_destroy) *g_next_queue_destroy;
+
+long futex(std::atomic<uint32_t> *addr, int op, uint32_t val)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, nullptr, nullptr, 0);
+}
+
+void wake(Queue *q)
+{
+    if (q->sleeping.load(std::memory_order_seq_cst)) {
+        q->sleeping.store(0, std::memory_order_seq_cst);
+        futex(&q->sleeping, FUTEX_WAKE_PRIVATE, 1);
+    }
+}
+
+void complete(Queue *q, Pending *p)
+{
+    if (p->dispatch_id) {
+        rpg_kernel_dispatch_rec r;
+        memset(&r, 0, sizeof r);
+        hsa_amd_profiling_dispatch_time_t t{0, 0};
+        shim_amd.hsa_amd_profiling_get_dispatch_time_fn(q->agent, p->ours, &t);
+        shim_kernel_info k{0, 0, 0, 0, 0};
+        shim_kmap_get(p->kernel_object, &k);
+        r.agent_node = q->node;
+        r.tid = p->tid;
+        r.queue_id = q->id;
+        r.dispatch_id = p->dispatch_id;
+        r.kernel_id = k.kernel_id;
+        r.correlation_id = p->correlation_id;
+        r.start_ns = t.start;
+        r.end_ns = t.end;
+        for (int i = 0; i < 3; i++) {
+            r.grid[i] = p->grid[i];
+            r.workgroup[i] = p->wg[i];
+        }
+        r.group_segment_size = p->group_segment_size;
+        r.private_segment_size = p->private_segment_size;
+        r.vgpr_count = k.vgpr_count;
+        r.agpr_count = k.agpr_count;
+        r.sgpr_count = k.sgpr_count;
+        rpg_record_kernel_dispatch(&r);
+        __atomic_fetch_add(&shim_counters.dispatches_recorded, 1, __ATOMIC_RELAXED);
+    }
+    if (p->app.handle)
+        shim_core.hsa_signal_subtract_screlease_fn(p->app, 1);
+    pool_put(p->ours);
+}
+
+void *completion_thread(void *arg)
+{
+    Queue *q = (Queue *)arg;
+    uint64_t head = q->head.load(std::memory_order_relaxed);
+    for (;;) {
+        uint64_t tail = q->tail.load(std::memory_order_acquire);
+        if (head == tail) {
+            if (q->stopping.load())
+                break;
+            q->sleeping.store(1, std::memory_order_seq_cst);
+            if (q->tail.load(std::memory_order_seq_cst) == head && !q->stopping.load())
+                futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 1);
+            q->sleeping.store(0, std::memory_order_relaxed);
+            continue;
+        }
+        Pending *p = &q->ring[head & q->mask];
+        // Bounded waits so that a destroyed queue's thread can leave even if
+        // its last packets never complete.
+        while (shim_core.hsa_signal_wait_scacquire_fn(p->ours, HSA_SIGNAL_CONDITION_LT, 1,
+                                                      g_tick_per_second / 10,
+                                                      HSA_WAIT_STATE_BLOCKED) >= 1) {
+            if (q->stopping.load())
+                goto out;
+        }
+        complete(q, p);
+        q->head.store(++head, std::memory_order_release);
+    }
+out:
+    return nullptr;
+}
+
+thread_local hsa_kernel_dispatch_packet_t *t_buf;
+thread_local uint64_t t_buf_cap;
+
+// The intercept callback. The 5.2.3 runtime lets it call writer only once.
+void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data,
+               hsa_amd_queue_intercept_packet_writer writer)
+{
+    (void)user_index;
+    Queue *q = (Queue *)data;
+    if (!(rpg_domains & RPG_DOMAIN_KERNEL)) {
+        writer(pkts, count);
+        return;
+    }
+    if (t_buf_cap < count) {
+        uint64_t cap = count < 64 ? 64 : count;
+        void *b = realloc(t_buf, cap * sizeof *t_buf);
+        if (!b) {
+            writer(pkts, count);
+            return;
+        }
+        t_buf = (hsa_kernel_dispatch_packet_t *)b;
+        t_buf_cap = cap;
+    }
+    memcpy(t_buf, pkts, count * sizeof *t_buf);
+    uint64_t corr = 0;
+    uint32_t tid = 0;
+    pthread_mutex_lock(&q->lock);
+    uint64_t tail = q->tail.load(std::memory_order_relaxed);
+    for (uint64_t i = 0; i < count; i++) {
+        hsa_kernel_dispatch_packet_t *k = &t_buf[i];
+        uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
+        bool dispatch = type == HSA_PACKET_TYPE_KERNEL_DISPATCH;
+        // Every packet type keeps its completion signal at byte 56.
+        if (!dispatch && k->completion_signal.handle == 0)
+            continue;
+        if (type == HSA_PACKET_TYPE_INVALID)
+            continue;
+        // A full FIFO means the completion thread is behind by thousands of
+        // packets: wait for it rather than lose a record.
+        while (tail - q->head.load(std::memory_order_acquire) > q->mask) {
+            wake(q);
+            sched_yield();
+        }
+        hsa_signal_t ours = pool_get();
+        if (!ours.handle)
+            continue; // out of signals: this packet goes untraced, unchanged
+        Pending *p = &q->ring[tail & q->mask];
+        p->ours = ours;
+        p->app = k->completion_signal;
+        p->dispatch_id = 0;
+        if (dispatch) {
+            if (!tid) {
+                tid = rpg_tid();
+                corr = shim_correlation();
+            }
+            p->dispatch_id = g_dispatch_id.fetch_add(1, std::memory_order_relaxed) + 1;
+            p->correlation_id = corr;
+            p->tid = tid;
+            p->kernel_object = k->kernel_object;
+            p->grid[0] = k->grid_size_x;
+            p->grid[1] = k->grid_size_y;
+            p->grid[2] = k->grid_size_z;
+            p->wg[0] = k->workgroup_size_x;
+            p->wg[1] = k->workgroup_size_y;
+            p->wg[2] = k->workgroup_size_z;
+            p->group_segment_size = k->group_segment_size;
+            p->private_segment_size = k->private_segment_size;
+            __atomic_fetch_add(&shim_counters.dispatches, 1, __ATOMIC_RELAXED);
+        }
+        k->completion_signal = ours;
+        tail++;
+    }
+    // Publish before the packets reach the hardware queue: the completion
+    // thread must know an entry before its signal can fire.
+    q->tail.store(tail, std::memory_order_release);
+    pthread_mutex_unlock(&q->lock);
+    wake(q);
+    writer(t_buf, count);
+}
+
+Queue *find_queue(const hsa_queue_t *hq)
+{
+    pthread_mutex_lock(&g_queues_lock);
+    Queue *r = nullptr;
+    for (int i = 0; i < g_nqueues; i++)
+        if (g_queues[i] && g_queues[i]->queue == hq)
+            r = g_queues[i];
+    pthread_mutex_unlock(&g_queues_lock);
+    return r;
+}
+
+hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                               void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
+                               uint32_t private_segment_size, uint32_t group_segment_size,
+                               hsa_queue_t **queue)
+{
+    if (!(rpg_domains & RPG_DOMAIN_KERNEL) || !shim_amd.hsa_amd_queue_intercept_create_fn ||
+        !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
+        return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
+                                   group_segment_size, queue);
+    hsa_status_t st = shim_amd.hsa_amd_queue_intercept_create_fn(
+        agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
+    if (st != HSA_STATUS_SUCCESS)
+        return st;
+    void *mem = calloc(1, sizeof(Queue));
+    Queue *q = mem ? new (mem) Queue() : nullptr;
+    uint64_t cap = 1024;
+    while (cap < 2ull * size)
+        cap <<= 1;
+    if (q)
+        q->ring = (Pending *)calloc(cap, sizeof(Pending));
+    if (!q || !q->ring) {
+        free(q);
+        return st; // unprofiled but working
+    }
+    q->queue = *queue;
+    q->agent = agent;
+    const ShimAgent *a = shim_find_agent(agent);
+    q->node = a ? a->node : 0;
+    q->id = g_queue_id.fetch_add(1) + 1;
+    q->mask = cap - 1;
+    pthread_mutex_init(&q->lock, nullptr);
+    shim_amd.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
+    if (pthread_create(&q->thread, nullptr, completion_thread, q) != 0) {
+        free(q->ring);
+        free(q);
+        return st;
+    }
+    pthread_setname_np(q->thread, "rpg-dispatch");
+    if (shim_amd.hsa_amd_queue_intercept_register_fn(*queue, intercept, q) != HSA_STATUS_SUCCESS) {
+        q->stopping.store(true);
+        wake(q);
+        pthread_join(q->thread, nullptr);
+        free(q->ring);
+        free(q);
+        return st;
+    }
+    pthread_mutex_lock(&g_queues_lock);
+    if (g_nqueues < kMaxQueues)
+        g_queues[g_nqueues++] = q;
+    pthread_mutex_unlock(&g_queues_lock);
+    __atomic_fetch_add(&shim_counters.queues_intercepted, 1, __ATOMIC_RELAXED);
+    return st;
+}
+
+hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
+{
+    Queue *q = find_queue(hq);
+    if (q) {
+        // Let everything submitted so far finish and be recorded first.
+        while (q->head.load(std::memory_order_acquire) != q->tail.load(std::memory_order_acquire))
+            usleep(100);
+        pthread_mutex_lock(&g_queues_lock);
+        for (int i = 0; i < g_nqueues; i++)
+            if (g_queues[i] == q)
+                g_queues[i] = nullptr;
+        pthread_mutex_unlock(&g_queues_lock);
+        q->stopping.store(true);
+        wake(q);
+        pthread_join(q->thread, nullptr);
+    }
+    hsa_status_t st = g_next_queue_destroy(hq);
+    if (q) {
+        free(q->ring);
+        free(q);
+    }
+    return st;
+}
+
+decltype(hsa_amd_profiling_set_profiler_enabled) *g_next_set_profiler;
+
+// HIP may switch profiling off on its queues; an intercepted queue must keep
+// producing timestamps.
+hsa_status_t hook_set_profiler_enabled(hsa_queue_t *hq, int enable)
+{
+    if (!enable && find_queue(hq))
+        enable = 1;
+    return g_next_set_profiler(hq, enable);
+}
+
+} // namespace
+
+void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
+{
+    uint64_t f = 0;
+    if (shim_core.hsa_system_get_info_fn(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &f) ==
+            HSA_STATUS_SUCCESS &&
+        f)
+        g_tick_per_second = f;
+    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_create_fn) && core->hsa_queue_create_fn) {
+        g_next_queue_create = core->hsa_queue_create_fn;
+        core->hsa_queue_create_fn = hook_queue_create;
+    }
+    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_destroy_fn) && core->hsa_queue_destroy_fn) {
+        g_next_queue_destroy = core->hsa_queue_destroy_fn;
+        core->hsa_queue_destroy_fn = hook_queue_destroy;
+    }
+}
+
+// Called by activity.cpp, which owns the AMD-table hooks.
+void shim_install_profiler_hook(AmdExtTable *amd, uint32_t amd_size)
+{
+    if (SHIM_HAS(AmdExtTable, amd_size, hsa_amd_profiling_set_profiler_enabled_fn) &&
+        amd->hsa_amd_profiling_set_profiler_enabled_fn) {
+        g_next_set_profiler = amd->hsa_amd_profiling_set_profiler_enabled_fn;
+        amd->hsa_amd_profiling_set_profiler_enabled_fn = hook_set_profiler_enabled;
+    }
+}

@@ -1,0 +1,32 @@
+# The cgo HSA shim: build/lib/librocprof-go-shim.so (Go -buildmode=c-shared
+# from internal/hsa, named in HSA_TOOLS_LIB), and the test apps its tests run
+# on the virtual GPU.
+SHIM_LIB      := $(BUILD)/lib/librocprof-go-shim.so
+SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cpp \
+                   internal/hsa/*.h internal/hsa/*.hpp) internal/hsa/preload/rpg_recorder.h \
+                 internal/tracing/spool.h
+# asyncpreemptoff: no SIGURG into the app's threads (a test checks it is set).
+SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1
+SHIM_TEST_DIR := $(BUILD)/test/shim
+SHIM_APPS     := $(SHIM_TEST_DIR)/multistream $(SHIM_TEST_DIR)/agentinfo
+
+NATIVE_LIBS  += $(SHIM_LIB)
+PAYLOAD      += $(SHIM_LIB)
+TEST_PREREQS += $(SHIM_APPS)
+
+$(SHIM_LIB): $(SHIM_SRC) mk/shim.mk
+	@mkdir -p $(dir $@)
+	$(GO) build -trimpath -buildmode=c-shared -ldflags='$(SHIM_LDFLAGS)' -o $@ ./internal/hsa
+	@rm -f $(basename $@).h
+
+$(SHIM_TEST_DIR)/multistream: internal/hsa/testdata/multistream.hip mk/shim.mk
+	@mkdir -p $(dir $@)
+	hipcc --offload-arch=gfx90a -O2 -o $@ $<
+
+$(SHIM_TEST_DIR)/agentinfo: internal/hsa/testdata/agentinfo.c mk/shim.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
+
+.PHONY: shim shim-apps
+shim: $(SHIM_LIB)
+shim-apps: $(SHIM_APPS)
