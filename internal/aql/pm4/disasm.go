@@ -60,7 +60,11 @@ func describe(op Opcode, b []uint32, names RegNamer) string {
 		}
 		return strings.Join(parts, ", ")
 	case op == OpEventWrite && len(b) >= 1:
-		return fmt.Sprintf("event_type=0x%x event_index=%d", b[0]&0x3F, b[0]>>8&0xF)
+		t := fmt.Sprintf("event_type=0x%x", b[0]&0x3F)
+		if n := eventNames[b[0]&0x3F]; n != "" {
+			t += "(" + n + ")"
+		}
+		return fmt.Sprintf("%s event_index=%d", t, b[0]>>8&0xF)
 	case op == OpCopyData && len(b) == 5:
 		src, dst := CopySel(b[0]&0xF), CopySel(b[0]>>8&0xF)
 		bits := "32b"
@@ -87,6 +91,8 @@ func describe(op Opcode, b []uint32, names RegNamer) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+var eventNames = map[uint32]string{0x07: "CS_PARTIAL_FLUSH", 0x37: "THREAD_TRACE_FINISH"}
 
 // Disassemble decodes a dword stream. A word that is not a type-3 header, or a
 // packet that runs past the end, becomes a one-word "RAW" packet so that the

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/topology"
+)
+
+func init() {
+	registerSubcommand(newAvailCmd)
+	listAvail = func(w io.Writer, cfg *options.Config) error {
+		return writeAvail(w, nil, cfg.VirtualGPU, cfg.ExtraCounters)
+	}
+}
+
+func newAvailCmd() *cobra.Command {
+	var archs []string
+	var extra, virtual string
+	cmd := &cobra.Command{
+		Use:   "avail [--arch AGENT]... [-E FILE]",
+		Short: "list the counters (basic and derived) of the GPUs present or of named architectures",
+		Long: `Prints rocprofv3's --list-avail listing: per GPU a "GPU:<index>" and "Name:<gfx>" header,
+then for each counter its name, description, Block (hardware counters) or Expression (derived
+counters) and Dimensions. Agent-property constants (simd_count, ...) come first.
+
+  rocprof-go avail                      the GPUs in the KFD topology
+  rocprof-go avail --virtual-gpu gfx90a the virtual GPU's agents
+  rocprof-go avail --arch gfx942:xcc=8,se=32,cu=304,sa=1 --arch gfx1100
+
+An AGENT is an architecture name, optionally with its configuration (xcc, se, cu: totals
+across XCCs; sa: shader arrays per SE); without one the architecture's reference part is used.
+-E adds the counters of an extra counter file (rocprofiler-sdk YAML schema).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return &usageError{fmt.Sprintf("avail takes no arguments (got %q); name architectures with --arch", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeAvail(cmd.OutOrStdout(), archs, virtual, extra)
+		},
+	}
+	cmd.Flags().StringArrayVar(&archs, "arch", nil, "list the counters of this agent instead of the detected GPUs (repeatable)")
+	cmd.Flags().StringVarP(&extra, "extra-counters", "E", "", "YAML file with extra counter definitions")
+	cmd.Flags().StringVar(&virtual, "virtual-gpu", "", "list the virtual GPU's agents of this architecture")
+	return cmd
+}
+
+// writeAvail lists the counters of the named agents, or else of the detected
+// (or virtual) GPUs.
+func writeAvail(w io.Writer, archs []string, virtualArch, extra string) error {
+	var opts []counters.Option
+	if extra != "" {
+		opts = append(opts, counters.WithExtraFile(extra))
+	}
+	if len(archs) > 0 {
+		for i, a := range archs {
+			db, err := counters.ForAgent(a, opts...)
+			if err != nil {
+				return err
+			}
+			if err := db.WriteAvail(w, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	agents, err := topology.Detect(virtualArch, os.LookupEnv, topology.DefaultSysfs)
+	if err != nil {
+		return err
+	}
+	for _, ag := range agents {
+		dev, err := counters.DeviceFromProperties(ag.Arch, ag.Properties)
+		if err != nil {
+			return fmt.Errorf("GPU %d: %w", ag.Index, err)
+		}
+		db, err := counters.Load(dev, append(opts, counters.WithProperties(counters.PropertiesFromKFD(ag.Properties)))...)
+		if err != nil {
+			return err
+		}
+		if err := db.WriteAvail(w, ag.Index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
