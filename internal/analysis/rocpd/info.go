@@ -1,0 +1,173 @@
+package rocpd
+
+import (
+	"database/sql"
+	"fmt"
+	"strconv"
+)
+
+// Process is one rocpd_info_process row.
+type Process struct {
+	GUID     string
+	PID      int64
+	PPID     int64
+	Hostname string
+	Command  string
+	Start    int64
+	End      int64
+	// Rank is the MPI/SLURM rank from the process environment, -1 if none.
+	Rank int
+}
+
+// Agent is one rocpd_info_agent row.
+type Agent struct {
+	ID        int64
+	Type      string // CPU or GPU
+	Absolute  int64
+	Logical   int64
+	TypeIndex int64
+}
+
+// KernelSymbol is one rocpd_info_kernel_symbol row.
+type KernelSymbol struct {
+	ID               int64
+	DisplayName      string
+	KernelName       string // mangled
+	GroupSegmentSize int64
+	PrivateSegment   int64
+	SGPRCount        int64
+	ArchVGPRCount    int64
+	AccumVGPRCount   int64
+}
+
+// Name returns the name summaries group by: the display name, else the
+// mangled name, else "kernel_<id>".
+func (k *KernelSymbol) Name() string {
+	switch {
+	case k == nil:
+		return ""
+	case k.DisplayName != "":
+		return k.DisplayName
+	case k.KernelName != "":
+		return k.KernelName
+	}
+	return "kernel_" + strconv.FormatInt(k.ID, 10)
+}
+
+// Info holds one image's small tables.
+type Info struct {
+	Image     Image
+	Strings   map[int64]string
+	Processes map[int64]*Process // by id (= pid)
+	Agents    map[int64]*Agent
+	Symbols   map[int64]*KernelSymbol
+}
+
+// String returns a string by id ("" for unknown ids).
+func (in *Info) String(id int64) string { return in.Strings[id] }
+
+// Symbol returns the kernel symbol of an id, or a stand-in naming the id.
+func (in *Info) Symbol(id int64) *KernelSymbol {
+	if s, ok := in.Symbols[id]; ok {
+		return s
+	}
+	s := &KernelSymbol{ID: id}
+	in.Symbols[id] = s
+	return s
+}
+
+// rankEnvVars are the launcher variables that carry a process's rank, in the
+// order they are trusted (Open MPI, MPICH/PMI, PMIx, SLURM, MVAPICH).
+var rankEnvVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}
+
+func rankExpr() string {
+	e := "COALESCE("
+	for _, v := range rankEnvVars {
+		e += "json_extract(p.environment, '$." + v + "'), "
+	}
+	return "CASE WHEN json_valid(p.environment) THEN " + e + "NULL) END"
+}
+
+// LoadInfo reads an image's strings, processes, agents and kernel symbols.
+func (db *DB) LoadInfo(im Image) (*Info, error) {
+	in := &Info{Image: im, Strings: map[int64]string{}, Processes: map[int64]*Process{},
+		Agents: map[int64]*Agent{}, Symbols: map[int64]*KernelSymbol{}}
+	err := db.each(`SELECT id, string FROM `+quote(im.Table("rocpd_string")), func(r *sql.Rows) error {
+		var id int64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			return err
+		}
+		in.Strings[id] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = db.each(`SELECT p.id, p.pid, COALESCE(p.ppid, 0), COALESCE(n.hostname, ''), COALESCE(p.command, ''),
+  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), `+rankExpr()+`
+FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("rocpd_info_node"))+` n ON n.id = p.nid`,
+		func(r *sql.Rows) error {
+			p := &Process{GUID: im.GUID, Rank: -1}
+			var id int64
+			var rank sql.NullString
+			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &rank); err != nil {
+				return err
+			}
+			if rank.Valid {
+				if v, err := strconv.Atoi(rank.String); err == nil {
+					p.Rank = v
+				}
+			}
+			in.Processes[id] = p
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	err = db.each(`SELECT id, COALESCE(type, ''), COALESCE(absolute_index, id), COALESCE(logical_index, id),
+  COALESCE(type_index, 0) FROM `+quote(im.Table("rocpd_info_agent")), func(r *sql.Rows) error {
+		a := &Agent{}
+		if err := r.Scan(&a.ID, &a.Type, &a.Absolute, &a.Logical, &a.TypeIndex); err != nil {
+			return err
+		}
+		in.Agents[a.ID] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = db.each(`SELECT id, COALESCE(display_name, ''), COALESCE(kernel_name, ''), COALESCE(group_segment_size, 0),
+  COALESCE(private_segment_size, 0), COALESCE(sgpr_count, 0), COALESCE(arch_vgpr_count, 0),
+  COALESCE(accum_vgpr_count, 0) FROM `+quote(im.Table("rocpd_info_kernel_symbol")), func(r *sql.Rows) error {
+		k := &KernelSymbol{}
+		if err := r.Scan(&k.ID, &k.DisplayName, &k.KernelName, &k.GroupSegmentSize, &k.PrivateSegment,
+			&k.SGPRCount, &k.ArchVGPRCount, &k.AccumVGPRCount); err != nil {
+			return err
+		}
+		in.Symbols[k.ID] = k
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// each runs a query and calls fn for every row.
+func (db *DB) each(q string, fn func(*sql.Rows) error, args ...any) error {
+	rows, err := db.SQL.Query(q, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("%s: %w", db.Path, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", db.Path, err)
+	}
+	return nil
+}

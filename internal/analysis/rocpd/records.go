@@ -1,0 +1,191 @@
+package rocpd
+
+import (
+	"database/sql"
+	"strings"
+)
+
+// Dispatch is one rocpd_kernel_dispatch row. Scans reuse one value: copy
+// what you keep.
+type Dispatch struct {
+	ID, PID, TID       int64
+	AgentID, KernelID  int64
+	DispatchID         int64
+	QueueID, StreamID  int64
+	Start, End         int64
+	PrivateSegmentSize int64
+	GroupSegmentSize   int64
+	Workgroup, Grid    [3]int64
+	RegionNameID       int64
+	CorrelationID      int64 // internal (event stack_id)
+	ExternalCorrID     int64
+}
+
+// Region is an API call or marker range (rocpd_region) or an instant
+// (rocpd_sample, Start == End).
+type Region struct {
+	ID, PID, TID   int64
+	Start, End     int64
+	Category       string // buffer kind name, e.g. HIP_RUNTIME_API_EXT
+	Name           string // operation name, e.g. hipMalloc, roctxRangePushA
+	Message        string // marker text (event extdata "message")
+	CorrelationID  int64
+	ExternalCorrID int64
+	Sample         bool
+}
+
+// Copy is one rocpd_memory_copy row.
+type Copy struct {
+	ID, PID, TID  int64
+	Start, End    int64
+	Direction     string
+	SrcAgent      int64
+	DstAgent      int64
+	Size          int64
+	StreamID      int64
+	CorrelationID int64
+}
+
+// Allocation is one rocpd_memory_allocate row (scratch included).
+type Allocation struct {
+	ID, PID, TID  int64
+	Start, End    int64
+	Type, Level   string
+	AgentID       int64
+	HasAgent      bool
+	Address       int64
+	Size          int64
+	QueueID       int64
+	Flags         int64 // scratch extdata "flags"
+	CorrelationID int64
+}
+
+// scanImages calls fn with each image's Info; the caller's query runs per image.
+func (db *DB) scanImages(fn func(*Info) error) error {
+	for _, im := range db.Images {
+		in, err := db.LoadInfo(im)
+		if err != nil {
+			return err
+		}
+		if err := fn(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventJoin joins a record table aliased r with its event row.
+func eventJoin(im Image) string {
+	return " LEFT JOIN " + quote(im.Table("rocpd_event")) + " e ON e.id = r.event_id"
+}
+
+// Dispatches streams every kernel dispatch, image by image, in id order.
+func (db *DB) Dispatches(fn func(*Info, *Dispatch) error) error {
+	var d Dispatch
+	return db.scanImages(func(in *Info) error {
+		q := `SELECT r.id, r.pid, COALESCE(r.tid, 0), r.agent_id, r.kernel_id, r.dispatch_id, r.queue_id, r.stream_id,
+  r.start, r."end", COALESCE(r.private_segment_size, 0), COALESCE(r.group_segment_size, 0),
+  r.workgroup_size_x, r.workgroup_size_y, r.workgroup_size_z, r.grid_size_x, r.grid_size_y, r.grid_size_z,
+  COALESCE(r.region_name_id, 0), COALESCE(e.stack_id, r.dispatch_id), COALESCE(e.correlation_id, 0)
+FROM ` + quote(in.Image.Table("rocpd_kernel_dispatch")) + ` r` + eventJoin(in.Image) + ` ORDER BY r.id`
+		return db.each(q, func(r *sql.Rows) error {
+			if err := r.Scan(&d.ID, &d.PID, &d.TID, &d.AgentID, &d.KernelID, &d.DispatchID, &d.QueueID, &d.StreamID,
+				&d.Start, &d.End, &d.PrivateSegmentSize, &d.GroupSegmentSize,
+				&d.Workgroup[0], &d.Workgroup[1], &d.Workgroup[2], &d.Grid[0], &d.Grid[1], &d.Grid[2],
+				&d.RegionNameID, &d.CorrelationID, &d.ExternalCorrID); err != nil {
+				return err
+			}
+			return fn(in, &d)
+		})
+	})
+}
+
+// messageExpr reads a marker's text from its event without parsing the
+// empty extdata every API call carries.
+const messageExpr = `CASE WHEN e.extdata IS NULL OR e.extdata = '{}' OR NOT json_valid(e.extdata) THEN ''
+  ELSE COALESCE(json_extract(e.extdata, '$.message'), '') END`
+
+// Regions streams API calls and marker ranges, then instant samples, image
+// by image.
+func (db *DB) Regions(fn func(*Info, *Region) error) error {
+	var g Region
+	return db.scanImages(func(in *Info) error {
+		im := in.Image
+		var cat, name int64
+		q := `SELECT r.id, r.pid, r.tid, r.start, r."end", r.name_id, COALESCE(e.category_id, 0), ` + messageExpr + `,
+  COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0)
+FROM ` + quote(im.Table("rocpd_region")) + ` r` + eventJoin(im) + ` ORDER BY r.id`
+		g = Region{}
+		err := db.each(q, func(r *sql.Rows) error {
+			if err := r.Scan(&g.ID, &g.PID, &g.TID, &g.Start, &g.End, &name, &cat, &g.Message,
+				&g.CorrelationID, &g.ExternalCorrID); err != nil {
+				return err
+			}
+			g.Name, g.Category = in.String(name), in.String(cat)
+			return fn(in, &g)
+		})
+		if err != nil {
+			return err
+		}
+		g = Region{Sample: true}
+		q = `SELECT r.id, COALESCE(t.pid, 0), COALESCE(t.tid, 0), r.timestamp, COALESCE(t.name_id, 0),
+  COALESCE(e.category_id, 0), ` + messageExpr + `, COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0)
+FROM ` + quote(im.Table("rocpd_sample")) + ` r LEFT JOIN ` + quote(im.Table("rocpd_track")) + ` t ON t.id = r.track_id` +
+			eventJoin(im) + ` ORDER BY r.id`
+		return db.each(q, func(r *sql.Rows) error {
+			if err := r.Scan(&g.ID, &g.PID, &g.TID, &g.Start, &name, &cat, &g.Message,
+				&g.CorrelationID, &g.ExternalCorrID); err != nil {
+				return err
+			}
+			g.End = g.Start
+			g.Category = in.String(cat)
+			// A sample's own operation name is not stored; rocprofv3 only
+			// writes instants for roctxMarkA.
+			g.Name = "roctxMarkA"
+			if !strings.HasPrefix(g.Category, "MARKER") {
+				g.Name = in.String(name)
+			}
+			return fn(in, &g)
+		})
+	})
+}
+
+// Copies streams memory copies image by image.
+func (db *DB) Copies(fn func(*Info, *Copy) error) error {
+	var c Copy
+	return db.scanImages(func(in *Info) error {
+		var name int64
+		q := `SELECT r.id, r.pid, COALESCE(r.tid, 0), r.start, r."end", r.name_id, COALESCE(r.src_agent_id, 0),
+  COALESCE(r.dst_agent_id, 0), r.size, COALESCE(r.stream_id, 0), COALESCE(e.stack_id, 0)
+FROM ` + quote(in.Image.Table("rocpd_memory_copy")) + ` r` + eventJoin(in.Image) + ` ORDER BY r.id`
+		return db.each(q, func(r *sql.Rows) error {
+			if err := r.Scan(&c.ID, &c.PID, &c.TID, &c.Start, &c.End, &name, &c.SrcAgent, &c.DstAgent,
+				&c.Size, &c.StreamID, &c.CorrelationID); err != nil {
+				return err
+			}
+			c.Direction = in.String(name)
+			return fn(in, &c)
+		})
+	})
+}
+
+// Allocations streams memory allocation and scratch rows image by image.
+func (db *DB) Allocations(fn func(*Info, *Allocation) error) error {
+	var a Allocation
+	return db.scanImages(func(in *Info) error {
+		var agent sql.NullInt64
+		q := `SELECT r.id, r.pid, COALESCE(r.tid, 0), r.start, r."end", COALESCE(r.type, ''), COALESCE(r.level, ''),
+  r.agent_id, COALESCE(r.address, 0), r.size, COALESCE(r.queue_id, 0),
+  CASE WHEN json_valid(r.extdata) THEN COALESCE(CAST(json_extract(r.extdata, '$.flags') AS INTEGER), 0) ELSE 0 END,
+  COALESCE(e.stack_id, 0)
+FROM ` + quote(in.Image.Table("rocpd_memory_allocate")) + ` r` + eventJoin(in.Image) + ` ORDER BY r.id`
+		return db.each(q, func(r *sql.Rows) error {
+			if err := r.Scan(&a.ID, &a.PID, &a.TID, &a.Start, &a.End, &a.Type, &a.Level, &agent, &a.Address,
+				&a.Size, &a.QueueID, &a.Flags, &a.CorrelationID); err != nil {
+				return err
+			}
+			a.AgentID, a.HasAgent = agent.Int64, agent.Valid
+			return fn(in, &a)
+		})
+	})
+}
