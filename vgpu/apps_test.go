@@ -30,7 +30,7 @@ var appCases = []appCase{
 	{name: "segfault", bin: "segfault", code: 139, stdout: `dispatches=1, crashing`, tool: true},
 	{name: "fork", bin: "fork", code: 0, stdout: `parent dispatches=2 child_exit=7`, tool: true},
 	{name: "exec", bin: "exec", code: 0, stdout: `exec child dispatches=1\n(.|\n)*parent dispatches=1 child_exit=5`, tool: true},
-	{name: "tiny_kernels", bin: "tiny_kernels", args: []string{"20000"}, code: 0, stdout: `dispatches=20000`, tool: true},
+	{name: "tiny_kernels", bin: "tiny_kernels", args: []string{"20000"}, code: 0, stdout: `dispatches=20000 event_ms=[0-9]*[1-9][0-9]*\.`, tool: true},
 	{name: "callrate", bin: "callrate", args: []string{"0.2"}, code: 0, stdout: `calls=200000 ns_per_call=`, tool: true, idle: true},
 	{name: "hsa_queues", bin: "hsa_queues", args: []string{"6"}, code: 0, stdout: `queues=6 packets=9`, tool: true},
 	{name: "gfx908-multistream", bin: "gfx908/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
