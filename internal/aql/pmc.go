@@ -52,7 +52,14 @@ func (d *Device) BuildPMC(events []Event, alloc Allocator) (*PMCPackets, error) 
 	if p.OutputAddr, err = alloc(outBytes, FlagsPMCOutput); err != nil {
 		return nil, fmt.Errorf("allocating the PMC output buffer: %w", err)
 	}
-	var start, stop, read pm4.Stream
+	// Size the streams up front: growing them dominates the build time.
+	samples := 0
+	for _, c := range cs {
+		samples += d.SamplesPerXCC(c.block)
+	}
+	start := pm4.Stream{DW: make([]uint32, 0, 32+12*len(cs))}
+	stop := pm4.Stream{DW: make([]uint32, 0, 16)}
+	read := pm4.Stream{DW: make([]uint32, 0, 16+d.XCC*(24+3*len(cs)+15*samples))}
 	d.pmcStart(&start, cs, attrs)
 	d.pmcStop(&stop, attrs)
 	d.pmcRead(&read, cs, attrs, p.OutputAddr)

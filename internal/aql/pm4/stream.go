@@ -14,7 +14,15 @@ func (s *Stream) emit(op Opcode, body ...uint32) {
 }
 
 // SetUconfig writes a UCONFIG register.
-func (s *Stream) SetUconfig(r Reg, v uint32) { s.emit(OpSetUconfigReg, uint32(r-UconfigBase), v) }
+func (s *Stream) SetUconfig(r Reg, v uint32) {
+	s.DW = append(s.DW, hdrSetUconfig1, uint32(r-UconfigBase), v)
+}
+
+// Headers of the hot one-register and COPY_DATA packets, precomputed.
+var (
+	hdrSetUconfig1 = Header(OpSetUconfigReg, 2)
+	hdrCopyData    = Header(OpCopyData, 5)
+)
 
 // SetSh writes a persistent SH register.
 func (s *Stream) SetSh(r Reg, v uint32) { s.emit(OpSetShReg, uint32(r-ShBase), v) }
@@ -24,7 +32,7 @@ func (s *Stream) EventWrite(e Event) { s.emit(OpEventWrite, uint32(e)) }
 
 // CopyData emits a COPY_DATA with a ready control dword.
 func (s *Stream) CopyData(control, srcLo, srcHi, dstLo, dstHi uint32) {
-	s.emit(OpCopyData, control, srcLo, srcHi, dstLo, dstHi)
+	s.DW = append(s.DW, hdrCopyData, control, srcLo, srcHi, dstLo, dstHi)
 }
 
 // WaitRegMem polls a register (space 0) or memory (space 1).
