@@ -1,0 +1,83 @@
+/*
+ * hip_trace.c: the run-time half of the HIP wrappers: lazy resolution of the
+ * real functions, the function-name string table, the current-stream API.
+ */
+#include "hip_trace.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
+
+/* 0: not yet in this spool, 2: being written, 1: written. */
+int rpg_hip_names_recorded;
+
+uint64_t rpg_hip_current_stream(void) { return rpg_hip_t.stream; }
+
+/* The HIP library itself, for applications that dlopen it RTLD_LOCAL:
+ * RTLD_NEXT does not search local scopes, but their calls still bind to our
+ * wrappers through the global scope. */
+static void *hip_handle(void)
+{
+    static const char *const names[] = {"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+void *rpg_hip_resolve(uint32_t id)
+{
+    const rpg_hip_function *f = &rpg_hip_functions[id];
+    /* The versioned lookup first: the same name may exist in several nodes. */
+    void *p = dlvsym(RTLD_NEXT, f->symbol, f->version);
+    if (!p)
+        p = dlsym(RTLD_NEXT, f->symbol);
+    if (!p) {
+        void *h = hip_handle();
+        if (h) {
+            p = dlvsym(h, f->symbol, f->version);
+            if (!p)
+                p = dlsym(h, f->symbol);
+        }
+    }
+    if (!p) {
+        /* Only reachable when something calls a HIP function without HIP
+         * being loaded at all; there is nothing sane to return. */
+        char msg[256];
+        int n = snprintf(msg, sizeof msg,
+                         "rocprof-go: %s@%s called but not found in any loaded HIP library\n",
+                         f->name, f->version);
+        if (n > 0)
+            (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        abort();
+    }
+    __atomic_store_n(&rpg_hip_real_fns[id], p, __ATOMIC_RELAXED);
+    return p;
+}
+
+/* A fork child writes a new spool, which needs its own copy of the names. */
+static void forget_names(void) { rpg_hip_names_recorded = 0; }
+
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, forget_names); }
+
+void rpg_hip_record_names(void)
+{
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&rpg_hip_names_recorded, &expect, 2, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return; /* written, or another thread is writing them */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_handler);
+    for (uint32_t i = 0; i < rpg_hip_function_count; i++) {
+        const rpg_hip_function *f = &rpg_hip_functions[i];
+        rpg_record_string(f->domain, i, f->name, strlen(f->name));
+    }
+    __atomic_store_n(&rpg_hip_names_recorded, 1, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,115 @@
+/*
+ * hip_trace.h: what the generated HIP wrappers (hip_api_gen.c) need.
+ *
+ * Every wrapper resolves the real function lazily (a constructor resolving
+ * ~400 symbols would cost every process the preload library enters, HIP or
+ * not), then takes one branch when no HIP-related domain is on. When one is,
+ * the call gets a correlation id that is the thread's current id while the
+ * real function runs (so dispatches and copies the HSA shim records
+ * underneath carry it), and a record if its own domain is on.
+ *
+ * Calls HIP makes into its own exported API while serving a traced call
+ * (libamdhip64 calls hipMemcpy through its PLT, for instance) are forwarded
+ * untouched: rocprofv3 reports only the application's calls.
+ */
+#ifndef RPG_HIP_TRACE_H
+#define RPG_HIP_TRACE_H
+
+#define _GNU_SOURCE
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#include <stdint.h>
+#include <hip/hip_runtime_api.h>
+#include <hip/amd_detail/hip_runtime_prof.h>
+
+#include "hip_stream.h"
+#include "rpg_internal.h"
+
+/* Deprecated HIP functions are wrapped like the others. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define RPG_HIP_EXPORT __attribute__((visibility("default")))
+
+/* Domains for which a HIP call needs a correlation id: its own two, and the
+ * activity it may cause (the shim's records carry the HIP call's id). */
+#define RPG_HIP_DOMAINS                                                                        \
+    (RPG_DOMAIN_HIP_RUNTIME | RPG_DOMAIN_HIP_COMPILER | RPG_DOMAIN_KERNEL |                    \
+     RPG_DOMAIN_MEMORY_COPY | RPG_DOMAIN_MEMORY_ALLOCATION | RPG_DOMAIN_SCRATCH_MEMORY |       \
+     RPG_DOMAIN_COUNTER)
+
+typedef struct rpg_hip_function {
+    const char *name;    /* API name as rocprofv3 prints it */
+    const char *symbol;  /* exported symbol (mangled for C++ functions) */
+    const char *version; /* its symbol version in libamdhip64 */
+    uint32_t domain;     /* RPG_API_HIP_RUNTIME or RPG_API_HIP_COMPILER */
+} rpg_hip_function;
+
+/* Generated (hip_api_gen.c). */
+extern RPG_HIDDEN const rpg_hip_function rpg_hip_functions[];
+extern RPG_HIDDEN const uint32_t rpg_hip_function_count;
+extern RPG_HIDDEN void *rpg_hip_real_fns[];
+
+/* hip_trace.c */
+RPG_HIDDEN void *rpg_hip_resolve(uint32_t id);
+RPG_HIDDEN void rpg_hip_record_names(void);
+extern RPG_HIDDEN int rpg_hip_names_recorded;
+
+typedef struct rpg_hip_tls {
+    uint32_t depth;  /* traced HIP calls in progress on this thread */
+    uint64_t stream; /* hipStream_t of the innermost one that has a stream */
+} rpg_hip_tls;
+extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
+
+typedef struct rpg_hip_call {
+    uint64_t corr;
+    uint64_t prev_corr;
+    uint64_t prev_stream;
+    uint64_t t0;
+} rpg_hip_call;
+
+static inline void *rpg_hip_real(uint32_t id)
+{
+    void *p = __atomic_load_n(&rpg_hip_real_fns[id], __ATOMIC_RELAXED);
+    if (__builtin_expect(p == NULL, 0))
+        p = rpg_hip_resolve(id);
+    return p;
+}
+
+/* Non-zero when this call must be traced: a domain wants it and it is not
+ * HIP calling itself. */
+static inline int rpg_hip_tracing(void)
+{
+    return (rpg_domains & RPG_HIP_DOMAINS) && rpg_hip_t.depth == 0;
+}
+
+static inline void rpg_hip_enter(rpg_hip_call *c)
+{
+    rpg_hip_t.depth++;
+    c->prev_stream = rpg_hip_t.stream;
+    c->corr = rpg_correlation_next();
+    c->prev_corr = rpg_correlation_set(c->corr);
+    c->t0 = rpg_now();
+}
+
+static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint64_t stream)
+{
+    rpg_hip_enter(c);
+    rpg_hip_t.stream = stream;
+}
+
+static inline void rpg_hip_leave(rpg_hip_call *c, uint32_t domain, uint32_t id)
+{
+    uint64_t t1 = rpg_now();
+    rpg_correlation_set(c->prev_corr);
+    rpg_hip_t.stream = c->prev_stream;
+    rpg_hip_t.depth--;
+    uint32_t bit = domain == RPG_API_HIP_RUNTIME ? RPG_DOMAIN_HIP_RUNTIME : RPG_DOMAIN_HIP_COMPILER;
+    if (!(rpg_domains & bit))
+        return;
+    if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
+        rpg_hip_record_names();
+    rpg_record_api(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, t1, NULL, 0);
+}
+
+#endif /* RPG_HIP_TRACE_H */

@@ -1,0 +1,376 @@
+/*
+ * roctx_interpose.c: the ROCTx interposers. Under LD_PRELOAD these
+ * definitions come before any ROCTx library in symbol lookup, so calls from
+ * applications linked against rocprof-go's librocprofiler-sdk-roctx, AMD's,
+ * or roctracer's legacy libroctx64 all land here.
+ *
+ * Marker tracing off: forward to the next definition (the application's
+ * library), so its behaviour is unchanged. On: the calls are served here
+ * (the library would only count nesting levels and range ids, which this
+ * file does too) and recorded as rocprofv3 reports them: a mark is one
+ * record with start == end; a push and its pop become one thread-range
+ * record spanning both, with the push's message and correlation id; a start
+ * and its stop become one process-range record (on the stopping thread);
+ * the control and naming calls are one record each.
+ *
+ * --selected-regions (ROCPROF_SELECTED_REGIONS=1): every domain except the
+ * markers starts off; roctxProfilerResume(0) switches them on and
+ * roctxProfilerPause(0) off again. The marker calls stay recorded so the
+ * regions can be seen.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roctx_range.h"
+#include "rpg_internal.h"
+
+#define ROCTX_EXPORT __attribute__((visibility("default")))
+
+/* The ROCTx types, declared here rather than taken from
+ * internal/roctx/include: that header marks message pointers nonnull, and
+ * an interposer must survive an application that passes NULL anyway. */
+typedef uint64_t roctx_range_id_t;
+typedef uint64_t roctx_thread_id_t;
+struct hsa_agent_s;
+struct ihipStream_t;
+
+/* ---- forwarding when tracing is off ------------------------------------ */
+
+enum roctx_fn {
+    FN_MARK,
+    FN_PUSH,
+    FN_POP,
+    FN_START,
+    FN_STOP,
+    FN_PAUSE,
+    FN_RESUME,
+    FN_NAME_THREAD,
+    FN_NAME_AGENT,
+    FN_NAME_DEVICE,
+    FN_NAME_STREAM,
+    FN_GET_TID,
+    FN_COUNT
+};
+
+static const char *const fn_names[FN_COUNT] = {
+    "roctxMarkA",          "roctxRangePushA",     "roctxRangePop",      "roctxRangeStartA",
+    "roctxRangeStop",      "roctxProfilerPause",  "roctxProfilerResume", "roctxNameOsThread",
+    "roctxNameHsaAgent",   "roctxNameHipDevice",  "roctxNameHipStream", "roctxGetThreadId"};
+
+/* (void *)1 marks "looked up, nobody else defines it". */
+static void *g_next[FN_COUNT];
+
+static void *next_fn(enum roctx_fn f)
+{
+    void *p = __atomic_load_n(&g_next[f], __ATOMIC_RELAXED);
+    if (__builtin_expect(p == NULL, 0)) {
+        p = dlsym(RTLD_NEXT, fn_names[f]);
+        if (!p)
+            p = (void *)1;
+        __atomic_store_n(&g_next[f], p, __ATOMIC_RELAXED);
+    }
+    return p == (void *)1 ? NULL : p;
+}
+
+/* ---- state kept here ---------------------------------------------------- */
+
+typedef struct pushed {
+    uint64_t t0;
+    uint64_t corr;
+    char *msg;
+    size_t len;
+} pushed;
+
+/* The calling thread's open push ranges, innermost last. `level` counts
+ * pushes when tracing is off and no library answers (nothing to record). */
+static __thread struct {
+    pushed *v;
+    uint32_t n, cap;
+    int level;
+} t_stack;
+
+typedef struct started {
+    uint64_t id;
+    uint64_t t0;
+    uint64_t corr;
+    char *msg;
+    size_t len;
+} started;
+
+static struct {
+    pthread_mutex_t lock;
+    started *v;
+    size_t n, cap;
+} g_started = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static uint64_t g_range_id; /* atomic */
+static int g_selected;      /* --selected-regions */
+static uint32_t g_all_domains;
+
+static int tracing(void) { return (rpg_domains & RPG_DOMAIN_MARKER) != 0; }
+
+static char *copy_msg(const char *msg, size_t *len)
+{
+    size_t l = msg ? strlen(msg) : 0;
+    char *p = malloc(l + 1);
+    if (p) {
+        memcpy(p, msg ? msg : "", l);
+        p[l] = 0;
+    } else {
+        l = 0;
+    }
+    *len = l;
+    return p;
+}
+
+static void record(uint32_t domain, uint32_t fn, uint64_t corr, uint64_t t0, uint64_t t1,
+                   uint64_t id, const char *msg)
+{
+    rpg_record_marker(domain, fn, corr, t0, t1, id, msg, msg ? strlen(msg) : 0);
+}
+
+const char *rpg_roctx_thread_range(size_t *len)
+{
+    if (t_stack.n == 0)
+        return NULL;
+    if (len)
+        *len = t_stack.v[t_stack.n - 1].len;
+    return t_stack.v[t_stack.n - 1].msg;
+}
+
+/* ---- the API -------------------------------------------------------------- */
+
+ROCTX_EXPORT void roctxMarkA(const char *message)
+{
+    if (!tracing()) {
+        void (*f)(const char *) = next_fn(FN_MARK);
+        if (f)
+            f(message);
+        return;
+    }
+    uint64_t corr = rpg_correlation_next();
+    uint64_t t = rpg_now();
+    record(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, corr, t, t, 0, message);
+}
+
+ROCTX_EXPORT int roctxRangePushA(const char *message)
+{
+    if (!tracing()) {
+        int (*f)(const char *) = next_fn(FN_PUSH);
+        return f ? f(message) : t_stack.level++;
+    }
+    uint64_t corr = rpg_correlation_next();
+    if (t_stack.n == t_stack.cap) {
+        uint32_t cap = t_stack.cap ? t_stack.cap * 2 : 16;
+        pushed *v = realloc(t_stack.v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        t_stack.v = v;
+        t_stack.cap = cap;
+    }
+    pushed *p = &t_stack.v[t_stack.n];
+    p->corr = corr;
+    p->msg = copy_msg(message, &p->len);
+    p->t0 = rpg_now();
+    return (int)t_stack.n++;
+}
+
+ROCTX_EXPORT int roctxRangePop(void)
+{
+    if (!tracing()) {
+        int (*f)(void) = next_fn(FN_POP);
+        if (f)
+            return f();
+        return t_stack.level == 0 ? -1 : --t_stack.level;
+    }
+    uint64_t t1 = rpg_now();
+    if (t_stack.n == 0)
+        return -1; /* an unmatched pop has no range to report */
+    pushed *p = &t_stack.v[--t_stack.n];
+    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, p->corr, p->t0, t1, 0,
+                      p->msg, p->len);
+    free(p->msg);
+    p->msg = NULL;
+    return (int)t_stack.n;
+}
+
+ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
+{
+    if (!tracing()) {
+        roctx_range_id_t (*f)(const char *) = next_fn(FN_START);
+        return f ? f(message) : __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
+    }
+    started s;
+    s.id = __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
+    s.corr = rpg_correlation_next();
+    s.msg = copy_msg(message, &s.len);
+    s.t0 = rpg_now();
+    pthread_mutex_lock(&g_started.lock);
+    if (g_started.n == g_started.cap) {
+        size_t cap = g_started.cap ? g_started.cap * 2 : 16;
+        started *v = realloc(g_started.v, cap * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&g_started.lock);
+            free(s.msg);
+            return s.id;
+        }
+        g_started.v = v;
+        g_started.cap = cap;
+    }
+    g_started.v[g_started.n++] = s;
+    pthread_mutex_unlock(&g_started.lock);
+    return s.id;
+}
+
+ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
+{
+    if (!tracing()) {
+        void (*f)(roctx_range_id_t) = next_fn(FN_STOP);
+        if (f)
+            f(id);
+        return;
+    }
+    uint64_t t1 = rpg_now();
+    started s = {0, 0, 0, NULL, 0};
+    pthread_mutex_lock(&g_started.lock);
+    /* Ranges usually stop in the order they started: search from the end. */
+    for (size_t i = g_started.n; i-- > 0;) {
+        if (g_started.v[i].id == id) {
+            s = g_started.v[i];
+            g_started.v[i] = g_started.v[--g_started.n];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_started.lock);
+    if (s.id == 0)
+        return; /* unknown id: nothing to report */
+    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_PROCESS_RANGE, s.corr, s.t0, t1, s.id,
+                      s.msg, s.len);
+    free(s.msg);
+}
+
+/* Applies a pause or resume of the whole process under --selected-regions. */
+static void select_region(roctx_thread_id_t tid, int on)
+{
+    if (!g_selected || tid != 0)
+        return;
+    uint32_t mask = on ? g_all_domains : (g_all_domains & RPG_DOMAIN_MARKER);
+    __atomic_store_n(&rpg_domains, mask, __ATOMIC_RELAXED);
+}
+
+static int control(enum roctx_fn fn, uint32_t op, roctx_thread_id_t tid, int on)
+{
+    if (!tracing()) {
+        select_region(tid, on);
+        int (*f)(roctx_thread_id_t) = next_fn(fn);
+        return f ? f(tid) : 0;
+    }
+    uint64_t corr = rpg_correlation_next();
+    uint64_t t0 = rpg_now();
+    select_region(tid, on);
+    record(RPG_API_MARKER_CONTROL, op, corr, t0, rpg_now(), tid, NULL);
+    return 0;
+}
+
+ROCTX_EXPORT int roctxProfilerPause(roctx_thread_id_t tid)
+{
+    return control(FN_PAUSE, RPG_MARKER_PROFILER_PAUSE, tid, 0);
+}
+
+ROCTX_EXPORT int roctxProfilerResume(roctx_thread_id_t tid)
+{
+    return control(FN_RESUME, RPG_MARKER_PROFILER_RESUME, tid, 1);
+}
+
+/* The naming calls record the name as the message and the named object
+ * (agent handle, device ordinal, stream handle; 0 for the thread) in
+ * range_id. */
+static int name_call(uint32_t op, const char *name, uint64_t object)
+{
+    uint64_t corr = rpg_correlation_next();
+    uint64_t t0 = rpg_now();
+    record(RPG_API_MARKER_NAME, op, corr, t0, rpg_now(), object, name);
+    return 0;
+}
+
+ROCTX_EXPORT int roctxNameOsThread(const char *name)
+{
+    if (!tracing()) {
+        int (*f)(const char *) = next_fn(FN_NAME_THREAD);
+        return f ? f(name) : 0;
+    }
+    return name_call(RPG_MARKER_NAME_OS_THREAD, name, 0);
+}
+
+ROCTX_EXPORT int roctxNameHsaAgent(const char *name, const struct hsa_agent_s *agent)
+{
+    if (!tracing()) {
+        int (*f)(const char *, const struct hsa_agent_s *) = next_fn(FN_NAME_AGENT);
+        return f ? f(name, agent) : 0;
+    }
+    /* hsa_agent_t is { uint64_t handle }. */
+    uint64_t handle = 0;
+    if (agent)
+        memcpy(&handle, agent, sizeof handle);
+    return name_call(RPG_MARKER_NAME_HSA_AGENT, name, handle);
+}
+
+ROCTX_EXPORT int roctxNameHipDevice(const char *name, int device_id)
+{
+    if (!tracing()) {
+        int (*f)(const char *, int) = next_fn(FN_NAME_DEVICE);
+        return f ? f(name, device_id) : 0;
+    }
+    return name_call(RPG_MARKER_NAME_HIP_DEVICE, name, (uint64_t)(int64_t)device_id);
+}
+
+ROCTX_EXPORT int roctxNameHipStream(const char *name, const struct ihipStream_t *stream)
+{
+    if (!tracing()) {
+        int (*f)(const char *, const struct ihipStream_t *) = next_fn(FN_NAME_STREAM);
+        return f ? f(name, stream) : 0;
+    }
+    return name_call(RPG_MARKER_NAME_HIP_STREAM, name, (uint64_t)(uintptr_t)stream);
+}
+
+ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
+{
+    if (!tracing()) {
+        int (*f)(roctx_thread_id_t *) = next_fn(FN_GET_TID);
+        if (f)
+            return f(tid);
+        if (tid)
+            *tid = rpg_tid();
+        return 0;
+    }
+    uint64_t corr = rpg_correlation_next();
+    uint64_t t0 = rpg_now();
+    if (tid)
+        *tid = rpg_tid();
+    record(RPG_API_MARKER_CORE, RPG_MARKER_GET_THREAD_ID, corr, t0, rpg_now(), 0, NULL);
+    return 0;
+}
+
+/* A fork child owns only the forking thread: the others' open ranges and the
+ * lock are not its own. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&g_started.lock, NULL);
+    g_started.n = 0;
+}
+
+/* Runs after recorder.c's constructor (same library, later in link order),
+ * so rpg_domains is final here. */
+__attribute__((constructor)) static void roctx_init(void)
+{
+    const char *v = getenv("ROCPROF_SELECTED_REGIONS");
+    if (v && v[0] == '1' && v[1] == 0 && rpg_domains) {
+        g_selected = 1;
+        g_all_domains = rpg_domains;
+        rpg_domains &= RPG_DOMAIN_MARKER;
+    }
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
