@@ -1,0 +1,1 @@
+-- Marker views are built by the rocpd tool at query time; nothing is stored.
