@@ -1,6 +1,8 @@
 package vgpu
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -161,4 +163,42 @@ func TestSQWavesPerSE(t *testing.T) {
 		total += v
 	}
 	require.Equal(t, uint64(65536/256*4), total)
+}
+
+// AQLprofile's golden SQTT start and stop packets around one dispatch leave
+// a well-formed synthetic trace in the buffer, and the stop packet's reads of
+// STATUS, CNTR and WPTR agree with it.
+func TestGoldenSQTTPackets(t *testing.T) {
+	base := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", "gfx90a_mi210", "att_cu0_se1_64mb")
+	_, err := os.Stat(base + ".aql.bin")
+	require.NoErrorf(t, err, "golden packets missing: %s.aql.bin must exist", base)
+	// Control words at 0x100000000000, trace buffer at 0x100000001000 (the
+	// golden arena; the start packet programs BASE/BASE2 = 1 for SE 0).
+	r := run(t, time.Minute, nil, artefact(t, "vgpu-tests/pmc_golden"), base+".aql.bin", base+".cmdbuf.bin",
+		"0x100004001000", "0x100000000000", "16", "65536", "256", "0x100000001000", "4096")
+	require.Equalf(t, 0, r.code, "stderr: %s", r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 3)
+	ctl0, err := strconv.ParseUint(lines[0], 0, 64)
+	require.NoError(t, err)
+	ctl1, err := strconv.ParseUint(lines[1], 0, 64)
+	require.NoError(t, err)
+	status, cntr, wptr := uint32(ctl0), uint32(ctl0>>32), uint32(ctl1)
+	require.Zero(t, status, "no busy, full or error bits")
+	require.True(t, strings.HasPrefix(lines[2], "dump "))
+	raw, err := hex.DecodeString(strings.TrimPrefix(lines[2], "dump "))
+	require.NoError(t, err)
+	require.Equal(t, "VGPUSQTT", string(raw[:8]))
+	le := binary.LittleEndian
+	require.Equal(t, uint32(1), le.Uint32(raw[8:]), "version")
+	require.Equal(t, uint32(0), le.Uint32(raw[12:]), "SE")
+	require.Equal(t, uint32(1), le.Uint32(raw[16:]), "dispatches")
+	nuser := le.Uint32(raw[20:])
+	require.Equal(t, uint64(128), le.Uint64(raw[24:]), "waves on SE 0")
+	require.Equal(t, uint32(0x434f5200), le.Uint32(raw[32:]), "first USERDATA_2 word of the start packet")
+	recOff := 32 + (int(nuser)*4+31)/32*32
+	require.Equal(t, uint32(recOff+32), wptr*32, "WPTR counts the 32-byte blocks written")
+	require.Equal(t, uint32(1+nuser+1), cntr)
+	require.Equal(t, uint64(128), le.Uint64(raw[recOff+8:]), "dispatch record: waves on SE 0")
+	require.Equal(t, uint64(baseNs+waveNs*1024), le.Uint64(raw[recOff+16:]), "dispatch record: modelled ns")
 }
