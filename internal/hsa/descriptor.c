@@ -51,7 +51,11 @@ void shim_decode_descriptor(const void *kd, uint32_t major, uint32_t minor, uint
         if (arch > total)
             arch = total;
         *vgpr = arch;
-        *agpr = total - arch;
+        /* AGPRs start at ACCUM_OFFSET and the total is rounded up to the
+         * granule: only space beyond the rounded architected part is AGPRs
+         * (exact counts are in the code object's metadata, not here). */
+        uint32_t arch_rounded = (arch + vg - 1) / vg * vg;
+        *agpr = total > arch_rounded ? total - arch : 0;
     } else {
         *vgpr = total;
     }

@@ -2,15 +2,15 @@
 //
 // hsa_queue_create is answered with hsa_amd_queue_intercept_create, and the
 // intercept callback (on the thread that rings the doorbell) gives every
-// packet that has, or is, a kernel dispatch its own completion signal from a
-// pool, remembering the app's signal in a per-queue FIFO. One completion
+// packet its own completion signal from a pool, remembering the app's signal
+// (if any) in a per-queue FIFO. One completion
 // thread per queue waits for the FIFO's head, reads the runtime's profiling
 // timestamps (already in the system clock domain, i.e. CLOCK_BOOTTIME ns),
 // records the dispatch, and only then decrements the app's signal: whatever
 // the app saw complete has been recorded, so an abort or SIGKILL right after
-// a synchronisation loses nothing. Barrier packets with a completion signal
-// go through the same FIFO so that they cannot overtake the dispatches
-// before them.
+// a synchronisation loses nothing. Barrier packets go through the same FIFO
+// so that they cannot signal the app before the dispatches ahead of them are
+// recorded.
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -85,6 +86,7 @@ struct Queue {
     uint64_t id;
     Pending *ring;
     uint64_t mask;
+    uint64_t hw_size; // packets the hardware queue holds
     std::atomic<uint64_t> head{0}; // next entry the completion thread handles
     std::atomic<uint64_t> tail{0}; // next free entry
     std::atomic<uint32_t> sleeping{0};
@@ -214,16 +216,19 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         hsa_kernel_dispatch_packet_t *k = &t_buf[i];
         uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
         bool dispatch = type == HSA_PACKET_TYPE_KERNEL_DISPATCH;
-        // Every packet type keeps its completion signal at byte 56.
-        if (!dispatch && k->completion_signal.handle == 0)
-            continue;
         if (type == HSA_PACKET_TYPE_INVALID)
             continue;
-        // A full FIFO means the completion thread is behind by thousands of
-        // packets: wait for it rather than lose a record.
-        while (tail - q->head.load(std::memory_order_acquire) > q->mask) {
+        // Every packet gets a signal of ours (all packet types keep it at
+        // byte 56), so the FIFO bounds what is on the hardware queue. The
+        // 5.2.3 intercept queue asserts ("overflow buffer not empty") when the
+        // hardware queue fills, so wait here for the completion thread
+        // instead; two slots stay free for the runtime's retry barrier.
+        if (tail - q->head.load(std::memory_order_acquire) + 2 >= q->hw_size) {
             wake(q);
-            sched_yield();
+            while (tail - q->head.load(std::memory_order_acquire) + 2 >= q->hw_size) {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, nullptr);
+            }
         }
         hsa_signal_t ours = pool_get();
         if (!ours.handle)
@@ -303,6 +308,7 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     q->node = a ? a->node : 0;
     q->id = g_queue_id.fetch_add(1) + 1;
     q->mask = cap - 1;
+    q->hw_size = size;
     pthread_mutex_init(&q->lock, nullptr);
     shim_amd.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
     if (pthread_create(&q->thread, nullptr, completion_thread, q) != 0) {

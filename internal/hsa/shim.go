@@ -159,3 +159,10 @@ func executableDestroyed(exec uint64) {
 		C.rpg_record_code_object(&rec, nil, 0)
 	}
 }
+
+// decodeDescriptor exposes descriptor.c to the tests.
+func decodeDescriptor(kd []byte, major, minor uint32) (vgpr, agpr, sgpr uint32) {
+	var v, a, s C.uint32_t
+	C.shim_decode_descriptor(unsafe.Pointer(&kd[0]), C.uint32_t(major), C.uint32_t(minor), &v, &a, &s)
+	return uint32(v), uint32(a), uint32(s)
+}
