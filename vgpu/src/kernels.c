@@ -103,8 +103,7 @@ const char *vgpu_kernel_name(uint64_t ko) {
     }
   }
   pthread_mutex_unlock(&cache_lock);
-  char *n = lookup(ko);
-  if (!n) return NULL; /* not cached: ROCR may load the object later */
+  char *n = lookup(ko); /* NULL is cached too: a dispatched object is already loaded */
   pthread_mutex_lock(&cache_lock);
   struct name_entry *slot = &cache[h];
   for (unsigned i = 0; i < 8; i++)
@@ -117,6 +116,13 @@ const char *vgpu_kernel_name(uint64_t ko) {
   slot->name = n;
   pthread_mutex_unlock(&cache_lock);
   return n;
+}
+
+void vgpu_kernel_names_forget(uintptr_t base, uint64_t size) {
+  pthread_mutex_lock(&cache_lock);
+  for (unsigned i = 0; i < NAME_CACHE; i++)
+    if (cache[i].ko >= base && cache[i].ko - base < size) cache[i].ko = 0; /* name leaked: readers may hold it */
+  pthread_mutex_unlock(&cache_lock);
 }
 
 /* --- ROCR blit kernels ---------------------------------------------------- */

@@ -119,6 +119,7 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtFreeMemory(void *addr, HSAuint64 size) {
   if (i >= 0) remove_at(i);
   pthread_rwlock_unlock(&lock);
   if (i < 0) return HSAKMT_STATUS_INVALID_PARAMETER;
+  vgpu_kernel_names_forget((uintptr_t)addr, sz);
   munmap(addr, sz);
   return HSAKMT_STATUS_SUCCESS;
 }

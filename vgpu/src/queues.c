@@ -147,6 +147,9 @@ static int64_t signal_value(uint64_t handle) {
 
 enum { DONE, NOT_READY };
 
+/* Real mode: kernels with less than this left are busy-waited, not slept. */
+#define SPIN_BELOW_NS 100000ull
+
 /* Virtual mode: fixed cost of a packet that is not a kernel. */
 #define VIRTUAL_PACKET_NS 1000
 
@@ -198,9 +201,14 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   vgpu_perf_on_dispatch(q->node, &d);
   uint64_t end_ns = start_ns + d.duration_ns;
   if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {
+    /* The kernel "runs" until its modelled end: short remainders are spun
+     * (a sleep costs ~50 us here, far more than a tiny kernel), long ones
+     * slept. Emulation work that overran the model moves the end out. */
     uint64_t now = vgpu_now_ns();
-    if (now < end_ns) vgpu_sleep_until_ns(end_ns);
-    else end_ns = now;
+    if (now + SPIN_BELOW_NS < end_ns) vgpu_sleep_until_ns(end_ns - SPIN_BELOW_NS);
+    while ((now = vgpu_now_ns()) < end_ns) {
+    }
+    if (now > end_ns + SPIN_BELOW_NS) end_ns = now;
   }
   uint64_t st = start_ns / VGPU_GPU_TICK_NS, et = end_ns / VGPU_GPU_TICK_NS;
   if (et <= st) et = st + 1;

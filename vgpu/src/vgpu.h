@@ -101,6 +101,7 @@ bool vgpu_node_is_gpu(uint32_t node);
 
 /* Kernel names from code objects in memory. */
 const char *vgpu_kernel_name(uint64_t kernel_object);
+void vgpu_kernel_names_forget(uintptr_t base, uint64_t size);
 
 /* Queues. */
 struct vgpu_queue;
