@@ -120,11 +120,15 @@ func hexDW(t testing.TB, ss []string) []uint32 {
 	return out
 }
 
-func loadCase(t testing.TB, path string) *goldenCase {
+func readJSON(t testing.TB, path string, v any) {
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, v), path)
+}
+
+func loadCase(t testing.TB, path string) *goldenCase {
 	var g goldenCase
-	require.NoError(t, json.Unmarshal(raw, &g))
+	readJSON(t, path, &g)
 	return &g
 }
 

@@ -11,6 +11,7 @@ type Packet struct {
 	Opcode Opcode
 	Words  []uint32 // header and body
 	Text   string
+	Raw    bool // not a complete type-3 packet
 }
 
 // RegNamer names a register address, or returns "" when it is unknown.
@@ -103,7 +104,7 @@ func Disassemble(dw []uint32, names RegNamer) []Packet {
 		h := dw[i]
 		n := int(h>>16&0x3FFF) + 2
 		if h>>30 != 3 || i+n > len(dw) {
-			out = append(out, Packet{DW: i, Words: dw[i : i+1], Text: fmt.Sprintf("RAW 0x%08x", h)})
+			out = append(out, Packet{DW: i, Words: dw[i : i+1], Text: fmt.Sprintf("RAW 0x%08x", h), Raw: true})
 			i++
 			continue
 		}
@@ -119,7 +120,7 @@ func Format(dw []uint32, names RegNamer) string {
 	var sb strings.Builder
 	for _, p := range Disassemble(dw, names) {
 		name := p.Opcode.String()
-		if p.Words != nil && p.Words[0]>>30 != 3 {
+		if p.Raw {
 			name = "RAW"
 		}
 		fmt.Fprintf(&sb, "[%4d] %-16s %s\n", p.DW, name, p.Text)
