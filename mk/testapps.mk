@@ -3,10 +3,11 @@
 # plus builds for the other emulated architectures into build/testdata/<arch>.
 HIPCC            ?= hipcc
 TESTAPPS_DIR     := $(BUILD)/testdata
-TESTAPPS_HIP     := devices idle multistream memcheck multithread abort segfault fork exec tiny_kernels callrate
+TESTAPPS_HIP     := devices features idle multistream memcheck multithread abort segfault fork exec tiny_kernels callrate
 TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices \
                     gfx900/devices gfx1030/devices gfx1030/memcheck
-TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues $(TESTAPPS_OTHER))
+TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues $(TESTAPPS_OTHER)) \
+                    $(TESTAPPS_DIR)/module_kernels.co
 TESTAPPS_HIPFLAGS := -O2 -std=c++17
 
 TEST_PREREQS += $(TESTAPPS_BINS)
@@ -21,6 +22,11 @@ $(TESTAPPS_DIR)/$(1)/%: testdata/apps/%.cpp testdata/apps/common.h
 	$$(HIPCC) --offload-arch=$(1) $$(TESTAPPS_HIPFLAGS) -o $$@ $$<
 endef
 $(foreach a,gfx908 gfx906 gfx900 gfx1030,$(eval $(call testapps_arch_rule,$(a))))
+
+# A code object for hipModuleLoad (features MODULE.co).
+$(TESTAPPS_DIR)/module_kernels.co: testdata/apps/module_kernels.cpp
+	@mkdir -p $(@D)
+	$(HIPCC) --genco --offload-arch=gfx90a -O2 -o $@ $<
 
 $(TESTAPPS_DIR)/hsa_queues: testdata/apps/hsa_queues.c
 	@mkdir -p $(@D)

@@ -3,6 +3,7 @@ package vgpu
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ type appCase struct {
 var appCases = []appCase{
 	{name: "devices", bin: "devices", code: 0, stdout: `devices=1\ndevice 0 name=AMD Instinct MI210 arch=gfx90a:sramecc\+:xnack- cus=104`, tool: true},
 	{name: "devices-4gpus", bin: "devices", env: []string{"ROCPROF_VGPU_COUNT=4"}, code: 0, stdout: `devices=4\n(device \d name=AMD Instinct MI210 .*\n){4}`},
+	{name: "features", bin: "features", args: []string{"@module_kernels.co"}, code: 0, stdout: `module launch ok\nmanaged ok value=42\ncooperative launch ok\nevent timing ok ms=`, tool: true},
 	{name: "idle", bin: "idle", args: []string{"1"}, code: 0, stdout: `idle_seconds=1 cpu_seconds=[0-9.]+ idle_cpu_percent=`},
 	{name: "multistream", bin: "multistream", args: []string{"4", "8"}, code: 0, stdout: `streams=4 iterations=8 dispatches=64 copies=128`, tool: true},
 	{name: "memcheck", bin: "memcheck", code: 0, stdout: `all copies and memsets round-trip`, tool: true},
@@ -53,7 +55,13 @@ func TestSampleApps(t *testing.T) {
 	for _, c := range appCases {
 		t.Run(c.name, func(t *testing.T) {
 			bin := artefact(t, "testdata/"+c.bin)
-			r := run(t, 2*time.Minute, c.env, bin, c.args...)
+			args := append([]string(nil), c.args...)
+			for i, a := range args { // @file: a file next to the apps
+				if strings.HasPrefix(a, "@") {
+					args[i] = artefact(t, "testdata/"+a[1:])
+				}
+			}
+			r := run(t, 2*time.Minute, c.env, bin, args...)
 			require.Equalf(t, c.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 			require.Regexp(t, c.stdout, r.stdout)
 			require.NotContains(t, r.stderr, "rocprof-go virtual GPU: error")
@@ -61,7 +69,7 @@ func TestSampleApps(t *testing.T) {
 				return
 			}
 			env := append([]string{"HSA_TOOLS_LIB=" + tool, "HSA_TOOLS_REPORT_LOAD_FAILURE=1"}, c.env...)
-			r = run(t, 2*time.Minute, env, bin, c.args...)
+			r = run(t, 2*time.Minute, env, bin, args...)
 			require.Equalf(t, c.code, r.code, "under the tool\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
 			require.Regexp(t, c.stdout, r.stdout)
 			if c.code == 0 && !c.idle {

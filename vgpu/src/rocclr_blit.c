@@ -110,6 +110,7 @@ const char *vgpu_rocclr_blit(const char *name, void *kernarg, const struct vgpu_
   else if (!strcmp(k, "fillBufferAligned2D")) fill_buffer_2d(ka);
   else if (!strcmp(k, "copyBufferRect")) copy_rect(ka, 1);
   else if (!strcmp(k, "copyBufferRectAligned")) copy_rect(ka, 4);
+  else if (!strcmp(k, "gwsInit")) return NULL; /* initialises GWS barriers: no memory to touch */
   else {
     vgpu_error("ROCclr blit kernel %s is not emulated: it moves no data", name);
     return NULL;
