@@ -96,13 +96,19 @@ type attRegs struct {
 	acquireStop       bool
 }
 
-// attSpecs has the families whose thread trace is verified against goldens.
-// gfx10 and gfx12 are not: their register values are not recorded.
+// attSpecs has the families whose thread trace rocprof-go builds. gfx9 and
+// gfx11 are verified against AQLprofile goldens; gfx10's values are composed
+// from AQLprofile's gfx10 field choices and the gc_10_3 register layout
+// (no golden). gfx12 is not built: its field layout is not recorded here.
 var attSpecs = map[Family]*attRegs{
 	GFX9: {status: 0xC33A, wptr: 0xC339, cntr: 0xC33C, ctrl: 0xC335, mask: 0xC332, tokenMask: 0xC333,
 		base: 0xC330, base2: 0xC337, size: 0xC331, mode: 0xC336, hiwater: 0xC33B, tokenMask2: 0xC338,
 		tokenOn: 0x000FBC6F, ctrlOn: 0x80000000, modeOn: 0x02240000, modeOff: 0x02040000,
 		maskConst: 0xC080, waitPoll: 4, maxStep: 16 << 30, setUconfig: true, acquireStop: true},
+	GFX10: {status: 0x2348, wptr: 0x2344, cntr: 0x2349, ctrl: 0x2347, mask: 0x2345, tokenMask: 0x2346,
+		buf0Base: 0x2340, buf0Size: 0x2341,
+		tokenOn: 0x00080683, tokenOff: 0x030007FF, ctrlOn: 0xA0423F41, ctrlOff: 0xA0423F40,
+		maskConst: 0x00010000, waitPoll: 4, maxStep: 16 << 30},
 	GFX11: {status: 0xD9F4, wptr: 0xD9EF, cntr: 0xD9FA, ctrl: 0xD9EC, mask: 0xD9ED, tokenMask: 0xD9EE,
 		buf0Base: 0xD9E8, buf0Size: 0xD9E9,
 		tokenOn: 0x0C080683, tokenOff: 0x0F0007FF, ctrlOn: 0xA0423941, ctrlOff: 0xA0423940,
@@ -114,6 +120,9 @@ var attRegNames = map[Family]map[pm4.Reg]string{
 		0xC335: "SQ_THREAD_TRACE_CTRL", 0xC332: "SQ_THREAD_TRACE_MASK", 0xC333: "SQ_THREAD_TRACE_TOKEN_MASK",
 		0xC330: "SQ_THREAD_TRACE_BASE", 0xC337: "SQ_THREAD_TRACE_BASE2", 0xC331: "SQ_THREAD_TRACE_SIZE",
 		0xC336: "SQ_THREAD_TRACE_MODE", 0xC33B: "SQ_THREAD_TRACE_HIWATER", 0xC338: "SQ_THREAD_TRACE_TOKEN_MASK2"},
+	GFX10: {0x2348: "SQ_THREAD_TRACE_STATUS", 0x2344: "SQ_THREAD_TRACE_WPTR", 0x2349: "SQ_THREAD_TRACE_DROPPED_CNTR",
+		0x2347: "SQ_THREAD_TRACE_CTRL", 0x2345: "SQ_THREAD_TRACE_MASK", 0x2346: "SQ_THREAD_TRACE_TOKEN_MASK",
+		0x2340: "SQ_THREAD_TRACE_BUF0_BASE", 0x2341: "SQ_THREAD_TRACE_BUF0_SIZE"},
 	GFX11: {0xD9F4: "SQ_THREAD_TRACE_STATUS", 0xD9EF: "SQ_THREAD_TRACE_WPTR", 0xD9FA: "SQ_THREAD_TRACE_DROPPED_CNTR",
 		0xD9EC: "SQ_THREAD_TRACE_CTRL", 0xD9ED: "SQ_THREAD_TRACE_MASK", 0xD9EE: "SQ_THREAD_TRACE_TOKEN_MASK",
 		0xD9E8: "SQ_THREAD_TRACE_BUF0_BASE", 0xD9E9: "SQ_THREAD_TRACE_BUF0_SIZE"},
@@ -363,9 +372,9 @@ func (d *Device) attStart10(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	c := p.Config
 	d.grbm(s, grbmBroadcast)
 	d.copyImmToReg(s, r.status, 0)
-	// Target CU → WGP_SEL (bits 7:4) and SIMD_SEL (bits 1:0): inferred, only
-	// CU 0 / SIMD 0xF are covered by a golden.
-	mask := r.maskConst | c.SIMDSelect&3 | (c.TargetCU/2)<<4
+	// SIMD_SEL is bits 1:0 and WGP_SEL bits 7:4; AQLprofile programs the
+	// target CU number into WGP_SEL as is.
+	mask := r.maskConst | c.SIMDSelect&3 | (c.TargetCU&0xF)<<4
 	for se := 0; se < d.SE; se++ {
 		d.grbm(s, grbmInstBcast|uint32(se)<<16)
 		page := p.SEBase[se] >> 12

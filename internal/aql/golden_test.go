@@ -271,3 +271,51 @@ func TestGoldenATT(t *testing.T) {
 		})
 	}
 }
+
+// gfx10 has no ATT golden: check the parts its rules fix. Config writes go
+// through COPY_DATA to the privileged CONFIG-space registers (selector 4),
+// masked SEs get one page, and stop ends without a cache acquire.
+func TestATTGfx10(t *testing.T) {
+	d, err := ParseAgent("gfx1030:xcc=1,se=4,cu=72,sa=2")
+	require.NoError(t, err)
+	cfg := RocprofATTConfig()
+	cfg.BufferSize = 0x4000000
+	arena := &Arena{Next: 0x100000000000}
+	p, err := d.BuildATT(cfg, arena.Alloc)
+	require.NoError(t, err)
+	start := pm4.Format(p.Start.DW, d.RegName)
+	require.Contains(t, start, "COPY_DATA        IMM 0x00000000 -> PERF SQ_THREAD_TRACE_STATUS(0x2348) (32b, wr_confirm=0)\n")
+	dw := p.Start.DW
+	// SE0: BUF0_SIZE = 0x3FC1 pages | base bits 47:44; MASK: CS waves, SIMD 3, WGP_SEL = target CU 1.
+	for _, want := range [][]uint32{
+		{0xC0044000, 0x405, 0x003FC101, 0, 0x2341, 0},
+		{0xC0044000, 0x405, 0x00010013, 0, 0x2345, 0},
+		{0xC0044000, 0x405, 0x00080683, 0, 0x2346, 0},
+		{0xC0044000, 0x405, 0x030007FF, 0, 0x2346, 0},
+		{0xC0044000, 0x405, 0xA0423F41, 0, 0x2347, 0},
+		{0xC0017600, 0x21E, 1},
+	} {
+		require.True(t, containsSeq(dw, want), "start lacks %x:\n%s", want, start)
+	}
+	stop := pm4.Format(p.Stop.DW, d.RegName)
+	require.NotContains(t, stop, "ACQUIRE_MEM")
+	require.Contains(t, stop, "WAIT_REG_MEM     REG SQ_THREAD_TRACE_STATUS(0x2348) func=3 ref=0x00000000 mask=0x000003fc poll=4")
+	require.Contains(t, stop, "COPY_DATA        PERF SQ_THREAD_TRACE_STATUS(0x2348) -> TC_L2 0x100000000060 (32b, wr_confirm=1)")
+	require.Equal(t, uint64(0x100000001000+0x3FC1000), p.SEBase[1])
+}
+
+func containsSeq(dw, seq []uint32) bool {
+	for i := 0; i+len(seq) <= len(dw); i++ {
+		ok := true
+		for j := range seq {
+			if dw[i+j] != seq[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
