@@ -63,7 +63,26 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
     uint32_t depth;
     uint32_t tid;
     uint64_t correlation;
+    uint32_t holds_lock; /* a signal handler on this thread must not wait for g_lock */
 } t_rec;
+
+/* Takes g_lock unless this thread already holds it (we are in a signal
+ * handler that interrupted the holder): then the caller gives up instead of
+ * deadlocking. */
+static int lock_spool(void)
+{
+    if (t_rec.holds_lock)
+        return 0;
+    pthread_mutex_lock(&g_lock);
+    t_rec.holds_lock = 1;
+    return 1;
+}
+
+static void unlock_spool(void)
+{
+    t_rec.holds_lock = 0;
+    pthread_mutex_unlock(&g_lock);
+}
 
 static void count(uint64_t *field)
 {
@@ -300,13 +319,14 @@ static int spool_ready(void)
     int st = __atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE);
     if (__builtin_expect(st != SPOOL_NONE, 1))
         return st == SPOOL_READY;
-    pthread_mutex_lock(&g_lock);
+    if (!lock_spool())
+        return 0;
     st = g_sp.state;
     if (st == SPOOL_NONE) {
         st = g_sp.dir[0] ? open_spool_locked() : SPOOL_OFF;
         __atomic_store_n(&g_sp.state, st, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&g_lock);
+    unlock_spool();
     return st == SPOOL_READY;
 }
 
@@ -322,9 +342,10 @@ static int new_chunk(cursor *c)
         return 0;
     char *base = __atomic_load_n(&g_sp.segments[seg], __ATOMIC_ACQUIRE);
     if (!base) {
-        pthread_mutex_lock(&g_lock);
+        if (!lock_spool())
+            return 0;
         base = map_segment_locked((uint32_t)seg);
-        pthread_mutex_unlock(&g_lock);
+        unlock_spool();
         if (!base)
             return 0;
     }
@@ -560,6 +581,7 @@ static void after_fork_child(void)
         g_sp.state = SPOOL_NONE;
     memset(&t_rec.c, 0, sizeof t_rec.c);
     t_rec.depth = 0;
+    t_rec.holds_lock = 0;
     t_rec.tid = 0;
 }
 

@@ -1,0 +1,58 @@
+package tracing_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// TestABI compiles spool.h and checks that the Go reader's idea of every
+// record's fixed size matches the C structs.
+func TestABI(t *testing.T) {
+	src := `#include "spool.h"
+#include <stdio.h>
+#include <stddef.h>
+int main(void) {
+  printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    sizeof(rpg_string_rec), sizeof(rpg_api_rec), sizeof(rpg_api_rec), sizeof(rpg_marker_rec),
+    sizeof(rpg_kernel_dispatch_rec), sizeof(rpg_memory_copy_rec),
+    sizeof(rpg_memory_allocation_rec), sizeof(rpg_scratch_memory_rec),
+    sizeof(rpg_kernel_symbol_rec), sizeof(rpg_code_object_rec), sizeof(rpg_agent_info_rec),
+    sizeof(rpg_counter_sample_rec), sizeof(rpg_spool_header));
+  printf("%zu %zu %zu %zu\n", offsetof(rpg_kernel_dispatch_rec, grid),
+    offsetof(rpg_agent_info_rec, logical_node_type_id), offsetof(rpg_agent_info_rec, name),
+    offsetof(rpg_spool_header, fork_generation));
+  return 0;
+}`
+	dir := t.TempDir()
+	c := filepath.Join(dir, "abi.c")
+	require.NoError(t, writeFile(c, src))
+	bin := filepath.Join(dir, "abi")
+	out, err := exec.Command("gcc", "-std=c11", "-Wall", "-Werror", "-I.", "-o", bin, c).CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command(bin).Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 2)
+	var sizes []uint32
+	for _, f := range strings.Fields(lines[0]) {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		sizes = append(sizes, uint32(n))
+	}
+	kinds := []tracing.Kind{tracing.KindString, tracing.KindHIPAPI, tracing.KindHSAAPI,
+		tracing.KindMarker, tracing.KindKernelDispatch, tracing.KindMemoryCopy,
+		tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindKernelSymbol,
+		tracing.KindCodeObject, tracing.KindAgentInfo, tracing.KindCounterSample}
+	for i, k := range kinds {
+		require.Equal(t, sizes[i], tracing.FixedSize(k), "%v", k)
+	}
+	require.Equal(t, uint32(tracing.HeaderFixedSize), sizes[12])
+	require.Equal(t, "72 400 408 88", lines[1])
+}

@@ -1,0 +1,117 @@
+package tracing
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Process blob tags (rpg_blob_tag).
+const (
+	blobEnd      = 0
+	blobArgv     = 1
+	blobEnviron  = 2
+	blobCwd      = 3
+	blobHostname = 4
+	blobExe      = 5
+)
+
+// ProcessInfo is what a spool's header says about the process that wrote it:
+// everything output path placeholders need.
+type ProcessInfo struct {
+	Path              string // spool file
+	PID, PPID         int32
+	PGID, SID         int32
+	PSize             int32 // children of the parent when the spool was created, -1 unknown
+	StartBoottimeNs   uint64
+	StartRealtimeNs   uint64
+	ForkGeneration    uint64 // forks since the last exec
+	Hostname          string
+	Argv              []string
+	Environ           []string
+	Cwd               string
+	Exe               string
+	ChunksReserved    uint64
+	Dropped           uint64 // records the writer could not store
+	TruncatedRecords  uint64 // records stored with a shortened string
+	headerBlobDecoded bool
+}
+
+// Getenv returns the value of an environment variable of the process.
+func (p *ProcessInfo) Getenv(name string) (string, bool) {
+	for _, e := range p.Environ {
+		if len(e) > len(name) && e[len(name)] == '=' && strings.HasPrefix(e, name) {
+			return e[len(name)+1:], true
+		}
+	}
+	return "", false
+}
+
+func splitNUL(b []byte) []string {
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil
+	}
+	parts := bytes.Split(b, []byte{0})
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// decodeHeader reads chunk 0. It never fails on a bad blob: a process with an
+// unreadable blob still has records worth reading.
+func decodeHeader(h []byte, p *ProcessInfo) error {
+	if len(h) < HeaderFixedSize || le.Uint64(h) != SpoolMagic {
+		return ErrNotSpool
+	}
+	if v := le.Uint32(h[8:]); v != SpoolVersion {
+		return &VersionError{Version: v}
+	}
+	if le.Uint32(h[12:]) != HeaderFixedSize || le.Uint32(h[16:]) != ChunkSize {
+		return ErrNotSpool
+	}
+	p.PID = int32(le.Uint32(h[24:]))
+	p.PPID = int32(le.Uint32(h[28:]))
+	p.PGID = int32(le.Uint32(h[32:]))
+	p.SID = int32(le.Uint32(h[36:]))
+	p.PSize = int32(le.Uint32(h[40:]))
+	blobSize := le.Uint32(h[44:])
+	p.StartBoottimeNs = le.Uint64(h[48:])
+	p.StartRealtimeNs = le.Uint64(h[56:])
+	p.ChunksReserved = le.Uint64(h[64:])
+	p.Dropped = le.Uint64(h[72:])
+	p.TruncatedRecords = le.Uint64(h[80:])
+	p.ForkGeneration = le.Uint64(h[88:])
+
+	blob := h[HeaderFixedSize:]
+	if uint64(blobSize) < uint64(len(blob)) {
+		blob = blob[:blobSize]
+	}
+	for len(blob) >= 8 {
+		tag, n := le.Uint32(blob), le.Uint32(blob[4:])
+		if tag == blobEnd || uint64(n) > uint64(len(blob)-8) {
+			break
+		}
+		v := blob[8 : 8+n]
+		switch tag {
+		case blobArgv:
+			p.Argv = splitNUL(v)
+		case blobEnviron:
+			p.Environ = splitNUL(v)
+		case blobCwd:
+			p.Cwd = string(v)
+		case blobHostname:
+			p.Hostname = string(v)
+		case blobExe:
+			p.Exe = string(v)
+		}
+		step := 8 + pad8(int(n))
+		if step > len(blob) {
+			break
+		}
+		blob = blob[step:]
+	}
+	p.headerBlobDecoded = true
+	return nil
+}

@@ -1,0 +1,245 @@
+package tracing
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
+
+// Stats counts what a reader saw in one spool.
+type Stats struct {
+	Records uint64           // published records returned
+	ByKind  [kindLast]uint64 // published records per kind
+	Torn    uint64           // records reserved but never published (rejected)
+	Invalid uint64           // chunks abandoned at a malformed record
+	Skipped uint64           // published records of unknown kinds or versions
+	Chunks  uint64           // chunks holding records
+}
+
+// Count returns the published records of one kind.
+func (s *Stats) Count(k Kind) uint64 {
+	if k < kindLast {
+		return s.ByKind[k]
+	}
+	return 0
+}
+
+// Reader streams the published records of one spool. It holds no records
+// itself: byte slices in decoded records alias the spool's memory and stay
+// valid until Close.
+type Reader struct {
+	data    []byte
+	info    ProcessInfo
+	nchunks uint64
+	unmap   bool
+
+	chunk uint64 // current chunk index
+	off   int    // offset of the next record inside the chunk; 0 = chunk not entered
+	rec   []byte
+	kind  Kind
+	stats Stats
+}
+
+// Open maps a spool file read-only.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < ChunkSize {
+		return nil, fmt.Errorf("open spool %s: %w", path, ErrNotSpool)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map spool %s: %w", path, err)
+	}
+	r, err := NewReader(data)
+	if err != nil {
+		_ = syscall.Munmap(data)
+		return nil, fmt.Errorf("open spool %s: %w", path, err)
+	}
+	r.unmap = true
+	r.info.Path = path
+	return r, nil
+}
+
+// NewReader reads a spool held in memory.
+func NewReader(data []byte) (*Reader, error) {
+	r := &Reader{data: data}
+	if len(data) < ChunkSize {
+		return nil, ErrNotSpool
+	}
+	if err := decodeHeader(data[:ChunkSize], &r.info); err != nil {
+		return nil, err
+	}
+	r.nchunks = uint64(len(data) / ChunkSize)
+	if r.info.ChunksReserved < r.nchunks {
+		r.nchunks = r.info.ChunksReserved
+	}
+	r.Rewind()
+	return r, nil
+}
+
+// Close releases the spool's memory; records decoded from it become invalid.
+func (r *Reader) Close() error {
+	if r.unmap && r.data != nil {
+		err := syscall.Munmap(r.data)
+		r.data = nil
+		return err
+	}
+	r.data = nil
+	return nil
+}
+
+// Process returns the header's process description.
+func (r *Reader) Process() ProcessInfo { return r.info }
+
+// Stats returns the counts of the records read so far (complete after Next
+// has returned false).
+func (r *Reader) Stats() Stats { return r.stats }
+
+// Rewind starts the record stream again (for a second pass); counts restart.
+func (r *Reader) Rewind() {
+	r.chunk, r.off, r.rec, r.kind = 1, 0, nil, 0
+	r.stats = Stats{}
+}
+
+// Next advances to the next published record of a known kind.
+func (r *Reader) Next() bool {
+	for r.chunk < r.nchunks {
+		base := int(r.chunk) * ChunkSize
+		c := r.data[base : base+ChunkSize]
+		if r.off == 0 {
+			if le.Uint32(c) != ChunkMagic || le.Uint64(c[8:]) != r.chunk {
+				r.nextChunk()
+				continue
+			}
+			r.stats.Chunks++
+			r.off = ChunkHeaderSize
+		}
+		if r.off+RecordHeaderSize > ChunkSize {
+			r.nextChunk()
+			continue
+		}
+		size := le.Uint32(c[r.off:])
+		if size == 0 {
+			r.nextChunk()
+			continue
+		}
+		if size%8 != 0 || size < RecordHeaderSize || uint64(r.off)+uint64(size) > ChunkSize {
+			r.stats.Invalid++
+			r.nextChunk()
+			continue
+		}
+		rec := c[r.off : r.off+int(size) : r.off+int(size)]
+		r.off += int(size)
+		if rec[7] != commitByte {
+			r.stats.Torn++
+			continue
+		}
+		k := Kind(le.Uint16(rec[4:]))
+		if k == 0 || k >= kindLast || rec[6] != 1 {
+			r.stats.Skipped++
+			continue
+		}
+		fixed := fixedSize[k]
+		if size < fixed || uint64(fixed)+tailLen(k, rec) > uint64(size) {
+			r.stats.Invalid++
+			r.nextChunk()
+			continue
+		}
+		r.rec, r.kind = rec, k
+		r.stats.Records++
+		r.stats.ByKind[k]++
+		return true
+	}
+	r.rec, r.kind = nil, 0
+	return false
+}
+
+func (r *Reader) nextChunk() {
+	r.chunk++
+	r.off = 0
+}
+
+// Kind returns the current record's kind.
+func (r *Reader) Kind() Kind { return r.kind }
+
+// Bytes returns the current record, header included.
+func (r *Reader) Bytes() []byte { return r.rec }
+
+// The accessors decode the current record; each must match Kind().
+
+// String decodes a KindString record.
+func (r *Reader) String() String { return decodeString(r.rec) }
+
+// APICall decodes a KindHIPAPI or KindHSAAPI record.
+func (r *Reader) APICall() APICall { return decodeAPICall(r.rec) }
+
+// Marker decodes a KindMarker record.
+func (r *Reader) Marker() Marker { return decodeMarker(r.rec) }
+
+// KernelDispatch decodes a KindKernelDispatch record.
+func (r *Reader) KernelDispatch() KernelDispatch { return decodeKernelDispatch(r.rec) }
+
+// MemoryCopy decodes a KindMemoryCopy record.
+func (r *Reader) MemoryCopy() MemoryCopy { return decodeMemoryCopy(r.rec) }
+
+// MemoryAllocation decodes a KindMemoryAllocation record.
+func (r *Reader) MemoryAllocation() MemoryAllocation { return decodeMemoryAllocation(r.rec) }
+
+// ScratchMemory decodes a KindScratchMemory record.
+func (r *Reader) ScratchMemory() ScratchMemory { return decodeScratchMemory(r.rec) }
+
+// KernelSymbol decodes a KindKernelSymbol record.
+func (r *Reader) KernelSymbol() KernelSymbol { return decodeKernelSymbol(r.rec) }
+
+// CodeObject decodes a KindCodeObject record.
+func (r *Reader) CodeObject() CodeObject { return decodeCodeObject(r.rec) }
+
+// AgentInfo decodes a KindAgentInfo record.
+func (r *Reader) AgentInfo() AgentInfo { return decodeAgentInfo(r.rec) }
+
+// CounterSample decodes a KindCounterSample record.
+func (r *Reader) CounterSample() CounterSample { return decodeCounterSample(r.rec) }
+
+// SpoolPattern matches the spool files in a spool directory.
+const SpoolPattern = "rpg-*.spool"
+
+// List returns the spool files in dir, oldest process image first (by the
+// start time in their names, then name).
+func List(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, SpoolPattern))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("spool directory: %w", err)
+	}
+	key := func(p string) (uint64, string) {
+		var pid int
+		var ts uint64
+		var n int
+		base := filepath.Base(p)
+		if _, err := fmt.Sscanf(base, "rpg-%d-%d-%d.spool", &pid, &ts, &n); err != nil {
+			return 0, base
+		}
+		return ts, base
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		ti, ni := key(paths[i])
+		tj, nj := key(paths[j])
+		if ti != tj {
+			return ti < tj
+		}
+		return ni < nj
+	})
+	return paths, nil
+}

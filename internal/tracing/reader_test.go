@@ -1,0 +1,274 @@
+package tracing_test
+
+import (
+	"bytes"
+	"encoding"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
+)
+
+var testProcess = tracing.ProcessInfo{
+	PID: 4242, PPID: 1, PGID: 4242, SID: 4242, PSize: 2,
+	StartBoottimeNs: 1_000_000, StartRealtimeNs: 1_700_000_000_000_000_000,
+	Hostname: "node01", Argv: []string{"./app", "--n", "3"},
+	Environ: []string{"A=1", "OMPI_COMM_WORLD_RANK=3"}, Cwd: "/work", Exe: "/work/app",
+}
+
+// oneOfEach holds one record of every kind, with every field set.
+var oneOfEach = []encoding.BinaryAppender{
+	tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: 7, Value: []byte("hipMalloc")},
+	tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 7, TID: 11, CorrelationID: 1,
+		Start: 100, End: 200, Args: []byte("abc")},
+	tracing.APICall{Domain: tracing.DomainHSACore, Function: 2, TID: 11, CorrelationID: 2,
+		Start: 110, End: 120},
+	tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerThreadRange,
+		TID: 12, CorrelationID: 3, Start: 90, End: 300, RangeID: 0, Message: []byte("region")},
+	tracing.KernelDispatch{AgentNode: 1, TID: 11, QueueID: 1, StreamID: 2, DispatchID: 1,
+		KernelID: 5, CorrelationID: 1, Start: 150, End: 180, Grid: [3]uint32{1024, 2, 3},
+		Workgroup: [3]uint32{64, 1, 1}, GroupSegmentSize: 100, PrivateSegmentSize: 16,
+		VGPRCount: 8, AGPRCount: 4, SGPRCount: 16},
+	tracing.MemoryCopy{Direction: tracing.CopyHostToDevice, SrcAgentNode: 0, DstAgentNode: 1,
+		TID: 11, Bytes: 4096, StreamID: 2, CorrelationID: 4, Start: 130, End: 140,
+		SrcAddress: 0x1000, DstAddress: 0x2000},
+	tracing.MemoryAllocation{Operation: tracing.AllocAllocate, AgentNode: 1, TID: 11,
+		Address: 0x7ffb26354000, Size: 1 << 20, CorrelationID: 5, Start: 10, End: 20},
+	tracing.ScratchMemory{Operation: tracing.ScratchAlloc, AgentNode: 1, TID: 11, Flags: 1,
+		QueueID: 1, Size: 65536, CorrelationID: 6, Start: 30, End: 40},
+	tracing.KernelSymbol{KernelID: 5, CodeObjectID: 1, KernelObject: 0xabc, KernargSize: 24,
+		GroupSegmentSize: 100, PrivateSegmentSize: 16, VGPRCount: 8, AGPRCount: 4,
+		SGPRCount: 16, Name: []byte("_Z3addPfS_i.kd")},
+	tracing.CodeObject{CodeObjectID: 1, Operation: tracing.CodeObjectLoad, AgentNode: 1,
+		StorageType: 2, LoadBase: 0x10000, LoadSize: 4096, LoadDelta: 0x10000, Timestamp: 5,
+		URI: []byte("file:///app#offset=1")},
+	tracing.AgentInfo{Values: [tracing.AgentNumericFields]uint64{1, 1, 2, 0, 4, 0, 0, 10},
+		Name: "gfx908", VendorName: "AMD", ProductName: "Virtual GPU", ModelName: "vgpu"},
+	tracing.CounterSample{DispatchID: 1, CounterID: 9, Value: 0.5, AgentNode: 1,
+		Dims: []tracing.CounterDim{{1, 0}, {2, 3}}, Name: []byte("SQ_WAVES")},
+}
+
+func decodeCurrent(r *tracing.Reader) any {
+	switch r.Kind() {
+	case tracing.KindString:
+		return r.String()
+	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		return r.APICall()
+	case tracing.KindMarker:
+		return r.Marker()
+	case tracing.KindKernelDispatch:
+		return r.KernelDispatch()
+	case tracing.KindMemoryCopy:
+		return r.MemoryCopy()
+	case tracing.KindMemoryAllocation:
+		return r.MemoryAllocation()
+	case tracing.KindScratchMemory:
+		return r.ScratchMemory()
+	case tracing.KindKernelSymbol:
+		return r.KernelSymbol()
+	case tracing.KindCodeObject:
+		return r.CodeObject()
+	case tracing.KindAgentInfo:
+		return r.AgentInfo()
+	case tracing.KindCounterSample:
+		return r.CounterSample()
+	}
+	return nil
+}
+
+func TestRoundTripEveryKind(t *testing.T) {
+	b := spooltest.New(testProcess)
+	for _, rec := range oneOfEach {
+		b.Add(rec)
+	}
+	r, err := tracing.NewReader(b.Bytes())
+	require.NoError(t, err)
+	var got []any
+	for r.Next() {
+		got = append(got, decodeCurrent(r))
+	}
+	require.Len(t, got, len(oneOfEach))
+	for i, want := range oneOfEach {
+		w := any(want)
+		if a, ok := w.(tracing.APICall); ok && a.Args == nil {
+			a.Args = []byte{}
+			w = a
+		}
+		require.Equal(t, w, got[i], "record %d", i)
+	}
+	p := r.Process()
+	require.Equal(t, testProcess.Argv, p.Argv)
+	require.Equal(t, testProcess.Environ, p.Environ)
+	require.Equal(t, "node01", p.Hostname)
+	rank, ok := p.Getenv("OMPI_COMM_WORLD_RANK")
+	require.True(t, ok)
+	require.Equal(t, "3", rank)
+	require.Equal(t, uint64(len(oneOfEach)), r.Stats().Records)
+}
+
+func TestReaderRejects(t *testing.T) {
+	api := tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 1, CorrelationID: 1}
+	cases := []struct {
+		name                          string
+		build                         func(b *spooltest.Builder)
+		records, torn, invalid, skips uint64
+	}{
+		{"torn record is skipped by its size", func(b *spooltest.Builder) {
+			b.Add(api)
+			b.AddTorn(api)
+			b.Add(api)
+		}, 2, 1, 0, 0},
+		{"unknown kind is skipped", func(b *spooltest.Builder) {
+			rec, _ := api.AppendBinary(nil)
+			rec[4] = 200
+			b.AddRaw(rec)
+			b.Add(api)
+		}, 1, 0, 0, 1},
+		{"newer record version is skipped", func(b *spooltest.Builder) {
+			rec, _ := api.AppendBinary(nil)
+			rec[6] = 2
+			b.AddRaw(rec)
+			b.Add(api)
+		}, 1, 0, 0, 1},
+		{"size not a multiple of 8 abandons the chunk", func(b *spooltest.Builder) {
+			b.Add(api)
+			rec, _ := api.AppendBinary(nil)
+			rec[0] = 13
+			b.AddRaw(rec)
+			b.Add(api)
+			b.NewChunk()
+			b.Add(api)
+		}, 2, 0, 1, 0},
+		{"tail longer than the record is invalid", func(b *spooltest.Builder) {
+			rec, _ := tracing.APICall{Args: []byte("x")}.AppendBinary(nil)
+			rec[20] = 200
+			b.AddRaw(rec)
+		}, 0, 0, 1, 0},
+		{"record shorter than its kind is invalid", func(b *spooltest.Builder) {
+			rec := []byte{16, 0, 0, 0, byte(tracing.KindKernelDispatch), 0, 1, 0xC5,
+				0, 0, 0, 0, 0, 0, 0, 0}
+			b.AddRaw(rec)
+		}, 0, 0, 1, 0},
+		{"records span chunks", func(b *spooltest.Builder) {
+			for i := 0; i < 3000; i++ {
+				b.Add(api)
+			}
+		}, 3000, 0, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := spooltest.New(testProcess)
+			tc.build(b)
+			r, err := tracing.NewReader(b.Bytes())
+			require.NoError(t, err)
+			for r.Next() {
+			}
+			s := r.Stats()
+			require.Equal(t, tc.records, s.Records)
+			require.Equal(t, tc.torn, s.Torn)
+			require.Equal(t, tc.invalid, s.Invalid)
+			require.Equal(t, tc.skips, s.Skipped)
+		})
+	}
+}
+
+func TestReaderHeaderErrors(t *testing.T) {
+	good := spooltest.New(testProcess).Bytes()
+	bad := func(mut func([]byte)) []byte {
+		b := append([]byte(nil), good...)
+		mut(b)
+		return b
+	}
+	_, err := tracing.NewReader(good[:100])
+	require.ErrorIs(t, err, tracing.ErrNotSpool)
+	_, err = tracing.NewReader(bad(func(b []byte) { b[0] = 0 }))
+	require.ErrorIs(t, err, tracing.ErrNotSpool)
+	_, err = tracing.NewReader(bad(func(b []byte) { b[8] = 9 }))
+	var ve *tracing.VersionError
+	require.ErrorAs(t, err, &ve)
+	require.Contains(t, err.Error(), "version 9")
+}
+
+func TestReaderUnusedAndTruncatedChunks(t *testing.T) {
+	b := spooltest.New(testProcess)
+	b.Add(tracing.APICall{Domain: tracing.DomainHIPRuntime})
+	b.NewChunk()
+	b.Add(tracing.APICall{Domain: tracing.DomainHIPRuntime})
+	data := b.Bytes()
+	// A chunk handed out but never stamped (writer died first) is ignored.
+	unstamped := append([]byte(nil), data...)
+	copy(unstamped[2*tracing.ChunkSize:], make([]byte, 4))
+	r, err := tracing.NewReader(unstamped)
+	require.NoError(t, err)
+	n := 0
+	for r.Next() {
+		n++
+	}
+	require.Equal(t, 1, n)
+	// A file cut short (a segment never allocated) reads up to its end.
+	r, err = tracing.NewReader(data[:2*tracing.ChunkSize])
+	require.NoError(t, err)
+	n = 0
+	for r.Next() {
+		n++
+	}
+	require.Equal(t, 1, n)
+}
+
+func TestListOrdersByStartTime(t *testing.T) {
+	dir := t.TempDir()
+	for _, ts := range []uint64{300, 20, 1000} {
+		p := testProcess
+		p.PID = int32(ts)
+		p.StartBoottimeNs = ts
+		_, err := spooltest.New(p).WriteFile(dir)
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.txt"), nil, 0o600))
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	require.Equal(t, []string{"rpg-20-20-0.spool", "rpg-300-300-0.spool", "rpg-1000-1000-0.spool"}, names)
+	_, err = tracing.List(filepath.Join(dir, "missing"))
+	require.Error(t, err)
+}
+
+func FuzzSpoolReader(f *testing.F) {
+	// Seeds are the record streams of the spools in testdata/spool (their
+	// first chunk, trailing zeros cut): small inputs keep the fuzzer fast.
+	seeds, _ := filepath.Glob("../../testdata/spool/*.spool")
+	require.NotEmpty(f, seeds)
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		require.NoError(f, err)
+		require.Greater(f, len(data), tracing.ChunkSize+tracing.ChunkHeaderSize)
+		f.Add(bytes.TrimRight(data[tracing.ChunkSize+tracing.ChunkHeaderSize:], "\x00"))
+	}
+	header := spooltest.New(testProcess).Bytes()[:tracing.ChunkSize]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < tracing.ChunkSize {
+			chunk := make([]byte, tracing.ChunkSize)
+			copy(chunk, []byte{0x43, 0x48, 0x4e, 0x4b, 1, 0, 0, 0, 1})
+			copy(chunk[tracing.ChunkHeaderSize:], data)
+			data = append(append([]byte(nil), header...), chunk...)
+		}
+		r, err := tracing.NewReader(data)
+		if err != nil {
+			return
+		}
+		n := uint64(0)
+		for r.Next() {
+			_ = decodeCurrent(r)
+			n++
+		}
+		s := r.Stats()
+		require.Equal(t, n, s.Records)
+	})
+}

@@ -1,0 +1,274 @@
+package tracing_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// The preload library and the spool driver are compiled here, from the
+// sources, so the test needs nothing from `make`.
+var (
+	buildOnce   sync.Once
+	driverPath  string
+	preloadPath string
+	buildErr    error
+)
+
+func buildNative(t testing.TB) (driver, preload string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rpg-native-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		srcs, _ := filepath.Glob("../hsa/preload/*.c")
+		preloadPath = filepath.Join(dir, "librocprof-go-preload.so")
+		args := append([]string{"-O2", "-std=gnu11", "-Wall", "-Werror", "-fPIC", "-shared",
+			"-fvisibility=hidden", "-pthread", "-o", preloadPath}, srcs...)
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			buildErr = &buildError{string(out), err}
+			return
+		}
+		driverPath = filepath.Join(dir, "spool-driver")
+		out, err := exec.Command("gcc", "-O2", "-std=gnu11", "-pthread", "-I../hsa/preload",
+			"-o", driverPath, "../../testdata/spool/driver.c", preloadPath,
+			"-Wl,-rpath,"+dir).CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{string(out), err}
+		}
+	})
+	require.NoError(t, buildErr)
+	return driverPath, preloadPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+func driverCmd(t testing.TB, spoolDir string, args ...string) *exec.Cmd {
+	driver, _ := buildNative(t)
+	cmd := exec.Command(driver, args...)
+	cmd.Env = append(os.Environ(), "ROCPROF_GO_SPOOL_DIR="+spoolDir, "ROCPROF_HIP_RUNTIME_API_TRACE=1")
+	return cmd
+}
+
+// readAll reads every spool in dir, keyed by pid, checking each thread's HIP
+// records form the sequence 0, 1, 2, ... (nothing published is lost).
+type procRead struct {
+	info     tracing.ProcessInfo
+	stats    tracing.Stats
+	perFunc  map[uint32]uint64 // HIP record count per function (= writer thread)
+	fixture  []string
+	spoolLen int
+}
+
+func readAll(t *testing.T, dir string) map[int32]*procRead {
+	t.Helper()
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	out := map[int32]*procRead{}
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		require.NoError(t, err)
+		pr := &procRead{info: r.Process(), perFunc: map[uint32]uint64{}}
+		for r.Next() {
+			switch r.Kind() {
+			case tracing.KindHIPAPI:
+				a := r.APICall()
+				if a.Domain == tracing.DomainHIPRuntime && a.Function != 999 {
+					// Each writer thread numbers its records 0, 1, 2, ...
+					// and writes them in order into its own chunks.
+					require.Equal(t, pr.perFunc[a.Function], a.CorrelationID,
+						"thread %d: record lost or out of order", a.Function)
+					require.Equal(t, a.CorrelationID, a.Start)
+					require.Equal(t, a.CorrelationID+1, a.End)
+					pr.perFunc[a.Function]++
+				}
+			default:
+				pr.fixture = append(pr.fixture, r.Kind().String())
+			}
+		}
+		pr.stats = r.Stats()
+		require.NoError(t, r.Close())
+		out[pr.info.PID] = pr
+	}
+	return out
+}
+
+var fixtureKinds = []string{"STRING", "MARKER", "HSA_API", "KERNEL_SYMBOL", "KERNEL_DISPATCH",
+	"MEMORY_COPY", "MEMORY_ALLOCATION", "SCRATCH_MEMORY", "CODE_OBJECT", "AGENT_INFO",
+	"COUNTER_SAMPLE"}
+
+func TestRecorderEndings(t *testing.T) {
+	const threads, records = 4, 20000
+	cases := []struct {
+		name     string
+		mode     string
+		exitCode int
+		signaled bool
+		torn     uint64
+	}{
+		{name: "return from main", mode: "return"},
+		{name: "_exit", mode: "exit", exitCode: 3},
+		{name: "abort", mode: "abort", signaled: true},
+		{name: "torn record", mode: "torn", torn: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := driverCmd(t, dir, tc.mode, strconv.Itoa(threads), strconv.Itoa(records))
+			err := cmd.Run()
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if tc.signaled {
+				require.True(t, ws.Signaled())
+			} else {
+				require.Equal(t, tc.exitCode, ws.ExitStatus(), "%v", err)
+			}
+			procs := readAll(t, dir)
+			require.Len(t, procs, 1)
+			pr := procs[int32(cmd.Process.Pid)]
+			require.NotNil(t, pr)
+			for f := uint32(0); f < threads; f++ {
+				require.Equal(t, uint64(records), pr.perFunc[f])
+			}
+			require.Equal(t, fixtureKinds, pr.fixture)
+			require.Equal(t, tc.torn, pr.stats.Torn)
+			require.Zero(t, pr.stats.Invalid)
+			require.Zero(t, pr.info.Dropped)
+			require.Equal(t, uint64(threads*records), pr.stats.Count(tracing.KindHIPAPI))
+		})
+	}
+}
+
+func TestRecorderProcessInfo(t *testing.T) {
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "return", "1", "10")
+	cmd.Dir = dir
+	require.NoError(t, cmd.Run())
+	procs := readAll(t, dir)
+	pr := procs[int32(cmd.Process.Pid)]
+	require.NotNil(t, pr)
+	p := pr.info
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	require.Equal(t, host, p.Hostname)
+	require.Equal(t, int32(os.Getpid()), p.PPID)
+	require.Equal(t, int32(syscall.Getpgrp()), p.PGID)
+	require.Equal(t, []string{cmd.Path, "return", "1", "10"}, p.Argv)
+	require.Equal(t, dir, p.Cwd)
+	require.Equal(t, cmd.Path, p.Exe)
+	v, ok := p.Getenv("ROCPROF_GO_SPOOL_DIR")
+	require.True(t, ok)
+	require.Equal(t, dir, v)
+	require.Zero(t, p.ForkGeneration)
+	require.NotZero(t, p.StartBoottimeNs)
+	require.InDelta(t, time.Now().UnixNano(), int64(p.StartRealtimeNs), float64(time.Minute))
+}
+
+func TestRecorderFork(t *testing.T) {
+	const children, records = 3, 5000
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "fork", strconv.Itoa(children), strconv.Itoa(records))
+	require.NoError(t, cmd.Run())
+	procs := readAll(t, dir)
+	require.Len(t, procs, 1+children, "each fork child writes its own spool")
+	parent := procs[int32(cmd.Process.Pid)]
+	require.NotNil(t, parent)
+	require.Equal(t, fixtureKinds, parent.fixture)
+	for f := uint32(0); f < children; f++ {
+		require.Equal(t, uint64(records), parent.perFunc[f])
+	}
+	seen := map[uint32]bool{}
+	for pid, pr := range procs {
+		if pid == parent.info.PID {
+			continue
+		}
+		require.Equal(t, parent.info.PID, pr.info.PPID)
+		require.Equal(t, uint64(1), pr.info.ForkGeneration)
+		require.Empty(t, pr.fixture, "a child must not see its parent's records")
+		require.Len(t, pr.perFunc, 1)
+		for f, n := range pr.perFunc {
+			require.Equal(t, uint64(records), n)
+			seen[f] = true
+		}
+	}
+	require.Len(t, seen, children)
+}
+
+func TestRecorderSIGKILL(t *testing.T) {
+	const threads, records = 3, 20000
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "kill", strconv.Itoa(threads), strconv.Itoa(records))
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	// Never leave an endless writer behind, whatever fails below.
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+
+	procs := readAll(t, dir) // checks every thread's records are gap-free
+	pr := procs[int32(cmd.Process.Pid)]
+	require.NotNil(t, pr)
+	for f := uint32(0); f < threads; f++ {
+		require.GreaterOrEqual(t, pr.perFunc[f], uint64(1), "thread %d wrote nothing", f)
+	}
+	require.LessOrEqual(t, pr.stats.Torn, uint64(threads), "at most one torn record per thread")
+	require.Zero(t, pr.stats.Invalid)
+	t.Logf("after SIGKILL: %d records, %d torn", pr.stats.Records, pr.stats.Torn)
+}
+
+func TestRecorderSignalHandlerRecords(t *testing.T) {
+	const threads, records = 2, 200000
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "signal", strconv.Itoa(threads), strconv.Itoa(records))
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(out), "signals ")))
+	require.NoError(t, err)
+	require.Positive(t, n, "no SIGALRM was delivered during the run")
+	procs := readAll(t, dir)
+	pr := procs[int32(cmd.Process.Pid)]
+	for f := uint32(0); f < threads; f++ {
+		require.Equal(t, uint64(records), pr.perFunc[f])
+	}
+	// One fixture marker plus one per delivered signal: a handler that records
+	// while its thread is mid-record must not corrupt anything. The only
+	// record it may drop (and count) is one that would need the segment lock
+	// its own thread holds.
+	require.Equal(t, uint64(n+1), pr.stats.Count(tracing.KindMarker)+pr.info.Dropped)
+	require.LessOrEqual(t, pr.info.Dropped, uint64(2))
+	require.Zero(t, pr.stats.Torn)
+}
+
+func TestRecorderOffWithoutSpoolDir(t *testing.T) {
+	driver, _ := buildNative(t)
+	dir := t.TempDir()
+	cmd := exec.Command(driver, "return", "2", "100")
+	cmd.Dir = dir
+	cmd.Env = []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_GO_SPOOL_DIR="}
+	require.NoError(t, cmd.Run())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
