@@ -22,7 +22,7 @@ vgpu: $(VGPU_LIB)
 # Test helpers (not shipped): a raw-HSA driver for the golden PMC packets, a
 # concurrency driver and a minimal HSA_TOOLS_LIB tool.
 VGPU_TEST_DIR   := $(BUILD)/vgpu-tests
-VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/libvgpu_testtool.so
+VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/pm4_ib $(VGPU_TEST_DIR)/libvgpu_testtool.so
 TEST_PREREQS    += $(VGPU_TEST_BINS)
 
 $(VGPU_TEST_DIR)/%: vgpu/testdriver/%.c vgpu/testdriver/hsa_util.h
