@@ -319,3 +319,14 @@ func TestWriteAvail(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), out, "testdata/counters/avail_gfx90a.txt is the reviewed listing")
 }
+
+func TestSplit(t *testing.T) {
+	db := loadDB(t, "gfx1100")
+	known, missing, err := db.Split([]string{"SQ_WAVES", "TCC_HIT", "GL2C_HIT[2]", "GRBM_COUNT:device=3"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SQ_WAVES", "GL2C_HIT[2]"}, known)
+	require.Len(t, missing, 1)
+	require.Equal(t, "TCC_HIT", missing[0].Name)
+	_, _, err = db.Split([]string{"X[y]"}, 0)
+	require.Error(t, err)
+}

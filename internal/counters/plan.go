@@ -252,3 +252,27 @@ func (db *DB) Validate(names []string, device int) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// Split separates requests this agent knows from unknown ones, as rocprofv3
+// does for a pmc group: it warns about the missing names and collects the
+// rest. Requests qualified for another device are left out of both.
+func (db *DB) Split(names []string, device int) (known []string, missing []*UnknownCounterError, err error) {
+	for _, s := range names {
+		r, err := ParseRequest(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.Device >= 0 && device >= 0 && r.Device != device {
+			continue
+		}
+		if _, ok := db.byName[r.Name]; ok {
+			known = append(known, s)
+			continue
+		}
+		var ue *UnknownCounterError
+		if errors.As(db.unknown(r.Name), &ue) {
+			missing = append(missing, ue)
+		}
+	}
+	return known, missing, nil
+}
