@@ -68,6 +68,8 @@ void pool_put(hsa_signal_t s)
 
 struct Pending {
     hsa_signal_t ours;
+    hsa_signal_t slot_signal; // this ring slot's own memory-only signal, reused
+    bool interrupt;           // ours came from the interrupt-signal pool
     hsa_signal_t app;
     uint64_t dispatch_id; // 0: not a dispatch (a barrier whose signal we hold)
     uint64_t correlation_id;
@@ -150,13 +152,32 @@ void complete(Queue *q, Pending *p)
     }
     if (p->app.handle)
         shim_core.hsa_signal_subtract_screlease_fn(p->app, 1);
-    pool_put(p->ours);
+    if (p->interrupt)
+        pool_put(p->ours);
+    else
+        shim_core.hsa_signal_store_relaxed_fn(p->ours, 1);
 }
 
+// Sleeps until a producer wakes us or ns pass.
+void nap(Queue *q, long ns)
+{
+    struct timespec ts = {0, ns};
+    q->sleeping.store(1, std::memory_order_seq_cst);
+    syscall(SYS_futex, (uint32_t *)&q->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, nullptr, 0);
+    q->sleeping.store(0, std::memory_order_relaxed);
+}
+
+// Packets the app can observe (they carry its signal) use interrupt signals,
+// so this thread can block on them and hand the app its completion at once.
+// The others use memory-only signals: the GPU completes them without an
+// interrupt, and this thread polls them with a backoff, since nobody is
+// waiting for them.
 void *completion_thread(void *arg)
 {
     Queue *q = (Queue *)arg;
     uint64_t head = q->head.load(std::memory_order_relaxed);
+    uint64_t scan = head; // entries in [head, scan) are known not app-visible
+    long backoff = 0;
     for (;;) {
         uint64_t tail = q->tail.load(std::memory_order_acquire);
         if (head == tail) {
@@ -169,18 +190,36 @@ void *completion_thread(void *arg)
             continue;
         }
         Pending *p = &q->ring[head & q->mask];
-        // Bounded waits so that a destroyed queue's thread can leave even if
-        // its last packets never complete.
-        while (shim_core.hsa_signal_wait_scacquire_fn(p->ours, HSA_SIGNAL_CONDITION_LT, 1,
-                                                      g_tick_per_second / 10,
-                                                      HSA_WAIT_STATE_BLOCKED) >= 1) {
-            if (q->stopping.load())
-                goto out;
+        if (shim_core.hsa_signal_load_scacquire_fn(p->ours) < 1) {
+            complete(q, p);
+            q->head.store(++head, std::memory_order_release);
+            backoff = 0;
+            continue;
         }
-        complete(q, p);
-        q->head.store(++head, std::memory_order_release);
+        if (q->stopping.load())
+            break;
+        // Not done: block on the first app-visible packet, if any (it
+        // completes after the head on an in-order queue), else poll.
+        if (scan < head)
+            scan = head;
+        while (scan != tail && !q->ring[scan & q->mask].interrupt)
+            scan++;
+        uint64_t i = scan;
+        if (i != tail) {
+            shim_core.hsa_signal_wait_scacquire_fn(q->ring[i & q->mask].ours,
+                                                   HSA_SIGNAL_CONDITION_LT, 1,
+                                                   g_tick_per_second / 10, HSA_WAIT_STATE_BLOCKED);
+            continue;
+        }
+        if (backoff < 16) {
+            backoff++;
+            __builtin_ia32_pause();
+            continue;
+        }
+        long ns = backoff < 16 + 7 ? 20000l << (backoff - 16) : 2000000l;
+        backoff++;
+        nap(q, ns);
     }
-out:
     return nullptr;
 }
 
@@ -223,18 +262,29 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         // 5.2.3 intercept queue asserts ("overflow buffer not empty") when the
         // hardware queue fills, so wait here for the completion thread
         // instead; two slots stay free for the runtime's retry barrier.
-        if (tail - q->head.load(std::memory_order_acquire) + 2 >= q->hw_size) {
+        while (tail - q->head.load(std::memory_order_acquire) + 2 >= q->hw_size) {
+            // Publish what we have so the completion thread can see it.
+            q->tail.store(tail, std::memory_order_release);
             wake(q);
-            while (tail - q->head.load(std::memory_order_acquire) + 2 >= q->hw_size) {
-                struct timespec ts = {0, 20000};
-                nanosleep(&ts, nullptr);
-            }
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, nullptr);
         }
-        hsa_signal_t ours = pool_get();
+        Pending *p = &q->ring[tail & q->mask];
+        bool visible = k->completion_signal.handle != 0;
+        hsa_signal_t ours{0};
+        if (visible) {
+            ours = pool_get();
+        } else {
+            if (!p->slot_signal.handle &&
+                shim_amd.hsa_amd_signal_create_fn(1, 0, nullptr, HSA_AMD_SIGNAL_AMD_GPU_ONLY,
+                                                  &p->slot_signal) != HSA_STATUS_SUCCESS)
+                p->slot_signal.handle = 0;
+            ours = p->slot_signal;
+        }
         if (!ours.handle)
             continue; // out of signals: this packet goes untraced, unchanged
-        Pending *p = &q->ring[tail & q->mask];
         p->ours = ours;
+        p->interrupt = visible;
         p->app = k->completion_signal;
         p->dispatch_id = 0;
         if (dispatch) {
