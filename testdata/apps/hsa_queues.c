@@ -1,5 +1,7 @@
 /* Raw HSA: several queues, barrier-AND and barrier-OR packets with
- * cross-queue dependencies, checked for the HSA ordering rules.
+ * cross-queue dependencies, checked for the HSA ordering rules; then ROCR's
+ * own fill and copy paths (hsa_amd_memory_fill, hsa_memory_copy,
+ * hsa_amd_memory_async_copy) on device memory, checked word by word.
  * Kernel dispatches use a placeholder kernel object: the virtual GPU (and
  * this test) only care about packet processing. Prints the packet counts. */
 #include <hsa/hsa.h>
@@ -82,6 +84,72 @@ static int wait0(hsa_signal_t s) {
   return hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, 5000000000ull, HSA_WAIT_STATE_BLOCKED) != 0;
 }
 
+static hsa_status_t pool_cb(hsa_amd_memory_pool_t p, void *d) {
+  hsa_amd_segment_t seg;
+  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
+  if (seg == HSA_AMD_SEGMENT_GLOBAL) {
+    *(hsa_amd_memory_pool_t *)d = p;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t cpu_cb(hsa_agent_t a, void *d) {
+  hsa_device_type_t t;
+  hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
+  if (t == HSA_DEVICE_TYPE_CPU) {
+    *(hsa_agent_t *)d = a;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* Fill device memory with ROCR's fill kernel, copy it back with
+ * hsa_memory_copy and with an SDMA async copy, and check every word. */
+static int check_memory_paths(hsa_agent_t gpu) {
+  hsa_amd_memory_pool_t pool = {0};
+  hsa_amd_agent_iterate_memory_pools(gpu, pool_cb, &pool);
+  hsa_agent_t cpu = {0};
+  hsa_iterate_agents(cpu_cb, &cpu);
+  const size_t words = (1 << 18) + 3;
+  uint32_t *dev, *dev2;
+  CHECK(hsa_amd_memory_pool_allocate(pool, words * 4, 0, (void **)&dev));
+  CHECK(hsa_amd_memory_pool_allocate(pool, words * 4, 0, (void **)&dev2));
+  uint32_t *host = malloc(words * 4);
+  CHECK(hsa_amd_memory_fill(dev, 0x12345678, words));
+  CHECK(hsa_memory_copy(host, dev, words * 4));
+  for (size_t i = 0; i < words; i++)
+    if (host[i] != 0x12345678) {
+      fprintf(stderr, "fill/hsa_memory_copy: word %zu is 0x%x\n", i, host[i]);
+      return 1;
+    }
+  for (size_t i = 0; i < words; i++) host[i] = (uint32_t)i * 2654435761u;
+  hsa_agent_t agents[2] = {gpu, cpu};
+  CHECK(hsa_amd_agents_allow_access(2, agents, NULL, dev2));
+  void *host_gpu = NULL;
+  CHECK(hsa_amd_memory_lock(host, words * 4, &gpu, 1, &host_gpu));
+  hsa_signal_t s;
+  CHECK(hsa_signal_create(1, 0, NULL, &s));
+  CHECK(hsa_amd_memory_async_copy(dev2, gpu, host_gpu, cpu, words * 4, 0, NULL, s));
+  if (wait0(s)) {
+    fprintf(stderr, "async copy did not complete\n");
+    return 1;
+  }
+  memset(host, 0, words * 4);
+  CHECK(hsa_memory_copy(host, dev2, words * 4));
+  for (size_t i = 0; i < words; i++)
+    if (host[i] != (uint32_t)i * 2654435761u) {
+      fprintf(stderr, "async copy: word %zu is 0x%x\n", i, host[i]);
+      return 1;
+    }
+  hsa_signal_destroy(s);
+  hsa_amd_memory_unlock(host);
+  free(host);
+  hsa_amd_memory_pool_free(dev);
+  hsa_amd_memory_pool_free(dev2);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int nq = argc > 1 ? atoi(argv[1]) : 4;
   if (nq < 2 || nq > 16) nq = 4;
@@ -143,7 +211,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "empty barrier-OR did not complete\n");
     return 1;
   }
-  printf("queues=%d packets=%ld\n", nq, packets);
+  if (check_memory_paths(gpu)) return 1;
+  printf("queues=%d packets=%ld memory=ok\n", nq, packets);
   for (int i = 0; i < nq; i++) hsa_queue_destroy(q[i]);
   hsa_signal_t all[6] = {gate, gate2, a_done, b_done, or_done, k_done};
   for (int i = 0; i < 6; i++) hsa_signal_destroy(all[i]);
