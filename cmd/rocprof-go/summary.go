@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
+)
+
+func init() { registerSubcommand(newSummaryCmd) }
+
+func newSummaryCmd() *cobra.Command {
+	var inputs []string
+	var format, output string
+	var opt summary.Options
+	cmd := &cobra.Command{
+		Use:   "summary -i RUN.db [MORE.db|DIR ...] [--format text|csv|json] [--by-rank]",
+		Short: "tables of the top kernels and of every domain from stored runs",
+		Long: `summary reads ROCpd databases (rocprof-go's or rocprofv3's, merged or not) or directories
+of CSV traces, and prints the top kernels, one table per domain (kernels, HIP and HSA API,
+markers, memory copies and allocations) and the domain totals: calls, total, average, share,
+min, max and sample standard deviation of the durations (ns). --by-rank repeats the tables per
+rank (MPI/SLURM rank from the process environment) or process. Several inputs are summed.
+
+  rocprof-go summary -i results.db
+  rocprof-go summary -i all.db --by-rank --format csv -o summary.csv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			inputs = append(inputs, args...)
+			if len(inputs) == 0 {
+				return &usageError{"summary needs input, e.g. rocprof-go summary -i results.db"}
+			}
+			if !slices.Contains(summary.Formats, format) {
+				return &usageError{fmt.Sprintf("unknown --format %q: use one of %s", format, strings.Join(summary.Formats, ", "))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := summary.Build(inputs, opt)
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.Write(w, s, format) })
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVarP(&inputs, "input", "i", nil, "ROCpd databases or CSV output directories (repeatable; also as arguments)")
+	f.StringVarP(&format, "format", "f", "text", "text, csv or json")
+	f.StringVarP(&output, "output", "o", "", "write to this file instead of stdout")
+	f.BoolVar(&opt.ByRank, "by-rank", false, "also one set of tables per rank or process")
+	f.IntVar(&opt.Top, "top", 10, "rows in the top-kernels table")
+	return cmd
+}
+
+// writeOutput runs write on stdout, or on a file that is complete when the
+// command succeeds.
+func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return write(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
