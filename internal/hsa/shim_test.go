@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bufio"
+	"debug/buildinfo"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+var allDomains = []string{
+	"ROCPROF_KERNEL_TRACE=1", "ROCPROF_MEMORY_COPY_TRACE=1", "ROCPROF_MEMORY_ALLOCATION_TRACE=1",
+	"ROCPROF_HSA_CORE_API_TRACE=1", "ROCPROF_HSA_AMD_EXT_API_TRACE=1",
+	"ROCPROF_HSA_IMAGE_EXT_API_TRACE=1", "ROCPROF_HSA_FINALIZER_EXT_API_TRACE=1",
+}
+
+// The multistream app's known work: stream s (0..3) runs s+1 vadd, 2 scale
+// and 1 fill3d, plus one H2D and one D2H copy of 4 KiB.
+func TestMultiStreamYieldsExactlyItsDispatchesCopiesAndCalls(t *testing.T) {
+	r := runApp(t, allDomains, "multistream", "run", "7")
+	require.Equal(t, 7, r.exitCode, "the app's exit code is preserved")
+	require.Contains(t, r.stdout, "done")
+	rs := readSpools(t, r.spools)
+	require.Zero(t, rs.torn)
+
+	type shape struct {
+		grid, wg [3]uint32
+		lds      uint32
+	}
+	want := map[string]shape{
+		"_Z4vaddPKfS0_Pfi.kd": {[3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0},
+		"_Z5scalePffi.kd":     {[3]uint32{1024, 1, 1}, [3]uint32{128, 1, 1}, 512},
+		"_Z6fill3dPff.kd":     {[3]uint32{64, 8, 4}, [3]uint32{16, 2, 1}, 256},
+	}
+	counts := map[string]int{}
+	perQueue := map[uint64]int{}
+	ids := map[uint64]bool{}
+	start := uint64(0)
+	for _, d := range rs.dispatches {
+		name := rs.kernelName(d)
+		counts[name]++
+		s, ok := want[name]
+		require.True(t, ok, "unexpected kernel %q", name)
+		require.Equal(t, s.grid, d.Grid, name)
+		require.Equal(t, s.wg, d.Workgroup, name)
+		require.Equal(t, s.lds, d.GroupSegmentSize, name)
+		require.Zero(t, d.PrivateSegmentSize, name)
+		require.NotZero(t, d.VGPRCount, name)
+		require.NotZero(t, d.SGPRCount, name)
+		require.Equal(t, uint32(1), d.AgentNode, "the GPU is KFD node 1")
+		require.NotZero(t, d.CorrelationID)
+		require.NotZero(t, d.TID)
+		require.Less(t, d.Start, d.End, name)
+		require.False(t, ids[d.DispatchID], "dispatch id %d twice", d.DispatchID)
+		ids[d.DispatchID] = true
+		perQueue[d.QueueID]++
+		if start == 0 || d.Start < start {
+			start = d.Start
+		}
+	}
+	require.Equal(t, map[string]int{"_Z4vaddPKfS0_Pfi.kd": 10, "_Z5scalePffi.kd": 8,
+		"_Z6fill3dPff.kd": 4}, counts)
+	require.Len(t, rs.dispatches, 22)
+	for id := uint64(1); id <= 22; id++ {
+		require.True(t, ids[id], "dispatch ids run 1..22, %d missing", id)
+	}
+	var sizes []int
+	for _, n := range perQueue {
+		sizes = append(sizes, n)
+	}
+	require.ElementsMatch(t, []int{4, 5, 6, 7}, sizes, "one queue per stream")
+	// Timestamps are CLOCK_BOOTTIME ns: after the spool was created, before now.
+	var ts syscall.Timespec
+	require.NoError(t, clockGettime(&ts))
+	require.Less(t, start, uint64(ts.Nano()))
+
+	require.Len(t, rs.copies, 8)
+	dirs := map[tracing.CopyDirection]int{}
+	for _, c := range rs.copies {
+		dirs[c.Direction]++
+		require.Equal(t, uint64(4096), c.Bytes)
+		require.Less(t, c.Start, c.End)
+		require.NotZero(t, c.CorrelationID)
+		if c.Direction == tracing.CopyHostToDevice {
+			require.Equal(t, [2]uint32{0, 1}, [2]uint32{c.SrcAgentNode, c.DstAgentNode})
+		} else {
+			require.Equal(t, [2]uint32{1, 0}, [2]uint32{c.SrcAgentNode, c.DstAgentNode})
+		}
+	}
+	require.Equal(t, map[tracing.CopyDirection]int{tracing.CopyHostToDevice: 4,
+		tracing.CopyDeviceToHost: 4}, dirs)
+
+	calls := map[string]int{}
+	corr := map[uint64]bool{}
+	for _, a := range rs.api {
+		name, ok := rs.strings[uint32(a.Domain)][uint64(a.Function)]
+		require.True(t, ok, "function %d of domain %v has a name in the spool", a.Function, a.Domain)
+		calls[name]++
+		require.LessOrEqual(t, a.Start, a.End)
+		require.False(t, corr[a.CorrelationID], "correlation id %d twice", a.CorrelationID)
+		corr[a.CorrelationID] = true
+	}
+	require.Equal(t, 4, calls["hsa_queue_create"])
+	require.Equal(t, 8, calls["hsa_amd_memory_async_copy"])
+	require.Equal(t, 1, calls["hsa_iterate_agents"])
+	require.Positive(t, calls["hsa_executable_freeze"])
+	require.Equal(t, "hsa_agent_get_info", rs.strings[uint32(tracing.DomainHSACore)][6])
+	require.Equal(t, "hsa_amd_memory_async_copy", rs.strings[uint32(tracing.DomainHSAAMDExt)][15])
+
+	var allocated int
+	for _, a := range rs.allocs {
+		if a.Operation == tracing.AllocAllocate {
+			allocated++
+			require.NotZero(t, a.Address)
+			require.NotZero(t, a.Size)
+		}
+	}
+	require.Positive(t, allocated)
+	require.Equal(t, calls["hsa_amd_memory_pool_allocate"], allocated)
+
+	require.Len(t, rs.agents, 2)
+	cpu, gpu := rs.agents[0], rs.agents[1]
+	require.Equal(t, tracing.AgentCPU, cpu.Type())
+	require.Equal(t, tracing.AgentGPU, gpu.Type())
+	require.Positive(t, cpu.Values[tracing.AgentCPUCoresCount])
+	require.Zero(t, cpu.Values[tracing.AgentSIMDCount])
+	require.Equal(t, uint64(1), gpu.NodeID())
+	require.Equal(t, uint64(104), gpu.Values[agentCUCount])
+	require.Equal(t, uint64(90010), gpu.Values[agentGfxTargetVersion])
+	require.Equal(t, uint64(64), gpu.Values[agentWaveFrontSize])
+	require.Equal(t, "gfx90a", gpu.Name)
+
+	var uris []string
+	for _, c := range rs.codeObjs {
+		if c.Operation == tracing.CodeObjectLoad {
+			uris = append(uris, string(c.URI))
+			require.NotZero(t, c.LoadBase)
+		}
+	}
+	require.True(t, strings.Contains(strings.Join(uris, " "), "multistream#offset="), "%v", uris)
+}
+
+func clockGettime(ts *syscall.Timespec) error {
+	const clockBoottime = 7
+	_, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(ts)), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// HIP's correlation id, when a wrapper set one on the thread, becomes the
+// parent of the HSA calls made under it (first u64 of the argument blob);
+// without one the blob is empty.
+func TestAPICallsCarryNoParentWithoutHIPWrapper(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_HSA_CORE_API_TRACE=1"}, "agentinfo", "1000")
+	require.Zero(t, r.exitCode)
+	rs := readSpools(t, r.spools)
+	n := 0
+	for _, a := range rs.api {
+		if a.Function == 6 && a.Domain == tracing.DomainHSACore {
+			n++
+		}
+		if len(a.Args) >= 8 {
+			require.NotZero(t, binary.LittleEndian.Uint64(a.Args))
+		}
+	}
+	// The loop's 1000 calls, plus the app's one in its agent search.
+	require.GreaterOrEqual(t, n, 1001)
+	require.Empty(t, rs.dispatches, "kernel tracing was off")
+	require.Len(t, rs.agents, 2)
+	for _, a := range rs.api {
+		require.Equal(t, tracing.DomainHSACore, a.Domain, "only the core domain was on")
+	}
+}
+
+func TestAbortKeepsCompletedDispatches(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_KERNEL_TRACE=1"}, "multistream", "abort", "300")
+	require.True(t, r.signaled, "the app aborts")
+	rs := readSpools(t, r.spools)
+	require.Len(t, rs.dispatches, 300)
+	for _, d := range rs.dispatches {
+		require.Equal(t, "_Z4vaddPKfS0_Pfi.kd", rs.kernelName(d))
+	}
+}
+
+func TestSIGKILLKeepsCompletedDispatches(t *testing.T) {
+	spools := t.TempDir()
+	cmd := exec.Command(artifact(t, "test/shim/multistream"), "hang", "300")
+	cmd.Env = appEnv(t, spools, false, "ROCPROF_KERNEL_TRACE=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	rs := readSpools(t, spools)
+	require.Len(t, rs.dispatches, 300, "every dispatch the app saw complete")
+}
+
+func TestNothingRecordedWithoutDomains(t *testing.T) {
+	r := runApp(t, nil, "multistream", "run", "0")
+	require.Zero(t, r.exitCode)
+	paths, err := filepath.Glob(filepath.Join(r.spools, "*"))
+	require.NoError(t, err)
+	require.Empty(t, paths, "no domain on: no spool")
+}
+
+func TestShimDeclinesWithoutPreloadLibrary(t *testing.T) {
+	cmd := exec.Command(artifact(t, "test/shim/multistream"), "run", "3")
+	env := appEnv(t, t.TempDir(), true)
+	cmd.Env = append(env, "HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"),
+		"ROCPROF_KERNEL_TRACE=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 3, ee.ExitCode(), "the app runs unprofiled: %s", out)
+	require.Contains(t, string(out), "needs librocprof-go-preload.so")
+}
+
+// asyncpreemptoff=1 keeps SIGURG out of the app's threads. It is set through
+// an internal runtime variable at link time (-trimpath keeps -ldflags out of
+// the build info), so check that the runtime's default GODEBUG string in the
+// built library carries it.
+func TestShimIsBuiltWithAsyncPreemptOff(t *testing.T) {
+	lib := artifact(t, "lib/librocprof-go-shim.so")
+	info, err := buildinfo.ReadFile(lib)
+	require.NoError(t, err)
+	var mode string
+	for _, s := range info.Settings {
+		if s.Key == "-buildmode" {
+			mode = s.Value
+		}
+	}
+	require.Equal(t, "c-shared", mode)
+	b, err := os.ReadFile(lib)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "asyncpreemptoff=1")
+}
+
+// The library must export OnLoad/OnUnload and nothing that could shadow libc.
+func TestShimExportsNoLibcNames(t *testing.T) {
+	out, err := exec.Command("nm", "-D", "--defined-only", artifact(t, "lib/librocprof-go-shim.so")).Output()
+	require.NoError(t, err)
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		names = append(names, f[len(f)-1])
+	}
+	require.Contains(t, names, "OnLoad")
+	require.Contains(t, names, "OnUnload")
+	libc, err := exec.Command("nm", "-D", "--defined-only", "/lib/x86_64-linux-gnu/libc.so.6").Output()
+	require.NoError(t, err)
+	libcNames := map[string]bool{}
+	for _, l := range strings.Split(string(libc), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			libcNames[strings.SplitN(f[len(f)-1], "@", 2)[0]] = true
+		}
+	}
+	for _, n := range names {
+		require.False(t, libcNames[n], "the shim exports libc's %s", n)
+	}
+}
+
+func TestDescriptorRegisterCounts(t *testing.T) {
+	kd := make([]byte, 64)
+	// rsrc1: VGPR granule 1, SGPR granule 1; rsrc3 ACCUM_OFFSET 0 (4 arch VGPRs).
+	binary.LittleEndian.PutUint32(kd[48:], 1|1<<6)
+	v, a, s := decodeDescriptor(kd, 9, 0x0a)
+	require.Equal(t, [3]uint32{4, 12, 16}, [3]uint32{v, a, s}, "gfx90a: 16 VGPRs, 4 architected")
+	binary.LittleEndian.PutUint32(kd[44:], 3) // ACCUM_OFFSET 3: 16 arch VGPRs
+	v, a, _ = decodeDescriptor(kd, 9, 0x0a)
+	require.Equal(t, [2]uint32{16, 0}, [2]uint32{v, a})
+	v, a, s = decodeDescriptor(kd, 9, 0x06)
+	require.Equal(t, [3]uint32{8, 0, 16}, [3]uint32{v, a, s}, "gfx906: granule 4")
+	v, _, s = decodeDescriptor(kd, 7, 0)
+	require.Zero(t, v+s, "unknown architecture")
+}
+
+// agent_info.csv column indexes this test checks beyond tracing's named ones.
+const (
+	agentWaveFrontSize    = 11
+	agentCUCount          = 13
+	agentGfxTargetVersion = 20
+)
