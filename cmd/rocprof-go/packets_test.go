@@ -251,3 +251,33 @@ func TestAvailCommand(t *testing.T) {
 
 	require.ErrorContains(t, writeAvail(&out, []string{"gfx909"}, "", ""), "unsupported GPU architecture")
 }
+
+// As a user runs them: output on stdout, errors as one line with exit 1,
+// command-line mistakes with exit 2.
+func TestPacketsAndAvailBinary(t *testing.T) {
+	base := filepath.Join(sharedGolden(t), "gfx90a_mi210", "pmc_sq_waves")
+	r := runCLI(t, nil, "packets", "--agent", "gfx90a:xcc=1,se=8,cu=104,sa=1", "--pmc", "SQ_WAVES", "--format", "bin")
+	require.Equal(t, 0, r.code, r.stderr)
+	aqlBin, err := os.ReadFile(base + ".aql.bin")
+	require.NoError(t, err)
+	cmd, err := os.ReadFile(base + ".cmdbuf.bin")
+	require.NoError(t, err)
+	require.Equal(t, string(append(aqlBin, cmd...)), r.stdout)
+
+	r = runCLI(t, nil, "packets", "--agent", "gfx90a", "--pmc", "SQ_WAVEZ")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, `rocprof-go: error: counter "SQ_WAVEZ" is not available on gfx90a; did you mean "SQ_WAVES"?`)
+
+	r = runCLI(t, nil, "packets", "--pmc", "SQ_WAVES")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "--agent is required")
+
+	r = runCLI(t, nil, "avail", "--arch", "gfx942")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "Counter_Name : SQ_WAVES\n")
+	require.Contains(t, r.stdout, "Dimensions : DIMENSION_XCC[0:7] DIMENSION_INSTANCE[0:0] DIMENSION_SHADER_ENGINE[0:3]\n")
+
+	r = runCLI(t, nil, "-L", "--virtual-gpu", "gfx908")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "GPU:0\nName:gfx908\n"), r.stdout[:min(len(r.stdout), 80)])
+}
