@@ -13,10 +13,8 @@
  * and its stop become one process-range record (on the stopping thread);
  * the control and naming calls are one record each.
  *
- * --selected-regions (ROCPROF_SELECTED_REGIONS=1): every domain except the
- * markers starts off; roctxProfilerResume(0) switches them on and
- * roctxProfilerPause(0) off again. The marker calls stay recorded so the
- * regions can be seen.
+ * roctxProfilerResume(0)/roctxProfilerPause(0) also switch recording for
+ * --selected-regions (roctx_regions.c), traced or not.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,7 +23,7 @@
 #include <string.h>
 
 #include "roctx_range.h"
-#include "rpg_internal.h"
+#include "roctx_regions.h"
 
 #define ROCTX_EXPORT __attribute__((visibility("default")))
 
@@ -107,8 +105,6 @@ static struct {
 } g_started = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
 static uint64_t g_range_id; /* atomic */
-static int g_selected;      /* --selected-regions */
-static uint32_t g_all_domains;
 
 static int tracing(void) { return (rpg_domains & RPG_DOMAIN_MARKER) != 0; }
 
@@ -252,25 +248,16 @@ ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
     free(s.msg);
 }
 
-/* Applies a pause or resume of the whole process under --selected-regions. */
-static void select_region(roctx_thread_id_t tid, int on)
-{
-    if (!g_selected || tid != 0)
-        return;
-    uint32_t mask = on ? g_all_domains : (g_all_domains & RPG_DOMAIN_MARKER);
-    __atomic_store_n(&rpg_domains, mask, __ATOMIC_RELAXED);
-}
-
 static int control(enum roctx_fn fn, uint32_t op, roctx_thread_id_t tid, int on)
 {
     if (!tracing()) {
-        select_region(tid, on);
+        rpg_regions_select(tid, on);
         int (*f)(roctx_thread_id_t) = next_fn(fn);
         return f ? f(tid) : 0;
     }
     uint64_t corr = rpg_correlation_next();
     uint64_t t0 = rpg_now();
-    select_region(tid, on);
+    rpg_regions_select(tid, on);
     record(RPG_API_MARKER_CONTROL, op, corr, t0, rpg_now(), tid, NULL);
     return 0;
 }
@@ -362,15 +349,7 @@ static void after_fork_child(void)
     g_started.n = 0;
 }
 
-/* Runs after recorder.c's constructor (same library, later in link order),
- * so rpg_domains is final here. */
 __attribute__((constructor)) static void roctx_init(void)
 {
-    const char *v = getenv("ROCPROF_SELECTED_REGIONS");
-    if (v && v[0] == '1' && v[1] == 0 && rpg_domains) {
-        g_selected = 1;
-        g_all_domains = rpg_domains;
-        rpg_domains &= RPG_DOMAIN_MARKER;
-    }
     pthread_atfork(NULL, NULL, after_fork_child);
 }

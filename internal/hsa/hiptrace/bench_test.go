@@ -1,0 +1,59 @@
+package hiptrace
+
+import (
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var nsPerCall = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
+
+// callRate runs the call-rate loop once and returns its ns per call.
+func callRate(b *testing.B, r run, spools string) float64 {
+	out, _ := r.execIn(b, spools)
+	m := nsPerCall.FindStringSubmatch(out)
+	require.NotNil(b, m, out)
+	v, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(b, err)
+	return v
+}
+
+// BenchmarkHIPCallRate times 2M cheap HIP calls (hipGetDevice,
+// hipPeekAtLastError) three ways in one run: without the profiler, with the
+// preload library and HIP tracing off, and with HIP runtime tracing on. Each
+// is run 3 times interleaved and the fastest kept (this machine is shared).
+// Targets: on/base <= 2 (about 20 ns added per call), off adds <= 2 ns.
+func BenchmarkHIPCallRate(b *testing.B) {
+	spools := b.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "hiptrace-bench-")
+		require.NoError(b, err)
+		b.Cleanup(func() { os.RemoveAll(d) })
+		spools = d
+	}
+	app, args := "testdata/hip_calls_rate", []string{"2000000"}
+	base := run{app: app, args: args}
+	off := run{app: app, args: args, preload: true}
+	on := run{app: app, args: args, preload: true, env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1"}}
+	for i := 0; i < b.N; i++ {
+		best := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		for rep := 0; rep < 3; rep++ {
+			for k, r := range []run{base, off, on} {
+				dir, err := os.MkdirTemp(spools, "run-")
+				require.NoError(b, err)
+				best[k] = math.Min(best[k], callRate(b, r, dir))
+				require.NoError(b, os.RemoveAll(dir))
+			}
+		}
+		b.ReportMetric(best[0], "base-ns/call")
+		b.ReportMetric(best[1], "off-ns/call")
+		b.ReportMetric(best[2], "on-ns/call")
+		b.ReportMetric(best[1]-best[0], "off-added-ns")
+		b.ReportMetric(best[2]-best[0], "on-added-ns")
+		b.ReportMetric(best[2]/best[0], "on/base")
+	}
+}

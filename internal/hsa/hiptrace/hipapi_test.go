@@ -1,0 +1,192 @@
+package hiptrace
+
+import (
+	"debug/elf"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+var allHIP = []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_HIP_COMPILER_API_TRACE=1",
+	"ROCPROF_MARKER_API_TRACE=1"}
+
+// The calls hip_calls_counts.cpp makes, and nothing else.
+var (
+	wantRuntime = map[string]int{
+		"hipMalloc": 3, "hipMemcpy": 3, "hipLaunchKernel": 5, "hipStreamCreate": 1,
+		"hipStreamSynchronize": 1, "hipStreamDestroy": 1, "hipDeviceSynchronize": 1, "hipFree": 3,
+	}
+	wantCompiler = map[string]int{
+		"__hipRegisterFatBinary": 1, "__hipRegisterFunction": 1, "__hipPushCallConfiguration": 5,
+		"__hipPopCallConfiguration": 5, "__hipUnregisterFatBinary": 1,
+	}
+)
+
+const countsOut = "levels=0,1,1,0 range_id=1"
+
+func TestHIPCallCountsExact(t *testing.T) {
+	out, dir := run{app: "testdata/hip_calls_counts", preload: true, env: allHIP}.exec(t)
+	require.Contains(t, out, countsOut)
+	tr := readTrace(t, dir)
+	require.Len(t, tr.pids, 1)
+	require.Zero(t, tr.dropped)
+	require.Zero(t, tr.torn)
+	require.Equal(t, wantRuntime, tr.count(tracing.DomainHIPRuntime))
+	require.Equal(t, wantCompiler, tr.count(tracing.DomainHIPCompiler))
+
+	// Each <<<>>> launch is configuration push, pop, then hipLaunchKernel,
+	// in program order on one thread; every interval is well formed.
+	var seq []string
+	for _, c := range tr.calls {
+		require.LessOrEqual(t, c.Start, c.End, tr.name(c))
+		require.EqualValues(t, tr.calls[0].TID, c.TID, "all HIP calls come from the main thread")
+		if n := tr.name(c); strings.Contains(n, "CallConfiguration") || n == "hipLaunchKernel" {
+			seq = append(seq, n)
+		}
+	}
+	require.Equal(t, strings.Repeat("__hipPushCallConfiguration __hipPopCallConfiguration hipLaunchKernel ", 5),
+		strings.Join(seq, " ")+" ")
+
+	// The spool names every function in its domain's table, with the ids
+	// of the generated tables.
+	require.Len(t, tr.names[tracing.DomainHIPCompiler], len(compilerFunctions))
+	require.Len(t, tr.names[tracing.DomainHIPRuntime], len(functionNames)-len(compilerFunctions))
+	for d, names := range tr.names {
+		for id, n := range names {
+			require.Equal(t, functionNames[id], n)
+			require.Equal(t, compilerFunctions[id], d == tracing.DomainHIPCompiler, n)
+		}
+	}
+}
+
+func TestHIPRuntimeAndCompilerDomainsSwitchSeparately(t *testing.T) {
+	_, dir := run{app: "testdata/hip_calls_counts", preload: true,
+		env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1"}}.exec(t)
+	tr := readTrace(t, dir)
+	require.Equal(t, wantRuntime, tr.count(tracing.DomainHIPRuntime))
+	require.Empty(t, tr.count(tracing.DomainHIPCompiler))
+	require.Empty(t, tr.markers)
+
+	_, dir = run{app: "testdata/hip_calls_counts", preload: true,
+		env: []string{"ROCPROF_HIP_COMPILER_API_TRACE=1"}}.exec(t)
+	tr = readTrace(t, dir)
+	require.Empty(t, tr.count(tracing.DomainHIPRuntime))
+	require.Equal(t, wantCompiler, tr.count(tracing.DomainHIPCompiler))
+}
+
+// With the library preloaded but nothing enabled, the app runs unchanged
+// and no spool is even created.
+func TestHIPTracingOffRecordsNothing(t *testing.T) {
+	out, dir := run{app: "testdata/hip_calls_counts", preload: true}.exec(t)
+	require.Contains(t, out, countsOut)
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, files)
+}
+
+// Correlation ids are one sequence shared by HIP calls and markers: unique,
+// and with nothing else drawing ids in this process, exactly 1..N.
+func TestCorrelationIDsSharedAndUnique(t *testing.T) {
+	_, dir := run{app: "testdata/hip_calls_counts", preload: true, env: allHIP}.exec(t)
+	tr := readTrace(t, dir)
+	var ids []uint64
+	for _, c := range tr.calls {
+		ids = append(ids, c.CorrelationID)
+	}
+	for _, m := range tr.markers {
+		ids = append(ids, m.CorrelationID)
+	}
+	slices.Sort(ids)
+	for i, id := range ids {
+		require.EqualValues(t, i+1, id, "correlation ids must be 1..N without gaps or repeats")
+	}
+}
+
+// hipcc-built apps reference HIP with symbol versions (hipMalloc@hip_4.2);
+// the preload library must define each of them with the same version, or
+// the dynamic linker would bind the app straight to libamdhip64.
+func TestWrappersCarryTheAppsSymbolVersions(t *testing.T) {
+	app, err := elf.Open(artifact(t, "testdata/hip_calls_counts"))
+	require.NoError(t, err)
+	defer app.Close()
+	imports, err := app.ImportedSymbols()
+	require.NoError(t, err)
+	lib, err := elf.Open(artifact(t, "lib/librocprof-go-preload.so"))
+	require.NoError(t, err)
+	defer lib.Close()
+	syms, err := lib.DynamicSymbols()
+	require.NoError(t, err)
+	exported := map[string]string{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && s.HasVersion {
+			exported[s.Name] = s.Version
+		}
+	}
+	n := 0
+	for _, s := range imports {
+		if !strings.HasPrefix(s.Name, "hip") && !strings.HasPrefix(s.Name, "__hip") {
+			continue
+		}
+		n++
+		require.NotEmpty(t, s.Version, s.Name)
+		require.Equal(t, s.Version, exported[s.Name], "%s@%s", s.Name, s.Version)
+	}
+	require.GreaterOrEqual(t, n, len(wantRuntime)+len(wantCompiler))
+	// The recorder's own API stays unversioned for the shim.
+	for _, s := range syms {
+		if s.Name == "rpg_now" || s.Name == "rpg_hip_current_stream" || s.Name == "roctxMarkA" {
+			require.True(t, s.Version == "" || !strings.HasPrefix(s.Version, "hip_"), s.Name)
+		}
+	}
+}
+
+// 64 threads × 100k calls: every call recorded once, per thread, with ids
+// 1..N (the 64 push/pop ranges draw ids too).
+func TestManyThreadsLoseNothing(t *testing.T) {
+	const threads, calls = 64, 100000
+	shm := t.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		// tmpfs, as the CLI uses: 300 MB of spool on a disk is slow to write.
+		d, err := os.MkdirTemp("/dev/shm", "hiptrace-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(d) })
+		shm = d
+	}
+	r := run{app: "testdata/hip_calls_threads", args: []string{"64", "100000"}, preload: true,
+		env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_MARKER_API_TRACE=1"}}
+	out, dir := r.execIn(t, shm)
+	require.Contains(t, out, "failures=0")
+	tr := readTrace(t, dir)
+	require.Zero(t, tr.dropped)
+	require.Zero(t, tr.torn)
+	perThread := map[uint32]int{}
+	ids := make([]uint64, 0, threads*calls+threads+1)
+	for _, c := range tr.calls {
+		ids = append(ids, c.CorrelationID)
+		if tr.name(c) == "hipGetDevice" {
+			perThread[c.TID]++
+		}
+	}
+	require.Len(t, perThread, threads)
+	for tid, n := range perThread {
+		require.Equal(t, calls, n, "thread %d", tid)
+	}
+	require.Len(t, tr.markers, threads)
+	for _, m := range tr.markers {
+		require.Equal(t, tracing.MarkerThreadRange, m.Function)
+		require.Equal(t, calls, perThread[m.TID], "range %q on a thread with all its calls", m.Msg)
+		ids = append(ids, m.CorrelationID)
+	}
+	require.Len(t, ids, threads*calls+threads+1) // + hipSetDevice
+	slices.Sort(ids)
+	for i, id := range ids {
+		if uint64(i+1) != id {
+			require.FailNow(t, "correlation ids not 1..N", "index %d holds %d", i, id)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package hiptrace
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// probeSrc is a second preloaded library standing in for the HSA shim: it
+// intercepts the HSA calls HIP submits work with (AQL slot reservation,
+// doorbells, async copies) and prints, for each, the thread, the current
+// correlation id and the current HIP stream the preload library exposes.
+const probeSrc = `
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+uint64_t rpg_correlation_current(void);
+uint64_t rpg_hip_current_stream(void);
+
+static void note(const char *fn) {
+    fprintf(stderr, "probe %s %ld %llu %llu\n", fn, (long)syscall(SYS_gettid),
+            (unsigned long long)rpg_correlation_current(),
+            (unsigned long long)rpg_hip_current_stream());
+}
+#define NEXT(name) static void *real; if (!real) real = dlvsym(RTLD_NEXT, #name, "ROCR_1")
+
+uint64_t hsa_queue_add_write_index_screlease(void *q, uint64_t v) {
+    NEXT(hsa_queue_add_write_index_screlease);
+    note("hsa_queue_add_write_index_screlease");
+    return ((uint64_t (*)(void *, uint64_t))real)(q, v);
+}
+int hsa_amd_memory_async_copy(void *dst, uint64_t da, const void *src, uint64_t sa, size_t n,
+                              uint32_t nd, const void *deps, uint64_t done) {
+    NEXT(hsa_amd_memory_async_copy);
+    note("hsa_amd_memory_async_copy");
+    return ((int (*)(void *, uint64_t, const void *, uint64_t, size_t, uint32_t, const void *,
+                     uint64_t))real)(dst, da, src, sa, n, nd, deps, done);
+}
+`
+
+type probeLine struct {
+	fn           string
+	tid          uint32
+	corr, stream uint64
+}
+
+func buildProbe(t *testing.T) string {
+	dir := t.TempDir()
+	src, so := filepath.Join(dir, "probe.c"), filepath.Join(dir, "probe.so")
+	vs := filepath.Join(dir, "probe.map")
+	require.NoError(t, os.WriteFile(src, []byte(probeSrc), 0o600))
+	require.NoError(t, os.WriteFile(vs, []byte("ROCR_1 { global: hsa_*; };\n"), 0o600))
+	out, err := exec.Command("cc", "-O1", "-fPIC", "-shared", "-Wl,--version-script="+vs,
+		"-Wl,--unresolved-symbols=ignore-all", "-o", so, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+	return so
+}
+
+// HIP 5.2 submits kernel dispatches and copies on the calling thread, inside
+// the HIP call: so the shim, reading the thread's current correlation id and
+// stream, attributes each to the call that caused it.
+func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
+	probe := buildProbe(t)
+	spools := t.TempDir()
+	cmd := exec.Command(artifact(t, "testdata/hip_calls_counts"))
+	cmd.Env = append(os.Environ(),
+		"LD_LIBRARY_PATH="+filepath.Join(buildDir(t), "vgpu"),
+		"ROCPROF_GO_SPOOL_DIR="+spools, "ROCPROF_HIP_RUNTIME_API_TRACE=1",
+		"LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so")+":"+probe)
+	var lines []probeLine
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 5 || f[0] != "probe" {
+			continue
+		}
+		tid, _ := strconv.ParseUint(f[2], 10, 32)
+		corr, _ := strconv.ParseUint(f[3], 10, 64)
+		stream, _ := strconv.ParseUint(f[4], 10, 64)
+		lines = append(lines, probeLine{f[1], uint32(tid), corr, stream})
+	}
+	require.NoError(t, cmd.Wait())
+	tr := readTrace(t, spools)
+
+	byCorr := map[uint64][]probeLine{}
+	for _, l := range lines {
+		byCorr[l.corr] = append(byCorr[l.corr], l)
+	}
+	launches := 0
+	for _, c := range tr.calls {
+		if c.Domain != tracing.DomainHIPRuntime {
+			continue
+		}
+		subs := byCorr[c.CorrelationID]
+		switch tr.name(c) {
+		case "hipLaunchKernel":
+			launches++
+			require.NotEmpty(t, subs, "launch %d submitted nothing under its id", c.CorrelationID)
+			for _, s := range subs {
+				require.Equal(t, c.TID, s.tid, "submitted on the caller's thread")
+			}
+			if launches == 5 { // the one on the created stream
+				require.NotZero(t, subs[0].stream)
+			} else {
+				require.Zero(t, subs[0].stream, "null stream")
+			}
+		case "hipMemcpy":
+			require.NotEmpty(t, subs, "copy %d submitted nothing under its id", c.CorrelationID)
+			for _, s := range subs {
+				require.Equal(t, c.TID, s.tid)
+			}
+		}
+	}
+	require.Equal(t, 5, launches)
+	for _, c := range tr.calls {
+		for _, s := range byCorr[c.CorrelationID] {
+			t.Logf("%s -> %s stream=%d", tr.name(c), s.fn, s.stream)
+		}
+	}
+	t.Logf("%d HSA submissions, %d outside any HIP call", len(lines), len(byCorr[0]))
+	for _, l := range byCorr[0] {
+		t.Logf("outside a HIP call: %+v", l)
+	}
+}

@@ -1,0 +1,148 @@
+/*
+ * roctx_regions.c: switching recording on and off while the application
+ * runs, for --selected-regions (ROCTx driven) and --collection-period
+ * (timer driven).
+ *
+ * Both act on rpg_domains, the mask every wrapper and the shim test before
+ * recording: outside a region it keeps only the marker bit (so that the
+ * region boundaries stay visible), inside it is the mask the recorder's
+ * constructor computed. This file's constructor runs after recorder.c's
+ * (same library, later in link order), so that mask is final here.
+ *
+ * ROCPROF_COLLECTION_PERIOD holds "DELAY:DURATION:REPEAT" triplets in
+ * nanoseconds, separated by ';'. Each triplet in turn: REPEAT times (0:
+ * forever) wait DELAY, record for DURATION, stop. A timer thread, started
+ * only when the variable is set, does the waiting; a fork child starts its
+ * own from the beginning.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "roctx_regions.h"
+
+#define MAX_PERIODS 64
+
+typedef struct period {
+    uint64_t delay, duration, repeat;
+} period;
+
+static uint32_t g_all;  /* the domains a region records */
+static int g_selected;  /* --selected-regions */
+static period g_periods[MAX_PERIODS];
+static int g_nperiods;
+
+static void set_recording(int on)
+{
+    __atomic_store_n(&rpg_domains, on ? g_all : (g_all & RPG_DOMAIN_MARKER), __ATOMIC_RELAXED);
+}
+
+void rpg_regions_select(uint64_t tid, int on)
+{
+    if (g_selected && tid == 0)
+        set_recording(on);
+}
+
+static void sleep_until(struct timespec *t, uint64_t ns)
+{
+    uint64_t total = (uint64_t)t->tv_nsec + ns % 1000000000ull;
+    t->tv_sec += (time_t)(ns / 1000000000ull + total / 1000000000ull);
+    t->tv_nsec = (long)(total % 1000000000ull);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL) == EINTR) {
+    }
+}
+
+static void *period_timer(void *arg)
+{
+    (void)arg;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    for (int i = 0; i < g_nperiods; i++) {
+        const period *p = &g_periods[i];
+        for (uint64_t n = 0; p->repeat == 0 || n < p->repeat; n++) {
+            sleep_until(&t, p->delay);
+            set_recording(1);
+            sleep_until(&t, p->duration);
+            set_recording(0);
+        }
+    }
+    return NULL;
+}
+
+/* Parses the triplets; returns how many, or -1 on a malformed value (the
+ * CLI validates the option, so this only guards against hand-set values). */
+static int parse_periods(const char *s)
+{
+    int n = 0;
+    while (*s && n < MAX_PERIODS) {
+        char *end;
+        uint64_t v[3];
+        for (int k = 0; k < 3; k++) {
+            errno = 0;
+            v[k] = strtoull(s, &end, 10);
+            if (errno || end == s || (k < 2 && *end != ':'))
+                return -1;
+            s = k < 2 ? end + 1 : end;
+        }
+        if (*s && *s != ';')
+            return -1;
+        g_periods[n++] = (period){v[0], v[1], v[2]};
+        if (*s == ';')
+            s++;
+    }
+    return n;
+}
+
+static void start_timer(void)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    /* The application's signals are not for this thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    if (pthread_create(&th, &a, period_timer, NULL) != 0)
+        set_recording(1); /* better everything than nothing */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+}
+
+static void restart_timer_in_child(void)
+{
+    set_recording(0);
+    start_timer();
+}
+
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] == '1' && v[1] == 0;
+}
+
+__attribute__((constructor)) static void regions_init(void)
+{
+    g_all = rpg_domains;
+    if (!g_all)
+        return; /* not profiling: nothing to switch */
+    const char *periods = getenv("ROCPROF_COLLECTION_PERIOD");
+    if (periods && periods[0]) {
+        g_nperiods = parse_periods(periods);
+        if (g_nperiods > 0) {
+            set_recording(0);
+            start_timer();
+            pthread_atfork(NULL, NULL, restart_timer_in_child);
+            return;
+        }
+    }
+    if (env_on("ROCPROF_SELECTED_REGIONS")) {
+        g_selected = 1;
+        set_recording(0);
+    }
+}
