@@ -1,0 +1,85 @@
+package output
+
+import "github.com/rocprof-go/rocprof-go/internal/tracing"
+
+// Format is an output format name as given to -f.
+type Format string
+
+// FormatCSV is written by Write; the other formats have their own writers.
+const FormatCSV Format = "csv"
+
+// AgentIndex selects how agents are labelled (--agent-index).
+type AgentIndex int
+
+// Agent labelling modes.
+const (
+	AgentIndexRelative     AgentIndex = iota // "Agent <logical node id>" (rocprofv3's default)
+	AgentIndexAbsolute                       // "Agent <node id>"
+	AgentIndexTypeRelative                   // "CPU <n>" / "GPU <n>"
+)
+
+// DefaultPrefixTemplate is rocprofv3's default output file prefix.
+const DefaultPrefixTemplate = "%hostname%/%pid%"
+
+// Config is what the launcher decided about the outputs.
+type Config struct {
+	// Dir is the resolved output directory (-d, default the cwd).
+	Dir string
+	// PrefixTemplate is the -o value (default DefaultPrefixTemplate).
+	PrefixTemplate string
+	// ResolvePrefix expands PrefixTemplate for one process. Processes whose
+	// prefixes are equal share one set of files. Nil expands only %pid%,
+	// %ppid% and %hostname%.
+	ResolvePrefix func(tracing.ProcessInfo) string
+	// Formats are the -f choices; Write handles FormatCSV (and --stats).
+	Formats []Format
+	// Stats writes the *_stats.csv and domain_stats.csv files (--stats).
+	Stats bool
+	// Mangled keeps kernel names mangled (-M); Truncate cuts demangled names
+	// to the bare function name (-T, implies demangling).
+	Mangled, Truncate bool
+	// AgentIndex selects agent labels (-A).
+	AgentIndex AgentIndex
+	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw
+	// recorded size is below it (--minimum-output-data × 1024).
+	MinimumOutputBytes uint64
+	// FS creates the files; nil means the operating system's.
+	FS FileSystem
+}
+
+func (c *Config) has(f Format) bool {
+	for _, g := range c.Formats {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// File is one file written.
+type File struct {
+	Path    string
+	Name    string // output name, e.g. "kernel_trace", "kernel_stats", "agent_info"
+	Domain  string // rocprofv3 domain name (KERNEL_DISPATCH, HIP_API...); "" for agent_info, domain_stats
+	Records uint64 // data rows
+	Bytes   int64
+}
+
+// Process sums up what one spool held.
+type Process struct {
+	PID     int32
+	Spool   string
+	Prefix  string
+	Records uint64 // published records read
+	Torn    uint64 // records rejected because they were never published
+	Invalid uint64 // chunks abandoned at a malformed record
+	Dropped uint64 // records the recorder could not store (counted in the app)
+}
+
+// Result lists what Write produced, for the run manifest.
+type Result struct {
+	Files     []File
+	Processes []Process
+	// Skipped lists spool files that could not be read, with the reason.
+	Skipped []string
+}
