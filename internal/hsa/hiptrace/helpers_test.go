@@ -39,6 +39,7 @@ type run struct {
 	args    []string // app arguments
 	env     []string // extra NAME=value
 	preload bool     // LD_PRELOAD the preload library
+	shim    bool     // load the HSA shim (HSA_TOOLS_LIB) too
 }
 
 // exec runs the app on the virtual GPU and returns its stdout and the spool
@@ -53,6 +54,9 @@ func (r run) execIn(t testing.TB, spools string) (string, string) {
 		"ROCPROF_GO_SPOOL_DIR="+spools)
 	if r.preload {
 		env = append(env, "LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so"))
+	}
+	if r.shim {
+		env = append(env, "HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"))
 	}
 	cmd.Env = append(env, r.env...)
 	var out, errb bytes.Buffer
@@ -71,8 +75,10 @@ type marker struct {
 type trace struct {
 	pids    []int32
 	names   map[tracing.APIDomain]map[uint32]string
-	calls   []tracing.APICall
-	markers []marker
+	calls      []tracing.APICall
+	markers    []marker
+	dispatches []tracing.KernelDispatch
+	copies     []tracing.MemoryCopy
 	dropped uint64
 	torn    uint64
 }
@@ -112,6 +118,10 @@ func readTrace(t testing.TB, dir string) *trace {
 				tr.names[d][uint32(s.ID)] = string(s.Value)
 			case tracing.KindHIPAPI:
 				tr.calls = append(tr.calls, r.APICall())
+			case tracing.KindKernelDispatch:
+				tr.dispatches = append(tr.dispatches, r.KernelDispatch())
+			case tracing.KindMemoryCopy:
+				tr.copies = append(tr.copies, r.MemoryCopy())
 			case tracing.KindMarker:
 				m := r.Marker()
 				tr.markers = append(tr.markers, marker{Marker: m, Msg: string(m.Message)})

@@ -137,3 +137,43 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 		t.Logf("outside a HIP call: %+v", l)
 	}
 }
+
+// With the HSA shim loaded, every kernel dispatch names the hipLaunchKernel
+// that caused it (and its stream), and every copy a hipMemcpy.
+func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
+	_, dir := run{app: "testdata/hip_calls_counts", preload: true, shim: true,
+		env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_KERNEL_TRACE=1",
+			"ROCPROF_MEMORY_COPY_TRACE=1"}}.exec(t)
+	tr := readTrace(t, dir)
+	byCorr := map[uint64]tracing.APICall{}
+	var streamLaunch uint64
+	for _, c := range tr.calls {
+		byCorr[c.CorrelationID] = c
+		if tr.name(c) == "hipLaunchKernel" {
+			streamLaunch = c.CorrelationID // the last launch is the one on a stream
+		}
+	}
+	var launched []uint64
+	for _, d := range tr.dispatches {
+		c, ok := byCorr[d.CorrelationID]
+		require.True(t, ok, "dispatch %d has correlation id %d, no HIP call", d.DispatchID, d.CorrelationID)
+		if tr.name(c) != "hipLaunchKernel" {
+			continue // HIP's own blit kernels, under the hipMemcpy that needed them
+		}
+		launched = append(launched, d.CorrelationID)
+		require.Equal(t, c.TID, d.TID)
+		if d.CorrelationID == streamLaunch {
+			require.NotZero(t, d.StreamID)
+		} else {
+			require.Zero(t, d.StreamID)
+		}
+	}
+	t.Logf("%d dispatches (%d from hipLaunchKernel), %d copies", len(tr.dispatches), len(launched), len(tr.copies))
+	require.Len(t, launched, 5, "one dispatch per hipLaunchKernel")
+	require.NotEmpty(t, tr.copies)
+	for _, cp := range tr.copies {
+		c, ok := byCorr[cp.CorrelationID]
+		require.True(t, ok, "copy with correlation id %d, no HIP call", cp.CorrelationID)
+		require.Equal(t, "hipMemcpy", tr.name(c))
+	}
+}
