@@ -73,14 +73,14 @@ type marker struct {
 
 // trace is everything of interest read back from a run's spools.
 type trace struct {
-	pids    []int32
-	names   map[tracing.APIDomain]map[uint32]string
+	pids       []int32
+	names      map[tracing.APIDomain]map[uint32]string
 	calls      []tracing.APICall
 	markers    []marker
 	dispatches []tracing.KernelDispatch
 	copies     []tracing.MemoryCopy
-	dropped uint64
-	torn    uint64
+	dropped    uint64
+	torn       uint64
 }
 
 // name returns the function name of an API call from the spool's tables.
