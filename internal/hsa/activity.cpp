@@ -73,6 +73,7 @@ Copy *copy_begin(hsa_signal_t app)
     c->app = app;
     c->rec.tid = rpg_tid();
     c->rec.correlation_id = shim_correlation();
+    c->rec.stream_id = shim_hip_stream();
     return c;
 }
 

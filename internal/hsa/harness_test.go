@@ -85,6 +85,7 @@ func runApp(t testing.TB, vars []string, app string, args ...string) run {
 type records struct {
 	strings    map[uint32]map[uint64]string
 	api        []tracing.APICall
+	hip        []tracing.APICall
 	dispatches []tracing.KernelDispatch
 	copies     []tracing.MemoryCopy
 	allocs     []tracing.MemoryAllocation
@@ -114,6 +115,8 @@ func readSpools(t testing.TB, dir string) records {
 				a := r.APICall()
 				a.Args = append([]byte(nil), a.Args...)
 				rs.api = append(rs.api, a)
+			case tracing.KindHIPAPI:
+				rs.hip = append(rs.hip, r.APICall())
 			case tracing.KindKernelDispatch:
 				rs.dispatches = append(rs.dispatches, r.KernelDispatch())
 			case tracing.KindMemoryCopy:

@@ -73,6 +73,7 @@ struct Pending {
     hsa_signal_t app;
     uint64_t dispatch_id; // 0: not a dispatch (a barrier whose signal we hold)
     uint64_t correlation_id;
+    uint64_t stream_id;
     uint64_t kernel_object;
     uint32_t tid;
     uint32_t grid[3];
@@ -133,6 +134,7 @@ void complete(Queue *q, Pending *p)
         r.agent_node = q->node;
         r.tid = p->tid;
         r.queue_id = q->id;
+        r.stream_id = p->stream_id;
         r.dispatch_id = p->dispatch_id;
         r.kernel_id = k.kernel_id;
         r.correlation_id = p->correlation_id;
@@ -247,7 +249,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         t_buf_cap = cap;
     }
     memcpy(t_buf, pkts, count * sizeof *t_buf);
-    uint64_t corr = 0;
+    uint64_t corr = 0, stream = 0;
     uint32_t tid = 0;
     pthread_mutex_lock(&q->lock);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
@@ -291,9 +293,11 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
             if (!tid) {
                 tid = rpg_tid();
                 corr = shim_correlation();
+                stream = shim_hip_stream();
             }
             p->dispatch_id = g_dispatch_id.fetch_add(1, std::memory_order_relaxed) + 1;
             p->correlation_id = corr;
+            p->stream_id = stream;
             p->tid = tid;
             p->kernel_object = k->kernel_object;
             p->grid[0] = k->grid_size_x;

@@ -40,6 +40,21 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The hipStream_t a traced HIP call on this thread submits to (0: null
+ * stream or no HIP call); from the preload library's HIP interposers
+ * (preload/hip_stream.h). Weak: older preload libraries lack it. */
+__attribute__((weak)) uint64_t rpg_hip_current_stream(void);
+#ifdef __cplusplus
+}
+#endif
+static inline uint64_t shim_hip_stream(void)
+{
+    return rpg_hip_current_stream ? rpg_hip_current_stream() : 0;
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define SHIM_HIDDEN __attribute__((visibility("hidden")))
 

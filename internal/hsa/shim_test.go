@@ -183,6 +183,51 @@ func TestAPICallsCarryNoParentWithoutHIPWrapper(t *testing.T) {
 	}
 }
 
+// Under the HIP interposers, a dispatch or copy carries the correlation id
+// and stream of the HIP call that enqueued it, and HSA calls made inside a
+// HIP call name it as their parent.
+func TestDispatchesAndCopiesCarryTheirHIPCall(t *testing.T) {
+	r := runApp(t, append([]string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_HIP_COMPILER_API_TRACE=1"},
+		allDomains...),
+		"multistream", "run", "0")
+	require.Zero(t, r.exitCode)
+	rs := readSpools(t, r.spools)
+	hip := map[uint64]tracing.APICall{}
+	for _, h := range rs.hip {
+		hip[h.CorrelationID] = h
+	}
+	require.NotEmpty(t, hip)
+	streamOfQueue := map[uint64]uint64{}
+	for _, d := range rs.dispatches {
+		h, ok := hip[d.CorrelationID]
+		require.True(t, ok, "dispatch %d: correlation id %d is a HIP call's", d.DispatchID, d.CorrelationID)
+		require.Equal(t, h.TID, d.TID)
+		require.LessOrEqual(t, h.Start, d.Start, "enqueued before it ran")
+		require.NotZero(t, d.StreamID, "the app launches on created streams only")
+		if s, seen := streamOfQueue[d.QueueID]; seen {
+			require.Equal(t, s, d.StreamID, "one stream per queue")
+		}
+		streamOfQueue[d.QueueID] = d.StreamID
+	}
+	require.Len(t, streamOfQueue, 4)
+	for _, c := range rs.copies {
+		_, ok := hip[c.CorrelationID]
+		require.True(t, ok, "copy correlation id %d is a HIP call's", c.CorrelationID)
+		require.NotZero(t, c.StreamID)
+	}
+	parents := 0
+	for _, a := range rs.api {
+		require.NotContains(t, hip, a.CorrelationID, "HSA calls get their own ids")
+		if len(a.Args) >= 8 {
+			_, ok := hip[binary.LittleEndian.Uint64(a.Args)]
+			require.True(t, ok, "parent %d of HSA call %s is a HIP call",
+				binary.LittleEndian.Uint64(a.Args), rs.strings[uint32(a.Domain)][uint64(a.Function)])
+			parents++
+		}
+	}
+	require.Positive(t, parents)
+}
+
 func TestAbortKeepsCompletedDispatches(t *testing.T) {
 	r := runApp(t, []string{"ROCPROF_KERNEL_TRACE=1"}, "multistream", "abort", "300")
 	require.True(t, r.signaled, "the app aborts")
