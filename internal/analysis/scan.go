@@ -41,7 +41,7 @@ func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
 		if p, ok := m[pid]; ok {
 			return p
 		}
-		p := &Process{Key: in.Image.GUID, PID: pid, Rank: -1}
+		p := &Process{Key: in.Image.GUID, PID: in.PID(pid), Rank: -1}
 		if len(in.Processes) > 1 {
 			p.Key += "/" + fmt.Sprint(pid)
 		}

@@ -117,12 +117,13 @@ func (s *Stats) mergeQuantiles(o *Stats) {
 	s.zeros += o.zeros
 }
 
-// Mean returns the average duration.
+// Mean returns the average duration, from the exact integer sum so it does
+// not depend on the order values arrived in.
 func (s *Stats) Mean() float64 {
 	if s.Count == 0 {
 		return 0
 	}
-	return s.mean
+	return float64(s.Sum) / float64(s.Count)
 }
 
 // StdDev returns the sample standard deviation (n-1), 0 for fewer than two

@@ -61,6 +61,24 @@ type Info struct {
 	Processes map[int64]*Process // by id (= pid)
 	Agents    map[int64]*Agent
 	Symbols   map[int64]*KernelSymbol
+	Threads   map[int64]int64 // rocpd_info_thread id -> OS tid
+}
+
+// TID returns the OS thread id of a thread row id (rocprofv3 makes them
+// equal; other writers may number rows).
+func (in *Info) TID(id int64) int64 {
+	if t, ok := in.Threads[id]; ok {
+		return t
+	}
+	return id
+}
+
+// PID returns the OS process id of a process row id.
+func (in *Info) PID(id int64) int64 {
+	if p, ok := in.Processes[id]; ok {
+		return p.PID
+	}
+	return id
 }
 
 // String returns a string by id ("" for unknown ids).
@@ -91,7 +109,8 @@ func rankExpr() string {
 // LoadInfo reads an image's strings, processes, agents and kernel symbols.
 func (db *DB) LoadInfo(im Image) (*Info, error) {
 	in := &Info{Image: im, Strings: map[int64]string{}, Processes: map[int64]*Process{},
-		Agents: map[int64]*Agent{}, Symbols: map[int64]*KernelSymbol{}}
+		Agents: map[int64]*Agent{}, Symbols: map[int64]*KernelSymbol{},
+		Threads: map[int64]int64{}}
 	err := db.each(`SELECT id, string FROM `+quote(im.Table("rocpd_string")), func(r *sql.Rows) error {
 		var id int64
 		var s string
@@ -146,6 +165,17 @@ FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("roc
 			return err
 		}
 		in.Symbols[k.ID] = k
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = db.each(`SELECT id, tid FROM `+quote(im.Table("rocpd_info_thread")), func(r *sql.Rows) error {
+		var id, tid int64
+		if err := r.Scan(&id, &tid); err != nil {
+			return err
+		}
+		in.Threads[id] = tid
 		return nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package rocpd
 
 import (
 	"database/sql"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +20,7 @@ type Dispatch struct {
 	RegionNameID       int64
 	CorrelationID      int64 // internal (event stack_id)
 	ExternalCorrID     int64
+	EventID            int64
 }
 
 // Region is an API call or marker range (rocpd_region) or an instant
@@ -86,13 +88,14 @@ func (db *DB) Dispatches(fn func(*Info, *Dispatch) error) error {
 		q := `SELECT r.id, r.pid, COALESCE(r.tid, 0), r.agent_id, r.kernel_id, r.dispatch_id, r.queue_id, r.stream_id,
   r.start, r."end", COALESCE(r.private_segment_size, 0), COALESCE(r.group_segment_size, 0),
   r.workgroup_size_x, r.workgroup_size_y, r.workgroup_size_z, r.grid_size_x, r.grid_size_y, r.grid_size_z,
-  COALESCE(r.region_name_id, 0), COALESCE(e.stack_id, r.dispatch_id), COALESCE(e.correlation_id, 0)
+  COALESCE(r.region_name_id, 0), COALESCE(e.stack_id, r.dispatch_id), COALESCE(e.correlation_id, 0),
+  COALESCE(r.event_id, 0)
 FROM ` + quote(in.Image.Table("rocpd_kernel_dispatch")) + ` r` + eventJoin(in.Image) + ` ORDER BY r.id`
 		return db.each(q, func(r *sql.Rows) error {
 			if err := r.Scan(&d.ID, &d.PID, &d.TID, &d.AgentID, &d.KernelID, &d.DispatchID, &d.QueueID, &d.StreamID,
 				&d.Start, &d.End, &d.PrivateSegmentSize, &d.GroupSegmentSize,
 				&d.Workgroup[0], &d.Workgroup[1], &d.Workgroup[2], &d.Grid[0], &d.Grid[1], &d.Grid[2],
-				&d.RegionNameID, &d.CorrelationID, &d.ExternalCorrID); err != nil {
+				&d.RegionNameID, &d.CorrelationID, &d.ExternalCorrID, &d.EventID); err != nil {
 				return err
 			}
 			return fn(in, &d)
@@ -186,6 +189,71 @@ FROM ` + quote(in.Image.Table("rocpd_memory_allocate")) + ` r` + eventJoin(in.Im
 			}
 			a.AgentID, a.HasAgent = agent.Int64, agent.Valid
 			return fn(in, &a)
+		})
+	})
+}
+
+// CounterSums streams, per image, every dispatch that has counter values
+// with each counter's value summed over its dimension instances (one row
+// per instance is stored), counters in id order. Only dispatches with
+// counters are held in memory: counter runs serialise dispatches, so they
+// are few.
+func (db *DB) CounterSums(fn func(in *Info, d *Dispatch, counter string, value float64) error) error {
+	return db.scanImages(func(in *Info) error {
+		im := in.Image
+		names := map[int64]string{}
+		err := db.each(`SELECT id, name FROM `+quote(im.Table("rocpd_info_pmc")), func(r *sql.Rows) error {
+			var id int64
+			var n string
+			if err := r.Scan(&id, &n); err != nil {
+				return err
+			}
+			names[id] = n
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		events := map[int64]*Dispatch{}
+		err = db.each(`SELECT DISTINCT event_id FROM `+quote(im.Table("rocpd_pmc_event"))+` WHERE event_id IS NOT NULL`,
+			func(r *sql.Rows) error {
+				var id int64
+				if err := r.Scan(&id); err != nil {
+					return err
+				}
+				events[id] = nil
+				return nil
+			})
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		one := &DB{Path: db.Path, SQL: db.SQL, Images: []Image{im}}
+		err = one.Dispatches(func(_ *Info, d *Dispatch) error {
+			if _, ok := events[d.EventID]; ok {
+				c := *d
+				events[d.EventID] = &c
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return db.each(`SELECT event_id, pmc_id, SUM(value) FROM `+quote(im.Table("rocpd_pmc_event"))+
+			` WHERE event_id IS NOT NULL GROUP BY event_id, pmc_id ORDER BY event_id, pmc_id`, func(r *sql.Rows) error {
+			var ev, pmc int64
+			var v float64
+			if err := r.Scan(&ev, &pmc, &v); err != nil {
+				return err
+			}
+			d := events[ev]
+			if d == nil {
+				return nil // counter values of an event that is no dispatch
+			}
+			name, ok := names[pmc]
+			if !ok {
+				name = "counter_" + strconv.FormatInt(pmc, 10)
+			}
+			return fn(in, d, name, v)
 		})
 	})
 }

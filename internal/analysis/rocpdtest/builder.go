@@ -27,6 +27,14 @@ type Process struct {
 	Markers    []Marker
 	Copies     []Copy
 	Allocs     []Alloc
+	Counters   []Counter
+}
+
+// Counter is one counter's per-instance values for one dispatch.
+type Counter struct {
+	Dispatch int // index into Dispatches
+	Name     string
+	Values   []float64 // one rocpd_pmc_event row each
 }
 
 // Dispatch is one kernel dispatch on GPU agent 1 (logical index 1).
@@ -293,9 +301,11 @@ func (w *writer) writeRecords(kernels map[string]int64) error {
 			return err
 		}
 	}
+	dispatchEvents := make([]int64, len(p.Dispatches))
 	for i, d := range p.Dispatches {
 		corr := w.nextCorr(d.Corr)
 		ev, err := w.newEvent("KERNEL_DISPATCH", corr, "{}")
+		dispatchEvents[i] = ev
 		if err == nil {
 			err = w.thread(d.TID)
 		}
@@ -312,6 +322,9 @@ func (w *writer) writeRecords(kernels map[string]int64) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := w.writeCounters(dispatchEvents); err != nil {
+		return err
 	}
 	for i, c := range p.Copies {
 		corr := w.nextCorr(c.Corr)
@@ -383,4 +396,35 @@ func extraStreams(p *Process) []int64 {
 		add(c.Stream)
 	}
 	return out
+}
+
+func (w *writer) writeCounters(dispatchEvents []int64) error {
+	ids := map[string]int64{}
+	var names []string
+	for _, c := range w.p.Counters {
+		if _, ok := ids[c.Name]; !ok {
+			ids[c.Name] = 0
+			names = append(names, c.Name)
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		ids[n] = int64(i + 1)
+		if err := w.exec("INSERT INTO "+w.t("rocpd_info_pmc")+
+			" (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived)"+
+			" VALUES (?,1,?,1,'GPU',?,?,'','rocm','ABS','SQ','',0,0)", i+1, w.p.PID, n, n); err != nil {
+			return err
+		}
+	}
+	row := int64(0)
+	for _, c := range w.p.Counters {
+		for _, v := range c.Values {
+			row++
+			if err := w.exec("INSERT INTO "+w.t("rocpd_pmc_event")+" (id, event_id, pmc_id, value) VALUES (?,?,?,?)",
+				row, dispatchEvents[c.Dispatch], ids[c.Name], v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

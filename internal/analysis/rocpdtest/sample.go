@@ -48,6 +48,11 @@ func Sample(r int) Process {
 				Start: ks, End: ke, Grid: [3]int64{1024, 1, 1}, Workgroup: [3]int64{256, 1, 1}, Corr: corr})
 		}
 	}
+	p.Counters = []Counter{
+		{Dispatch: 0, Name: "SQ_WAVES", Values: []float64{8, 8, 8, 8}},
+		{Dispatch: 0, Name: "GRBM_COUNT", Values: []float64{0.5}},
+		{Dispatch: 10, Name: "SQ_WAVES", Values: []float64{4, 4}},
+	}
 	s, e = step(5000)
 	p.Copies = append(p.Copies, Copy{Direction: "MEMORY_COPY_HOST_TO_DEVICE", Src: 0, Dst: 1, Size: 4096, TID: tid, Start: s, End: e})
 	s, e = step(6000)

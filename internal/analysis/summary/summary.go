@@ -132,8 +132,10 @@ func group(a *accum) Group {
 		byDomain[k.domain] = append(byDomain[k.domain], k)
 	}
 	domains := make([]analysis.Domain, 0, len(byDomain))
-	for d := range byDomain {
+	for d, keys := range byDomain {
 		domains = append(domains, d)
+		// Merge in name order: floating-point sums then repeat exactly.
+		sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
 	}
 	sort.Slice(domains, func(i, j int) bool {
 		if oi, oj := domains[i].Order(), domains[j].Order(); oi != oj {
