@@ -339,3 +339,17 @@ const (
 	agentCUCount          = 13
 	agentGfxTargetVersion = 20
 )
+
+// hipMemset and device-to-device hipMemcpy run ROCclr's own blit kernels on
+// the app's queue; rocprofv3 lists them under their symbol names.
+func TestROCclrBlitKernelsAreNamed(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_KERNEL_TRACE=1"}, "multistream", "blit", "5")
+	require.Equal(t, 5, r.exitCode)
+	rs := readSpools(t, r.spools)
+	var names []string
+	for _, d := range rs.dispatches {
+		names = append(names, rs.kernelName(d))
+	}
+	require.Equal(t, []string{"__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_copyBuffer.kd",
+		"_Z4vaddPKfS0_Pfi.kd"}, names)
+}

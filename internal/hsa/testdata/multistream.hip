@@ -7,6 +7,8 @@
 //   hang N     N vadd dispatches, synchronised, prints "ready", then sleeps
 //              (the test SIGKILLs it).
 //   bench N    N empty kernels back to back on the null stream, one sync.
+//   blit       one hipMemset and one device-to-device hipMemcpy (ROCclr's
+//              blit kernels), then one vadd.
 #include <hip/hip_runtime.h>
 #include <cstdio>
 #include <cstdlib>
@@ -87,6 +89,16 @@ int main(int argc, char **argv)
             hipLaunchKernelGGL(empty, dim3(1), dim3(1), 0, 0);
         CHECK(hipDeviceSynchronize());
         return 0;
+    }
+    if (!strcmp(mode, "blit")) {
+        float *a, *b;
+        CHECK(hipMalloc(&a, N * sizeof(float)));
+        CHECK(hipMalloc(&b, N * sizeof(float)));
+        CHECK(hipMemset(a, 0, N * sizeof(float)));
+        CHECK(hipMemcpy(b, a, N * sizeof(float), hipMemcpyDeviceToDevice));
+        hipLaunchKernelGGL(vadd, dim3(N / 256), dim3(256), 0, 0, a, a, b, N);
+        CHECK(hipDeviceSynchronize());
+        return arg;
     }
     const int S = 4;
     hipStream_t st[S];
