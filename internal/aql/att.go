@@ -85,6 +85,9 @@ type attRegs struct {
 	base, base2, size, mode, hiwater, tokenMask2 pm4.Reg
 	// gfx10+
 	buf0Base, buf0Size pm4.Reg
+	// gfx12: separate high base register, SQG event enable, finish event
+	buf0BaseHi, spiSqgEventCtl pm4.Reg
+	finishEvent                bool
 
 	tokenOn, tokenOff uint32 // gfx9: tokenOn only
 	ctrlOn, ctrlOff   uint32
@@ -96,10 +99,10 @@ type attRegs struct {
 	acquireStop       bool
 }
 
-// attSpecs has the families whose thread trace rocprof-go builds. gfx9 and
-// gfx11 are verified against AQLprofile goldens; gfx10's values are composed
-// from AQLprofile's gfx10 field choices and the gc_10_3 register layout
-// (no golden). gfx12 is not built: its field layout is not recorded here.
+// attSpecs has every family's thread-trace registers and values. gfx9 and
+// gfx11 are verified against AQLprofile goldens; gfx10's and gfx12's values
+// are composed from AQLprofile's field choices and the gc_10_3 / gc_12_0
+// register layouts (no golden covers them).
 var attSpecs = map[Family]*attRegs{
 	GFX9: {status: 0xC33A, wptr: 0xC339, cntr: 0xC33C, ctrl: 0xC335, mask: 0xC332, tokenMask: 0xC333,
 		base: 0xC330, base2: 0xC337, size: 0xC331, mode: 0xC336, hiwater: 0xC33B, tokenMask2: 0xC338,
@@ -113,6 +116,10 @@ var attSpecs = map[Family]*attRegs{
 		buf0Base: 0xD9E8, buf0Size: 0xD9E9,
 		tokenOn: 0x0C080683, tokenOff: 0x0F0007FF, ctrlOn: 0xA0423941, ctrlOff: 0xA0423940,
 		maskConst: 0x00030000, waitPoll: 16, maxStep: 512 << 20, setUconfig: true, acquireStop: true},
+	GFX12: {status: 0xD9F4, wptr: 0xD9EF, cntr: 0xD9FA, ctrl: 0xD9EC, mask: 0xD9ED, tokenMask: 0xD9EE,
+		buf0Base: 0xD9E7, buf0BaseHi: 0xD9E8, buf0Size: 0xD9E6, spiSqgEventCtl: 0xC448, finishEvent: true,
+		tokenOn: 0x8C1F4003, tokenOff: 0x1F0007FF, ctrlOn: 0xA0405941, ctrlOff: 0xA0405940,
+		maskConst: 0x00030000, waitPoll: 4, maxStep: 16 << 30, acquireStop: true},
 }
 
 var attRegNames = map[Family]map[pm4.Reg]string{
@@ -126,6 +133,10 @@ var attRegNames = map[Family]map[pm4.Reg]string{
 	GFX11: {0xD9F4: "SQ_THREAD_TRACE_STATUS", 0xD9EF: "SQ_THREAD_TRACE_WPTR", 0xD9FA: "SQ_THREAD_TRACE_DROPPED_CNTR",
 		0xD9EC: "SQ_THREAD_TRACE_CTRL", 0xD9ED: "SQ_THREAD_TRACE_MASK", 0xD9EE: "SQ_THREAD_TRACE_TOKEN_MASK",
 		0xD9E8: "SQ_THREAD_TRACE_BUF0_BASE", 0xD9E9: "SQ_THREAD_TRACE_BUF0_SIZE"},
+	GFX12: {0xD9F4: "SQ_THREAD_TRACE_STATUS", 0xD9EF: "SQ_THREAD_TRACE_WPTR", 0xD9FA: "SQ_THREAD_TRACE_DROPPED_CNTR",
+		0xD9EC: "SQ_THREAD_TRACE_CTRL", 0xD9ED: "SQ_THREAD_TRACE_MASK", 0xD9EE: "SQ_THREAD_TRACE_TOKEN_MASK",
+		0xD9E7: "SQ_THREAD_TRACE_BUF0_BASE_LO", 0xD9E8: "SQ_THREAD_TRACE_BUF0_BASE_HI", 0xD9E6: "SQ_THREAD_TRACE_BUF0_SIZE",
+		0xC448: "SPI_SQG_EVENT_CTL"},
 }
 
 // RegName names a register for disassembly, thread-trace registers included.
@@ -139,13 +150,14 @@ func (d *Device) RegName(r pm4.Reg) string {
 // SQTT header words written to USERDATA_2 after start: "\0ROC" then the
 // decoder header word.
 const (
-	attHeaderMagic uint32 = 0x434F5200
-	attHeaderInfo  uint32 = 0x00080201
-	attTimestampOp uint32 = 5 // USERDATA_3 marker before the two clock halves
-	attCodeObjOp   uint32 = 4
-	attSEBuffer    uint64 = 0x1000 // masked SEs get one page
-	attMinStep     uint64 = 128 << 10
-	traceControlSz        = 32 // TraceControl bytes per SE
+	attHeaderMagic  uint32 = 0x434F5200
+	attHeaderInfo   uint32 = 0x00080201
+	attTimestampOp  uint32 = 5 // USERDATA_3 marker before the two clock halves
+	attCodeObjOp    uint32 = 4
+	attSEBuffer     uint64 = 0x1000 // masked SEs get one page
+	sqgTopBopEvents uint32 = 3      // gfx12 SPI_SQG_EVENT_CTL: top and bottom-of-pipe events
+	attMinStep      uint64 = 128 << 10
+	traceControlSz         = 32 // TraceControl bytes per SE
 )
 
 // ATTPackets is a thread-trace packet set.
@@ -372,6 +384,9 @@ func (d *Device) attStart10(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	c := p.Config
 	d.grbm(s, grbmBroadcast)
 	d.copyImmToReg(s, r.status, 0)
+	if r.spiSqgEventCtl != 0 {
+		d.attWrite(s, r, r.spiSqgEventCtl, sqgTopBopEvents)
+	}
 	// SIMD_SEL is bits 1:0 and WGP_SEL bits 7:4; AQLprofile programs the
 	// target CU number into WGP_SEL as is.
 	mask := r.maskConst | c.SIMDSelect&3 | (c.TargetCU&0xF)<<4
@@ -382,8 +397,16 @@ func (d *Device) attStart10(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 		if p.enabled(se) {
 			units = p.SEStep >> 12
 		}
-		d.attWrite(s, r, r.buf0Size, uint32(units)<<8|uint32(page>>32)&0xF)
-		d.attWrite(s, r, r.buf0Base, uint32(page))
+		if r.buf0BaseHi != 0 {
+			d.attWrite(s, r, r.buf0Size, uint32(units))
+			d.attWrite(s, r, r.buf0Base, uint32(page))
+			d.attWrite(s, r, r.buf0BaseHi, uint32(page>>32))
+			d.attWrite(s, r, r.wptr, 0)
+		} else {
+			// SIZE (bits 29:8, 4 KiB units) shares the register with BASE_HI (3:0).
+			d.attWrite(s, r, r.buf0Size, uint32(units)<<8|uint32(page>>32)&0xF)
+			d.attWrite(s, r, r.buf0Base, uint32(page))
+		}
 		d.attWrite(s, r, r.mask, mask)
 		tok := r.tokenOff
 		if p.enabled(se) {
@@ -409,6 +432,9 @@ func (d *Device) attStop10(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	s.EventWrite(pm4.EventCSPartialFlush)
 	d.grbm(s, grbmBroadcast)
 	s.SetSh(RegComputeThreadTraceEnable, 0)
+	if r.finishEvent {
+		s.EventWrite(pm4.EventThreadTraceFinish)
+	}
 	s.WaitRegMem(3, 0, uint32(r.status), 0, 0, 0x3FC, r.waitPoll)
 	d.attWrite(s, r, r.ctrl, r.ctrlOff)
 	s.WaitRegMem(3, 0, uint32(r.status), 0, 0, 0x02000000, r.waitPoll)

@@ -319,3 +319,30 @@ func containsSeq(dw, seq []uint32) bool {
 	}
 	return false
 }
+
+// gfx12 has no ATT golden either: SQG events on, 64-bit base in two
+// registers, WPTR reset, trace-finish event before the waits.
+func TestATTGfx12(t *testing.T) {
+	d, err := ParseAgent("gfx1201")
+	require.NoError(t, err)
+	cfg := RocprofATTConfig()
+	cfg.BufferSize = 0x4000000
+	p, err := d.BuildATT(cfg, (&Arena{Next: 0x100000000000}).Alloc)
+	require.NoError(t, err)
+	start := pm4.Format(p.Start.DW, d.RegName)
+	for _, want := range [][]uint32{
+		{0xC0044000, 0x06006005, 3, 0, 0xC448, 0},          // SPI_SQG_EVENT_CTL
+		{0xC0044000, 0x06006005, 0x3FC1, 0, 0xD9E6, 0},     // BUF0_SIZE, 4 KiB units
+		{0xC0044000, 0x06006005, 0x00000001, 0, 0xD9E7, 0}, // BASE_LO = (addr>>12) low
+		{0xC0044000, 0x06006005, 0x00000001, 0, 0xD9E8, 0}, // BASE_HI = (addr>>12)>>32
+		{0xC0044000, 0x06006005, 0x00030013, 0, 0xD9ED, 0}, // MASK
+		{0xC0044000, 0x06006005, 0x8C1F4003, 0, 0xD9EE, 0}, // TOKEN_MASK on
+		{0xC0044000, 0x06006005, 0xA0405941, 0, 0xD9EC, 0}, // CTRL on
+	} {
+		require.True(t, containsSeq(p.Start.DW, want), "start lacks %x:\n%s", want, start)
+	}
+	stop := pm4.Format(p.Stop.DW, d.RegName)
+	require.Contains(t, stop, "EVENT_WRITE      event_type=0x37(THREAD_TRACE_FINISH) event_index=0")
+	require.Contains(t, stop, "ACQUIRE_MEM")
+	require.Equal(t, uint32(0x30800000)|uint32(len(p.Stop.DW)), p.Stop.Packet[4])
+}
