@@ -100,6 +100,9 @@ func TestCorrelationIDsSharedAndUnique(t *testing.T) {
 	}
 	for _, m := range tr.markers {
 		ids = append(ids, m.CorrelationID)
+		if m.Function == tracing.MarkerThreadRange {
+			ids = append(ids, m.RangeID) // the pop's id
+		}
 	}
 	slices.Sort(ids)
 	for i, id := range ids {
@@ -146,7 +149,7 @@ func TestWrappersCarryTheAppsSymbolVersions(t *testing.T) {
 }
 
 // 64 threads × 100k calls: every call recorded once, per thread, with ids
-// 1..N (the 64 push/pop ranges draw ids too).
+// 1..N (the 64 push/pop ranges draw two ids each).
 func TestManyThreadsLoseNothing(t *testing.T) {
 	const threads, calls = 64, 100000
 	shm := t.TempDir()
@@ -180,9 +183,9 @@ func TestManyThreadsLoseNothing(t *testing.T) {
 	for _, m := range tr.markers {
 		require.Equal(t, tracing.MarkerThreadRange, m.Function)
 		require.Equal(t, calls, perThread[m.TID], "range %q on a thread with all its calls", m.Msg)
-		ids = append(ids, m.CorrelationID)
+		ids = append(ids, m.CorrelationID, m.RangeID) // push and pop ids
 	}
-	require.Len(t, ids, threads*calls+threads+1) // + hipSetDevice
+	require.Len(t, ids, threads*calls+2*threads+1) // + hipSetDevice
 	slices.Sort(ids)
 	for i, id := range ids {
 		if uint64(i+1) != id {

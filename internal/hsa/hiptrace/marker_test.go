@@ -59,6 +59,20 @@ func TestMarkerRecordsFollowRocprofv3(t *testing.T) {
 	}
 	require.Equal(t, "main", byRow["MARKER_NAME_API,roctxNameOsThread"].Msg)
 
+	// --kernel-rename's rule: a HIP call (and the dispatches under it, which
+	// carry its id) belongs to the innermost range of its thread whose push
+	// and pop ids enclose its id.
+	wantRange := map[string]string{"hipLaunchKernel": "inner", "hipStreamCreate": "inner",
+		"hipMalloc": "outer", "hipMemcpy": "outer", "hipDeviceSynchronize": "outer", "hipFree": ""}
+	for _, c := range tr.calls {
+		want, listed := wantRange[tr.name(c)]
+		if !listed {
+			continue
+		}
+		got, _ := innermostRange(tr, c.TID, c.CorrelationID)
+		require.Equal(t, want, got, tr.name(c))
+	}
+
 	mark := byRow["MARKER_CORE_RANGE_API,after-kernels"]
 	require.Equal(t, tracing.MarkerMark, mark.Function)
 	require.Equal(t, mark.Start, mark.End, "a mark is an instant")
@@ -107,4 +121,19 @@ func TestLegacyROCTxAppIsTraced(t *testing.T) {
 		"MARKER_CORE_RANGE_API,legacy-range,roctxThreadRangeA",
 		"MARKER_CORE_RANGE_API,legacy-start,roctxProcessRangeA",
 	}, rows)
+}
+
+// innermostRange is --kernel-rename's lookup: the message of the innermost
+// push/pop range on thread tid enclosing correlation id corr.
+func innermostRange(tr *trace, tid uint32, corr uint64) (string, bool) {
+	best, found := marker{}, false
+	for _, m := range tr.markers {
+		if m.Function != tracing.MarkerThreadRange || m.TID != tid {
+			continue
+		}
+		if m.CorrelationID < corr && corr < m.RangeID && (!found || m.CorrelationID > best.CorrelationID) {
+			best, found = m, true
+		}
+	}
+	return best.Msg, found
 }

@@ -139,11 +139,12 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 }
 
 // With the HSA shim loaded, every kernel dispatch names the hipLaunchKernel
-// that caused it (and its stream), and every copy a hipMemcpy.
+// that caused it (and its stream), and every copy a hipMemcpy; the ROCTx
+// range each dispatch ran under follows from the ids alone.
 func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
 	_, dir := run{app: "testdata/hip_calls_counts", preload: true, shim: true,
 		env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_KERNEL_TRACE=1",
-			"ROCPROF_MEMORY_COPY_TRACE=1"}}.exec(t)
+			"ROCPROF_MEMORY_COPY_TRACE=1", "ROCPROF_MARKER_API_TRACE=1"}}.exec(t)
 	tr := readTrace(t, dir)
 	byCorr := map[uint64]tracing.APICall{}
 	var streamLaunch uint64
@@ -162,6 +163,10 @@ func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
 		}
 		launched = append(launched, d.CorrelationID)
 		require.Equal(t, c.TID, d.TID)
+		// --kernel-rename would name each of these after the range "inner".
+		name, ok := innermostRange(tr, d.TID, d.CorrelationID)
+		require.True(t, ok)
+		require.Equal(t, "inner", name)
 		if d.CorrelationID == streamLaunch {
 			require.NotZero(t, d.StreamID)
 		} else {

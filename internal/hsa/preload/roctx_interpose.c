@@ -11,7 +11,8 @@
  * record with start == end; a push and its pop become one thread-range
  * record spanning both, with the push's message and correlation id; a start
  * and its stop become one process-range record (on the stopping thread);
- * the control and naming calls are one record each.
+ * the control and naming calls are one record each. A thread range's
+ * range_id holds the correlation id drawn at its pop (see roctxRangePop).
  *
  * roctxProfilerResume(0)/roctxProfilerPause(0) also switch recording for
  * --selected-regions (roctx_regions.c), traced or not.
@@ -186,8 +187,14 @@ ROCTX_EXPORT int roctxRangePop(void)
     if (t_stack.n == 0)
         return -1; /* an unmatched pop has no range to report */
     pushed *p = &t_stack.v[--t_stack.n];
-    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, p->corr, p->t0, t1, 0,
-                      p->msg, p->len);
+    /* The pop draws an id too, kept in range_id: correlation ids only grow,
+     * so whatever this thread did inside the range (HIP calls, the
+     * dispatches and copies under them) has an id between the push's and
+     * the pop's. That is all --kernel-rename needs to find a kernel's
+     * innermost range, on the output side. */
+    uint64_t end_corr = rpg_correlation_next();
+    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, p->corr, p->t0, t1,
+                      end_corr, p->msg, p->len);
     free(p->msg);
     p->msg = NULL;
     return (int)t_stack.n;
