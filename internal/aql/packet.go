@@ -2,6 +2,7 @@ package aql
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/rocprof-go/rocprof-go/internal/aql/pm4"
 )
@@ -132,4 +133,9 @@ func dwordsToBytes(dst []byte, dw []uint32) {
 	for i, v := range dw {
 		binary.LittleEndian.PutUint32(dst[i*4:], v)
 	}
+}
+
+// Disassembly renders an IB readably (for errors, trace logs and tests).
+func (d *Device) Disassembly(ib *IB) string {
+	return fmt.Sprintf("%s IB @ 0x%x (%d dwords)\n%s", ib.Name, ib.Addr, len(ib.DW), pm4.Format(ib.DW, d.RegName))
 }
