@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestConvertCommandWritesCSV(t *testing.T) {
+	ranks := rankDBs(t, 2)
+	dir := t.TempDir()
+	r := runCLI(t, nil, "convert", "-i", ranks[0], "-i", ranks[1], "-f", "csv", "-d", dir, "-o", "run")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, filepath.Join(dir, "run_kernel_trace.csv")+": 34 rows\n")
+	b, err := os.ReadFile(filepath.Join(dir, "run_kernel_trace.csv"))
+	require.NoError(t, err)
+	require.Len(t, strings.Split(strings.TrimSpace(string(b)), "\n"), 35)
+
+	// The converted directory is a run compare and summary read.
+	r = runCLI(t, nil, "summary", "-i", dir, "--format", "csv")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, runCLI(t, nil, "summary", "-i", ranks[0], "-i", ranks[1], "--format", "csv").stdout, r.stdout)
+
+	// Default location, as rocpd convert.
+	r = runCLI(t, nil, "convert", ranks[0], "-f", "csv", "-q")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+
+	file := filepath.Join(dir, "run_kernel_trace.csv")
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"convert", "-f", "csv"}, 2, "needs input databases"},
+		{[]string{"convert", ranks[0]}, 2, "needs -f FORMAT"},
+		{[]string{"convert", ranks[0], "-f", "xml"}, 2, `cannot write format "xml"`},
+		{[]string{"convert", ranks[0], "-f", "csv", "-A", "logical"}, 2, "unknown --agent-index"},
+		{[]string{"convert", file, "-f", "csv"}, 1, "not a ROCpd database"},
+		{[]string{"convert", ranks[0], "-f", "csv", "-d", file}, 1, "is a file"},
+	} {
+		r := runCLI(t, nil, c.args...)
+		require.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
+		require.Contains(t, r.stderr, c.err)
+	}
+}
