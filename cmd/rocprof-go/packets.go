@@ -129,6 +129,10 @@ func pmcEvents(dev *aql.Device, a *packetsArgs) ([]aql.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One packet set is one pass: a set that needs more gets the split printed.
+	if _, err := db.Validate(a.pmc, -1); err != nil {
+		return nil, err
+	}
 	var evs []aql.Event
 	seen := map[aql.Event]bool{}
 	for _, name := range a.pmc {

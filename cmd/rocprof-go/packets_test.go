@@ -212,7 +212,7 @@ func TestPacketsErrors(t *testing.T) {
 		{"bad arch", packetsArgs{agent: "gfx909", pmc: []string{"SQ_WAVES"}}, `unsupported GPU architecture "gfx909"`},
 		{"unknown counter", packetsArgs{agent: "gfx90a", pmc: []string{"SQ_WAVE"}}, `did you mean "SQ_WAVES"?`},
 		{"both inputs", packetsArgs{agent: "gfx90a"}, "give exactly one of --pmc NAMES, --events FILE or --att"},
-		{"too many", packetsArgs{agent: "gfx90a", pmc: []string{"GRBM_COUNT", "GRBM_GUI_ACTIVE", "GRBM_CP_BUSY"}}, "GRBM instance 0: more than 2 counters"},
+		{"too many", packetsArgs{agent: "gfx90a", pmc: []string{"GRBM_COUNT", "GRBM_GUI_ACTIVE", "GRBM_CP_BUSY"}}, "pmc: GRBM_COUNT GRBM_GUI_ACTIVE\npmc: GRBM_CP_BUSY"},
 		{"att buffer", packetsArgs{agent: "gfx1201", att: true, attTargetCU: "1", attSIMD: "0xF", attSEMask: "1", attBufferSize: "0x40000"}, "ATT buffer size 0x40000 gives 0x1000 bytes per shader engine; it must be at least 0x20000"},
 		{"att target cu", packetsArgs{agent: "gfx90a", att: true, attTargetCU: "16", attSIMD: "0xF", attSEMask: "1", attBufferSize: "0x10000000"}, "--att-target-cu: ATT target CU 16 out of range 0..15"},
 		{"bad format", packetsArgs{agent: "gfx90a", pmc: []string{"SQ_WAVES"}, format: "xml"}, `--format "xml"`},

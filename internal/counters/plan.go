@@ -177,7 +177,7 @@ type MultiPassError struct {
 
 func (e *MultiPassError) Error() string {
 	return fmt.Sprintf("the counters do not fit in one pass on %s (each block has a fixed number of counter registers); "+
-		"collect them in %d passes, e.g. with these input-file lines:\n%s", e.Plan.Arch, len(e.Plan.Passes), e.Plan.PMCLines())
+		"collect them in %d passes, e.g. with these input-file lines:\n%s", e.Plan.Arch, len(e.Plan.Passes), strings.TrimSuffix(e.Plan.PMCLines(), "\n"))
 }
 
 func mergeEvents(base, add []aql.Event) []aql.Event {
