@@ -46,7 +46,9 @@ bool copy_done(hsa_signal_value_t, void *arg)
     __atomic_fetch_add(&shim_counters.copies, 1, __ATOMIC_RELAXED);
     if (c->app.handle)
         shim_core.hsa_signal_subtract_screlease_fn(c->app, 1);
-    shim_core.hsa_signal_destroy_fn(c->ours);
+    // Recycled, not destroyed: the runtime still holds it while this
+    // handler runs.
+    shim_signal_put(c->ours);
     free(c);
     return false; // one-shot
 }
@@ -66,7 +68,8 @@ Copy *copy_begin(hsa_signal_t app)
     Copy *c = (Copy *)calloc(1, sizeof(Copy));
     if (!c)
         return nullptr;
-    if (shim_core.hsa_signal_create_fn(1, 0, nullptr, &c->ours) != HSA_STATUS_SUCCESS) {
+    c->ours = shim_signal_get();
+    if (!c->ours.handle) {
         free(c);
         return nullptr;
     }
@@ -80,7 +83,7 @@ Copy *copy_begin(hsa_signal_t app)
 hsa_status_t copy_submitted(Copy *c, hsa_status_t st)
 {
     if (st != HSA_STATUS_SUCCESS) {
-        shim_core.hsa_signal_destroy_fn(c->ours);
+        shim_signal_put(c->ours);
         free(c);
         return st;
     }

@@ -48,7 +48,8 @@ hsa_signal_t pool_get()
 
 void pool_put(hsa_signal_t s)
 {
-    shim_core.hsa_signal_store_relaxed_fn(s, 1);
+    // Silent: nobody waits on it yet, so no wake-up syscall.
+    shim_core.hsa_signal_silent_store_relaxed_fn(s, 1);
     pthread_mutex_lock(&g_pool_lock);
     if (g_pool_len == g_pool_cap) {
         size_t cap = g_pool_cap ? g_pool_cap * 2 : 256;
@@ -63,6 +64,14 @@ void pool_put(hsa_signal_t s)
     g_pool[g_pool_len++] = s;
     pthread_mutex_unlock(&g_pool_lock);
 }
+
+} // namespace
+
+// Interrupt signals for other activity (copies) come from the same pool.
+hsa_signal_t shim_signal_get() { return pool_get(); }
+void shim_signal_put(hsa_signal_t s) { pool_put(s); }
+
+namespace {
 
 // ---- queues -------------------------------------------------------------------
 
@@ -157,7 +166,7 @@ void complete(Queue *q, Pending *p)
     if (p->interrupt)
         pool_put(p->ours);
     else
-        shim_core.hsa_signal_store_relaxed_fn(p->ours, 1);
+        shim_core.hsa_signal_silent_store_relaxed_fn(p->ours, 1);
 }
 
 // Sleeps until a producer wakes us or ns pass.
@@ -391,8 +400,11 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
 {
     Queue *q = find_queue(hq);
     if (q) {
-        // Let everything submitted so far finish and be recorded first.
-        while (q->head.load(std::memory_order_acquire) != q->tail.load(std::memory_order_acquire))
+        // Let everything submitted so far finish and be recorded first, but
+        // never hang the app's teardown on a queue that stopped (10 s).
+        for (int i = 0; i < 100000 && q->head.load(std::memory_order_acquire) !=
+                                          q->tail.load(std::memory_order_acquire);
+             i++)
             usleep(100);
         pthread_mutex_lock(&g_queues_lock);
         for (int i = 0; i < g_nqueues; i++)

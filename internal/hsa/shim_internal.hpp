@@ -35,6 +35,10 @@ void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t 
                                  uint32_t amd_size);
 void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size);
 
+// Interrupt signals (value 1) from a shared pool; put them back once done.
+hsa_signal_t shim_signal_get();
+void shim_signal_put(hsa_signal_t s);
+
 // True when slot `member` lies inside the part of a table both we and the
 // running runtime know.
 #define SHIM_HAS(tbl, size, member) \
