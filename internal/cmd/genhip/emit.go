@@ -84,9 +84,9 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	}
 	b.WriteString("    rpg_hip_call c;\n")
 	if p.Stream >= 0 {
-		fmt.Fprintf(b, "    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a%d);\n", p.Stream)
+		fmt.Fprintf(b, "    rpg_hip_enter_stream(&c, %s, (uint64_t)(uintptr_t)a%d);\n", f.Domain, p.Stream)
 	} else {
-		b.WriteString("    rpg_hip_enter(&c);\n")
+		fmt.Fprintf(b, "    rpg_hip_enter(&c, %s);\n", f.Domain)
 	}
 	if void {
 		fmt.Fprintf(b, "    %s;\n", call)

@@ -23,9 +23,10 @@ func callRate(b *testing.B, r run, spools string) float64 {
 }
 
 // BenchmarkHIPCallRate times 2M cheap HIP calls (hipGetDevice,
-// hipPeekAtLastError) three ways in one run: without the profiler, with the
-// preload library and HIP tracing off, and with HIP runtime tracing on. Each
-// is run 3 times interleaved and the fastest kept (this machine is shared).
+// hipPeekAtLastError) four ways in one run: without the profiler, with the
+// preload library and HIP tracing off, with HIP runtime tracing on, and with
+// only kernel tracing on (correlation ids, no HIP records). Each is run 3
+// times interleaved and the fastest kept (this machine is shared).
 // Targets: on/base <= 2 (about 20 ns added per call), off adds <= 2 ns.
 func BenchmarkHIPCallRate(b *testing.B) {
 	spools := b.TempDir()
@@ -39,10 +40,13 @@ func BenchmarkHIPCallRate(b *testing.B) {
 	base := run{app: app, args: args}
 	off := run{app: app, args: args, preload: true}
 	on := run{app: app, args: args, preload: true, env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1"}}
+	// Kernel tracing alone: HIP calls only get correlation ids (no shim here,
+	// so nothing else happens).
+	ids := run{app: app, args: args, preload: true, env: []string{"ROCPROF_KERNEL_TRACE=1"}}
 	for i := 0; i < b.N; i++ {
-		best := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		best := [4]float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
 		for rep := 0; rep < 3; rep++ {
-			for k, r := range []run{base, off, on} {
+			for k, r := range []run{base, off, on, ids} {
 				dir, err := os.MkdirTemp(spools, "run-")
 				require.NoError(b, err)
 				best[k] = math.Min(best[k], callRate(b, r, dir))
@@ -55,5 +59,6 @@ func BenchmarkHIPCallRate(b *testing.B) {
 		b.ReportMetric(best[1]-best[0], "off-added-ns")
 		b.ReportMetric(best[2]-best[0], "on-added-ns")
 		b.ReportMetric(best[2]/best[0], "on/base")
+		b.ReportMetric(best[3]-best[0], "ids-only-added-ns")
 	}
 }

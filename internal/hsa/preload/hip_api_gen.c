@@ -409,7 +409,7 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 0);
     return r;
@@ -422,7 +422,7 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 1);
     return r;
@@ -435,7 +435,7 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, ui
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a8);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 2);
     return r;
@@ -448,7 +448,7 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, ui
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a8);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 3);
     return r;
@@ -463,7 +463,7 @@ RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a4);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 4);
 }
@@ -476,7 +476,7 @@ RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 5);
 }
@@ -487,7 +487,7 @@ RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 6);
     return r;
@@ -499,7 +499,7 @@ RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_COMPILER, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 7);
     return r;
@@ -511,7 +511,7 @@ RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     void** r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 8);
     return r;
@@ -525,7 +525,7 @@ RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, c
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 9);
 }
@@ -538,7 +538,7 @@ RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 10);
 }
@@ -551,7 +551,7 @@ RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 11);
 }
@@ -564,7 +564,7 @@ RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 12);
 }
@@ -577,7 +577,7 @@ RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, in
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 13);
 }
@@ -590,7 +590,7 @@ RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 14);
 }
@@ -601,7 +601,7 @@ RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 15);
     return r;
@@ -613,7 +613,7 @@ RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESC
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 16);
     return r;
@@ -625,7 +625,7 @@ RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPT
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 17);
     return r;
@@ -637,7 +637,7 @@ RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 18);
     return r;
@@ -649,7 +649,7 @@ RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 19);
     return r;
@@ -661,7 +661,7 @@ RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 20);
     return r;
@@ -673,7 +673,7 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipA
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 21);
     return r;
@@ -685,7 +685,7 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 22);
     return r;
@@ -697,7 +697,7 @@ RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 23);
     return r;
@@ -709,7 +709,7 @@ RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStrea
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 24);
     return r;
@@ -721,7 +721,7 @@ RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     struct hipChannelFormatDesc r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 25);
     return r;
@@ -733,7 +733,7 @@ RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 26);
     return r;
@@ -745,7 +745,7 @@ RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 27);
     return r;
@@ -757,7 +757,7 @@ RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 28);
     return r;
@@ -769,7 +769,7 @@ RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 29);
     return r;
@@ -781,7 +781,7 @@ RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 30);
     return r;
@@ -793,7 +793,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 31);
     return r;
@@ -805,7 +805,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 32);
     return r;
@@ -817,7 +817,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 33);
     return r;
@@ -829,7 +829,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 34);
     return r;
@@ -841,7 +841,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 35);
     return r;
@@ -853,7 +853,7 @@ RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 36);
     return r;
@@ -865,7 +865,7 @@ RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 37);
     return r;
@@ -877,7 +877,7 @@ RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 38);
     return r;
@@ -889,7 +889,7 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 39);
     return r;
@@ -901,7 +901,7 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 40);
     return r;
@@ -913,7 +913,7 @@ RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 41);
     return r;
@@ -925,7 +925,7 @@ RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 42);
     return r;
@@ -937,7 +937,7 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 43);
     return r;
@@ -949,7 +949,7 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 44);
     return r;
@@ -961,7 +961,7 @@ RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 45);
     return r;
@@ -973,7 +973,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 46);
     return r;
@@ -985,7 +985,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 47);
     return r;
@@ -997,7 +997,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 48);
     return r;
@@ -1009,7 +1009,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 49);
     return r;
@@ -1021,7 +1021,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 50);
     return r;
@@ -1033,7 +1033,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 51);
     return r;
@@ -1045,7 +1045,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 52);
     return r;
@@ -1057,7 +1057,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 53);
     return r;
@@ -1069,7 +1069,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 54);
     return r;
@@ -1081,7 +1081,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 55);
     return r;
@@ -1093,7 +1093,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 56);
     return r;
@@ -1105,7 +1105,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 57);
     return r;
@@ -1117,7 +1117,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 58);
     return r;
@@ -1129,7 +1129,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 59);
     return r;
@@ -1141,7 +1141,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 60);
     return r;
@@ -1153,7 +1153,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 61);
     return r;
@@ -1165,7 +1165,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 62);
     return r;
@@ -1177,7 +1177,7 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned i
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 63);
     return r;
@@ -1189,7 +1189,7 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 64);
     return r;
@@ -1201,7 +1201,7 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 65);
     return r;
@@ -1213,7 +1213,7 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 66);
     return r;
@@ -1225,7 +1225,7 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned i
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 67);
     return r;
@@ -1237,7 +1237,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceReset(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 68);
     return r;
@@ -1249,7 +1249,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 69);
     return r;
@@ -1261,7 +1261,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 70);
     return r;
@@ -1273,7 +1273,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 71);
     return r;
@@ -1285,7 +1285,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 72);
     return r;
@@ -1297,7 +1297,7 @@ RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 73);
     return r;
@@ -1309,7 +1309,7 @@ RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 74);
     return r;
@@ -1321,7 +1321,7 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 75);
     return r;
@@ -1333,7 +1333,7 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 76);
     return r;
@@ -1345,7 +1345,7 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 77);
     return r;
@@ -1357,7 +1357,7 @@ RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 78);
     return r;
@@ -1369,7 +1369,7 @@ RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     _Bool r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 79);
     return r;
@@ -1381,7 +1381,7 @@ RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 80);
     return r;
@@ -1393,7 +1393,7 @@ RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 81);
     return r;
@@ -1405,7 +1405,7 @@ RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 82);
     return r;
@@ -1417,7 +1417,7 @@ RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 83);
     return r;
@@ -1429,7 +1429,7 @@ RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 84);
     return r;
@@ -1441,7 +1441,7 @@ RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 85);
     return r;
@@ -1453,7 +1453,7 @@ RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 86);
     return r;
@@ -1465,7 +1465,7 @@ RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 87);
     return r;
@@ -1477,7 +1477,7 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, v
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 88);
     return r;
@@ -1489,7 +1489,7 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 89);
     return r;
@@ -1501,7 +1501,7 @@ RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned i
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 90);
     return r;
@@ -1513,7 +1513,7 @@ RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 91);
     return r;
@@ -1525,7 +1525,7 @@ RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uin
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 92);
     return r;
@@ -1537,7 +1537,7 @@ RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExterna
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 93);
     return r;
@@ -1549,7 +1549,7 @@ RPG_HIP_EXPORT hipError_t hipFree(void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 94);
     return r;
@@ -1561,7 +1561,7 @@ RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 95);
     return r;
@@ -1573,7 +1573,7 @@ RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 96);
     return r;
@@ -1585,7 +1585,7 @@ RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 97);
     return r;
@@ -1597,7 +1597,7 @@ RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 98);
     return r;
@@ -1609,7 +1609,7 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 99);
     return r;
@@ -1621,7 +1621,7 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, con
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 100);
     return r;
@@ -1633,7 +1633,7 @@ RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 101);
     return r;
@@ -1645,7 +1645,7 @@ RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 102);
     return r;
@@ -1657,7 +1657,7 @@ RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMem
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 103);
     return r;
@@ -1669,7 +1669,7 @@ RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned in
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 104);
     return r;
@@ -1681,7 +1681,7 @@ RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_c
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 105);
     return r;
@@ -1693,7 +1693,7 @@ RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 106);
     return r;
@@ -1705,7 +1705,7 @@ RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 107);
     return r;
@@ -1717,7 +1717,7 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 108);
     return r;
@@ -1729,7 +1729,7 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 109);
     return r;
@@ -1741,7 +1741,7 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 110);
     return r;
@@ -1753,7 +1753,7 @@ RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 111);
     return r;
@@ -1765,7 +1765,7 @@ RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 112);
     return r;
@@ -1777,7 +1777,7 @@ RPG_HIP_EXPORT hipError_t hipGetLastError(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 113);
     return r;
@@ -1789,7 +1789,7 @@ RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmapped
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 114);
     return r;
@@ -1801,7 +1801,7 @@ RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 115);
     return r;
@@ -1813,7 +1813,7 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 116);
     return r;
@@ -1825,7 +1825,7 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 117);
     return r;
@@ -1837,7 +1837,7 @@ RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const texture
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 118);
     return r;
@@ -1849,7 +1849,7 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 119);
     return r;
@@ -1861,7 +1861,7 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResource
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 120);
     return r;
@@ -1873,7 +1873,7 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 121);
     return r;
@@ -1885,7 +1885,7 @@ RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, co
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 122);
     return r;
@@ -1897,7 +1897,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 123);
     return r;
@@ -1909,7 +1909,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphN
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 124);
     return r;
@@ -1921,7 +1921,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 125);
     return r;
@@ -1933,7 +1933,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGrap
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 126);
     return r;
@@ -1945,7 +1945,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 127);
     return r;
@@ -1957,7 +1957,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 128);
     return r;
@@ -1969,7 +1969,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 129);
     return r;
@@ -1981,7 +1981,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 130);
     return r;
@@ -1993,7 +1993,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 131);
     return r;
@@ -2005,7 +2005,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 132);
     return r;
@@ -2017,7 +2017,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipG
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 133);
     return r;
@@ -2029,7 +2029,7 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 134);
     return r;
@@ -2041,7 +2041,7 @@ RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipG
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 135);
     return r;
@@ -2053,7 +2053,7 @@ RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 136);
     return r;
@@ -2065,7 +2065,7 @@ RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 137);
     return r;
@@ -2077,7 +2077,7 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 138);
     return r;
@@ -2089,7 +2089,7 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 139);
     return r;
@@ -2101,7 +2101,7 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 140);
     return r;
@@ -2113,7 +2113,7 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 141);
     return r;
@@ -2125,7 +2125,7 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEv
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 142);
     return r;
@@ -2137,7 +2137,7 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEv
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 143);
     return r;
@@ -2149,7 +2149,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 144);
     return r;
@@ -2161,7 +2161,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 145);
     return r;
@@ -2173,7 +2173,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 146);
     return r;
@@ -2185,7 +2185,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 147);
     return r;
@@ -2197,7 +2197,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGr
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 148);
     return r;
@@ -2209,7 +2209,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 149);
     return r;
@@ -2221,7 +2221,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 150);
     return r;
@@ -2233,7 +2233,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 151);
     return r;
@@ -2245,7 +2245,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 152);
     return r;
@@ -2257,7 +2257,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 153);
     return r;
@@ -2269,7 +2269,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 154);
     return r;
@@ -2281,7 +2281,7 @@ RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 155);
     return r;
@@ -2293,7 +2293,7 @@ RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 156);
     return r;
@@ -2305,7 +2305,7 @@ RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, si
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 157);
     return r;
@@ -2317,7 +2317,7 @@ RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 158);
     return r;
@@ -2329,7 +2329,7 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNo
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 159);
     return r;
@@ -2341,7 +2341,7 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 160);
     return r;
@@ -2353,7 +2353,7 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 161);
     return r;
@@ -2365,7 +2365,7 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGr
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 162);
     return r;
@@ -2377,7 +2377,7 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKern
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 163);
     return r;
@@ -2389,7 +2389,7 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 164);
     return r;
@@ -2401,7 +2401,7 @@ RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 165);
     return r;
@@ -2413,7 +2413,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemc
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 166);
     return r;
@@ -2425,7 +2425,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 167);
     return r;
@@ -2437,7 +2437,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 168);
     return r;
@@ -2449,7 +2449,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 169);
     return r;
@@ -2461,7 +2461,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 170);
     return r;
@@ -2473,7 +2473,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMems
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 171);
     return r;
@@ -2485,7 +2485,7 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 172);
     return r;
@@ -2497,7 +2497,7 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNo
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 173);
     return r;
@@ -2509,7 +2509,7 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGrap
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 174);
     return r;
@@ -2521,7 +2521,7 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGr
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 175);
     return r;
@@ -2533,7 +2533,7 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeTyp
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 176);
     return r;
@@ -2545,7 +2545,7 @@ RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGra
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 177);
     return r;
@@ -2557,7 +2557,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 178);
     return r;
@@ -2569,7 +2569,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, G
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 179);
     return r;
@@ -2581,7 +2581,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a2);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 180);
     return r;
@@ -2593,7 +2593,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 181);
     return r;
@@ -2605,7 +2605,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, h
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 182);
     return r;
@@ -2617,7 +2617,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a2);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 183);
     return r;
@@ -2629,7 +2629,7 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 184);
     return r;
@@ -2641,7 +2641,7 @@ RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 185);
     return r;
@@ -2653,7 +2653,7 @@ RPG_HIP_EXPORT hipError_t hipHostFree(void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 186);
     return r;
@@ -2665,7 +2665,7 @@ RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 187);
     return r;
@@ -2677,7 +2677,7 @@ RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 188);
     return r;
@@ -2689,7 +2689,7 @@ RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 189);
     return r;
@@ -2701,7 +2701,7 @@ RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 190);
     return r;
@@ -2713,7 +2713,7 @@ RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 191);
     return r;
@@ -2725,7 +2725,7 @@ RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 192);
     return r;
@@ -2737,7 +2737,7 @@ RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 193);
     return r;
@@ -2749,7 +2749,7 @@ RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 194);
     return r;
@@ -2763,7 +2763,7 @@ RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2)
         return;
     }
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 195);
 }
@@ -2774,7 +2774,7 @@ RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 196);
     return r;
@@ -2786,7 +2786,7 @@ RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 197);
     return r;
@@ -2798,7 +2798,7 @@ RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 198);
     return r;
@@ -2810,7 +2810,7 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandl
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 199);
     return r;
@@ -2822,7 +2822,7 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, u
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 200);
     return r;
@@ -2834,7 +2834,7 @@ RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 201);
     return r;
@@ -2846,7 +2846,7 @@ RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     const char* r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 202);
     return r;
@@ -2858,7 +2858,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 203);
     return r;
@@ -2870,7 +2870,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, di
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 204);
     return r;
@@ -2882,7 +2882,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams*
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 205);
     return r;
@@ -2894,7 +2894,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 206);
     return r;
@@ -2906,7 +2906,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 207);
     return r;
@@ -2918,7 +2918,7 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 208);
     return r;
@@ -2930,7 +2930,7 @@ RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 209);
     return r;
@@ -2942,7 +2942,7 @@ RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 210);
     return r;
@@ -2954,7 +2954,7 @@ RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChanne
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 211);
     return r;
@@ -2966,7 +2966,7 @@ RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDe
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 212);
     return r;
@@ -2978,7 +2978,7 @@ RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a2);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 213);
     return r;
@@ -2990,7 +2990,7 @@ RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPoo
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 214);
     return r;
@@ -3002,7 +3002,7 @@ RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 215);
     return r;
@@ -3014,7 +3014,7 @@ RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 216);
     return r;
@@ -3026,7 +3026,7 @@ RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 217);
     return r;
@@ -3038,7 +3038,7 @@ RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 218);
     return r;
@@ -3050,7 +3050,7 @@ RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 219);
     return r;
@@ -3062,7 +3062,7 @@ RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 220);
     return r;
@@ -3074,7 +3074,7 @@ RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvis
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 221);
     return r;
@@ -3086,7 +3086,7 @@ RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 222);
     return r;
@@ -3098,7 +3098,7 @@ RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 223);
     return r;
@@ -3110,7 +3110,7 @@ RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 224);
     return r;
@@ -3122,7 +3122,7 @@ RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericA
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 225);
     return r;
@@ -3134,7 +3134,7 @@ RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLo
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 226);
     return r;
@@ -3146,7 +3146,7 @@ RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 227);
     return r;
@@ -3158,7 +3158,7 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMe
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 228);
     return r;
@@ -3170,7 +3170,7 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocati
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 229);
     return r;
@@ -3182,7 +3182,7 @@ RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 230);
     return r;
@@ -3194,7 +3194,7 @@ RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocatio
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 231);
     return r;
@@ -3206,7 +3206,7 @@ RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGeneri
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 232);
     return r;
@@ -3218,7 +3218,7 @@ RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a2);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 233);
     return r;
@@ -3230,7 +3230,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolPro
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 234);
     return r;
@@ -3242,7 +3242,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 235);
     return r;
@@ -3254,7 +3254,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, v
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 236);
     return r;
@@ -3266,7 +3266,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 237);
     return r;
@@ -3278,7 +3278,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 238);
     return r;
@@ -3290,7 +3290,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 239);
     return r;
@@ -3302,7 +3302,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 240);
     return r;
@@ -3314,7 +3314,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 241);
     return r;
@@ -3326,7 +3326,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAcces
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 242);
     return r;
@@ -3338,7 +3338,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 243);
     return r;
@@ -3350,7 +3350,7 @@ RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 244);
     return r;
@@ -3362,7 +3362,7 @@ RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 245);
     return r;
@@ -3374,7 +3374,7 @@ RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 246);
     return r;
@@ -3386,7 +3386,7 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRan
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 247);
     return r;
@@ -3398,7 +3398,7 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMem
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 248);
     return r;
@@ -3410,7 +3410,7 @@ RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 249);
     return r;
@@ -3422,7 +3422,7 @@ RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHa
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 250);
     return r;
@@ -3434,7 +3434,7 @@ RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAcces
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 251);
     return r;
@@ -3446,7 +3446,7 @@ RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 252);
     return r;
@@ -3458,7 +3458,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemc
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 253);
     return r;
@@ -3470,7 +3470,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 254);
     return r;
@@ -3482,7 +3482,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a7);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a7);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 255);
     return r;
@@ -3494,7 +3494,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_con
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 256);
     return r;
@@ -3506,7 +3506,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArra
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a8);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 257);
     return r;
@@ -3518,7 +3518,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 258);
     return r;
@@ -3530,7 +3530,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 259);
     return r;
@@ -3542,7 +3542,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a8);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 260);
     return r;
@@ -3554,7 +3554,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 261);
     return r;
@@ -3566,7 +3566,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, s
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 262);
     return r;
@@ -3578,7 +3578,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 263);
     return r;
@@ -3590,7 +3590,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 264);
     return r;
@@ -3602,7 +3602,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 265);
     return r;
@@ -3614,7 +3614,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a4);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 266);
     return r;
@@ -3626,7 +3626,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a4);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 267);
     return r;
@@ -3638,7 +3638,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 268);
     return r;
@@ -3650,7 +3650,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, si
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 269);
     return r;
@@ -3662,7 +3662,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 270);
     return r;
@@ -3674,7 +3674,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 271);
     return r;
@@ -3686,7 +3686,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 272);
     return r;
@@ -3698,7 +3698,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 273);
     return r;
@@ -3710,7 +3710,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 274);
     return r;
@@ -3722,7 +3722,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, siz
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 275);
     return r;
@@ -3734,7 +3734,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 276);
     return r;
@@ -3746,7 +3746,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 277);
     return r;
@@ -3758,7 +3758,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 278);
     return r;
@@ -3770,7 +3770,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 279);
     return r;
@@ -3782,7 +3782,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 280);
     return r;
@@ -3794,7 +3794,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStrea
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a1);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 281);
     return r;
@@ -3806,7 +3806,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 282);
     return r;
@@ -3818,7 +3818,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, i
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 283);
     return r;
@@ -3830,7 +3830,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, c
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 284);
     return r;
@@ -3842,7 +3842,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 285);
     return r;
@@ -3854,7 +3854,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1,
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 286);
     return r;
@@ -3866,7 +3866,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 287);
     return r;
@@ -3878,7 +3878,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a4);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 288);
     return r;
@@ -3890,7 +3890,7 @@ RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 289);
     return r;
@@ -3902,7 +3902,7 @@ RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 290);
     return r;
@@ -3914,7 +3914,7 @@ RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, si
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 291);
     return r;
@@ -3926,7 +3926,7 @@ RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a5);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 292);
     return r;
@@ -3938,7 +3938,7 @@ RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 293);
     return r;
@@ -3950,7 +3950,7 @@ RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 294);
     return r;
@@ -3962,7 +3962,7 @@ RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 295);
     return r;
@@ -3974,7 +3974,7 @@ RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 296);
     return r;
@@ -3986,7 +3986,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 297);
     return r;
@@ -3998,7 +3998,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, siz
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 298);
     return r;
@@ -4010,7 +4010,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 299);
     return r;
@@ -4022,7 +4022,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 300);
     return r;
@@ -4034,7 +4034,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 301);
     return r;
@@ -4046,7 +4046,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 302);
     return r;
@@ -4058,7 +4058,7 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 303);
     return r;
@@ -4070,7 +4070,7 @@ RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 304);
     return r;
@@ -4082,7 +4082,7 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_A
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 305);
     return r;
@@ -4094,7 +4094,7 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 306);
     return r;
@@ -4106,7 +4106,7 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmapped
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 307);
     return r;
@@ -4118,7 +4118,7 @@ RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 308);
     return r;
@@ -4130,7 +4130,7 @@ RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 309);
     return r;
@@ -4142,7 +4142,7 @@ RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 310);
     return r;
@@ -4154,7 +4154,7 @@ RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a8);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 311);
     return r;
@@ -4166,7 +4166,7 @@ RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 312);
     return r;
@@ -4178,7 +4178,7 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 313);
     return r;
@@ -4190,7 +4190,7 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, u
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 314);
     return r;
@@ -4202,7 +4202,7 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 315);
     return r;
@@ -4214,7 +4214,7 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWith
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 316);
     return r;
@@ -4226,7 +4226,7 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 317);
     return r;
@@ -4238,7 +4238,7 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 318);
     return r;
@@ -4250,7 +4250,7 @@ RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 319);
     return r;
@@ -4262,7 +4262,7 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 320);
     return r;
@@ -4274,7 +4274,7 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 321);
     return r;
@@ -4286,7 +4286,7 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, co
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 322);
     return r;
@@ -4298,7 +4298,7 @@ RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 323);
     return r;
@@ -4310,7 +4310,7 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 324);
     return r;
@@ -4322,7 +4322,7 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, con
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 325);
     return r;
@@ -4334,7 +4334,7 @@ RPG_HIP_EXPORT hipError_t hipProfilerStart(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 326);
     return r;
@@ -4346,7 +4346,7 @@ RPG_HIP_EXPORT hipError_t hipProfilerStop(void)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real();
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 327);
     return r;
@@ -4358,7 +4358,7 @@ RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, voi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 328);
     return r;
@@ -4370,7 +4370,7 @@ RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 329);
     return r;
@@ -4382,7 +4382,7 @@ RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 330);
     return r;
@@ -4394,7 +4394,7 @@ RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 331);
     return r;
@@ -4406,7 +4406,7 @@ RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 332);
     return r;
@@ -4418,7 +4418,7 @@ RPG_HIP_EXPORT hipError_t hipSetDevice(int a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 333);
     return r;
@@ -4430,7 +4430,7 @@ RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 334);
     return r;
@@ -4442,7 +4442,7 @@ RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 335);
     return r;
@@ -4454,7 +4454,7 @@ RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSema
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 336);
     return r;
@@ -4466,7 +4466,7 @@ RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 337);
     return r;
@@ -4478,7 +4478,7 @@ RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 338);
     return r;
@@ -4490,7 +4490,7 @@ RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCapture
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 339);
     return r;
@@ -4502,7 +4502,7 @@ RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 340);
     return r;
@@ -4514,7 +4514,7 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 341);
     return r;
@@ -4526,7 +4526,7 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 342);
     return r;
@@ -4538,7 +4538,7 @@ RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 343);
     return r;
@@ -4550,7 +4550,7 @@ RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 344);
     return r;
@@ -4562,7 +4562,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptu
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 345);
     return r;
@@ -4574,7 +4574,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCa
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4, a5);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 346);
     return r;
@@ -4586,7 +4586,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 347);
     return r;
@@ -4598,7 +4598,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 348);
     return r;
@@ -4610,7 +4610,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 349);
     return r;
@@ -4622,7 +4622,7 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 350);
     return r;
@@ -4634,7 +4634,7 @@ RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureS
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 351);
     return r;
@@ -4646,7 +4646,7 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 352);
     return r;
@@ -4658,7 +4658,7 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 353);
     return r;
@@ -4670,7 +4670,7 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 354);
     return r;
@@ -4682,7 +4682,7 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 355);
     return r;
@@ -4694,7 +4694,7 @@ RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 356);
     return r;
@@ -4706,7 +4706,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsi
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 357);
     return r;
@@ -4718,7 +4718,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 358);
     return r;
@@ -4730,7 +4730,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 359);
     return r;
@@ -4742,7 +4742,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3, a4);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 360);
     return r;
@@ -4754,7 +4754,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 361);
     return r;
@@ -4766,7 +4766,7 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a0);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 362);
     return r;
@@ -4778,7 +4778,7 @@ RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_R
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 363);
     return r;
@@ -4790,7 +4790,7 @@ RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 364);
     return r;
@@ -4802,7 +4802,7 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hip
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 365);
     return r;
@@ -4814,7 +4814,7 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 366);
     return r;
@@ -4826,7 +4826,7 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTe
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 367);
     return r;
@@ -4838,7 +4838,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureR
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 368);
     return r;
@@ -4850,7 +4850,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 369);
     return r;
@@ -4862,7 +4862,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 370);
     return r;
@@ -4874,7 +4874,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureRefer
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 371);
     return r;
@@ -4886,7 +4886,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 372);
     return r;
@@ -4898,7 +4898,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureRefere
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 373);
     return r;
@@ -4910,7 +4910,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 374);
     return r;
@@ -4922,7 +4922,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureRe
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 375);
     return r;
@@ -4934,7 +4934,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, con
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 376);
     return r;
@@ -4946,7 +4946,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 377);
     return r;
@@ -4958,7 +4958,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 378);
     return r;
@@ -4970,7 +4970,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, 
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 379);
     return r;
@@ -4982,7 +4982,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 380);
     return r;
@@ -4994,7 +4994,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 381);
     return r;
@@ -5006,7 +5006,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipT
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 382);
     return r;
@@ -5018,7 +5018,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 383);
     return r;
@@ -5030,7 +5030,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Form
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 384);
     return r;
@@ -5042,7 +5042,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsign
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 385);
     return r;
@@ -5054,7 +5054,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enu
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 386);
     return r;
@@ -5066,7 +5066,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, floa
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 387);
     return r;
@@ -5078,7 +5078,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, flo
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 388);
     return r;
@@ -5090,7 +5090,7 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struc
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 389);
     return r;
@@ -5102,7 +5102,7 @@ RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMod
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 390);
     return r;
@@ -5114,7 +5114,7 @@ RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0)
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0);
     rpg_hip_call c;
-    rpg_hip_enter(&c);
+    rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 391);
     return r;
@@ -5126,7 +5126,7 @@ RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaph
     if (__builtin_expect(!rpg_hip_tracing(), 1))
         return real(a0, a1, a2, a3);
     rpg_hip_call c;
-    rpg_hip_enter_stream(&c, (uint64_t)(uintptr_t)a3);
+    rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
     rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 392);
     return r;

@@ -83,29 +83,37 @@ static inline int rpg_hip_tracing(void)
     return (rpg_domains & RPG_HIP_DOMAINS) && rpg_hip_t.depth == 0;
 }
 
-static inline void rpg_hip_enter(rpg_hip_call *c)
+static inline uint32_t rpg_hip_domain_bit(uint32_t domain)
+{
+    return domain == RPG_API_HIP_RUNTIME ? RPG_DOMAIN_HIP_RUNTIME : RPG_DOMAIN_HIP_COMPILER;
+}
+
+/* The timestamps are only taken when the call itself is recorded: with only
+ * activity domains on, a HIP call costs its correlation id and nothing else. */
+static inline void rpg_hip_enter(rpg_hip_call *c, uint32_t domain)
 {
     rpg_hip_t.depth++;
     c->prev_stream = rpg_hip_t.stream;
     c->corr = rpg_correlation_next();
     c->prev_corr = rpg_correlation_set(c->corr);
-    c->t0 = rpg_now();
+    c->t0 = (rpg_domains & rpg_hip_domain_bit(domain)) ? rpg_now() : 0;
 }
 
-static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint64_t stream)
+static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64_t stream)
 {
-    rpg_hip_enter(c);
+    rpg_hip_enter(c, domain);
     rpg_hip_t.stream = stream;
 }
 
 static inline void rpg_hip_leave(rpg_hip_call *c, uint32_t domain, uint32_t id)
 {
-    uint64_t t1 = rpg_now();
+    /* t0 == 0: not recorded at entry (a region may have opened since; the
+     * call is left out rather than given a made-up start). */
+    uint64_t t1 = c->t0 ? rpg_now() : 0;
     rpg_correlation_set(c->prev_corr);
     rpg_hip_t.stream = c->prev_stream;
     rpg_hip_t.depth--;
-    uint32_t bit = domain == RPG_API_HIP_RUNTIME ? RPG_DOMAIN_HIP_RUNTIME : RPG_DOMAIN_HIP_COMPILER;
-    if (!(rpg_domains & bit))
+    if (!c->t0 || !(rpg_domains & rpg_hip_domain_bit(domain)))
         return;
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
         rpg_hip_record_names();
