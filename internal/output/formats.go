@@ -1,0 +1,175 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
+)
+
+// Input is one output file set: the spools of the processes whose records
+// go into the same files. The caller groups spools by resolved output path
+// (rocprofv3's default `%hostname%/%pid%` gives one group per process).
+type Input struct {
+	Spools  []string // spool paths, as tracing.List orders them
+	Options Options
+}
+
+// Options are the settings the non-CSV writers and the summaries read.
+type Options struct {
+	MangledKernels  bool // -M: raw symbol names
+	TruncateKernels bool // -T: names without template and argument lists
+	GroupByQueue    bool // Perfetto: one track per queue instead of per stream
+	// AgentIndex is "absolute", "relative" (default) or "type-relative".
+	AgentIndex string
+	// Command and Config are copied into JSON and ROCpd metadata.
+	Config map[string]any
+
+	// Summary tables (-S, -D, --summary-groups, -u).
+	Summary          bool
+	SummaryPerDomain bool
+	SummaryGroups    []string
+	SummaryUnits     string // sec, msec, usec, nsec (default)
+
+	Stats bool // --stats: JSON carries the summary block
+
+	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
+	ParquetHive bool
+	ParquetRank int
+}
+
+// OptionsFromConfig maps the resolved run configuration onto Options.
+func OptionsFromConfig(c *options.Config) Options {
+	return Options{
+		MangledKernels:   c.MangledKernels.On(),
+		Stats:            c.Stats.On(),
+		TruncateKernels:  c.TruncateKernels.On(),
+		GroupByQueue:     c.GroupByQueue.On(),
+		AgentIndex:       c.AgentIndex,
+		Summary:          c.Summary.On(),
+		SummaryPerDomain: c.SummaryPerDomain.On(),
+		SummaryGroups:    append([]string(nil), c.SummaryGroups...),
+		SummaryUnits:     c.SummaryUnits,
+		Config: map[string]any{
+			"output_path": c.OutputDirectory, "output_file": c.OutputFile,
+			"output_format": strings.Join(c.OutputFormat, ","),
+			"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
+			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
+		},
+	}
+}
+
+// The formats written by this file set (FormatCSV is the CSV writer's).
+const (
+	FormatJSON     Format = "json"
+	FormatPerfetto Format = "pftrace"
+	FormatOTF2     Format = "otf2"
+	FormatROCpd    Format = "rocpd"
+	FormatParquet  Format = "parquet"
+)
+
+// Writer is one `-f` choice in the registry. Exactly one of WriteTo and
+// WritePath is set for the formats written here; CSV is listed for
+// validation only, its files come from Write.
+type Writer struct {
+	Format Format
+	// File is the name after the output prefix: "<prefix>_" + File.
+	File string
+	// WriteTo writes a single-stream format.
+	WriteTo func(w io.Writer, in *Input) error
+	// WritePath writes a format that owns a file or directory at path.
+	WritePath func(path string, in *Input) error
+	Doc       string
+}
+
+// Writers is the format registry: the CLI's `-f` choices, their file names
+// and writers.
+var Writers = []Writer{
+	{Format: FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
+	{Format: FormatJSON, File: "results.json", WriteTo: WriteJSON, Doc: "rocprofv3 results.json"},
+	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
+	{Format: FormatOTF2, File: "results", WritePath: WriteOTF2, Doc: "OTF2 archive: results.otf2 and results/"},
+	{Format: FormatROCpd, File: "results.db", WritePath: WriteROCpd, Doc: "ROCpd SQLite database, schema 3"},
+	{Format: FormatParquet, WritePath: WriteParquet, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
+}
+
+// LookupWriter returns the registry entry of a `-f` name.
+func LookupWriter(f Format) (*Writer, error) {
+	for i := range Writers {
+		if Writers[i].Format == f {
+			return &Writers[i], nil
+		}
+	}
+	names := make([]string, len(Writers))
+	for i, w := range Writers {
+		names[i] = string(w.Format)
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("unknown output format %q: use one of %s", f, strings.Join(names, ", "))
+}
+
+// ValidateFormats checks a `-f` list before anything runs.
+func ValidateFormats(formats []Format) error {
+	for _, f := range formats {
+		if _, err := LookupWriter(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Path returns where the format's output goes for an output prefix
+// ("<OUTPUT_PATH>/<OUTPUT_FILE>").
+// Parquet, which names one file per domain itself, gets the prefix.
+func (f *Writer) Path(prefix string) string {
+	if f.File == "" {
+		return prefix
+	}
+	return prefix + "_" + f.File
+}
+
+// WriteFormats writes every named non-CSV format for one input; "csv" is
+// skipped (the CSV writer handles it). The first error stops the run.
+func WriteFormats(formats []Format, prefix string, in *Input) error {
+	for _, n := range formats {
+		f, err := LookupWriter(n)
+		if err != nil {
+			return err
+		}
+		if err := f.Write(prefix, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes the format under an output prefix, creating directories.
+func (f *Writer) Write(prefix string, in *Input) error {
+	if f.WriteTo == nil && f.WritePath == nil {
+		return nil
+	}
+	path := f.Path(prefix)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("%s output: %w", f.Format, err)
+	}
+	if f.WritePath != nil {
+		if err := f.WritePath(path, in); err != nil {
+			return fmt.Errorf("%s output %s: %w", f.Format, path, err)
+		}
+		return nil
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("%s output: %w", f.Format, err)
+	}
+	werr := f.WriteTo(file, in)
+	cerr := file.Close()
+	if werr != nil {
+		return fmt.Errorf("%s output %s: %w", f.Format, path, werr)
+	}
+	return cerr
+}

@@ -1,0 +1,89 @@
+package output
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Benchmarks write a spool of about 5M mixed records (every domain) in one
+// process image, as a long single-process trace would leave it.
+
+const benchIterations = 5_000_000 * 4 / 31 // fixtureProcess emits ~7.75 records per iteration
+
+func benchRecords(n int) uint64 {
+	var total uint64
+	for _, c := range fixtureCounts(n) {
+		total += c
+	}
+	return total
+}
+
+// benchSpool returns a cached spool for n iterations (generated once per
+// machine: it takes a few seconds and ~400 MB of /tmp).
+func benchSpool(b testing.TB, n int) string {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("rocprof-go-bench-%d-v1.spool", n))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tmp := path + ".tmp"
+	streamSpool(b, tmp, 777, n)
+	require.NoError(b, os.Rename(tmp, path))
+	return path
+}
+
+func benchFormat(b *testing.B, format string) {
+	spool := benchSpool(b, benchIterations)
+	in := &Input{Spools: []string{spool}}
+	f, err := LookupWriter(Format(format))
+	require.NoError(b, err)
+	dir := b.TempDir()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		require.NoError(b, f.Write(filepath.Join(dir, "out"), in))
+	}
+	el := time.Since(start)
+	b.ReportMetric(float64(benchRecords(benchIterations))*float64(b.N)/el.Seconds(), "records/s")
+	b.StopTimer()
+	b.ReportMetric(childPeakRSS(b, format, spool, dir), "peak-RSS-MiB")
+}
+
+func BenchmarkROCpd(b *testing.B)    { benchFormat(b, "rocpd") }
+func BenchmarkParquet(b *testing.B)  { benchFormat(b, "parquet") }
+func BenchmarkJSON(b *testing.B)     { benchFormat(b, "json") }
+func BenchmarkPerfetto(b *testing.B) { benchFormat(b, "pftrace") }
+func BenchmarkOTF2(b *testing.B)     { benchFormat(b, "otf2") }
+
+// childPeakRSS writes the format once more in a child process (this test
+// binary) and returns that process's peak RSS, which the benchmark's own
+// process cannot report for one writer alone.
+func childPeakRSS(b *testing.B, format, spool, dir string) float64 {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputWriterChild$")
+	cmd.Env = append(os.Environ(), "ROCPROF_GO_OUTPUT_CHILD="+format+"|"+spool+"|"+filepath.Join(dir, "child"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return float64(ru.Maxrss) / 1024
+}
+
+// TestOutputWriterChild is the child process of childPeakRSS; it does
+// nothing in a normal test run.
+func TestOutputWriterChild(t *testing.T) {
+	spec := os.Getenv("ROCPROF_GO_OUTPUT_CHILD")
+	if spec == "" {
+		return
+	}
+	parts := strings.Split(spec, "|")
+	require.Len(t, parts, 3)
+	f, err := LookupWriter(Format(parts[0]))
+	require.NoError(t, err)
+	require.NoError(t, f.Write(parts[2], &Input{Spools: []string{parts[1]}}))
+}

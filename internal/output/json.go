@@ -1,0 +1,388 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"sort"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// agentFieldNames are the JSON names of AgentInfo.Values, in
+// agent_info.csv's order (Agent_Type is written as "type").
+var agentFieldNames = [tracing.AgentNumericFields]string{
+	"node_id", "logical_node_id", "type", "cpu_cores_count", "simd_count", "cpu_core_id_base",
+	"simd_id_base", "max_waves_per_simd", "lds_size_in_kb", "gds_size_in_kb", "num_gws",
+	"wave_front_size", "num_xcc", "cu_count", "array_count", "num_shader_banks",
+	"simd_arrays_per_engine", "cu_per_simd_array", "simd_per_cu", "max_slots_scratch_cu",
+	"gfx_target_version", "vendor_id", "device_id", "location_id", "domain", "drm_render_minor",
+	"num_sdma_engines", "num_sdma_xgmi_engines", "num_sdma_queues_per_engine", "num_cp_queues",
+	"max_engine_clk_ccompute", "max_engine_clk_fcompute", "sdma_fw_version", "fw_version",
+	"capability", "cu_per_engine", "max_waves_per_cu", "family_id", "workgroup_max_size",
+	"grid_max_size", "local_mem_size", "hive_id", "gpu_id", "workgroup_max_dim_x",
+	"workgroup_max_dim_y", "workgroup_max_dim_z", "grid_max_dim_x", "grid_max_dim_y",
+	"grid_max_dim_z", "logical_node_type_id",
+}
+
+// sdkKindNames names the SDK buffer-tracing kinds by number.
+var sdkKindNames = [sdkKindLast]string{"NONE", "HSA_CORE_API", "HSA_AMD_EXT_API",
+	"HSA_IMAGE_EXT_API", "HSA_FINALIZE_EXT_API", "HIP_RUNTIME_API", "HIP_COMPILER_API",
+	"MARKER_CORE_API", "MARKER_CONTROL_API", "MARKER_NAME_API", "MEMORY_COPY", "KERNEL_DISPATCH",
+	"SCRATCH_MEMORY", "CORRELATION_ID_RETIREMENT", "RCCL_API", "OMPT", "MEMORY_ALLOCATION",
+	"RUNTIME_INITIALIZATION", "ROCDECODE_API", "ROCJPEG_API", "HIP_STREAM", "HIP_RUNTIME_API_EXT",
+	"HIP_COMPILER_API_EXT", "ROCDECODE_API_EXT", "KFD_EVENT_PAGE_MIGRATE", "KFD_EVENT_PAGE_FAULT",
+	"KFD_EVENT_QUEUE", "KFD_EVENT_UNMAP_FROM_GPU", "KFD_EVENT_DROPPED_EVENTS", "KFD_PAGE_MIGRATE",
+	"KFD_PAGE_FAULT", "KFD_QUEUE", "MARKER_CORE_RANGE_API"}
+
+// Operation names of the kinds whose operations are fixed, by SDK number.
+var fixedOperations = map[int][]string{
+	sdkMarkerCoreAPI:    {"roctxMarkA", "roctxRangePushA", "roctxRangePop", "roctxRangeStartA", "roctxRangeStop", "roctxGetThreadId"},
+	sdkMarkerControlAPI: {"roctxProfilerPause", "roctxProfilerResume"},
+	sdkMarkerNameAPI:    {"roctxNameOsThread", "roctxNameHsaAgent", "roctxNameHipDevice", "roctxNameHipStream"},
+	sdkMarkerCoreRange:  {"roctxMarkA", "roctxThreadRangeA", "roctxProcessRangeA", "roctxGetThreadId"},
+	sdkMemoryCopy:       {"MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE"},
+	sdkKernelDispatch:   {"KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"},
+	sdkScratchMemory:    {"SCRATCH_MEMORY_NONE", "SCRATCH_MEMORY_ALLOC", "SCRATCH_MEMORY_FREE", "SCRATCH_MEMORY_ASYNC_RECLAIM"},
+	sdkMemoryAllocation: {"MEMORY_ALLOCATION_NONE", "MEMORY_ALLOCATION_ALLOCATE", "MEMORY_ALLOCATION_VMEM_ALLOCATE", "MEMORY_ALLOCATION_FREE", "MEMORY_ALLOCATION_VMEM_FREE"},
+}
+
+// sdkMarkerOp numbers a ROCTx function inside its SDK marker kind.
+func sdkMarkerOp(d tracing.APIDomain, f tracing.MarkerFunction) int {
+	name := f.String()
+	for i, n := range fixedOperations[sdkKind(d)] {
+		if n == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// jsonBufferDomains are buffer_records' keys in order; empty kinds are
+// domains rocprof-go does not record but rocprofv3 always lists.
+var jsonBufferDomains = []struct {
+	key  string
+	kind tracing.Kind
+}{
+	{"kernel_dispatch", tracing.KindKernelDispatch}, {"hip_api", tracing.KindHIPAPI},
+	{"hsa_api", tracing.KindHSAAPI}, {"marker_api", tracing.KindMarker}, {"rccl_api", 0},
+	{"memory_copy", tracing.KindMemoryCopy}, {"memory_allocation", tracing.KindMemoryAllocation},
+	{"scratch_memory", tracing.KindScratchMemory}, {"rocdecode_api", 0}, {"rocjpeg_api", 0},
+	{"pc_sample_host_trap", 0}, {"pc_sample_stochastic", 0},
+}
+
+// WriteJSON writes rocprofv3's results.json for the input: one element of
+// "rocprofiler-sdk-tool" per process. Each buffer_records array is one
+// filtered pass over the spool, so memory stays bounded.
+func WriteJSON(w io.Writer, in *Input) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	j := newJSONWriter(bw)
+	j.obj().key("rocprofiler-sdk-tool").arr()
+	err := in.openEach(func(p *process, r *tracing.Reader) error {
+		writeJSONProcess(j, p, r)
+		return j.err
+	})
+	if err != nil {
+		return err
+	}
+	j.end().end()
+	j.buf = append(j.buf, '\n')
+	return j.flush()
+}
+
+func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
+	o := p.opts
+	info := &p.Info
+	j.obj()
+	j.key("metadata").obj()
+	j.key("pid").i(int64(info.PID))
+	j.key("init_time").u(p.Begin).key("fini_time").u(p.End)
+	j.key("node").obj().key("hostname").s(info.Hostname).key("system_name").s("Linux").end()
+	j.key("command").arr()
+	for _, a := range info.Argv {
+		j.s(a)
+	}
+	j.end()
+	j.key("config").obj()
+	keys := make([]string, 0, len(o.Config))
+	for k := range o.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := o.Config[k].(type) {
+		case bool:
+			j.key(k).b(v)
+		case string:
+			j.key(k).s(v)
+		case int:
+			j.key(k).i(int64(v))
+		}
+	}
+	j.end()
+	j.end() // metadata
+
+	j.key("agents").arr()
+	for i := range p.Agents {
+		a := &p.Agents[i]
+		j.obj().key("size").u(8 * tracing.AgentNumericFields)
+		j.key("id").handle(a.NodeID())
+		for f, name := range agentFieldNames {
+			j.key(name).u(a.Values[f])
+		}
+		j.key("name").s(a.Name).key("vendor_name").s(a.VendorName)
+		j.key("product_name").s(a.ProductName).key("model_name").s(a.ModelName)
+		j.end()
+	}
+	j.end()
+
+	j.key("counters").arr()
+	for _, c := range p.Counters {
+		j.obj().key("agent_id").handle(uint64(c.AgentNode)).key("id").handle(c.ID)
+		j.key("is_constant").u(0).key("is_derived").u(0).key("name").s(c.Name)
+		j.key("description").s("").key("block").s("").key("expression").s("")
+		j.key("dimension_ids").arr().end().end()
+	}
+	j.end()
+
+	writeJSONStrings(j, p, r)
+
+	j.key("code_objects").arr()
+	for _, c := range p.CodeObjects {
+		j.obj().key("size").u(64).key("code_object_id").u(c.CodeObjectID)
+		j.key("agent_id").handle(uint64(c.AgentNode)).key("uri").s(string(c.URI))
+		j.key("load_base").u(c.LoadBase).key("load_size").u(c.LoadSize).key("load_delta").u(c.LoadDelta)
+		j.key("storage_type").u(uint64(c.StorageType)).end()
+	}
+	j.end()
+	j.key("kernel_symbols").arr()
+	for _, id := range p.SymbolOrder {
+		s := p.Symbols[id]
+		j.obj().key("size").u(64).key("kernel_id").u(s.KernelID).key("code_object_id").u(s.CodeObjectID)
+		j.key("kernel_name").s(s.Raw).key("kernel_object").u(s.KernelObject)
+		j.key("kernarg_segment_size").u(uint64(s.KernargSize)).key("kernarg_segment_alignment").u(8)
+		j.key("group_segment_size").u(uint64(s.GroupSegmentSize))
+		j.key("private_segment_size").u(uint64(s.PrivateSegmentSize))
+		j.key("sgpr_count").u(uint64(s.SGPRCount)).key("arch_vgpr_count").u(uint64(s.VGPRCount))
+		j.key("accum_vgpr_count").u(uint64(s.AGPRCount))
+		j.key("formatted_kernel_name").s(s.Display).key("demangled_kernel_name").s(s.Demangled)
+		j.key("truncated_kernel_name").s(s.Truncated).end()
+	}
+	j.end()
+	j.key("host_functions").arr().end()
+
+	if o.Stats || o.Summary || o.SummaryPerDomain || len(o.SummaryGroups) > 0 {
+		var st runStats
+		r.Rewind()
+		for r.Next() {
+			st.addRecord(p, r)
+		}
+		j.key("summary").arr()
+		for d := domain(0); d < numDomains; d++ {
+			ds := &st[d]
+			if ds.Total.Count == 0 {
+				continue
+			}
+			j.obj().key("domain").s(d.String()).key("stats").obj()
+			writeJSONStat(j, &ds.Total)
+			j.key("operations").obj()
+			for _, k := range ds.sorted() {
+				j.key(k).obj()
+				writeJSONStat(j, ds.keys[k])
+				j.end()
+			}
+			j.end().end().end()
+		}
+		j.end()
+	}
+
+	writeJSONCounterRecords(j, p, r)
+
+	j.key("buffer_records").obj()
+	for _, bd := range jsonBufferDomains {
+		j.key(bd.key).arr()
+		if bd.kind != 0 {
+			r.Rewind()
+			for r.Next() {
+				if r.Kind() == bd.kind {
+					writeJSONRecord(j, r)
+				}
+			}
+		}
+		j.end()
+	}
+	j.end()
+	j.end() // process
+}
+
+func writeJSONStat(j *jsonWriter, s *stat) {
+	j.key("count").u(s.Count).key("sum").u(s.Sum).key("sqr").f(s.Sqr)
+	j.key("min").u(s.Min).key("max").u(s.Max).key("mean").f(s.Mean())
+	j.key("stddev").f(s.StdDev()).key("variance").f(s.Variance())
+}
+
+func writeJSONStrings(j *jsonWriter, p *process, r *tracing.Reader) {
+	// Operation tables must cover every id the records use.
+	maxOp := map[tracing.APIDomain]uint32{}
+	r.Rewind()
+	for r.Next() {
+		if k := r.Kind(); k == tracing.KindHIPAPI || k == tracing.KindHSAAPI {
+			a := r.APICall()
+			if a.Function >= maxOp[a.Domain] {
+				maxOp[a.Domain] = a.Function + 1
+			}
+		}
+	}
+	apiOps := map[int]tracing.APIDomain{}
+	for d := tracing.DomainHIPRuntime; d <= tracing.DomainHSAFinalizeExt; d++ {
+		apiOps[sdkKind(d)] = d
+	}
+	j.key("strings").obj()
+	j.key("callback_records").arr().end()
+	j.key("buffer_records").arr()
+	for k, name := range sdkKindNames {
+		j.obj().key("kind").s(name).key("operations").arr()
+		if d, ok := apiOps[k]; ok {
+			for id := uint32(0); id < maxOp[d]; id++ {
+				j.s(p.funcName(d, id))
+			}
+		} else {
+			for _, op := range fixedOperations[k] {
+				j.s(op)
+			}
+		}
+		j.end().end()
+	}
+	j.end()
+	j.key("marker_api").arr()
+	r.Rewind()
+	for r.Next() {
+		if r.Kind() == tracing.KindMarker {
+			m := r.Marker()
+			if m.Function.CarriesMessage() {
+				j.obj().key("key").u(m.CorrelationID).key("value").s(string(m.Message)).end()
+			}
+		}
+	}
+	j.end()
+	j.key("correlation_id").obj().key("external").arr().end().end()
+	j.key("counters").obj().key("dimension_ids").arr().end().end()
+	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
+	j.key("att_filenames").arr().end().key("code_object_snapshot_filenames").arr().end()
+	j.end()
+}
+
+func writeJSONCorrelation(j *jsonWriter, internal uint64) {
+	j.key("correlation_id").obj().key("internal").u(internal).key("external").u(0).key("ancestor").u(0).end()
+}
+
+// writeJSONRecord writes the reader's current record as the SDK's buffer
+// record.
+func writeJSONRecord(j *jsonWriter, r *tracing.Reader) {
+	j.obj()
+	switch r.Kind() {
+	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		a := r.APICall()
+		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
+		writeJSONCorrelation(j, a.CorrelationID)
+		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
+	case tracing.KindMarker:
+		m := r.Marker()
+		j.key("size").u(48).key("kind").i(int64(sdkKind(m.Domain))).key("operation").i(int64(sdkMarkerOp(m.Domain, m.Function)))
+		writeJSONCorrelation(j, m.CorrelationID)
+		j.key("start_timestamp").u(m.Start).key("end_timestamp").u(m.End).key("thread_id").u(uint64(m.TID))
+	case tracing.KindKernelDispatch:
+		d := r.KernelDispatch()
+		j.key("size").u(120).key("kind").i(sdkKernelDispatch).key("operation").i(2)
+		writeJSONCorrelation(j, d.CorrelationID)
+		j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).key("thread_id").u(uint64(d.TID))
+		j.key("dispatch_info")
+		writeJSONDispatchInfo(j, &d)
+	case tracing.KindMemoryCopy:
+		c := r.MemoryCopy()
+		j.key("size").u(80).key("kind").i(sdkMemoryCopy).key("operation").u(uint64(c.Direction))
+		writeJSONCorrelation(j, c.CorrelationID)
+		j.key("start_timestamp").u(c.Start).key("end_timestamp").u(c.End).key("thread_id").u(uint64(c.TID))
+		j.key("dst_agent_id").handle(uint64(c.DstAgentNode)).key("src_agent_id").handle(uint64(c.SrcAgentNode))
+		j.key("bytes").u(c.Bytes).key("dst_address").handle(c.DstAddress).key("src_address").handle(c.SrcAddress)
+		j.key("stream_id").handle(c.StreamID)
+	case tracing.KindMemoryAllocation:
+		a := r.MemoryAllocation()
+		j.key("size").u(64).key("kind").i(sdkMemoryAllocation).key("operation").u(uint64(a.Operation))
+		writeJSONCorrelation(j, a.CorrelationID)
+		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
+		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").handle(a.Address)
+		j.key("allocation_size").u(a.Size)
+	case tracing.KindScratchMemory:
+		s := r.ScratchMemory()
+		j.key("size").u(64).key("kind").i(sdkScratchMemory).key("operation").u(uint64(s.Operation))
+		writeJSONCorrelation(j, s.CorrelationID)
+		j.key("start_timestamp").u(s.Start).key("end_timestamp").u(s.End).key("thread_id").u(uint64(s.TID))
+		j.key("agent_id").handle(uint64(s.AgentNode)).key("queue_id").handle(s.QueueID)
+		j.key("flags").u(uint64(s.Flags)).key("allocation_size").u(s.Size)
+	}
+	j.end()
+}
+
+func writeJSONDispatchInfo(j *jsonWriter, d *tracing.KernelDispatch) {
+	j.obj().key("size").u(88).key("agent_id").handle(uint64(d.AgentNode)).key("queue_id").handle(d.QueueID)
+	j.key("kernel_id").u(d.KernelID).key("dispatch_id").u(d.DispatchID)
+	j.key("private_segment_size").u(uint64(d.PrivateSegmentSize)).key("group_segment_size").u(uint64(d.GroupSegmentSize))
+	j.key("workgroup_size").obj().key("x").u(uint64(d.Workgroup[0])).key("y").u(uint64(d.Workgroup[1])).key("z").u(uint64(d.Workgroup[2])).end()
+	j.key("grid_size").obj().key("x").u(uint64(d.Grid[0])).key("y").u(uint64(d.Grid[1])).key("z").u(uint64(d.Grid[2])).end()
+	j.end()
+}
+
+// writeJSONCounterRecords writes callback_records.counter_collection: one
+// element per dispatch with its per-instance values. Samples of a dispatch
+// are consecutive in the spool (the shim writes them together).
+func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
+	j.key("callback_records").obj().key("counter_collection").arr()
+	if p.Counts[domCounter] > 0 {
+		dispatches := map[uint64]tracing.KernelDispatch{}
+		r.Rewind()
+		for r.Next() {
+			if r.Kind() == tracing.KindKernelDispatch {
+				d := r.KernelDispatch()
+				dispatches[d.DispatchID] = d
+			}
+		}
+		var open bool
+		var cur uint64
+		closeGroup := func() {
+			if !open {
+				return
+			}
+			j.end() // records
+			d := dispatches[cur]
+			sym := p.Symbols[d.KernelID]
+			j.key("thread_id").u(uint64(d.TID))
+			if sym != nil {
+				j.key("arch_vgpr_count").u(uint64(sym.VGPRCount)).key("accum_vgpr_count").u(uint64(sym.AGPRCount))
+				j.key("sgpr_count").u(uint64(sym.SGPRCount)).key("lds_block_size_v").u(uint64((sym.GroupSegmentSize + 511) / 512 * 512))
+			}
+			j.end()
+			open = false
+		}
+		r.Rewind()
+		for r.Next() {
+			if r.Kind() != tracing.KindCounterSample {
+				continue
+			}
+			c := r.CounterSample()
+			if !open || c.DispatchID != cur {
+				closeGroup()
+				cur, open = c.DispatchID, true
+				d := dispatches[cur]
+				j.obj().key("dispatch_data").obj().key("size").u(120)
+				writeJSONCorrelation(j, d.CorrelationID)
+				j.key("dispatch_info")
+				writeJSONDispatchInfo(j, &d)
+				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
+				j.key("records").arr()
+			}
+			j.obj().key("counter_id").handle(c.CounterID).key("value").f(c.Value).end()
+		}
+		closeGroup()
+	}
+	j.end().end()
+}

@@ -1,0 +1,123 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type jsonDoc struct {
+	Tool []struct {
+		Metadata struct {
+			PID     int      `json:"pid"`
+			Command []string `json:"command"`
+		} `json:"metadata"`
+		Agents []struct {
+			ID struct {
+				Handle uint64 `json:"handle"`
+			} `json:"id"`
+			Type   int    `json:"type"`
+			NodeID uint64 `json:"node_id"`
+			Name   string `json:"name"`
+		} `json:"agents"`
+		Strings struct {
+			BufferRecords []struct {
+				Kind       string   `json:"kind"`
+				Operations []string `json:"operations"`
+			} `json:"buffer_records"`
+			MarkerAPI []struct {
+				Key   uint64 `json:"key"`
+				Value string `json:"value"`
+			} `json:"marker_api"`
+		} `json:"strings"`
+		KernelSymbols []struct {
+			KernelID            uint64 `json:"kernel_id"`
+			FormattedKernelName string `json:"formatted_kernel_name"`
+		} `json:"kernel_symbols"`
+		Summary []struct {
+			Domain string `json:"domain"`
+			Stats  struct {
+				Count uint64 `json:"count"`
+			} `json:"stats"`
+		} `json:"summary"`
+		CallbackRecords struct {
+			CounterCollection []struct {
+				Records []struct {
+					Value float64 `json:"value"`
+				} `json:"records"`
+			} `json:"counter_collection"`
+		} `json:"callback_records"`
+		BufferRecords map[string][]struct {
+			Kind          int    `json:"kind"`
+			Operation     int    `json:"operation"`
+			Start         uint64 `json:"start_timestamp"`
+			End           uint64 `json:"end_timestamp"`
+			CorrelationID struct {
+				Internal uint64 `json:"internal"`
+			} `json:"correlation_id"`
+		} `json:"buffer_records"`
+	} `json:"rocprofiler-sdk-tool"`
+}
+
+func decodeJSON(t *testing.T, in *Input) *jsonDoc {
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSON(&buf, in))
+	var doc jsonDoc
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc), "results.json must be valid JSON")
+	return &doc
+}
+
+// jsonCounts counts records per domain in one process element.
+func jsonCounts(doc *jsonDoc, proc int) [numDomains]uint64 {
+	var c [numDomains]uint64
+	p := doc.Tool[proc]
+	for d := domain(0); d < numDomains; d++ {
+		c[d] = uint64(len(p.BufferRecords[domainNames[d].json]))
+	}
+	c[domCounter] = 0
+	for _, g := range p.CallbackRecords.CounterCollection {
+		c[domCounter] += uint64(len(g.Records))
+	}
+	return c
+}
+
+func TestJSONLayoutAndCounts(t *testing.T) {
+	in := fixtureInput(t, []int32{100, 200}, 16)
+	in.Options.Stats = true
+	doc := decodeJSON(t, in)
+	require.Len(t, doc.Tool, 2)
+	for i, pid := range []int{100, 200} {
+		p := doc.Tool[i]
+		require.Equal(t, pid, p.Metadata.PID)
+		require.Equal(t, []string{"./app", "--size", "4"}, p.Metadata.Command)
+		require.Equal(t, fixtureCounts(16), jsonCounts(doc, i))
+		require.Len(t, p.Agents, 3)
+		require.Equal(t, 2, p.Agents[1].Type)
+		// SDK enum numbering: kinds by number, operations by id.
+		require.Len(t, p.Strings.BufferRecords, 33)
+		require.Equal(t, "HIP_RUNTIME_API_EXT", p.Strings.BufferRecords[21].Kind)
+		require.Equal(t, "hipLaunchKernel", p.Strings.BufferRecords[21].Operations[1])
+		require.Equal(t, "MARKER_CORE_RANGE_API", p.Strings.BufferRecords[32].Kind)
+		require.Equal(t, 21, p.BufferRecords["hip_api"][0].Kind)
+		require.Equal(t, 11, p.BufferRecords["kernel_dispatch"][0].Kind)
+		require.Equal(t, 2, p.BufferRecords["kernel_dispatch"][0].Operation)
+		require.Equal(t, 10, p.BufferRecords["memory_copy"][0].Kind)
+		require.Equal(t, 1, p.BufferRecords["memory_copy"][0].Operation)
+		require.Equal(t, 32, p.BufferRecords["marker_api"][0].Kind)
+		require.Equal(t, 1, p.BufferRecords["marker_api"][0].Operation, "roctxThreadRangeA")
+		require.Len(t, p.Strings.MarkerAPI, 16)
+		require.Equal(t, "iteration 0", p.Strings.MarkerAPI[0].Value)
+		require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)", p.KernelSymbols[0].FormattedKernelName)
+		require.Len(t, p.Summary, 7)
+		require.Equal(t, []float64{10, 11}, []float64{p.CallbackRecords.CounterCollection[0].Records[0].Value, p.CallbackRecords.CounterCollection[0].Records[1].Value})
+	}
+}
+
+func TestJSONStringEscaping(t *testing.T) {
+	got := string(appendJSONString(nil, "a\"b\\c\n\x01\xffé"))
+	require.Equal(t, `"a\"b\\c\n\u0001`+"\ufffdé\"", got)
+	var s string
+	require.NoError(t, json.Unmarshal([]byte(got), &s))
+}

@@ -1,0 +1,318 @@
+package output
+
+import (
+	"bufio"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"path/filepath"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// perfettoWriter streams TracePackets: track descriptors when a track is
+// first used, then one BEGIN and one END packet per slice. Trace processor
+// sorts events by timestamp on import, so packets follow spool order.
+type perfettoWriter struct {
+	w      *bufio.Writer
+	pkt    pbMsg // packet being built
+	ev     pbMsg // track event being built
+	ann    pbMsg // debug annotation being built
+	tracks map[uint64]bool
+	first  bool
+	err    error
+}
+
+func uuidOf(parts ...any) uint64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, parts...)
+	return h.Sum64() | 1 // never the implicit global track 0
+}
+
+func (pw *perfettoWriter) emit(pkt pbMsg) {
+	pkt = pkt.u(pfPacketSequenceID, pfSequenceID)
+	if pw.first {
+		pkt = pkt.u(pfPacketSequenceFlags, pfSeqIncrementalStateCleared)
+		pw.first = false
+	}
+	var hdr [16]byte
+	h := protowire.AppendTag(hdr[:0], pfTracePacket, protowire.BytesType)
+	h = protowire.AppendVarint(h, uint64(len(pkt)))
+	if pw.err == nil {
+		if _, err := pw.w.Write(h); err != nil {
+			pw.err = err
+		} else if _, err := pw.w.Write(pkt); err != nil {
+			pw.err = err
+		}
+	}
+}
+
+// track emits a descriptor once per uuid; desc fills the TrackDescriptor.
+func (pw *perfettoWriter) track(uuid uint64, desc func(pbMsg) pbMsg) {
+	if pw.tracks[uuid] {
+		return
+	}
+	pw.tracks[uuid] = true
+	d := desc(pbMsg(nil).u(pfTrackUUID, uuid))
+	pw.emit(pbMsg(pw.pkt[:0]).msg(pfPacketTrackDescriptor, d))
+}
+
+// annotation helpers append debug annotations to the current event.
+func (pw *perfettoWriter) annU(name string, v uint64) {
+	a := pbMsg(pw.ann[:0]).s(pfDebugName, name).u(pfDebugUint, v)
+	pw.ann = a
+	pw.ev = pw.ev.msg(pfEventDebug, a)
+}
+
+func (pw *perfettoWriter) annS(name, v string) {
+	a := pbMsg(pw.ann[:0]).s(pfDebugName, name).s(pfDebugString, v)
+	pw.ann = a
+	pw.ev = pw.ev.msg(pfEventDebug, a)
+}
+
+// beginSlice starts a BEGIN event; the caller adds annotations, then calls
+// endSlice.
+func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow uint64, start, end uint64) {
+	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeSliceBegin).u(pfEventTrackUUID, track).
+		s(pfEventCategories, category).s(pfEventName, name)
+	if flow != 0 {
+		ev = ev.fixed64(pfEventFlowIDs, flow)
+	}
+	pw.ev = ev
+	pw.annU("begin_ns", start)
+	pw.annU("end_ns", end)
+	pw.annU("delta_ns", dur(start, end))
+}
+
+func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {
+	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, start).msg(pfPacketTrackEvent, pw.ev))
+	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeSliceEnd).u(pfEventTrackUUID, track)
+	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, end).msg(pfPacketTrackEvent, ev))
+	pw.ev = ev
+}
+
+func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
+	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeCounter).u(pfEventTrackUUID, track).double(pfEventDoubleValue, v)
+	pw.ev = ev
+	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, ts).msg(pfPacketTrackEvent, ev))
+}
+
+// WritePerfetto writes a Perfetto protobuf trace (results.pftrace): API
+// slices on their thread's track, kernels and copies on stream tracks (or
+// queue tracks with GroupByQueue), counter tracks for copy bytes,
+// allocations, scratch memory and PMC values, and flows from each API call
+// to the work it enqueued (the correlation id, scoped by process).
+func WritePerfetto(w io.Writer, in *Input) error {
+	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true}
+	err := in.openEach(func(p *process, r *tracing.Reader) error {
+		pw.writeProcess(p, r)
+		return pw.err
+	})
+	if err != nil {
+		return err
+	}
+	if pw.err != nil {
+		return pw.err
+	}
+	return pw.w.Flush()
+}
+
+func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
+	pid := p.Info.PID
+	procTrack := uuidOf("process", pid, p.Info.StartBoottimeNs)
+	name := "process"
+	if len(p.Info.Argv) > 0 {
+		name = filepath.Base(p.Info.Argv[0])
+	}
+	pw.track(procTrack, func(d pbMsg) pbMsg {
+		return d.msg(pfTrackProcess, pbMsg(nil).i(pfProcessPID, int64(pid)).s(pfProcessName, name))
+	})
+	threadIndex := map[uint32]int{}
+	n := 0
+	for _, tid := range p.Threads {
+		if int32(tid) != pid {
+			n++
+			threadIndex[tid] = n
+		}
+	}
+	threadTrack := func(tid uint32) uint64 {
+		u := uuidOf("thread", pid, p.Info.StartBoottimeNs, tid)
+		pw.track(u, func(d pbMsg) pbMsg {
+			td := pbMsg(nil).i(pfThreadPID, int64(pid)).i(pfThreadTID, int64(tid))
+			if i, ok := threadIndex[tid]; ok {
+				td = td.s(pfThreadName, fmt.Sprintf("THREAD %d (%d)", i, tid))
+			} else {
+				td = td.s(pfThreadName, name)
+			}
+			return d.u(pfTrackParent, procTrack).msg(pfTrackThread, td)
+		})
+		return u
+	}
+	named := func(label string) uint64 {
+		u := uuidOf("track", pid, p.Info.StartBoottimeNs, label)
+		pw.track(u, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
+		return u
+	}
+	counterTrack := func(label, unit string) uint64 {
+		u := uuidOf("counter", pid, p.Info.StartBoottimeNs, label)
+		pw.track(u, func(d pbMsg) pbMsg {
+			return d.u(pfTrackParent, procTrack).s(pfTrackName, label).msg(pfTrackCounter, pbMsg(nil).s(pfCounterUnitName, unit))
+		})
+		return u
+	}
+	flow := func(corr uint64) uint64 {
+		if corr == 0 {
+			return 0
+		}
+		return uuidOf("flow", pid, p.Info.StartBoottimeNs, corr)
+	}
+	var dispatches map[uint64]tracing.KernelDispatch
+	if p.Counts[domCounter] > 0 {
+		dispatches = map[uint64]tracing.KernelDispatch{}
+	}
+	// PMC values are summed over instances per dispatch and shown as a pulse
+	// over the dispatch.
+	type pmcKey struct {
+		dispatch, counter uint64
+		agent             uint32
+	}
+	var pmcOpen bool
+	var pmcCur pmcKey
+	var pmcSum float64
+	pmcFlush := func() {
+		if !pmcOpen {
+			return
+		}
+		pmcOpen = false
+		d, ok := dispatches[pmcCur.dispatch]
+		if !ok {
+			return
+		}
+		name := p.CounterNames[pmcCur.counter]
+		for _, c := range p.Counters {
+			if c.ID == pmcCur.counter {
+				name = c.Name
+			}
+		}
+		t := counterTrack(fmt.Sprintf("%s PMC %s", p.agentLabel(pmcCur.agent, " "), name), "")
+		pw.counter(t, d.Start, pmcSum)
+		pw.counter(t, d.End, 0)
+	}
+
+	for r.Next() {
+		switch r.Kind() {
+		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+			a := r.APICall()
+			cat := domainNames[domHSA].category
+			if r.Kind() == tracing.KindHIPAPI {
+				cat = domainNames[domHIP].category
+			}
+			t := threadTrack(a.TID)
+			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(a.CorrelationID), a.Start, a.End)
+			pw.annU("tid", uint64(a.TID))
+			pw.annS("kind", a.Domain.String())
+			pw.annS("operation", p.funcName(a.Domain, a.Function))
+			pw.annU("corr_id", a.CorrelationID)
+			pw.endSlice(t, a.Start, a.End)
+		case tracing.KindMarker:
+			m := r.Marker()
+			t := threadTrack(m.TID)
+			pw.beginSlice(t, domainNames[domMarker].category, markerName(&m), flow(m.CorrelationID), m.Start, m.End)
+			pw.annU("tid", uint64(m.TID))
+			pw.annS("kind", m.Domain.String())
+			pw.annS("operation", m.Function.String())
+			pw.annU("corr_id", m.CorrelationID)
+			pw.endSlice(t, m.Start, m.End)
+		case tracing.KindKernelDispatch:
+			d := r.KernelDispatch()
+			if dispatches != nil {
+				dispatches[d.DispatchID] = d
+			}
+			var t uint64
+			if p.opts.GroupByQueue {
+				t = named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.agentLabel(d.AgentNode, " "), d.QueueID, p.agentType(d.AgentNode)))
+			} else {
+				t = named(fmt.Sprintf("STREAM [%d]", d.StreamID))
+			}
+			pw.beginSlice(t, domainNames[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
+			pw.annU("tid", uint64(d.TID))
+			pw.annS("kind", "KERNEL_DISPATCH")
+			pw.annU("corr_id", d.CorrelationID)
+			pw.annU("stream_ID", d.StreamID)
+			pw.annS("agent", p.agentLabel(d.AgentNode, "-"))
+			pw.annS("agent_type", p.agentType(d.AgentNode))
+			pw.annU("queue", d.QueueID-min(d.QueueID, 1))
+			pw.annU("kernel_id", d.KernelID)
+			pw.annU("dispatch_id", d.DispatchID)
+			pw.annU("Scratch_Size", uint64(d.PrivateSegmentSize))
+			pw.annU("LDS_Block_Size", uint64((d.GroupSegmentSize+511)/512*512))
+			pw.annU("VGPR_Count", uint64(d.VGPRCount))
+			pw.annU("Accum_VGPR_Count", uint64(d.AGPRCount))
+			pw.annU("SGPR_Count", uint64(d.SGPRCount))
+			pw.annU("workgroup_size", uint64(d.Workgroup[0])*uint64(d.Workgroup[1])*uint64(d.Workgroup[2]))
+			pw.annU("grid_size", uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
+			pw.endSlice(t, d.Start, d.End)
+		case tracing.KindMemoryCopy:
+			c := r.MemoryCopy()
+			var t uint64
+			if p.opts.GroupByQueue {
+				t = named(fmt.Sprintf("COPY to %s (%s)", p.agentLabel(c.DstAgentNode, " "), p.agentType(c.DstAgentNode)))
+			} else {
+				t = named(fmt.Sprintf("STREAM [%d]", c.StreamID))
+			}
+			pw.beginSlice(t, domainNames[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
+			pw.annU("tid", uint64(c.TID))
+			pw.annS("kind", "MEMORY_COPY")
+			pw.annS("operation", c.Direction.String())
+			pw.annU("corr_id", c.CorrelationID)
+			pw.annU("stream_ID", c.StreamID)
+			pw.annS("src_agent", p.agentLabel(c.SrcAgentNode, "-"))
+			pw.annS("dst_agent", p.agentLabel(c.DstAgentNode, "-"))
+			pw.annU("copy_bytes", c.Bytes)
+			pw.endSlice(t, c.Start, c.End)
+			ct := counterTrack("COPY BYTES to "+p.agentLabel(c.DstAgentNode, " "), "bytes")
+			pw.counter(ct, c.Start, float64(c.Bytes))
+			pw.counter(ct, c.End, 0)
+		case tracing.KindMemoryAllocation:
+			a := r.MemoryAllocation()
+			t := threadTrack(a.TID)
+			pw.beginSlice(t, domainNames[domAlloc].category, a.Operation.String(), flow(a.CorrelationID), a.Start, a.End)
+			pw.annU("tid", uint64(a.TID))
+			pw.annS("kind", "MEMORY_ALLOCATION")
+			pw.annU("corr_id", a.CorrelationID)
+			pw.annU("address", a.Address)
+			pw.annU("allocation_size", a.Size)
+			pw.endSlice(t, a.Start, a.End)
+			label := "FREE BYTES"
+			if a.Operation.IsAllocate() {
+				label = "ALLOCATE BYTES on " + p.agentLabel(a.AgentNode, " ")
+			}
+			pw.counter(counterTrack(label, "bytes"), a.Start, float64(a.Size))
+		case tracing.KindScratchMemory:
+			s := r.ScratchMemory()
+			t := threadTrack(s.TID)
+			pw.beginSlice(t, domainNames[domScratch].category, s.Operation.String(), flow(s.CorrelationID), s.Start, s.End)
+			pw.annU("tid", uint64(s.TID))
+			pw.annS("kind", "SCRATCH_MEMORY")
+			pw.annU("queue", s.QueueID)
+			pw.annU("allocation_size", s.Size)
+			pw.annU("flags", uint64(s.Flags))
+			pw.endSlice(t, s.Start, s.End)
+			pw.counter(counterTrack("SCRATCH MEMORY on "+p.agentLabel(s.AgentNode, " "), "bytes"), s.Start, float64(s.Size))
+		case tracing.KindCounterSample:
+			c := r.CounterSample()
+			k := pmcKey{c.DispatchID, c.CounterID, c.AgentNode}
+			if !pmcOpen || k != pmcCur {
+				pmcFlush()
+				pmcOpen, pmcCur, pmcSum = true, k, 0
+			}
+			pmcSum += c.Value
+		}
+		if pw.err != nil {
+			return
+		}
+	}
+	pmcFlush()
+}

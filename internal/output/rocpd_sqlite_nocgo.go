@@ -1,0 +1,26 @@
+//go:build !cgo
+
+package output
+
+import (
+	"errors"
+	"math"
+)
+
+const sqlNull = math.MinInt64
+
+var errNoCgoSQLite = errors.New("the ROCpd (SQLite) output needs a cgo build of rocprof-go: rebuild with CGO_ENABLED=1, or choose another format with -f")
+
+type sqliteDB struct{}
+
+type sqliteStmt struct{ cols int }
+
+func openSQLite(string) (*sqliteDB, error) { return nil, errNoCgoSQLite }
+func (*sqliteDB) exec(string) error        { return errNoCgoSQLite }
+func (*sqliteDB) prepare(string, int, int, uint64) (*sqliteStmt, error) {
+	return nil, errNoCgoSQLite
+}
+func (*sqliteStmt) run([]int64) error                     { return errNoCgoSQLite }
+func (*sqliteStmt) insertStrings([]int64, []string) error { return errNoCgoSQLite }
+func (*sqliteStmt) close()                                {}
+func (*sqliteDB) close() error                            { return nil }

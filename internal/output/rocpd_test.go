@@ -1,0 +1,95 @@
+package output
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sqlite3CLI runs a query through the sqlite3 command-line shell, an
+// independent reader of the database.
+func sqlite3CLI(t *testing.T, db, query string) string {
+	t.Helper()
+	out, err := exec.Command("sqlite3", "-bail", db, query).CombinedOutput()
+	require.NoError(t, err, "sqlite3 %q: %s", query, out)
+	return strings.TrimSpace(string(out))
+}
+
+func sqliteCount(t *testing.T, db, from string) uint64 {
+	n, err := strconv.ParseUint(sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+from), 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+// rocpdViews is every view the schema stores.
+var rocpdViews = []string{"code_objects", "kernel_symbols", "processes", "threads", "regions",
+	"region_args", "samples", "sample_regions", "regions_and_samples", "kernels", "pmc_info",
+	"pmc_events", "events_args", "stream_args", "memory_copies", "memory_allocations",
+	"scratch_memory", "counters_collection", "top_kernels", "busy", "top", "kernel_summary",
+	"kernel_summary_region", "memory_copy_summary", "memory_allocation_summary"}
+
+func writeROCpdFixture(t *testing.T, pids []int32, n int) string {
+	in := fixtureInput(t, pids, n)
+	db := filepath.Join(t.TempDir(), "results.db")
+	require.NoError(t, WriteROCpd(db, in))
+	return db
+}
+
+func TestROCpdSchemaAndMetadata(t *testing.T) {
+	db := writeROCpdFixture(t, []int32{4242}, 16)
+	meta := sqlite3CLI(t, db, "SELECT tag || '=' || value FROM rocpd_metadata ORDER BY id")
+	lines := strings.Split(meta, "\n")
+	require.Len(t, lines, 3)
+	require.Equal(t, "schema_version=3", lines[0])
+	suffix := strings.TrimPrefix(lines[1], "uuid=")
+	guid := strings.TrimPrefix(lines[2], "guid=")
+	require.Equal(t, "_"+strings.ReplaceAll(guid, "-", "_"), suffix)
+	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, guid)
+
+	// Every table carries the suffix and has its un-suffixed view; every
+	// row has the guid.
+	for _, table := range rocpdTables {
+		require.Equal(t, "1", sqlite3CLI(t, db, "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='"+table+suffix+"'"), table)
+		require.Equal(t, "1", sqlite3CLI(t, db, "SELECT COUNT(*) FROM sqlite_master WHERE type='view' AND name='"+table+"'"), table)
+		if table != "rocpd_metadata" {
+			require.Equal(t, "0", sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+table+" WHERE guid != '"+guid+"'"), table)
+		}
+	}
+	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
+	require.Equal(t, "ok", sqlite3CLI(t, db, "PRAGMA integrity_check"))
+	require.Equal(t, "0", sqlite3CLI(t, db, "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_autoindex%'"))
+}
+
+func TestROCpdEveryViewAnswers(t *testing.T) {
+	db := writeROCpdFixture(t, []int32{100, 200}, 16)
+	want := fixtureCounts(16)
+	for _, v := range rocpdViews {
+		sqlite3CLI(t, db, "SELECT * FROM "+v)
+	}
+	require.Equal(t, 2*want[domKernel], sqliteCount(t, db, "kernels"))
+	require.Equal(t, 2*want[domCopy], sqliteCount(t, db, "memory_copies"))
+	require.Equal(t, 2*(want[domAlloc]+want[domScratch]), sqliteCount(t, db, "memory_allocations"))
+	require.Equal(t, 2*want[domScratch], sqliteCount(t, db, "scratch_memory"))
+	require.Equal(t, 2*(want[domHIP]+want[domHSA]+want[domMarker]), sqliteCount(t, db, "regions_and_samples"))
+	// Marks are instants: samples, not regions.
+	require.Equal(t, 2*uint64(16/2), sqliteCount(t, db, "samples"))
+	require.Equal(t, 2*want[domCounter], sqliteCount(t, db, "pmc_events"))
+	// counters_collection sums the instances of a counter per dispatch.
+	require.Equal(t, 2*want[domCounter]/2, sqliteCount(t, db, "counters_collection"))
+	require.Equal(t, "21.0", sqlite3CLI(t, db, "SELECT value FROM counters_collection WHERE counter_name='SQ_WAVES' LIMIT 1"))
+	require.Equal(t, "2", sqliteCount2(t, db, "processes"))
+	require.Equal(t, "3", sqlite3CLI(t, db, "SELECT COUNT(*) FROM kernel_summary"))
+	require.Equal(t, strconv.FormatUint(2*want[domKernel], 10), sqlite3CLI(t, db, "SELECT SUM(\"Calls\") FROM kernel_summary"))
+	require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)",
+		sqlite3CLI(t, db, "SELECT name FROM kernels WHERE kernel_id = 1 LIMIT 1"))
+	require.Equal(t, "iteration 0", sqlite3CLI(t, db, "SELECT json_extract(extdata, '$.message') FROM regions WHERE category = 'MARKER_CORE_RANGE_API' ORDER BY start LIMIT 1"))
+	require.Equal(t, "100.0", sqlite3CLI(t, db, "SELECT ROUND(SUM(percentage), 1) FROM top_kernels"))
+}
+
+func sqliteCount2(t *testing.T, db, from string) string {
+	return sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+from)
+}
