@@ -55,9 +55,10 @@ func ScanCSVDir(dir string, fn func(*Event) error) error {
 			"give a directory written with -f csv, or a ROCpd .db file", dir)
 	}
 	sort.Strings(files)
+	procs := map[string]*Process{}
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f)
-		if err := ScanCSVFile(f, rel, fn); err != nil {
+		if err := scanCSVFile(f, rel, procs, fn); err != nil {
 			return err
 		}
 	}
@@ -78,6 +79,12 @@ func traceOf(path string) *csvTrace {
 // its run (processes are keyed by the file's prefix when there is no
 // Process_Id column).
 func ScanCSVFile(path, rel string, fn func(*Event) error) error {
+	return scanCSVFile(path, rel, map[string]*Process{}, fn)
+}
+
+// scanCSVFile reads one file; procs holds the run's processes by key, so
+// one process's files share one *Process.
+func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) error) error {
 	tr := traceOf(path)
 	if tr == nil {
 		return fmt.Errorf("%s: not a trace CSV file (expected a name ending in kernel_trace.csv, hip_api_trace.csv, …)", path)
@@ -116,21 +123,25 @@ func ScanCSVFile(path, rel string, fn func(*Event) error) error {
 	// Processes are keyed by directory and pid, so one process's files
 	// (pid from Process_Id or from the default "<pid>_" name) meet.
 	namePID, nameErr := strconv.ParseInt(strings.TrimSuffix(filepath.Base(filePrefix), "_"), 10, 64)
-	procs := map[string]*Process{}
+	byColumn := map[string]*Process{}
 	proc := func(pid string) *Process {
-		if p, ok := procs[pid]; ok {
+		if p, ok := byColumn[pid]; ok {
 			return p
 		}
-		p := &Process{Key: filePrefix, Rank: -1}
-		v, err := strconv.ParseInt(pid, 10, 64)
+		key, v := filePrefix, int64(0)
+		n, err := strconv.ParseInt(pid, 10, 64)
 		if pid == "" || err != nil {
-			v, err = namePID, nameErr
+			n, err = namePID, nameErr
 		}
 		if err == nil {
-			p.PID = v
-			p.Key = filepath.Dir(filePrefix) + "#" + strconv.FormatInt(v, 10)
+			key, v = filepath.Dir(filePrefix)+"#"+strconv.FormatInt(n, 10), n
 		}
-		procs[pid] = p
+		p, ok := procs[key]
+		if !ok {
+			p = &Process{Key: key, PID: v, Rank: -1}
+			procs[key] = p
+		}
+		byColumn[pid] = p
 		return p
 	}
 	var ev Event

@@ -52,18 +52,15 @@ func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
 		return p
 	}
 	var ev Event
-	err := db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
-		ev = Event{Domain: Kernel, Name: in.Symbol(d.KernelID).Name(), Start: d.Start, End: d.End, Process: proc(in, d.PID)}
+	err := db.KernelTimings(func(in *rocpd.Info, t *rocpd.Timing) error {
+		ev = Event{Domain: Kernel, Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID)}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
-	err = db.Regions(func(in *rocpd.Info, g *rocpd.Region) error {
-		ev = Event{Domain: CategoryDomain(g.Category), Name: g.Name, Start: g.Start, End: g.End, Process: proc(in, g.PID)}
-		if ev.Domain == Marker && g.Message != "" {
-			ev.Name = g.Message
-		}
+	err = db.RegionTimings(func(in *rocpd.Info, t *rocpd.Timing) error {
+		ev = Event{Domain: CategoryDomain(t.Category), Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID)}
 		return fn(&ev)
 	})
 	if err != nil {

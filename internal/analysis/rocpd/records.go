@@ -257,3 +257,73 @@ func (db *DB) CounterSums(fn func(in *Info, d *Dispatch, counter string, value f
 		})
 	})
 }
+
+// Timing is the narrow view of a record the analyses need: who, what, when.
+// Scanning four or five columns instead of twenty keeps database/sql's
+// per-value boxing off the hot path.
+type Timing struct {
+	PID        int64 // process row id; Info.PID maps it to the OS pid
+	Start, End int64
+	Name       string // kernel display name, API function, marker text, direction
+	Category   string // event category (regions and samples only)
+}
+
+// KernelTimings streams each dispatch's kernel name and times.
+func (db *DB) KernelTimings(fn func(*Info, *Timing) error) error {
+	var t Timing
+	return db.scanImages(func(in *Info) error {
+		var kernel int64
+		return db.each(`SELECT pid, kernel_id, start, "end" FROM `+quote(in.Image.Table("rocpd_kernel_dispatch")),
+			func(r *sql.Rows) error {
+				if err := r.Scan(&t.PID, &kernel, &t.Start, &t.End); err != nil {
+					return err
+				}
+				t.Name = in.Symbol(kernel).Name()
+				return fn(in, &t)
+			})
+	})
+}
+
+// markerCategories returns the string ids of an image's marker categories,
+// as an SQL list; only their events carry a message worth parsing.
+func markerCategories(in *Info) string {
+	ids := []string{"-1"}
+	for id, s := range in.Strings {
+		if strings.HasPrefix(s, "MARKER_") {
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+	}
+	return strings.Join(ids, ",")
+}
+
+// RegionTimings streams API calls and markers (regions, then samples); for
+// markers Name is the message when there is one, else the operation.
+func (db *DB) RegionTimings(fn func(*Info, *Timing) error) error {
+	var t Timing
+	return db.scanImages(func(in *Info) error {
+		im := in.Image
+		msg := `CASE WHEN e.category_id IN (` + markerCategories(in) + `) THEN ` + messageExpr + ` ELSE '' END`
+		var name, cat int64
+		var message sql.RawBytes
+		row := func(r *sql.Rows) error {
+			if err := r.Scan(&t.PID, &t.Start, &t.End, &name, &cat, &message); err != nil {
+				return err
+			}
+			t.Category = in.String(cat)
+			if len(message) > 0 {
+				t.Name = string(message)
+			} else {
+				t.Name = in.String(name)
+			}
+			return fn(in, &t)
+		}
+		err := db.each(`SELECT r.pid, r.start, r."end", r.name_id, COALESCE(e.category_id, 0), `+msg+`
+FROM `+quote(im.Table("rocpd_region"))+` r`+eventJoin(im), row)
+		if err != nil {
+			return err
+		}
+		return db.each(`SELECT COALESCE(t.pid, 0), r.timestamp, r.timestamp, COALESCE(t.name_id, 0),
+  COALESCE(e.category_id, 0), `+msg+`
+FROM `+quote(im.Table("rocpd_sample"))+` r LEFT JOIN `+quote(im.Table("rocpd_track"))+` t ON t.id = r.track_id`+eventJoin(im), row)
+	})
+}

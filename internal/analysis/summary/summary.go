@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
@@ -76,20 +75,19 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 		opt.Top = 10
 	}
 	total := &accum{stats: map[key]*analysis.Stats{}}
-	ranks := map[string]*accum{}
-	var rankOrder []string
-	for i, in := range inputs {
+	// Readers hand out one *Process per process of an input, so the
+	// pointer identifies a rank without building a key per event.
+	ranks := map[*analysis.Process]*accum{}
+	var rankOrder []*analysis.Process
+	for _, in := range inputs {
 		err := analysis.Scan(in, func(ev *analysis.Event) error {
 			total.add(ev)
 			if opt.ByRank {
-				// Keys are unique within an input; inputs may repeat them
-				// (CSV prefixes), so qualify by input.
-				pk := fmt.Sprintf("%d\x00%s", i, ev.Process.Key)
-				a := ranks[pk]
+				a := ranks[ev.Process]
 				if a == nil {
 					a = &accum{proc: ev.Process, stats: map[key]*analysis.Stats{}}
-					ranks[pk] = a
-					rankOrder = append(rankOrder, pk)
+					ranks[ev.Process] = a
+					rankOrder = append(rankOrder, ev.Process)
 				}
 				a.add(ev)
 			}
