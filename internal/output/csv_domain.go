@@ -7,14 +7,14 @@ import "github.com/rocprof-go/rocprof-go/internal/tracing"
 type csvDomain int
 
 const (
-	csvKernel csvDomain = iota
-	csvHSA
-	csvHIP
-	csvCopy
-	csvAlloc
-	csvMarker
-	csvCounter
-	csvScratch
+	csvDomKernel csvDomain = iota
+	csvDomHSA
+	csvDomHIP
+	csvDomCopy
+	csvDomAlloc
+	csvDomMarker
+	csvDomCounter
+	csvDomScratch
 	csvDomainCount
 )
 
@@ -23,58 +23,58 @@ var csvDomains = [csvDomainCount]struct {
 	file  string // CSV output name
 	stats string // stats output name; "" when rocprofv3 writes none
 }{
-	csvKernel:  {"KERNEL_DISPATCH", "kernel_trace", "kernel_stats"},
-	csvHSA:     {"HSA_API", "hsa_api_trace", "hsa_api_stats"},
-	csvHIP:     {"HIP_API", "hip_api_trace", "hip_api_stats"},
-	csvCopy:    {"MEMORY_COPY", "memory_copy_trace", "memory_copy_stats"},
-	csvAlloc:   {"MEMORY_ALLOCATION", "memory_allocation_trace", "memory_allocation_stats"},
-	csvMarker:  {"MARKER_API", "marker_api_trace", "marker_api_stats"},
-	csvCounter: {"COUNTER_COLLECTION", "counter_collection", ""},
-	csvScratch: {"SCRATCH_MEMORY", "scratch_memory_trace", "scratch_memory_stats"},
+	csvDomKernel:  {"KERNEL_DISPATCH", "kernel_trace", "kernel_stats"},
+	csvDomHSA:     {"HSA_API", "hsa_api_trace", "hsa_api_stats"},
+	csvDomHIP:     {"HIP_API", "hip_api_trace", "hip_api_stats"},
+	csvDomCopy:    {"MEMORY_COPY", "memory_copy_trace", "memory_copy_stats"},
+	csvDomAlloc:   {"MEMORY_ALLOCATION", "memory_allocation_trace", "memory_allocation_stats"},
+	csvDomMarker:  {"MARKER_API", "marker_api_trace", "marker_api_stats"},
+	csvDomCounter: {"COUNTER_COLLECTION", "counter_collection", ""},
+	csvDomScratch: {"SCRATCH_MEMORY", "scratch_memory_trace", "scratch_memory_stats"},
 }
 
 // csvDomainOf maps a record kind to its CSV domain (-1: metadata record).
 func csvDomainOf(k tracing.Kind) csvDomain {
 	switch k {
 	case tracing.KindKernelDispatch:
-		return csvKernel
+		return csvDomKernel
 	case tracing.KindHSAAPI:
-		return csvHSA
+		return csvDomHSA
 	case tracing.KindHIPAPI:
-		return csvHIP
+		return csvDomHIP
 	case tracing.KindMemoryCopy:
-		return csvCopy
+		return csvDomCopy
 	case tracing.KindMemoryAllocation:
-		return csvAlloc
+		return csvDomAlloc
 	case tracing.KindMarker:
-		return csvMarker
+		return csvDomMarker
 	case tracing.KindCounterSample:
-		return csvCounter
+		return csvDomCounter
 	case tracing.KindScratchMemory:
-		return csvScratch
+		return csvDomScratch
 	}
 	return -1
 }
 
 // csvHeaders are the column rows, names exactly as rocprofv3 prints them.
 var csvHeaders = [csvDomainCount][]string{
-	csvKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
+	csvDomKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
 		"Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X",
 		"Grid_Size_Y", "Grid_Size_Z"},
-	csvHSA: csvAPIColumns,
-	csvHIP: csvAPIColumns,
-	csvCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
+	csvDomHSA: csvAPIColumns,
+	csvDomHIP: csvAPIColumns,
+	csvDomCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	csvAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
+	csvDomAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	csvMarker: csvAPIColumns,
-	csvCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
+	csvDomMarker: csvAPIColumns,
+	csvDomCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
 		"Thread_Id", "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Counter_Name", "Counter_Value", "Start_Timestamp", "End_Timestamp"},
-	csvScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
+	csvDomScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
 		"Start_Timestamp", "End_Timestamp", "Allocation_Size"},
 }
 

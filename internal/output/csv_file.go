@@ -1,0 +1,160 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+)
+
+// csvFlushSize is how much a CSV file buffers before writing.
+const csvFlushSize = 256 << 10
+
+// csvFile is one output file, created on its first row so that a domain
+// without records leaves no header-only file behind. Rows are appended to a
+// byte buffer with strconv.Append*; a row is begun with begin and finished
+// with end.
+type csvFile struct {
+	fs     FileSystem
+	path   string
+	name   string
+	domain string
+	header []string
+	w      io.WriteCloser
+	buf    []byte
+	rows   uint64
+	bytes  int64
+	err    error
+}
+
+func newCSVFile(fs FileSystem, prefix, name, domain string, header []string) *csvFile {
+	return &csvFile{fs: fs, path: prefix + "_" + name + ".csv", name: name, domain: domain,
+		header: header}
+}
+
+// begin returns the buffer to append one row to.
+func (f *csvFile) begin() []byte {
+	if f.w == nil && f.err == nil {
+		f.open()
+	}
+	return f.buf
+}
+
+// end takes the row back; rows end with '\n'.
+func (f *csvFile) end(b []byte) {
+	b = append(b, '\n')
+	f.buf = b
+	f.rows++
+	if len(b) >= csvFlushSize {
+		f.flush()
+	}
+}
+
+func (f *csvFile) open() {
+	if err := f.fs.MkdirAll(filepath.Dir(f.path)); err != nil {
+		f.err = fmt.Errorf("create output directory for %s: %w", f.path, err)
+		return
+	}
+	w, err := f.fs.Create(f.path)
+	if err != nil {
+		f.err = fmt.Errorf("create %s: %w", f.path, err)
+		return
+	}
+	f.w = w
+	if f.buf == nil {
+		f.buf = make([]byte, 0, csvFlushSize+4096)
+	}
+	for i, h := range f.header {
+		if i > 0 {
+			f.buf = append(f.buf, ',')
+		}
+		f.buf = appendQuoted(f.buf, h)
+	}
+	f.buf = append(f.buf, '\n')
+}
+
+func (f *csvFile) flush() {
+	if f.err == nil && f.w != nil && len(f.buf) > 0 {
+		n, err := f.w.Write(f.buf)
+		f.bytes += int64(n)
+		if err != nil {
+			f.err = fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
+	f.buf = f.buf[:0]
+}
+
+// close flushes and closes the file if it was created; it returns the first
+// error the file met.
+func (f *csvFile) close() error {
+	if f.w == nil {
+		return f.err
+	}
+	f.flush()
+	if err := f.w.Close(); err != nil && f.err == nil {
+		f.err = fmt.Errorf("close %s: %w", f.path, err)
+	}
+	f.w = nil
+	return f.err
+}
+
+func (f *csvFile) created() bool { return f.rows > 0 || f.bytes > 0 }
+
+// Cell encoders. rocprofv3 quotes string cells without escaping embedded
+// quotes; numbers are bare.
+
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func appendQuotedBytes(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func appendUint(b []byte, v uint64) []byte {
+	b = strconv.AppendUint(b, v, 10)
+	return append(b, ',')
+}
+
+// appendTraceFloat formats a float cell of a trace CSV: fixed with 6
+// decimals from 1 up, scientific with 8 digits below (0 included).
+func appendTraceFloat(b []byte, v float64) []byte {
+	if v >= 1 {
+		return strconv.AppendFloat(b, v, 'f', 6, 64)
+	}
+	return strconv.AppendFloat(b, v, 'e', 8, 64)
+}
+
+// appendStatsFloat formats a double of a stats CSV.
+func appendStatsFloat(b []byte, v float64) []byte {
+	if v > 0.01 {
+		return strconv.AppendFloat(b, v, 'f', 6, 64)
+	}
+	return strconv.AppendFloat(b, v, 'e', 8, 64)
+}
+
+// appendPercentage formats the stats Percentage column.
+func appendPercentage(b []byte, v float64) []byte {
+	switch {
+	case v >= 1:
+		return strconv.AppendFloat(b, v, 'f', 2, 64)
+	case v > 0.01:
+		return strconv.AppendFloat(b, v, 'f', 4, 64)
+	}
+	return strconv.AppendFloat(b, v, 'e', 3, 64)
+}
+
+const hexDigitsLower = "0123456789abcdef"
+
+// appendAddress formats "0x" and 16 zero-padded hex digits, quoted.
+func appendAddress(b []byte, v uint64) []byte {
+	b = append(b, '"', '0', 'x')
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hexDigitsLower[(v>>uint(shift))&0xf])
+	}
+	return append(b, '"')
+}

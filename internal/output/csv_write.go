@@ -1,0 +1,448 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// Write writes the CSV outputs (and, with cfg.Stats, the stats files) of
+// every spool in spoolDir. Processes whose prefixes resolve to the same path
+// share one set of files; files are <Dir>/<prefix>_<name>.csv. Spools that
+// are not readable spools (a process killed while creating one) are listed
+// in Result.Skipped, not treated as errors.
+func Write(cfg Config, spoolDir string) (*Result, error) {
+	if cfg.FS == nil {
+		cfg.FS = osFS{}
+	}
+	if cfg.PrefixTemplate == "" {
+		cfg.PrefixTemplate = DefaultPrefixTemplate
+	}
+	res := &Result{}
+	paths, err := tracing.List(spoolDir)
+	if err != nil {
+		return nil, err
+	}
+	type group struct {
+		prefix string
+		procs  []*csvProcess
+	}
+	var groups []*group
+	byPrefix := map[string]*group{}
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		if err != nil {
+			if errors.Is(err, tracing.ErrNotSpool) {
+				res.Skipped = append(res.Skipped, p+": "+err.Error())
+				continue
+			}
+			return nil, err
+		}
+		info := r.Process()
+		_ = r.Close()
+		prefix := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
+		g := byPrefix[prefix]
+		if g == nil {
+			g = &group{prefix: prefix}
+			byPrefix[prefix] = g
+			groups = append(groups, g)
+		}
+		g.procs = append(g.procs, newCSVProcess(p, info))
+	}
+	for _, g := range groups {
+		if err := writeCSVGroup(&cfg, g.prefix, g.procs, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// resolvePrefix expands the prefix template for one process.
+func (c *Config) resolvePrefix(p tracing.ProcessInfo) string {
+	if c.ResolvePrefix != nil {
+		return c.ResolvePrefix(p)
+	}
+	host := p.Hostname
+	if host == "" {
+		host = "UNKNOWN_HOSTNAME"
+	}
+	return strings.NewReplacer("%pid%", strconv.Itoa(int(p.PID)),
+		"%ppid%", strconv.Itoa(int(p.PPID)), "%hostname%", host).Replace(c.PrefixTemplate)
+}
+
+// csvGroup writes one set of files.
+type csvGroup struct {
+	cfg    *Config
+	prefix string
+	files  [csvDomainCount]*csvFile // nil: domain not written
+	stats  [csvDomainCount]*csvStatTable
+	rows   []byte
+}
+
+func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
+	// Pass 1: metadata, counter sums and sizes, for every process of the set.
+	var bytes [csvDomainCount]uint64
+	var total uint64
+	for _, p := range procs {
+		r, err := tracing.Open(p.path)
+		if err != nil {
+			return err
+		}
+		p.scan(r)
+		_ = r.Close()
+		p.prepare(cfg)
+		p.prefix = prefix
+		for d := range bytes {
+			bytes[d] += p.bytes[d]
+			total += p.bytes[d]
+		}
+	}
+	g := &csvGroup{cfg: cfg, prefix: prefix}
+	csvOn := cfg.has(FormatCSV)
+	for d := csvDomain(0); d < csvDomainCount; d++ {
+		if bytes[d] == 0 || bytes[d] < cfg.MinimumOutputBytes {
+			continue
+		}
+		if csvOn {
+			g.files[d] = newCSVFile(cfg.FS, prefix, csvDomains[d].file, csvDomains[d].name,
+				csvHeaders[d])
+		}
+		if cfg.Stats && csvDomains[d].stats != "" {
+			g.stats[d] = &csvStatTable{}
+		}
+	}
+
+	// Pass 2: rows, in the order records come out of each spool.
+	for _, p := range procs {
+		r, err := tracing.Open(p.path)
+		if err != nil {
+			return err
+		}
+		g.writeProcess(p, r)
+		st := r.Stats()
+		_ = r.Close()
+		res.Processes = append(res.Processes, Process{PID: p.info.PID, Spool: p.path,
+			Prefix: prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
+			Dropped: p.info.Dropped})
+	}
+
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for d := csvDomain(0); d < csvDomainCount; d++ {
+		if f := g.files[d]; f != nil {
+			keep(f.close())
+			if f.created() {
+				res.Files = append(res.Files, File{Path: f.path, Name: f.name,
+					Domain: f.domain, Records: f.rows, Bytes: f.bytes})
+			}
+		}
+		if t := g.stats[d]; t != nil && len(t.rows) > 0 {
+			f := newCSVFile(cfg.FS, prefix, csvDomains[d].stats, csvDomains[d].name, csvStatsColumns)
+			writeStats(f, t.rows)
+			keep(f.close())
+			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
+				Records: f.rows, Bytes: f.bytes})
+		}
+	}
+	if total == 0 || total < cfg.MinimumOutputBytes {
+		return firstErr
+	}
+	if csvOn {
+		f := newCSVFile(cfg.FS, prefix, "agent_info", "", csvAgentColumns)
+		writeAgents(f, procs)
+		keep(f.close())
+		if f.created() {
+			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
+				Bytes: f.bytes})
+		}
+	}
+	if cfg.Stats {
+		var rows []*csvStat
+		for d := csvDomain(0); d < csvDomainCount; d++ {
+			if t := g.stats[d]; t != nil && len(t.rows) > 0 {
+				all := t.total()
+				all.name = csvDomains[d].name
+				rows = append(rows, &all)
+			}
+		}
+		if len(rows) > 0 {
+			f := newCSVFile(cfg.FS, prefix, "domain_stats", "", csvStatsColumns)
+			writeStats(f, rows)
+			keep(f.close())
+			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
+				Bytes: f.bytes})
+		}
+	}
+	return firstErr
+}
+
+// writeAgents writes every agent of the set once, sorted by node id.
+func writeAgents(f *csvFile, procs []*csvProcess) {
+	seen := map[uint32]tracing.AgentInfo{}
+	for _, p := range procs {
+		for node, a := range p.agents {
+			if _, ok := seen[node]; !ok {
+				seen[node] = a
+			}
+		}
+	}
+	nodes := make([]uint32, 0, len(seen))
+	for n := range seen {
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i] < nodes[j] })
+	for _, n := range nodes {
+		a := seen[n]
+		b := f.begin()
+		for i := 0; i < tracing.AgentCSVFields; i++ {
+			if tracing.AgentField(i) == tracing.AgentTypeField {
+				b = appendQuoted(b, a.Type().String())
+				b = append(b, ',')
+				continue
+			}
+			b = appendUint(b, a.Values[i])
+		}
+		b = appendQuoted(b, a.Name)
+		b = append(b, ',')
+		b = appendQuoted(b, a.VendorName)
+		b = append(b, ',')
+		b = appendQuoted(b, a.ProductName)
+		b = append(b, ',')
+		b = appendQuoted(b, a.ModelName)
+		f.end(b)
+	}
+}
+
+// writeProcess streams one spool's records into the set's files.
+func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
+	pid := uint64(uint32(p.info.PID))
+	var counted map[uint64]bool
+	for r.Next() {
+		switch r.Kind() {
+		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+			d := csvDomHSA
+			if r.Kind() == tracing.KindHIPAPI {
+				d = csvDomHIP
+			}
+			a := r.APICall()
+			name := p.funcName(a.Domain, a.Function)
+			if f := g.files[d]; f != nil {
+				b := f.begin()
+				b = appendQuoted(b, a.Domain.String())
+				b = append(b, ',')
+				b = appendQuoted(b, name)
+				b = append(b, ',')
+				b = appendUint(b, pid)
+				b = appendUint(b, uint64(a.TID))
+				b = appendUint(b, a.CorrelationID)
+				b = appendUint(b, a.Start)
+				b = strconv.AppendUint(b, a.End, 10)
+				f.end(b)
+			}
+			if t := g.stats[d]; t != nil {
+				t.get(name).add(a.Start, a.End)
+			}
+		case tracing.KindMarker:
+			m := r.Marker()
+			var name string
+			if m.Function.CarriesMessage() {
+				name = string(m.Message)
+			} else {
+				name = m.Function.String()
+			}
+			if f := g.files[csvDomMarker]; f != nil {
+				b := f.begin()
+				b = appendQuoted(b, m.Domain.String())
+				b = append(b, ',')
+				b = appendQuoted(b, name)
+				b = append(b, ',')
+				b = appendUint(b, pid)
+				b = appendUint(b, uint64(m.TID))
+				b = appendUint(b, m.CorrelationID)
+				b = appendUint(b, m.Start)
+				b = strconv.AppendUint(b, m.End, 10)
+				f.end(b)
+			}
+			if t := g.stats[csvDomMarker]; t != nil {
+				t.get(name).add(m.Start, m.End)
+			}
+		case tracing.KindKernelDispatch:
+			d := r.KernelDispatch()
+			k := p.kernel(d.KernelID, &d)
+			if f := g.files[csvDomKernel]; f != nil {
+				b := f.begin()
+				b = append(b, `"KERNEL_DISPATCH",`...)
+				b = appendQuoted(b, p.label(d.AgentNode))
+				b = append(b, ',')
+				b = appendUint(b, d.QueueID)
+				b = appendUint(b, d.StreamID)
+				b = appendUint(b, uint64(d.TID))
+				b = appendUint(b, d.DispatchID)
+				b = appendUint(b, d.KernelID)
+				b = appendQuoted(b, k.name)
+				b = append(b, ',')
+				b = appendUint(b, d.CorrelationID)
+				b = appendUint(b, d.Start)
+				b = appendUint(b, d.End)
+				b = appendUint(b, k.ldsBlockSize)
+				b = appendUint(b, uint64(d.PrivateSegmentSize))
+				b = appendUint(b, uint64(k.vgpr))
+				b = appendUint(b, uint64(k.agpr))
+				b = appendUint(b, uint64(k.sgpr))
+				b = appendUint(b, uint64(d.Workgroup[0]))
+				b = appendUint(b, uint64(d.Workgroup[1]))
+				b = appendUint(b, uint64(d.Workgroup[2]))
+				b = appendUint(b, uint64(d.Grid[0]))
+				b = appendUint(b, uint64(d.Grid[1]))
+				b = strconv.AppendUint(b, uint64(d.Grid[2]), 10)
+				f.end(b)
+			}
+			if t := g.stats[csvDomKernel]; t != nil {
+				t.get(k.name).add(d.Start, d.End)
+			}
+			if sums, ok := p.counters[d.DispatchID]; ok && g.files[csvDomCounter] != nil {
+				if counted == nil {
+					counted = map[uint64]bool{}
+				}
+				if !counted[d.DispatchID] {
+					counted[d.DispatchID] = true
+					g.counterRows(p, &d, k, sums)
+				}
+			}
+		case tracing.KindMemoryCopy:
+			c := r.MemoryCopy()
+			if f := g.files[csvDomCopy]; f != nil {
+				b := f.begin()
+				b = append(b, `"MEMORY_COPY",`...)
+				b = appendQuoted(b, c.Direction.String())
+				b = append(b, ',')
+				b = appendUint(b, c.StreamID)
+				b = appendQuoted(b, p.label(c.SrcAgentNode))
+				b = append(b, ',')
+				b = appendQuoted(b, p.label(c.DstAgentNode))
+				b = append(b, ',')
+				b = appendUint(b, c.CorrelationID)
+				b = appendUint(b, c.Start)
+				b = strconv.AppendUint(b, c.End, 10)
+				f.end(b)
+			}
+			if t := g.stats[csvDomCopy]; t != nil {
+				t.get(c.Direction.String()).add(c.Start, c.End)
+			}
+		case tracing.KindMemoryAllocation:
+			a := r.MemoryAllocation()
+			if f := g.files[csvDomAlloc]; f != nil {
+				b := f.begin()
+				b = append(b, `"MEMORY_ALLOCATION",`...)
+				b = appendQuoted(b, a.Operation.String())
+				b = append(b, ',')
+				if a.Operation.IsAllocate() {
+					b = appendQuoted(b, p.label(a.AgentNode))
+				} else {
+					b = append(b, `""`...)
+				}
+				b = append(b, ',')
+				b = appendUint(b, a.Size)
+				b = appendAddress(b, a.Address)
+				b = append(b, ',')
+				b = appendUint(b, a.CorrelationID)
+				b = appendUint(b, a.Start)
+				b = strconv.AppendUint(b, a.End, 10)
+				f.end(b)
+			}
+			if t := g.stats[csvDomAlloc]; t != nil {
+				t.get(a.Operation.String()).add(a.Start, a.End)
+			}
+		case tracing.KindScratchMemory:
+			s := r.ScratchMemory()
+			if f := g.files[csvDomScratch]; f != nil {
+				b := f.begin()
+				b = append(b, `"SCRATCH_MEMORY",`...)
+				b = appendQuoted(b, s.Operation.String())
+				b = append(b, ',')
+				b = appendQuoted(b, p.label(s.AgentNode))
+				b = append(b, ',')
+				b = appendUint(b, s.QueueID)
+				b = appendUint(b, uint64(s.TID))
+				b = appendUint(b, uint64(s.Flags))
+				b = appendUint(b, s.Start)
+				b = appendUint(b, s.End)
+				b = strconv.AppendUint(b, s.Size, 10)
+				f.end(b)
+			}
+			if t := g.stats[csvDomScratch]; t != nil {
+				t.get(s.Operation.String()).add(s.Start, s.End)
+			}
+		}
+	}
+	g.orphanCounterRows(p, counted)
+}
+
+// orphanCounterRows writes the counter sums of dispatches the spool holds
+// no dispatch record for (the process died before the shim wrote it), so no
+// collected value is lost; their dispatch columns are zero.
+func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
+	if g.files[csvDomCounter] == nil || len(p.counters) == len(counted) {
+		return
+	}
+	ids := make([]uint64, 0, len(p.counters))
+	for id := range p.counters {
+		if !counted[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		d := tracing.KernelDispatch{DispatchID: id}
+		g.counterRows(p, &d, &csvKernel{name: "unknown_kernel"}, p.counters[id])
+	}
+}
+
+// counterRows writes one dispatch's counter_collection.csv rows.
+func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
+	sums []csvCounterSum) {
+	f := g.files[csvDomCounter]
+	grid := uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2])
+	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
+	for _, s := range sums {
+		b := f.begin()
+		b = appendUint(b, d.CorrelationID)
+		b = appendUint(b, d.DispatchID)
+		b = appendQuoted(b, p.label(d.AgentNode))
+		b = append(b, ',')
+		b = appendUint(b, d.QueueID)
+		b = appendUint(b, uint64(uint32(p.info.PID)))
+		b = appendUint(b, uint64(d.TID))
+		b = appendUint(b, grid)
+		b = appendUint(b, d.KernelID)
+		b = appendQuoted(b, k.name)
+		b = append(b, ',')
+		b = appendUint(b, wg)
+		b = appendUint(b, k.ldsBlockSize)
+		b = appendUint(b, uint64(d.PrivateSegmentSize))
+		b = appendUint(b, uint64(k.vgpr))
+		b = appendUint(b, uint64(k.agpr))
+		b = appendUint(b, uint64(k.sgpr))
+		b = appendQuoted(b, s.name)
+		b = append(b, ',')
+		b = appendTraceFloat(b, s.value)
+		b = append(b, ',')
+		b = appendUint(b, d.Start)
+		b = strconv.AppendUint(b, d.End, 10)
+		f.end(b)
+	}
+}
+
+// String describes a file for logs.
+func (f File) String() string {
+	return fmt.Sprintf("%s (%s, %d rows, %d bytes)", f.Path, f.Name, f.Records, f.Bytes)
+}
