@@ -43,6 +43,7 @@ type run struct {
 	exitCode int
 	signaled bool
 	stdout   string
+	stderr   string
 	spools   string
 }
 
@@ -64,13 +65,18 @@ func appEnv(t testing.TB, spools string, bare bool, vars ...string) []string {
 // runApp runs build/test/shim/<app> under the profiler with the given
 // ROCPROF_* variables ("ROCPROF_KERNEL_TRACE=1", ...).
 func runApp(t testing.TB, vars []string, app string, args ...string) run {
+	return runBuilt(t, vars, "test/shim/"+app, args...)
+}
+
+// runBuilt runs a program of the build directory under the profiler.
+func runBuilt(t testing.TB, vars []string, rel string, args ...string) run {
 	spools := t.TempDir()
-	cmd := exec.Command(artifact(t, "test/shim/"+app), args...)
+	cmd := exec.Command(artifact(t, rel), args...)
 	cmd.Env = appEnv(t, spools, false, vars...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	r := run{stdout: out.String(), spools: spools}
+	r := run{stdout: out.String(), stderr: errb.String(), spools: spools}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		r.exitCode = ee.ExitCode()

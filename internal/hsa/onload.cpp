@@ -446,4 +446,8 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     return true;
 }
 
-extern "C" __attribute__((visibility("default"))) void OnUnload() {}
+extern "C" __attribute__((visibility("default"))) void OnUnload()
+{
+    // Only pure HSA apps get here: HIP never calls hsa_shut_down.
+    shim_queues_shutdown();
+}

@@ -462,3 +462,31 @@ void shim_install_profiler_hook(AmdExtTable *amd, uint32_t amd_size)
         amd->hsa_amd_profiling_set_profiler_enabled_fn = hook_set_profiler_enabled;
     }
 }
+
+// From OnUnload (hsa_shut_down): the runtime is about to free its queues and
+// signals, so stop the completion threads and hand back our signals first.
+// Entries still pending then belong to packets that will never complete.
+void shim_queues_shutdown()
+{
+    pthread_mutex_lock(&g_queues_lock);
+    for (int i = 0; i < g_nqueues; i++) {
+        Queue *q = g_queues[i];
+        if (!q)
+            continue;
+        q->stopping.store(true);
+        wake(q);
+        pthread_join(q->thread, nullptr);
+        for (uint64_t k = 0; k <= q->mask; k++)
+            if (q->ring[k].slot_signal.handle)
+                shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
+        // The queue itself is the app's (or the runtime's) to destroy.
+        g_queues[i] = nullptr;
+    }
+    g_nqueues = 0;
+    pthread_mutex_unlock(&g_queues_lock);
+    pthread_mutex_lock(&g_pool_lock);
+    for (size_t i = 0; i < g_pool_len; i++)
+        shim_core.hsa_signal_destroy_fn(g_pool[i]);
+    g_pool_len = 0;
+    pthread_mutex_unlock(&g_pool_lock);
+}

@@ -39,6 +39,9 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size);
 hsa_signal_t shim_signal_get();
 void shim_signal_put(hsa_signal_t s);
 
+// Stops the completion threads and releases the shim's signals (OnUnload).
+void shim_queues_shutdown();
+
 // True when slot `member` lies inside the part of a table both we and the
 // running runtime know.
 #define SHIM_HAS(tbl, size, member) \

@@ -353,3 +353,27 @@ func TestROCclrBlitKernelsAreNamed(t *testing.T) {
 	require.Equal(t, []string{"__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_copyBuffer.kd",
 		"_Z4vaddPKfS0_Pfi.kd"}, names)
 }
+
+// A raw HSA app with cross-queue barrier-AND/OR dependencies checks the HSA
+// ordering rules itself; under kernel tracing they must still hold, its
+// dispatches must be recorded, and hsa_shut_down (OnUnload) must leave no
+// signal of ours behind.
+func TestRawHSAQueuesKeepTheirSemantics(t *testing.T) {
+	r := runBuilt(t, []string{"ROCPROF_KERNEL_TRACE=1", "ROCPROF_MEMORY_COPY_TRACE=1"},
+		"testdata/hsa_queues")
+	require.Zero(t, r.exitCode, r.stderr)
+	require.Contains(t, r.stdout, "queues=4 packets=7 memory=ok")
+	require.NotContains(t, r.stderr, "leak")
+	rs := readSpools(t, r.spools)
+	var grids []uint32
+	queues := map[uint64]bool{}
+	for _, d := range rs.dispatches {
+		grids = append(grids, d.Grid[0])
+		require.Equal(t, [3]uint32{64, 1, 1}, d.Workgroup)
+		require.Less(t, d.Start, d.End)
+		queues[d.QueueID] = true
+	}
+	require.ElementsMatch(t, []uint32{4096, 4096, 64, 64}, grids)
+	require.Len(t, queues, 4)
+	require.NotEmpty(t, rs.copies)
+}
