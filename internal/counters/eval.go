@@ -56,13 +56,38 @@ func (e *EvalError) Error() string { return "evaluating " + e.Counter + ": " + e
 // is broadcast, division by zero gives 0.
 func (db *DB) Evaluate(c *Counter, in Inputs) ([]Record, error) {
 	ev := evaluator{db: db, in: in, top: c.Name}
-	return ev.counter(c, 0)
+	ev.scratch = ev.arena[:0]
+	r, err := ev.counter(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Intermediate results live in the evaluator's arena (one allocation per
+	// evaluation instead of one per node); the result gets its own copy.
+	return append([]Record(nil), r...), nil
 }
 
 type evaluator struct {
-	db  *DB
-	in  Inputs
-	top string
+	db      *DB
+	in      Inputs
+	top     string
+	arena   [16]Record
+	scratch []Record
+}
+
+// alloc returns n records from the arena, or from the heap when it is full.
+func (ev *evaluator) alloc(n int) []Record {
+	if len(ev.scratch)+n > cap(ev.scratch) {
+		return make([]Record, n)
+	}
+	r := ev.scratch[len(ev.scratch) : len(ev.scratch)+n : len(ev.scratch)+n]
+	ev.scratch = ev.scratch[:len(ev.scratch)+n]
+	return r
+}
+
+func (ev *evaluator) one(v float64) []Record {
+	r := ev.alloc(1)
+	r[0] = Record{Value: v}
+	return r
 }
 
 const maxDepth = 64
@@ -77,7 +102,7 @@ func (ev *evaluator) counter(c *Counter, depth int) ([]Record, error) {
 	}
 	switch c.Kind {
 	case Constant:
-		return []Record{{Value: ev.db.Props[c.Name]}}, nil
+		return ev.one(ev.db.Props[c.Name]), nil
 	case Basic:
 		r, ok := ev.in[c.Name]
 		if !ok {
@@ -91,7 +116,7 @@ func (ev *evaluator) counter(c *Counter, depth int) ([]Record, error) {
 func (ev *evaluator) node(n Node, depth int) ([]Record, error) {
 	switch x := n.(type) {
 	case *NumNode:
-		return []Record{{Value: x.Value}}, nil
+		return ev.one(x.Value), nil
 	case *RefNode:
 		c, ok := ev.db.byName[x.Name]
 		if !ok {
@@ -158,7 +183,7 @@ func (ev *evaluator) binary(op byte, a, b []Record) ([]Record, error) {
 		// scalar-vector is computed as vector-scalar (and likewise for /).
 		a, b = b, a
 	}
-	out := make([]Record, len(a))
+	out := ev.alloc(len(a))
 	switch {
 	case len(b) == 1:
 		v := b[0].Value
@@ -181,8 +206,29 @@ func (ev *evaluator) reduce(x *ReduceNode, a []Record) ([]Record, error) {
 	default:
 		return nil, ev.fail("Invalid Second argument to reduce(): %q (use sum, avr, min or max)", x.Op)
 	}
-	var mask Position = ^Position(0) // no list: everything collapses
-	if x.Dims != nil {
+	if x.Dims == nil {
+		// Everything collapses into one value: no grouping needed.
+		if len(a) == 0 {
+			return nil, nil
+		}
+		v := a[0].Value
+		for _, r := range a[1:] {
+			switch x.Op {
+			case "sum", "avr":
+				v += r.Value
+			case "min":
+				v = math.Min(v, r.Value)
+			case "max":
+				v = math.Max(v, r.Value)
+			}
+		}
+		if x.Op == "avr" {
+			v /= float64(len(a))
+		}
+		return ev.one(v), nil
+	}
+	var mask Position
+	{
 		ds, err := parseDims(x.Dims)
 		if err != nil {
 			return nil, ev.fail("%v", err)
