@@ -216,6 +216,70 @@ void copy_name(char *dst, const char *src)
     dst[RPG_AGENT_NAME_LEN - 1] = 0;
 }
 
+// KFD topology properties ("name value" lines) fill what HSA has no
+// attribute for; the names are the record's field names. The directory can
+// be redirected for tests (ROCPROF_GO_KFD_TOPOLOGY); on the virtual GPU there
+// is none and the HSA-derived values stay.
+#define KFD_FIELD(f) {#f, offsetof(rpg_agent_info_rec, f)}
+const struct {
+    const char *name;
+    size_t offset;
+} kKfdFields[] = {
+    KFD_FIELD(cpu_cores_count), KFD_FIELD(simd_count), KFD_FIELD(cpu_core_id_base),
+    KFD_FIELD(simd_id_base), KFD_FIELD(max_waves_per_simd), KFD_FIELD(lds_size_in_kb),
+    KFD_FIELD(gds_size_in_kb), KFD_FIELD(num_gws), KFD_FIELD(wave_front_size), KFD_FIELD(num_xcc),
+    KFD_FIELD(array_count), KFD_FIELD(simd_arrays_per_engine), KFD_FIELD(cu_per_simd_array),
+    KFD_FIELD(simd_per_cu), KFD_FIELD(max_slots_scratch_cu), KFD_FIELD(gfx_target_version),
+    KFD_FIELD(vendor_id), KFD_FIELD(device_id), KFD_FIELD(location_id), KFD_FIELD(domain),
+    KFD_FIELD(drm_render_minor), KFD_FIELD(num_sdma_engines), KFD_FIELD(num_sdma_xgmi_engines),
+    KFD_FIELD(num_sdma_queues_per_engine), KFD_FIELD(num_cp_queues),
+    KFD_FIELD(max_engine_clk_ccompute), KFD_FIELD(max_engine_clk_fcompute),
+    KFD_FIELD(sdma_fw_version), KFD_FIELD(fw_version), KFD_FIELD(capability),
+    KFD_FIELD(local_mem_size), KFD_FIELD(hive_id),
+};
+#undef KFD_FIELD
+
+bool read_small_file(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return true;
+}
+
+void apply_kfd_topology(rpg_agent_info_rec *r, uint32_t node)
+{
+    const char *root = getenv("ROCPROF_GO_KFD_TOPOLOGY");
+    if (!root || !root[0])
+        root = "/sys/class/kfd/kfd/topology";
+    char path[512];
+    static char buf[8192];
+    snprintf(path, sizeof path, "%s/nodes/%u/properties", root, node);
+    if (!read_small_file(path, buf, sizeof buf))
+        return;
+    char *save = nullptr;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(nullptr, "\n", &save)) {
+        char *sp = strchr(line, ' ');
+        if (!sp)
+            continue;
+        *sp = 0;
+        for (auto &f : kKfdFields)
+            if (!strcmp(f.name, line)) {
+                uint64_t v = strtoull(sp + 1, nullptr, 10);
+                memcpy((char *)r + f.offset, &v, sizeof v);
+            }
+    }
+    snprintf(path, sizeof path, "%s/nodes/%u/gpu_id", root, node);
+    if (read_small_file(path, buf, sizeof buf))
+        r->gpu_id = strtoull(buf, nullptr, 10);
+    if (r->agent_type == RPG_AGENT_GPU && r->simd_arrays_per_engine && r->array_count &&
+        !r->num_shader_banks)
+        r->num_shader_banks = r->array_count / r->simd_arrays_per_engine;
+}
+
 void record_agents()
 {
     uint64_t per_type[3] = {0, 0, 0};
@@ -290,6 +354,7 @@ void record_agents()
                      s->gfx_minor & 0xf);
             copy_name(r.model_name, buf);
         }
+        apply_kfd_topology(&r, s->node);
         rpg_record_agent_info(&r);
     }
 }

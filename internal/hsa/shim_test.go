@@ -377,3 +377,34 @@ func TestRawHSAQueuesKeepTheirSemantics(t *testing.T) {
 	require.Len(t, queues, 4)
 	require.NotEmpty(t, rs.copies)
 }
+
+// On a real machine the KFD topology fills the agent_info columns HSA has
+// no attribute for (a fake topology directory stands in for sysfs here).
+func TestAgentInfoTakesKFDTopology(t *testing.T) {
+	topo := t.TempDir()
+	write := func(rel, s string) {
+		p := filepath.Join(topo, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	write("nodes/0/properties", "cpu_cores_count 2\ncpu_core_id_base 7\nsimd_count 0\n")
+	write("nodes/1/properties", "simd_count 416\nsimd_id_base 2147487744\ndrm_render_minor 128\n"+
+		"num_sdma_engines 2\nsdma_fw_version 8\nfw_version 59\ncapability 671588992\nnum_gws 64\n")
+	write("nodes/1/gpu_id", "53124\n")
+	r := runApp(t, []string{"ROCPROF_HSA_CORE_API_TRACE=1", "ROCPROF_GO_KFD_TOPOLOGY=" + topo},
+		"agentinfo", "10")
+	require.Zero(t, r.exitCode)
+	rs := readSpools(t, r.spools)
+	require.Len(t, rs.agents, 2)
+	cpu, gpu := rs.agents[0].Values, rs.agents[1].Values
+	require.Equal(t, uint64(7), cpu[5], "cpu_core_id_base")
+	require.Equal(t, uint64(2147487744), gpu[6], "simd_id_base")
+	require.Equal(t, uint64(64), gpu[10], "num_gws")
+	require.Equal(t, uint64(128), gpu[25], "drm_render_minor")
+	require.Equal(t, uint64(2), gpu[26], "num_sdma_engines")
+	require.Equal(t, uint64(8), gpu[32], "sdma_fw_version")
+	require.Equal(t, uint64(59), gpu[33], "fw_version")
+	require.Equal(t, uint64(671588992), gpu[34], "capability")
+	require.Equal(t, uint64(53124), gpu[42], "gpu_id")
+	require.Equal(t, uint64(104), gpu[agentCUCount], "HSA values stay where KFD is silent")
+}
