@@ -115,9 +115,32 @@ func appendQuotedBytes(b []byte, s []byte) []byte {
 	return append(b, '"')
 }
 
+// appendUint appends a number and a comma.
 func appendUint(b []byte, v uint64) []byte {
-	b = strconv.AppendUint(b, v, 10)
+	b = appendDecimal(b, v)
 	return append(b, ',')
+}
+
+// appendDecimal writes the digits straight into b: strconv.AppendUint
+// formats into a scratch array and copies, which showed up in profiles.
+func appendDecimal(b []byte, v uint64) []byte {
+	n := 1
+	for x := v; x >= 10; x /= 10 {
+		n++
+	}
+	l := len(b)
+	if cap(b)-l < n {
+		b = append(b, make([]byte, n)...)
+	} else {
+		b = b[:l+n]
+	}
+	for i := l + n - 1; i > l; i-- {
+		q := v / 10
+		b[i] = byte('0' + v - q*10)
+		v = q
+	}
+	b[l] = byte('0' + v)
+	return b
 }
 
 // appendTraceFloat formats a float cell of a trace CSV: fixed with 6

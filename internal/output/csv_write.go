@@ -245,7 +245,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = appendUint(b, uint64(a.TID))
 				b = appendUint(b, a.CorrelationID)
 				b = appendUint(b, a.Start)
-				b = strconv.AppendUint(b, a.End, 10)
+				b = appendDecimal(b, a.End)
 				f.end(b)
 			}
 			if t := g.stats[d]; t != nil {
@@ -269,7 +269,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = appendUint(b, uint64(m.TID))
 				b = appendUint(b, m.CorrelationID)
 				b = appendUint(b, m.Start)
-				b = strconv.AppendUint(b, m.End, 10)
+				b = appendDecimal(b, m.End)
 				f.end(b)
 			}
 			if t := g.stats[csvDomMarker]; t != nil {
@@ -303,7 +303,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = appendUint(b, uint64(d.Workgroup[2]))
 				b = appendUint(b, uint64(d.Grid[0]))
 				b = appendUint(b, uint64(d.Grid[1]))
-				b = strconv.AppendUint(b, uint64(d.Grid[2]), 10)
+				b = appendDecimal(b, uint64(d.Grid[2]))
 				f.end(b)
 			}
 			if t := g.stats[csvDomKernel]; t != nil {
@@ -332,7 +332,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = append(b, ',')
 				b = appendUint(b, c.CorrelationID)
 				b = appendUint(b, c.Start)
-				b = strconv.AppendUint(b, c.End, 10)
+				b = appendDecimal(b, c.End)
 				f.end(b)
 			}
 			if t := g.stats[csvDomCopy]; t != nil {
@@ -356,7 +356,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = append(b, ',')
 				b = appendUint(b, a.CorrelationID)
 				b = appendUint(b, a.Start)
-				b = strconv.AppendUint(b, a.End, 10)
+				b = appendDecimal(b, a.End)
 				f.end(b)
 			}
 			if t := g.stats[csvDomAlloc]; t != nil {
@@ -376,7 +376,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = appendUint(b, uint64(s.Flags))
 				b = appendUint(b, s.Start)
 				b = appendUint(b, s.End)
-				b = strconv.AppendUint(b, s.Size, 10)
+				b = appendDecimal(b, s.Size)
 				f.end(b)
 			}
 			if t := g.stats[csvDomScratch]; t != nil {
@@ -437,7 +437,7 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 		b = appendTraceFloat(b, s.value)
 		b = append(b, ',')
 		b = appendUint(b, d.Start)
-		b = strconv.AppendUint(b, d.End, 10)
+		b = appendDecimal(b, d.End)
 		f.end(b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -359,4 +360,11 @@ func TestCSVCounterWithoutDispatchRecord(t *testing.T) {
 
 func csvHeaderLine(cols []string) string {
 	return `"` + strings.Join(cols, `","`) + "\"\n"
+}
+
+func TestAppendDecimal(t *testing.T) {
+	for _, v := range []uint64{0, 7, 10, 99, 100, 12345, 1<<64 - 1} {
+		require.Equal(t, strconv.FormatUint(v, 10), string(appendDecimal([]byte{}, v)))
+		require.Equal(t, "x"+strconv.FormatUint(v, 10), string(appendDecimal([]byte("x"), v)))
+	}
 }
