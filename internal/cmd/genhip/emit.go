@@ -93,7 +93,21 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	} else {
 		fmt.Fprintf(b, "    %s r = %s;\n", p.Ret, call)
 	}
-	fmt.Fprintf(b, "    rpg_hip_leave(&c, %s, %d);\n", f.Domain, f.ID)
+	fmt.Fprintf(b, "    if (rpg_hip_leave(&c, %s)) {\n", f.Domain)
+	b.WriteString("        rpg_hip_args g;\n        g.len = 0;\n")
+	if len(p.Params) > 0 {
+		b.WriteString("        if (rpg_hip_args_on) {\n")
+		for i, decl := range p.Params {
+			if strings.Contains(decl, "[") {
+				// An array parameter is a pointer: record the address.
+				fmt.Fprintf(b, "            const void *p%d = a%d;\n            RPG_HIP_ARG(g, p%d);\n", i, i, i)
+			} else {
+				fmt.Fprintf(b, "            RPG_HIP_ARG(g, a%d);\n", i)
+			}
+		}
+		b.WriteString("        }\n")
+	}
+	fmt.Fprintf(b, "        rpg_hip_record(&c, %s, %d, &g);\n    }\n", f.Domain, f.ID)
 	if !void {
 		b.WriteString("    return r;\n")
 	}
@@ -137,6 +151,20 @@ func emitGo(fns []function) []byte {
 	b.WriteString("var functionNames = [...]string{\n")
 	for _, f := range fns {
 		fmt.Fprintf(&b, "\t%q,\n", f.Proto.Name)
+	}
+	b.WriteString("}\n\n// functionParams are each function's parameters, in the order of the\n")
+	b.WriteString("// argument blob the preload library records.\n")
+	b.WriteString("var functionParams = [...][]Param{\n")
+	for _, f := range fns {
+		fmt.Fprintf(&b, "\t{ // %s\n", f.Proto.Name)
+		for i, typ := range f.Proto.Types {
+			name := f.Proto.Names[i]
+			if name == "" {
+				name = fmt.Sprintf("arg%d", i)
+			}
+			fmt.Fprintf(&b, "\t\t{Type: %q, Name: %q, Kind: %q},\n", typ, name, f.Proto.Kinds[i])
+		}
+		b.WriteString("\t},\n")
 	}
 	b.WriteString("}\n\n// compilerFunctions marks the ids of the compiler API (__hip*).\n")
 	b.WriteString("var compilerFunctions = map[uint32]bool{\n")

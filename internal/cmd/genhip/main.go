@@ -54,7 +54,7 @@ func generate(cfg config) (generated, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	protos, err := parsePrototypes(src, wanted)
+	protos, tds, err := parseDeclarations(src, wanted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,6 +68,10 @@ func generate(cfg config) (generated, []string, error) {
 		if !ok {
 			skipped = append(skipped, e.Symbol+"@"+e.Version)
 			continue
+		}
+		p.Kinds = nil
+		for _, typ := range p.Types {
+			p.Kinds = append(p.Kinds, tds.kind(typ))
 		}
 		dom := "RPG_API_HIP_RUNTIME"
 		if strings.HasPrefix(e.Symbol, "__hip") {

@@ -12,7 +12,9 @@ type proto struct {
 	Name   string   // C name as the header declares it
 	Ret    string   // return type
 	Params []string // full declarations, each naming its parameter aN
-	Types  []string // the parameter types alone (for stream detection)
+	Types  []string // the parameter types alone
+	Names  []string // the parameter names the declaration gives ("" if none)
+	Kinds  []string // how to print each argument (see argKind)
 	Stream int      // index of the first hipStream_t parameter, or -1
 }
 
@@ -169,10 +171,21 @@ func stripAttributes(s []string) []string {
 
 // parsePrototypes returns the first declaration of every wanted function.
 func parsePrototypes(src string, wanted map[string]bool) (map[string]proto, error) {
+	found, _, err := parseDeclarations(src, wanted)
+	return found, err
+}
+
+// parseDeclarations also returns the typedefs, name -> kind of value.
+func parseDeclarations(src string, wanted map[string]bool) (map[string]proto, typedefs, error) {
 	found := map[string]proto{}
+	tds := typedefs{}
 	for _, st := range statements(tokenize(src)) {
 		st = stripAttributes(st)
-		if len(st) == 0 || st[0] == "typedef" {
+		if len(st) > 0 && st[0] == "typedef" {
+			tds.add(st[1:])
+			continue
+		}
+		if len(st) == 0 {
 			continue
 		}
 		for i := 1; i < len(st); i++ {
@@ -195,13 +208,13 @@ func parsePrototypes(src string, wanted map[string]bool) (map[string]proto, erro
 			}
 			p, err := buildProto(name, ret, st[i+1:end])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			found[name] = p
 			break
 		}
 	}
-	return found, nil
+	return found, tds, nil
 }
 
 func matchParen(s []string, open int) int {
@@ -265,9 +278,10 @@ func buildProto(name string, ret, params []string) (proto, error) {
 				return proto{}, errVariadic{name}
 			}
 		}
-		decl, typ := renameParam(g, fmt.Sprintf("a%d", n))
+		decl, typ, orig := renameParam(g, fmt.Sprintf("a%d", n))
 		p.Params = append(p.Params, render(decl))
 		p.Types = append(p.Types, render(typ))
+		p.Names = append(p.Names, orig)
 		if p.Stream < 0 && render(typ) == "hipStream_t" {
 			p.Stream = n
 		}
@@ -277,7 +291,7 @@ func buildProto(name string, ret, params []string) (proto, error) {
 
 // renameParam returns the parameter declaration naming it `name`, and the
 // declaration with no name (its type).
-func renameParam(g []string, name string) (decl, typ []string) {
+func renameParam(g []string, name string) (decl, typ []string, orig string) {
 	// Function pointer: T (*x)(...)
 	for i := 0; i+1 < len(g); i++ {
 		if g[i] == "(" && g[i+1] == "*" {
@@ -285,10 +299,10 @@ func renameParam(g []string, name string) (decl, typ []string) {
 			if at < len(g) && isIdent(g[at]) && !typeWords[g[at]] {
 				typ = append(append([]string{}, g[:at]...), g[at+1:]...)
 				decl = append(append(append([]string{}, g[:at]...), name), g[at+1:]...)
-				return decl, typ
+				return decl, typ, g[at]
 			}
 			decl = append(append(append([]string{}, g[:at]...), name), g[at:]...)
-			return decl, g
+			return decl, g, ""
 		}
 	}
 	// Array: T x[N]
@@ -311,11 +325,12 @@ func renameParam(g []string, name string) (decl, typ []string) {
 		}
 	}
 	if hasName {
+		orig = head[last]
 		head = head[:last]
 	}
 	typ = append(append([]string{}, head...), tail...)
 	decl = append(append(append([]string{}, head...), name), tail...)
-	return decl, typ
+	return decl, typ, orig
 }
 
 // render joins tokens into readable C.

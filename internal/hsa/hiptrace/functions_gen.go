@@ -401,6 +401,2002 @@ var functionNames = [...]string{
 	"hipWaitExternalSemaphoresAsync",
 }
 
+// functionParams are each function's parameters, in the order of the
+// argument blob the preload library records.
+var functionParams = [...][]Param{
+	{ // hipCreateSurfaceObject
+		{Type: "hipSurfaceObject_t*", Name: "pSurfObject", Kind: "ptr"},
+		{Type: "const hipResourceDesc*", Name: "pResDesc", Kind: "ptr"},
+	},
+	{ // hipDestroySurfaceObject
+		{Type: "hipSurfaceObject_t", Name: "surfaceObject", Kind: "ptr"},
+	},
+	{ // hipExtModuleLaunchKernel
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "uint32_t", Name: "globalWorkSizeX", Kind: "uint"},
+		{Type: "uint32_t", Name: "globalWorkSizeY", Kind: "uint"},
+		{Type: "uint32_t", Name: "globalWorkSizeZ", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeX", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeY", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeZ", Kind: "uint"},
+		{Type: "size_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "hStream", Kind: "ptr"},
+		{Type: "void**", Name: "kernelParams", Kind: "ptr"},
+		{Type: "void**", Name: "extra", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "startEvent", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "stopEvent", Kind: "ptr"},
+		{Type: "uint32_t", Name: "flags", Kind: "uint"},
+	},
+	{ // hipHccModuleLaunchKernel
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "uint32_t", Name: "globalWorkSizeX", Kind: "uint"},
+		{Type: "uint32_t", Name: "globalWorkSizeY", Kind: "uint"},
+		{Type: "uint32_t", Name: "globalWorkSizeZ", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeX", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeY", Kind: "uint"},
+		{Type: "uint32_t", Name: "localWorkSizeZ", Kind: "uint"},
+		{Type: "size_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "hStream", Kind: "ptr"},
+		{Type: "void**", Name: "kernelParams", Kind: "ptr"},
+		{Type: "void**", Name: "extra", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "startEvent", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "stopEvent", Kind: "ptr"},
+	},
+	{ // hipLaunchKernelGGLImpl
+		{Type: "uintptr_t", Name: "function_address", Kind: "uint"},
+		{Type: "const dim3*", Name: "numBlocks", Kind: "ptr"},
+		{Type: "const dim3*", Name: "dimBlocks", Kind: "ptr"},
+		{Type: "uint32_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void**", Name: "kernarg", Kind: "ptr"},
+	},
+	{ // __hipGetPCH
+		{Type: "const char**", Name: "pch", Kind: "ptr"},
+		{Type: "unsigned int*", Name: "size", Kind: "ptr"},
+	},
+	{ // __hipPopCallConfiguration
+		{Type: "dim3*", Name: "gridDim", Kind: "ptr"},
+		{Type: "dim3*", Name: "blockDim", Kind: "ptr"},
+		{Type: "size_t*", Name: "sharedMem", Kind: "ptr"},
+		{Type: "hipStream_t*", Name: "stream", Kind: "ptr"},
+	},
+	{ // __hipPushCallConfiguration
+		{Type: "dim3", Name: "gridDim", Kind: "struct"},
+		{Type: "dim3", Name: "blockDim", Kind: "struct"},
+		{Type: "size_t", Name: "sharedMem", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // __hipRegisterFatBinary
+		{Type: "const void*", Name: "data", Kind: "ptr"},
+	},
+	{ // __hipRegisterFunction
+		{Type: "void**", Name: "modules", Kind: "ptr"},
+		{Type: "const void*", Name: "hostFunction", Kind: "ptr"},
+		{Type: "char*", Name: "deviceFunction", Kind: "ptr"},
+		{Type: "const char*", Name: "deviceName", Kind: "ptr"},
+		{Type: "unsigned int", Name: "threadLimit", Kind: "uint"},
+		{Type: "uint3*", Name: "tid", Kind: "ptr"},
+		{Type: "uint3*", Name: "bid", Kind: "ptr"},
+		{Type: "dim3*", Name: "blockDim", Kind: "ptr"},
+		{Type: "dim3*", Name: "gridDim", Kind: "ptr"},
+		{Type: "int*", Name: "wSize", Kind: "ptr"},
+	},
+	{ // __hipRegisterManagedVar
+		{Type: "void*", Name: "hipModule", Kind: "ptr"},
+		{Type: "void**", Name: "pointer", Kind: "ptr"},
+		{Type: "void*", Name: "init_value", Kind: "ptr"},
+		{Type: "const char*", Name: "name", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "unsigned", Name: "align", Kind: "uint"},
+	},
+	{ // __hipRegisterSurface
+		{Type: "void**", Name: "modules", Kind: "ptr"},
+		{Type: "void*", Name: "var", Kind: "ptr"},
+		{Type: "char*", Name: "hostVar", Kind: "ptr"},
+		{Type: "char*", Name: "deviceVar", Kind: "ptr"},
+		{Type: "int", Name: "type", Kind: "int"},
+		{Type: "int", Name: "ext", Kind: "int"},
+	},
+	{ // __hipRegisterTexture
+		{Type: "void**", Name: "modules", Kind: "ptr"},
+		{Type: "void*", Name: "var", Kind: "ptr"},
+		{Type: "char*", Name: "hostVar", Kind: "ptr"},
+		{Type: "char*", Name: "deviceVar", Kind: "ptr"},
+		{Type: "int", Name: "type", Kind: "int"},
+		{Type: "int", Name: "norm", Kind: "int"},
+		{Type: "int", Name: "ext", Kind: "int"},
+	},
+	{ // __hipRegisterVar
+		{Type: "void**", Name: "modules", Kind: "ptr"},
+		{Type: "void*", Name: "var", Kind: "ptr"},
+		{Type: "char*", Name: "hostVar", Kind: "ptr"},
+		{Type: "char*", Name: "deviceVar", Kind: "ptr"},
+		{Type: "int", Name: "ext", Kind: "int"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "int", Name: "constant", Kind: "int"},
+		{Type: "int", Name: "global", Kind: "int"},
+	},
+	{ // __hipUnregisterFatBinary
+		{Type: "void**", Name: "modules", Kind: "ptr"},
+	},
+	{ // hipApiName
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+	},
+	{ // hipArray3DCreate
+		{Type: "hipArray**", Name: "array", Kind: "ptr"},
+		{Type: "const HIP_ARRAY3D_DESCRIPTOR*", Name: "pAllocateArray", Kind: "ptr"},
+	},
+	{ // hipArrayCreate
+		{Type: "hipArray**", Name: "pHandle", Kind: "ptr"},
+		{Type: "const HIP_ARRAY_DESCRIPTOR*", Name: "pAllocateArray", Kind: "ptr"},
+	},
+	{ // hipArrayDestroy
+		{Type: "hipArray*", Name: "array", Kind: "ptr"},
+	},
+	{ // hipBindTexture
+		{Type: "size_t*", Name: "offset", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "tex", Kind: "ptr"},
+		{Type: "const void*", Name: "devPtr", Kind: "ptr"},
+		{Type: "const hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipBindTexture2D
+		{Type: "size_t*", Name: "offset", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "tex", Kind: "ptr"},
+		{Type: "const void*", Name: "devPtr", Kind: "ptr"},
+		{Type: "const hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "size_t", Name: "pitch", Kind: "uint"},
+	},
+	{ // hipBindTextureToArray
+		{Type: "const textureReference*", Name: "tex", Kind: "ptr"},
+		{Type: "hipArray_const_t", Name: "array", Kind: "ptr"},
+		{Type: "const hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+	},
+	{ // hipBindTextureToMipmappedArray
+		{Type: "const textureReference*", Name: "tex", Kind: "ptr"},
+		{Type: "hipMipmappedArray_const_t", Name: "mipmappedArray", Kind: "ptr"},
+		{Type: "const hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+	},
+	{ // hipChooseDevice
+		{Type: "int*", Name: "device", Kind: "ptr"},
+		{Type: "const hipDeviceProp_t*", Name: "prop", Kind: "ptr"},
+	},
+	{ // hipConfigureCall
+		{Type: "dim3", Name: "gridDim", Kind: "struct"},
+		{Type: "dim3", Name: "blockDim", Kind: "struct"},
+		{Type: "size_t", Name: "sharedMem", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipCreateChannelDesc
+		{Type: "int", Name: "x", Kind: "int"},
+		{Type: "int", Name: "y", Kind: "int"},
+		{Type: "int", Name: "z", Kind: "int"},
+		{Type: "int", Name: "w", Kind: "int"},
+		{Type: "enum hipChannelFormatKind", Name: "f", Kind: "int"},
+	},
+	{ // hipCreateTextureObject
+		{Type: "hipTextureObject_t*", Name: "pTexObject", Kind: "ptr"},
+		{Type: "const hipResourceDesc*", Name: "pResDesc", Kind: "ptr"},
+		{Type: "const hipTextureDesc*", Name: "pTexDesc", Kind: "ptr"},
+		{Type: "const struct hipResourceViewDesc*", Name: "pResViewDesc", Kind: "ptr"},
+	},
+	{ // hipCtxCreate
+		{Type: "hipCtx_t*", Name: "ctx", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+		{Type: "hipDevice_t", Name: "device", Kind: "int"},
+	},
+	{ // hipCtxDestroy
+		{Type: "hipCtx_t", Name: "ctx", Kind: "ptr"},
+	},
+	{ // hipCtxDisablePeerAccess
+		{Type: "hipCtx_t", Name: "peerCtx", Kind: "ptr"},
+	},
+	{ // hipCtxEnablePeerAccess
+		{Type: "hipCtx_t", Name: "peerCtx", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipCtxGetApiVersion
+		{Type: "hipCtx_t", Name: "ctx", Kind: "ptr"},
+		{Type: "int*", Name: "apiVersion", Kind: "ptr"},
+	},
+	{ // hipCtxGetCacheConfig
+		{Type: "hipFuncCache_t*", Name: "cacheConfig", Kind: "ptr"},
+	},
+	{ // hipCtxGetCurrent
+		{Type: "hipCtx_t*", Name: "ctx", Kind: "ptr"},
+	},
+	{ // hipCtxGetDevice
+		{Type: "hipDevice_t*", Name: "device", Kind: "ptr"},
+	},
+	{ // hipCtxGetFlags
+		{Type: "unsigned int*", Name: "flags", Kind: "ptr"},
+	},
+	{ // hipCtxGetSharedMemConfig
+		{Type: "hipSharedMemConfig*", Name: "pConfig", Kind: "ptr"},
+	},
+	{ // hipCtxPopCurrent
+		{Type: "hipCtx_t*", Name: "ctx", Kind: "ptr"},
+	},
+	{ // hipCtxPushCurrent
+		{Type: "hipCtx_t", Name: "ctx", Kind: "ptr"},
+	},
+	{ // hipCtxSetCacheConfig
+		{Type: "hipFuncCache_t", Name: "cacheConfig", Kind: "int"},
+	},
+	{ // hipCtxSetCurrent
+		{Type: "hipCtx_t", Name: "ctx", Kind: "ptr"},
+	},
+	{ // hipCtxSetSharedMemConfig
+		{Type: "hipSharedMemConfig", Name: "config", Kind: "int"},
+	},
+	{ // hipCtxSynchronize
+	},
+	{ // hipDestroyExternalMemory
+		{Type: "hipExternalMemory_t", Name: "extMem", Kind: "ptr"},
+	},
+	{ // hipDestroyExternalSemaphore
+		{Type: "hipExternalSemaphore_t", Name: "extSem", Kind: "ptr"},
+	},
+	{ // hipDestroyTextureObject
+		{Type: "hipTextureObject_t", Name: "textureObject", Kind: "ptr"},
+	},
+	{ // hipDeviceCanAccessPeer
+		{Type: "int*", Name: "canAccessPeer", Kind: "ptr"},
+		{Type: "int", Name: "deviceId", Kind: "int"},
+		{Type: "int", Name: "peerDeviceId", Kind: "int"},
+	},
+	{ // hipDeviceComputeCapability
+		{Type: "int*", Name: "major", Kind: "ptr"},
+		{Type: "int*", Name: "minor", Kind: "ptr"},
+		{Type: "hipDevice_t", Name: "device", Kind: "int"},
+	},
+	{ // hipDeviceDisablePeerAccess
+		{Type: "int", Name: "peerDeviceId", Kind: "int"},
+	},
+	{ // hipDeviceEnablePeerAccess
+		{Type: "int", Name: "peerDeviceId", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipDeviceGet
+		{Type: "hipDevice_t*", Name: "device", Kind: "ptr"},
+		{Type: "int", Name: "ordinal", Kind: "int"},
+	},
+	{ // hipDeviceGetAttribute
+		{Type: "int*", Name: "pi", Kind: "ptr"},
+		{Type: "hipDeviceAttribute_t", Name: "attr", Kind: "int"},
+		{Type: "int", Name: "deviceId", Kind: "int"},
+	},
+	{ // hipDeviceGetByPCIBusId
+		{Type: "int*", Name: "device", Kind: "ptr"},
+		{Type: "const char*", Name: "pciBusId", Kind: "ptr"},
+	},
+	{ // hipDeviceGetCacheConfig
+		{Type: "hipFuncCache_t*", Name: "cacheConfig", Kind: "ptr"},
+	},
+	{ // hipDeviceGetDefaultMemPool
+		{Type: "hipMemPool_t*", Name: "mem_pool", Kind: "ptr"},
+		{Type: "int", Name: "device", Kind: "int"},
+	},
+	{ // hipDeviceGetLimit
+		{Type: "size_t*", Name: "pValue", Kind: "ptr"},
+		{Type: "enum hipLimit_t", Name: "limit", Kind: "int"},
+	},
+	{ // hipDeviceGetMemPool
+		{Type: "hipMemPool_t*", Name: "mem_pool", Kind: "ptr"},
+		{Type: "int", Name: "device", Kind: "int"},
+	},
+	{ // hipDeviceGetName
+		{Type: "char*", Name: "name", Kind: "ptr"},
+		{Type: "int", Name: "len", Kind: "int"},
+		{Type: "hipDevice_t", Name: "device", Kind: "int"},
+	},
+	{ // hipDeviceGetP2PAttribute
+		{Type: "int*", Name: "value", Kind: "ptr"},
+		{Type: "hipDeviceP2PAttr", Name: "attr", Kind: "int"},
+		{Type: "int", Name: "srcDevice", Kind: "int"},
+		{Type: "int", Name: "dstDevice", Kind: "int"},
+	},
+	{ // hipDeviceGetPCIBusId
+		{Type: "char*", Name: "pciBusId", Kind: "ptr"},
+		{Type: "int", Name: "len", Kind: "int"},
+		{Type: "int", Name: "device", Kind: "int"},
+	},
+	{ // hipDeviceGetSharedMemConfig
+		{Type: "hipSharedMemConfig*", Name: "pConfig", Kind: "ptr"},
+	},
+	{ // hipDeviceGetStreamPriorityRange
+		{Type: "int*", Name: "leastPriority", Kind: "ptr"},
+		{Type: "int*", Name: "greatestPriority", Kind: "ptr"},
+	},
+	{ // hipDeviceGetUuid
+		{Type: "hipUUID*", Name: "uuid", Kind: "ptr"},
+		{Type: "hipDevice_t", Name: "device", Kind: "int"},
+	},
+	{ // hipDevicePrimaryCtxGetState
+		{Type: "hipDevice_t", Name: "dev", Kind: "int"},
+		{Type: "unsigned int*", Name: "flags", Kind: "ptr"},
+		{Type: "int*", Name: "active", Kind: "ptr"},
+	},
+	{ // hipDevicePrimaryCtxRelease
+		{Type: "hipDevice_t", Name: "dev", Kind: "int"},
+	},
+	{ // hipDevicePrimaryCtxReset
+		{Type: "hipDevice_t", Name: "dev", Kind: "int"},
+	},
+	{ // hipDevicePrimaryCtxRetain
+		{Type: "hipCtx_t*", Name: "pctx", Kind: "ptr"},
+		{Type: "hipDevice_t", Name: "dev", Kind: "int"},
+	},
+	{ // hipDevicePrimaryCtxSetFlags
+		{Type: "hipDevice_t", Name: "dev", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipDeviceReset
+	},
+	{ // hipDeviceSetCacheConfig
+		{Type: "hipFuncCache_t", Name: "cacheConfig", Kind: "int"},
+	},
+	{ // hipDeviceSetMemPool
+		{Type: "int", Name: "device", Kind: "int"},
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+	},
+	{ // hipDeviceSetSharedMemConfig
+		{Type: "hipSharedMemConfig", Name: "config", Kind: "int"},
+	},
+	{ // hipDeviceSynchronize
+	},
+	{ // hipDeviceTotalMem
+		{Type: "size_t*", Name: "bytes", Kind: "ptr"},
+		{Type: "hipDevice_t", Name: "device", Kind: "int"},
+	},
+	{ // hipDriverGetVersion
+		{Type: "int*", Name: "driverVersion", Kind: "ptr"},
+	},
+	{ // hipDrvMemcpy2DUnaligned
+		{Type: "const hip_Memcpy2D*", Name: "pCopy", Kind: "ptr"},
+	},
+	{ // hipDrvMemcpy3D
+		{Type: "const HIP_MEMCPY3D*", Name: "pCopy", Kind: "ptr"},
+	},
+	{ // hipDrvMemcpy3DAsync
+		{Type: "const HIP_MEMCPY3D*", Name: "pCopy", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipDrvPointerGetAttributes
+		{Type: "unsigned int", Name: "numAttributes", Kind: "uint"},
+		{Type: "hipPointer_attribute*", Name: "attributes", Kind: "ptr"},
+		{Type: "void**", Name: "data", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipEnableActivityCallback
+		{Type: "uint32_t", Name: "op", Kind: "uint"},
+		{Type: "_Bool", Name: "enable", Kind: "bool"},
+	},
+	{ // hipEventCreate
+		{Type: "hipEvent_t*", Name: "event", Kind: "ptr"},
+	},
+	{ // hipEventCreateWithFlags
+		{Type: "hipEvent_t*", Name: "event", Kind: "ptr"},
+		{Type: "unsigned", Name: "flags", Kind: "uint"},
+	},
+	{ // hipEventDestroy
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipEventElapsedTime
+		{Type: "float*", Name: "ms", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "start", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "stop", Kind: "ptr"},
+	},
+	{ // hipEventQuery
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipEventRecord
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipEventSynchronize
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipExtGetLinkTypeAndHopCount
+		{Type: "int", Name: "device1", Kind: "int"},
+		{Type: "int", Name: "device2", Kind: "int"},
+		{Type: "uint32_t*", Name: "linktype", Kind: "ptr"},
+		{Type: "uint32_t*", Name: "hopcount", Kind: "ptr"},
+	},
+	{ // hipExtLaunchKernel
+		{Type: "const void*", Name: "function_address", Kind: "ptr"},
+		{Type: "dim3", Name: "numBlocks", Kind: "struct"},
+		{Type: "dim3", Name: "dimBlocks", Kind: "struct"},
+		{Type: "void**", Name: "args", Kind: "ptr"},
+		{Type: "size_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "startEvent", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "stopEvent", Kind: "ptr"},
+		{Type: "int", Name: "flags", Kind: "int"},
+	},
+	{ // hipExtLaunchMultiKernelMultiDevice
+		{Type: "hipLaunchParams*", Name: "launchParamsList", Kind: "ptr"},
+		{Type: "int", Name: "numDevices", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipExtMallocWithFlags
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipExtStreamCreateWithCUMask
+		{Type: "hipStream_t*", Name: "stream", Kind: "ptr"},
+		{Type: "uint32_t", Name: "cuMaskSize", Kind: "uint"},
+		{Type: "const uint32_t*", Name: "cuMask", Kind: "ptr"},
+	},
+	{ // hipExtStreamGetCUMask
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "uint32_t", Name: "cuMaskSize", Kind: "uint"},
+		{Type: "uint32_t*", Name: "cuMask", Kind: "ptr"},
+	},
+	{ // hipExternalMemoryGetMappedBuffer
+		{Type: "void**", Name: "devPtr", Kind: "ptr"},
+		{Type: "hipExternalMemory_t", Name: "extMem", Kind: "ptr"},
+		{Type: "const hipExternalMemoryBufferDesc*", Name: "bufferDesc", Kind: "ptr"},
+	},
+	{ // hipFree
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipFreeArray
+		{Type: "hipArray*", Name: "array", Kind: "ptr"},
+	},
+	{ // hipFreeAsync
+		{Type: "void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipFreeHost
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipFreeMipmappedArray
+		{Type: "hipMipmappedArray_t", Name: "mipmappedArray", Kind: "ptr"},
+	},
+	{ // hipFuncGetAttribute
+		{Type: "int*", Name: "value", Kind: "ptr"},
+		{Type: "hipFunction_attribute", Name: "attrib", Kind: "int"},
+		{Type: "hipFunction_t", Name: "hfunc", Kind: "ptr"},
+	},
+	{ // hipFuncGetAttributes
+		{Type: "struct hipFuncAttributes*", Name: "attr", Kind: "ptr"},
+		{Type: "const void*", Name: "func", Kind: "ptr"},
+	},
+	{ // hipFuncSetAttribute
+		{Type: "const void*", Name: "func", Kind: "ptr"},
+		{Type: "hipFuncAttribute", Name: "attr", Kind: "int"},
+		{Type: "int", Name: "value", Kind: "int"},
+	},
+	{ // hipFuncSetCacheConfig
+		{Type: "const void*", Name: "func", Kind: "ptr"},
+		{Type: "hipFuncCache_t", Name: "config", Kind: "int"},
+	},
+	{ // hipFuncSetSharedMemConfig
+		{Type: "const void*", Name: "func", Kind: "ptr"},
+		{Type: "hipSharedMemConfig", Name: "config", Kind: "int"},
+	},
+	{ // hipGLGetDevices
+		{Type: "unsigned int*", Name: "pHipDeviceCount", Kind: "ptr"},
+		{Type: "int*", Name: "pHipDevices", Kind: "ptr"},
+		{Type: "unsigned int", Name: "hipDeviceCount", Kind: "uint"},
+		{Type: "hipGLDeviceList", Name: "deviceList", Kind: "int"},
+	},
+	{ // hipGetChannelDesc
+		{Type: "hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "hipArray_const_t", Name: "array", Kind: "ptr"},
+	},
+	{ // hipGetCmdName
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+	},
+	{ // hipGetDevice
+		{Type: "int*", Name: "deviceId", Kind: "ptr"},
+	},
+	{ // hipGetDeviceCount
+		{Type: "int*", Name: "count", Kind: "ptr"},
+	},
+	{ // hipGetDeviceFlags
+		{Type: "unsigned int*", Name: "flags", Kind: "ptr"},
+	},
+	{ // hipGetDeviceProperties
+		{Type: "hipDeviceProp_t*", Name: "prop", Kind: "ptr"},
+		{Type: "int", Name: "deviceId", Kind: "int"},
+	},
+	{ // hipGetErrorName
+		{Type: "hipError_t", Name: "hip_error", Kind: "int"},
+	},
+	{ // hipGetErrorString
+		{Type: "hipError_t", Name: "hipError", Kind: "int"},
+	},
+	{ // hipGetLastError
+	},
+	{ // hipGetMipmappedArrayLevel
+		{Type: "hipArray_t*", Name: "levelArray", Kind: "ptr"},
+		{Type: "hipMipmappedArray_const_t", Name: "mipmappedArray", Kind: "ptr"},
+		{Type: "unsigned int", Name: "level", Kind: "uint"},
+	},
+	{ // hipGetStreamDeviceId
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipGetSymbolAddress
+		{Type: "void**", Name: "devPtr", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+	},
+	{ // hipGetSymbolSize
+		{Type: "size_t*", Name: "size", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+	},
+	{ // hipGetTextureAlignmentOffset
+		{Type: "size_t*", Name: "offset", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texref", Kind: "ptr"},
+	},
+	{ // hipGetTextureObjectResourceDesc
+		{Type: "hipResourceDesc*", Name: "pResDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "textureObject", Kind: "ptr"},
+	},
+	{ // hipGetTextureObjectResourceViewDesc
+		{Type: "struct hipResourceViewDesc*", Name: "pResViewDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "textureObject", Kind: "ptr"},
+	},
+	{ // hipGetTextureObjectTextureDesc
+		{Type: "hipTextureDesc*", Name: "pTexDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "textureObject", Kind: "ptr"},
+	},
+	{ // hipGetTextureReference
+		{Type: "const textureReference**", Name: "texref", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+	},
+	{ // hipGraphAddChildGraphNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "hipGraph_t", Name: "childGraph", Kind: "ptr"},
+	},
+	{ // hipGraphAddDependencies
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "from", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "to", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+	},
+	{ // hipGraphAddEmptyNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+	},
+	{ // hipGraphAddEventRecordNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphAddEventWaitNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphAddHostNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "const hipHostNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphAddKernelNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "const hipKernelNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphAddMemcpyNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "const hipMemcpy3DParms*", Name: "pCopyParams", Kind: "ptr"},
+	},
+	{ // hipGraphAddMemcpyNode1D
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphAddMemcpyNodeFromSymbol
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphAddMemcpyNodeToSymbol
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphAddMemsetNode
+		{Type: "hipGraphNode_t*", Name: "pGraphNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "const hipMemsetParams*", Name: "pMemsetParams", Kind: "ptr"},
+	},
+	{ // hipGraphChildGraphNodeGetGraph
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipGraph_t*", Name: "pGraph", Kind: "ptr"},
+	},
+	{ // hipGraphClone
+		{Type: "hipGraph_t*", Name: "pGraphClone", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "originalGraph", Kind: "ptr"},
+	},
+	{ // hipGraphCreate
+		{Type: "hipGraph_t*", Name: "pGraph", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipGraphDestroy
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+	},
+	{ // hipGraphDestroyNode
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+	},
+	{ // hipGraphEventRecordNodeGetEvent
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipEvent_t*", Name: "event_out", Kind: "ptr"},
+	},
+	{ // hipGraphEventRecordNodeSetEvent
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphEventWaitNodeGetEvent
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipEvent_t*", Name: "event_out", Kind: "ptr"},
+	},
+	{ // hipGraphEventWaitNodeSetEvent
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphExecChildGraphNodeSetParams
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "childGraph", Kind: "ptr"},
+	},
+	{ // hipGraphExecDestroy
+		{Type: "hipGraphExec_t", Name: "graphExec", Kind: "ptr"},
+	},
+	{ // hipGraphExecEventRecordNodeSetEvent
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "hNode", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphExecEventWaitNodeSetEvent
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "hNode", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipGraphExecHostNodeSetParams
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipHostNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphExecKernelNodeSetParams
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipKernelNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphExecMemcpyNodeSetParams
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipMemcpy3DParms*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphExecMemcpyNodeSetParams1D
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphExecMemcpyNodeSetParamsFromSymbol
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphExecMemcpyNodeSetParamsToSymbol
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphExecMemsetNodeSetParams
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipMemsetParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphExecUpdate
+		{Type: "hipGraphExec_t", Name: "hGraphExec", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "hGraph", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "hErrorNode_out", Kind: "ptr"},
+		{Type: "hipGraphExecUpdateResult*", Name: "updateResult_out", Kind: "ptr"},
+	},
+	{ // hipGraphGetEdges
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "from", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "to", Kind: "ptr"},
+		{Type: "size_t*", Name: "numEdges", Kind: "ptr"},
+	},
+	{ // hipGraphGetNodes
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "nodes", Kind: "ptr"},
+		{Type: "size_t*", Name: "numNodes", Kind: "ptr"},
+	},
+	{ // hipGraphGetRootNodes
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "pRootNodes", Kind: "ptr"},
+		{Type: "size_t*", Name: "pNumRootNodes", Kind: "ptr"},
+	},
+	{ // hipGraphHostNodeGetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipHostNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphHostNodeSetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipHostNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphInstantiate
+		{Type: "hipGraphExec_t*", Name: "pGraphExec", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "pErrorNode", Kind: "ptr"},
+		{Type: "char*", Name: "pLogBuffer", Kind: "ptr"},
+		{Type: "size_t", Name: "bufferSize", Kind: "uint"},
+	},
+	{ // hipGraphInstantiateWithFlags
+		{Type: "hipGraphExec_t*", Name: "pGraphExec", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "unsigned long long", Name: "flags", Kind: "uint"},
+	},
+	{ // hipGraphKernelNodeGetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipKernelNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphKernelNodeSetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipKernelNodeParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphLaunch
+		{Type: "hipGraphExec_t", Name: "graphExec", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipGraphMemcpyNodeGetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipMemcpy3DParms*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphMemcpyNodeSetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipMemcpy3DParms*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphMemcpyNodeSetParams1D
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphMemcpyNodeSetParamsFromSymbol
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphMemcpyNodeSetParamsToSymbol
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipGraphMemsetNodeGetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipMemsetParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphMemsetNodeSetParams
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "const hipMemsetParams*", Name: "pNodeParams", Kind: "ptr"},
+	},
+	{ // hipGraphNodeFindInClone
+		{Type: "hipGraphNode_t*", Name: "pNode", Kind: "ptr"},
+		{Type: "hipGraphNode_t", Name: "originalNode", Kind: "ptr"},
+		{Type: "hipGraph_t", Name: "clonedGraph", Kind: "ptr"},
+	},
+	{ // hipGraphNodeGetDependencies
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "pDependencies", Kind: "ptr"},
+		{Type: "size_t*", Name: "pNumDependencies", Kind: "ptr"},
+	},
+	{ // hipGraphNodeGetDependentNodes
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "pDependentNodes", Kind: "ptr"},
+		{Type: "size_t*", Name: "pNumDependentNodes", Kind: "ptr"},
+	},
+	{ // hipGraphNodeGetType
+		{Type: "hipGraphNode_t", Name: "node", Kind: "ptr"},
+		{Type: "hipGraphNodeType*", Name: "pType", Kind: "ptr"},
+	},
+	{ // hipGraphRemoveDependencies
+		{Type: "hipGraph_t", Name: "graph", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "from", Kind: "ptr"},
+		{Type: "const hipGraphNode_t*", Name: "to", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+	},
+	{ // hipGraphicsGLRegisterBuffer
+		{Type: "hipGraphicsResource**", Name: "resource", Kind: "ptr"},
+		{Type: "GLuint", Name: "buffer", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipGraphicsGLRegisterImage
+		{Type: "hipGraphicsResource**", Name: "resource", Kind: "ptr"},
+		{Type: "GLuint", Name: "image", Kind: "uint"},
+		{Type: "GLenum", Name: "target", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipGraphicsMapResources
+		{Type: "int", Name: "count", Kind: "int"},
+		{Type: "hipGraphicsResource_t*", Name: "resources", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipGraphicsResourceGetMappedPointer
+		{Type: "void**", Name: "devPtr", Kind: "ptr"},
+		{Type: "size_t*", Name: "size", Kind: "ptr"},
+		{Type: "hipGraphicsResource_t", Name: "resource", Kind: "ptr"},
+	},
+	{ // hipGraphicsSubResourceGetMappedArray
+		{Type: "hipArray_t*", Name: "array", Kind: "ptr"},
+		{Type: "hipGraphicsResource_t", Name: "resource", Kind: "ptr"},
+		{Type: "unsigned int", Name: "arrayIndex", Kind: "uint"},
+		{Type: "unsigned int", Name: "mipLevel", Kind: "uint"},
+	},
+	{ // hipGraphicsUnmapResources
+		{Type: "int", Name: "count", Kind: "int"},
+		{Type: "hipGraphicsResource_t*", Name: "resources", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipGraphicsUnregisterResource
+		{Type: "hipGraphicsResource_t", Name: "resource", Kind: "ptr"},
+	},
+	{ // hipHostAlloc
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipHostFree
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipHostGetDevicePointer
+		{Type: "void**", Name: "devPtr", Kind: "ptr"},
+		{Type: "void*", Name: "hstPtr", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipHostGetFlags
+		{Type: "unsigned int*", Name: "flagsPtr", Kind: "ptr"},
+		{Type: "void*", Name: "hostPtr", Kind: "ptr"},
+	},
+	{ // hipHostMalloc
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipHostRegister
+		{Type: "void*", Name: "hostPtr", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipHostUnregister
+		{Type: "void*", Name: "hostPtr", Kind: "ptr"},
+	},
+	{ // hipImportExternalMemory
+		{Type: "hipExternalMemory_t*", Name: "extMem_out", Kind: "ptr"},
+		{Type: "const hipExternalMemoryHandleDesc*", Name: "memHandleDesc", Kind: "ptr"},
+	},
+	{ // hipImportExternalSemaphore
+		{Type: "hipExternalSemaphore_t*", Name: "extSem_out", Kind: "ptr"},
+		{Type: "const hipExternalSemaphoreHandleDesc*", Name: "semHandleDesc", Kind: "ptr"},
+	},
+	{ // hipInit
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipInitActivityCallback
+		{Type: "void*", Name: "id_callback", Kind: "ptr"},
+		{Type: "void*", Name: "op_callback", Kind: "ptr"},
+		{Type: "void*", Name: "arg", Kind: "ptr"},
+	},
+	{ // hipIpcCloseMemHandle
+		{Type: "void*", Name: "devPtr", Kind: "ptr"},
+	},
+	{ // hipIpcGetEventHandle
+		{Type: "hipIpcEventHandle_t*", Name: "handle", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+	},
+	{ // hipIpcGetMemHandle
+		{Type: "hipIpcMemHandle_t*", Name: "handle", Kind: "ptr"},
+		{Type: "void*", Name: "devPtr", Kind: "ptr"},
+	},
+	{ // hipIpcOpenEventHandle
+		{Type: "hipEvent_t*", Name: "event", Kind: "ptr"},
+		{Type: "hipIpcEventHandle_t", Name: "handle", Kind: "struct"},
+	},
+	{ // hipIpcOpenMemHandle
+		{Type: "void**", Name: "devPtr", Kind: "ptr"},
+		{Type: "hipIpcMemHandle_t", Name: "handle", Kind: "struct"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipKernelNameRef
+		{Type: "const hipFunction_t", Name: "f", Kind: "ptr"},
+	},
+	{ // hipKernelNameRefByPtr
+		{Type: "const void*", Name: "hostFunction", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipLaunchByPtr
+		{Type: "const void*", Name: "func", Kind: "ptr"},
+	},
+	{ // hipLaunchCooperativeKernel
+		{Type: "const void*", Name: "f", Kind: "ptr"},
+		{Type: "dim3", Name: "gridDim", Kind: "struct"},
+		{Type: "dim3", Name: "blockDimX", Kind: "struct"},
+		{Type: "void**", Name: "kernelParams", Kind: "ptr"},
+		{Type: "unsigned int", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipLaunchCooperativeKernelMultiDevice
+		{Type: "hipLaunchParams*", Name: "launchParamsList", Kind: "ptr"},
+		{Type: "int", Name: "numDevices", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipLaunchCooperativeKernel_spt
+		{Type: "const void*", Name: "f", Kind: "ptr"},
+		{Type: "dim3", Name: "gridDim", Kind: "struct"},
+		{Type: "dim3", Name: "blockDim", Kind: "struct"},
+		{Type: "void**", Name: "kernelParams", Kind: "ptr"},
+		{Type: "uint32_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "hStream", Kind: "ptr"},
+	},
+	{ // hipLaunchKernel
+		{Type: "const void*", Name: "function_address", Kind: "ptr"},
+		{Type: "dim3", Name: "numBlocks", Kind: "struct"},
+		{Type: "dim3", Name: "dimBlocks", Kind: "struct"},
+		{Type: "void**", Name: "args", Kind: "ptr"},
+		{Type: "size_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipLaunchKernel_spt
+		{Type: "const void*", Name: "function_address", Kind: "ptr"},
+		{Type: "dim3", Name: "numBlocks", Kind: "struct"},
+		{Type: "dim3", Name: "dimBlocks", Kind: "struct"},
+		{Type: "void**", Name: "args", Kind: "ptr"},
+		{Type: "size_t", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMalloc
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipMalloc3D
+		{Type: "hipPitchedPtr*", Name: "pitchedDevPtr", Kind: "ptr"},
+		{Type: "hipExtent", Name: "extent", Kind: "struct"},
+	},
+	{ // hipMalloc3DArray
+		{Type: "hipArray**", Name: "array", Kind: "ptr"},
+		{Type: "const struct hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "struct hipExtent", Name: "extent", Kind: "struct"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMallocArray
+		{Type: "hipArray**", Name: "array", Kind: "ptr"},
+		{Type: "const hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMallocAsync
+		{Type: "void**", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMallocFromPoolAsync
+		{Type: "void**", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMallocHost
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipMallocManaged
+		{Type: "void**", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMallocMipmappedArray
+		{Type: "hipMipmappedArray_t*", Name: "mipmappedArray", Kind: "ptr"},
+		{Type: "const struct hipChannelFormatDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "struct hipExtent", Name: "extent", Kind: "struct"},
+		{Type: "unsigned int", Name: "numLevels", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMallocPitch
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t*", Name: "pitch", Kind: "ptr"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+	},
+	{ // hipMemAddressFree
+		{Type: "void*", Name: "devPtr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipMemAddressReserve
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "size_t", Name: "alignment", Kind: "uint"},
+		{Type: "void*", Name: "addr", Kind: "ptr"},
+		{Type: "unsigned long long", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemAdvise
+		{Type: "const void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemoryAdvise", Name: "advice", Kind: "int"},
+		{Type: "int", Name: "device", Kind: "int"},
+	},
+	{ // hipMemAllocHost
+		{Type: "void**", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipMemAllocPitch
+		{Type: "hipDeviceptr_t*", Name: "dptr", Kind: "ptr"},
+		{Type: "size_t*", Name: "pitch", Kind: "ptr"},
+		{Type: "size_t", Name: "widthInBytes", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "unsigned int", Name: "elementSizeBytes", Kind: "uint"},
+	},
+	{ // hipMemCreate
+		{Type: "hipMemGenericAllocationHandle_t*", Name: "handle", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "const hipMemAllocationProp*", Name: "prop", Kind: "ptr"},
+		{Type: "unsigned long long", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemExportToShareableHandle
+		{Type: "void*", Name: "shareableHandle", Kind: "ptr"},
+		{Type: "hipMemGenericAllocationHandle_t", Name: "handle", Kind: "ptr"},
+		{Type: "hipMemAllocationHandleType", Name: "handleType", Kind: "int"},
+		{Type: "unsigned long long", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemGetAccess
+		{Type: "unsigned long long*", Name: "flags", Kind: "ptr"},
+		{Type: "const hipMemLocation*", Name: "location", Kind: "ptr"},
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipMemGetAddressRange
+		{Type: "hipDeviceptr_t*", Name: "pbase", Kind: "ptr"},
+		{Type: "size_t*", Name: "psize", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "dptr", Kind: "ptr"},
+	},
+	{ // hipMemGetAllocationGranularity
+		{Type: "size_t*", Name: "granularity", Kind: "ptr"},
+		{Type: "const hipMemAllocationProp*", Name: "prop", Kind: "ptr"},
+		{Type: "hipMemAllocationGranularity_flags", Name: "option", Kind: "int"},
+	},
+	{ // hipMemGetAllocationPropertiesFromHandle
+		{Type: "hipMemAllocationProp*", Name: "prop", Kind: "ptr"},
+		{Type: "hipMemGenericAllocationHandle_t", Name: "handle", Kind: "ptr"},
+	},
+	{ // hipMemGetInfo
+		{Type: "size_t*", Name: "free", Kind: "ptr"},
+		{Type: "size_t*", Name: "total", Kind: "ptr"},
+	},
+	{ // hipMemImportFromShareableHandle
+		{Type: "hipMemGenericAllocationHandle_t*", Name: "handle", Kind: "ptr"},
+		{Type: "void*", Name: "osHandle", Kind: "ptr"},
+		{Type: "hipMemAllocationHandleType", Name: "shHandleType", Kind: "int"},
+	},
+	{ // hipMemMap
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemGenericAllocationHandle_t", Name: "handle", Kind: "ptr"},
+		{Type: "unsigned long long", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemMapArrayAsync
+		{Type: "hipArrayMapInfo*", Name: "mapInfoList", Kind: "ptr"},
+		{Type: "unsigned int", Name: "count", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemPoolCreate
+		{Type: "hipMemPool_t*", Name: "mem_pool", Kind: "ptr"},
+		{Type: "const hipMemPoolProps*", Name: "pool_props", Kind: "ptr"},
+	},
+	{ // hipMemPoolDestroy
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+	},
+	{ // hipMemPoolExportPointer
+		{Type: "hipMemPoolPtrExportData*", Name: "export_data", Kind: "ptr"},
+		{Type: "void*", Name: "dev_ptr", Kind: "ptr"},
+	},
+	{ // hipMemPoolExportToShareableHandle
+		{Type: "void*", Name: "shared_handle", Kind: "ptr"},
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipMemAllocationHandleType", Name: "handle_type", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemPoolGetAccess
+		{Type: "hipMemAccessFlags*", Name: "flags", Kind: "ptr"},
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipMemLocation*", Name: "location", Kind: "ptr"},
+	},
+	{ // hipMemPoolGetAttribute
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipMemPoolAttr", Name: "attr", Kind: "int"},
+		{Type: "void*", Name: "value", Kind: "ptr"},
+	},
+	{ // hipMemPoolImportFromShareableHandle
+		{Type: "hipMemPool_t*", Name: "mem_pool", Kind: "ptr"},
+		{Type: "void*", Name: "shared_handle", Kind: "ptr"},
+		{Type: "hipMemAllocationHandleType", Name: "handle_type", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipMemPoolImportPointer
+		{Type: "void**", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipMemPoolPtrExportData*", Name: "export_data", Kind: "ptr"},
+	},
+	{ // hipMemPoolSetAccess
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "const hipMemAccessDesc*", Name: "desc_list", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemPoolSetAttribute
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "hipMemPoolAttr", Name: "attr", Kind: "int"},
+		{Type: "void*", Name: "value", Kind: "ptr"},
+	},
+	{ // hipMemPoolTrimTo
+		{Type: "hipMemPool_t", Name: "mem_pool", Kind: "ptr"},
+		{Type: "size_t", Name: "min_bytes_to_hold", Kind: "uint"},
+	},
+	{ // hipMemPrefetchAsync
+		{Type: "const void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "int", Name: "device", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemPtrGetInfo
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t*", Name: "size", Kind: "ptr"},
+	},
+	{ // hipMemRangeGetAttribute
+		{Type: "void*", Name: "data", Kind: "ptr"},
+		{Type: "size_t", Name: "data_size", Kind: "uint"},
+		{Type: "hipMemRangeAttribute", Name: "attribute", Kind: "int"},
+		{Type: "const void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemRangeGetAttributes
+		{Type: "void**", Name: "data", Kind: "ptr"},
+		{Type: "size_t*", Name: "data_sizes", Kind: "ptr"},
+		{Type: "hipMemRangeAttribute*", Name: "attributes", Kind: "ptr"},
+		{Type: "size_t", Name: "num_attributes", Kind: "uint"},
+		{Type: "const void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemRelease
+		{Type: "hipMemGenericAllocationHandle_t", Name: "handle", Kind: "ptr"},
+	},
+	{ // hipMemRetainAllocationHandle
+		{Type: "hipMemGenericAllocationHandle_t*", Name: "handle", Kind: "ptr"},
+		{Type: "void*", Name: "addr", Kind: "ptr"},
+	},
+	{ // hipMemSetAccess
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "const hipMemAccessDesc*", Name: "desc", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemUnmap
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+	},
+	{ // hipMemcpy
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2D
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2DAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpy2DFromArray
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "hipArray_const_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2DFromArrayAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "hipArray_const_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpy2DFromArray_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "hipArray_const_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2DToArray
+		{Type: "hipArray*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2DToArrayAsync
+		{Type: "hipArray*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpy2DToArray_spt
+		{Type: "hipArray*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy2D_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "dpitch", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "spitch", Kind: "uint"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpy3D
+		{Type: "const struct hipMemcpy3DParms*", Name: "p", Kind: "ptr"},
+	},
+	{ // hipMemcpy3DAsync
+		{Type: "const struct hipMemcpy3DParms*", Name: "p", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpy3D_spt
+		{Type: "const struct hipMemcpy3DParms*", Name: "p", Kind: "ptr"},
+	},
+	{ // hipMemcpyAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyAsync_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyAtoH
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "hipArray*", Name: "srcArray", Kind: "ptr"},
+		{Type: "size_t", Name: "srcOffset", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemcpyDtoD
+		{Type: "hipDeviceptr_t", Name: "dst", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMemcpyDtoDAsync
+		{Type: "hipDeviceptr_t", Name: "dst", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyDtoH
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMemcpyDtoHAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyFromArray
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "hipArray_const_t", Name: "srcArray", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyFromSymbol
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyFromSymbolAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyFromSymbol_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyHtoA
+		{Type: "hipArray*", Name: "dstArray", Kind: "ptr"},
+		{Type: "size_t", Name: "dstOffset", Kind: "uint"},
+		{Type: "const void*", Name: "srcHost", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemcpyHtoD
+		{Type: "hipDeviceptr_t", Name: "dst", Kind: "ptr"},
+		{Type: "void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMemcpyHtoDAsync
+		{Type: "hipDeviceptr_t", Name: "dst", Kind: "ptr"},
+		{Type: "void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyParam2D
+		{Type: "const hip_Memcpy2D*", Name: "pCopy", Kind: "ptr"},
+	},
+	{ // hipMemcpyParam2DAsync
+		{Type: "const hip_Memcpy2D*", Name: "pCopy", Kind: "ptr"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyPeer
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "dstDeviceId", Kind: "int"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "int", Name: "srcDeviceId", Kind: "int"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMemcpyPeerAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "dstDeviceId", Kind: "int"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "int", Name: "srcDevice", Kind: "int"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyToArray
+		{Type: "hipArray*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "wOffset", Kind: "uint"},
+		{Type: "size_t", Name: "hOffset", Kind: "uint"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyToSymbol
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyToSymbolAsync
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpyToSymbol_spt
+		{Type: "const void*", Name: "symbol", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemcpyWithStream
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemcpy_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "const void*", Name: "src", Kind: "ptr"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipMemcpyKind", Name: "kind", Kind: "int"},
+	},
+	{ // hipMemset
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMemset2D
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "pitch", Kind: "uint"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+	},
+	{ // hipMemset2DAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "pitch", Kind: "uint"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemset2D_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "size_t", Name: "pitch", Kind: "uint"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "width", Kind: "uint"},
+		{Type: "size_t", Name: "height", Kind: "uint"},
+	},
+	{ // hipMemset3D
+		{Type: "hipPitchedPtr", Name: "pitchedDevPtr", Kind: "struct"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "hipExtent", Name: "extent", Kind: "struct"},
+	},
+	{ // hipMemset3DAsync
+		{Type: "hipPitchedPtr", Name: "pitchedDevPtr", Kind: "struct"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "hipExtent", Name: "extent", Kind: "struct"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemset3D_spt
+		{Type: "hipPitchedPtr", Name: "pitchedDevPtr", Kind: "struct"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "hipExtent", Name: "extent", Kind: "struct"},
+	},
+	{ // hipMemsetAsync
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemsetD16
+		{Type: "hipDeviceptr_t", Name: "dest", Kind: "ptr"},
+		{Type: "unsigned short", Name: "value", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemsetD16Async
+		{Type: "hipDeviceptr_t", Name: "dest", Kind: "ptr"},
+		{Type: "unsigned short", Name: "value", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemsetD32
+		{Type: "hipDeviceptr_t", Name: "dest", Kind: "ptr"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemsetD32Async
+		{Type: "hipDeviceptr_t", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemsetD8
+		{Type: "hipDeviceptr_t", Name: "dest", Kind: "ptr"},
+		{Type: "unsigned char", Name: "value", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+	},
+	{ // hipMemsetD8Async
+		{Type: "hipDeviceptr_t", Name: "dest", Kind: "ptr"},
+		{Type: "unsigned char", Name: "value", Kind: "uint"},
+		{Type: "size_t", Name: "count", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipMemset_spt
+		{Type: "void*", Name: "dst", Kind: "ptr"},
+		{Type: "int", Name: "value", Kind: "int"},
+		{Type: "size_t", Name: "sizeBytes", Kind: "uint"},
+	},
+	{ // hipMipmappedArrayCreate
+		{Type: "hipMipmappedArray_t*", Name: "pHandle", Kind: "ptr"},
+		{Type: "HIP_ARRAY3D_DESCRIPTOR*", Name: "pMipmappedArrayDesc", Kind: "ptr"},
+		{Type: "unsigned int", Name: "numMipmapLevels", Kind: "uint"},
+	},
+	{ // hipMipmappedArrayDestroy
+		{Type: "hipMipmappedArray_t", Name: "hMipmappedArray", Kind: "ptr"},
+	},
+	{ // hipMipmappedArrayGetLevel
+		{Type: "hipArray_t*", Name: "pLevelArray", Kind: "ptr"},
+		{Type: "hipMipmappedArray_t", Name: "hMipMappedArray", Kind: "ptr"},
+		{Type: "unsigned int", Name: "level", Kind: "uint"},
+	},
+	{ // hipModuleGetFunction
+		{Type: "hipFunction_t*", Name: "function", Kind: "ptr"},
+		{Type: "hipModule_t", Name: "module", Kind: "ptr"},
+		{Type: "const char*", Name: "kname", Kind: "ptr"},
+	},
+	{ // hipModuleGetGlobal
+		{Type: "hipDeviceptr_t*", Name: "dptr", Kind: "ptr"},
+		{Type: "size_t*", Name: "bytes", Kind: "ptr"},
+		{Type: "hipModule_t", Name: "hmod", Kind: "ptr"},
+		{Type: "const char*", Name: "name", Kind: "ptr"},
+	},
+	{ // hipModuleGetTexRef
+		{Type: "textureReference**", Name: "texRef", Kind: "ptr"},
+		{Type: "hipModule_t", Name: "hmod", Kind: "ptr"},
+		{Type: "const char*", Name: "name", Kind: "ptr"},
+	},
+	{ // hipModuleLaunchKernel
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "unsigned int", Name: "gridDimX", Kind: "uint"},
+		{Type: "unsigned int", Name: "gridDimY", Kind: "uint"},
+		{Type: "unsigned int", Name: "gridDimZ", Kind: "uint"},
+		{Type: "unsigned int", Name: "blockDimX", Kind: "uint"},
+		{Type: "unsigned int", Name: "blockDimY", Kind: "uint"},
+		{Type: "unsigned int", Name: "blockDimZ", Kind: "uint"},
+		{Type: "unsigned int", Name: "sharedMemBytes", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void**", Name: "kernelParams", Kind: "ptr"},
+		{Type: "void**", Name: "extra", Kind: "ptr"},
+	},
+	{ // hipModuleLoad
+		{Type: "hipModule_t*", Name: "module", Kind: "ptr"},
+		{Type: "const char*", Name: "fname", Kind: "ptr"},
+	},
+	{ // hipModuleLoadData
+		{Type: "hipModule_t*", Name: "module", Kind: "ptr"},
+		{Type: "const void*", Name: "image", Kind: "ptr"},
+	},
+	{ // hipModuleLoadDataEx
+		{Type: "hipModule_t*", Name: "module", Kind: "ptr"},
+		{Type: "const void*", Name: "image", Kind: "ptr"},
+		{Type: "unsigned int", Name: "numOptions", Kind: "uint"},
+		{Type: "hipJitOption*", Name: "options", Kind: "ptr"},
+		{Type: "void**", Name: "optionValues", Kind: "ptr"},
+	},
+	{ // hipModuleOccupancyMaxActiveBlocksPerMultiprocessor
+		{Type: "int*", Name: "numBlocks", Kind: "ptr"},
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "int", Name: "blockSize", Kind: "int"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+	},
+	{ // hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+		{Type: "int*", Name: "numBlocks", Kind: "ptr"},
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "int", Name: "blockSize", Kind: "int"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipModuleOccupancyMaxPotentialBlockSize
+		{Type: "int*", Name: "gridSize", Kind: "ptr"},
+		{Type: "int*", Name: "blockSize", Kind: "ptr"},
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+		{Type: "int", Name: "blockSizeLimit", Kind: "int"},
+	},
+	{ // hipModuleOccupancyMaxPotentialBlockSizeWithFlags
+		{Type: "int*", Name: "gridSize", Kind: "ptr"},
+		{Type: "int*", Name: "blockSize", Kind: "ptr"},
+		{Type: "hipFunction_t", Name: "f", Kind: "ptr"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+		{Type: "int", Name: "blockSizeLimit", Kind: "int"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipModuleUnload
+		{Type: "hipModule_t", Name: "module", Kind: "ptr"},
+	},
+	{ // hipOccupancyMaxActiveBlocksPerMultiprocessor
+		{Type: "int*", Name: "numBlocks", Kind: "ptr"},
+		{Type: "const void*", Name: "f", Kind: "ptr"},
+		{Type: "int", Name: "blockSize", Kind: "int"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+	},
+	{ // hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+		{Type: "int*", Name: "numBlocks", Kind: "ptr"},
+		{Type: "const void*", Name: "f", Kind: "ptr"},
+		{Type: "int", Name: "blockSize", Kind: "int"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipOccupancyMaxPotentialBlockSize
+		{Type: "int*", Name: "gridSize", Kind: "ptr"},
+		{Type: "int*", Name: "blockSize", Kind: "ptr"},
+		{Type: "const void*", Name: "f", Kind: "ptr"},
+		{Type: "size_t", Name: "dynSharedMemPerBlk", Kind: "uint"},
+		{Type: "int", Name: "blockSizeLimit", Kind: "int"},
+	},
+	{ // hipPeekAtLastError
+	},
+	{ // hipPointerGetAttribute
+		{Type: "void*", Name: "data", Kind: "ptr"},
+		{Type: "hipPointer_attribute", Name: "attribute", Kind: "int"},
+		{Type: "hipDeviceptr_t", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipPointerGetAttributes
+		{Type: "hipPointerAttribute_t*", Name: "attributes", Kind: "ptr"},
+		{Type: "const void*", Name: "ptr", Kind: "ptr"},
+	},
+	{ // hipProfilerStart
+	},
+	{ // hipProfilerStop
+	},
+	{ // hipRegisterActivityCallback
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+		{Type: "void*", Name: "fun", Kind: "ptr"},
+		{Type: "void*", Name: "arg", Kind: "ptr"},
+	},
+	{ // hipRegisterApiCallback
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+		{Type: "void*", Name: "fun", Kind: "ptr"},
+		{Type: "void*", Name: "arg", Kind: "ptr"},
+	},
+	{ // hipRemoveActivityCallback
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+	},
+	{ // hipRemoveApiCallback
+		{Type: "uint32_t", Name: "id", Kind: "uint"},
+	},
+	{ // hipRuntimeGetVersion
+		{Type: "int*", Name: "runtimeVersion", Kind: "ptr"},
+	},
+	{ // hipSetDevice
+		{Type: "int", Name: "deviceId", Kind: "int"},
+	},
+	{ // hipSetDeviceFlags
+		{Type: "unsigned", Name: "flags", Kind: "uint"},
+	},
+	{ // hipSetupArgument
+		{Type: "const void*", Name: "arg", Kind: "ptr"},
+		{Type: "size_t", Name: "size", Kind: "uint"},
+		{Type: "size_t", Name: "offset", Kind: "uint"},
+	},
+	{ // hipSignalExternalSemaphoresAsync
+		{Type: "const hipExternalSemaphore_t*", Name: "extSemArray", Kind: "ptr"},
+		{Type: "const hipExternalSemaphoreSignalParams*", Name: "paramsArray", Kind: "ptr"},
+		{Type: "unsigned int", Name: "numExtSems", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamAddCallback
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipStreamCallback_t", Name: "callback", Kind: "ptr"},
+		{Type: "void*", Name: "userData", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamAttachMemAsync
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "size_t", Name: "length", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamBeginCapture
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipStreamCaptureMode", Name: "mode", Kind: "int"},
+	},
+	{ // hipStreamCreate
+		{Type: "hipStream_t*", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamCreateWithFlags
+		{Type: "hipStream_t*", Name: "stream", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamCreateWithPriority
+		{Type: "hipStream_t*", Name: "stream", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+		{Type: "int", Name: "priority", Kind: "int"},
+	},
+	{ // hipStreamDestroy
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamEndCapture
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipGraph_t*", Name: "pGraph", Kind: "ptr"},
+	},
+	{ // hipStreamGetCaptureInfo
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipStreamCaptureStatus*", Name: "pCaptureStatus", Kind: "ptr"},
+		{Type: "unsigned long long*", Name: "pId", Kind: "ptr"},
+	},
+	{ // hipStreamGetCaptureInfo_v2
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipStreamCaptureStatus*", Name: "captureStatus_out", Kind: "ptr"},
+		{Type: "unsigned long long*", Name: "id_out", Kind: "ptr"},
+		{Type: "hipGraph_t*", Name: "graph_out", Kind: "ptr"},
+		{Type: "const hipGraphNode_t**", Name: "dependencies_out", Kind: "ptr"},
+		{Type: "size_t*", Name: "numDependencies_out", Kind: "ptr"},
+	},
+	{ // hipStreamGetFlags
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "unsigned int*", Name: "flags", Kind: "ptr"},
+	},
+	{ // hipStreamGetFlags_spt
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "unsigned int*", Name: "flags", Kind: "ptr"},
+	},
+	{ // hipStreamGetPriority
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "int*", Name: "priority", Kind: "ptr"},
+	},
+	{ // hipStreamGetPriority_spt
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "int*", Name: "priority", Kind: "ptr"},
+	},
+	{ // hipStreamIsCapturing
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipStreamCaptureStatus*", Name: "pCaptureStatus", Kind: "ptr"},
+	},
+	{ // hipStreamQuery
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamQuery_spt
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamSynchronize
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamSynchronize_spt
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+	{ // hipStreamUpdateCaptureDependencies
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipGraphNode_t*", Name: "dependencies", Kind: "ptr"},
+		{Type: "size_t", Name: "numDependencies", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamWaitEvent
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamWaitEvent_spt
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "hipEvent_t", Name: "event", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamWaitValue32
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "uint32_t", Name: "value", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+		{Type: "uint32_t", Name: "mask", Kind: "uint"},
+	},
+	{ // hipStreamWaitValue64
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "uint64_t", Name: "value", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+		{Type: "uint64_t", Name: "mask", Kind: "uint"},
+	},
+	{ // hipStreamWriteValue32
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "uint32_t", Name: "value", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipStreamWriteValue64
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+		{Type: "void*", Name: "ptr", Kind: "ptr"},
+		{Type: "uint64_t", Name: "value", Kind: "uint"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipTexObjectCreate
+		{Type: "hipTextureObject_t*", Name: "pTexObject", Kind: "ptr"},
+		{Type: "const HIP_RESOURCE_DESC*", Name: "pResDesc", Kind: "ptr"},
+		{Type: "const HIP_TEXTURE_DESC*", Name: "pTexDesc", Kind: "ptr"},
+		{Type: "const HIP_RESOURCE_VIEW_DESC*", Name: "pResViewDesc", Kind: "ptr"},
+	},
+	{ // hipTexObjectDestroy
+		{Type: "hipTextureObject_t", Name: "texObject", Kind: "ptr"},
+	},
+	{ // hipTexObjectGetResourceDesc
+		{Type: "HIP_RESOURCE_DESC*", Name: "pResDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "texObject", Kind: "ptr"},
+	},
+	{ // hipTexObjectGetResourceViewDesc
+		{Type: "HIP_RESOURCE_VIEW_DESC*", Name: "pResViewDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "texObject", Kind: "ptr"},
+	},
+	{ // hipTexObjectGetTextureDesc
+		{Type: "HIP_TEXTURE_DESC*", Name: "pTexDesc", Kind: "ptr"},
+		{Type: "hipTextureObject_t", Name: "texObject", Kind: "ptr"},
+	},
+	{ // hipTexRefGetAddress
+		{Type: "hipDeviceptr_t*", Name: "dev_ptr", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetAddressMode
+		{Type: "enum hipTextureAddressMode*", Name: "pam", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "int", Name: "dim", Kind: "int"},
+	},
+	{ // hipTexRefGetFilterMode
+		{Type: "enum hipTextureFilterMode*", Name: "pfm", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetFlags
+		{Type: "unsigned int*", Name: "pFlags", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetFormat
+		{Type: "hipArray_Format*", Name: "pFormat", Kind: "ptr"},
+		{Type: "int*", Name: "pNumChannels", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetMaxAnisotropy
+		{Type: "int*", Name: "pmaxAnsio", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetMipmapFilterMode
+		{Type: "enum hipTextureFilterMode*", Name: "pfm", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetMipmapLevelBias
+		{Type: "float*", Name: "pbias", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefGetMipmapLevelClamp
+		{Type: "float*", Name: "pminMipmapLevelClamp", Kind: "ptr"},
+		{Type: "float*", Name: "pmaxMipmapLevelClamp", Kind: "ptr"},
+		{Type: "const textureReference*", Name: "texRef", Kind: "ptr"},
+	},
+	{ // hipTexRefSetAddress
+		{Type: "size_t*", Name: "ByteOffset", Kind: "ptr"},
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "dptr", Kind: "ptr"},
+		{Type: "size_t", Name: "bytes", Kind: "uint"},
+	},
+	{ // hipTexRefSetAddress2D
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "const HIP_ARRAY_DESCRIPTOR*", Name: "desc", Kind: "ptr"},
+		{Type: "hipDeviceptr_t", Name: "dptr", Kind: "ptr"},
+		{Type: "size_t", Name: "Pitch", Kind: "uint"},
+	},
+	{ // hipTexRefSetAddressMode
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "int", Name: "dim", Kind: "int"},
+		{Type: "enum hipTextureAddressMode", Name: "am", Kind: "int"},
+	},
+	{ // hipTexRefSetArray
+		{Type: "textureReference*", Name: "tex", Kind: "ptr"},
+		{Type: "hipArray_const_t", Name: "array", Kind: "ptr"},
+		{Type: "unsigned int", Name: "flags", Kind: "uint"},
+	},
+	{ // hipTexRefSetBorderColor
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "float*", Name: "pBorderColor", Kind: "ptr"},
+	},
+	{ // hipTexRefSetFilterMode
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "enum hipTextureFilterMode", Name: "fm", Kind: "int"},
+	},
+	{ // hipTexRefSetFlags
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "unsigned int", Name: "Flags", Kind: "uint"},
+	},
+	{ // hipTexRefSetFormat
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "hipArray_Format", Name: "fmt", Kind: "int"},
+		{Type: "int", Name: "NumPackedComponents", Kind: "int"},
+	},
+	{ // hipTexRefSetMaxAnisotropy
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "unsigned int", Name: "maxAniso", Kind: "uint"},
+	},
+	{ // hipTexRefSetMipmapFilterMode
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "enum hipTextureFilterMode", Name: "fm", Kind: "int"},
+	},
+	{ // hipTexRefSetMipmapLevelBias
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "float", Name: "bias", Kind: "float"},
+	},
+	{ // hipTexRefSetMipmapLevelClamp
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "float", Name: "minMipMapLevelClamp", Kind: "float"},
+		{Type: "float", Name: "maxMipMapLevelClamp", Kind: "float"},
+	},
+	{ // hipTexRefSetMipmappedArray
+		{Type: "textureReference*", Name: "texRef", Kind: "ptr"},
+		{Type: "struct hipMipmappedArray*", Name: "mipmappedArray", Kind: "ptr"},
+		{Type: "unsigned int", Name: "Flags", Kind: "uint"},
+	},
+	{ // hipThreadExchangeStreamCaptureMode
+		{Type: "hipStreamCaptureMode*", Name: "mode", Kind: "ptr"},
+	},
+	{ // hipUnbindTexture
+		{Type: "const textureReference*", Name: "tex", Kind: "ptr"},
+	},
+	{ // hipWaitExternalSemaphoresAsync
+		{Type: "const hipExternalSemaphore_t*", Name: "extSemArray", Kind: "ptr"},
+		{Type: "const hipExternalSemaphoreWaitParams*", Name: "paramsArray", Kind: "ptr"},
+		{Type: "unsigned int", Name: "numExtSems", Kind: "uint"},
+		{Type: "hipStream_t", Name: "stream", Kind: "ptr"},
+	},
+}
+
 // compilerFunctions marks the ids of the compiler API (__hip*).
 var compilerFunctions = map[uint32]bool{
 	5:  true, // __hipGetPCH

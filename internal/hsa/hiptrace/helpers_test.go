@@ -117,7 +117,9 @@ func readTrace(t testing.TB, dir string) *trace {
 				}
 				tr.names[d][uint32(s.ID)] = string(s.Value)
 			case tracing.KindHIPAPI:
-				tr.calls = append(tr.calls, r.APICall())
+				c := r.APICall()
+				c.Args = append([]byte(nil), c.Args...) // outlive the mapping
+				tr.calls = append(tr.calls, c)
 			case tracing.KindKernelDispatch:
 				tr.dispatches = append(tr.dispatches, r.KernelDispatch())
 			case tracing.KindMemoryCopy:

@@ -411,7 +411,15 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 0);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 0, &g);
+    }
     return r;
 }
 
@@ -424,7 +432,14 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 1);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 1, &g);
+    }
     return r;
 }
 
@@ -437,7 +452,27 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, ui
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 2);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+            RPG_HIP_ARG(g, a9);
+            RPG_HIP_ARG(g, a10);
+            RPG_HIP_ARG(g, a11);
+            RPG_HIP_ARG(g, a12);
+            RPG_HIP_ARG(g, a13);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 2, &g);
+    }
     return r;
 }
 
@@ -450,7 +485,26 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, ui
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 3);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+            RPG_HIP_ARG(g, a9);
+            RPG_HIP_ARG(g, a10);
+            RPG_HIP_ARG(g, a11);
+            RPG_HIP_ARG(g, a12);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 3, &g);
+    }
     return r;
 }
 
@@ -465,7 +519,19 @@ RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 4);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 4, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
@@ -478,7 +544,15 @@ RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 5);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 5, &g);
+    }
 }
 
 RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* a2, hipStream_t* a3)
@@ -489,7 +563,17 @@ RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 6);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 6, &g);
+    }
     return r;
 }
 
@@ -501,7 +585,17 @@ RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_COMPILER, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 7);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 7, &g);
+    }
     return r;
 }
 
@@ -513,7 +607,14 @@ RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     void** r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 8);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 8, &g);
+    }
     return r;
 }
 
@@ -527,7 +628,23 @@ RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, c
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 9);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+            RPG_HIP_ARG(g, a9);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 9, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const char* a3, size_t a4, unsigned a5)
@@ -540,7 +657,19 @@ RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 10);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 10, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3, int a4, int a5)
@@ -553,7 +682,19 @@ RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 11);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 11, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3, int a4, int a5, int a6)
@@ -566,7 +707,20 @@ RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 12);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 12, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, int a4, size_t a5, int a6, int a7)
@@ -579,7 +733,21 @@ RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, in
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 13);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 13, &g);
+    }
 }
 
 RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
@@ -592,7 +760,14 @@ RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_COMPILER, 14);
+    if (rpg_hip_leave(&c, RPG_API_HIP_COMPILER)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_COMPILER, 14, &g);
+    }
 }
 
 RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
@@ -603,7 +778,14 @@ RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 15);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 15, &g);
+    }
     return r;
 }
 
@@ -615,7 +797,15 @@ RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESC
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 16);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 16, &g);
+    }
     return r;
 }
 
@@ -627,7 +817,15 @@ RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPT
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 17);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 17, &g);
+    }
     return r;
 }
 
@@ -639,7 +837,14 @@ RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 18);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 18, &g);
+    }
     return r;
 }
 
@@ -651,7 +856,18 @@ RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 19);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 19, &g);
+    }
     return r;
 }
 
@@ -663,7 +879,20 @@ RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 20);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 20, &g);
+    }
     return r;
 }
 
@@ -675,7 +904,16 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipA
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 21);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 21, &g);
+    }
     return r;
 }
 
@@ -687,7 +925,16 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference*
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 22);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 22, &g);
+    }
     return r;
 }
 
@@ -699,7 +946,15 @@ RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 23);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 23, &g);
+    }
     return r;
 }
 
@@ -711,7 +966,17 @@ RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStrea
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 24);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 24, &g);
+    }
     return r;
 }
 
@@ -723,7 +988,18 @@ RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     struct hipChannelFormatDesc r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 25);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 25, &g);
+    }
     return r;
 }
 
@@ -735,7 +1011,17 @@ RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 26);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 26, &g);
+    }
     return r;
 }
 
@@ -747,7 +1033,16 @@ RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 27);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 27, &g);
+    }
     return r;
 }
 
@@ -759,7 +1054,14 @@ RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 28);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 28, &g);
+    }
     return r;
 }
 
@@ -771,7 +1073,14 @@ RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 29);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 29, &g);
+    }
     return r;
 }
 
@@ -783,7 +1092,15 @@ RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 30);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 30, &g);
+    }
     return r;
 }
 
@@ -795,7 +1112,15 @@ RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 31);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 31, &g);
+    }
     return r;
 }
 
@@ -807,7 +1132,14 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 32);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 32, &g);
+    }
     return r;
 }
 
@@ -819,7 +1151,14 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 33);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 33, &g);
+    }
     return r;
 }
 
@@ -831,7 +1170,14 @@ RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 34);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 34, &g);
+    }
     return r;
 }
 
@@ -843,7 +1189,14 @@ RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 35);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 35, &g);
+    }
     return r;
 }
 
@@ -855,7 +1208,14 @@ RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 36);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 36, &g);
+    }
     return r;
 }
 
@@ -867,7 +1227,14 @@ RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 37);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 37, &g);
+    }
     return r;
 }
 
@@ -879,7 +1246,14 @@ RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 38);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 38, &g);
+    }
     return r;
 }
 
@@ -891,7 +1265,14 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 39);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 39, &g);
+    }
     return r;
 }
 
@@ -903,7 +1284,14 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 40);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 40, &g);
+    }
     return r;
 }
 
@@ -915,7 +1303,14 @@ RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 41);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 41, &g);
+    }
     return r;
 }
 
@@ -927,7 +1322,11 @@ RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 42);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 42, &g);
+    }
     return r;
 }
 
@@ -939,7 +1338,14 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 43);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 43, &g);
+    }
     return r;
 }
 
@@ -951,7 +1357,14 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 44);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 44, &g);
+    }
     return r;
 }
 
@@ -963,7 +1376,14 @@ RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 45);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 45, &g);
+    }
     return r;
 }
 
@@ -975,7 +1395,16 @@ RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 46);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 46, &g);
+    }
     return r;
 }
 
@@ -987,7 +1416,16 @@ RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 47);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 47, &g);
+    }
     return r;
 }
 
@@ -999,7 +1437,14 @@ RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 48);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 48, &g);
+    }
     return r;
 }
 
@@ -1011,7 +1456,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 49);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 49, &g);
+    }
     return r;
 }
 
@@ -1023,7 +1476,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 50);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 50, &g);
+    }
     return r;
 }
 
@@ -1035,7 +1496,16 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 51);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 51, &g);
+    }
     return r;
 }
 
@@ -1047,7 +1517,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 52);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 52, &g);
+    }
     return r;
 }
 
@@ -1059,7 +1537,14 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 53);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 53, &g);
+    }
     return r;
 }
 
@@ -1071,7 +1556,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 54);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 54, &g);
+    }
     return r;
 }
 
@@ -1083,7 +1576,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 55);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 55, &g);
+    }
     return r;
 }
 
@@ -1095,7 +1596,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 56);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 56, &g);
+    }
     return r;
 }
 
@@ -1107,7 +1616,16 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 57);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 57, &g);
+    }
     return r;
 }
 
@@ -1119,7 +1637,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 58);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 58, &g);
+    }
     return r;
 }
 
@@ -1131,7 +1659,16 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 59);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 59, &g);
+    }
     return r;
 }
 
@@ -1143,7 +1680,14 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 60);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 60, &g);
+    }
     return r;
 }
 
@@ -1155,7 +1699,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 61);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 61, &g);
+    }
     return r;
 }
 
@@ -1167,7 +1719,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 62);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 62, &g);
+    }
     return r;
 }
 
@@ -1179,7 +1739,16 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned i
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 63);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 63, &g);
+    }
     return r;
 }
 
@@ -1191,7 +1760,14 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 64);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 64, &g);
+    }
     return r;
 }
 
@@ -1203,7 +1779,14 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 65);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 65, &g);
+    }
     return r;
 }
 
@@ -1215,7 +1798,15 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 66);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 66, &g);
+    }
     return r;
 }
 
@@ -1227,7 +1818,15 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned i
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 67);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 67, &g);
+    }
     return r;
 }
 
@@ -1239,7 +1838,11 @@ RPG_HIP_EXPORT hipError_t hipDeviceReset(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 68);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 68, &g);
+    }
     return r;
 }
 
@@ -1251,7 +1854,14 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 69);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 69, &g);
+    }
     return r;
 }
 
@@ -1263,7 +1873,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 70);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 70, &g);
+    }
     return r;
 }
 
@@ -1275,7 +1893,14 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 71);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 71, &g);
+    }
     return r;
 }
 
@@ -1287,7 +1912,11 @@ RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 72);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 72, &g);
+    }
     return r;
 }
 
@@ -1299,7 +1928,15 @@ RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 73);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 73, &g);
+    }
     return r;
 }
 
@@ -1311,7 +1948,14 @@ RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 74);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 74, &g);
+    }
     return r;
 }
 
@@ -1323,7 +1967,14 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 75);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 75, &g);
+    }
     return r;
 }
 
@@ -1335,7 +1986,14 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 76);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 76, &g);
+    }
     return r;
 }
 
@@ -1347,7 +2005,15 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 77);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 77, &g);
+    }
     return r;
 }
 
@@ -1359,7 +2025,17 @@ RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 78);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 78, &g);
+    }
     return r;
 }
 
@@ -1371,7 +2047,15 @@ RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     _Bool r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 79);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 79, &g);
+    }
     return r;
 }
 
@@ -1383,7 +2067,14 @@ RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 80);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 80, &g);
+    }
     return r;
 }
 
@@ -1395,7 +2086,15 @@ RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 81);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 81, &g);
+    }
     return r;
 }
 
@@ -1407,7 +2106,14 @@ RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 82);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 82, &g);
+    }
     return r;
 }
 
@@ -1419,7 +2125,16 @@ RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 83);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 83, &g);
+    }
     return r;
 }
 
@@ -1431,7 +2146,14 @@ RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 84);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 84, &g);
+    }
     return r;
 }
 
@@ -1443,7 +2165,15 @@ RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 85);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 85, &g);
+    }
     return r;
 }
 
@@ -1455,7 +2185,14 @@ RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 86);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 86, &g);
+    }
     return r;
 }
 
@@ -1467,7 +2204,17 @@ RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t*
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 87);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 87, &g);
+    }
     return r;
 }
 
@@ -1479,7 +2226,22 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, v
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 88);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 88, &g);
+    }
     return r;
 }
 
@@ -1491,7 +2253,16 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 89);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 89, &g);
+    }
     return r;
 }
 
@@ -1503,7 +2274,16 @@ RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned i
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 90);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 90, &g);
+    }
     return r;
 }
 
@@ -1515,7 +2295,16 @@ RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 91);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 91, &g);
+    }
     return r;
 }
 
@@ -1527,7 +2316,16 @@ RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uin
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 92);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 92, &g);
+    }
     return r;
 }
 
@@ -1539,7 +2337,16 @@ RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExterna
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 93);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 93, &g);
+    }
     return r;
 }
 
@@ -1551,7 +2358,14 @@ RPG_HIP_EXPORT hipError_t hipFree(void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 94);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 94, &g);
+    }
     return r;
 }
 
@@ -1563,7 +2377,14 @@ RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 95);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 95, &g);
+    }
     return r;
 }
 
@@ -1575,7 +2396,15 @@ RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 96);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 96, &g);
+    }
     return r;
 }
 
@@ -1587,7 +2416,14 @@ RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 97);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 97, &g);
+    }
     return r;
 }
 
@@ -1599,7 +2435,14 @@ RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 98);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 98, &g);
+    }
     return r;
 }
 
@@ -1611,7 +2454,16 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 99);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 99, &g);
+    }
     return r;
 }
 
@@ -1623,7 +2475,15 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, con
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 100);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 100, &g);
+    }
     return r;
 }
 
@@ -1635,7 +2495,16 @@ RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 101);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 101, &g);
+    }
     return r;
 }
 
@@ -1647,7 +2516,15 @@ RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 102);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 102, &g);
+    }
     return r;
 }
 
@@ -1659,7 +2536,15 @@ RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMem
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 103);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 103, &g);
+    }
     return r;
 }
 
@@ -1671,7 +2556,17 @@ RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned in
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 104);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 104, &g);
+    }
     return r;
 }
 
@@ -1683,7 +2578,15 @@ RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_c
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 105);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 105, &g);
+    }
     return r;
 }
 
@@ -1695,7 +2598,14 @@ RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 106);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 106, &g);
+    }
     return r;
 }
 
@@ -1707,7 +2617,14 @@ RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 107);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 107, &g);
+    }
     return r;
 }
 
@@ -1719,7 +2636,14 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 108);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 108, &g);
+    }
     return r;
 }
 
@@ -1731,7 +2655,14 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 109);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 109, &g);
+    }
     return r;
 }
 
@@ -1743,7 +2674,15 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 110);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 110, &g);
+    }
     return r;
 }
 
@@ -1755,7 +2694,14 @@ RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 111);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 111, &g);
+    }
     return r;
 }
 
@@ -1767,7 +2713,14 @@ RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 112);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 112, &g);
+    }
     return r;
 }
 
@@ -1779,7 +2732,11 @@ RPG_HIP_EXPORT hipError_t hipGetLastError(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 113);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 113, &g);
+    }
     return r;
 }
 
@@ -1791,7 +2748,16 @@ RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmapped
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 114);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 114, &g);
+    }
     return r;
 }
 
@@ -1803,7 +2769,14 @@ RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 115);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 115, &g);
+    }
     return r;
 }
 
@@ -1815,7 +2788,15 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 116);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 116, &g);
+    }
     return r;
 }
 
@@ -1827,7 +2808,15 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 117);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 117, &g);
+    }
     return r;
 }
 
@@ -1839,7 +2828,15 @@ RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const texture
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 118);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 118, &g);
+    }
     return r;
 }
 
@@ -1851,7 +2848,15 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 119);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 119, &g);
+    }
     return r;
 }
 
@@ -1863,7 +2868,15 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResource
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 120);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 120, &g);
+    }
     return r;
 }
 
@@ -1875,7 +2888,15 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 121);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 121, &g);
+    }
     return r;
 }
 
@@ -1887,7 +2908,15 @@ RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, co
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 122);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 122, &g);
+    }
     return r;
 }
 
@@ -1899,7 +2928,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 123);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 123, &g);
+    }
     return r;
 }
 
@@ -1911,7 +2951,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphN
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 124);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 124, &g);
+    }
     return r;
 }
 
@@ -1923,7 +2973,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 125);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 125, &g);
+    }
     return r;
 }
 
@@ -1935,7 +2995,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGrap
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 126);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 126, &g);
+    }
     return r;
 }
 
@@ -1947,7 +3018,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 127);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 127, &g);
+    }
     return r;
 }
 
@@ -1959,7 +3041,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 128);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 128, &g);
+    }
     return r;
 }
 
@@ -1971,7 +3064,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 129);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 129, &g);
+    }
     return r;
 }
 
@@ -1983,7 +3087,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 130);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 130, &g);
+    }
     return r;
 }
 
@@ -1995,7 +3110,21 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 131);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 131, &g);
+    }
     return r;
 }
 
@@ -2007,7 +3136,22 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hi
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 132);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 132, &g);
+    }
     return r;
 }
 
@@ -2019,7 +3163,22 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipG
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 133);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 133, &g);
+    }
     return r;
 }
 
@@ -2031,7 +3190,18 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 134);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 134, &g);
+    }
     return r;
 }
 
@@ -2043,7 +3213,15 @@ RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipG
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 135);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 135, &g);
+    }
     return r;
 }
 
@@ -2055,7 +3233,15 @@ RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 136);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 136, &g);
+    }
     return r;
 }
 
@@ -2067,7 +3253,15 @@ RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 137);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 137, &g);
+    }
     return r;
 }
 
@@ -2079,7 +3273,14 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 138);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 138, &g);
+    }
     return r;
 }
 
@@ -2091,7 +3292,14 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 139);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 139, &g);
+    }
     return r;
 }
 
@@ -2103,7 +3311,15 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 140);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 140, &g);
+    }
     return r;
 }
 
@@ -2115,7 +3331,15 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 141);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 141, &g);
+    }
     return r;
 }
 
@@ -2127,7 +3351,15 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEv
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 142);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 142, &g);
+    }
     return r;
 }
 
@@ -2139,7 +3371,15 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEv
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 143);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 143, &g);
+    }
     return r;
 }
 
@@ -2151,7 +3391,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 144);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 144, &g);
+    }
     return r;
 }
 
@@ -2163,7 +3412,14 @@ RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 145);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 145, &g);
+    }
     return r;
 }
 
@@ -2175,7 +3431,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 146);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 146, &g);
+    }
     return r;
 }
 
@@ -2187,7 +3452,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 147);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 147, &g);
+    }
     return r;
 }
 
@@ -2199,7 +3473,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGr
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 148);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 148, &g);
+    }
     return r;
 }
 
@@ -2211,7 +3494,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 149);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 149, &g);
+    }
     return r;
 }
 
@@ -2223,7 +3515,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 150);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 150, &g);
+    }
     return r;
 }
 
@@ -2235,7 +3536,19 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 151);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 151, &g);
+    }
     return r;
 }
 
@@ -2247,7 +3560,20 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 152);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 152, &g);
+    }
     return r;
 }
 
@@ -2259,7 +3585,20 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 153);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 153, &g);
+    }
     return r;
 }
 
@@ -2271,7 +3610,16 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 154);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 154, &g);
+    }
     return r;
 }
 
@@ -2283,7 +3631,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 155);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 155, &g);
+    }
     return r;
 }
 
@@ -2295,7 +3653,17 @@ RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hi
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 156);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 156, &g);
+    }
     return r;
 }
 
@@ -2307,7 +3675,16 @@ RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, si
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 157);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 157, &g);
+    }
     return r;
 }
 
@@ -2319,7 +3696,16 @@ RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 158);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 158, &g);
+    }
     return r;
 }
 
@@ -2331,7 +3717,15 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNo
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 159);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 159, &g);
+    }
     return r;
 }
 
@@ -2343,7 +3737,15 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 160);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 160, &g);
+    }
     return r;
 }
 
@@ -2355,7 +3757,18 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 161);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 161, &g);
+    }
     return r;
 }
 
@@ -2367,7 +3780,16 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGr
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 162);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 162, &g);
+    }
     return r;
 }
 
@@ -2379,7 +3801,15 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKern
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 163);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 163, &g);
+    }
     return r;
 }
 
@@ -2391,7 +3821,15 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 164);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 164, &g);
+    }
     return r;
 }
 
@@ -2403,7 +3841,15 @@ RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 165);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 165, &g);
+    }
     return r;
 }
 
@@ -2415,7 +3861,15 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemc
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 166);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 166, &g);
+    }
     return r;
 }
 
@@ -2427,7 +3881,15 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 167);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 167, &g);
+    }
     return r;
 }
 
@@ -2439,7 +3901,18 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void*
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 168);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 168, &g);
+    }
     return r;
 }
 
@@ -2451,7 +3924,19 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 169);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 169, &g);
+    }
     return r;
 }
 
@@ -2463,7 +3948,19 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 170);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 170, &g);
+    }
     return r;
 }
 
@@ -2475,7 +3972,15 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMems
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 171);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 171, &g);
+    }
     return r;
 }
 
@@ -2487,7 +3992,15 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 172);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 172, &g);
+    }
     return r;
 }
 
@@ -2499,7 +4012,16 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNo
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 173);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 173, &g);
+    }
     return r;
 }
 
@@ -2511,7 +4033,16 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGrap
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 174);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 174, &g);
+    }
     return r;
 }
 
@@ -2523,7 +4054,16 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGr
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 175);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 175, &g);
+    }
     return r;
 }
 
@@ -2535,7 +4075,15 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeTyp
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 176);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 176, &g);
+    }
     return r;
 }
 
@@ -2547,7 +4095,17 @@ RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGra
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 177);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 177, &g);
+    }
     return r;
 }
 
@@ -2559,7 +4117,16 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 178);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 178, &g);
+    }
     return r;
 }
 
@@ -2571,7 +4138,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, G
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 179);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 179, &g);
+    }
     return r;
 }
 
@@ -2583,7 +4160,16 @@ RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t*
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 180);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 180, &g);
+    }
     return r;
 }
 
@@ -2595,7 +4181,16 @@ RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t*
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 181);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 181, &g);
+    }
     return r;
 }
 
@@ -2607,7 +4202,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, h
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 182);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 182, &g);
+    }
     return r;
 }
 
@@ -2619,7 +4224,16 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 183);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 183, &g);
+    }
     return r;
 }
 
@@ -2631,7 +4245,14 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 184);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 184, &g);
+    }
     return r;
 }
 
@@ -2643,7 +4264,16 @@ RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 185);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 185, &g);
+    }
     return r;
 }
 
@@ -2655,7 +4285,14 @@ RPG_HIP_EXPORT hipError_t hipHostFree(void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 186);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 186, &g);
+    }
     return r;
 }
 
@@ -2667,7 +4304,16 @@ RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 187);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 187, &g);
+    }
     return r;
 }
 
@@ -2679,7 +4325,15 @@ RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 188);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 188, &g);
+    }
     return r;
 }
 
@@ -2691,7 +4345,16 @@ RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 189);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 189, &g);
+    }
     return r;
 }
 
@@ -2703,7 +4366,16 @@ RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 190);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 190, &g);
+    }
     return r;
 }
 
@@ -2715,7 +4387,14 @@ RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 191);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 191, &g);
+    }
     return r;
 }
 
@@ -2727,7 +4406,15 @@ RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 192);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 192, &g);
+    }
     return r;
 }
 
@@ -2739,7 +4426,15 @@ RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 193);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 193, &g);
+    }
     return r;
 }
 
@@ -2751,7 +4446,14 @@ RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 194);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 194, &g);
+    }
     return r;
 }
 
@@ -2765,7 +4467,16 @@ RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 195);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 195, &g);
+    }
 }
 
 RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
@@ -2776,7 +4487,14 @@ RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 196);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 196, &g);
+    }
     return r;
 }
 
@@ -2788,7 +4506,15 @@ RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 197);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 197, &g);
+    }
     return r;
 }
 
@@ -2800,7 +4526,15 @@ RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 198);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 198, &g);
+    }
     return r;
 }
 
@@ -2812,7 +4546,15 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandl
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 199);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 199, &g);
+    }
     return r;
 }
 
@@ -2824,7 +4566,16 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, u
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 200);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 200, &g);
+    }
     return r;
 }
 
@@ -2836,7 +4587,14 @@ RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 201);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 201, &g);
+    }
     return r;
 }
 
@@ -2848,7 +4606,15 @@ RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     const char* r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 202);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 202, &g);
+    }
     return r;
 }
 
@@ -2860,7 +4626,14 @@ RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 203);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 203, &g);
+    }
     return r;
 }
 
@@ -2872,7 +4645,19 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, di
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 204);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 204, &g);
+    }
     return r;
 }
 
@@ -2884,7 +4669,16 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams*
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 205);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 205, &g);
+    }
     return r;
 }
 
@@ -2896,7 +4690,19 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 206);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 206, &g);
+    }
     return r;
 }
 
@@ -2908,7 +4714,19 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 207);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 207, &g);
+    }
     return r;
 }
 
@@ -2920,7 +4738,19 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, 
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 208);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 208, &g);
+    }
     return r;
 }
 
@@ -2932,7 +4762,15 @@ RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 209);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 209, &g);
+    }
     return r;
 }
 
@@ -2944,7 +4782,15 @@ RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 210);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 210, &g);
+    }
     return r;
 }
 
@@ -2956,7 +4802,17 @@ RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChanne
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 211);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 211, &g);
+    }
     return r;
 }
 
@@ -2968,7 +4824,18 @@ RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDe
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 212);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 212, &g);
+    }
     return r;
 }
 
@@ -2980,7 +4847,16 @@ RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 213);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 213, &g);
+    }
     return r;
 }
 
@@ -2992,7 +4868,17 @@ RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPoo
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 214);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 214, &g);
+    }
     return r;
 }
 
@@ -3004,7 +4890,15 @@ RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 215);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 215, &g);
+    }
     return r;
 }
 
@@ -3016,7 +4910,16 @@ RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 216);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 216, &g);
+    }
     return r;
 }
 
@@ -3028,7 +4931,18 @@ RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 217);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 217, &g);
+    }
     return r;
 }
 
@@ -3040,7 +4954,17 @@ RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 218);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 218, &g);
+    }
     return r;
 }
 
@@ -3052,7 +4976,15 @@ RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 219);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 219, &g);
+    }
     return r;
 }
 
@@ -3064,7 +4996,18 @@ RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 220);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 220, &g);
+    }
     return r;
 }
 
@@ -3076,7 +5019,17 @@ RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvis
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 221);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 221, &g);
+    }
     return r;
 }
 
@@ -3088,7 +5041,15 @@ RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 222);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 222, &g);
+    }
     return r;
 }
 
@@ -3100,7 +5061,18 @@ RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 223);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 223, &g);
+    }
     return r;
 }
 
@@ -3112,7 +5084,17 @@ RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 224);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 224, &g);
+    }
     return r;
 }
 
@@ -3124,7 +5106,17 @@ RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericA
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 225);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 225, &g);
+    }
     return r;
 }
 
@@ -3136,7 +5128,16 @@ RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLo
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 226);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 226, &g);
+    }
     return r;
 }
 
@@ -3148,7 +5149,16 @@ RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 227);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 227, &g);
+    }
     return r;
 }
 
@@ -3160,7 +5170,16 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMe
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 228);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 228, &g);
+    }
     return r;
 }
 
@@ -3172,7 +5191,15 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocati
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 229);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 229, &g);
+    }
     return r;
 }
 
@@ -3184,7 +5211,15 @@ RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 230);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 230, &g);
+    }
     return r;
 }
 
@@ -3196,7 +5231,16 @@ RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocatio
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 231);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 231, &g);
+    }
     return r;
 }
 
@@ -3208,7 +5252,18 @@ RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGeneri
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 232);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 232, &g);
+    }
     return r;
 }
 
@@ -3220,7 +5275,16 @@ RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int 
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 233);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 233, &g);
+    }
     return r;
 }
 
@@ -3232,7 +5296,15 @@ RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolPro
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 234);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 234, &g);
+    }
     return r;
 }
 
@@ -3244,7 +5316,14 @@ RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 235);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 235, &g);
+    }
     return r;
 }
 
@@ -3256,7 +5335,15 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, v
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 236);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 236, &g);
+    }
     return r;
 }
 
@@ -3268,7 +5355,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 237);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 237, &g);
+    }
     return r;
 }
 
@@ -3280,7 +5377,16 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 238);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 238, &g);
+    }
     return r;
 }
 
@@ -3292,7 +5398,16 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 239);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 239, &g);
+    }
     return r;
 }
 
@@ -3304,7 +5419,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 240);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 240, &g);
+    }
     return r;
 }
 
@@ -3316,7 +5441,16 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hi
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 241);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 241, &g);
+    }
     return r;
 }
 
@@ -3328,7 +5462,16 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAcces
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 242);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 242, &g);
+    }
     return r;
 }
 
@@ -3340,7 +5483,16 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 243);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 243, &g);
+    }
     return r;
 }
 
@@ -3352,7 +5504,15 @@ RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 244);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 244, &g);
+    }
     return r;
 }
 
@@ -3364,7 +5524,17 @@ RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2,
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 245);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 245, &g);
+    }
     return r;
 }
 
@@ -3376,7 +5546,15 @@ RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 246);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 246, &g);
+    }
     return r;
 }
 
@@ -3388,7 +5566,18 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRan
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 247);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 247, &g);
+    }
     return r;
 }
 
@@ -3400,7 +5589,19 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMem
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 248);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 248, &g);
+    }
     return r;
 }
 
@@ -3412,7 +5613,14 @@ RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 249);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 249, &g);
+    }
     return r;
 }
 
@@ -3424,7 +5632,15 @@ RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHa
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 250);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 250, &g);
+    }
     return r;
 }
 
@@ -3436,7 +5652,17 @@ RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAcces
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 251);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 251, &g);
+    }
     return r;
 }
 
@@ -3448,7 +5674,15 @@ RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 252);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 252, &g);
+    }
     return r;
 }
 
@@ -3460,7 +5694,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemc
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 253);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 253, &g);
+    }
     return r;
 }
 
@@ -3472,7 +5716,20 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 254);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 254, &g);
+    }
     return r;
 }
 
@@ -3484,7 +5741,21 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, 
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a7);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 255);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 255, &g);
+    }
     return r;
 }
 
@@ -3496,7 +5767,21 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_con
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 256);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 256, &g);
+    }
     return r;
 }
 
@@ -3508,7 +5793,22 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArra
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 257);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 257, &g);
+    }
     return r;
 }
 
@@ -3520,7 +5820,21 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 258);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 258, &g);
+    }
     return r;
 }
 
@@ -3532,7 +5846,21 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 259);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 259, &g);
+    }
     return r;
 }
 
@@ -3544,7 +5872,22 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 260);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 260, &g);
+    }
     return r;
 }
 
@@ -3556,7 +5899,21 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 261);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 261, &g);
+    }
     return r;
 }
 
@@ -3568,7 +5925,20 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, s
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 262);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 262, &g);
+    }
     return r;
 }
 
@@ -3580,7 +5950,14 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 263);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 263, &g);
+    }
     return r;
 }
 
@@ -3592,7 +5969,15 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hi
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 264);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 264, &g);
+    }
     return r;
 }
 
@@ -3604,7 +5989,14 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 265);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 265, &g);
+    }
     return r;
 }
 
@@ -3616,7 +6008,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hi
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 266);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 266, &g);
+    }
     return r;
 }
 
@@ -3628,7 +6031,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 267);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 267, &g);
+    }
     return r;
 }
 
@@ -3640,7 +6054,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 268);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 268, &g);
+    }
     return r;
 }
 
@@ -3652,7 +6076,16 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, si
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 269);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 269, &g);
+    }
     return r;
 }
 
@@ -3664,7 +6097,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 270);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 270, &g);
+    }
     return r;
 }
 
@@ -3676,7 +6119,16 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 271);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 271, &g);
+    }
     return r;
 }
 
@@ -3688,7 +6140,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 272);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 272, &g);
+    }
     return r;
 }
 
@@ -3700,7 +6162,19 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 273);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 273, &g);
+    }
     return r;
 }
 
@@ -3712,7 +6186,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 274);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 274, &g);
+    }
     return r;
 }
 
@@ -3724,7 +6209,19 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, siz
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 275);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 275, &g);
+    }
     return r;
 }
 
@@ -3736,7 +6233,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 276);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 276, &g);
+    }
     return r;
 }
 
@@ -3748,7 +6256,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2,
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 277);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 277, &g);
+    }
     return r;
 }
 
@@ -3760,7 +6278,16 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 278);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 278, &g);
+    }
     return r;
 }
 
@@ -3772,7 +6299,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 279);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 279, &g);
+    }
     return r;
 }
 
@@ -3784,7 +6321,14 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 280);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 280, &g);
+    }
     return r;
 }
 
@@ -3796,7 +6340,15 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStrea
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 281);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 281, &g);
+    }
     return r;
 }
 
@@ -3808,7 +6360,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 282);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 282, &g);
+    }
     return r;
 }
 
@@ -3820,7 +6383,19 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, i
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 283);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 283, &g);
+    }
     return r;
 }
 
@@ -3832,7 +6407,19 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, c
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 284);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 284, &g);
+    }
     return r;
 }
 
@@ -3844,7 +6431,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 285);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 285, &g);
+    }
     return r;
 }
 
@@ -3856,7 +6454,19 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1,
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 286);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 286, &g);
+    }
     return r;
 }
 
@@ -3868,7 +6478,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 287);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 287, &g);
+    }
     return r;
 }
 
@@ -3880,7 +6501,18 @@ RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 288);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 288, &g);
+    }
     return r;
 }
 
@@ -3892,7 +6524,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 289);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 289, &g);
+    }
     return r;
 }
 
@@ -3904,7 +6546,16 @@ RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 290);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 290, &g);
+    }
     return r;
 }
 
@@ -3916,7 +6567,18 @@ RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, si
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 291);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 291, &g);
+    }
     return r;
 }
 
@@ -3928,7 +6590,19 @@ RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 292);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 292, &g);
+    }
     return r;
 }
 
@@ -3940,7 +6614,18 @@ RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 293);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 293, &g);
+    }
     return r;
 }
 
@@ -3952,7 +6637,16 @@ RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 294);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 294, &g);
+    }
     return r;
 }
 
@@ -3964,7 +6658,17 @@ RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 295);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 295, &g);
+    }
     return r;
 }
 
@@ -3976,7 +6680,16 @@ RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 296);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 296, &g);
+    }
     return r;
 }
 
@@ -3988,7 +6701,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 297);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 297, &g);
+    }
     return r;
 }
 
@@ -4000,7 +6723,16 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, siz
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 298);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 298, &g);
+    }
     return r;
 }
 
@@ -4012,7 +6744,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 299);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 299, &g);
+    }
     return r;
 }
 
@@ -4024,7 +6766,16 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 300);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 300, &g);
+    }
     return r;
 }
 
@@ -4036,7 +6787,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 301);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 301, &g);
+    }
     return r;
 }
 
@@ -4048,7 +6809,16 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 302);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 302, &g);
+    }
     return r;
 }
 
@@ -4060,7 +6830,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, 
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 303);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 303, &g);
+    }
     return r;
 }
 
@@ -4072,7 +6852,16 @@ RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 304);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 304, &g);
+    }
     return r;
 }
 
@@ -4084,7 +6873,16 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_A
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 305);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 305, &g);
+    }
     return r;
 }
 
@@ -4096,7 +6894,14 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 306);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 306, &g);
+    }
     return r;
 }
 
@@ -4108,7 +6913,16 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmapped
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 307);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 307, &g);
+    }
     return r;
 }
 
@@ -4120,7 +6934,16 @@ RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 308);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 308, &g);
+    }
     return r;
 }
 
@@ -4132,7 +6955,17 @@ RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 309);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 309, &g);
+    }
     return r;
 }
 
@@ -4144,7 +6977,16 @@ RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 310);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 310, &g);
+    }
     return r;
 }
 
@@ -4156,7 +6998,24 @@ RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 311);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+            RPG_HIP_ARG(g, a6);
+            RPG_HIP_ARG(g, a7);
+            RPG_HIP_ARG(g, a8);
+            RPG_HIP_ARG(g, a9);
+            RPG_HIP_ARG(g, a10);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 311, &g);
+    }
     return r;
 }
 
@@ -4168,7 +7027,15 @@ RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 312);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 312, &g);
+    }
     return r;
 }
 
@@ -4180,7 +7047,15 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 313);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 313, &g);
+    }
     return r;
 }
 
@@ -4192,7 +7067,18 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, u
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 314);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 314, &g);
+    }
     return r;
 }
 
@@ -4204,7 +7090,17 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 315);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 315, &g);
+    }
     return r;
 }
 
@@ -4216,7 +7112,18 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWith
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 316);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 316, &g);
+    }
     return r;
 }
 
@@ -4228,7 +7135,18 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 317);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 317, &g);
+    }
     return r;
 }
 
@@ -4240,7 +7158,19 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 318);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 318, &g);
+    }
     return r;
 }
 
@@ -4252,7 +7182,14 @@ RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 319);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 319, &g);
+    }
     return r;
 }
 
@@ -4264,7 +7201,17 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 320);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 320, &g);
+    }
     return r;
 }
 
@@ -4276,7 +7223,18 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 321);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 321, &g);
+    }
     return r;
 }
 
@@ -4288,7 +7246,18 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, co
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 322);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 322, &g);
+    }
     return r;
 }
 
@@ -4300,7 +7269,11 @@ RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 323);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 323, &g);
+    }
     return r;
 }
 
@@ -4312,7 +7285,16 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 324);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 324, &g);
+    }
     return r;
 }
 
@@ -4324,7 +7306,15 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, con
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 325);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 325, &g);
+    }
     return r;
 }
 
@@ -4336,7 +7326,11 @@ RPG_HIP_EXPORT hipError_t hipProfilerStart(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 326);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 326, &g);
+    }
     return r;
 }
 
@@ -4348,7 +7342,11 @@ RPG_HIP_EXPORT hipError_t hipProfilerStop(void)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 327);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 327, &g);
+    }
     return r;
 }
 
@@ -4360,7 +7358,16 @@ RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, voi
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 328);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 328, &g);
+    }
     return r;
 }
 
@@ -4372,7 +7379,16 @@ RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 329);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 329, &g);
+    }
     return r;
 }
 
@@ -4384,7 +7400,14 @@ RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 330);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 330, &g);
+    }
     return r;
 }
 
@@ -4396,7 +7419,14 @@ RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 331);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 331, &g);
+    }
     return r;
 }
 
@@ -4408,7 +7438,14 @@ RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 332);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 332, &g);
+    }
     return r;
 }
 
@@ -4420,7 +7457,14 @@ RPG_HIP_EXPORT hipError_t hipSetDevice(int a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 333);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 333, &g);
+    }
     return r;
 }
 
@@ -4432,7 +7476,14 @@ RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 334);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 334, &g);
+    }
     return r;
 }
 
@@ -4444,7 +7495,16 @@ RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 335);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 335, &g);
+    }
     return r;
 }
 
@@ -4456,7 +7516,17 @@ RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSema
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 336);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 336, &g);
+    }
     return r;
 }
 
@@ -4468,7 +7538,17 @@ RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 337);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 337, &g);
+    }
     return r;
 }
 
@@ -4480,7 +7560,17 @@ RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 338);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 338, &g);
+    }
     return r;
 }
 
@@ -4492,7 +7582,15 @@ RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCapture
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 339);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 339, &g);
+    }
     return r;
 }
 
@@ -4504,7 +7602,14 @@ RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 340);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 340, &g);
+    }
     return r;
 }
 
@@ -4516,7 +7621,15 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 341);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 341, &g);
+    }
     return r;
 }
 
@@ -4528,7 +7641,16 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 342);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 342, &g);
+    }
     return r;
 }
 
@@ -4540,7 +7662,14 @@ RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 343);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 343, &g);
+    }
     return r;
 }
 
@@ -4552,7 +7681,15 @@ RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 344);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 344, &g);
+    }
     return r;
 }
 
@@ -4564,7 +7701,16 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptu
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 345);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 345, &g);
+    }
     return r;
 }
 
@@ -4576,7 +7722,19 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCa
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 346);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+            RPG_HIP_ARG(g, a5);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 346, &g);
+    }
     return r;
 }
 
@@ -4588,7 +7746,15 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 347);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 347, &g);
+    }
     return r;
 }
 
@@ -4600,7 +7766,15 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 348);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 348, &g);
+    }
     return r;
 }
 
@@ -4612,7 +7786,15 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 349);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 349, &g);
+    }
     return r;
 }
 
@@ -4624,7 +7806,15 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 350);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 350, &g);
+    }
     return r;
 }
 
@@ -4636,7 +7826,15 @@ RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureS
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 351);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 351, &g);
+    }
     return r;
 }
 
@@ -4648,7 +7846,14 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 352);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 352, &g);
+    }
     return r;
 }
 
@@ -4660,7 +7865,14 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 353);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 353, &g);
+    }
     return r;
 }
 
@@ -4672,7 +7884,14 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 354);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 354, &g);
+    }
     return r;
 }
 
@@ -4684,7 +7903,14 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0)
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 355);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 355, &g);
+    }
     return r;
 }
 
@@ -4696,7 +7922,17 @@ RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hip
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 356);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 356, &g);
+    }
     return r;
 }
 
@@ -4708,7 +7944,16 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsi
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 357);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 357, &g);
+    }
     return r;
 }
 
@@ -4720,7 +7965,16 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, 
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 358);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 358, &g);
+    }
     return r;
 }
 
@@ -4732,7 +7986,18 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 359);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 359, &g);
+    }
     return r;
 }
 
@@ -4744,7 +8009,18 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 360);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+            RPG_HIP_ARG(g, a4);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 360, &g);
+    }
     return r;
 }
 
@@ -4756,7 +8032,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 361);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 361, &g);
+    }
     return r;
 }
 
@@ -4768,7 +8054,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 362);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 362, &g);
+    }
     return r;
 }
 
@@ -4780,7 +8076,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_R
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 363);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 363, &g);
+    }
     return r;
 }
 
@@ -4792,7 +8098,14 @@ RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 364);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 364, &g);
+    }
     return r;
 }
 
@@ -4804,7 +8117,15 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hip
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 365);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 365, &g);
+    }
     return r;
 }
 
@@ -4816,7 +8137,15 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 366);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 366, &g);
+    }
     return r;
 }
 
@@ -4828,7 +8157,15 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTe
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 367);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 367, &g);
+    }
     return r;
 }
 
@@ -4840,7 +8177,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureR
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 368);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 368, &g);
+    }
     return r;
 }
 
@@ -4852,7 +8197,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 369);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 369, &g);
+    }
     return r;
 }
 
@@ -4864,7 +8218,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 370);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 370, &g);
+    }
     return r;
 }
 
@@ -4876,7 +8238,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureRefer
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 371);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 371, &g);
+    }
     return r;
 }
 
@@ -4888,7 +8258,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 372);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 372, &g);
+    }
     return r;
 }
 
@@ -4900,7 +8279,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureRefere
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 373);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 373, &g);
+    }
     return r;
 }
 
@@ -4912,7 +8299,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 374);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 374, &g);
+    }
     return r;
 }
 
@@ -4924,7 +8319,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureRe
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 375);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 375, &g);
+    }
     return r;
 }
 
@@ -4936,7 +8339,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, con
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 376);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 376, &g);
+    }
     return r;
 }
 
@@ -4948,7 +8360,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 377);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 377, &g);
+    }
     return r;
 }
 
@@ -4960,7 +8382,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 378);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 378, &g);
+    }
     return r;
 }
 
@@ -4972,7 +8404,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, 
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 379);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 379, &g);
+    }
     return r;
 }
 
@@ -4984,7 +8425,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 380);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 380, &g);
+    }
     return r;
 }
 
@@ -4996,7 +8446,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 381);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 381, &g);
+    }
     return r;
 }
 
@@ -5008,7 +8466,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipT
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 382);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 382, &g);
+    }
     return r;
 }
 
@@ -5020,7 +8486,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 383);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 383, &g);
+    }
     return r;
 }
 
@@ -5032,7 +8506,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Form
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 384);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 384, &g);
+    }
     return r;
 }
 
@@ -5044,7 +8527,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsign
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 385);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 385, &g);
+    }
     return r;
 }
 
@@ -5056,7 +8547,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enu
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 386);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 386, &g);
+    }
     return r;
 }
 
@@ -5068,7 +8567,15 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, floa
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 387);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 387, &g);
+    }
     return r;
 }
 
@@ -5080,7 +8587,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, flo
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 388);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 388, &g);
+    }
     return r;
 }
 
@@ -5092,7 +8608,16 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struc
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 389);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 389, &g);
+    }
     return r;
 }
 
@@ -5104,7 +8629,14 @@ RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMod
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 390);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 390, &g);
+    }
     return r;
 }
 
@@ -5116,7 +8648,14 @@ RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0)
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 391);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 391, &g);
+    }
     return r;
 }
 
@@ -5128,6 +8667,16 @@ RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaph
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
-    rpg_hip_leave(&c, RPG_API_HIP_RUNTIME, 392);
+    if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
+        rpg_hip_args g;
+        g.len = 0;
+        if (rpg_hip_args_on) {
+            RPG_HIP_ARG(g, a0);
+            RPG_HIP_ARG(g, a1);
+            RPG_HIP_ARG(g, a2);
+            RPG_HIP_ARG(g, a3);
+        }
+        rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 392, &g);
+    }
     return r;
 }

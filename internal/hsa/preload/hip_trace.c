@@ -16,7 +16,22 @@ __thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
 /* 0: not yet in this spool, 2: being written, 1: written. */
 int rpg_hip_names_recorded;
 
+int rpg_hip_args_on;
+
 uint64_t rpg_hip_current_stream(void) { return rpg_hip_t.stream; }
+
+/* Arguments cost a copy per call; only the outputs that show them (JSON,
+ * Perfetto, ROCpd) ask for them. ROCPROF_GO_HIP_ARGS=0/1 overrides. */
+__attribute__((constructor)) static void hip_args_init(void)
+{
+    const char *v = getenv("ROCPROF_GO_HIP_ARGS");
+    if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0) {
+        rpg_hip_args_on = v[0] == '1';
+        return;
+    }
+    const char *f = getenv("ROCPROF_OUTPUT_FORMAT");
+    rpg_hip_args_on = f && (strstr(f, "json") || strstr(f, "rocpd") || strstr(f, "pftrace"));
+}
 
 /* The HIP library itself, for applications that dlopen it RTLD_LOCAL:
  * RTLD_NEXT does not search local scopes, but their calls still bind to our

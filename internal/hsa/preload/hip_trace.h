@@ -20,6 +20,7 @@
 #define __HIP_PLATFORM_AMD__ 1
 #endif
 #include <stdint.h>
+#include <string.h>
 #include <hip/hip_runtime_api.h>
 #include <hip/amd_detail/hip_runtime_prof.h>
 
@@ -65,7 +66,7 @@ typedef struct rpg_hip_call {
     uint64_t corr;
     uint64_t prev_corr;
     uint64_t prev_stream;
-    uint64_t t0;
+    uint64_t t0, t1;
 } rpg_hip_call;
 
 static inline void *rpg_hip_real(uint32_t id)
@@ -105,19 +106,50 @@ static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64
     rpg_hip_t.stream = stream;
 }
 
-static inline void rpg_hip_leave(rpg_hip_call *c, uint32_t domain, uint32_t id)
+/* Restores the thread's state; non-zero when the call is to be recorded. */
+static inline int rpg_hip_leave(rpg_hip_call *c, uint32_t domain)
 {
     /* t0 == 0: not recorded at entry (a region may have opened since; the
      * call is left out rather than given a made-up start). */
-    uint64_t t1 = c->t0 ? rpg_now() : 0;
+    c->t1 = c->t0 ? rpg_now() : 0;
     rpg_correlation_set(c->prev_corr);
     rpg_hip_t.stream = c->prev_stream;
     rpg_hip_t.depth--;
-    if (!c->t0 || !(rpg_domains & rpg_hip_domain_bit(domain)))
+    return c->t0 && (rpg_domains & rpg_hip_domain_bit(domain));
+}
+
+/* The argument blob of a HIP record (rpg_api_rec's tail): for each argument
+ * in declaration order, a u32 byte count, the argument's bytes as passed
+ * (pointers as addresses, structs by value), padded to 4 bytes. Arguments
+ * that do not fit are left out; internal/hsa/hiptrace decodes it with the
+ * generated parameter tables. */
+#define RPG_HIP_ARGS_MAX 384
+typedef struct rpg_hip_args {
+    uint32_t len;
+    unsigned char buf[RPG_HIP_ARGS_MAX];
+} rpg_hip_args;
+
+/* Whether records carry arguments: fixed at load (hip_trace.c). */
+extern RPG_HIDDEN int rpg_hip_args_on;
+
+static inline void rpg_hip_arg_put(rpg_hip_args *a, const void *p, uint32_t n)
+{
+    uint32_t step = (4 + n + 3) & ~3u;
+    if (a->len + step > RPG_HIP_ARGS_MAX)
         return;
+    memcpy(a->buf + a->len, &n, 4);
+    memcpy(a->buf + a->len + 4, p, n);
+    a->len += step;
+}
+#define RPG_HIP_ARG(a, x) rpg_hip_arg_put(&(a), &(x), (uint32_t)sizeof(x))
+
+static inline void rpg_hip_record(const rpg_hip_call *c, uint32_t domain, uint32_t id,
+                                  const rpg_hip_args *a)
+{
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
         rpg_hip_record_names();
-    rpg_record_api(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, t1, NULL, 0);
+    rpg_record_api(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1, a->len ? a->buf : NULL,
+                   a->len);
 }
 
 #endif /* RPG_HIP_TRACE_H */
