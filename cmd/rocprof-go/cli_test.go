@@ -182,8 +182,10 @@ var updateDocs = flag.Bool("update", false, "rewrite docs/options.md from --help
 func TestOptionsReferenceIsCurrent(t *testing.T) {
 	r := runCLI(t, nil, "--help")
 	require.Equal(t, 0, r.code)
+	help, _, _ := strings.Cut(r.stdout, "\nCommands:")
 	doc := "# rocprof-go option reference\n\nGenerated from `rocprof-go --help` " +
-		"(`go test ./cmd/rocprof-go -run OptionsReference -update`).\n\n```text\n" + r.stdout + "```\n"
+		"(`go test ./cmd/rocprof-go -run OptionsReference -update`); `rocprof-go --help` also lists\n" +
+		"the subcommands, and `rocprof-go <command> --help` their flags.\n\n```text\n" + help + "\n```\n"
 	path := filepath.Join("..", "..", "docs", "options.md")
 	if *updateDocs {
 		require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
@@ -214,4 +216,39 @@ func TestBatchCommand(t *testing.T) {
 	}
 	r = runCLI(t, nil, "batch")
 	require.Equal(t, 2, r.code)
+}
+
+func TestThreePmcLinesMakeThreePassDirectories(t *testing.T) {
+	lib := libDir(t)
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "input.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n"), 0o600))
+	count := filepath.Join(out, "count.txt")
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "-i", input, "--virtual-gpu", "-d", out, "--",
+		"sh", "-c", `echo "$ROCPROF_COUNTERS" >> `+count)
+	require.Equal(t, 0, r.code, r.stderr)
+	data, _ := os.ReadFile(count)
+	require.Equal(t, "pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n", string(data))
+	for _, d := range []string{"pmc_1", "pmc_2", "pmc_3"} {
+		require.DirExists(t, filepath.Join(out, d))
+	}
+	m, err := rocprof.LoadManifest(out)
+	require.NoError(t, err)
+	require.Equal(t, []string{"GRBM_GUI_ACTIVE"}, m.Passes[2].Counters)
+}
+
+func TestCountersAreValidatedBeforeTheAppStarts(t *testing.T) {
+	lib := libDir(t)
+	out := t.TempDir()
+	ran := filepath.Join(out, "ran")
+	env := []string{launch.LibDirEnv + "=" + lib}
+	r := runCLI(t, env, "--virtual-gpu", "--pmc", "SQ_WAVE", "-d", out, "--", "touch", ran)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, `did you mean "SQ_WAVES"`)
+	r = runCLI(t, env, "--virtual-gpu", "--pmc", "SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_SMEM",
+		"SQ_INSTS_LDS", "SQ_INSTS_FLAT", "SQ_INSTS_GDS", "SQ_INSTS_MFMA", "SQ_BUSY_CYCLES", "-d", out, "--", "touch", ran)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "collect them in 2 passes")
+	require.Contains(t, r.stderr, "\npmc: SQ_BUSY_CYCLES")
+	require.NoFileExists(t, ran, "the app never started")
 }

@@ -97,6 +97,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if err := validateCounters(plan, agents, agentErr); err != nil {
 		return nil, err
 	}
+	if collectsCounters(plan) && !counterCollectionInjected {
+		fmt.Fprintln(progress, "rocprof-go: warning: counters are validated and every pass runs, but the shim does not inject counter packets yet: no counter values are recorded")
+	}
 	runner := &launch.Runner{
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
@@ -122,14 +125,23 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	return out, runErr
 }
 
+// counterCollectionInjected says whether the shim injects PMC packets around
+// dispatches; until it does, a counter run says so instead of pretending.
+const counterCollectionInjected = false
+
+func collectsCounters(plan *options.Plan) bool {
+	for _, p := range plan.Passes {
+		if p.CollectsCounters() {
+			return true
+		}
+	}
+	return false
+}
+
 // validateCounters checks requested counters before the app starts. The
 // counter database plugs in through CounterValidator.
 func validateCounters(plan *options.Plan, agents []topology.Agent, agentErr error) error {
-	var any bool
-	for _, p := range plan.Passes {
-		any = any || p.CollectsCounters()
-	}
-	if !any {
+	if !collectsCounters(plan) {
 		return nil
 	}
 	if agentErr != nil {

@@ -1,0 +1,39 @@
+package rocprof
+
+import (
+	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/topology"
+)
+
+func init() { CounterValidator = validatePassCounters }
+
+// validatePassCounters checks one pass's counters on every GPU before the app
+// starts: unknown names (with the nearest suggestion) and --pmc sets or pmc:
+// lines that need more than one pass fail at once, with a valid split.
+func validatePassCounters(cfg *options.Config, agents []topology.Agent) error {
+	groups := cfg.PmcGroups
+	if len(cfg.Pmc) > 0 {
+		groups = [][]string{cfg.Pmc}
+	}
+	for _, a := range agents {
+		dev, err := counters.DeviceFromProperties(a.Arch, a.Properties)
+		if err != nil {
+			return err
+		}
+		opts := []counters.Option{counters.WithProperties(counters.PropertiesFromKFD(a.Properties))}
+		if cfg.ExtraCounters != "" {
+			opts = append(opts, counters.WithExtraFile(cfg.ExtraCounters))
+		}
+		db, err := counters.Load(dev, opts...)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if _, err := db.Validate(g, a.Index); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
