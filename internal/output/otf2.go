@@ -1,6 +1,265 @@
 package output
 
-import "errors"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
 
-// WriteOTF2 is not written yet.
-func WriteOTF2(path string, in *Input) error { return errors.New("otf2 output: not implemented yet") }
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// otf2Event is one ENTER or LEAVE, batched so that a few thousand events
+// cost one cgo call.
+type otf2Event struct {
+	Loc    uint64
+	Time   uint64
+	Region uint32
+	Leave  uint32
+}
+
+const otf2Batch = 4096
+
+// otf2Location is a location definition: a host thread's stream of one
+// category, or a device queue/stream.
+type otf2Location struct {
+	name    string
+	group   uint32
+	events  uint64
+	pending otf2Heap // events not yet written, earliest first
+	last    uint64   // time of the last event written
+	clamped uint64   // events that arrived later than the reorder window allowed
+}
+
+// OTF2 requires each location's timestamps to be non-decreasing, but the
+// spool holds records in completion order (a call ends after the calls it
+// made). Each location reorders through a bounded heap; an event older than
+// one already written (only possible after otf2Window later events) is
+// moved to the last written time.
+const otf2Window = 16 * 1024
+
+type otf2Heap []otf2Event
+
+func (h otf2Heap) less(i, j int) bool {
+	if h[i].Time != h[j].Time {
+		return h[i].Time < h[j].Time
+	}
+	return h[i].Leave > h[j].Leave // a region ends before the next one starts
+}
+
+func (h *otf2Heap) push(e otf2Event) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *otf2Heap) pop() otf2Event {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && s.less(l, m) {
+			m = l
+		}
+		if r < n && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// otf2Trace collects what the global definitions need while events stream
+// into the archive: only names, never events.
+type otf2Trace struct {
+	a         otf2Archive
+	regions   map[string]uint32 // category + "\x00" + name → region
+	regionDef []otf2Region
+	locs      map[string]uint64
+	locDefs   []otf2Location
+	groups    []string
+	batch     []otf2Event
+	begin     uint64
+	end       uint64
+}
+
+type otf2Region struct {
+	name, category string
+}
+
+func (t *otf2Trace) region(category, name string) uint32 {
+	key := category + "\x00" + name
+	if id, ok := t.regions[key]; ok {
+		return id
+	}
+	id := uint32(len(t.regionDef))
+	t.regions[key] = id
+	t.regionDef = append(t.regionDef, otf2Region{name, category})
+	return id
+}
+
+func (t *otf2Trace) location(group uint32, name string) uint64 {
+	key := fmt.Sprintf("%d\x00%s", group, name)
+	if id, ok := t.locs[key]; ok {
+		return id
+	}
+	id := uint64(len(t.locDefs))
+	t.locs[key] = id
+	t.locDefs = append(t.locDefs, otf2Location{name: name, group: group})
+	return id
+}
+
+// slice records one region visit.
+func (t *otf2Trace) slice(loc uint64, region uint32, start, end uint64) error {
+	if end < start {
+		end = start
+	}
+	if t.begin == 0 || start < t.begin {
+		t.begin = start
+	}
+	if end > t.end {
+		t.end = end
+	}
+	l := &t.locDefs[loc]
+	l.events += 2
+	l.pending.push(otf2Event{loc, start, region, 0})
+	l.pending.push(otf2Event{loc, end, region, 1})
+	for len(l.pending) > otf2Window {
+		if err := t.out(l, l.pending.pop()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// out queues an event for the archive in its location's order.
+func (t *otf2Trace) out(l *otf2Location, e otf2Event) error {
+	if e.Time < l.last {
+		e.Time = l.last
+		l.clamped++
+	}
+	l.last = e.Time
+	t.batch = append(t.batch, e)
+	if len(t.batch) >= otf2Batch {
+		return t.flush()
+	}
+	return nil
+}
+
+// drain writes every location's pending events.
+func (t *otf2Trace) drain() error {
+	for i := range t.locDefs {
+		l := &t.locDefs[i]
+		for len(l.pending) > 0 {
+			if err := t.out(l, l.pending.pop()); err != nil {
+				return err
+			}
+		}
+		l.pending = nil
+	}
+	return t.flush()
+}
+
+func (t *otf2Trace) flush() error {
+	if len(t.batch) == 0 {
+		return nil
+	}
+	err := t.a.events(t.batch)
+	t.batch = t.batch[:0]
+	return err
+}
+
+// WriteOTF2 writes an OTF2 archive: path + ".otf2" (the anchor file) and
+// the directory path/. Regions are function, kernel, copy and allocation
+// names; locations are per process, host thread and category for API
+// calls, per agent and queue for kernels and per destination agent for
+// copies. ROCTx marks (instants) are not encoded, as rocprofv3 does not.
+func WriteOTF2(path string, in *Input) error {
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	if err := os.Remove(path + ".otf2"); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	a, err := openOTF2(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	t := &otf2Trace{a: a, regions: map[string]uint32{}, locs: map[string]uint64{}}
+	err = in.openEach(func(p *process, r *tracing.Reader) error {
+		group := uint32(len(t.groups))
+		t.groups = append(t.groups, fmt.Sprintf("process %d (%s)", p.Info.PID, p.Info.Hostname))
+		return t.writeProcess(group, p, r)
+	})
+	if err == nil {
+		err = t.drain()
+	}
+	if err == nil {
+		err = a.definitions(t)
+	}
+	if cerr := a.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) error {
+	host := func(cat string, tid uint32) uint64 {
+		return t.location(group, fmt.Sprintf("%s thread %d", cat, tid))
+	}
+	for r.Next() {
+		var err error
+		switch r.Kind() {
+		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+			a := r.APICall()
+			cat := domainNames[domHSA].category
+			if r.Kind() == tracing.KindHIPAPI {
+				cat = domainNames[domHIP].category
+			}
+			err = t.slice(host(cat, a.TID), t.region(cat, p.funcName(a.Domain, a.Function)), a.Start, a.End)
+		case tracing.KindMarker:
+			m := r.Marker()
+			if m.Start == m.End {
+				continue
+			}
+			cat := domainNames[domMarker].category
+			err = t.slice(host(cat, m.TID), t.region(cat, markerName(&m)), m.Start, m.End)
+		case tracing.KindKernelDispatch:
+			d := r.KernelDispatch()
+			cat := domainNames[domKernel].category
+			loc := t.location(group, fmt.Sprintf("%s %s queue %d", cat, p.agentLabel(d.AgentNode, " "), d.QueueID))
+			err = t.slice(loc, t.region(cat, p.kernelName(d.KernelID)), d.Start, d.End)
+		case tracing.KindMemoryCopy:
+			c := r.MemoryCopy()
+			cat := domainNames[domCopy].category
+			loc := t.location(group, fmt.Sprintf("%s to %s", cat, p.agentLabel(c.DstAgentNode, " ")))
+			err = t.slice(loc, t.region(cat, c.Direction.String()), c.Start, c.End)
+		case tracing.KindMemoryAllocation:
+			a := r.MemoryAllocation()
+			cat := domainNames[domAlloc].category
+			err = t.slice(host(cat, a.TID), t.region(cat, a.Operation.String()), a.Start, a.End)
+		case tracing.KindScratchMemory:
+			s := r.ScratchMemory()
+			cat := domainNames[domScratch].category
+			err = t.slice(host(cat, s.TID), t.region(cat, s.Operation.String()), s.Start, s.End)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
