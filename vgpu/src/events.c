@@ -1,7 +1,13 @@
 /* Events: the interrupt half of HSA signals. Each event owns an 8-byte
  * mailbox (HWData2) that the packet processor writes before waking waiters,
  * mirroring the KFD event page. One mutex/condvar pair serves all events:
- * waits are rare (ROCR spins first) and this keeps WaitOnMultipleEvents simple. */
+ * waits are rare (ROCR spins first) and this keeps WaitOnMultipleEvents simple.
+ *
+ * Setting an event follows KFD: every thread waiting on it at that moment is
+ * released, and an auto-reset event stays signaled only if nobody was waiting.
+ * ROCR relies on this: queue teardown has the application thread and the
+ * async-events thread wait on the same event, and a single-consumer event
+ * would let one of them swallow the other's wake-up and deadlock. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +22,8 @@ struct vgpu_event {
   bool manual_reset;
   bool signaled;
   bool live;
+  uint32_t waiters;
+  uint64_t gen; /* bumped by every set, so current waiters see it */
 };
 
 #define CHUNK 4096
@@ -93,7 +101,8 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtDestroyEvent(HsaEvent *ev) {
 }
 
 static void set_locked(struct vgpu_event *e) {
-  e->signaled = true;
+  e->gen++;
+  e->signaled = e->manual_reset || e->waiters == 0;
   pthread_cond_broadcast(&cond);
 }
 
@@ -133,9 +142,11 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtQueryEventState(HsaEvent *ev) {
   return s ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_WAIT_TIMEOUT;
 }
 
+#define MAX_WAIT_EVENTS 256
+
 HSAKMT_STATUS HSAKMTAPI hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n, bool all,
                                                    HSAuint32 ms) {
-  if (!evs && n) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if ((!evs && n) || n > MAX_WAIT_EVENTS) return HSAKMT_STATUS_INVALID_PARAMETER;
   pthread_once(&once, init_cond);
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -145,12 +156,27 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n,
     dl.tv_sec++;
     dl.tv_nsec -= 1000000000L;
   }
+  uint64_t gen0[MAX_WAIT_EVENTS];
+  bool got[MAX_WAIT_EVENTS] = {0};
   HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
   pthread_mutex_lock(&lock);
+  for (HSAuint32 i = 0; i < n; i++) {
+    struct vgpu_event *e = (struct vgpu_event *)evs[i];
+    if (!e) continue;
+    gen0[i] = e->gen;
+    e->waiters++;
+  }
   for (;;) {
     HSAuint32 hit = 0;
-    for (HSAuint32 i = 0; i < n; i++)
-      if (evs[i] && ((struct vgpu_event *)evs[i])->signaled) hit++;
+    for (HSAuint32 i = 0; i < n; i++) {
+      struct vgpu_event *e = (struct vgpu_event *)evs[i];
+      if (!e) continue;
+      if (!got[i] && (e->signaled || e->gen != gen0[i])) {
+        got[i] = true;
+        if (e->signaled && !e->manual_reset) e->signaled = false; /* consumed */
+      }
+      if (got[i]) hit++;
+    }
     if ((all && hit == n) || (!all && hit > 0)) break;
     if (ms == 0) {
       st = HSAKMT_STATUS_WAIT_TIMEOUT;
@@ -163,11 +189,8 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n,
       break;
     }
   }
-  if (st == HSAKMT_STATUS_SUCCESS)
-    for (HSAuint32 i = 0; i < n; i++) {
-      struct vgpu_event *e = (struct vgpu_event *)evs[i];
-      if (e && e->signaled && !e->manual_reset) e->signaled = false;
-    }
+  for (HSAuint32 i = 0; i < n; i++)
+    if (evs[i]) ((struct vgpu_event *)evs[i])->waiters--;
   pthread_mutex_unlock(&lock);
   return st;
 }
