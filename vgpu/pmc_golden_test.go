@@ -37,19 +37,26 @@ type goldenSet struct {
 	} `json:"iterate_data"`
 }
 
-// gfx90a as the virtual GPU models it (docs/virtual-gpu.md, "Counter model").
+// The default kernel duration model (docs/virtual-gpu.md).
 const (
-	mi210SE       = 8
-	mi210CU       = 104
-	mi210TCC      = 32
-	mi210ClockMHz = 1700
-	baseNs        = 2000
-	waveNs        = 8
+	baseNs = 2000
+	waveNs = 8
+)
+
+// shape is an emulated agent as the counter model sees it.
+type shape struct {
+	golden, arch          string // golden directory, ROCPROF_VGPU_ARCH
+	se, cu, tcc, clockMHz int
+}
+
+var (
+	mi210  = shape{"gfx90a_mi210", "gfx90a", 8, 104, 32, 1700}
+	vega10 = shape{"gfx900_vega10", "gfx900", 4, 64, 16, 1500}
 )
 
 // expected restates the documented counter model for one dispatch of grid
 // work-items in workgroups of wg (1-D, wave size 64) at SE se / instance inst.
-func expected(counter string, grid, wg, se, inst int) uint64 {
+func (a shape) expected(counter string, grid, wg, se, inst int) uint64 {
 	wgs := (grid + wg - 1) / wg
 	wpg := (wg + 63) / 64
 	waves := wgs * wpg
@@ -60,9 +67,9 @@ func expected(counter string, grid, wg, se, inst int) uint64 {
 		}
 		return v
 	}
-	wavesSE := share(wgs, mi210SE, se) * wpg
-	cycles := uint64(baseNs+waveNs*waves) * mi210ClockMHz / 1000
-	req := share(4*waves, mi210TCC, inst)
+	wavesSE := share(wgs, a.se, se) * wpg
+	cycles := uint64(baseNs+waveNs*waves) * uint64(a.clockMHz) / 1000
+	req := share(4*waves, a.tcc, inst)
 	miss := (req + 3) / 4
 	switch counter {
 	case "SQ_WAVES", "SQ_LEVEL_WAVES":
@@ -89,32 +96,37 @@ func expected(counter string, grid, wg, se, inst int) uint64 {
 // golden stop and read packets on the virtual GPU, and checks that the output
 // buffer holds exactly the modelled values.
 func TestGoldenPMCPackets(t *testing.T) {
-	golden := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", "gfx90a_mi210")
-	_, err := os.Stat(golden)
-	require.NoErrorf(t, err, "golden packets missing: %s must exist (the shared folder next to the checkout)", golden)
 	driver := artefact(t, "vgpu-tests/pmc_golden")
 	cases := []struct {
+		agent    shape
 		set      string
 		grid, wg int
 	}{
-		{"sq_waves", 65536, 256},
-		{"sq_waves", 1000, 64},
-		{"grbm_count_gui_active", 65536, 256},
-		{"l2_hit_miss", 65536, 256},
-		{"l2_hit_all_instances", 40000, 128},
-		{"sq_insts_valu_salu", 12345, 96},
-		{"mixed", 65536, 256},
-		{"cpc_spi", 4096, 64},
+		{mi210, "sq_waves", 65536, 256},
+		{mi210, "sq_waves", 1000, 64},
+		{mi210, "grbm_count_gui_active", 65536, 256},
+		{mi210, "l2_hit_miss", 65536, 256},
+		{mi210, "l2_hit_all_instances", 40000, 128},
+		{mi210, "sq_insts_valu_salu", 12345, 96},
+		{mi210, "mixed", 65536, 256},
+		{mi210, "cpc_spi", 4096, 64},
+		{vega10, "sq_waves", 65536, 256},
+		{vega10, "grbm_count_gui_active", 4096, 64},
+		{vega10, "l2_hit_miss", 65536, 256},
+		{vega10, "sq_insts_valu_salu", 777, 128},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/grid%d/wg%d", c.set, c.grid, c.wg), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/grid%d/wg%d", c.agent.arch, c.set, c.grid, c.wg), func(t *testing.T) {
+			golden := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", c.agent.golden)
+			_, err := os.Stat(golden)
+			require.NoErrorf(t, err, "golden packets missing: %s must exist (the shared folder next to the checkout)", golden)
 			base := filepath.Join(golden, "pmc_"+c.set)
 			raw, err := os.ReadFile(base + ".json")
 			require.NoError(t, err)
 			var g goldenSet
 			require.NoError(t, json.Unmarshal(raw, &g))
 			log := filepath.Join(t.TempDir(), "vgpu.jsonl")
-			r := run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log}, driver, base+".aql.bin", base+".cmdbuf.bin",
+			r := run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_ARCH=" + c.agent.arch}, driver, base+".aql.bin", base+".cmdbuf.bin",
 				g.CmdbufAddr, g.OutAddr, strconv.Itoa(g.OutSize), strconv.Itoa(c.grid), strconv.Itoa(c.wg))
 			require.Equalf(t, 0, r.code, "stderr: %s", r.stderr)
 			var out []uint64
@@ -139,7 +151,7 @@ func TestGoldenPMCPackets(t *testing.T) {
 						se = co.Coord
 					}
 				}
-				want := expected(name, c.grid, c.wg, se, inst)
+				want := c.agent.expected(name, c.grid, c.wg, se, inst)
 				require.Lessf(t, it.Slot, len(out), "output too short")
 				require.Equalf(t, want, out[it.Slot], "%s at SE %d instance %d (slot %d)", name, se, inst, it.Slot)
 				if want != 0 {
@@ -157,8 +169,8 @@ func TestGoldenPMCPackets(t *testing.T) {
 // SQ_WAVES per SE sums to the dispatch's wave count and every SE is busy.
 func TestSQWavesPerSE(t *testing.T) {
 	total := uint64(0)
-	for se := 0; se < mi210SE; se++ {
-		v := expected("SQ_WAVES", 65536, 256, se, 0)
+	for se := 0; se < mi210.se; se++ {
+		v := mi210.expected("SQ_WAVES", 65536, 256, se, 0)
 		require.Positive(t, v)
 		total += v
 	}
