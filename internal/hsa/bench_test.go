@@ -73,7 +73,21 @@ func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 		b.ReportMetric(float64(pc-bc)/float64(n), "cpu-ns-added/dispatch")
 		b.ReportMetric(float64(pw)/float64(bw), "wall-ratio")
 		b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
+		b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
+			"app-thread-cpu-ns-added/dispatch")
 	}
+}
+
+// threadCPU is the launching thread's CPU time the bench mode prints.
+func threadCPU(b *testing.B, ms []measured) []float64 {
+	var r []float64
+	for _, m := range ms {
+		var ns float64
+		_, err := fmt.Sscanf(strings.TrimSpace(m.stdout), "%f thread-cpu-ns", &ns)
+		require.NoError(b, err, "multistream printed %q", m.stdout)
+		r = append(r, ns)
+	}
+	return r
 }
 
 func BenchmarkHSAAPITraceOverheadPerCall(b *testing.B) {
