@@ -22,14 +22,19 @@ vgpu: $(VGPU_LIB)
 # Test helpers (not shipped): a raw-HSA driver for the golden PMC packets, a
 # concurrency driver and a minimal HSA_TOOLS_LIB tool.
 VGPU_TEST_DIR   := $(BUILD)/vgpu-tests
-VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/pm4_ib $(VGPU_TEST_DIR)/kfd_events $(VGPU_TEST_DIR)/libvgpu_testtool.so
+VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/pm4_ib $(VGPU_TEST_DIR)/kfd_events $(VGPU_TEST_DIR)/pm4_standalone $(VGPU_TEST_DIR)/libvgpu_testtool.so
 TEST_PREREQS    += $(VGPU_TEST_BINS)
 
 $(VGPU_TEST_DIR)/%: vgpu/testdriver/%.c vgpu/testdriver/hsa_util.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -pthread
 
-# Linked against the virtual GPU itself (no HSA runtime) to test the thunk API.
+# Linked against the virtual GPU itself (no HSA runtime) to test the thunk API
+# and the standalone PM4 interpreter.
+$(VGPU_TEST_DIR)/pm4_standalone: vgpu/testdriver/pm4_standalone.c $(VGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $< -L$(VGPU_DIR) -l:libhsakmt.so.1
+
 $(VGPU_TEST_DIR)/kfd_events: vgpu/testdriver/kfd_events.c $(VGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $< -L$(VGPU_DIR) -l:libhsakmt.so.1 -pthread

@@ -46,17 +46,20 @@ const (
 // shape is an emulated agent as the counter model sees it.
 type shape struct {
 	golden, arch          string // golden directory, ROCPROF_VGPU_ARCH
-	se, cu, tcc, clockMHz int
+	se, cu, tcc, clockMHz int    // SEs and TCC instances per XCC
+	xcc                   int
 }
 
 var (
-	mi210  = shape{"gfx90a_mi210", "gfx90a", 8, 104, 32, 1700}
-	vega10 = shape{"gfx900_vega10", "gfx900", 4, 64, 16, 1500}
+	mi210  = shape{"gfx90a_mi210", "gfx90a", 8, 104, 32, 1700, 1}
+	vega10 = shape{"gfx900_vega10", "gfx900", 4, 64, 16, 1500, 1}
+	// Only through the standalone interpreter: ROCR 5.2.3 has no gfx942.
+	mi300x = shape{"gfx942_mi300x", "gfx942", 4, 38, 16, 2100, 8}
 )
 
 // expected restates the documented counter model for one dispatch of grid
 // work-items in workgroups of wg (1-D, wave size 64) at SE se / instance inst.
-func (a shape) expected(counter string, grid, wg, se, inst int) uint64 {
+func (a shape) expected(counter string, grid, wg, xcd, se, inst int) uint64 {
 	wgs := (grid + wg - 1) / wg
 	wpg := (wg + 63) / 64
 	waves := wgs * wpg
@@ -67,9 +70,11 @@ func (a shape) expected(counter string, grid, wg, se, inst int) uint64 {
 		}
 		return v
 	}
-	wavesSE := share(wgs, a.se, se) * wpg
+	// Workgroup i runs on XCC (i mod X), then SE ((i div X) mod S).
+	wgsX := share(wgs, a.xcc, xcd)
+	wavesSE := share(wgsX, a.se, se) * wpg
 	cycles := uint64(baseNs+waveNs*waves) * uint64(a.clockMHz) / 1000
-	req := share(4*waves, a.tcc, inst)
+	req := share(4*wgsX*wpg, a.tcc, inst)
 	miss := (req + 3) / 4
 	switch counter {
 	case "SQ_WAVES", "SQ_LEVEL_WAVES":
@@ -97,6 +102,7 @@ func (a shape) expected(counter string, grid, wg, se, inst int) uint64 {
 // buffer holds exactly the modelled values.
 func TestGoldenPMCPackets(t *testing.T) {
 	driver := artefact(t, "vgpu-tests/pmc_golden")
+	standalone := artefact(t, "vgpu-tests/pm4_standalone")
 	cases := []struct {
 		agent    shape
 		set      string
@@ -114,6 +120,10 @@ func TestGoldenPMCPackets(t *testing.T) {
 		{vega10, "grbm_count_gui_active", 4096, 64},
 		{vega10, "l2_hit_miss", 65536, 256},
 		{vega10, "sq_insts_valu_salu", 777, 128},
+		{mi300x, "sq_waves", 12345, 64},
+		{mi300x, "grbm_count_gui_active", 65536, 256},
+		{mi300x, "l2_hit_miss", 50000, 128},
+		{mi300x, "sq_insts_valu_salu", 9999, 192},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s/grid%d/wg%d", c.agent.arch, c.set, c.grid, c.wg), func(t *testing.T) {
@@ -126,8 +136,16 @@ func TestGoldenPMCPackets(t *testing.T) {
 			var g goldenSet
 			require.NoError(t, json.Unmarshal(raw, &g))
 			log := filepath.Join(t.TempDir(), "vgpu.jsonl")
-			r := run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_ARCH=" + c.agent.arch}, driver, base+".aql.bin", base+".cmdbuf.bin",
-				g.CmdbufAddr, g.OutAddr, strconv.Itoa(g.OutSize), strconv.Itoa(c.grid), strconv.Itoa(c.wg))
+			require.NoError(t, os.WriteFile(log, nil, 0o644))
+			args := []string{base + ".aql.bin", base + ".cmdbuf.bin", g.CmdbufAddr, g.OutAddr,
+				strconv.Itoa(g.OutSize), strconv.Itoa(c.grid), strconv.Itoa(c.wg)}
+			var r result
+			if c.agent.xcc > 1 {
+				r = run(t, time.Minute, nil, standalone, append([]string{c.agent.golden}, args...)...)
+				require.NotContains(t, r.stderr, "error", "the interpreter met an unknown opcode or register")
+			} else {
+				r = run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_ARCH=" + c.agent.arch}, driver, args...)
+			}
 			require.Equalf(t, 0, r.code, "stderr: %s", r.stderr)
 			var out []uint64
 			for _, f := range strings.Fields(r.stdout) {
@@ -145,15 +163,18 @@ func TestGoldenPMCPackets(t *testing.T) {
 					}
 				}
 				require.NotEmpty(t, name, "slot %d: no event %d", it.Slot, it.EventID)
-				se, inst := 0, it.BlockIndex
+				xcd, se, inst := 0, 0, it.BlockIndex
 				for _, co := range it.Coords {
-					if co.Name == "SE" {
+					switch co.Name {
+					case "SE":
 						se = co.Coord
+					case "XCD":
+						xcd = co.Coord
 					}
 				}
-				want := c.agent.expected(name, c.grid, c.wg, se, inst)
+				want := c.agent.expected(name, c.grid, c.wg, xcd, se, inst)
 				require.Lessf(t, it.Slot, len(out), "output too short")
-				require.Equalf(t, want, out[it.Slot], "%s at SE %d instance %d (slot %d)", name, se, inst, it.Slot)
+				require.Equalf(t, want, out[it.Slot], "%s at XCC %d SE %d instance %d (slot %d)", name, xcd, se, inst, it.Slot)
 				if want != 0 {
 					nonzero++
 				}
@@ -170,7 +191,7 @@ func TestGoldenPMCPackets(t *testing.T) {
 func TestSQWavesPerSE(t *testing.T) {
 	total := uint64(0)
 	for se := 0; se < mi210.se; se++ {
-		v := mi210.expected("SQ_WAVES", 65536, 256, se, 0)
+		v := mi210.expected("SQ_WAVES", 65536, 256, 0, se, 0)
 		require.Positive(t, v)
 		total += v
 	}

@@ -22,10 +22,13 @@ MODELLED = ["SQ_WAVES", "SQ_LEVEL_WAVES", "SQ_BUSY_CYCLES", "SQ_BUSY_CU_CYCLES",
             "GRBM_COUNT", "GRBM_GUI_ACTIVE", "GRBM_CP_BUSY", "GRBM_SPI_BUSY", "CPC_CPC_STAT_BUSY",
             "SPI_CSN_BUSY", "SPI_CSN_WAVE", "TCC_REQ", "TCC_HIT", "TCC_MISS", "TCC_READ",
             "TCC_WRITE", "TCC_EA_RDREQ", "TCC_EA_WRREQ"]
-FAMILY = {"gfx90a": "gfx9", "gfx908": "gfx9", "gfx906": "gfx9", "gfx900": "gfx9", "gfx1030": "gfx10"}
+FAMILY = {"gfx90a": "gfx9", "gfx908": "gfx9", "gfx906": "gfx9", "gfx900": "gfx9", "gfx1030": "gfx10",
+          "gfx942": "gfx9"}
 
 ARCHES = [("gfx90a", "gfx90a_mi210"), ("gfx908", "gfx908_mi100"), ("gfx906", "gfx906_mi50"),
-          ("gfx900", "gfx900_vega10"), ("gfx1030", "gfx1030_rx6800xt")]
+          ("gfx900", "gfx900_vega10"), ("gfx1030", "gfx1030_rx6800xt"),
+          # Not runnable through ROCR 5.2.3; for the standalone interpreter (multi-XCC).
+          ("gfx942", "gfx942_mi300x")]
 
 
 def addr(r):
@@ -77,9 +80,9 @@ def main():
         for name, block, ev in evs:
             out.append('    {"%s", "%s", %d, VGPU_M_%s},' % (name, block, ev, name))
         out.append("};")
-        out.append('const struct vgpu_perf_arch vgpu_perf_%s = {"%s", %d, %d, %d, %d, %s_blocks, %d, %s_events};' % (
-            arch, label, a["se_num"], a["shader_arrays_per_se"], a["cu_num"], len(a["blocks"]), arch,
-            len(evs), arch))
+        out.append('const struct vgpu_perf_arch vgpu_perf_%s = {"%s", %d, %d, %d, %d, %d, %s_blocks, %d, %s_events};' % (
+            arch, label, a["se_num"], a["shader_arrays_per_se"], a["cu_num"], a["xcc_num"], len(a["blocks"]),
+            arch, len(evs), arch))
         out.append("")
     print("\n".join(out))
 

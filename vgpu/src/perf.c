@@ -1,8 +1,10 @@
 /* The command processor's PM4 interpreter and the perf-counter register file
  * behind it. Registers are addressed per (SE, instance) through
  * GRBM_GFX_INDEX; counters count only while CP_PERFMON_CNTL's PERFMON_STATE
- * is 1 ("counting"); a write of state 0 resets them. A single XCC is
- * modelled: PRED_EXEC runs its dwords when bit 0 of the XCC mask is set.
+ * is 1 ("counting"); a write of state 0 resets them. One instance models one
+ * XCC: PRED_EXEC runs its dwords when the instance's bit of the XCC mask is
+ * set. ROCR-emulated GPUs have one XCC; the standalone interpreter
+ * (vgpu_test_pm4_*) runs multi-XCC agents as one instance per XCC.
  * Unknown opcodes and registers are reported through vgpu_error. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -99,6 +101,7 @@ struct vgpu_perf {
   unsigned ndisp;
   struct sqtt_dispatch disp[MAX_SQTT_DISPATCH];
   uint64_t queue_id;
+  unsigned xcc_id;
 };
 
 static int ref_cmp(const void *a, const void *b) {
@@ -119,10 +122,10 @@ struct vgpu_perf *vgpu_perf_new(const struct vgpu_perf_arch *pa, unsigned gfx_le
   pthread_mutex_init(&p->lock, NULL);
   p->pa = pa;
   p->gfx = gfx_level;
-  unsigned tcc = 1;
+  unsigned tcc = 1, xcc = pa->xcc ? pa->xcc : 1;
   for (unsigned b = 0; b < pa->nblocks; b++)
     if (!strcmp(pa->blocks[b].name, "TCC")) tcc = pa->blocks[b].instances;
-  p->shape = (struct vgpu_model_shape){pa->se, pa->cu, tcc, clock_mhz};
+  p->shape = (struct vgpu_model_shape){pa->se / xcc, pa->cu / xcc, tcc, clock_mhz};
   p->named = gfx_level >= 10 ? gfx10_regs : gfx9_regs;
   p->blocks = calloc(pa->nblocks, sizeof *p->blocks);
   unsigned maxrefs = 0;
@@ -132,7 +135,7 @@ struct vgpu_perf *vgpu_perf_new(const struct vgpu_perf_arch *pa, unsigned gfx_le
   for (unsigned b = 0; b < pa->nblocks; b++) {
     const struct vgpu_perf_block *bl = &pa->blocks[b];
     struct block_state *bs = &p->blocks[b];
-    bs->ses = (bl->attr & 0x2) ? pa->se : 1; /* "Se" attribute: one copy per shader engine */
+    bs->ses = (bl->attr & 0x2) ? p->shape.se : 1; /* "Se" attribute: one copy per shader engine */
     bs->insts = bl->instances ? bl->instances : 1;
     unsigned n = bs->ses * bs->insts;
     for (unsigned c = 0; c < bl->ncounters && c < MAX_COUNTERS; c++) {
@@ -244,7 +247,7 @@ static uint32_t counter_read(struct vgpu_perf *p, const struct reg_ref *r) {
 static unsigned sqtt_se_sel(struct vgpu_perf *p, unsigned *s0, unsigned *s1) {
   if (se_bcast(p->grbm)) {
     *s0 = 0;
-    *s1 = p->pa->se;
+    *s1 = p->shape.se;
   } else {
     *s0 = se_index(p->grbm);
     *s1 = *s0 + 1;
@@ -260,7 +263,7 @@ static unsigned sqtt_se_sel(struct vgpu_perf *p, unsigned *s0, unsigned *s1) {
  *   one 32-byte record per dispatch: u64 kernel_object, u64 waves on this SE,
  *           u64 modelled duration in ns, u64 index. */
 static void sqtt_flush(struct vgpu_perf *p) {
-  for (unsigned s = 0; s < p->pa->se && s < MAX_SE; s++) {
+  for (unsigned s = 0; s < p->shape.se && s < MAX_SE; s++) {
     struct sqtt_se *t = &p->sqtt[s];
     if (!t->programmed) continue;
     uint64_t addr, size;
@@ -277,7 +280,7 @@ static void sqtt_flush(struct vgpu_perf *p) {
     uint64_t waves = 0;
     struct vgpu_model_shape sh = p->shape;
     (void)sh;
-    for (unsigned i = 0; i < p->ndisp; i++) waves += p->disp[i].waves / p->pa->se + (s < p->disp[i].waves % p->pa->se);
+    for (unsigned i = 0; i < p->ndisp; i++) waves += p->disp[i].waves / p->shape.se + (s < p->disp[i].waves % p->shape.se);
     memcpy(hdr + 24, &waves, 8);
     uint64_t need = 32 + ((t->nuser * 4 + 31) / 32) * 32 + 32ull * p->ndisp;
     if (!addr || need > size) {
@@ -294,7 +297,7 @@ static void sqtt_flush(struct vgpu_perf *p) {
     off += ((t->nuser * 4 + 31) / 32) * 32;
     for (unsigned i = 0; i < p->ndisp; i++) {
       uint64_t rec[4] = {p->disp[i].kernel_object,
-                         p->disp[i].waves / p->pa->se + (s < p->disp[i].waves % p->pa->se),
+                         p->disp[i].waves / p->shape.se + (s < p->disp[i].waves % p->shape.se),
                          p->disp[i].duration_ns, i};
       memcpy(out + off, rec, 32);
       off += 32;
@@ -548,7 +551,7 @@ static int run_ib(struct vgpu_perf *p, const uint32_t *ib, uint32_t ndw, int dep
     case 0x1e: break; /* ATOMIC_MEM: the virtual CP is serialised, a mutex is always free */
     case 0x23: {      /* PRED_EXEC */
       uint32_t n = b[0] & 0x3fff, mask = b[0] >> 24;
-      if (!(mask & 1)) i += n; /* skip the covered dwords: XCC 0 not selected */
+      if (!((mask >> p->xcc_id) & 1)) i += n; /* this XCC is not selected: skip the covered dwords */
       break;
     }
     case 0x3c: { /* WAIT_REG_MEM */
@@ -582,6 +585,67 @@ int vgpu_perf_pm4(struct vgpu_perf *p, uint64_t queue_id, const uint32_t *ib, ui
   int rc = run_ib(p, ib, ndw, depth);
   pthread_mutex_unlock(&p->lock);
   return rc;
+}
+
+/* --- standalone interpreter (exported for tests) ---------------------------------
+ * Runs PM4 for any architecture in the generated table, including multi-XCC
+ * ones ROCR 5.2.3 cannot emulate: one register file per XCC, every IB runs
+ * once per XCC, and workgroup i of a dispatch goes to XCC (i mod X), then
+ * SE ((i div X) mod S) inside it. */
+
+struct vgpu_test_pm4 {
+  unsigned nxcc;
+  struct vgpu_perf *xcc[16];
+};
+
+static const struct {
+  const struct vgpu_perf_arch *pa;
+  unsigned gfx, clock_mhz;
+} standalone_arches[] = {
+    {&vgpu_perf_gfx90a, 9, 1700}, {&vgpu_perf_gfx908, 9, 1502},   {&vgpu_perf_gfx906, 9, 1725},
+    {&vgpu_perf_gfx900, 9, 1500}, {&vgpu_perf_gfx1030, 10, 2250}, {&vgpu_perf_gfx942, 9, 2100},
+};
+
+struct vgpu_test_pm4 *vgpu_test_pm4_new(const char *label) {
+  for (size_t k = 0; k < sizeof standalone_arches / sizeof standalone_arches[0]; k++) {
+    const struct vgpu_perf_arch *pa = standalone_arches[k].pa;
+    if (strcmp(pa->label, label)) continue;
+    struct vgpu_test_pm4 *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->nxcc = pa->xcc ? pa->xcc : 1;
+    if (t->nxcc > 16) t->nxcc = 16;
+    for (unsigned x = 0; x < t->nxcc; x++) {
+      t->xcc[x] = vgpu_perf_new(pa, standalone_arches[k].gfx, standalone_arches[k].clock_mhz);
+      if (!t->xcc[x]) return NULL;
+      t->xcc[x]->xcc_id = x;
+    }
+    return t;
+  }
+  return NULL;
+}
+
+int vgpu_test_pm4_run(struct vgpu_test_pm4 *t, const uint32_t *ib, uint32_t ndw) {
+  int rc = 0;
+  for (unsigned x = 0; x < t->nxcc; x++) rc |= vgpu_perf_pm4(t->xcc[x], 0, ib, ndw, 0);
+  return rc;
+}
+
+void vgpu_test_pm4_dispatch(struct vgpu_test_pm4 *t, uint32_t grid, uint32_t wg) {
+  struct vgpu_dispatch_info d;
+  memset(&d, 0, sizeof d);
+  d.grid[0] = grid;
+  d.grid[1] = d.grid[2] = 1;
+  d.wg[0] = wg ? wg : 1;
+  d.wg[1] = d.wg[2] = 1;
+  d.wave_size = 64;
+  uint64_t wgs = (grid + d.wg[0] - 1) / d.wg[0], wpg = (d.wg[0] + 63) / 64;
+  d.duration_ns = 2000 + 8 * wgs * wpg; /* the default duration model */
+  for (unsigned x = 0; x < t->nxcc; x++) {
+    struct vgpu_dispatch_info dx = d;
+    dx.workgroups = wgs / t->nxcc + (x < wgs % t->nxcc ? 1 : 0);
+    dx.waves = dx.workgroups * wpg;
+    vgpu_perf_dispatch(t->xcc[x], &dx);
+  }
 }
 
 /* --- per-GPU instances for the thunk --------------------------------------------- */

@@ -38,7 +38,8 @@ struct vgpu_perf_event {
 
 struct vgpu_perf_arch {
   const char *label;
-  unsigned se, sa_per_se, cu;
+  unsigned se, sa_per_se, cu; /* totals over all XCCs, as AQLprofile reports them */
+  unsigned xcc;
   unsigned nblocks;
   const struct vgpu_perf_block *blocks;
   unsigned nevents;
@@ -46,5 +47,5 @@ struct vgpu_perf_arch {
 };
 
 extern const struct vgpu_perf_arch vgpu_perf_gfx90a, vgpu_perf_gfx908, vgpu_perf_gfx906,
-    vgpu_perf_gfx900, vgpu_perf_gfx1030;
+    vgpu_perf_gfx900, vgpu_perf_gfx1030, vgpu_perf_gfx942;
 #endif

@@ -167,7 +167,7 @@ static const struct vgpu_perf_event gfx90a_events[] = {
     {"TCC_REQ", "TCC", 3, VGPU_M_TCC_REQ},
     {"TCC_WRITE", "TCC", 13, VGPU_M_TCC_WRITE},
 };
-const struct vgpu_perf_arch vgpu_perf_gfx90a = {"gfx90a_mi210", 8, 1, 104, 19, gfx90a_blocks, 28, gfx90a_events};
+const struct vgpu_perf_arch vgpu_perf_gfx90a = {"gfx90a_mi210", 8, 1, 104, 1, 19, gfx90a_blocks, 28, gfx90a_events};
 
 static const struct vgpu_perf_counter gfx908_CPC[] = {
     {0xd809, 0x0, 0xd006, 0xd007, 0xd804},
@@ -334,7 +334,7 @@ static const struct vgpu_perf_event gfx908_events[] = {
     {"TCC_REQ", "TCC", 3, VGPU_M_TCC_REQ},
     {"TCC_WRITE", "TCC", 13, VGPU_M_TCC_WRITE},
 };
-const struct vgpu_perf_arch vgpu_perf_gfx908 = {"gfx908_mi100", 8, 1, 120, 19, gfx908_blocks, 28, gfx908_events};
+const struct vgpu_perf_arch vgpu_perf_gfx908 = {"gfx908_mi100", 8, 1, 120, 1, 19, gfx908_blocks, 28, gfx908_events};
 
 static const struct vgpu_perf_counter gfx906_CPC[] = {
     {0xd809, 0x0, 0xd006, 0xd007, 0xd804},
@@ -486,7 +486,7 @@ static const struct vgpu_perf_event gfx906_events[] = {
     {"TCC_HIT", "TCC", 20, VGPU_M_TCC_HIT},
     {"TCC_MISS", "TCC", 22, VGPU_M_TCC_MISS},
 };
-const struct vgpu_perf_arch vgpu_perf_gfx906 = {"gfx906_mi50", 4, 1, 60, 19, gfx906_blocks, 13, gfx906_events};
+const struct vgpu_perf_arch vgpu_perf_gfx906 = {"gfx906_mi50", 4, 1, 60, 1, 19, gfx906_blocks, 13, gfx906_events};
 
 static const struct vgpu_perf_counter gfx900_CPC[] = {
     {0xd809, 0x0, 0xd006, 0xd007, 0xd804},
@@ -638,7 +638,7 @@ static const struct vgpu_perf_event gfx900_events[] = {
     {"TCC_HIT", "TCC", 20, VGPU_M_TCC_HIT},
     {"TCC_MISS", "TCC", 22, VGPU_M_TCC_MISS},
 };
-const struct vgpu_perf_arch vgpu_perf_gfx900 = {"gfx900_vega10", 4, 1, 64, 19, gfx900_blocks, 13, gfx900_events};
+const struct vgpu_perf_arch vgpu_perf_gfx900 = {"gfx900_vega10", 4, 1, 64, 1, 19, gfx900_blocks, 13, gfx900_events};
 
 static const struct vgpu_perf_counter gfx1030_CPC[] = {
     {0xd809, 0x0, 0xd006, 0xd007, 0x0},
@@ -753,5 +753,172 @@ static const struct vgpu_perf_event gfx1030_events[] = {
     {"SQ_WAVES", "SQ", 4, VGPU_M_SQ_WAVES},
     {"SQ_WAVE_CYCLES", "SQ", 26, VGPU_M_SQ_WAVE_CYCLES},
 };
-const struct vgpu_perf_arch vgpu_perf_gfx1030 = {"gfx1030_rx6800xt", 4, 2, 72, 15, gfx1030_blocks, 12, gfx1030_events};
+const struct vgpu_perf_arch vgpu_perf_gfx1030 = {"gfx1030_rx6800xt", 4, 2, 72, 1, 15, gfx1030_blocks, 12, gfx1030_events};
+
+static const struct vgpu_perf_counter gfx942_CPC[] = {
+    {0xd809, 0x0, 0xd006, 0xd007, 0xd804},
+    {0xd803, 0x0, 0xd004, 0xd005, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_CPF[] = {
+    {0xd807, 0x0, 0xd00a, 0xd00b, 0xd806},
+    {0xd805, 0x0, 0xd008, 0xd009, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_GDS[] = {
+    {0xda80, 0x0, 0xd280, 0xd281, 0xda84},
+    {0xda81, 0x0, 0xd282, 0xd283, 0x0},
+    {0xda82, 0x0, 0xd284, 0xd285, 0x0},
+    {0xda83, 0x0, 0xd286, 0xd287, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_GRBM[] = {
+    {0xd840, 0x0, 0xd040, 0xd041, 0x0},
+    {0xd841, 0x0, 0xd043, 0xd044, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_GRBM_SE[] = {
+    {0xd842, 0x0, 0xd045, 0xd046, 0x0},
+    {0xd843, 0x0, 0xd047, 0xd048, 0x0},
+    {0xd844, 0x0, 0xd049, 0xd04a, 0x0},
+    {0xd845, 0x0, 0xd04b, 0xd04c, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_SPI[] = {
+    {0xd980, 0x0, 0xd181, 0xd180, 0xd984},
+    {0xd981, 0x0, 0xd183, 0xd182, 0xd985},
+    {0xd982, 0x0, 0xd185, 0xd184, 0xd986},
+    {0xd983, 0x0, 0xd187, 0xd186, 0xd987},
+    {0xd988, 0x0, 0xd189, 0xd188, 0x0},
+    {0xd989, 0x0, 0xd18b, 0xd18a, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_SQ[] = {
+    {0xd9c0, 0xd9e0, 0xd1c0, 0xd1c1, 0x0},
+    {0xd9c1, 0xd9e0, 0xd1c2, 0xd1c3, 0x0},
+    {0xd9c2, 0xd9e0, 0xd1c4, 0xd1c5, 0x0},
+    {0xd9c3, 0xd9e0, 0xd1c6, 0xd1c7, 0x0},
+    {0xd9c4, 0xd9e0, 0xd1c8, 0xd1c9, 0x0},
+    {0xd9c5, 0xd9e0, 0xd1ca, 0xd1cb, 0x0},
+    {0xd9c6, 0xd9e0, 0xd1cc, 0xd1cd, 0x0},
+    {0xd9c7, 0xd9e0, 0xd1ce, 0xd1cf, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_SQ_CS[] = {
+    {0xd9c0, 0xd9e0, 0xd1c0, 0xd1c1, 0x0},
+    {0xd9c1, 0xd9e0, 0xd1c2, 0xd1c3, 0x0},
+    {0xd9c2, 0xd9e0, 0xd1c4, 0xd1c5, 0x0},
+    {0xd9c3, 0xd9e0, 0xd1c6, 0xd1c7, 0x0},
+    {0xd9c4, 0xd9e0, 0xd1c8, 0xd1c9, 0x0},
+    {0xd9c5, 0xd9e0, 0xd1ca, 0xd1cb, 0x0},
+    {0xd9c6, 0xd9e0, 0xd1cc, 0xd1cd, 0x0},
+    {0xd9c7, 0xd9e0, 0xd1ce, 0xd1cf, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_SX[] = {
+    {0xda40, 0x0, 0xd240, 0xd241, 0xda44},
+    {0xda41, 0x0, 0xd242, 0xd243, 0xda45},
+    {0xda42, 0x0, 0xd244, 0xd245, 0x0},
+    {0xda43, 0x0, 0xd246, 0xd247, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_TA[] = {
+    {0xdac0, 0x0, 0xd2c0, 0xd2c1, 0xdac1},
+    {0xdac2, 0x0, 0xd2c2, 0xd2c3, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_TCA[] = {
+    {0xdb90, 0x0, 0xd390, 0xd391, 0xdb91},
+    {0xdb92, 0x0, 0xd392, 0xd393, 0xdb93},
+    {0xdb94, 0x0, 0xd394, 0xd395, 0x0},
+    {0xdb95, 0x0, 0xd396, 0xd397, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_TCC[] = {
+    {0xdb80, 0x0, 0xd380, 0xd381, 0xdb81},
+    {0xdb82, 0x0, 0xd382, 0xd383, 0xdb83},
+    {0xdb84, 0x0, 0xd384, 0xd385, 0x0},
+    {0xdb85, 0x0, 0xd386, 0xd387, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_TCP[] = {
+    {0xdb40, 0x0, 0xd340, 0xd341, 0xdb41},
+    {0xdb42, 0x0, 0xd342, 0xd343, 0xdb43},
+    {0xdb44, 0x0, 0xd344, 0xd345, 0x0},
+    {0xdb45, 0x0, 0xd346, 0xd347, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_TD[] = {
+    {0xdb00, 0x0, 0xd300, 0xd301, 0xdb01},
+    {0xdb02, 0x0, 0xd302, 0xd303, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_MCVML2[] = {
+    {0xdd4c, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd4d, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd4e, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd4f, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd50, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd51, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd52, 0xdd54, 0xd508, 0xd509, 0x0},
+    {0xdd53, 0xdd54, 0xd508, 0xd509, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_ATC[] = {
+    {0xc3e, 0xc42, 0xc43, 0xc44, 0x0},
+    {0xc3f, 0xc42, 0xc43, 0xc44, 0x0},
+    {0xc40, 0xc42, 0xc43, 0xc44, 0x0},
+    {0xc41, 0xc42, 0xc43, 0xc44, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_ATCL2[] = {
+    {0xdd40, 0xdd42, 0xd500, 0xd501, 0x0},
+    {0xdd41, 0xdd42, 0xd500, 0xd501, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_GCEA[] = {
+    {0x2afe, 0x2700, 0x2afc, 0x2afd, 0x0},
+    {0x2aff, 0x2700, 0x2afc, 0x2afd, 0x0},
+};
+static const struct vgpu_perf_counter gfx942_RPB[] = {
+    {0xd03, 0xd07, 0xd01, 0xd02, 0x0},
+    {0xd04, 0xd07, 0xd01, 0xd02, 0x0},
+    {0xd05, 0xd07, 0xd01, 0xd02, 0x0},
+    {0xd06, 0xd07, 0xd01, 0xd02, 0x0},
+};
+static const struct vgpu_perf_block gfx942_blocks[] = {
+    {"CPC", 1, 2, 0x1001, 0x000003ff, gfx942_CPC},
+    {"CPF", 1, 2, 0x1001, 0x000003ff, gfx942_CPF},
+    {"GDS", 1, 4, 0x1001, 0x00000000, gfx942_GDS},
+    {"GRBM", 1, 2, 0x8001, 0x0000003f, gfx942_GRBM},
+    {"GRBM_SE", 1, 4, 0x1, 0x0000003f, gfx942_GRBM_SE},
+    {"SPI", 1, 6, 0x80002, 0x000003ff, gfx942_SPI},
+    {"SQ", 1, 8, 0x6, 0x000001ff, gfx942_SQ},
+    {"SQ_CS", 1, 8, 0x6, 0x000001ff, gfx942_SQ_CS},
+    {"SX", 1, 4, 0xa, 0x00000000, gfx942_SX},
+    {"TA", 16, 2, 0x402, 0x000000ff, gfx942_TA},
+    {"TCA", 32, 4, 0x1401, 0x000003ff, gfx942_TCA},
+    {"TCC", 16, 4, 0x1401, 0x000003ff, gfx942_TCC},
+    {"TCP", 16, 4, 0x402, 0x000003ff, gfx942_TCP},
+    {"TD", 16, 2, 0x402, 0x000000ff, gfx942_TD},
+    {"MCVML2", 1, 8, 0x10, 0x000000ff, gfx942_MCVML2},
+    {"ATC", 4, 4, 0x440000, 0x000000ff, gfx942_ATC},
+    {"ATCL2", 1, 2, 0x10, 0x000000ff, gfx942_ATCL2},
+    {"GCEA", 32, 2, 0x10, 0x000000ff, gfx942_GCEA},
+    {"RPB", 4, 4, 0x240000, 0x000000ff, gfx942_RPB},
+};
+static const struct vgpu_perf_event gfx942_events[] = {
+    {"CPC_CPC_STAT_BUSY", "CPC", 25, VGPU_M_CPC_CPC_STAT_BUSY},
+    {"GRBM_COUNT", "GRBM", 0, VGPU_M_GRBM_COUNT},
+    {"GRBM_CP_BUSY", "GRBM", 3, VGPU_M_GRBM_CP_BUSY},
+    {"GRBM_GUI_ACTIVE", "GRBM", 2, VGPU_M_GRBM_GUI_ACTIVE},
+    {"GRBM_SPI_BUSY", "GRBM", 11, VGPU_M_GRBM_SPI_BUSY},
+    {"SPI_CSN_BUSY", "SPI", 48, VGPU_M_SPI_CSN_BUSY},
+    {"SPI_CSN_WAVE", "SPI", 52, VGPU_M_SPI_CSN_WAVE},
+    {"SQ_BUSY_CU_CYCLES", "SQ", 13, VGPU_M_SQ_BUSY_CU_CYCLES},
+    {"SQ_BUSY_CYCLES", "SQ", 3, VGPU_M_SQ_BUSY_CYCLES},
+    {"SQ_INSTS", "SQ", 25, VGPU_M_SQ_INSTS},
+    {"SQ_INSTS_BRANCH", "SQ", 69, VGPU_M_SQ_INSTS_BRANCH},
+    {"SQ_INSTS_LDS", "SQ", 65, VGPU_M_SQ_INSTS_LDS},
+    {"SQ_INSTS_SALU", "SQ", 60, VGPU_M_SQ_INSTS_SALU},
+    {"SQ_INSTS_SMEM", "SQ", 61, VGPU_M_SQ_INSTS_SMEM},
+    {"SQ_INSTS_VALU", "SQ", 26, VGPU_M_SQ_INSTS_VALU},
+    {"SQ_INSTS_VMEM", "SQ", 59, VGPU_M_SQ_INSTS_VMEM},
+    {"SQ_INSTS_VMEM_RD", "SQ", 58, VGPU_M_SQ_INSTS_VMEM_RD},
+    {"SQ_INSTS_VMEM_WR", "SQ", 57, VGPU_M_SQ_INSTS_VMEM_WR},
+    {"SQ_LEVEL_WAVES", "SQ", 5, VGPU_M_SQ_LEVEL_WAVES},
+    {"SQ_WAVES", "SQ", 4, VGPU_M_SQ_WAVES},
+    {"SQ_WAVE_CYCLES", "SQ", 79, VGPU_M_SQ_WAVE_CYCLES},
+    {"TCC_EA_RDREQ", "TCC", 41, VGPU_M_TCC_EA_RDREQ},
+    {"TCC_EA_WRREQ", "TCC", 29, VGPU_M_TCC_EA_WRREQ},
+    {"TCC_HIT", "TCC", 17, VGPU_M_TCC_HIT},
+    {"TCC_MISS", "TCC", 19, VGPU_M_TCC_MISS},
+    {"TCC_READ", "TCC", 12, VGPU_M_TCC_READ},
+    {"TCC_REQ", "TCC", 3, VGPU_M_TCC_REQ},
+    {"TCC_WRITE", "TCC", 13, VGPU_M_TCC_WRITE},
+};
+const struct vgpu_perf_arch vgpu_perf_gfx942 = {"gfx942_mi300x", 32, 1, 304, 8, 19, gfx942_blocks, 28, gfx942_events};
 
