@@ -17,6 +17,8 @@ type Process struct {
 	End      int64
 	// Rank is the MPI/SLURM rank from the process environment, -1 if none.
 	Rank int
+	// Environment is the environment JSON object as stored.
+	Environment string
 }
 
 // Agent is one rocpd_info_agent row.
@@ -26,6 +28,11 @@ type Agent struct {
 	Absolute  int64
 	Logical   int64
 	TypeIndex int64
+	UUID      int64
+	Name      string
+	Model     string
+	Vendor    string
+	Product   string
 }
 
 // KernelSymbol is one rocpd_info_kernel_symbol row.
@@ -38,6 +45,9 @@ type KernelSymbol struct {
 	SGPRCount        int64
 	ArchVGPRCount    int64
 	AccumVGPRCount   int64
+	CodeObjectID     int64
+	KernelObject     int64
+	KernargSize      int64
 }
 
 // Name returns the name summaries group by: the display name, else the
@@ -124,13 +134,13 @@ func (db *DB) LoadInfo(im Image) (*Info, error) {
 		return nil, err
 	}
 	err = db.each(`SELECT p.id, p.pid, COALESCE(p.ppid, 0), COALESCE(n.hostname, ''), COALESCE(p.command, ''),
-  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), `+rankExpr()+`
+  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), `+rankExpr()+`, COALESCE(p.environment, '{}')
 FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("rocpd_info_node"))+` n ON n.id = p.nid`,
 		func(r *sql.Rows) error {
 			p := &Process{GUID: im.GUID, Rank: -1}
 			var id int64
 			var rank sql.NullString
-			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &rank); err != nil {
+			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &rank, &p.Environment); err != nil {
 				return err
 			}
 			if rank.Valid {
@@ -145,9 +155,11 @@ FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("roc
 		return nil, err
 	}
 	err = db.each(`SELECT id, COALESCE(type, ''), COALESCE(absolute_index, id), COALESCE(logical_index, id),
-  COALESCE(type_index, 0) FROM `+quote(im.Table("rocpd_info_agent")), func(r *sql.Rows) error {
+  COALESCE(type_index, 0), COALESCE(uuid, 0), COALESCE(name, ''), COALESCE(model_name, ''),
+  COALESCE(vendor_name, ''), COALESCE(product_name, '') FROM `+quote(im.Table("rocpd_info_agent")), func(r *sql.Rows) error {
 		a := &Agent{}
-		if err := r.Scan(&a.ID, &a.Type, &a.Absolute, &a.Logical, &a.TypeIndex); err != nil {
+		if err := r.Scan(&a.ID, &a.Type, &a.Absolute, &a.Logical, &a.TypeIndex, &a.UUID, &a.Name, &a.Model,
+			&a.Vendor, &a.Product); err != nil {
 			return err
 		}
 		in.Agents[a.ID] = a
@@ -158,10 +170,11 @@ FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("roc
 	}
 	err = db.each(`SELECT id, COALESCE(display_name, ''), COALESCE(kernel_name, ''), COALESCE(group_segment_size, 0),
   COALESCE(private_segment_size, 0), COALESCE(sgpr_count, 0), COALESCE(arch_vgpr_count, 0),
-  COALESCE(accum_vgpr_count, 0) FROM `+quote(im.Table("rocpd_info_kernel_symbol")), func(r *sql.Rows) error {
+  COALESCE(accum_vgpr_count, 0), code_object_id, COALESCE(kernel_object, 0), COALESCE(kernarg_segment_size, 0)
+FROM `+quote(im.Table("rocpd_info_kernel_symbol")), func(r *sql.Rows) error {
 		k := &KernelSymbol{}
 		if err := r.Scan(&k.ID, &k.DisplayName, &k.KernelName, &k.GroupSegmentSize, &k.PrivateSegment,
-			&k.SGPRCount, &k.ArchVGPRCount, &k.AccumVGPRCount); err != nil {
+			&k.SGPRCount, &k.ArchVGPRCount, &k.AccumVGPRCount, &k.CodeObjectID, &k.KernelObject, &k.KernargSize); err != nil {
 			return err
 		}
 		in.Symbols[k.ID] = k

@@ -53,7 +53,8 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ROCpd database %s: %w", path, err)
 	}
-	sdb.SetMaxOpenConns(1)
+	// Two connections: Regions reads two tables side by side.
+	sdb.SetMaxOpenConns(2)
 	db := &DB{Path: path, SQL: sdb}
 	if err := db.findImages(); err != nil {
 		sdb.Close()
@@ -133,3 +134,7 @@ func (db *DB) hasTable(name string) bool {
 
 // quote returns an SQL identifier in double quotes.
 func quote(id string) string { return `"` + strings.ReplaceAll(id, `"`, `""`) + `"` }
+
+// Only returns a view of the database restricted to one image; it shares
+// the connection (do not Close it).
+func (db *DB) Only(im Image) *DB { return &DB{Path: db.Path, SQL: db.SQL, Images: []Image{im}} }

@@ -2,6 +2,7 @@ package rocpd
 
 import (
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -46,6 +47,8 @@ type Copy struct {
 	Size          int64
 	StreamID      int64
 	CorrelationID int64
+	SrcAddress    int64
+	DstAddress    int64
 }
 
 // Allocation is one rocpd_memory_allocate row (scratch included).
@@ -108,48 +111,74 @@ FROM ` + quote(in.Image.Table("rocpd_kernel_dispatch")) + ` r` + eventJoin(in.Im
 const messageExpr = `CASE WHEN e.extdata IS NULL OR e.extdata = '{}' OR NOT json_valid(e.extdata) THEN ''
   ELSE COALESCE(json_extract(e.extdata, '$.message'), '') END`
 
-// Regions streams API calls and marker ranges, then instant samples, image
-// by image.
+// Regions streams API calls and marker ranges (rocpd_region) and instants
+// (rocpd_sample), image by image. The two tables are merged by event id,
+// which both writers hand out in record order, so markers come back in the
+// order they were recorded, ranges and marks interleaved.
 func (db *DB) Regions(fn func(*Info, *Region) error) error {
-	var g Region
 	return db.scanImages(func(in *Info) error {
 		im := in.Image
-		var cat, name int64
-		q := `SELECT r.id, r.pid, r.tid, r.start, r."end", r.name_id, COALESCE(e.category_id, 0), ` + messageExpr + `,
-  COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0)
-FROM ` + quote(im.Table("rocpd_region")) + ` r` + eventJoin(im) + ` ORDER BY r.id`
-		g = Region{}
-		err := db.each(q, func(r *sql.Rows) error {
-			if err := r.Scan(&g.ID, &g.PID, &g.TID, &g.Start, &g.End, &name, &cat, &g.Message,
-				&g.CorrelationID, &g.ExternalCorrID); err != nil {
-				return err
-			}
-			g.Name, g.Category = in.String(name), in.String(cat)
-			return fn(in, &g)
-		})
+		regions, err := db.SQL.Query(`SELECT r.id, r.pid, r.tid, r.start, r."end", r.name_id, COALESCE(e.category_id, 0), ` + messageExpr + `,
+  COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0), COALESCE(r.event_id, 0)
+FROM ` + quote(im.Table("rocpd_region")) + ` r` + eventJoin(im) + ` ORDER BY r.id`)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", db.Path, err)
 		}
-		g = Region{Sample: true}
-		q = `SELECT r.id, COALESCE(t.pid, 0), COALESCE(t.tid, 0), r.timestamp, COALESCE(t.name_id, 0),
-  COALESCE(e.category_id, 0), ` + messageExpr + `, COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0)
+		defer regions.Close()
+		samples, err := db.SQL.Query(`SELECT r.id, COALESCE(t.pid, 0), COALESCE(t.tid, 0), r.timestamp, r.timestamp, COALESCE(t.name_id, 0),
+  COALESCE(e.category_id, 0), ` + messageExpr + `, COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0), COALESCE(r.event_id, 0)
 FROM ` + quote(im.Table("rocpd_sample")) + ` r LEFT JOIN ` + quote(im.Table("rocpd_track")) + ` t ON t.id = r.track_id` +
-			eventJoin(im) + ` ORDER BY r.id`
-		return db.each(q, func(r *sql.Rows) error {
-			if err := r.Scan(&g.ID, &g.PID, &g.TID, &g.Start, &name, &cat, &g.Message,
-				&g.CorrelationID, &g.ExternalCorrID); err != nil {
+			eventJoin(im) + ` ORDER BY r.id`)
+		if err != nil {
+			return fmt.Errorf("%s: %w", db.Path, err)
+		}
+		defer samples.Close()
+		type cursor struct {
+			rows  *sql.Rows
+			g     Region
+			event int64
+			ok    bool
+		}
+		next := func(c *cursor) error {
+			c.ok = c.rows.Next()
+			if !c.ok {
+				return c.rows.Err()
+			}
+			var name, cat int64
+			g := &c.g
+			if err := c.rows.Scan(&g.ID, &g.PID, &g.TID, &g.Start, &g.End, &name, &cat, &g.Message,
+				&g.CorrelationID, &g.ExternalCorrID, &c.event); err != nil {
 				return err
 			}
-			g.End = g.Start
 			g.Category = in.String(cat)
-			// A sample's own operation name is not stored; rocprofv3 only
-			// writes instants for roctxMarkA.
-			g.Name = "roctxMarkA"
-			if !strings.HasPrefix(g.Category, "MARKER") {
-				g.Name = in.String(name)
+			g.Name = in.String(name)
+			if g.Sample && strings.HasPrefix(g.Category, "MARKER") {
+				// A sample stores its track's name, not its operation;
+				// rocprofv3 writes instants only for roctxMarkA.
+				g.Name = "roctxMarkA"
 			}
-			return fn(in, &g)
-		})
+			return nil
+		}
+		r, sm := &cursor{rows: regions}, &cursor{rows: samples, g: Region{Sample: true}}
+		if err := next(r); err != nil {
+			return fmt.Errorf("%s: %w", db.Path, err)
+		}
+		if err := next(sm); err != nil {
+			return fmt.Errorf("%s: %w", db.Path, err)
+		}
+		for r.ok || sm.ok {
+			c := r
+			if !r.ok || (sm.ok && sm.event < r.event) {
+				c = sm
+			}
+			if err := fn(in, &c.g); err != nil {
+				return err
+			}
+			if err := next(c); err != nil {
+				return fmt.Errorf("%s: %w", db.Path, err)
+			}
+		}
+		return nil
 	})
 }
 
@@ -159,11 +188,12 @@ func (db *DB) Copies(fn func(*Info, *Copy) error) error {
 	return db.scanImages(func(in *Info) error {
 		var name int64
 		q := `SELECT r.id, r.pid, COALESCE(r.tid, 0), r.start, r."end", r.name_id, COALESCE(r.src_agent_id, 0),
-  COALESCE(r.dst_agent_id, 0), r.size, COALESCE(r.stream_id, 0), COALESCE(e.stack_id, 0)
+  COALESCE(r.dst_agent_id, 0), r.size, COALESCE(r.stream_id, 0), COALESCE(e.stack_id, 0),
+  COALESCE(r.src_address, 0), COALESCE(r.dst_address, 0)
 FROM ` + quote(in.Image.Table("rocpd_memory_copy")) + ` r` + eventJoin(in.Image) + ` ORDER BY r.id`
 		return db.each(q, func(r *sql.Rows) error {
 			if err := r.Scan(&c.ID, &c.PID, &c.TID, &c.Start, &c.End, &name, &c.SrcAgent, &c.DstAgent,
-				&c.Size, &c.StreamID, &c.CorrelationID); err != nil {
+				&c.Size, &c.StreamID, &c.CorrelationID, &c.SrcAddress, &c.DstAddress); err != nil {
 				return err
 			}
 			c.Direction = in.String(name)
@@ -326,4 +356,28 @@ FROM `+quote(im.Table("rocpd_region"))+` r`+eventJoin(im), row)
   COALESCE(e.category_id, 0), `+msg+`
 FROM `+quote(im.Table("rocpd_sample"))+` r LEFT JOIN `+quote(im.Table("rocpd_track"))+` t ON t.id = r.track_id`+eventJoin(im), row)
 	})
+}
+
+// CodeObject is one rocpd_info_code_object row.
+type CodeObject struct {
+	ID, AgentID                   int64
+	URI                           string
+	LoadBase, LoadSize, LoadDelta int64
+	StorageType                   string // FILE or MEMORY
+}
+
+// CodeObjects lists an image's code objects.
+func (db *DB) CodeObjects(in *Info) ([]CodeObject, error) {
+	var out []CodeObject
+	err := db.each(`SELECT id, COALESCE(agent_id, 0), COALESCE(uri, ''), COALESCE(load_base, 0), COALESCE(load_size, 0),
+  COALESCE(load_delta, 0), COALESCE(storage_type, '') FROM `+quote(in.Image.Table("rocpd_info_code_object"))+` ORDER BY id`,
+		func(r *sql.Rows) error {
+			var c CodeObject
+			if err := r.Scan(&c.ID, &c.AgentID, &c.URI, &c.LoadBase, &c.LoadSize, &c.LoadDelta, &c.StorageType); err != nil {
+				return err
+			}
+			out = append(out, c)
+			return nil
+		})
+	return out, err
 }
