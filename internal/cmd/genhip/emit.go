@@ -59,6 +59,9 @@ func emitC(fns []function, skipped []string) []byte {
 	return b.Bytes()
 }
 
+// emitWrapper writes the exported wrapper and, apart, its traced path: kept
+// out of line so that the untraced path is a branch and a tail jump, with no
+// stack frame.
 func emitWrapper(b *bytes.Buffer, f function) {
 	p := f.Proto
 	params := "void"
@@ -71,17 +74,22 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	}
 	call := fmt.Sprintf("real(%s)", strings.Join(args, ", "))
 	name := f.cName()
+	traced := "traced_" + name
+	realType := fmt.Sprintf("__typeof__(&%s)", name)
 	if name != f.Symbol {
 		fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s) __asm__(%q);\n", p.Ret, name, params, f.Symbol)
-	}
-	fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s)\n{\n", p.Ret, name, params)
-	fmt.Fprintf(b, "    __typeof__(&%s) real = (__typeof__(&%s))rpg_hip_real(%d);\n", name, name, f.ID)
-	void := p.Ret == "void"
-	if void {
-		fmt.Fprintf(b, "    if (__builtin_expect(!rpg_hip_tracing(), 1)) {\n        %s;\n        return;\n    }\n", call)
 	} else {
-		fmt.Fprintf(b, "    if (__builtin_expect(!rpg_hip_tracing(), 1))\n        return %s;\n", call)
+		// Declared before the traced path names its type (the headers do not
+		// declare the registration functions).
+		fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s);\n", p.Ret, name, params)
 	}
+	tparams := realType + " real"
+	if len(p.Params) > 0 {
+		tparams += ", " + params
+	}
+	void := p.Ret == "void"
+
+	fmt.Fprintf(b, "static __attribute__((noinline)) %s %s(%s)\n{\n", p.Ret, traced, tparams)
 	b.WriteString("    rpg_hip_call c;\n")
 	if p.Stream >= 0 {
 		fmt.Fprintf(b, "    rpg_hip_enter_stream(&c, %s, (uint64_t)(uintptr_t)a%d);\n", f.Domain, p.Stream)
@@ -111,7 +119,16 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	if !void {
 		b.WriteString("    return r;\n")
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+
+	tcall := fmt.Sprintf("%s(%s)", traced, strings.Join(append([]string{"real"}, args...), ", "))
+	fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s)\n{\n", p.Ret, name, params)
+	fmt.Fprintf(b, "    %s real = (%s)rpg_hip_real(%d);\n", realType, realType, f.ID)
+	if void {
+		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_tracing(), 0)) {\n        %s;\n        return;\n    }\n    %s;\n}\n", tcall, call)
+	} else {
+		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_tracing(), 0))\n        return %s;\n    return %s;\n}\n", tcall, call)
+	}
 }
 
 // emitMap writes the linker version script that gives every wrapper the

@@ -403,11 +403,8 @@ const rpg_hip_function rpg_hip_functions[393] = {
 };
 
 RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0, const hipResourceDesc* a1) __asm__("_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc");
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0, const hipResourceDesc* a1)
+static __attribute__((noinline)) hipError_t traced_rpg_hipw_hipCreateSurfaceObject(__typeof__(&rpg_hipw_hipCreateSurfaceObject) real, hipSurfaceObject_t* a0, const hipResourceDesc* a1)
 {
-    __typeof__(&rpg_hipw_hipCreateSurfaceObject) real = (__typeof__(&rpg_hipw_hipCreateSurfaceObject))rpg_hip_real(0);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -423,12 +420,17 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0) __asm__("_Z23hipDestroySurfaceObjectP13__hip_surface");
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0)
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0, const hipResourceDesc* a1)
 {
-    __typeof__(&rpg_hipw_hipDestroySurfaceObject) real = (__typeof__(&rpg_hipw_hipDestroySurfaceObject))rpg_hip_real(1);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&rpg_hipw_hipCreateSurfaceObject) real = (__typeof__(&rpg_hipw_hipCreateSurfaceObject))rpg_hip_real(0);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_rpg_hipw_hipCreateSurfaceObject(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0) __asm__("_Z23hipDestroySurfaceObjectP13__hip_surface");
+static __attribute__((noinline)) hipError_t traced_rpg_hipw_hipDestroySurfaceObject(__typeof__(&rpg_hipw_hipDestroySurfaceObject) real, hipSurfaceObject_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -443,12 +445,17 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12, uint32_t a13) __asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12, uint32_t a13)
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipDestroySurfaceObject(hipSurfaceObject_t a0)
 {
-    __typeof__(&rpg_hipw_hipExtModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipExtModuleLaunchKernel))rpg_hip_real(2);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+    __typeof__(&rpg_hipw_hipDestroySurfaceObject) real = (__typeof__(&rpg_hipw_hipDestroySurfaceObject))rpg_hip_real(1);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_rpg_hipw_hipDestroySurfaceObject(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12, uint32_t a13) __asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
+static __attribute__((noinline)) hipError_t traced_rpg_hipw_hipExtModuleLaunchKernel(__typeof__(&rpg_hipw_hipExtModuleLaunchKernel) real, hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12, uint32_t a13)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
@@ -476,12 +483,17 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, ui
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12) __asm__("_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_");
-RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12)
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipExtModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12, uint32_t a13)
 {
-    __typeof__(&rpg_hipw_hipHccModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipHccModuleLaunchKernel))rpg_hip_real(3);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
+    __typeof__(&rpg_hipw_hipExtModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipExtModuleLaunchKernel))rpg_hip_real(2);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_rpg_hipw_hipExtModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+}
+
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12) __asm__("_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_");
+static __attribute__((noinline)) hipError_t traced_rpg_hipw_hipHccModuleLaunchKernel(__typeof__(&rpg_hipw_hipHccModuleLaunchKernel) real, hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
@@ -508,14 +520,17 @@ RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, ui
     return r;
 }
 
-RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1, const dim3* a2, uint32_t a3, hipStream_t a4, void** a5) __asm__("_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv");
-RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1, const dim3* a2, uint32_t a3, hipStream_t a4, void** a5)
+RPG_HIP_EXPORT hipError_t rpg_hipw_hipHccModuleLaunchKernel(hipFunction_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, size_t a7, hipStream_t a8, void** a9, void** a10, hipEvent_t a11, hipEvent_t a12)
 {
-    __typeof__(&rpg_hipw_hipLaunchKernelGGLImpl) real = (__typeof__(&rpg_hipw_hipLaunchKernelGGLImpl))rpg_hip_real(4);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5);
-        return;
-    }
+    __typeof__(&rpg_hipw_hipHccModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipHccModuleLaunchKernel))rpg_hip_real(3);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_rpg_hipw_hipHccModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
+}
+
+RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1, const dim3* a2, uint32_t a3, hipStream_t a4, void** a5) __asm__("_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv");
+static __attribute__((noinline)) void traced_rpg_hipw_hipLaunchKernelGGLImpl(__typeof__(&rpg_hipw_hipLaunchKernelGGLImpl) real, uintptr_t a0, const dim3* a1, const dim3* a2, uint32_t a3, hipStream_t a4, void** a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     real(a0, a1, a2, a3, a4, a5);
@@ -534,13 +549,19 @@ RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1
     }
 }
 
-RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
+RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uintptr_t a0, const dim3* a1, const dim3* a2, uint32_t a3, hipStream_t a4, void** a5)
 {
-    __typeof__(&__hipGetPCH) real = (__typeof__(&__hipGetPCH))rpg_hip_real(5);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1);
+    __typeof__(&rpg_hipw_hipLaunchKernelGGLImpl) real = (__typeof__(&rpg_hipw_hipLaunchKernelGGLImpl))rpg_hip_real(4);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced_rpg_hipw_hipLaunchKernelGGLImpl(real, a0, a1, a2, a3, a4, a5);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1);
+static __attribute__((noinline)) void traced___hipGetPCH(__typeof__(&__hipGetPCH) real, const char** a0, unsigned int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1);
@@ -555,11 +576,19 @@ RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
     }
 }
 
-RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* a2, hipStream_t* a3)
+RPG_HIP_EXPORT void __hipGetPCH(const char** a0, unsigned int* a1)
 {
-    __typeof__(&__hipPopCallConfiguration) real = (__typeof__(&__hipPopCallConfiguration))rpg_hip_real(6);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&__hipGetPCH) real = (__typeof__(&__hipGetPCH))rpg_hip_real(5);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipGetPCH(real, a0, a1);
+        return;
+    }
+    real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* a2, hipStream_t* a3);
+static __attribute__((noinline)) hipError_t traced___hipPopCallConfiguration(__typeof__(&__hipPopCallConfiguration) real, dim3* a0, dim3* a1, size_t* a2, hipStream_t* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     hipError_t r = real(a0, a1, a2, a3);
@@ -577,11 +606,17 @@ RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t __hipPopCallConfiguration(dim3* a0, dim3* a1, size_t* a2, hipStream_t* a3)
 {
-    __typeof__(&__hipPushCallConfiguration) real = (__typeof__(&__hipPushCallConfiguration))rpg_hip_real(7);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&__hipPopCallConfiguration) real = (__typeof__(&__hipPopCallConfiguration))rpg_hip_real(6);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced___hipPopCallConfiguration(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced___hipPushCallConfiguration(__typeof__(&__hipPushCallConfiguration) real, dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_COMPILER, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -599,11 +634,17 @@ RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2
     return r;
 }
 
-RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0)
+RPG_HIP_EXPORT hipError_t __hipPushCallConfiguration(dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&__hipRegisterFatBinary) real = (__typeof__(&__hipRegisterFatBinary))rpg_hip_real(8);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&__hipPushCallConfiguration) real = (__typeof__(&__hipPushCallConfiguration))rpg_hip_real(7);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced___hipPushCallConfiguration(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0);
+static __attribute__((noinline)) void** traced___hipRegisterFatBinary(__typeof__(&__hipRegisterFatBinary) real, const void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     void** r = real(a0);
@@ -618,13 +659,17 @@ RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, const char* a3, unsigned int a4, uint3* a5, uint3* a6, dim3* a7, dim3* a8, int* a9)
+RPG_HIP_EXPORT void** __hipRegisterFatBinary(const void* a0)
 {
-    __typeof__(&__hipRegisterFunction) real = (__typeof__(&__hipRegisterFunction))rpg_hip_real(9);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
-        return;
-    }
+    __typeof__(&__hipRegisterFatBinary) real = (__typeof__(&__hipRegisterFatBinary))rpg_hip_real(8);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced___hipRegisterFatBinary(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, const char* a3, unsigned int a4, uint3* a5, uint3* a6, dim3* a7, dim3* a8, int* a9);
+static __attribute__((noinline)) void traced___hipRegisterFunction(__typeof__(&__hipRegisterFunction) real, void** a0, const void* a1, char* a2, const char* a3, unsigned int a4, uint3* a5, uint3* a6, dim3* a7, dim3* a8, int* a9)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
@@ -647,13 +692,19 @@ RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, c
     }
 }
 
-RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const char* a3, size_t a4, unsigned a5)
+RPG_HIP_EXPORT void __hipRegisterFunction(void** a0, const void* a1, char* a2, const char* a3, unsigned int a4, uint3* a5, uint3* a6, dim3* a7, dim3* a8, int* a9)
 {
-    __typeof__(&__hipRegisterManagedVar) real = (__typeof__(&__hipRegisterManagedVar))rpg_hip_real(10);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&__hipRegisterFunction) real = (__typeof__(&__hipRegisterFunction))rpg_hip_real(9);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipRegisterFunction(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
+}
+
+RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const char* a3, size_t a4, unsigned a5);
+static __attribute__((noinline)) void traced___hipRegisterManagedVar(__typeof__(&__hipRegisterManagedVar) real, void* a0, void** a1, void* a2, const char* a3, size_t a4, unsigned a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
@@ -672,13 +723,19 @@ RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const
     }
 }
 
-RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3, int a4, int a5)
+RPG_HIP_EXPORT void __hipRegisterManagedVar(void* a0, void** a1, void* a2, const char* a3, size_t a4, unsigned a5)
 {
-    __typeof__(&__hipRegisterSurface) real = (__typeof__(&__hipRegisterSurface))rpg_hip_real(11);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&__hipRegisterManagedVar) real = (__typeof__(&__hipRegisterManagedVar))rpg_hip_real(10);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipRegisterManagedVar(real, a0, a1, a2, a3, a4, a5);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3, int a4, int a5);
+static __attribute__((noinline)) void traced___hipRegisterSurface(__typeof__(&__hipRegisterSurface) real, void** a0, void* a1, char* a2, char* a3, int a4, int a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
@@ -697,13 +754,19 @@ RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3
     }
 }
 
-RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3, int a4, int a5, int a6)
+RPG_HIP_EXPORT void __hipRegisterSurface(void** a0, void* a1, char* a2, char* a3, int a4, int a5)
 {
-    __typeof__(&__hipRegisterTexture) real = (__typeof__(&__hipRegisterTexture))rpg_hip_real(12);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&__hipRegisterSurface) real = (__typeof__(&__hipRegisterSurface))rpg_hip_real(11);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipRegisterSurface(real, a0, a1, a2, a3, a4, a5);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3, int a4, int a5, int a6);
+static __attribute__((noinline)) void traced___hipRegisterTexture(__typeof__(&__hipRegisterTexture) real, void** a0, void* a1, char* a2, char* a3, int a4, int a5, int a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6);
@@ -723,13 +786,19 @@ RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3
     }
 }
 
-RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, int a4, size_t a5, int a6, int a7)
+RPG_HIP_EXPORT void __hipRegisterTexture(void** a0, void* a1, char* a2, char* a3, int a4, int a5, int a6)
 {
-    __typeof__(&__hipRegisterVar) real = (__typeof__(&__hipRegisterVar))rpg_hip_real(13);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&__hipRegisterTexture) real = (__typeof__(&__hipRegisterTexture))rpg_hip_real(12);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipRegisterTexture(real, a0, a1, a2, a3, a4, a5, a6);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, int a4, size_t a5, int a6, int a7);
+static __attribute__((noinline)) void traced___hipRegisterVar(__typeof__(&__hipRegisterVar) real, void** a0, void* a1, char* a2, char* a3, int a4, size_t a5, int a6, int a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -750,13 +819,19 @@ RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, in
     }
 }
 
-RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
+RPG_HIP_EXPORT void __hipRegisterVar(void** a0, void* a1, char* a2, char* a3, int a4, size_t a5, int a6, int a7)
 {
-    __typeof__(&__hipUnregisterFatBinary) real = (__typeof__(&__hipUnregisterFatBinary))rpg_hip_real(14);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0);
+    __typeof__(&__hipRegisterVar) real = (__typeof__(&__hipRegisterVar))rpg_hip_real(13);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipRegisterVar(real, a0, a1, a2, a3, a4, a5, a6, a7);
         return;
     }
+    real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0);
+static __attribute__((noinline)) void traced___hipUnregisterFatBinary(__typeof__(&__hipUnregisterFatBinary) real, void** a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0);
@@ -770,11 +845,19 @@ RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
     }
 }
 
-RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
+RPG_HIP_EXPORT void __hipUnregisterFatBinary(void** a0)
 {
-    __typeof__(&hipApiName) real = (__typeof__(&hipApiName))rpg_hip_real(15);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&__hipUnregisterFatBinary) real = (__typeof__(&__hipUnregisterFatBinary))rpg_hip_real(14);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced___hipUnregisterFatBinary(real, a0);
+        return;
+    }
+    real(a0);
+}
+
+RPG_HIP_EXPORT const char* hipApiName(uint32_t a0);
+static __attribute__((noinline)) const char* traced_hipApiName(__typeof__(&hipApiName) real, uint32_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
@@ -789,11 +872,17 @@ RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESCRIPTOR* a1)
+RPG_HIP_EXPORT const char* hipApiName(uint32_t a0)
 {
-    __typeof__(&hipArray3DCreate) real = (__typeof__(&hipArray3DCreate))rpg_hip_real(16);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipApiName) real = (__typeof__(&hipApiName))rpg_hip_real(15);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipApiName(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESCRIPTOR* a1);
+static __attribute__((noinline)) hipError_t traced_hipArray3DCreate(__typeof__(&hipArray3DCreate) real, hipArray** a0, const HIP_ARRAY3D_DESCRIPTOR* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -809,11 +898,17 @@ RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESC
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPTOR* a1)
+RPG_HIP_EXPORT hipError_t hipArray3DCreate(hipArray** a0, const HIP_ARRAY3D_DESCRIPTOR* a1)
 {
-    __typeof__(&hipArrayCreate) real = (__typeof__(&hipArrayCreate))rpg_hip_real(17);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipArray3DCreate) real = (__typeof__(&hipArray3DCreate))rpg_hip_real(16);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipArray3DCreate(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPTOR* a1);
+static __attribute__((noinline)) hipError_t traced_hipArrayCreate(__typeof__(&hipArrayCreate) real, hipArray** a0, const HIP_ARRAY_DESCRIPTOR* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -829,11 +924,17 @@ RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPT
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0)
+RPG_HIP_EXPORT hipError_t hipArrayCreate(hipArray** a0, const HIP_ARRAY_DESCRIPTOR* a1)
 {
-    __typeof__(&hipArrayDestroy) real = (__typeof__(&hipArrayDestroy))rpg_hip_real(18);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipArrayCreate) real = (__typeof__(&hipArrayCreate))rpg_hip_real(17);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipArrayCreate(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0);
+static __attribute__((noinline)) hipError_t traced_hipArrayDestroy(__typeof__(&hipArrayDestroy) real, hipArray* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -848,11 +949,17 @@ RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipArrayDestroy(hipArray* a0)
 {
-    __typeof__(&hipBindTexture) real = (__typeof__(&hipBindTexture))rpg_hip_real(19);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipArrayDestroy) real = (__typeof__(&hipArrayDestroy))rpg_hip_real(18);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipArrayDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipBindTexture(__typeof__(&hipBindTexture) real, size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -871,11 +978,17 @@ RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4, size_t a5, size_t a6)
+RPG_HIP_EXPORT hipError_t hipBindTexture(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4)
 {
-    __typeof__(&hipBindTexture2D) real = (__typeof__(&hipBindTexture2D))rpg_hip_real(20);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&hipBindTexture) real = (__typeof__(&hipBindTexture))rpg_hip_real(19);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipBindTexture(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4, size_t a5, size_t a6);
+static __attribute__((noinline)) hipError_t traced_hipBindTexture2D(__typeof__(&hipBindTexture2D) real, size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4, size_t a5, size_t a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -896,11 +1009,17 @@ RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipArray_const_t a1, const hipChannelFormatDesc* a2)
+RPG_HIP_EXPORT hipError_t hipBindTexture2D(size_t* a0, const textureReference* a1, const void* a2, const hipChannelFormatDesc* a3, size_t a4, size_t a5, size_t a6)
 {
-    __typeof__(&hipBindTextureToArray) real = (__typeof__(&hipBindTextureToArray))rpg_hip_real(21);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipBindTexture2D) real = (__typeof__(&hipBindTexture2D))rpg_hip_real(20);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipBindTexture2D(real, a0, a1, a2, a3, a4, a5, a6);
+    return real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipArray_const_t a1, const hipChannelFormatDesc* a2);
+static __attribute__((noinline)) hipError_t traced_hipBindTextureToArray(__typeof__(&hipBindTextureToArray) real, const textureReference* a0, hipArray_const_t a1, const hipChannelFormatDesc* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -917,11 +1036,17 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipA
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference* a0, hipMipmappedArray_const_t a1, const hipChannelFormatDesc* a2)
+RPG_HIP_EXPORT hipError_t hipBindTextureToArray(const textureReference* a0, hipArray_const_t a1, const hipChannelFormatDesc* a2)
 {
-    __typeof__(&hipBindTextureToMipmappedArray) real = (__typeof__(&hipBindTextureToMipmappedArray))rpg_hip_real(22);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipBindTextureToArray) real = (__typeof__(&hipBindTextureToArray))rpg_hip_real(21);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipBindTextureToArray(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference* a0, hipMipmappedArray_const_t a1, const hipChannelFormatDesc* a2);
+static __attribute__((noinline)) hipError_t traced_hipBindTextureToMipmappedArray(__typeof__(&hipBindTextureToMipmappedArray) real, const textureReference* a0, hipMipmappedArray_const_t a1, const hipChannelFormatDesc* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -938,11 +1063,17 @@ RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1)
+RPG_HIP_EXPORT hipError_t hipBindTextureToMipmappedArray(const textureReference* a0, hipMipmappedArray_const_t a1, const hipChannelFormatDesc* a2)
 {
-    __typeof__(&hipChooseDevice) real = (__typeof__(&hipChooseDevice))rpg_hip_real(23);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipBindTextureToMipmappedArray) real = (__typeof__(&hipBindTextureToMipmappedArray))rpg_hip_real(22);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipBindTextureToMipmappedArray(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipChooseDevice(__typeof__(&hipChooseDevice) real, int* a0, const hipDeviceProp_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -958,11 +1089,17 @@ RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipChooseDevice(int* a0, const hipDeviceProp_t* a1)
 {
-    __typeof__(&hipConfigureCall) real = (__typeof__(&hipConfigureCall))rpg_hip_real(24);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipChooseDevice) real = (__typeof__(&hipChooseDevice))rpg_hip_real(23);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipChooseDevice(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipConfigureCall(__typeof__(&hipConfigureCall) real, dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -980,11 +1117,17 @@ RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStrea
     return r;
 }
 
-RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, int a2, int a3, enum hipChannelFormatKind a4)
+RPG_HIP_EXPORT hipError_t hipConfigureCall(dim3 a0, dim3 a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipCreateChannelDesc) real = (__typeof__(&hipCreateChannelDesc))rpg_hip_real(25);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipConfigureCall) real = (__typeof__(&hipConfigureCall))rpg_hip_real(24);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipConfigureCall(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, int a2, int a3, enum hipChannelFormatKind a4);
+static __attribute__((noinline)) struct hipChannelFormatDesc traced_hipCreateChannelDesc(__typeof__(&hipCreateChannelDesc) real, int a0, int a1, int a2, int a3, enum hipChannelFormatKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     struct hipChannelFormatDesc r = real(a0, a1, a2, a3, a4);
@@ -1003,11 +1146,17 @@ RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const hipResourceDesc* a1, const hipTextureDesc* a2, const struct hipResourceViewDesc* a3)
+RPG_HIP_EXPORT struct hipChannelFormatDesc hipCreateChannelDesc(int a0, int a1, int a2, int a3, enum hipChannelFormatKind a4)
 {
-    __typeof__(&hipCreateTextureObject) real = (__typeof__(&hipCreateTextureObject))rpg_hip_real(26);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipCreateChannelDesc) real = (__typeof__(&hipCreateChannelDesc))rpg_hip_real(25);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCreateChannelDesc(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const hipResourceDesc* a1, const hipTextureDesc* a2, const struct hipResourceViewDesc* a3);
+static __attribute__((noinline)) hipError_t traced_hipCreateTextureObject(__typeof__(&hipCreateTextureObject) real, hipTextureObject_t* a0, const hipResourceDesc* a1, const hipTextureDesc* a2, const struct hipResourceViewDesc* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -1025,11 +1174,17 @@ RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_t a2)
+RPG_HIP_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* a0, const hipResourceDesc* a1, const hipTextureDesc* a2, const struct hipResourceViewDesc* a3)
 {
-    __typeof__(&hipCtxCreate) real = (__typeof__(&hipCtxCreate))rpg_hip_real(27);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipCreateTextureObject) real = (__typeof__(&hipCreateTextureObject))rpg_hip_real(26);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCreateTextureObject(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_t a2);
+static __attribute__((noinline)) hipError_t traced_hipCtxCreate(__typeof__(&hipCtxCreate) real, hipCtx_t* a0, unsigned int a1, hipDevice_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1046,11 +1201,17 @@ RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxCreate(hipCtx_t* a0, unsigned int a1, hipDevice_t a2)
 {
-    __typeof__(&hipCtxDestroy) real = (__typeof__(&hipCtxDestroy))rpg_hip_real(28);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxCreate) real = (__typeof__(&hipCtxCreate))rpg_hip_real(27);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxCreate(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxDestroy(__typeof__(&hipCtxDestroy) real, hipCtx_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1065,11 +1226,17 @@ RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxDestroy(hipCtx_t a0)
 {
-    __typeof__(&hipCtxDisablePeerAccess) real = (__typeof__(&hipCtxDisablePeerAccess))rpg_hip_real(29);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxDestroy) real = (__typeof__(&hipCtxDestroy))rpg_hip_real(28);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxDisablePeerAccess(__typeof__(&hipCtxDisablePeerAccess) real, hipCtx_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1084,11 +1251,17 @@ RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t a0)
 {
-    __typeof__(&hipCtxEnablePeerAccess) real = (__typeof__(&hipCtxEnablePeerAccess))rpg_hip_real(30);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipCtxDisablePeerAccess) real = (__typeof__(&hipCtxDisablePeerAccess))rpg_hip_real(29);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxDisablePeerAccess(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipCtxEnablePeerAccess(__typeof__(&hipCtxEnablePeerAccess) real, hipCtx_t a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1104,11 +1277,17 @@ RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1)
+RPG_HIP_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t a0, unsigned int a1)
 {
-    __typeof__(&hipCtxGetApiVersion) real = (__typeof__(&hipCtxGetApiVersion))rpg_hip_real(31);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipCtxEnablePeerAccess) real = (__typeof__(&hipCtxEnablePeerAccess))rpg_hip_real(30);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxEnablePeerAccess(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetApiVersion(__typeof__(&hipCtxGetApiVersion) real, hipCtx_t a0, int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1124,11 +1303,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t a0, int* a1)
 {
-    __typeof__(&hipCtxGetCacheConfig) real = (__typeof__(&hipCtxGetCacheConfig))rpg_hip_real(32);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetApiVersion) real = (__typeof__(&hipCtxGetApiVersion))rpg_hip_real(31);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetApiVersion(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetCacheConfig(__typeof__(&hipCtxGetCacheConfig) real, hipFuncCache_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1143,11 +1328,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* a0)
 {
-    __typeof__(&hipCtxGetCurrent) real = (__typeof__(&hipCtxGetCurrent))rpg_hip_real(33);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetCacheConfig) real = (__typeof__(&hipCtxGetCacheConfig))rpg_hip_real(32);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetCacheConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetCurrent(__typeof__(&hipCtxGetCurrent) real, hipCtx_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1162,11 +1353,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* a0)
 {
-    __typeof__(&hipCtxGetDevice) real = (__typeof__(&hipCtxGetDevice))rpg_hip_real(34);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetCurrent) real = (__typeof__(&hipCtxGetCurrent))rpg_hip_real(33);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetCurrent(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetDevice(__typeof__(&hipCtxGetDevice) real, hipDevice_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1181,11 +1378,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* a0)
 {
-    __typeof__(&hipCtxGetFlags) real = (__typeof__(&hipCtxGetFlags))rpg_hip_real(35);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetDevice) real = (__typeof__(&hipCtxGetDevice))rpg_hip_real(34);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetDevice(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetFlags(__typeof__(&hipCtxGetFlags) real, unsigned int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1200,11 +1403,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetFlags(unsigned int* a0)
 {
-    __typeof__(&hipCtxGetSharedMemConfig) real = (__typeof__(&hipCtxGetSharedMemConfig))rpg_hip_real(36);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetFlags) real = (__typeof__(&hipCtxGetFlags))rpg_hip_real(35);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetFlags(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxGetSharedMemConfig(__typeof__(&hipCtxGetSharedMemConfig) real, hipSharedMemConfig* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1219,11 +1428,17 @@ RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0)
+RPG_HIP_EXPORT hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig* a0)
 {
-    __typeof__(&hipCtxPopCurrent) real = (__typeof__(&hipCtxPopCurrent))rpg_hip_real(37);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxGetSharedMemConfig) real = (__typeof__(&hipCtxGetSharedMemConfig))rpg_hip_real(36);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxGetSharedMemConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxPopCurrent(__typeof__(&hipCtxPopCurrent) real, hipCtx_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1238,11 +1453,17 @@ RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* a0)
 {
-    __typeof__(&hipCtxPushCurrent) real = (__typeof__(&hipCtxPushCurrent))rpg_hip_real(38);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxPopCurrent) real = (__typeof__(&hipCtxPopCurrent))rpg_hip_real(37);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxPopCurrent(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxPushCurrent(__typeof__(&hipCtxPushCurrent) real, hipCtx_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1257,11 +1478,17 @@ RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t a0)
 {
-    __typeof__(&hipCtxSetCacheConfig) real = (__typeof__(&hipCtxSetCacheConfig))rpg_hip_real(39);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxPushCurrent) real = (__typeof__(&hipCtxPushCurrent))rpg_hip_real(38);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxPushCurrent(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxSetCacheConfig(__typeof__(&hipCtxSetCacheConfig) real, hipFuncCache_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1276,11 +1503,17 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t a0)
 {
-    __typeof__(&hipCtxSetCurrent) real = (__typeof__(&hipCtxSetCurrent))rpg_hip_real(40);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxSetCacheConfig) real = (__typeof__(&hipCtxSetCacheConfig))rpg_hip_real(39);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxSetCacheConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxSetCurrent(__typeof__(&hipCtxSetCurrent) real, hipCtx_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1295,11 +1528,17 @@ RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0)
+RPG_HIP_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t a0)
 {
-    __typeof__(&hipCtxSetSharedMemConfig) real = (__typeof__(&hipCtxSetSharedMemConfig))rpg_hip_real(41);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxSetCurrent) real = (__typeof__(&hipCtxSetCurrent))rpg_hip_real(40);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxSetCurrent(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0);
+static __attribute__((noinline)) hipError_t traced_hipCtxSetSharedMemConfig(__typeof__(&hipCtxSetSharedMemConfig) real, hipSharedMemConfig a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1314,11 +1553,17 @@ RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void)
+RPG_HIP_EXPORT hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig a0)
 {
-    __typeof__(&hipCtxSynchronize) real = (__typeof__(&hipCtxSynchronize))rpg_hip_real(42);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipCtxSetSharedMemConfig) real = (__typeof__(&hipCtxSetSharedMemConfig))rpg_hip_real(41);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxSetSharedMemConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void);
+static __attribute__((noinline)) hipError_t traced_hipCtxSynchronize(__typeof__(&hipCtxSynchronize) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -1330,11 +1575,17 @@ RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0)
+RPG_HIP_EXPORT hipError_t hipCtxSynchronize(void)
 {
-    __typeof__(&hipDestroyExternalMemory) real = (__typeof__(&hipDestroyExternalMemory))rpg_hip_real(43);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipCtxSynchronize) real = (__typeof__(&hipCtxSynchronize))rpg_hip_real(42);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipCtxSynchronize(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDestroyExternalMemory(__typeof__(&hipDestroyExternalMemory) real, hipExternalMemory_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1349,11 +1600,17 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0)
+RPG_HIP_EXPORT hipError_t hipDestroyExternalMemory(hipExternalMemory_t a0)
 {
-    __typeof__(&hipDestroyExternalSemaphore) real = (__typeof__(&hipDestroyExternalSemaphore))rpg_hip_real(44);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDestroyExternalMemory) real = (__typeof__(&hipDestroyExternalMemory))rpg_hip_real(43);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDestroyExternalMemory(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDestroyExternalSemaphore(__typeof__(&hipDestroyExternalSemaphore) real, hipExternalSemaphore_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1368,11 +1625,17 @@ RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0)
+RPG_HIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t a0)
 {
-    __typeof__(&hipDestroyTextureObject) real = (__typeof__(&hipDestroyTextureObject))rpg_hip_real(45);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDestroyExternalSemaphore) real = (__typeof__(&hipDestroyExternalSemaphore))rpg_hip_real(44);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDestroyExternalSemaphore(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDestroyTextureObject(__typeof__(&hipDestroyTextureObject) real, hipTextureObject_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1387,11 +1650,17 @@ RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2)
+RPG_HIP_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t a0)
 {
-    __typeof__(&hipDeviceCanAccessPeer) real = (__typeof__(&hipDeviceCanAccessPeer))rpg_hip_real(46);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDestroyTextureObject) real = (__typeof__(&hipDestroyTextureObject))rpg_hip_real(45);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDestroyTextureObject(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipDeviceCanAccessPeer(__typeof__(&hipDeviceCanAccessPeer) real, int* a0, int a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1408,11 +1677,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice_t a2)
+RPG_HIP_EXPORT hipError_t hipDeviceCanAccessPeer(int* a0, int a1, int a2)
 {
-    __typeof__(&hipDeviceComputeCapability) real = (__typeof__(&hipDeviceComputeCapability))rpg_hip_real(47);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDeviceCanAccessPeer) real = (__typeof__(&hipDeviceCanAccessPeer))rpg_hip_real(46);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceCanAccessPeer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice_t a2);
+static __attribute__((noinline)) hipError_t traced_hipDeviceComputeCapability(__typeof__(&hipDeviceComputeCapability) real, int* a0, int* a1, hipDevice_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1429,11 +1704,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0)
+RPG_HIP_EXPORT hipError_t hipDeviceComputeCapability(int* a0, int* a1, hipDevice_t a2)
 {
-    __typeof__(&hipDeviceDisablePeerAccess) real = (__typeof__(&hipDeviceDisablePeerAccess))rpg_hip_real(48);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceComputeCapability) real = (__typeof__(&hipDeviceComputeCapability))rpg_hip_real(47);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceComputeCapability(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0);
+static __attribute__((noinline)) hipError_t traced_hipDeviceDisablePeerAccess(__typeof__(&hipDeviceDisablePeerAccess) real, int a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1448,11 +1729,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipDeviceDisablePeerAccess(int a0)
 {
-    __typeof__(&hipDeviceEnablePeerAccess) real = (__typeof__(&hipDeviceEnablePeerAccess))rpg_hip_real(49);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceDisablePeerAccess) real = (__typeof__(&hipDeviceDisablePeerAccess))rpg_hip_real(48);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceDisablePeerAccess(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceEnablePeerAccess(__typeof__(&hipDeviceEnablePeerAccess) real, int a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1468,11 +1755,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1)
+RPG_HIP_EXPORT hipError_t hipDeviceEnablePeerAccess(int a0, unsigned int a1)
 {
-    __typeof__(&hipDeviceGet) real = (__typeof__(&hipDeviceGet))rpg_hip_real(50);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceEnablePeerAccess) real = (__typeof__(&hipDeviceEnablePeerAccess))rpg_hip_real(49);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceEnablePeerAccess(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGet(__typeof__(&hipDeviceGet) real, hipDevice_t* a0, int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1488,11 +1781,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1, int a2)
+RPG_HIP_EXPORT hipError_t hipDeviceGet(hipDevice_t* a0, int a1)
 {
-    __typeof__(&hipDeviceGetAttribute) real = (__typeof__(&hipDeviceGetAttribute))rpg_hip_real(51);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDeviceGet) real = (__typeof__(&hipDeviceGet))rpg_hip_real(50);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGet(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetAttribute(__typeof__(&hipDeviceGetAttribute) real, int* a0, hipDeviceAttribute_t a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1509,11 +1808,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetAttribute(int* a0, hipDeviceAttribute_t a1, int a2)
 {
-    __typeof__(&hipDeviceGetByPCIBusId) real = (__typeof__(&hipDeviceGetByPCIBusId))rpg_hip_real(52);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetAttribute) real = (__typeof__(&hipDeviceGetAttribute))rpg_hip_real(51);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetByPCIBusId(__typeof__(&hipDeviceGetByPCIBusId) real, int* a0, const char* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1529,11 +1834,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0)
+RPG_HIP_EXPORT hipError_t hipDeviceGetByPCIBusId(int* a0, const char* a1)
 {
-    __typeof__(&hipDeviceGetCacheConfig) real = (__typeof__(&hipDeviceGetCacheConfig))rpg_hip_real(53);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceGetByPCIBusId) real = (__typeof__(&hipDeviceGetByPCIBusId))rpg_hip_real(52);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetByPCIBusId(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetCacheConfig(__typeof__(&hipDeviceGetCacheConfig) real, hipFuncCache_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1548,11 +1859,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* a0)
 {
-    __typeof__(&hipDeviceGetDefaultMemPool) real = (__typeof__(&hipDeviceGetDefaultMemPool))rpg_hip_real(54);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetCacheConfig) real = (__typeof__(&hipDeviceGetCacheConfig))rpg_hip_real(53);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetCacheConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetDefaultMemPool(__typeof__(&hipDeviceGetDefaultMemPool) real, hipMemPool_t* a0, int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1568,11 +1885,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* a0, int a1)
 {
-    __typeof__(&hipDeviceGetLimit) real = (__typeof__(&hipDeviceGetLimit))rpg_hip_real(55);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetDefaultMemPool) real = (__typeof__(&hipDeviceGetDefaultMemPool))rpg_hip_real(54);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetDefaultMemPool(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetLimit(__typeof__(&hipDeviceGetLimit) real, size_t* a0, enum hipLimit_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1588,11 +1911,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetLimit(size_t* a0, enum hipLimit_t a1)
 {
-    __typeof__(&hipDeviceGetMemPool) real = (__typeof__(&hipDeviceGetMemPool))rpg_hip_real(56);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetLimit) real = (__typeof__(&hipDeviceGetLimit))rpg_hip_real(55);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetLimit(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetMemPool(__typeof__(&hipDeviceGetMemPool) real, hipMemPool_t* a0, int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1608,11 +1937,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2)
+RPG_HIP_EXPORT hipError_t hipDeviceGetMemPool(hipMemPool_t* a0, int a1)
 {
-    __typeof__(&hipDeviceGetName) real = (__typeof__(&hipDeviceGetName))rpg_hip_real(57);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDeviceGetMemPool) real = (__typeof__(&hipDeviceGetMemPool))rpg_hip_real(56);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetMemPool(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetName(__typeof__(&hipDeviceGetName) real, char* a0, int a1, hipDevice_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1629,11 +1964,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1, int a2, int a3)
+RPG_HIP_EXPORT hipError_t hipDeviceGetName(char* a0, int a1, hipDevice_t a2)
 {
-    __typeof__(&hipDeviceGetP2PAttribute) real = (__typeof__(&hipDeviceGetP2PAttribute))rpg_hip_real(58);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipDeviceGetName) real = (__typeof__(&hipDeviceGetName))rpg_hip_real(57);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetName(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1, int a2, int a3);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetP2PAttribute(__typeof__(&hipDeviceGetP2PAttribute) real, int* a0, hipDeviceP2PAttr a1, int a2, int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -1651,11 +1992,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2)
+RPG_HIP_EXPORT hipError_t hipDeviceGetP2PAttribute(int* a0, hipDeviceP2PAttr a1, int a2, int a3)
 {
-    __typeof__(&hipDeviceGetPCIBusId) real = (__typeof__(&hipDeviceGetPCIBusId))rpg_hip_real(59);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDeviceGetP2PAttribute) real = (__typeof__(&hipDeviceGetP2PAttribute))rpg_hip_real(58);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetP2PAttribute(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetPCIBusId(__typeof__(&hipDeviceGetPCIBusId) real, char* a0, int a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1672,11 +2019,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0)
+RPG_HIP_EXPORT hipError_t hipDeviceGetPCIBusId(char* a0, int a1, int a2)
 {
-    __typeof__(&hipDeviceGetSharedMemConfig) real = (__typeof__(&hipDeviceGetSharedMemConfig))rpg_hip_real(60);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceGetPCIBusId) real = (__typeof__(&hipDeviceGetPCIBusId))rpg_hip_real(59);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetPCIBusId(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetSharedMemConfig(__typeof__(&hipDeviceGetSharedMemConfig) real, hipSharedMemConfig* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1691,11 +2044,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig* a0)
 {
-    __typeof__(&hipDeviceGetStreamPriorityRange) real = (__typeof__(&hipDeviceGetStreamPriorityRange))rpg_hip_real(61);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetSharedMemConfig) real = (__typeof__(&hipDeviceGetSharedMemConfig))rpg_hip_real(60);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetSharedMemConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetStreamPriorityRange(__typeof__(&hipDeviceGetStreamPriorityRange) real, int* a0, int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1711,11 +2070,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1)
+RPG_HIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* a0, int* a1)
 {
-    __typeof__(&hipDeviceGetUuid) real = (__typeof__(&hipDeviceGetUuid))rpg_hip_real(62);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceGetStreamPriorityRange) real = (__typeof__(&hipDeviceGetStreamPriorityRange))rpg_hip_real(61);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetStreamPriorityRange(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceGetUuid(__typeof__(&hipDeviceGetUuid) real, hipUUID* a0, hipDevice_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1731,11 +2096,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned int* a1, int* a2)
+RPG_HIP_EXPORT hipError_t hipDeviceGetUuid(hipUUID* a0, hipDevice_t a1)
 {
-    __typeof__(&hipDevicePrimaryCtxGetState) real = (__typeof__(&hipDevicePrimaryCtxGetState))rpg_hip_real(63);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipDeviceGetUuid) real = (__typeof__(&hipDeviceGetUuid))rpg_hip_real(62);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceGetUuid(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned int* a1, int* a2);
+static __attribute__((noinline)) hipError_t traced_hipDevicePrimaryCtxGetState(__typeof__(&hipDevicePrimaryCtxGetState) real, hipDevice_t a0, unsigned int* a1, int* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -1752,11 +2123,17 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned i
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0)
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t a0, unsigned int* a1, int* a2)
 {
-    __typeof__(&hipDevicePrimaryCtxRelease) real = (__typeof__(&hipDevicePrimaryCtxRelease))rpg_hip_real(64);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDevicePrimaryCtxGetState) real = (__typeof__(&hipDevicePrimaryCtxGetState))rpg_hip_real(63);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDevicePrimaryCtxGetState(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDevicePrimaryCtxRelease(__typeof__(&hipDevicePrimaryCtxRelease) real, hipDevice_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1771,11 +2148,17 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0)
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t a0)
 {
-    __typeof__(&hipDevicePrimaryCtxReset) real = (__typeof__(&hipDevicePrimaryCtxReset))rpg_hip_real(65);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDevicePrimaryCtxRelease) real = (__typeof__(&hipDevicePrimaryCtxRelease))rpg_hip_real(64);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDevicePrimaryCtxRelease(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDevicePrimaryCtxReset(__typeof__(&hipDevicePrimaryCtxReset) real, hipDevice_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1790,11 +2173,17 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1)
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t a0)
 {
-    __typeof__(&hipDevicePrimaryCtxRetain) real = (__typeof__(&hipDevicePrimaryCtxRetain))rpg_hip_real(66);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDevicePrimaryCtxReset) real = (__typeof__(&hipDevicePrimaryCtxReset))rpg_hip_real(65);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDevicePrimaryCtxReset(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDevicePrimaryCtxRetain(__typeof__(&hipDevicePrimaryCtxRetain) real, hipCtx_t* a0, hipDevice_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1810,11 +2199,17 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* a0, hipDevice_t a1)
 {
-    __typeof__(&hipDevicePrimaryCtxSetFlags) real = (__typeof__(&hipDevicePrimaryCtxSetFlags))rpg_hip_real(67);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDevicePrimaryCtxRetain) real = (__typeof__(&hipDevicePrimaryCtxRetain))rpg_hip_real(66);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDevicePrimaryCtxRetain(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipDevicePrimaryCtxSetFlags(__typeof__(&hipDevicePrimaryCtxSetFlags) real, hipDevice_t a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1830,11 +2225,17 @@ RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned i
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceReset(void)
+RPG_HIP_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t a0, unsigned int a1)
 {
-    __typeof__(&hipDeviceReset) real = (__typeof__(&hipDeviceReset))rpg_hip_real(68);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipDevicePrimaryCtxSetFlags) real = (__typeof__(&hipDevicePrimaryCtxSetFlags))rpg_hip_real(67);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDevicePrimaryCtxSetFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceReset(void);
+static __attribute__((noinline)) hipError_t traced_hipDeviceReset(__typeof__(&hipDeviceReset) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -1846,11 +2247,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceReset(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0)
+RPG_HIP_EXPORT hipError_t hipDeviceReset(void)
 {
-    __typeof__(&hipDeviceSetCacheConfig) real = (__typeof__(&hipDeviceSetCacheConfig))rpg_hip_real(69);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceReset) real = (__typeof__(&hipDeviceReset))rpg_hip_real(68);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceReset(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0);
+static __attribute__((noinline)) hipError_t traced_hipDeviceSetCacheConfig(__typeof__(&hipDeviceSetCacheConfig) real, hipFuncCache_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1865,11 +2272,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1)
+RPG_HIP_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t a0)
 {
-    __typeof__(&hipDeviceSetMemPool) real = (__typeof__(&hipDeviceSetMemPool))rpg_hip_real(70);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceSetCacheConfig) real = (__typeof__(&hipDeviceSetCacheConfig))rpg_hip_real(69);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceSetCacheConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceSetMemPool(__typeof__(&hipDeviceSetMemPool) real, int a0, hipMemPool_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1885,11 +2298,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0)
+RPG_HIP_EXPORT hipError_t hipDeviceSetMemPool(int a0, hipMemPool_t a1)
 {
-    __typeof__(&hipDeviceSetSharedMemConfig) real = (__typeof__(&hipDeviceSetSharedMemConfig))rpg_hip_real(71);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceSetMemPool) real = (__typeof__(&hipDeviceSetMemPool))rpg_hip_real(70);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceSetMemPool(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0);
+static __attribute__((noinline)) hipError_t traced_hipDeviceSetSharedMemConfig(__typeof__(&hipDeviceSetSharedMemConfig) real, hipSharedMemConfig a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1904,11 +2323,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void)
+RPG_HIP_EXPORT hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig a0)
 {
-    __typeof__(&hipDeviceSynchronize) real = (__typeof__(&hipDeviceSynchronize))rpg_hip_real(72);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipDeviceSetSharedMemConfig) real = (__typeof__(&hipDeviceSetSharedMemConfig))rpg_hip_real(71);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceSetSharedMemConfig(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void);
+static __attribute__((noinline)) hipError_t traced_hipDeviceSynchronize(__typeof__(&hipDeviceSynchronize) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -1920,11 +2345,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1)
+RPG_HIP_EXPORT hipError_t hipDeviceSynchronize(void)
 {
-    __typeof__(&hipDeviceTotalMem) real = (__typeof__(&hipDeviceTotalMem))rpg_hip_real(73);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDeviceSynchronize) real = (__typeof__(&hipDeviceSynchronize))rpg_hip_real(72);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceSynchronize(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDeviceTotalMem(__typeof__(&hipDeviceTotalMem) real, size_t* a0, hipDevice_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -1940,11 +2371,17 @@ RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0)
+RPG_HIP_EXPORT hipError_t hipDeviceTotalMem(size_t* a0, hipDevice_t a1)
 {
-    __typeof__(&hipDriverGetVersion) real = (__typeof__(&hipDriverGetVersion))rpg_hip_real(74);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDeviceTotalMem) real = (__typeof__(&hipDeviceTotalMem))rpg_hip_real(73);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDeviceTotalMem(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0);
+static __attribute__((noinline)) hipError_t traced_hipDriverGetVersion(__typeof__(&hipDriverGetVersion) real, int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1959,11 +2396,17 @@ RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0)
+RPG_HIP_EXPORT hipError_t hipDriverGetVersion(int* a0)
 {
-    __typeof__(&hipDrvMemcpy2DUnaligned) real = (__typeof__(&hipDrvMemcpy2DUnaligned))rpg_hip_real(75);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDriverGetVersion) real = (__typeof__(&hipDriverGetVersion))rpg_hip_real(74);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDriverGetVersion(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0);
+static __attribute__((noinline)) hipError_t traced_hipDrvMemcpy2DUnaligned(__typeof__(&hipDrvMemcpy2DUnaligned) real, const hip_Memcpy2D* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1978,11 +2421,17 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0)
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* a0)
 {
-    __typeof__(&hipDrvMemcpy3D) real = (__typeof__(&hipDrvMemcpy3D))rpg_hip_real(76);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipDrvMemcpy2DUnaligned) real = (__typeof__(&hipDrvMemcpy2DUnaligned))rpg_hip_real(75);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDrvMemcpy2DUnaligned(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0);
+static __attribute__((noinline)) hipError_t traced_hipDrvMemcpy3D(__typeof__(&hipDrvMemcpy3D) real, const HIP_MEMCPY3D* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -1997,11 +2446,17 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* a0)
 {
-    __typeof__(&hipDrvMemcpy3DAsync) real = (__typeof__(&hipDrvMemcpy3DAsync))rpg_hip_real(77);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDrvMemcpy3D) real = (__typeof__(&hipDrvMemcpy3D))rpg_hip_real(76);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDrvMemcpy3D(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipDrvMemcpy3DAsync(__typeof__(&hipDrvMemcpy3DAsync) real, const HIP_MEMCPY3D* a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -2017,11 +2472,17 @@ RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer_attribute* a1, void** a2, hipDeviceptr_t a3)
+RPG_HIP_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* a0, hipStream_t a1)
 {
-    __typeof__(&hipDrvPointerGetAttributes) real = (__typeof__(&hipDrvPointerGetAttributes))rpg_hip_real(78);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipDrvMemcpy3DAsync) real = (__typeof__(&hipDrvMemcpy3DAsync))rpg_hip_real(77);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDrvMemcpy3DAsync(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer_attribute* a1, void** a2, hipDeviceptr_t a3);
+static __attribute__((noinline)) hipError_t traced_hipDrvPointerGetAttributes(__typeof__(&hipDrvPointerGetAttributes) real, unsigned int a0, hipPointer_attribute* a1, void** a2, hipDeviceptr_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -2039,11 +2500,17 @@ RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer
     return r;
 }
 
-RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
+RPG_HIP_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int a0, hipPointer_attribute* a1, void** a2, hipDeviceptr_t a3)
 {
-    __typeof__(&hipEnableActivityCallback) real = (__typeof__(&hipEnableActivityCallback))rpg_hip_real(79);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipDrvPointerGetAttributes) real = (__typeof__(&hipDrvPointerGetAttributes))rpg_hip_real(78);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipDrvPointerGetAttributes(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1);
+static __attribute__((noinline)) _Bool traced_hipEnableActivityCallback(__typeof__(&hipEnableActivityCallback) real, uint32_t a0, _Bool a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     _Bool r = real(a0, a1);
@@ -2059,11 +2526,17 @@ RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0)
+RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
 {
-    __typeof__(&hipEventCreate) real = (__typeof__(&hipEventCreate))rpg_hip_real(80);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipEnableActivityCallback) real = (__typeof__(&hipEnableActivityCallback))rpg_hip_real(79);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEnableActivityCallback(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipEventCreate(__typeof__(&hipEventCreate) real, hipEvent_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2078,11 +2551,17 @@ RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1)
+RPG_HIP_EXPORT hipError_t hipEventCreate(hipEvent_t* a0)
 {
-    __typeof__(&hipEventCreateWithFlags) real = (__typeof__(&hipEventCreateWithFlags))rpg_hip_real(81);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipEventCreate) real = (__typeof__(&hipEventCreate))rpg_hip_real(80);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventCreate(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1);
+static __attribute__((noinline)) hipError_t traced_hipEventCreateWithFlags(__typeof__(&hipEventCreateWithFlags) real, hipEvent_t* a0, unsigned a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2098,11 +2577,17 @@ RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0)
+RPG_HIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* a0, unsigned a1)
 {
-    __typeof__(&hipEventDestroy) real = (__typeof__(&hipEventDestroy))rpg_hip_real(82);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipEventCreateWithFlags) real = (__typeof__(&hipEventCreateWithFlags))rpg_hip_real(81);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventCreateWithFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0);
+static __attribute__((noinline)) hipError_t traced_hipEventDestroy(__typeof__(&hipEventDestroy) real, hipEvent_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2117,11 +2602,17 @@ RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent_t a2)
+RPG_HIP_EXPORT hipError_t hipEventDestroy(hipEvent_t a0)
 {
-    __typeof__(&hipEventElapsedTime) real = (__typeof__(&hipEventElapsedTime))rpg_hip_real(83);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipEventDestroy) real = (__typeof__(&hipEventDestroy))rpg_hip_real(82);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent_t a2);
+static __attribute__((noinline)) hipError_t traced_hipEventElapsedTime(__typeof__(&hipEventElapsedTime) real, float* a0, hipEvent_t a1, hipEvent_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2138,11 +2629,17 @@ RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0)
+RPG_HIP_EXPORT hipError_t hipEventElapsedTime(float* a0, hipEvent_t a1, hipEvent_t a2)
 {
-    __typeof__(&hipEventQuery) real = (__typeof__(&hipEventQuery))rpg_hip_real(84);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipEventElapsedTime) real = (__typeof__(&hipEventElapsedTime))rpg_hip_real(83);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventElapsedTime(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0);
+static __attribute__((noinline)) hipError_t traced_hipEventQuery(__typeof__(&hipEventQuery) real, hipEvent_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2157,11 +2654,17 @@ RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipEventQuery(hipEvent_t a0)
 {
-    __typeof__(&hipEventRecord) real = (__typeof__(&hipEventRecord))rpg_hip_real(85);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipEventQuery) real = (__typeof__(&hipEventQuery))rpg_hip_real(84);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventQuery(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipEventRecord(__typeof__(&hipEventRecord) real, hipEvent_t a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -2177,11 +2680,17 @@ RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0)
+RPG_HIP_EXPORT hipError_t hipEventRecord(hipEvent_t a0, hipStream_t a1)
 {
-    __typeof__(&hipEventSynchronize) real = (__typeof__(&hipEventSynchronize))rpg_hip_real(86);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipEventRecord) real = (__typeof__(&hipEventRecord))rpg_hip_real(85);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventRecord(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0);
+static __attribute__((noinline)) hipError_t traced_hipEventSynchronize(__typeof__(&hipEventSynchronize) real, hipEvent_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2196,11 +2705,17 @@ RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t* a2, uint32_t* a3)
+RPG_HIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t a0)
 {
-    __typeof__(&hipExtGetLinkTypeAndHopCount) real = (__typeof__(&hipExtGetLinkTypeAndHopCount))rpg_hip_real(87);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipEventSynchronize) real = (__typeof__(&hipEventSynchronize))rpg_hip_real(86);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipEventSynchronize(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t* a2, uint32_t* a3);
+static __attribute__((noinline)) hipError_t traced_hipExtGetLinkTypeAndHopCount(__typeof__(&hipExtGetLinkTypeAndHopCount) real, int a0, int a1, uint32_t* a2, uint32_t* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -2218,11 +2733,17 @@ RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5, hipEvent_t a6, hipEvent_t a7, int a8)
+RPG_HIP_EXPORT hipError_t hipExtGetLinkTypeAndHopCount(int a0, int a1, uint32_t* a2, uint32_t* a3)
 {
-    __typeof__(&hipExtLaunchKernel) real = (__typeof__(&hipExtLaunchKernel))rpg_hip_real(88);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    __typeof__(&hipExtGetLinkTypeAndHopCount) real = (__typeof__(&hipExtGetLinkTypeAndHopCount))rpg_hip_real(87);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtGetLinkTypeAndHopCount(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5, hipEvent_t a6, hipEvent_t a7, int a8);
+static __attribute__((noinline)) hipError_t traced_hipExtLaunchKernel(__typeof__(&hipExtLaunchKernel) real, const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5, hipEvent_t a6, hipEvent_t a7, int a8)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -2245,11 +2766,17 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, v
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipExtLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5, hipEvent_t a6, hipEvent_t a7, int a8)
 {
-    __typeof__(&hipExtLaunchMultiKernelMultiDevice) real = (__typeof__(&hipExtLaunchMultiKernelMultiDevice))rpg_hip_real(89);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipExtLaunchKernel) real = (__typeof__(&hipExtLaunchKernel))rpg_hip_real(88);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipExtLaunchMultiKernelMultiDevice(__typeof__(&hipExtLaunchMultiKernelMultiDevice) real, hipLaunchParams* a0, int a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2266,11 +2793,17 @@ RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2)
 {
-    __typeof__(&hipExtMallocWithFlags) real = (__typeof__(&hipExtMallocWithFlags))rpg_hip_real(90);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipExtLaunchMultiKernelMultiDevice) real = (__typeof__(&hipExtLaunchMultiKernelMultiDevice))rpg_hip_real(89);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtLaunchMultiKernelMultiDevice(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipExtMallocWithFlags(__typeof__(&hipExtMallocWithFlags) real, void** a0, size_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2287,11 +2820,17 @@ RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned i
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t a1, const uint32_t* a2)
+RPG_HIP_EXPORT hipError_t hipExtMallocWithFlags(void** a0, size_t a1, unsigned int a2)
 {
-    __typeof__(&hipExtStreamCreateWithCUMask) real = (__typeof__(&hipExtStreamCreateWithCUMask))rpg_hip_real(91);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipExtMallocWithFlags) real = (__typeof__(&hipExtMallocWithFlags))rpg_hip_real(90);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtMallocWithFlags(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t a1, const uint32_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipExtStreamCreateWithCUMask(__typeof__(&hipExtStreamCreateWithCUMask) real, hipStream_t* a0, uint32_t a1, const uint32_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2308,11 +2847,17 @@ RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uint32_t* a2)
+RPG_HIP_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* a0, uint32_t a1, const uint32_t* a2)
 {
-    __typeof__(&hipExtStreamGetCUMask) real = (__typeof__(&hipExtStreamGetCUMask))rpg_hip_real(92);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipExtStreamCreateWithCUMask) real = (__typeof__(&hipExtStreamCreateWithCUMask))rpg_hip_real(91);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtStreamCreateWithCUMask(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uint32_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipExtStreamGetCUMask(__typeof__(&hipExtStreamGetCUMask) real, hipStream_t a0, uint32_t a1, uint32_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
@@ -2329,11 +2874,17 @@ RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uin
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExternalMemory_t a1, const hipExternalMemoryBufferDesc* a2)
+RPG_HIP_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t a0, uint32_t a1, uint32_t* a2)
 {
-    __typeof__(&hipExternalMemoryGetMappedBuffer) real = (__typeof__(&hipExternalMemoryGetMappedBuffer))rpg_hip_real(93);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipExtStreamGetCUMask) real = (__typeof__(&hipExtStreamGetCUMask))rpg_hip_real(92);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExtStreamGetCUMask(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExternalMemory_t a1, const hipExternalMemoryBufferDesc* a2);
+static __attribute__((noinline)) hipError_t traced_hipExternalMemoryGetMappedBuffer(__typeof__(&hipExternalMemoryGetMappedBuffer) real, void** a0, hipExternalMemory_t a1, const hipExternalMemoryBufferDesc* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2350,11 +2901,17 @@ RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExterna
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFree(void* a0)
+RPG_HIP_EXPORT hipError_t hipExternalMemoryGetMappedBuffer(void** a0, hipExternalMemory_t a1, const hipExternalMemoryBufferDesc* a2)
 {
-    __typeof__(&hipFree) real = (__typeof__(&hipFree))rpg_hip_real(94);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipExternalMemoryGetMappedBuffer) real = (__typeof__(&hipExternalMemoryGetMappedBuffer))rpg_hip_real(93);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipExternalMemoryGetMappedBuffer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipFree(void* a0);
+static __attribute__((noinline)) hipError_t traced_hipFree(__typeof__(&hipFree) real, void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2369,11 +2926,17 @@ RPG_HIP_EXPORT hipError_t hipFree(void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0)
+RPG_HIP_EXPORT hipError_t hipFree(void* a0)
 {
-    __typeof__(&hipFreeArray) real = (__typeof__(&hipFreeArray))rpg_hip_real(95);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipFree) real = (__typeof__(&hipFree))rpg_hip_real(94);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFree(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0);
+static __attribute__((noinline)) hipError_t traced_hipFreeArray(__typeof__(&hipFreeArray) real, hipArray* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2388,11 +2951,17 @@ RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipFreeArray(hipArray* a0)
 {
-    __typeof__(&hipFreeAsync) real = (__typeof__(&hipFreeAsync))rpg_hip_real(96);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipFreeArray) real = (__typeof__(&hipFreeArray))rpg_hip_real(95);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFreeArray(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipFreeAsync(__typeof__(&hipFreeAsync) real, void* a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -2408,11 +2977,17 @@ RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0)
+RPG_HIP_EXPORT hipError_t hipFreeAsync(void* a0, hipStream_t a1)
 {
-    __typeof__(&hipFreeHost) real = (__typeof__(&hipFreeHost))rpg_hip_real(97);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipFreeAsync) real = (__typeof__(&hipFreeAsync))rpg_hip_real(96);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFreeAsync(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0);
+static __attribute__((noinline)) hipError_t traced_hipFreeHost(__typeof__(&hipFreeHost) real, void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2427,11 +3002,17 @@ RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0)
+RPG_HIP_EXPORT hipError_t hipFreeHost(void* a0)
 {
-    __typeof__(&hipFreeMipmappedArray) real = (__typeof__(&hipFreeMipmappedArray))rpg_hip_real(98);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipFreeHost) real = (__typeof__(&hipFreeHost))rpg_hip_real(97);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFreeHost(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0);
+static __attribute__((noinline)) hipError_t traced_hipFreeMipmappedArray(__typeof__(&hipFreeMipmappedArray) real, hipMipmappedArray_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2446,11 +3027,17 @@ RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1, hipFunction_t a2)
+RPG_HIP_EXPORT hipError_t hipFreeMipmappedArray(hipMipmappedArray_t a0)
 {
-    __typeof__(&hipFuncGetAttribute) real = (__typeof__(&hipFuncGetAttribute))rpg_hip_real(99);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipFreeMipmappedArray) real = (__typeof__(&hipFreeMipmappedArray))rpg_hip_real(98);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFreeMipmappedArray(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1, hipFunction_t a2);
+static __attribute__((noinline)) hipError_t traced_hipFuncGetAttribute(__typeof__(&hipFuncGetAttribute) real, int* a0, hipFunction_attribute a1, hipFunction_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2467,11 +3054,17 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, const void* a1)
+RPG_HIP_EXPORT hipError_t hipFuncGetAttribute(int* a0, hipFunction_attribute a1, hipFunction_t a2)
 {
-    __typeof__(&hipFuncGetAttributes) real = (__typeof__(&hipFuncGetAttributes))rpg_hip_real(100);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipFuncGetAttribute) real = (__typeof__(&hipFuncGetAttribute))rpg_hip_real(99);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFuncGetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipFuncGetAttributes(__typeof__(&hipFuncGetAttributes) real, struct hipFuncAttributes* a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2487,11 +3080,17 @@ RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, con
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a1, int a2)
+RPG_HIP_EXPORT hipError_t hipFuncGetAttributes(struct hipFuncAttributes* a0, const void* a1)
 {
-    __typeof__(&hipFuncSetAttribute) real = (__typeof__(&hipFuncSetAttribute))rpg_hip_real(101);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipFuncGetAttributes) real = (__typeof__(&hipFuncGetAttributes))rpg_hip_real(100);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFuncGetAttributes(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipFuncSetAttribute(__typeof__(&hipFuncSetAttribute) real, const void* a0, hipFuncAttribute a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2508,11 +3107,17 @@ RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a1)
+RPG_HIP_EXPORT hipError_t hipFuncSetAttribute(const void* a0, hipFuncAttribute a1, int a2)
 {
-    __typeof__(&hipFuncSetCacheConfig) real = (__typeof__(&hipFuncSetCacheConfig))rpg_hip_real(102);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipFuncSetAttribute) real = (__typeof__(&hipFuncSetAttribute))rpg_hip_real(101);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFuncSetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a1);
+static __attribute__((noinline)) hipError_t traced_hipFuncSetCacheConfig(__typeof__(&hipFuncSetCacheConfig) real, const void* a0, hipFuncCache_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2528,11 +3133,17 @@ RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMemConfig a1)
+RPG_HIP_EXPORT hipError_t hipFuncSetCacheConfig(const void* a0, hipFuncCache_t a1)
 {
-    __typeof__(&hipFuncSetSharedMemConfig) real = (__typeof__(&hipFuncSetSharedMemConfig))rpg_hip_real(103);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipFuncSetCacheConfig) real = (__typeof__(&hipFuncSetCacheConfig))rpg_hip_real(102);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFuncSetCacheConfig(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMemConfig a1);
+static __attribute__((noinline)) hipError_t traced_hipFuncSetSharedMemConfig(__typeof__(&hipFuncSetSharedMemConfig) real, const void* a0, hipSharedMemConfig a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2548,11 +3159,17 @@ RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMem
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned int a2, hipGLDeviceList a3)
+RPG_HIP_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* a0, hipSharedMemConfig a1)
 {
-    __typeof__(&hipGLGetDevices) real = (__typeof__(&hipGLGetDevices))rpg_hip_real(104);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipFuncSetSharedMemConfig) real = (__typeof__(&hipFuncSetSharedMemConfig))rpg_hip_real(103);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipFuncSetSharedMemConfig(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned int a2, hipGLDeviceList a3);
+static __attribute__((noinline)) hipError_t traced_hipGLGetDevices(__typeof__(&hipGLGetDevices) real, unsigned int* a0, int* a1, unsigned int a2, hipGLDeviceList a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -2570,11 +3187,17 @@ RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned in
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_const_t a1)
+RPG_HIP_EXPORT hipError_t hipGLGetDevices(unsigned int* a0, int* a1, unsigned int a2, hipGLDeviceList a3)
 {
-    __typeof__(&hipGetChannelDesc) real = (__typeof__(&hipGetChannelDesc))rpg_hip_real(105);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGLGetDevices) real = (__typeof__(&hipGLGetDevices))rpg_hip_real(104);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGLGetDevices(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_const_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGetChannelDesc(__typeof__(&hipGetChannelDesc) real, hipChannelFormatDesc* a0, hipArray_const_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2590,11 +3213,17 @@ RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_c
     return r;
 }
 
-RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0)
+RPG_HIP_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* a0, hipArray_const_t a1)
 {
-    __typeof__(&hipGetCmdName) real = (__typeof__(&hipGetCmdName))rpg_hip_real(106);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetChannelDesc) real = (__typeof__(&hipGetChannelDesc))rpg_hip_real(105);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetChannelDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0);
+static __attribute__((noinline)) const char* traced_hipGetCmdName(__typeof__(&hipGetCmdName) real, uint32_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
@@ -2609,11 +3238,17 @@ RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0)
+RPG_HIP_EXPORT const char* hipGetCmdName(uint32_t a0)
 {
-    __typeof__(&hipGetDevice) real = (__typeof__(&hipGetDevice))rpg_hip_real(107);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetCmdName) real = (__typeof__(&hipGetCmdName))rpg_hip_real(106);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetCmdName(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0);
+static __attribute__((noinline)) hipError_t traced_hipGetDevice(__typeof__(&hipGetDevice) real, int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2628,11 +3263,17 @@ RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0)
+RPG_HIP_EXPORT hipError_t hipGetDevice(int* a0)
 {
-    __typeof__(&hipGetDeviceCount) real = (__typeof__(&hipGetDeviceCount))rpg_hip_real(108);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetDevice) real = (__typeof__(&hipGetDevice))rpg_hip_real(107);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetDevice(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0);
+static __attribute__((noinline)) hipError_t traced_hipGetDeviceCount(__typeof__(&hipGetDeviceCount) real, int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2647,11 +3288,17 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0)
+RPG_HIP_EXPORT hipError_t hipGetDeviceCount(int* a0)
 {
-    __typeof__(&hipGetDeviceFlags) real = (__typeof__(&hipGetDeviceFlags))rpg_hip_real(109);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetDeviceCount) real = (__typeof__(&hipGetDeviceCount))rpg_hip_real(108);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetDeviceCount(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0);
+static __attribute__((noinline)) hipError_t traced_hipGetDeviceFlags(__typeof__(&hipGetDeviceFlags) real, unsigned int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -2666,11 +3313,17 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1)
+RPG_HIP_EXPORT hipError_t hipGetDeviceFlags(unsigned int* a0)
 {
-    __typeof__(&hipGetDeviceProperties) real = (__typeof__(&hipGetDeviceProperties))rpg_hip_real(110);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetDeviceFlags) real = (__typeof__(&hipGetDeviceFlags))rpg_hip_real(109);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetDeviceFlags(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1);
+static __attribute__((noinline)) hipError_t traced_hipGetDeviceProperties(__typeof__(&hipGetDeviceProperties) real, hipDeviceProp_t* a0, int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2686,11 +3339,17 @@ RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1)
     return r;
 }
 
-RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0)
+RPG_HIP_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* a0, int a1)
 {
-    __typeof__(&hipGetErrorName) real = (__typeof__(&hipGetErrorName))rpg_hip_real(111);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetDeviceProperties) real = (__typeof__(&hipGetDeviceProperties))rpg_hip_real(110);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetDeviceProperties(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0);
+static __attribute__((noinline)) const char* traced_hipGetErrorName(__typeof__(&hipGetErrorName) real, hipError_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
@@ -2705,11 +3364,17 @@ RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0)
+RPG_HIP_EXPORT const char* hipGetErrorName(hipError_t a0)
 {
-    __typeof__(&hipGetErrorString) real = (__typeof__(&hipGetErrorString))rpg_hip_real(112);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetErrorName) real = (__typeof__(&hipGetErrorName))rpg_hip_real(111);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetErrorName(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0);
+static __attribute__((noinline)) const char* traced_hipGetErrorString(__typeof__(&hipGetErrorString) real, hipError_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
@@ -2724,11 +3389,17 @@ RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetLastError(void)
+RPG_HIP_EXPORT const char* hipGetErrorString(hipError_t a0)
 {
-    __typeof__(&hipGetLastError) real = (__typeof__(&hipGetLastError))rpg_hip_real(113);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipGetErrorString) real = (__typeof__(&hipGetErrorString))rpg_hip_real(112);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetErrorString(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetLastError(void);
+static __attribute__((noinline)) hipError_t traced_hipGetLastError(__typeof__(&hipGetLastError) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -2740,11 +3411,17 @@ RPG_HIP_EXPORT hipError_t hipGetLastError(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmappedArray_const_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipGetLastError(void)
 {
-    __typeof__(&hipGetMipmappedArrayLevel) real = (__typeof__(&hipGetMipmappedArrayLevel))rpg_hip_real(114);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGetLastError) real = (__typeof__(&hipGetLastError))rpg_hip_real(113);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetLastError(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmappedArray_const_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipGetMipmappedArrayLevel(__typeof__(&hipGetMipmappedArrayLevel) real, hipArray_t* a0, hipMipmappedArray_const_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -2761,11 +3438,17 @@ RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmapped
     return r;
 }
 
-RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipGetMipmappedArrayLevel(hipArray_t* a0, hipMipmappedArray_const_t a1, unsigned int a2)
 {
-    __typeof__(&hipGetStreamDeviceId) real = (__typeof__(&hipGetStreamDeviceId))rpg_hip_real(115);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGetMipmappedArrayLevel) real = (__typeof__(&hipGetMipmappedArrayLevel))rpg_hip_real(114);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetMipmappedArrayLevel(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0);
+static __attribute__((noinline)) int traced_hipGetStreamDeviceId(__typeof__(&hipGetStreamDeviceId) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int r = real(a0);
@@ -2780,11 +3463,17 @@ RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1)
+RPG_HIP_EXPORT int hipGetStreamDeviceId(hipStream_t a0)
 {
-    __typeof__(&hipGetSymbolAddress) real = (__typeof__(&hipGetSymbolAddress))rpg_hip_real(116);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetStreamDeviceId) real = (__typeof__(&hipGetStreamDeviceId))rpg_hip_real(115);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetStreamDeviceId(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipGetSymbolAddress(__typeof__(&hipGetSymbolAddress) real, void** a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2800,11 +3489,17 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1)
+RPG_HIP_EXPORT hipError_t hipGetSymbolAddress(void** a0, const void* a1)
 {
-    __typeof__(&hipGetSymbolSize) real = (__typeof__(&hipGetSymbolSize))rpg_hip_real(117);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetSymbolAddress) real = (__typeof__(&hipGetSymbolAddress))rpg_hip_real(116);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetSymbolAddress(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipGetSymbolSize(__typeof__(&hipGetSymbolSize) real, size_t* a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2820,11 +3515,17 @@ RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipGetSymbolSize(size_t* a0, const void* a1)
 {
-    __typeof__(&hipGetTextureAlignmentOffset) real = (__typeof__(&hipGetTextureAlignmentOffset))rpg_hip_real(118);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetSymbolSize) real = (__typeof__(&hipGetSymbolSize))rpg_hip_real(117);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetSymbolSize(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipGetTextureAlignmentOffset(__typeof__(&hipGetTextureAlignmentOffset) real, size_t* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2840,11 +3541,17 @@ RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const texture
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* a0, const textureReference* a1)
 {
-    __typeof__(&hipGetTextureObjectResourceDesc) real = (__typeof__(&hipGetTextureObjectResourceDesc))rpg_hip_real(119);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetTextureAlignmentOffset) real = (__typeof__(&hipGetTextureAlignmentOffset))rpg_hip_real(118);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetTextureAlignmentOffset(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGetTextureObjectResourceDesc(__typeof__(&hipGetTextureObjectResourceDesc) real, hipResourceDesc* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2860,11 +3567,17 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResourceViewDesc* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipGetTextureObjectResourceViewDesc) real = (__typeof__(&hipGetTextureObjectResourceViewDesc))rpg_hip_real(120);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetTextureObjectResourceDesc) real = (__typeof__(&hipGetTextureObjectResourceDesc))rpg_hip_real(119);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetTextureObjectResourceDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResourceViewDesc* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGetTextureObjectResourceViewDesc(__typeof__(&hipGetTextureObjectResourceViewDesc) real, struct hipResourceViewDesc* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2880,11 +3593,17 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResource
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectResourceViewDesc(struct hipResourceViewDesc* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipGetTextureObjectTextureDesc) real = (__typeof__(&hipGetTextureObjectTextureDesc))rpg_hip_real(121);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetTextureObjectResourceViewDesc) real = (__typeof__(&hipGetTextureObjectResourceViewDesc))rpg_hip_real(120);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetTextureObjectResourceViewDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGetTextureObjectTextureDesc(__typeof__(&hipGetTextureObjectTextureDesc) real, hipTextureDesc* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2900,11 +3619,17 @@ RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, const void* a1)
+RPG_HIP_EXPORT hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipGetTextureReference) real = (__typeof__(&hipGetTextureReference))rpg_hip_real(122);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGetTextureObjectTextureDesc) real = (__typeof__(&hipGetTextureObjectTextureDesc))rpg_hip_real(121);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetTextureObjectTextureDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipGetTextureReference(__typeof__(&hipGetTextureReference) real, const textureReference** a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -2920,11 +3645,17 @@ RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, co
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipGraph_t a4)
+RPG_HIP_EXPORT hipError_t hipGetTextureReference(const textureReference** a0, const void* a1)
 {
-    __typeof__(&hipGraphAddChildGraphNode) real = (__typeof__(&hipGraphAddChildGraphNode))rpg_hip_real(123);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGetTextureReference) real = (__typeof__(&hipGetTextureReference))rpg_hip_real(122);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGetTextureReference(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipGraph_t a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddChildGraphNode(__typeof__(&hipGraphAddChildGraphNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipGraph_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -2943,11 +3674,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipGraph_t a4)
 {
-    __typeof__(&hipGraphAddDependencies) real = (__typeof__(&hipGraphAddDependencies))rpg_hip_real(124);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphAddChildGraphNode) real = (__typeof__(&hipGraphAddChildGraphNode))rpg_hip_real(123);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddChildGraphNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddDependencies(__typeof__(&hipGraphAddDependencies) real, hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -2965,11 +3702,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphN
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
 {
-    __typeof__(&hipGraphAddEmptyNode) real = (__typeof__(&hipGraphAddEmptyNode))rpg_hip_real(125);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphAddDependencies) real = (__typeof__(&hipGraphAddDependencies))rpg_hip_real(124);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddDependencies(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddEmptyNode(__typeof__(&hipGraphAddEmptyNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -2987,11 +3730,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3)
 {
-    __typeof__(&hipGraphAddEventRecordNode) real = (__typeof__(&hipGraphAddEventRecordNode))rpg_hip_real(126);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddEmptyNode) real = (__typeof__(&hipGraphAddEmptyNode))rpg_hip_real(125);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddEmptyNode(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddEventRecordNode(__typeof__(&hipGraphAddEventRecordNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3010,11 +3759,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGrap
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
 {
-    __typeof__(&hipGraphAddEventWaitNode) real = (__typeof__(&hipGraphAddEventWaitNode))rpg_hip_real(127);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddEventRecordNode) real = (__typeof__(&hipGraphAddEventRecordNode))rpg_hip_real(126);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddEventRecordNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddEventWaitNode(__typeof__(&hipGraphAddEventWaitNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3033,11 +3788,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipHostNodeParams* a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, hipEvent_t a4)
 {
-    __typeof__(&hipGraphAddHostNode) real = (__typeof__(&hipGraphAddHostNode))rpg_hip_real(128);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddEventWaitNode) real = (__typeof__(&hipGraphAddEventWaitNode))rpg_hip_real(127);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddEventWaitNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipHostNodeParams* a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddHostNode(__typeof__(&hipGraphAddHostNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipHostNodeParams* a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3056,11 +3817,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipKernelNodeParams* a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipHostNodeParams* a4)
 {
-    __typeof__(&hipGraphAddKernelNode) real = (__typeof__(&hipGraphAddKernelNode))rpg_hip_real(129);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddHostNode) real = (__typeof__(&hipGraphAddHostNode))rpg_hip_real(128);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddHostNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipKernelNodeParams* a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddKernelNode(__typeof__(&hipGraphAddKernelNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipKernelNodeParams* a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3079,11 +3846,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemcpy3DParms* a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipKernelNodeParams* a4)
 {
-    __typeof__(&hipGraphAddMemcpyNode) real = (__typeof__(&hipGraphAddMemcpyNode))rpg_hip_real(130);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddKernelNode) real = (__typeof__(&hipGraphAddKernelNode))rpg_hip_real(129);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddKernelNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemcpy3DParms* a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddMemcpyNode(__typeof__(&hipGraphAddMemcpyNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemcpy3DParms* a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3102,11 +3875,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, hipMemcpyKind a7)
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemcpy3DParms* a4)
 {
-    __typeof__(&hipGraphAddMemcpyNode1D) real = (__typeof__(&hipGraphAddMemcpyNode1D))rpg_hip_real(131);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipGraphAddMemcpyNode) real = (__typeof__(&hipGraphAddMemcpyNode))rpg_hip_real(130);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddMemcpyNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, hipMemcpyKind a7);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddMemcpyNode1D(__typeof__(&hipGraphAddMemcpyNode1D) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, hipMemcpyKind a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -3128,11 +3907,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, hipMemcpyKind a7)
 {
-    __typeof__(&hipGraphAddMemcpyNodeFromSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeFromSymbol))rpg_hip_real(132);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    __typeof__(&hipGraphAddMemcpyNode1D) real = (__typeof__(&hipGraphAddMemcpyNode1D))rpg_hip_real(131);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddMemcpyNode1D(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddMemcpyNodeFromSymbol(__typeof__(&hipGraphAddMemcpyNodeFromSymbol) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -3155,11 +3940,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
 {
-    __typeof__(&hipGraphAddMemcpyNodeToSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeToSymbol))rpg_hip_real(133);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    __typeof__(&hipGraphAddMemcpyNodeFromSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeFromSymbol))rpg_hip_real(132);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddMemcpyNodeFromSymbol(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddMemcpyNodeToSymbol(__typeof__(&hipGraphAddMemcpyNodeToSymbol) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -3182,11 +3973,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipG
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemsetParams* a4)
+RPG_HIP_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const void* a4, const void* a5, size_t a6, size_t a7, hipMemcpyKind a8)
 {
-    __typeof__(&hipGraphAddMemsetNode) real = (__typeof__(&hipGraphAddMemsetNode))rpg_hip_real(134);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphAddMemcpyNodeToSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeToSymbol))rpg_hip_real(133);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddMemcpyNodeToSymbol(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemsetParams* a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphAddMemsetNode(__typeof__(&hipGraphAddMemsetNode) real, hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemsetParams* a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3205,11 +4002,17 @@ RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipGraph_t* a1)
+RPG_HIP_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* a0, hipGraph_t a1, const hipGraphNode_t* a2, size_t a3, const hipMemsetParams* a4)
 {
-    __typeof__(&hipGraphChildGraphNodeGetGraph) real = (__typeof__(&hipGraphChildGraphNodeGetGraph))rpg_hip_real(135);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphAddMemsetNode) real = (__typeof__(&hipGraphAddMemsetNode))rpg_hip_real(134);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphAddMemsetNode(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipGraph_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphChildGraphNodeGetGraph(__typeof__(&hipGraphChildGraphNodeGetGraph) real, hipGraphNode_t a0, hipGraph_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3225,11 +4028,17 @@ RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipG
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1)
+RPG_HIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t a0, hipGraph_t* a1)
 {
-    __typeof__(&hipGraphClone) real = (__typeof__(&hipGraphClone))rpg_hip_real(136);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphChildGraphNodeGetGraph) real = (__typeof__(&hipGraphChildGraphNodeGetGraph))rpg_hip_real(135);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphChildGraphNodeGetGraph(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphClone(__typeof__(&hipGraphClone) real, hipGraph_t* a0, hipGraph_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3245,11 +4054,17 @@ RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipGraphClone(hipGraph_t* a0, hipGraph_t a1)
 {
-    __typeof__(&hipGraphCreate) real = (__typeof__(&hipGraphCreate))rpg_hip_real(137);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphClone) real = (__typeof__(&hipGraphClone))rpg_hip_real(136);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphClone(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphCreate(__typeof__(&hipGraphCreate) real, hipGraph_t* a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3265,11 +4080,17 @@ RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0)
+RPG_HIP_EXPORT hipError_t hipGraphCreate(hipGraph_t* a0, unsigned int a1)
 {
-    __typeof__(&hipGraphDestroy) real = (__typeof__(&hipGraphDestroy))rpg_hip_real(138);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGraphCreate) real = (__typeof__(&hipGraphCreate))rpg_hip_real(137);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphCreate(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0);
+static __attribute__((noinline)) hipError_t traced_hipGraphDestroy(__typeof__(&hipGraphDestroy) real, hipGraph_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -3284,11 +4105,17 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0)
+RPG_HIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t a0)
 {
-    __typeof__(&hipGraphDestroyNode) real = (__typeof__(&hipGraphDestroyNode))rpg_hip_real(139);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGraphDestroy) real = (__typeof__(&hipGraphDestroy))rpg_hip_real(138);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0);
+static __attribute__((noinline)) hipError_t traced_hipGraphDestroyNode(__typeof__(&hipGraphDestroyNode) real, hipGraphNode_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -3303,11 +4130,17 @@ RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1)
+RPG_HIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t a0)
 {
-    __typeof__(&hipGraphEventRecordNodeGetEvent) real = (__typeof__(&hipGraphEventRecordNodeGetEvent))rpg_hip_real(140);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphDestroyNode) real = (__typeof__(&hipGraphDestroyNode))rpg_hip_real(139);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphDestroyNode(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphEventRecordNodeGetEvent(__typeof__(&hipGraphEventRecordNodeGetEvent) real, hipGraphNode_t a0, hipEvent_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3323,11 +4156,17 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1)
+RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1)
 {
-    __typeof__(&hipGraphEventRecordNodeSetEvent) real = (__typeof__(&hipGraphEventRecordNodeSetEvent))rpg_hip_real(141);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphEventRecordNodeGetEvent) real = (__typeof__(&hipGraphEventRecordNodeGetEvent))rpg_hip_real(140);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphEventRecordNodeGetEvent(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphEventRecordNodeSetEvent(__typeof__(&hipGraphEventRecordNodeSetEvent) real, hipGraphNode_t a0, hipEvent_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3343,11 +4182,17 @@ RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1)
+RPG_HIP_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1)
 {
-    __typeof__(&hipGraphEventWaitNodeGetEvent) real = (__typeof__(&hipGraphEventWaitNodeGetEvent))rpg_hip_real(142);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphEventRecordNodeSetEvent) real = (__typeof__(&hipGraphEventRecordNodeSetEvent))rpg_hip_real(141);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphEventRecordNodeSetEvent(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphEventWaitNodeGetEvent(__typeof__(&hipGraphEventWaitNodeGetEvent) real, hipGraphNode_t a0, hipEvent_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3363,11 +4208,17 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEv
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1)
+RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t a0, hipEvent_t* a1)
 {
-    __typeof__(&hipGraphEventWaitNodeSetEvent) real = (__typeof__(&hipGraphEventWaitNodeSetEvent))rpg_hip_real(143);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphEventWaitNodeGetEvent) real = (__typeof__(&hipGraphEventWaitNodeGetEvent))rpg_hip_real(142);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphEventWaitNodeGetEvent(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphEventWaitNodeSetEvent(__typeof__(&hipGraphEventWaitNodeSetEvent) real, hipGraphNode_t a0, hipEvent_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3383,11 +4234,17 @@ RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEv
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipGraph_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t a0, hipEvent_t a1)
 {
-    __typeof__(&hipGraphExecChildGraphNodeSetParams) real = (__typeof__(&hipGraphExecChildGraphNodeSetParams))rpg_hip_real(144);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphEventWaitNodeSetEvent) real = (__typeof__(&hipGraphEventWaitNodeSetEvent))rpg_hip_real(143);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphEventWaitNodeSetEvent(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipGraph_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecChildGraphNodeSetParams(__typeof__(&hipGraphExecChildGraphNodeSetParams) real, hipGraphExec_t a0, hipGraphNode_t a1, hipGraph_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3404,11 +4261,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0)
+RPG_HIP_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipGraph_t a2)
 {
-    __typeof__(&hipGraphExecDestroy) real = (__typeof__(&hipGraphExecDestroy))rpg_hip_real(145);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGraphExecChildGraphNodeSetParams) real = (__typeof__(&hipGraphExecChildGraphNodeSetParams))rpg_hip_real(144);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecChildGraphNodeSetParams(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecDestroy(__typeof__(&hipGraphExecDestroy) real, hipGraphExec_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -3423,11 +4286,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t a0)
 {
-    __typeof__(&hipGraphExecEventRecordNodeSetEvent) real = (__typeof__(&hipGraphExecEventRecordNodeSetEvent))rpg_hip_real(146);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecDestroy) real = (__typeof__(&hipGraphExecDestroy))rpg_hip_real(145);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecEventRecordNodeSetEvent(__typeof__(&hipGraphExecEventRecordNodeSetEvent) real, hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3444,11 +4313,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
 {
-    __typeof__(&hipGraphExecEventWaitNodeSetEvent) real = (__typeof__(&hipGraphExecEventWaitNodeSetEvent))rpg_hip_real(147);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecEventRecordNodeSetEvent) real = (__typeof__(&hipGraphExecEventRecordNodeSetEvent))rpg_hip_real(146);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecEventRecordNodeSetEvent(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecEventWaitNodeSetEvent(__typeof__(&hipGraphExecEventWaitNodeSetEvent) real, hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3465,11 +4340,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipHostNodeParams* a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t a0, hipGraphNode_t a1, hipEvent_t a2)
 {
-    __typeof__(&hipGraphExecHostNodeSetParams) real = (__typeof__(&hipGraphExecHostNodeSetParams))rpg_hip_real(148);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecEventWaitNodeSetEvent) real = (__typeof__(&hipGraphExecEventWaitNodeSetEvent))rpg_hip_real(147);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecEventWaitNodeSetEvent(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipHostNodeParams* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecHostNodeSetParams(__typeof__(&hipGraphExecHostNodeSetParams) real, hipGraphExec_t a0, hipGraphNode_t a1, const hipHostNodeParams* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3486,11 +4367,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGr
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipKernelNodeParams* a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipHostNodeParams* a2)
 {
-    __typeof__(&hipGraphExecKernelNodeSetParams) real = (__typeof__(&hipGraphExecKernelNodeSetParams))rpg_hip_real(149);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecHostNodeSetParams) real = (__typeof__(&hipGraphExecHostNodeSetParams))rpg_hip_real(148);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecHostNodeSetParams(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipKernelNodeParams* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecKernelNodeSetParams(__typeof__(&hipGraphExecKernelNodeSetParams) real, hipGraphExec_t a0, hipGraphNode_t a1, const hipKernelNodeParams* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3507,11 +4394,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipMemcpy3DParms* a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipKernelNodeParams* a2)
 {
-    __typeof__(&hipGraphExecMemcpyNodeSetParams) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams))rpg_hip_real(150);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecKernelNodeSetParams) real = (__typeof__(&hipGraphExecKernelNodeSetParams))rpg_hip_real(149);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecKernelNodeSetParams(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipMemcpy3DParms* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecMemcpyNodeSetParams(__typeof__(&hipGraphExecMemcpyNodeSetParams) real, hipGraphExec_t a0, hipGraphNode_t a1, hipMemcpy3DParms* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3528,11 +4421,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, hipMemcpyKind a5)
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, hipMemcpy3DParms* a2)
 {
-    __typeof__(&hipGraphExecMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams1D))rpg_hip_real(151);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipGraphExecMemcpyNodeSetParams) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams))rpg_hip_real(150);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecMemcpyNodeSetParams(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, hipMemcpyKind a5);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecMemcpyNodeSetParams1D(__typeof__(&hipGraphExecMemcpyNodeSetParams1D) real, hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, hipMemcpyKind a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -3552,11 +4451,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, hipMemcpyKind a5)
 {
-    __typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol))rpg_hip_real(152);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&hipGraphExecMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams1D))rpg_hip_real(151);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecMemcpyNodeSetParams1D(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecMemcpyNodeSetParamsFromSymbol(__typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol) real, hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -3577,11 +4482,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t a0, hipGraphNode_t a1, const void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t a0, hipGraphNode_t a1, void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
 {
-    __typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol))rpg_hip_real(153);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol))rpg_hip_real(152);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecMemcpyNodeSetParamsFromSymbol(real, a0, a1, a2, a3, a4, a5, a6);
+    return real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t a0, hipGraphNode_t a1, const void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecMemcpyNodeSetParamsToSymbol(__typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol) real, hipGraphExec_t a0, hipGraphNode_t a1, const void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -3602,11 +4513,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipMemsetParams* a2)
+RPG_HIP_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t a0, hipGraphNode_t a1, const void* a2, const void* a3, size_t a4, size_t a5, hipMemcpyKind a6)
 {
-    __typeof__(&hipGraphExecMemsetNodeSetParams) real = (__typeof__(&hipGraphExecMemsetNodeSetParams))rpg_hip_real(154);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol))rpg_hip_real(153);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecMemcpyNodeSetParamsToSymbol(real, a0, a1, a2, a3, a4, a5, a6);
+    return real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipMemsetParams* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecMemsetNodeSetParams(__typeof__(&hipGraphExecMemsetNodeSetParams) real, hipGraphExec_t a0, hipGraphNode_t a1, const hipMemsetParams* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3623,11 +4540,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, hipGraphNode_t* a2, hipGraphExecUpdateResult* a3)
+RPG_HIP_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t a0, hipGraphNode_t a1, const hipMemsetParams* a2)
 {
-    __typeof__(&hipGraphExecUpdate) real = (__typeof__(&hipGraphExecUpdate))rpg_hip_real(155);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphExecMemsetNodeSetParams) real = (__typeof__(&hipGraphExecMemsetNodeSetParams))rpg_hip_real(154);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecMemsetNodeSetParams(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, hipGraphNode_t* a2, hipGraphExecUpdateResult* a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphExecUpdate(__typeof__(&hipGraphExecUpdate) real, hipGraphExec_t a0, hipGraph_t a1, hipGraphNode_t* a2, hipGraphExecUpdateResult* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -3645,11 +4568,17 @@ RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hipGraphNode_t* a2, size_t* a3)
+RPG_HIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t a0, hipGraph_t a1, hipGraphNode_t* a2, hipGraphExecUpdateResult* a3)
 {
-    __typeof__(&hipGraphGetEdges) real = (__typeof__(&hipGraphGetEdges))rpg_hip_real(156);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphExecUpdate) real = (__typeof__(&hipGraphExecUpdate))rpg_hip_real(155);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphExecUpdate(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hipGraphNode_t* a2, size_t* a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphGetEdges(__typeof__(&hipGraphGetEdges) real, hipGraph_t a0, hipGraphNode_t* a1, hipGraphNode_t* a2, size_t* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -3667,11 +4596,17 @@ RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
+RPG_HIP_EXPORT hipError_t hipGraphGetEdges(hipGraph_t a0, hipGraphNode_t* a1, hipGraphNode_t* a2, size_t* a3)
 {
-    __typeof__(&hipGraphGetNodes) real = (__typeof__(&hipGraphGetNodes))rpg_hip_real(157);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphGetEdges) real = (__typeof__(&hipGraphGetEdges))rpg_hip_real(156);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphGetEdges(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphGetNodes(__typeof__(&hipGraphGetNodes) real, hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3688,11 +4623,17 @@ RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, si
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
+RPG_HIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
 {
-    __typeof__(&hipGraphGetRootNodes) real = (__typeof__(&hipGraphGetRootNodes))rpg_hip_real(158);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphGetNodes) real = (__typeof__(&hipGraphGetNodes))rpg_hip_real(157);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphGetNodes(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphGetRootNodes(__typeof__(&hipGraphGetRootNodes) real, hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3709,11 +4650,17 @@ RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNodeParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t a0, hipGraphNode_t* a1, size_t* a2)
 {
-    __typeof__(&hipGraphHostNodeGetParams) real = (__typeof__(&hipGraphHostNodeGetParams))rpg_hip_real(159);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphGetRootNodes) real = (__typeof__(&hipGraphGetRootNodes))rpg_hip_real(158);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphGetRootNodes(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNodeParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphHostNodeGetParams(__typeof__(&hipGraphHostNodeGetParams) real, hipGraphNode_t a0, hipHostNodeParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3729,11 +4676,17 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNo
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hipHostNodeParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t a0, hipHostNodeParams* a1)
 {
-    __typeof__(&hipGraphHostNodeSetParams) real = (__typeof__(&hipGraphHostNodeSetParams))rpg_hip_real(160);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphHostNodeGetParams) real = (__typeof__(&hipGraphHostNodeGetParams))rpg_hip_real(159);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphHostNodeGetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hipHostNodeParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphHostNodeSetParams(__typeof__(&hipGraphHostNodeSetParams) real, hipGraphNode_t a0, const hipHostNodeParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3749,11 +4702,17 @@ RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1, hipGraphNode_t* a2, char* a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t a0, const hipHostNodeParams* a1)
 {
-    __typeof__(&hipGraphInstantiate) real = (__typeof__(&hipGraphInstantiate))rpg_hip_real(161);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphHostNodeSetParams) real = (__typeof__(&hipGraphHostNodeSetParams))rpg_hip_real(160);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphHostNodeSetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1, hipGraphNode_t* a2, char* a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphInstantiate(__typeof__(&hipGraphInstantiate) real, hipGraphExec_t* a0, hipGraph_t a1, hipGraphNode_t* a2, char* a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3772,11 +4731,17 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGraph_t a1, unsigned long long a2)
+RPG_HIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* a0, hipGraph_t a1, hipGraphNode_t* a2, char* a3, size_t a4)
 {
-    __typeof__(&hipGraphInstantiateWithFlags) real = (__typeof__(&hipGraphInstantiateWithFlags))rpg_hip_real(162);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphInstantiate) real = (__typeof__(&hipGraphInstantiate))rpg_hip_real(161);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphInstantiate(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGraph_t a1, unsigned long long a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphInstantiateWithFlags(__typeof__(&hipGraphInstantiateWithFlags) real, hipGraphExec_t* a0, hipGraph_t a1, unsigned long long a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -3793,11 +4758,17 @@ RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGr
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKernelNodeParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* a0, hipGraph_t a1, unsigned long long a2)
 {
-    __typeof__(&hipGraphKernelNodeGetParams) real = (__typeof__(&hipGraphKernelNodeGetParams))rpg_hip_real(163);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphInstantiateWithFlags) real = (__typeof__(&hipGraphInstantiateWithFlags))rpg_hip_real(162);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphInstantiateWithFlags(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKernelNodeParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphKernelNodeGetParams(__typeof__(&hipGraphKernelNodeGetParams) real, hipGraphNode_t a0, hipKernelNodeParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3813,11 +4784,17 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKern
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const hipKernelNodeParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t a0, hipKernelNodeParams* a1)
 {
-    __typeof__(&hipGraphKernelNodeSetParams) real = (__typeof__(&hipGraphKernelNodeSetParams))rpg_hip_real(164);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphKernelNodeGetParams) real = (__typeof__(&hipGraphKernelNodeGetParams))rpg_hip_real(163);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphKernelNodeGetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const hipKernelNodeParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphKernelNodeSetParams(__typeof__(&hipGraphKernelNodeSetParams) real, hipGraphNode_t a0, const hipKernelNodeParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3833,11 +4810,17 @@ RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t a0, const hipKernelNodeParams* a1)
 {
-    __typeof__(&hipGraphLaunch) real = (__typeof__(&hipGraphLaunch))rpg_hip_real(165);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphKernelNodeSetParams) real = (__typeof__(&hipGraphKernelNodeSetParams))rpg_hip_real(164);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphKernelNodeSetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphLaunch(__typeof__(&hipGraphLaunch) real, hipGraphExec_t a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -3853,11 +4836,17 @@ RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemcpy3DParms* a1)
+RPG_HIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t a0, hipStream_t a1)
 {
-    __typeof__(&hipGraphMemcpyNodeGetParams) real = (__typeof__(&hipGraphMemcpyNodeGetParams))rpg_hip_real(166);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphLaunch) real = (__typeof__(&hipGraphLaunch))rpg_hip_real(165);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphLaunch(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemcpy3DParms* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemcpyNodeGetParams(__typeof__(&hipGraphMemcpyNodeGetParams) real, hipGraphNode_t a0, hipMemcpy3DParms* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3873,11 +4862,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemc
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const hipMemcpy3DParms* a1)
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t a0, hipMemcpy3DParms* a1)
 {
-    __typeof__(&hipGraphMemcpyNodeSetParams) real = (__typeof__(&hipGraphMemcpyNodeSetParams))rpg_hip_real(167);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphMemcpyNodeGetParams) real = (__typeof__(&hipGraphMemcpyNodeGetParams))rpg_hip_real(166);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemcpyNodeGetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const hipMemcpy3DParms* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemcpyNodeSetParams(__typeof__(&hipGraphMemcpyNodeSetParams) real, hipGraphNode_t a0, const hipMemcpy3DParms* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3893,11 +4888,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, hipMemcpyKind a4)
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t a0, const hipMemcpy3DParms* a1)
 {
-    __typeof__(&hipGraphMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphMemcpyNodeSetParams1D))rpg_hip_real(168);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipGraphMemcpyNodeSetParams) real = (__typeof__(&hipGraphMemcpyNodeSetParams))rpg_hip_real(167);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemcpyNodeSetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, hipMemcpyKind a4);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemcpyNodeSetParams1D(__typeof__(&hipGraphMemcpyNodeSetParams1D) real, hipGraphNode_t a0, void* a1, const void* a2, size_t a3, hipMemcpyKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -3916,11 +4917,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, hipMemcpyKind a4)
 {
-    __typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol))rpg_hip_real(169);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipGraphMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphMemcpyNodeSetParams1D))rpg_hip_real(168);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemcpyNodeSetParams1D(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemcpyNodeSetParamsFromSymbol(__typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol) real, hipGraphNode_t a0, void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -3940,11 +4947,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0, const void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t a0, void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
 {
-    __typeof__(&hipGraphMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsToSymbol))rpg_hip_real(170);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol))rpg_hip_real(169);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemcpyNodeSetParamsFromSymbol(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0, const void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemcpyNodeSetParamsToSymbol(__typeof__(&hipGraphMemcpyNodeSetParamsToSymbol) real, hipGraphNode_t a0, const void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -3964,11 +4977,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMemsetParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t a0, const void* a1, const void* a2, size_t a3, size_t a4, hipMemcpyKind a5)
 {
-    __typeof__(&hipGraphMemsetNodeGetParams) real = (__typeof__(&hipGraphMemsetNodeGetParams))rpg_hip_real(171);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsToSymbol))rpg_hip_real(170);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemcpyNodeSetParamsToSymbol(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMemsetParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemsetNodeGetParams(__typeof__(&hipGraphMemsetNodeGetParams) real, hipGraphNode_t a0, hipMemsetParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -3984,11 +5003,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMems
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const hipMemsetParams* a1)
+RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t a0, hipMemsetParams* a1)
 {
-    __typeof__(&hipGraphMemsetNodeSetParams) real = (__typeof__(&hipGraphMemsetNodeSetParams))rpg_hip_real(172);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphMemsetNodeGetParams) real = (__typeof__(&hipGraphMemsetNodeGetParams))rpg_hip_real(171);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemsetNodeGetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const hipMemsetParams* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphMemsetNodeSetParams(__typeof__(&hipGraphMemsetNodeSetParams) real, hipGraphNode_t a0, const hipMemsetParams* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4004,11 +5029,17 @@ RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNode_t a1, hipGraph_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t a0, const hipMemsetParams* a1)
 {
-    __typeof__(&hipGraphNodeFindInClone) real = (__typeof__(&hipGraphNodeFindInClone))rpg_hip_real(173);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphMemsetNodeSetParams) real = (__typeof__(&hipGraphMemsetNodeSetParams))rpg_hip_real(172);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphMemsetNodeSetParams(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNode_t a1, hipGraph_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphNodeFindInClone(__typeof__(&hipGraphNodeFindInClone) real, hipGraphNode_t* a0, hipGraphNode_t a1, hipGraph_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4025,11 +5056,17 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNo
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
+RPG_HIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* a0, hipGraphNode_t a1, hipGraph_t a2)
 {
-    __typeof__(&hipGraphNodeGetDependencies) real = (__typeof__(&hipGraphNodeGetDependencies))rpg_hip_real(174);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphNodeFindInClone) real = (__typeof__(&hipGraphNodeFindInClone))rpg_hip_real(173);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphNodeFindInClone(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphNodeGetDependencies(__typeof__(&hipGraphNodeGetDependencies) real, hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4046,11 +5083,17 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGrap
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
 {
-    __typeof__(&hipGraphNodeGetDependentNodes) real = (__typeof__(&hipGraphNodeGetDependentNodes))rpg_hip_real(175);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphNodeGetDependencies) real = (__typeof__(&hipGraphNodeGetDependencies))rpg_hip_real(174);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphNodeGetDependencies(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphNodeGetDependentNodes(__typeof__(&hipGraphNodeGetDependentNodes) real, hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4067,11 +5110,17 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGr
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeType* a1)
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t a0, hipGraphNode_t* a1, size_t* a2)
 {
-    __typeof__(&hipGraphNodeGetType) real = (__typeof__(&hipGraphNodeGetType))rpg_hip_real(176);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipGraphNodeGetDependentNodes) real = (__typeof__(&hipGraphNodeGetDependentNodes))rpg_hip_real(175);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphNodeGetDependentNodes(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeType* a1);
+static __attribute__((noinline)) hipError_t traced_hipGraphNodeGetType(__typeof__(&hipGraphNodeGetType) real, hipGraphNode_t a0, hipGraphNodeType* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4087,11 +5136,17 @@ RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeTyp
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t a0, hipGraphNodeType* a1)
 {
-    __typeof__(&hipGraphRemoveDependencies) real = (__typeof__(&hipGraphRemoveDependencies))rpg_hip_real(177);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphNodeGetType) real = (__typeof__(&hipGraphNodeGetType))rpg_hip_real(176);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphNodeGetType(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphRemoveDependencies(__typeof__(&hipGraphRemoveDependencies) real, hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4109,11 +5164,17 @@ RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGra
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, GLuint a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t a0, const hipGraphNode_t* a1, const hipGraphNode_t* a2, size_t a3)
 {
-    __typeof__(&hipGraphicsGLRegisterBuffer) real = (__typeof__(&hipGraphicsGLRegisterBuffer))rpg_hip_real(178);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphRemoveDependencies) real = (__typeof__(&hipGraphRemoveDependencies))rpg_hip_real(177);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphRemoveDependencies(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, GLuint a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsGLRegisterBuffer(__typeof__(&hipGraphicsGLRegisterBuffer) real, hipGraphicsResource** a0, GLuint a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4130,11 +5191,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, GLuint a1, GLenum a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource** a0, GLuint a1, unsigned int a2)
 {
-    __typeof__(&hipGraphicsGLRegisterImage) real = (__typeof__(&hipGraphicsGLRegisterImage))rpg_hip_real(179);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphicsGLRegisterBuffer) real = (__typeof__(&hipGraphicsGLRegisterBuffer))rpg_hip_real(178);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsGLRegisterBuffer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, GLuint a1, GLenum a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsGLRegisterImage(__typeof__(&hipGraphicsGLRegisterImage) real, hipGraphicsResource** a0, GLuint a1, GLenum a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4152,11 +5219,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, G
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource** a0, GLuint a1, GLenum a2, unsigned int a3)
 {
-    __typeof__(&hipGraphicsMapResources) real = (__typeof__(&hipGraphicsMapResources))rpg_hip_real(180);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphicsGLRegisterImage) real = (__typeof__(&hipGraphicsGLRegisterImage))rpg_hip_real(179);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsGLRegisterImage(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsMapResources(__typeof__(&hipGraphicsMapResources) real, int a0, hipGraphicsResource_t* a1, hipStream_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
@@ -4173,11 +5246,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t* a1, hipGraphicsResource_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphicsMapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2)
 {
-    __typeof__(&hipGraphicsResourceGetMappedPointer) real = (__typeof__(&hipGraphicsResourceGetMappedPointer))rpg_hip_real(181);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphicsMapResources) real = (__typeof__(&hipGraphicsMapResources))rpg_hip_real(180);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsMapResources(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t* a1, hipGraphicsResource_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsResourceGetMappedPointer(__typeof__(&hipGraphicsResourceGetMappedPointer) real, void** a0, size_t* a1, hipGraphicsResource_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4194,11 +5273,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, hipGraphicsResource_t a1, unsigned int a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipGraphicsResourceGetMappedPointer(void** a0, size_t* a1, hipGraphicsResource_t a2)
 {
-    __typeof__(&hipGraphicsSubResourceGetMappedArray) real = (__typeof__(&hipGraphicsSubResourceGetMappedArray))rpg_hip_real(182);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipGraphicsResourceGetMappedPointer) real = (__typeof__(&hipGraphicsResourceGetMappedPointer))rpg_hip_real(181);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsResourceGetMappedPointer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, hipGraphicsResource_t a1, unsigned int a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsSubResourceGetMappedArray(__typeof__(&hipGraphicsSubResourceGetMappedArray) real, hipArray_t* a0, hipGraphicsResource_t a1, unsigned int a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4216,11 +5301,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, h
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2)
+RPG_HIP_EXPORT hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t* a0, hipGraphicsResource_t a1, unsigned int a2, unsigned int a3)
 {
-    __typeof__(&hipGraphicsUnmapResources) real = (__typeof__(&hipGraphicsUnmapResources))rpg_hip_real(183);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphicsSubResourceGetMappedArray) real = (__typeof__(&hipGraphicsSubResourceGetMappedArray))rpg_hip_real(182);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsSubResourceGetMappedArray(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsUnmapResources(__typeof__(&hipGraphicsUnmapResources) real, int a0, hipGraphicsResource_t* a1, hipStream_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
@@ -4237,11 +5328,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0)
+RPG_HIP_EXPORT hipError_t hipGraphicsUnmapResources(int a0, hipGraphicsResource_t* a1, hipStream_t a2)
 {
-    __typeof__(&hipGraphicsUnregisterResource) real = (__typeof__(&hipGraphicsUnregisterResource))rpg_hip_real(184);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipGraphicsUnmapResources) real = (__typeof__(&hipGraphicsUnmapResources))rpg_hip_real(183);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsUnmapResources(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0);
+static __attribute__((noinline)) hipError_t traced_hipGraphicsUnregisterResource(__typeof__(&hipGraphicsUnregisterResource) real, hipGraphicsResource_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4256,11 +5353,17 @@ RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t a0)
 {
-    __typeof__(&hipHostAlloc) real = (__typeof__(&hipHostAlloc))rpg_hip_real(185);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipGraphicsUnregisterResource) real = (__typeof__(&hipGraphicsUnregisterResource))rpg_hip_real(184);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipGraphicsUnregisterResource(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipHostAlloc(__typeof__(&hipHostAlloc) real, void** a0, size_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4277,11 +5380,17 @@ RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostFree(void* a0)
+RPG_HIP_EXPORT hipError_t hipHostAlloc(void** a0, size_t a1, unsigned int a2)
 {
-    __typeof__(&hipHostFree) real = (__typeof__(&hipHostFree))rpg_hip_real(186);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipHostAlloc) real = (__typeof__(&hipHostAlloc))rpg_hip_real(185);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostAlloc(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostFree(void* a0);
+static __attribute__((noinline)) hipError_t traced_hipHostFree(__typeof__(&hipHostFree) real, void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4296,11 +5405,17 @@ RPG_HIP_EXPORT hipError_t hipHostFree(void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipHostFree(void* a0)
 {
-    __typeof__(&hipHostGetDevicePointer) real = (__typeof__(&hipHostGetDevicePointer))rpg_hip_real(187);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipHostFree) real = (__typeof__(&hipHostFree))rpg_hip_real(186);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostFree(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipHostGetDevicePointer(__typeof__(&hipHostGetDevicePointer) real, void** a0, void* a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4317,11 +5432,17 @@ RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1)
+RPG_HIP_EXPORT hipError_t hipHostGetDevicePointer(void** a0, void* a1, unsigned int a2)
 {
-    __typeof__(&hipHostGetFlags) real = (__typeof__(&hipHostGetFlags))rpg_hip_real(188);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipHostGetDevicePointer) real = (__typeof__(&hipHostGetDevicePointer))rpg_hip_real(187);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostGetDevicePointer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1);
+static __attribute__((noinline)) hipError_t traced_hipHostGetFlags(__typeof__(&hipHostGetFlags) real, unsigned int* a0, void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4337,11 +5458,17 @@ RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipHostGetFlags(unsigned int* a0, void* a1)
 {
-    __typeof__(&hipHostMalloc) real = (__typeof__(&hipHostMalloc))rpg_hip_real(189);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipHostGetFlags) real = (__typeof__(&hipHostGetFlags))rpg_hip_real(188);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostGetFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipHostMalloc(__typeof__(&hipHostMalloc) real, void** a0, size_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4358,11 +5485,17 @@ RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipHostMalloc(void** a0, size_t a1, unsigned int a2)
 {
-    __typeof__(&hipHostRegister) real = (__typeof__(&hipHostRegister))rpg_hip_real(190);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipHostMalloc) real = (__typeof__(&hipHostMalloc))rpg_hip_real(189);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostMalloc(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipHostRegister(__typeof__(&hipHostRegister) real, void* a0, size_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4379,11 +5512,17 @@ RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0)
+RPG_HIP_EXPORT hipError_t hipHostRegister(void* a0, size_t a1, unsigned int a2)
 {
-    __typeof__(&hipHostUnregister) real = (__typeof__(&hipHostUnregister))rpg_hip_real(191);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipHostRegister) real = (__typeof__(&hipHostRegister))rpg_hip_real(190);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostRegister(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0);
+static __attribute__((noinline)) hipError_t traced_hipHostUnregister(__typeof__(&hipHostUnregister) real, void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4398,11 +5537,17 @@ RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const hipExternalMemoryHandleDesc* a1)
+RPG_HIP_EXPORT hipError_t hipHostUnregister(void* a0)
 {
-    __typeof__(&hipImportExternalMemory) real = (__typeof__(&hipImportExternalMemory))rpg_hip_real(192);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipHostUnregister) real = (__typeof__(&hipHostUnregister))rpg_hip_real(191);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipHostUnregister(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const hipExternalMemoryHandleDesc* a1);
+static __attribute__((noinline)) hipError_t traced_hipImportExternalMemory(__typeof__(&hipImportExternalMemory) real, hipExternalMemory_t* a0, const hipExternalMemoryHandleDesc* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4418,11 +5563,17 @@ RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0, const hipExternalSemaphoreHandleDesc* a1)
+RPG_HIP_EXPORT hipError_t hipImportExternalMemory(hipExternalMemory_t* a0, const hipExternalMemoryHandleDesc* a1)
 {
-    __typeof__(&hipImportExternalSemaphore) real = (__typeof__(&hipImportExternalSemaphore))rpg_hip_real(193);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipImportExternalMemory) real = (__typeof__(&hipImportExternalMemory))rpg_hip_real(192);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipImportExternalMemory(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0, const hipExternalSemaphoreHandleDesc* a1);
+static __attribute__((noinline)) hipError_t traced_hipImportExternalSemaphore(__typeof__(&hipImportExternalSemaphore) real, hipExternalSemaphore_t* a0, const hipExternalSemaphoreHandleDesc* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4438,11 +5589,17 @@ RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0)
+RPG_HIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t* a0, const hipExternalSemaphoreHandleDesc* a1)
 {
-    __typeof__(&hipInit) real = (__typeof__(&hipInit))rpg_hip_real(194);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipImportExternalSemaphore) real = (__typeof__(&hipImportExternalSemaphore))rpg_hip_real(193);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipImportExternalSemaphore(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0);
+static __attribute__((noinline)) hipError_t traced_hipInit(__typeof__(&hipInit) real, unsigned int a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4457,13 +5614,17 @@ RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0)
     return r;
 }
 
-RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipInit(unsigned int a0)
 {
-    __typeof__(&hipInitActivityCallback) real = (__typeof__(&hipInitActivityCallback))rpg_hip_real(195);
-    if (__builtin_expect(!rpg_hip_tracing(), 1)) {
-        real(a0, a1, a2);
-        return;
-    }
+    __typeof__(&hipInit) real = (__typeof__(&hipInit))rpg_hip_real(194);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipInit(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2);
+static __attribute__((noinline)) void traced_hipInitActivityCallback(__typeof__(&hipInitActivityCallback) real, void* a0, void* a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     real(a0, a1, a2);
@@ -4479,11 +5640,19 @@ RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2)
     }
 }
 
-RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
+RPG_HIP_EXPORT void hipInitActivityCallback(void* a0, void* a1, void* a2)
 {
-    __typeof__(&hipIpcCloseMemHandle) real = (__typeof__(&hipIpcCloseMemHandle))rpg_hip_real(196);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipInitActivityCallback) real = (__typeof__(&hipInitActivityCallback))rpg_hip_real(195);
+    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+        traced_hipInitActivityCallback(real, a0, a1, a2);
+        return;
+    }
+    real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0);
+static __attribute__((noinline)) hipError_t traced_hipIpcCloseMemHandle(__typeof__(&hipIpcCloseMemHandle) real, void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4498,11 +5667,17 @@ RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent_t a1)
+RPG_HIP_EXPORT hipError_t hipIpcCloseMemHandle(void* a0)
 {
-    __typeof__(&hipIpcGetEventHandle) real = (__typeof__(&hipIpcGetEventHandle))rpg_hip_real(197);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipIpcCloseMemHandle) real = (__typeof__(&hipIpcCloseMemHandle))rpg_hip_real(196);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipIpcCloseMemHandle(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent_t a1);
+static __attribute__((noinline)) hipError_t traced_hipIpcGetEventHandle(__typeof__(&hipIpcGetEventHandle) real, hipIpcEventHandle_t* a0, hipEvent_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4518,11 +5693,17 @@ RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1)
+RPG_HIP_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* a0, hipEvent_t a1)
 {
-    __typeof__(&hipIpcGetMemHandle) real = (__typeof__(&hipIpcGetMemHandle))rpg_hip_real(198);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipIpcGetEventHandle) real = (__typeof__(&hipIpcGetEventHandle))rpg_hip_real(197);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipIpcGetEventHandle(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1);
+static __attribute__((noinline)) hipError_t traced_hipIpcGetMemHandle(__typeof__(&hipIpcGetMemHandle) real, hipIpcMemHandle_t* a0, void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4538,11 +5719,17 @@ RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandle_t a1)
+RPG_HIP_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* a0, void* a1)
 {
-    __typeof__(&hipIpcOpenEventHandle) real = (__typeof__(&hipIpcOpenEventHandle))rpg_hip_real(199);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipIpcGetMemHandle) real = (__typeof__(&hipIpcGetMemHandle))rpg_hip_real(198);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipIpcGetMemHandle(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandle_t a1);
+static __attribute__((noinline)) hipError_t traced_hipIpcOpenEventHandle(__typeof__(&hipIpcOpenEventHandle) real, hipEvent_t* a0, hipIpcEventHandle_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4558,11 +5745,17 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandl
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* a0, hipIpcEventHandle_t a1)
 {
-    __typeof__(&hipIpcOpenMemHandle) real = (__typeof__(&hipIpcOpenMemHandle))rpg_hip_real(200);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipIpcOpenEventHandle) real = (__typeof__(&hipIpcOpenEventHandle))rpg_hip_real(199);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipIpcOpenEventHandle(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipIpcOpenMemHandle(__typeof__(&hipIpcOpenMemHandle) real, void** a0, hipIpcMemHandle_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4579,11 +5772,17 @@ RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, u
     return r;
 }
 
-RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0)
+RPG_HIP_EXPORT hipError_t hipIpcOpenMemHandle(void** a0, hipIpcMemHandle_t a1, unsigned int a2)
 {
-    __typeof__(&hipKernelNameRef) real = (__typeof__(&hipKernelNameRef))rpg_hip_real(201);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipIpcOpenMemHandle) real = (__typeof__(&hipIpcOpenMemHandle))rpg_hip_real(200);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipIpcOpenMemHandle(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0);
+static __attribute__((noinline)) const char* traced_hipKernelNameRef(__typeof__(&hipKernelNameRef) real, const hipFunction_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     const char* r = real(a0);
@@ -4598,11 +5797,17 @@ RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1)
+RPG_HIP_EXPORT const char* hipKernelNameRef(const hipFunction_t a0)
 {
-    __typeof__(&hipKernelNameRefByPtr) real = (__typeof__(&hipKernelNameRefByPtr))rpg_hip_real(202);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipKernelNameRef) real = (__typeof__(&hipKernelNameRef))rpg_hip_real(201);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipKernelNameRef(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1);
+static __attribute__((noinline)) const char* traced_hipKernelNameRefByPtr(__typeof__(&hipKernelNameRefByPtr) real, const void* a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     const char* r = real(a0, a1);
@@ -4618,11 +5823,17 @@ RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0)
+RPG_HIP_EXPORT const char* hipKernelNameRefByPtr(const void* a0, hipStream_t a1)
 {
-    __typeof__(&hipLaunchByPtr) real = (__typeof__(&hipLaunchByPtr))rpg_hip_real(203);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipKernelNameRefByPtr) real = (__typeof__(&hipKernelNameRefByPtr))rpg_hip_real(202);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipKernelNameRefByPtr(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0);
+static __attribute__((noinline)) hipError_t traced_hipLaunchByPtr(__typeof__(&hipLaunchByPtr) real, const void* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -4637,11 +5848,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, dim3 a2, void** a3, unsigned int a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipLaunchByPtr(const void* a0)
 {
-    __typeof__(&hipLaunchCooperativeKernel) real = (__typeof__(&hipLaunchCooperativeKernel))rpg_hip_real(204);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipLaunchByPtr) real = (__typeof__(&hipLaunchByPtr))rpg_hip_real(203);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchByPtr(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, dim3 a2, void** a3, unsigned int a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipLaunchCooperativeKernel(__typeof__(&hipLaunchCooperativeKernel) real, const void* a0, dim3 a1, dim3 a2, void** a3, unsigned int a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -4661,11 +5878,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, di
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel(const void* a0, dim3 a1, dim3 a2, void** a3, unsigned int a4, hipStream_t a5)
 {
-    __typeof__(&hipLaunchCooperativeKernelMultiDevice) real = (__typeof__(&hipLaunchCooperativeKernelMultiDevice))rpg_hip_real(205);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipLaunchCooperativeKernel) real = (__typeof__(&hipLaunchCooperativeKernel))rpg_hip_real(204);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchCooperativeKernel(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipLaunchCooperativeKernelMultiDevice(__typeof__(&hipLaunchCooperativeKernelMultiDevice) real, hipLaunchParams* a0, int a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4682,11 +5905,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams*
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, uint32_t a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* a0, int a1, unsigned int a2)
 {
-    __typeof__(&hipLaunchCooperativeKernel_spt) real = (__typeof__(&hipLaunchCooperativeKernel_spt))rpg_hip_real(206);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipLaunchCooperativeKernelMultiDevice) real = (__typeof__(&hipLaunchCooperativeKernelMultiDevice))rpg_hip_real(205);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchCooperativeKernelMultiDevice(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, uint32_t a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipLaunchCooperativeKernel_spt(__typeof__(&hipLaunchCooperativeKernel_spt) real, const void* a0, dim3 a1, dim3 a2, void** a3, uint32_t a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -4706,11 +5935,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, uint32_t a4, hipStream_t a5)
 {
-    __typeof__(&hipLaunchKernel) real = (__typeof__(&hipLaunchKernel))rpg_hip_real(207);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipLaunchCooperativeKernel_spt) real = (__typeof__(&hipLaunchCooperativeKernel_spt))rpg_hip_real(206);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchCooperativeKernel_spt(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipLaunchKernel(__typeof__(&hipLaunchKernel) real, const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -4730,11 +5965,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipLaunchKernel(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
 {
-    __typeof__(&hipLaunchKernel_spt) real = (__typeof__(&hipLaunchKernel_spt))rpg_hip_real(208);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipLaunchKernel) real = (__typeof__(&hipLaunchKernel))rpg_hip_real(207);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchKernel(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipLaunchKernel_spt(__typeof__(&hipLaunchKernel_spt) real, const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -4754,11 +5995,17 @@ RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipLaunchKernel_spt(const void* a0, dim3 a1, dim3 a2, void** a3, size_t a4, hipStream_t a5)
 {
-    __typeof__(&hipMalloc) real = (__typeof__(&hipMalloc))rpg_hip_real(209);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipLaunchKernel_spt) real = (__typeof__(&hipLaunchKernel_spt))rpg_hip_real(208);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipLaunchKernel_spt(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMalloc(__typeof__(&hipMalloc) real, void** a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4774,11 +6021,17 @@ RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1)
+RPG_HIP_EXPORT hipError_t hipMalloc(void** a0, size_t a1)
 {
-    __typeof__(&hipMalloc3D) real = (__typeof__(&hipMalloc3D))rpg_hip_real(210);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMalloc) real = (__typeof__(&hipMalloc))rpg_hip_real(209);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMalloc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1);
+static __attribute__((noinline)) hipError_t traced_hipMalloc3D(__typeof__(&hipMalloc3D) real, hipPitchedPtr* a0, hipExtent a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4794,11 +6047,17 @@ RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* a0, hipExtent a1)
 {
-    __typeof__(&hipMalloc3DArray) real = (__typeof__(&hipMalloc3DArray))rpg_hip_real(211);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMalloc3D) real = (__typeof__(&hipMalloc3D))rpg_hip_real(210);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMalloc3D(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipMalloc3DArray(__typeof__(&hipMalloc3DArray) real, hipArray** a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4816,11 +6075,17 @@ RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChanne
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDesc* a1, size_t a2, size_t a3, unsigned int a4)
+RPG_HIP_EXPORT hipError_t hipMalloc3DArray(hipArray** a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3)
 {
-    __typeof__(&hipMallocArray) real = (__typeof__(&hipMallocArray))rpg_hip_real(212);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMalloc3DArray) real = (__typeof__(&hipMalloc3DArray))rpg_hip_real(211);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMalloc3DArray(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDesc* a1, size_t a2, size_t a3, unsigned int a4);
+static __attribute__((noinline)) hipError_t traced_hipMallocArray(__typeof__(&hipMallocArray) real, hipArray** a0, const hipChannelFormatDesc* a1, size_t a2, size_t a3, unsigned int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -4839,11 +6104,17 @@ RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDe
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2)
+RPG_HIP_EXPORT hipError_t hipMallocArray(hipArray** a0, const hipChannelFormatDesc* a1, size_t a2, size_t a3, unsigned int a4)
 {
-    __typeof__(&hipMallocAsync) real = (__typeof__(&hipMallocAsync))rpg_hip_real(213);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMallocArray) real = (__typeof__(&hipMallocArray))rpg_hip_real(212);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocArray(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMallocAsync(__typeof__(&hipMallocAsync) real, void** a0, size_t a1, hipStream_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
@@ -4860,11 +6131,17 @@ RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPool_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMallocAsync(void** a0, size_t a1, hipStream_t a2)
 {
-    __typeof__(&hipMallocFromPoolAsync) real = (__typeof__(&hipMallocFromPoolAsync))rpg_hip_real(214);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMallocAsync) real = (__typeof__(&hipMallocAsync))rpg_hip_real(213);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocAsync(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPool_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMallocFromPoolAsync(__typeof__(&hipMallocFromPoolAsync) real, void** a0, size_t a1, hipMemPool_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4882,11 +6159,17 @@ RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPoo
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipMallocFromPoolAsync(void** a0, size_t a1, hipMemPool_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMallocHost) real = (__typeof__(&hipMallocHost))rpg_hip_real(215);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMallocFromPoolAsync) real = (__typeof__(&hipMallocFromPoolAsync))rpg_hip_real(214);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocFromPoolAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMallocHost(__typeof__(&hipMallocHost) real, void** a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4902,11 +6185,17 @@ RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipMallocHost(void** a0, size_t a1)
 {
-    __typeof__(&hipMallocManaged) real = (__typeof__(&hipMallocManaged))rpg_hip_real(216);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMallocHost) real = (__typeof__(&hipMallocHost))rpg_hip_real(215);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocHost(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipMallocManaged(__typeof__(&hipMallocManaged) real, void** a0, size_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -4923,11 +6212,17 @@ RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3, unsigned int a4)
+RPG_HIP_EXPORT hipError_t hipMallocManaged(void** a0, size_t a1, unsigned int a2)
 {
-    __typeof__(&hipMallocMipmappedArray) real = (__typeof__(&hipMallocMipmappedArray))rpg_hip_real(217);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMallocManaged) real = (__typeof__(&hipMallocManaged))rpg_hip_real(216);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocManaged(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3, unsigned int a4);
+static __attribute__((noinline)) hipError_t traced_hipMallocMipmappedArray(__typeof__(&hipMallocMipmappedArray) real, hipMipmappedArray_t* a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3, unsigned int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -4946,11 +6241,17 @@ RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* a0, const struct hipChannelFormatDesc* a1, struct hipExtent a2, unsigned int a3, unsigned int a4)
 {
-    __typeof__(&hipMallocPitch) real = (__typeof__(&hipMallocPitch))rpg_hip_real(218);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMallocMipmappedArray) real = (__typeof__(&hipMallocMipmappedArray))rpg_hip_real(217);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocMipmappedArray(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMallocPitch(__typeof__(&hipMallocPitch) real, void** a0, size_t* a1, size_t a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -4968,11 +6269,17 @@ RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipMallocPitch(void** a0, size_t* a1, size_t a2, size_t a3)
 {
-    __typeof__(&hipMemAddressFree) real = (__typeof__(&hipMemAddressFree))rpg_hip_real(219);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMallocPitch) real = (__typeof__(&hipMallocPitch))rpg_hip_real(218);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMallocPitch(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemAddressFree(__typeof__(&hipMemAddressFree) real, void* a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -4988,11 +6295,17 @@ RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, void* a3, unsigned long long a4)
+RPG_HIP_EXPORT hipError_t hipMemAddressFree(void* a0, size_t a1)
 {
-    __typeof__(&hipMemAddressReserve) real = (__typeof__(&hipMemAddressReserve))rpg_hip_real(220);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemAddressFree) real = (__typeof__(&hipMemAddressFree))rpg_hip_real(219);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemAddressFree(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, void* a3, unsigned long long a4);
+static __attribute__((noinline)) hipError_t traced_hipMemAddressReserve(__typeof__(&hipMemAddressReserve) real, void** a0, size_t a1, size_t a2, void* a3, unsigned long long a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -5011,11 +6324,17 @@ RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvise a2, int a3)
+RPG_HIP_EXPORT hipError_t hipMemAddressReserve(void** a0, size_t a1, size_t a2, void* a3, unsigned long long a4)
 {
-    __typeof__(&hipMemAdvise) real = (__typeof__(&hipMemAdvise))rpg_hip_real(221);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemAddressReserve) real = (__typeof__(&hipMemAddressReserve))rpg_hip_real(220);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemAddressReserve(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvise a2, int a3);
+static __attribute__((noinline)) hipError_t traced_hipMemAdvise(__typeof__(&hipMemAdvise) real, const void* a0, size_t a1, hipMemoryAdvise a2, int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5033,11 +6352,17 @@ RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvis
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipMemAdvise(const void* a0, size_t a1, hipMemoryAdvise a2, int a3)
 {
-    __typeof__(&hipMemAllocHost) real = (__typeof__(&hipMemAllocHost))rpg_hip_real(222);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemAdvise) real = (__typeof__(&hipMemAdvise))rpg_hip_real(221);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemAdvise(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemAllocHost(__typeof__(&hipMemAllocHost) real, void** a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5053,11 +6378,17 @@ RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_t a2, size_t a3, unsigned int a4)
+RPG_HIP_EXPORT hipError_t hipMemAllocHost(void** a0, size_t a1)
 {
-    __typeof__(&hipMemAllocPitch) real = (__typeof__(&hipMemAllocPitch))rpg_hip_real(223);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemAllocHost) real = (__typeof__(&hipMemAllocHost))rpg_hip_real(222);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemAllocHost(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_t a2, size_t a3, unsigned int a4);
+static __attribute__((noinline)) hipError_t traced_hipMemAllocPitch(__typeof__(&hipMemAllocPitch) real, hipDeviceptr_t* a0, size_t* a1, size_t a2, size_t a3, unsigned int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -5076,11 +6407,17 @@ RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size_t a1, const hipMemAllocationProp* a2, unsigned long long a3)
+RPG_HIP_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* a0, size_t* a1, size_t a2, size_t a3, unsigned int a4)
 {
-    __typeof__(&hipMemCreate) real = (__typeof__(&hipMemCreate))rpg_hip_real(224);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemAllocPitch) real = (__typeof__(&hipMemAllocPitch))rpg_hip_real(223);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemAllocPitch(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size_t a1, const hipMemAllocationProp* a2, unsigned long long a3);
+static __attribute__((noinline)) hipError_t traced_hipMemCreate(__typeof__(&hipMemCreate) real, hipMemGenericAllocationHandle_t* a0, size_t a1, const hipMemAllocationProp* a2, unsigned long long a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5098,11 +6435,17 @@ RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericAllocationHandle_t a1, hipMemAllocationHandleType a2, unsigned long long a3)
+RPG_HIP_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* a0, size_t a1, const hipMemAllocationProp* a2, unsigned long long a3)
 {
-    __typeof__(&hipMemExportToShareableHandle) real = (__typeof__(&hipMemExportToShareableHandle))rpg_hip_real(225);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemCreate) real = (__typeof__(&hipMemCreate))rpg_hip_real(224);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemCreate(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericAllocationHandle_t a1, hipMemAllocationHandleType a2, unsigned long long a3);
+static __attribute__((noinline)) hipError_t traced_hipMemExportToShareableHandle(__typeof__(&hipMemExportToShareableHandle) real, void* a0, hipMemGenericAllocationHandle_t a1, hipMemAllocationHandleType a2, unsigned long long a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5120,11 +6463,17 @@ RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericA
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLocation* a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipMemExportToShareableHandle(void* a0, hipMemGenericAllocationHandle_t a1, hipMemAllocationHandleType a2, unsigned long long a3)
 {
-    __typeof__(&hipMemGetAccess) real = (__typeof__(&hipMemGetAccess))rpg_hip_real(226);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemExportToShareableHandle) real = (__typeof__(&hipMemExportToShareableHandle))rpg_hip_real(225);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemExportToShareableHandle(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLocation* a1, void* a2);
+static __attribute__((noinline)) hipError_t traced_hipMemGetAccess(__typeof__(&hipMemGetAccess) real, unsigned long long* a0, const hipMemLocation* a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5141,11 +6490,17 @@ RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLo
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, hipDeviceptr_t a2)
+RPG_HIP_EXPORT hipError_t hipMemGetAccess(unsigned long long* a0, const hipMemLocation* a1, void* a2)
 {
-    __typeof__(&hipMemGetAddressRange) real = (__typeof__(&hipMemGetAddressRange))rpg_hip_real(227);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemGetAccess) real = (__typeof__(&hipMemGetAccess))rpg_hip_real(226);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemGetAccess(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, hipDeviceptr_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemGetAddressRange(__typeof__(&hipMemGetAddressRange) real, hipDeviceptr_t* a0, size_t* a1, hipDeviceptr_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5162,11 +6517,17 @@ RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMemAllocationProp* a1, hipMemAllocationGranularity_flags a2)
+RPG_HIP_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* a0, size_t* a1, hipDeviceptr_t a2)
 {
-    __typeof__(&hipMemGetAllocationGranularity) real = (__typeof__(&hipMemGetAllocationGranularity))rpg_hip_real(228);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemGetAddressRange) real = (__typeof__(&hipMemGetAddressRange))rpg_hip_real(227);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemGetAddressRange(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMemAllocationProp* a1, hipMemAllocationGranularity_flags a2);
+static __attribute__((noinline)) hipError_t traced_hipMemGetAllocationGranularity(__typeof__(&hipMemGetAllocationGranularity) real, size_t* a0, const hipMemAllocationProp* a1, hipMemAllocationGranularity_flags a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5183,11 +6544,17 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMe
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp* a0, hipMemGenericAllocationHandle_t a1)
+RPG_HIP_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* a0, const hipMemAllocationProp* a1, hipMemAllocationGranularity_flags a2)
 {
-    __typeof__(&hipMemGetAllocationPropertiesFromHandle) real = (__typeof__(&hipMemGetAllocationPropertiesFromHandle))rpg_hip_real(229);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemGetAllocationGranularity) real = (__typeof__(&hipMemGetAllocationGranularity))rpg_hip_real(228);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemGetAllocationGranularity(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp* a0, hipMemGenericAllocationHandle_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemGetAllocationPropertiesFromHandle(__typeof__(&hipMemGetAllocationPropertiesFromHandle) real, hipMemAllocationProp* a0, hipMemGenericAllocationHandle_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5203,11 +6570,17 @@ RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocati
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1)
+RPG_HIP_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp* a0, hipMemGenericAllocationHandle_t a1)
 {
-    __typeof__(&hipMemGetInfo) real = (__typeof__(&hipMemGetInfo))rpg_hip_real(230);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemGetAllocationPropertiesFromHandle) real = (__typeof__(&hipMemGetAllocationPropertiesFromHandle))rpg_hip_real(229);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemGetAllocationPropertiesFromHandle(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipMemGetInfo(__typeof__(&hipMemGetInfo) real, size_t* a0, size_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5223,11 +6596,17 @@ RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* a0, void* a1, hipMemAllocationHandleType a2)
+RPG_HIP_EXPORT hipError_t hipMemGetInfo(size_t* a0, size_t* a1)
 {
-    __typeof__(&hipMemImportFromShareableHandle) real = (__typeof__(&hipMemImportFromShareableHandle))rpg_hip_real(231);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemGetInfo) real = (__typeof__(&hipMemGetInfo))rpg_hip_real(230);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemGetInfo(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* a0, void* a1, hipMemAllocationHandleType a2);
+static __attribute__((noinline)) hipError_t traced_hipMemImportFromShareableHandle(__typeof__(&hipMemImportFromShareableHandle) real, hipMemGenericAllocationHandle_t* a0, void* a1, hipMemAllocationHandleType a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5244,11 +6623,17 @@ RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocatio
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGenericAllocationHandle_t a3, unsigned long long a4)
+RPG_HIP_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* a0, void* a1, hipMemAllocationHandleType a2)
 {
-    __typeof__(&hipMemMap) real = (__typeof__(&hipMemMap))rpg_hip_real(232);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemImportFromShareableHandle) real = (__typeof__(&hipMemImportFromShareableHandle))rpg_hip_real(231);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemImportFromShareableHandle(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGenericAllocationHandle_t a3, unsigned long long a4);
+static __attribute__((noinline)) hipError_t traced_hipMemMap(__typeof__(&hipMemMap) real, void* a0, size_t a1, size_t a2, hipMemGenericAllocationHandle_t a3, unsigned long long a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -5267,11 +6652,17 @@ RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGeneri
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int a1, hipStream_t a2)
+RPG_HIP_EXPORT hipError_t hipMemMap(void* a0, size_t a1, size_t a2, hipMemGenericAllocationHandle_t a3, unsigned long long a4)
 {
-    __typeof__(&hipMemMapArrayAsync) real = (__typeof__(&hipMemMapArrayAsync))rpg_hip_real(233);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemMap) real = (__typeof__(&hipMemMap))rpg_hip_real(232);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemMap(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int a1, hipStream_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemMapArrayAsync(__typeof__(&hipMemMapArrayAsync) real, hipArrayMapInfo* a0, unsigned int a1, hipStream_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     hipError_t r = real(a0, a1, a2);
@@ -5288,11 +6679,17 @@ RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolProps* a1)
+RPG_HIP_EXPORT hipError_t hipMemMapArrayAsync(hipArrayMapInfo* a0, unsigned int a1, hipStream_t a2)
 {
-    __typeof__(&hipMemPoolCreate) real = (__typeof__(&hipMemPoolCreate))rpg_hip_real(234);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemMapArrayAsync) real = (__typeof__(&hipMemMapArrayAsync))rpg_hip_real(233);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemMapArrayAsync(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolProps* a1);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolCreate(__typeof__(&hipMemPoolCreate) real, hipMemPool_t* a0, const hipMemPoolProps* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5308,11 +6705,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolPro
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0)
+RPG_HIP_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t* a0, const hipMemPoolProps* a1)
 {
-    __typeof__(&hipMemPoolDestroy) real = (__typeof__(&hipMemPoolDestroy))rpg_hip_real(235);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMemPoolCreate) real = (__typeof__(&hipMemPoolCreate))rpg_hip_real(234);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolCreate(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolDestroy(__typeof__(&hipMemPoolDestroy) real, hipMemPool_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -5327,11 +6730,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, void* a1)
+RPG_HIP_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t a0)
 {
-    __typeof__(&hipMemPoolExportPointer) real = (__typeof__(&hipMemPoolExportPointer))rpg_hip_real(236);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemPoolDestroy) real = (__typeof__(&hipMemPoolDestroy))rpg_hip_real(235);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, void* a1);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolExportPointer(__typeof__(&hipMemPoolExportPointer) real, hipMemPoolPtrExportData* a0, void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5347,11 +6756,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, v
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool_t a1, hipMemAllocationHandleType a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* a0, void* a1)
 {
-    __typeof__(&hipMemPoolExportToShareableHandle) real = (__typeof__(&hipMemPoolExportToShareableHandle))rpg_hip_real(237);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemPoolExportPointer) real = (__typeof__(&hipMemPoolExportPointer))rpg_hip_real(236);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolExportPointer(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool_t a1, hipMemAllocationHandleType a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolExportToShareableHandle(__typeof__(&hipMemPoolExportToShareableHandle) real, void* a0, hipMemPool_t a1, hipMemAllocationHandleType a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5369,11 +6784,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_t a1, hipMemLocation* a2)
+RPG_HIP_EXPORT hipError_t hipMemPoolExportToShareableHandle(void* a0, hipMemPool_t a1, hipMemAllocationHandleType a2, unsigned int a3)
 {
-    __typeof__(&hipMemPoolGetAccess) real = (__typeof__(&hipMemPoolGetAccess))rpg_hip_real(238);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemPoolExportToShareableHandle) real = (__typeof__(&hipMemPoolExportToShareableHandle))rpg_hip_real(237);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolExportToShareableHandle(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_t a1, hipMemLocation* a2);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolGetAccess(__typeof__(&hipMemPoolGetAccess) real, hipMemAccessFlags* a0, hipMemPool_t a1, hipMemLocation* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5390,11 +6811,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags* a0, hipMemPool_t a1, hipMemLocation* a2)
 {
-    __typeof__(&hipMemPoolGetAttribute) real = (__typeof__(&hipMemPoolGetAttribute))rpg_hip_real(239);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemPoolGetAccess) real = (__typeof__(&hipMemPoolGetAccess))rpg_hip_real(238);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolGetAccess(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolGetAttribute(__typeof__(&hipMemPoolGetAttribute) real, hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5411,11 +6838,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, void* a1, hipMemAllocationHandleType a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
 {
-    __typeof__(&hipMemPoolImportFromShareableHandle) real = (__typeof__(&hipMemPoolImportFromShareableHandle))rpg_hip_real(240);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemPoolGetAttribute) real = (__typeof__(&hipMemPoolGetAttribute))rpg_hip_real(239);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolGetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, void* a1, hipMemAllocationHandleType a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolImportFromShareableHandle(__typeof__(&hipMemPoolImportFromShareableHandle) real, hipMemPool_t* a0, void* a1, hipMemAllocationHandleType a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5433,11 +6866,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hipMemPoolPtrExportData* a2)
+RPG_HIP_EXPORT hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* a0, void* a1, hipMemAllocationHandleType a2, unsigned int a3)
 {
-    __typeof__(&hipMemPoolImportPointer) real = (__typeof__(&hipMemPoolImportPointer))rpg_hip_real(241);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemPoolImportFromShareableHandle) real = (__typeof__(&hipMemPoolImportFromShareableHandle))rpg_hip_real(240);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolImportFromShareableHandle(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hipMemPoolPtrExportData* a2);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolImportPointer(__typeof__(&hipMemPoolImportPointer) real, void** a0, hipMemPool_t a1, hipMemPoolPtrExportData* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5454,11 +6893,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAccessDesc* a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemPoolImportPointer(void** a0, hipMemPool_t a1, hipMemPoolPtrExportData* a2)
 {
-    __typeof__(&hipMemPoolSetAccess) real = (__typeof__(&hipMemPoolSetAccess))rpg_hip_real(242);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemPoolImportPointer) real = (__typeof__(&hipMemPoolImportPointer))rpg_hip_real(241);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolImportPointer(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAccessDesc* a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolSetAccess(__typeof__(&hipMemPoolSetAccess) real, hipMemPool_t a0, const hipMemAccessDesc* a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5475,11 +6920,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAcces
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t a0, const hipMemAccessDesc* a1, size_t a2)
 {
-    __typeof__(&hipMemPoolSetAttribute) real = (__typeof__(&hipMemPoolSetAttribute))rpg_hip_real(243);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemPoolSetAccess) real = (__typeof__(&hipMemPoolSetAccess))rpg_hip_real(242);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolSetAccess(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolSetAttribute(__typeof__(&hipMemPoolSetAttribute) real, hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -5496,11 +6947,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t a0, hipMemPoolAttr a1, void* a2)
 {
-    __typeof__(&hipMemPoolTrimTo) real = (__typeof__(&hipMemPoolTrimTo))rpg_hip_real(244);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemPoolSetAttribute) real = (__typeof__(&hipMemPoolSetAttribute))rpg_hip_real(243);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolSetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemPoolTrimTo(__typeof__(&hipMemPoolTrimTo) real, hipMemPool_t a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5516,11 +6973,17 @@ RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t a0, size_t a1)
 {
-    __typeof__(&hipMemPrefetchAsync) real = (__typeof__(&hipMemPrefetchAsync))rpg_hip_real(245);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemPoolTrimTo) real = (__typeof__(&hipMemPoolTrimTo))rpg_hip_real(244);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPoolTrimTo(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemPrefetchAsync(__typeof__(&hipMemPrefetchAsync) real, const void* a0, size_t a1, int a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5538,11 +7001,17 @@ RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1)
+RPG_HIP_EXPORT hipError_t hipMemPrefetchAsync(const void* a0, size_t a1, int a2, hipStream_t a3)
 {
-    __typeof__(&hipMemPtrGetInfo) real = (__typeof__(&hipMemPtrGetInfo))rpg_hip_real(246);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemPrefetchAsync) real = (__typeof__(&hipMemPrefetchAsync))rpg_hip_real(245);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPrefetchAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipMemPtrGetInfo(__typeof__(&hipMemPtrGetInfo) real, void* a0, size_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5558,11 +7027,17 @@ RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRangeAttribute a2, const void* a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipMemPtrGetInfo(void* a0, size_t* a1)
 {
-    __typeof__(&hipMemRangeGetAttribute) real = (__typeof__(&hipMemRangeGetAttribute))rpg_hip_real(247);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemPtrGetInfo) real = (__typeof__(&hipMemPtrGetInfo))rpg_hip_real(246);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemPtrGetInfo(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRangeAttribute a2, const void* a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemRangeGetAttribute(__typeof__(&hipMemRangeGetAttribute) real, void* a0, size_t a1, hipMemRangeAttribute a2, const void* a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -5581,11 +7056,17 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRan
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMemRangeAttribute* a2, size_t a3, const void* a4, size_t a5)
+RPG_HIP_EXPORT hipError_t hipMemRangeGetAttribute(void* a0, size_t a1, hipMemRangeAttribute a2, const void* a3, size_t a4)
 {
-    __typeof__(&hipMemRangeGetAttributes) real = (__typeof__(&hipMemRangeGetAttributes))rpg_hip_real(248);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemRangeGetAttribute) real = (__typeof__(&hipMemRangeGetAttribute))rpg_hip_real(247);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemRangeGetAttribute(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMemRangeAttribute* a2, size_t a3, const void* a4, size_t a5);
+static __attribute__((noinline)) hipError_t traced_hipMemRangeGetAttributes(__typeof__(&hipMemRangeGetAttributes) real, void** a0, size_t* a1, hipMemRangeAttribute* a2, size_t a3, const void* a4, size_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -5605,11 +7086,17 @@ RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMem
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0)
+RPG_HIP_EXPORT hipError_t hipMemRangeGetAttributes(void** a0, size_t* a1, hipMemRangeAttribute* a2, size_t a3, const void* a4, size_t a5)
 {
-    __typeof__(&hipMemRelease) real = (__typeof__(&hipMemRelease))rpg_hip_real(249);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMemRangeGetAttributes) real = (__typeof__(&hipMemRangeGetAttributes))rpg_hip_real(248);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemRangeGetAttributes(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0);
+static __attribute__((noinline)) hipError_t traced_hipMemRelease(__typeof__(&hipMemRelease) real, hipMemGenericAllocationHandle_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -5624,11 +7111,17 @@ RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* a0, void* a1)
+RPG_HIP_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t a0)
 {
-    __typeof__(&hipMemRetainAllocationHandle) real = (__typeof__(&hipMemRetainAllocationHandle))rpg_hip_real(250);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemRelease) real = (__typeof__(&hipMemRelease))rpg_hip_real(249);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemRelease(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* a0, void* a1);
+static __attribute__((noinline)) hipError_t traced_hipMemRetainAllocationHandle(__typeof__(&hipMemRetainAllocationHandle) real, hipMemGenericAllocationHandle_t* a0, void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5644,11 +7137,17 @@ RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHa
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAccessDesc* a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* a0, void* a1)
 {
-    __typeof__(&hipMemSetAccess) real = (__typeof__(&hipMemSetAccess))rpg_hip_real(251);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemRetainAllocationHandle) real = (__typeof__(&hipMemRetainAllocationHandle))rpg_hip_real(250);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemRetainAllocationHandle(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAccessDesc* a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemSetAccess(__typeof__(&hipMemSetAccess) real, void* a0, size_t a1, const hipMemAccessDesc* a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5666,11 +7165,17 @@ RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAcces
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1)
+RPG_HIP_EXPORT hipError_t hipMemSetAccess(void* a0, size_t a1, const hipMemAccessDesc* a2, size_t a3)
 {
-    __typeof__(&hipMemUnmap) real = (__typeof__(&hipMemUnmap))rpg_hip_real(252);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemSetAccess) real = (__typeof__(&hipMemSetAccess))rpg_hip_real(251);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemSetAccess(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemUnmap(__typeof__(&hipMemUnmap) real, void* a0, size_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -5686,11 +7191,17 @@ RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
+RPG_HIP_EXPORT hipError_t hipMemUnmap(void* a0, size_t a1)
 {
-    __typeof__(&hipMemcpy) real = (__typeof__(&hipMemcpy))rpg_hip_real(253);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemUnmap) real = (__typeof__(&hipMemUnmap))rpg_hip_real(252);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemUnmap(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemcpyKind a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy(__typeof__(&hipMemcpy) real, void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -5708,11 +7219,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemc
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
+RPG_HIP_EXPORT hipError_t hipMemcpy(void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
 {
-    __typeof__(&hipMemcpy2D) real = (__typeof__(&hipMemcpy2D))rpg_hip_real(254);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&hipMemcpy) real = (__typeof__(&hipMemcpy))rpg_hip_real(253);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2D(__typeof__(&hipMemcpy2D) real, void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -5733,11 +7250,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6, hipStream_t a7)
+RPG_HIP_EXPORT hipError_t hipMemcpy2D(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
 {
-    __typeof__(&hipMemcpy2DAsync) real = (__typeof__(&hipMemcpy2DAsync))rpg_hip_real(255);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipMemcpy2D) real = (__typeof__(&hipMemcpy2D))rpg_hip_real(254);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2D(real, a0, a1, a2, a3, a4, a5, a6);
+    return real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6, hipStream_t a7);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DAsync(__typeof__(&hipMemcpy2DAsync) real, void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6, hipStream_t a7)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a7);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5759,11 +7282,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DAsync(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6, hipStream_t a7)
 {
-    __typeof__(&hipMemcpy2DFromArray) real = (__typeof__(&hipMemcpy2DFromArray))rpg_hip_real(256);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipMemcpy2DAsync) real = (__typeof__(&hipMemcpy2DAsync))rpg_hip_real(255);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DAsync(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DFromArray(__typeof__(&hipMemcpy2DFromArray) real, void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5785,11 +7314,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_con
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
 {
-    __typeof__(&hipMemcpy2DFromArrayAsync) real = (__typeof__(&hipMemcpy2DFromArrayAsync))rpg_hip_real(257);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    __typeof__(&hipMemcpy2DFromArray) real = (__typeof__(&hipMemcpy2DFromArray))rpg_hip_real(256);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DFromArray(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DFromArrayAsync(__typeof__(&hipMemcpy2DFromArrayAsync) real, void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -5812,11 +7347,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArra
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArrayAsync(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
 {
-    __typeof__(&hipMemcpy2DFromArray_spt) real = (__typeof__(&hipMemcpy2DFromArray_spt))rpg_hip_real(258);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipMemcpy2DFromArrayAsync) real = (__typeof__(&hipMemcpy2DFromArrayAsync))rpg_hip_real(257);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DFromArrayAsync(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DFromArray_spt(__typeof__(&hipMemcpy2DFromArray_spt) real, void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5838,11 +7379,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DFromArray_spt(void* a0, size_t a1, hipArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
 {
-    __typeof__(&hipMemcpy2DToArray) real = (__typeof__(&hipMemcpy2DToArray))rpg_hip_real(259);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipMemcpy2DFromArray_spt) real = (__typeof__(&hipMemcpy2DFromArray_spt))rpg_hip_real(258);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DFromArray_spt(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DToArray(__typeof__(&hipMemcpy2DToArray) real, hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5864,11 +7411,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
 {
-    __typeof__(&hipMemcpy2DToArrayAsync) real = (__typeof__(&hipMemcpy2DToArrayAsync))rpg_hip_real(260);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    __typeof__(&hipMemcpy2DToArray) real = (__typeof__(&hipMemcpy2DToArray))rpg_hip_real(259);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DToArray(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DToArrayAsync(__typeof__(&hipMemcpy2DToArrayAsync) real, hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -5891,11 +7444,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArrayAsync(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7, hipStream_t a8)
 {
-    __typeof__(&hipMemcpy2DToArray_spt) real = (__typeof__(&hipMemcpy2DToArray_spt))rpg_hip_real(261);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7);
+    __typeof__(&hipMemcpy2DToArrayAsync) real = (__typeof__(&hipMemcpy2DToArrayAsync))rpg_hip_real(260);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DToArrayAsync(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2DToArray_spt(__typeof__(&hipMemcpy2DToArray_spt) real, hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5917,11 +7476,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
+RPG_HIP_EXPORT hipError_t hipMemcpy2DToArray_spt(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, size_t a5, size_t a6, hipMemcpyKind a7)
 {
-    __typeof__(&hipMemcpy2D_spt) real = (__typeof__(&hipMemcpy2D_spt))rpg_hip_real(262);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6);
+    __typeof__(&hipMemcpy2DToArray_spt) real = (__typeof__(&hipMemcpy2DToArray_spt))rpg_hip_real(261);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2DToArray_spt(real, a0, a1, a2, a3, a4, a5, a6, a7);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy2D_spt(__typeof__(&hipMemcpy2D_spt) real, void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -5942,11 +7507,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, s
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0)
+RPG_HIP_EXPORT hipError_t hipMemcpy2D_spt(void* a0, size_t a1, const void* a2, size_t a3, size_t a4, size_t a5, hipMemcpyKind a6)
 {
-    __typeof__(&hipMemcpy3D) real = (__typeof__(&hipMemcpy3D))rpg_hip_real(263);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMemcpy2D_spt) real = (__typeof__(&hipMemcpy2D_spt))rpg_hip_real(262);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy2D_spt(real, a0, a1, a2, a3, a4, a5, a6);
+    return real(a0, a1, a2, a3, a4, a5, a6);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy3D(__typeof__(&hipMemcpy3D) real, const struct hipMemcpy3DParms* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -5961,11 +7532,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipMemcpy3D(const struct hipMemcpy3DParms* a0)
 {
-    __typeof__(&hipMemcpy3DAsync) real = (__typeof__(&hipMemcpy3DAsync))rpg_hip_real(264);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemcpy3D) real = (__typeof__(&hipMemcpy3D))rpg_hip_real(263);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy3D(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy3DAsync(__typeof__(&hipMemcpy3DAsync) real, const struct hipMemcpy3DParms* a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -5981,11 +7558,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0)
+RPG_HIP_EXPORT hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms* a0, hipStream_t a1)
 {
-    __typeof__(&hipMemcpy3D_spt) real = (__typeof__(&hipMemcpy3D_spt))rpg_hip_real(265);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMemcpy3DAsync) real = (__typeof__(&hipMemcpy3DAsync))rpg_hip_real(264);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy3DAsync(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy3D_spt(__typeof__(&hipMemcpy3D_spt) real, const struct hipMemcpy3DParms* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -6000,11 +7583,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+RPG_HIP_EXPORT hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms* a0)
 {
-    __typeof__(&hipMemcpyAsync) real = (__typeof__(&hipMemcpyAsync))rpg_hip_real(266);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpy3D_spt) real = (__typeof__(&hipMemcpy3D_spt))rpg_hip_real(265);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy3D_spt(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyAsync(__typeof__(&hipMemcpyAsync) real, void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6023,11 +7612,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyAsync(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
 {
-    __typeof__(&hipMemcpyAsync_spt) real = (__typeof__(&hipMemcpyAsync_spt))rpg_hip_real(267);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyAsync) real = (__typeof__(&hipMemcpyAsync))rpg_hip_real(266);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyAsync(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyAsync_spt(__typeof__(&hipMemcpyAsync_spt) real, void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6046,11 +7641,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyAsync_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
 {
-    __typeof__(&hipMemcpyAtoH) real = (__typeof__(&hipMemcpyAtoH))rpg_hip_real(268);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyAsync_spt) real = (__typeof__(&hipMemcpyAsync_spt))rpg_hip_real(267);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyAsync_spt(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyAtoH(__typeof__(&hipMemcpyAtoH) real, void* a0, hipArray* a1, size_t a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6068,11 +7669,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemcpyAtoH(void* a0, hipArray* a1, size_t a2, size_t a3)
 {
-    __typeof__(&hipMemcpyDtoD) real = (__typeof__(&hipMemcpyDtoD))rpg_hip_real(269);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemcpyAtoH) real = (__typeof__(&hipMemcpyAtoH))rpg_hip_real(268);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyAtoH(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyDtoD(__typeof__(&hipMemcpyDtoD) real, hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6089,11 +7696,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, si
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2)
 {
-    __typeof__(&hipMemcpyDtoDAsync) real = (__typeof__(&hipMemcpyDtoDAsync))rpg_hip_real(270);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyDtoD) real = (__typeof__(&hipMemcpyDtoD))rpg_hip_real(269);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyDtoD(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyDtoDAsync(__typeof__(&hipMemcpyDtoDAsync) real, hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6111,11 +7724,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemcpyDtoH) real = (__typeof__(&hipMemcpyDtoH))rpg_hip_real(271);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemcpyDtoDAsync) real = (__typeof__(&hipMemcpyDtoDAsync))rpg_hip_real(270);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyDtoDAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyDtoH(__typeof__(&hipMemcpyDtoH) real, void* a0, hipDeviceptr_t a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6132,11 +7751,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoH(void* a0, hipDeviceptr_t a1, size_t a2)
 {
-    __typeof__(&hipMemcpyDtoHAsync) real = (__typeof__(&hipMemcpyDtoHAsync))rpg_hip_real(272);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyDtoH) real = (__typeof__(&hipMemcpyDtoH))rpg_hip_real(271);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyDtoH(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyDtoHAsync(__typeof__(&hipMemcpyDtoHAsync) real, void* a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6154,11 +7779,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size_t a2, size_t a3, size_t a4, hipMemcpyKind a5)
+RPG_HIP_EXPORT hipError_t hipMemcpyDtoHAsync(void* a0, hipDeviceptr_t a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemcpyFromArray) real = (__typeof__(&hipMemcpyFromArray))rpg_hip_real(273);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemcpyDtoHAsync) real = (__typeof__(&hipMemcpyDtoHAsync))rpg_hip_real(272);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyDtoHAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size_t a2, size_t a3, size_t a4, hipMemcpyKind a5);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyFromArray(__typeof__(&hipMemcpyFromArray) real, void* a0, hipArray_const_t a1, size_t a2, size_t a3, size_t a4, hipMemcpyKind a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6178,11 +7809,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyFromArray(void* a0, hipArray_const_t a1, size_t a2, size_t a3, size_t a4, hipMemcpyKind a5)
 {
-    __typeof__(&hipMemcpyFromSymbol) real = (__typeof__(&hipMemcpyFromSymbol))rpg_hip_real(274);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyFromArray) real = (__typeof__(&hipMemcpyFromArray))rpg_hip_real(273);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyFromArray(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyFromSymbol(__typeof__(&hipMemcpyFromSymbol) real, void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6201,11 +7838,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
 {
-    __typeof__(&hipMemcpyFromSymbolAsync) real = (__typeof__(&hipMemcpyFromSymbolAsync))rpg_hip_real(275);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemcpyFromSymbol) real = (__typeof__(&hipMemcpyFromSymbol))rpg_hip_real(274);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyFromSymbol(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyFromSymbolAsync(__typeof__(&hipMemcpyFromSymbolAsync) real, void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6225,11 +7868,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, siz
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
 {
-    __typeof__(&hipMemcpyFromSymbol_spt) real = (__typeof__(&hipMemcpyFromSymbol_spt))rpg_hip_real(276);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyFromSymbolAsync) real = (__typeof__(&hipMemcpyFromSymbolAsync))rpg_hip_real(275);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyFromSymbolAsync(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyFromSymbol_spt(__typeof__(&hipMemcpyFromSymbol_spt) real, void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6248,11 +7897,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
 {
-    __typeof__(&hipMemcpyHtoA) real = (__typeof__(&hipMemcpyHtoA))rpg_hip_real(277);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyFromSymbol_spt) real = (__typeof__(&hipMemcpyFromSymbol_spt))rpg_hip_real(276);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyFromSymbol_spt(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyHtoA(__typeof__(&hipMemcpyHtoA) real, hipArray* a0, size_t a1, const void* a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6270,11 +7925,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoA(hipArray* a0, size_t a1, const void* a2, size_t a3)
 {
-    __typeof__(&hipMemcpyHtoD) real = (__typeof__(&hipMemcpyHtoD))rpg_hip_real(278);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemcpyHtoA) real = (__typeof__(&hipMemcpyHtoA))rpg_hip_real(277);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyHtoA(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyHtoD(__typeof__(&hipMemcpyHtoD) real, hipDeviceptr_t a0, void* a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6291,11 +7952,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t a0, void* a1, size_t a2)
 {
-    __typeof__(&hipMemcpyHtoDAsync) real = (__typeof__(&hipMemcpyHtoDAsync))rpg_hip_real(279);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyHtoD) real = (__typeof__(&hipMemcpyHtoD))rpg_hip_real(278);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyHtoD(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyHtoDAsync(__typeof__(&hipMemcpyHtoDAsync) real, hipDeviceptr_t a0, void* a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6313,11 +7980,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0)
+RPG_HIP_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t a0, void* a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemcpyParam2D) real = (__typeof__(&hipMemcpyParam2D))rpg_hip_real(280);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMemcpyHtoDAsync) real = (__typeof__(&hipMemcpyHtoDAsync))rpg_hip_real(279);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyHtoDAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyParam2D(__typeof__(&hipMemcpyParam2D) real, const hip_Memcpy2D* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -6332,11 +8005,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStream_t a1)
+RPG_HIP_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* a0)
 {
-    __typeof__(&hipMemcpyParam2DAsync) real = (__typeof__(&hipMemcpyParam2DAsync))rpg_hip_real(281);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipMemcpyParam2D) real = (__typeof__(&hipMemcpyParam2D))rpg_hip_real(280);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyParam2D(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStream_t a1);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyParam2DAsync(__typeof__(&hipMemcpyParam2DAsync) real, const hip_Memcpy2D* a0, hipStream_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     hipError_t r = real(a0, a1);
@@ -6352,11 +8031,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStrea
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* a0, hipStream_t a1)
 {
-    __typeof__(&hipMemcpyPeer) real = (__typeof__(&hipMemcpyPeer))rpg_hip_real(282);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyParam2DAsync) real = (__typeof__(&hipMemcpyParam2DAsync))rpg_hip_real(281);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyParam2DAsync(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyPeer(__typeof__(&hipMemcpyPeer) real, void* a0, int a1, const void* a2, int a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6375,11 +8060,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, int a3, size_t a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipMemcpyPeer(void* a0, int a1, const void* a2, int a3, size_t a4)
 {
-    __typeof__(&hipMemcpyPeerAsync) real = (__typeof__(&hipMemcpyPeerAsync))rpg_hip_real(283);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemcpyPeer) real = (__typeof__(&hipMemcpyPeer))rpg_hip_real(282);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyPeer(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, int a3, size_t a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyPeerAsync(__typeof__(&hipMemcpyPeerAsync) real, void* a0, int a1, const void* a2, int a3, size_t a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6399,11 +8090,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, i
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, hipMemcpyKind a5)
+RPG_HIP_EXPORT hipError_t hipMemcpyPeerAsync(void* a0, int a1, const void* a2, int a3, size_t a4, hipStream_t a5)
 {
-    __typeof__(&hipMemcpyToArray) real = (__typeof__(&hipMemcpyToArray))rpg_hip_real(284);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemcpyPeerAsync) real = (__typeof__(&hipMemcpyPeerAsync))rpg_hip_real(283);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyPeerAsync(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, hipMemcpyKind a5);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyToArray(__typeof__(&hipMemcpyToArray) real, hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, hipMemcpyKind a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6423,11 +8120,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, c
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyToArray(hipArray* a0, size_t a1, size_t a2, const void* a3, size_t a4, hipMemcpyKind a5)
 {
-    __typeof__(&hipMemcpyToSymbol) real = (__typeof__(&hipMemcpyToSymbol))rpg_hip_real(285);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyToArray) real = (__typeof__(&hipMemcpyToArray))rpg_hip_real(284);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyToArray(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyToSymbol(__typeof__(&hipMemcpyToSymbol) real, const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6446,11 +8149,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
 {
-    __typeof__(&hipMemcpyToSymbolAsync) real = (__typeof__(&hipMemcpyToSymbolAsync))rpg_hip_real(286);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemcpyToSymbol) real = (__typeof__(&hipMemcpyToSymbol))rpg_hip_real(285);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyToSymbol(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyToSymbolAsync(__typeof__(&hipMemcpyToSymbolAsync) real, const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6470,11 +8179,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1,
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4, hipStream_t a5)
 {
-    __typeof__(&hipMemcpyToSymbol_spt) real = (__typeof__(&hipMemcpyToSymbol_spt))rpg_hip_real(287);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyToSymbolAsync) real = (__typeof__(&hipMemcpyToSymbolAsync))rpg_hip_real(286);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyToSymbolAsync(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyToSymbol_spt(__typeof__(&hipMemcpyToSymbol_spt) real, const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6493,11 +8208,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+RPG_HIP_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* a0, const void* a1, size_t a2, size_t a3, hipMemcpyKind a4)
 {
-    __typeof__(&hipMemcpyWithStream) real = (__typeof__(&hipMemcpyWithStream))rpg_hip_real(288);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemcpyToSymbol_spt) real = (__typeof__(&hipMemcpyToSymbol_spt))rpg_hip_real(287);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyToSymbol_spt(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemcpyWithStream(__typeof__(&hipMemcpyWithStream) real, void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6516,11 +8237,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
+RPG_HIP_EXPORT hipError_t hipMemcpyWithStream(void* a0, const void* a1, size_t a2, hipMemcpyKind a3, hipStream_t a4)
 {
-    __typeof__(&hipMemcpy_spt) real = (__typeof__(&hipMemcpy_spt))rpg_hip_real(289);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemcpyWithStream) real = (__typeof__(&hipMemcpyWithStream))rpg_hip_real(288);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpyWithStream(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3);
+static __attribute__((noinline)) hipError_t traced_hipMemcpy_spt(__typeof__(&hipMemcpy_spt) real, void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6538,11 +8265,17 @@ RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemcpy_spt(void* a0, const void* a1, size_t a2, hipMemcpyKind a3)
 {
-    __typeof__(&hipMemset) real = (__typeof__(&hipMemset))rpg_hip_real(290);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemcpy_spt) real = (__typeof__(&hipMemcpy_spt))rpg_hip_real(289);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemcpy_spt(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemset(__typeof__(&hipMemset) real, void* a0, int a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6559,11 +8292,17 @@ RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipMemset(void* a0, int a1, size_t a2)
 {
-    __typeof__(&hipMemset2D) real = (__typeof__(&hipMemset2D))rpg_hip_real(291);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemset) real = (__typeof__(&hipMemset))rpg_hip_real(290);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemset2D(__typeof__(&hipMemset2D) real, void* a0, size_t a1, int a2, size_t a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6582,11 +8321,17 @@ RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, si
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a3, size_t a4, hipStream_t a5)
+RPG_HIP_EXPORT hipError_t hipMemset2D(void* a0, size_t a1, int a2, size_t a3, size_t a4)
 {
-    __typeof__(&hipMemset2DAsync) real = (__typeof__(&hipMemset2DAsync))rpg_hip_real(292);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipMemset2D) real = (__typeof__(&hipMemset2D))rpg_hip_real(291);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset2D(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a3, size_t a4, hipStream_t a5);
+static __attribute__((noinline)) hipError_t traced_hipMemset2DAsync(__typeof__(&hipMemset2DAsync) real, void* a0, size_t a1, int a2, size_t a3, size_t a4, hipStream_t a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6606,11 +8351,17 @@ RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3, size_t a4)
+RPG_HIP_EXPORT hipError_t hipMemset2DAsync(void* a0, size_t a1, int a2, size_t a3, size_t a4, hipStream_t a5)
 {
-    __typeof__(&hipMemset2D_spt) real = (__typeof__(&hipMemset2D_spt))rpg_hip_real(293);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipMemset2DAsync) real = (__typeof__(&hipMemset2DAsync))rpg_hip_real(292);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset2DAsync(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3, size_t a4);
+static __attribute__((noinline)) hipError_t traced_hipMemset2D_spt(__typeof__(&hipMemset2D_spt) real, void* a0, size_t a1, int a2, size_t a3, size_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -6629,11 +8380,17 @@ RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2)
+RPG_HIP_EXPORT hipError_t hipMemset2D_spt(void* a0, size_t a1, int a2, size_t a3, size_t a4)
 {
-    __typeof__(&hipMemset3D) real = (__typeof__(&hipMemset3D))rpg_hip_real(294);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemset2D_spt) real = (__typeof__(&hipMemset2D_spt))rpg_hip_real(293);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset2D_spt(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2);
+static __attribute__((noinline)) hipError_t traced_hipMemset3D(__typeof__(&hipMemset3D) real, hipPitchedPtr a0, int a1, hipExtent a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6650,11 +8407,17 @@ RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemset3D(hipPitchedPtr a0, int a1, hipExtent a2)
 {
-    __typeof__(&hipMemset3DAsync) real = (__typeof__(&hipMemset3DAsync))rpg_hip_real(295);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemset3D) real = (__typeof__(&hipMemset3D))rpg_hip_real(294);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset3D(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemset3DAsync(__typeof__(&hipMemset3DAsync) real, hipPitchedPtr a0, int a1, hipExtent a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6672,11 +8435,17 @@ RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2)
+RPG_HIP_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr a0, int a1, hipExtent a2, hipStream_t a3)
 {
-    __typeof__(&hipMemset3D_spt) real = (__typeof__(&hipMemset3D_spt))rpg_hip_real(296);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemset3DAsync) real = (__typeof__(&hipMemset3DAsync))rpg_hip_real(295);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset3DAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2);
+static __attribute__((noinline)) hipError_t traced_hipMemset3D_spt(__typeof__(&hipMemset3D_spt) real, hipPitchedPtr a0, int a1, hipExtent a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6693,11 +8462,17 @@ RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr a0, int a1, hipExtent a2)
 {
-    __typeof__(&hipMemsetAsync) real = (__typeof__(&hipMemsetAsync))rpg_hip_real(297);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemset3D_spt) real = (__typeof__(&hipMemset3D_spt))rpg_hip_real(296);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset3D_spt(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemsetAsync(__typeof__(&hipMemsetAsync) real, void* a0, int a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6715,11 +8490,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemsetAsync(void* a0, int a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemsetD16) real = (__typeof__(&hipMemsetD16))rpg_hip_real(298);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemsetAsync) real = (__typeof__(&hipMemsetAsync))rpg_hip_real(297);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD16(__typeof__(&hipMemsetD16) real, hipDeviceptr_t a0, unsigned short a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6736,11 +8517,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, siz
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t a0, unsigned short a1, size_t a2)
 {
-    __typeof__(&hipMemsetD16Async) real = (__typeof__(&hipMemsetD16Async))rpg_hip_real(299);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemsetD16) real = (__typeof__(&hipMemsetD16))rpg_hip_real(298);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD16(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD16Async(__typeof__(&hipMemsetD16Async) real, hipDeviceptr_t a0, unsigned short a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6758,11 +8545,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t a0, unsigned short a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemsetD32) real = (__typeof__(&hipMemsetD32))rpg_hip_real(300);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemsetD16Async) real = (__typeof__(&hipMemsetD16Async))rpg_hip_real(299);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD16Async(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD32(__typeof__(&hipMemsetD32) real, hipDeviceptr_t a0, int a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6779,11 +8572,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t a0, int a1, size_t a2)
 {
-    __typeof__(&hipMemsetD32Async) real = (__typeof__(&hipMemsetD32Async))rpg_hip_real(301);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemsetD32) real = (__typeof__(&hipMemsetD32))rpg_hip_real(300);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD32(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD32Async(__typeof__(&hipMemsetD32Async) real, hipDeviceptr_t a0, int a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6801,11 +8600,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t a0, int a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemsetD8) real = (__typeof__(&hipMemsetD8))rpg_hip_real(302);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemsetD32Async) real = (__typeof__(&hipMemsetD32Async))rpg_hip_real(301);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD32Async(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD8(__typeof__(&hipMemsetD8) real, hipDeviceptr_t a0, unsigned char a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6822,11 +8627,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, size_t a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t a0, unsigned char a1, size_t a2)
 {
-    __typeof__(&hipMemsetD8Async) real = (__typeof__(&hipMemsetD8Async))rpg_hip_real(303);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipMemsetD8) real = (__typeof__(&hipMemsetD8))rpg_hip_real(302);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD8(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, size_t a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipMemsetD8Async(__typeof__(&hipMemsetD8Async) real, hipDeviceptr_t a0, unsigned char a1, size_t a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6844,11 +8655,17 @@ RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t a0, unsigned char a1, size_t a2, hipStream_t a3)
 {
-    __typeof__(&hipMemset_spt) real = (__typeof__(&hipMemset_spt))rpg_hip_real(304);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemsetD8Async) real = (__typeof__(&hipMemsetD8Async))rpg_hip_real(303);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemsetD8Async(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipMemset_spt(__typeof__(&hipMemset_spt) real, void* a0, int a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6865,11 +8682,17 @@ RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_ARRAY3D_DESCRIPTOR* a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipMemset_spt(void* a0, int a1, size_t a2)
 {
-    __typeof__(&hipMipmappedArrayCreate) real = (__typeof__(&hipMipmappedArrayCreate))rpg_hip_real(305);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMemset_spt) real = (__typeof__(&hipMemset_spt))rpg_hip_real(304);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMemset_spt(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_ARRAY3D_DESCRIPTOR* a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipMipmappedArrayCreate(__typeof__(&hipMipmappedArrayCreate) real, hipMipmappedArray_t* a0, HIP_ARRAY3D_DESCRIPTOR* a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6886,11 +8709,17 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_A
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0)
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* a0, HIP_ARRAY3D_DESCRIPTOR* a1, unsigned int a2)
 {
-    __typeof__(&hipMipmappedArrayDestroy) real = (__typeof__(&hipMipmappedArrayDestroy))rpg_hip_real(306);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipMipmappedArrayCreate) real = (__typeof__(&hipMipmappedArrayCreate))rpg_hip_real(305);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMipmappedArrayCreate(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0);
+static __attribute__((noinline)) hipError_t traced_hipMipmappedArrayDestroy(__typeof__(&hipMipmappedArrayDestroy) real, hipMipmappedArray_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -6905,11 +8734,17 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmappedArray_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t a0)
 {
-    __typeof__(&hipMipmappedArrayGetLevel) real = (__typeof__(&hipMipmappedArrayGetLevel))rpg_hip_real(307);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMipmappedArrayDestroy) real = (__typeof__(&hipMipmappedArrayDestroy))rpg_hip_real(306);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMipmappedArrayDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmappedArray_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipMipmappedArrayGetLevel(__typeof__(&hipMipmappedArrayGetLevel) real, hipArray_t* a0, hipMipmappedArray_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6926,11 +8761,17 @@ RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmapped
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1, const char* a2)
+RPG_HIP_EXPORT hipError_t hipMipmappedArrayGetLevel(hipArray_t* a0, hipMipmappedArray_t a1, unsigned int a2)
 {
-    __typeof__(&hipModuleGetFunction) real = (__typeof__(&hipModuleGetFunction))rpg_hip_real(308);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipMipmappedArrayGetLevel) real = (__typeof__(&hipMipmappedArrayGetLevel))rpg_hip_real(307);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipMipmappedArrayGetLevel(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1, const char* a2);
+static __attribute__((noinline)) hipError_t traced_hipModuleGetFunction(__typeof__(&hipModuleGetFunction) real, hipFunction_t* a0, hipModule_t a1, const char* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6947,11 +8788,17 @@ RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hipModule_t a2, const char* a3)
+RPG_HIP_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* a0, hipModule_t a1, const char* a2)
 {
-    __typeof__(&hipModuleGetGlobal) real = (__typeof__(&hipModuleGetGlobal))rpg_hip_real(309);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipModuleGetFunction) real = (__typeof__(&hipModuleGetFunction))rpg_hip_real(308);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleGetFunction(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hipModule_t a2, const char* a3);
+static __attribute__((noinline)) hipError_t traced_hipModuleGetGlobal(__typeof__(&hipModuleGetGlobal) real, hipDeviceptr_t* a0, size_t* a1, hipModule_t a2, const char* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -6969,11 +8816,17 @@ RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t a1, const char* a2)
+RPG_HIP_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* a0, size_t* a1, hipModule_t a2, const char* a3)
 {
-    __typeof__(&hipModuleGetTexRef) real = (__typeof__(&hipModuleGetTexRef))rpg_hip_real(310);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipModuleGetGlobal) real = (__typeof__(&hipModuleGetGlobal))rpg_hip_real(309);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleGetGlobal(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t a1, const char* a2);
+static __attribute__((noinline)) hipError_t traced_hipModuleGetTexRef(__typeof__(&hipModuleGetTexRef) real, textureReference** a0, hipModule_t a1, const char* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -6990,11 +8843,17 @@ RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, hipStream_t a8, void** a9, void** a10)
+RPG_HIP_EXPORT hipError_t hipModuleGetTexRef(textureReference** a0, hipModule_t a1, const char* a2)
 {
-    __typeof__(&hipModuleLaunchKernel) real = (__typeof__(&hipModuleLaunchKernel))rpg_hip_real(311);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
+    __typeof__(&hipModuleGetTexRef) real = (__typeof__(&hipModuleGetTexRef))rpg_hip_real(310);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleGetTexRef(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, hipStream_t a8, void** a9, void** a10);
+static __attribute__((noinline)) hipError_t traced_hipModuleLaunchKernel(__typeof__(&hipModuleLaunchKernel) real, hipFunction_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, hipStream_t a8, void** a9, void** a10)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     hipError_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
@@ -7019,11 +8878,17 @@ RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1)
+RPG_HIP_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, hipStream_t a8, void** a9, void** a10)
 {
-    __typeof__(&hipModuleLoad) real = (__typeof__(&hipModuleLoad))rpg_hip_real(312);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipModuleLaunchKernel) real = (__typeof__(&hipModuleLaunchKernel))rpg_hip_real(311);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
+    return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1);
+static __attribute__((noinline)) hipError_t traced_hipModuleLoad(__typeof__(&hipModuleLoad) real, hipModule_t* a0, const char* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -7039,11 +8904,17 @@ RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1)
+RPG_HIP_EXPORT hipError_t hipModuleLoad(hipModule_t* a0, const char* a1)
 {
-    __typeof__(&hipModuleLoadData) real = (__typeof__(&hipModuleLoadData))rpg_hip_real(313);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipModuleLoad) real = (__typeof__(&hipModuleLoad))rpg_hip_real(312);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleLoad(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipModuleLoadData(__typeof__(&hipModuleLoadData) real, hipModule_t* a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -7059,11 +8930,17 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, unsigned int a2, hipJitOption* a3, void** a4)
+RPG_HIP_EXPORT hipError_t hipModuleLoadData(hipModule_t* a0, const void* a1)
 {
-    __typeof__(&hipModuleLoadDataEx) real = (__typeof__(&hipModuleLoadDataEx))rpg_hip_real(314);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipModuleLoadData) real = (__typeof__(&hipModuleLoadData))rpg_hip_real(313);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleLoadData(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, unsigned int a2, hipJitOption* a3, void** a4);
+static __attribute__((noinline)) hipError_t traced_hipModuleLoadDataEx(__typeof__(&hipModuleLoadDataEx) real, hipModule_t* a0, const void* a1, unsigned int a2, hipJitOption* a3, void** a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -7082,11 +8959,17 @@ RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, u
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, hipFunction_t a1, int a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* a0, const void* a1, unsigned int a2, hipJitOption* a3, void** a4)
 {
-    __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(315);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipModuleLoadDataEx) real = (__typeof__(&hipModuleLoadDataEx))rpg_hip_real(314);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleLoadDataEx(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, hipFunction_t a1, int a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) real, int* a0, hipFunction_t a1, int a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7104,11 +8987,17 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, hipFunction_t a1, int a2, size_t a3, unsigned int a4)
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, hipFunction_t a1, int a2, size_t a3)
 {
-    __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(316);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(315);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, hipFunction_t a1, int a2, size_t a3, unsigned int a4);
+static __attribute__((noinline)) hipError_t traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real, int* a0, hipFunction_t a1, int a2, size_t a3, unsigned int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -7127,11 +9016,17 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWith
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4)
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, hipFunction_t a1, int a2, size_t a3, unsigned int a4)
 {
-    __typeof__(&hipModuleOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSize))rpg_hip_real(317);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(316);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4);
+static __attribute__((noinline)) hipError_t traced_hipModuleOccupancyMaxPotentialBlockSize(__typeof__(&hipModuleOccupancyMaxPotentialBlockSize) real, int* a0, int* a1, hipFunction_t a2, size_t a3, int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -7150,11 +9045,17 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4, unsigned int a5)
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4)
 {
-    __typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags))rpg_hip_real(318);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipModuleOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSize))rpg_hip_real(317);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleOccupancyMaxPotentialBlockSize(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4, unsigned int a5);
+static __attribute__((noinline)) hipError_t traced_hipModuleOccupancyMaxPotentialBlockSizeWithFlags(__typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags) real, int* a0, int* a1, hipFunction_t a2, size_t a3, int a4, unsigned int a5)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -7174,11 +9075,17 @@ RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0)
+RPG_HIP_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* a0, int* a1, hipFunction_t a2, size_t a3, int a4, unsigned int a5)
 {
-    __typeof__(&hipModuleUnload) real = (__typeof__(&hipModuleUnload))rpg_hip_real(319);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags))rpg_hip_real(318);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleOccupancyMaxPotentialBlockSizeWithFlags(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0);
+static __attribute__((noinline)) hipError_t traced_hipModuleUnload(__typeof__(&hipModuleUnload) real, hipModule_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7193,11 +9100,17 @@ RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, const void* a1, int a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipModuleUnload(hipModule_t a0)
 {
-    __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(320);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipModuleUnload) real = (__typeof__(&hipModuleUnload))rpg_hip_real(319);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipModuleUnload(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, const void* a1, int a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipOccupancyMaxActiveBlocksPerMultiprocessor(__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor) real, int* a0, const void* a1, int a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7215,11 +9128,17 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, const void* a1, int a2, size_t a3, unsigned int a4)
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* a0, const void* a1, int a2, size_t a3)
 {
-    __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(321);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(320);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipOccupancyMaxActiveBlocksPerMultiprocessor(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, const void* a1, int a2, size_t a3, unsigned int a4);
+static __attribute__((noinline)) hipError_t traced_hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real, int* a0, const void* a1, int a2, size_t a3, unsigned int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -7238,11 +9157,17 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, const void* a2, size_t a3, int a4)
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* a0, const void* a1, int a2, size_t a3, unsigned int a4)
 {
-    __typeof__(&hipOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipOccupancyMaxPotentialBlockSize))rpg_hip_real(322);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(321);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, const void* a2, size_t a3, int a4);
+static __attribute__((noinline)) hipError_t traced_hipOccupancyMaxPotentialBlockSize(__typeof__(&hipOccupancyMaxPotentialBlockSize) real, int* a0, int* a1, const void* a2, size_t a3, int a4)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -7261,11 +9186,17 @@ RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, co
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void)
+RPG_HIP_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* a0, int* a1, const void* a2, size_t a3, int a4)
 {
-    __typeof__(&hipPeekAtLastError) real = (__typeof__(&hipPeekAtLastError))rpg_hip_real(323);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipOccupancyMaxPotentialBlockSize))rpg_hip_real(322);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipOccupancyMaxPotentialBlockSize(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void);
+static __attribute__((noinline)) hipError_t traced_hipPeekAtLastError(__typeof__(&hipPeekAtLastError) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -7277,11 +9208,17 @@ RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute a1, hipDeviceptr_t a2)
+RPG_HIP_EXPORT hipError_t hipPeekAtLastError(void)
 {
-    __typeof__(&hipPointerGetAttribute) real = (__typeof__(&hipPointerGetAttribute))rpg_hip_real(324);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipPeekAtLastError) real = (__typeof__(&hipPeekAtLastError))rpg_hip_real(323);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipPeekAtLastError(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute a1, hipDeviceptr_t a2);
+static __attribute__((noinline)) hipError_t traced_hipPointerGetAttribute(__typeof__(&hipPointerGetAttribute) real, void* a0, hipPointer_attribute a1, hipDeviceptr_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -7298,11 +9235,17 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, const void* a1)
+RPG_HIP_EXPORT hipError_t hipPointerGetAttribute(void* a0, hipPointer_attribute a1, hipDeviceptr_t a2)
 {
-    __typeof__(&hipPointerGetAttributes) real = (__typeof__(&hipPointerGetAttributes))rpg_hip_real(325);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipPointerGetAttribute) real = (__typeof__(&hipPointerGetAttribute))rpg_hip_real(324);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipPointerGetAttribute(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, const void* a1);
+static __attribute__((noinline)) hipError_t traced_hipPointerGetAttributes(__typeof__(&hipPointerGetAttributes) real, hipPointerAttribute_t* a0, const void* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -7318,11 +9261,17 @@ RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, con
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipProfilerStart(void)
+RPG_HIP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a0, const void* a1)
 {
-    __typeof__(&hipProfilerStart) real = (__typeof__(&hipProfilerStart))rpg_hip_real(326);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipPointerGetAttributes) real = (__typeof__(&hipPointerGetAttributes))rpg_hip_real(325);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipPointerGetAttributes(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipProfilerStart(void);
+static __attribute__((noinline)) hipError_t traced_hipProfilerStart(__typeof__(&hipProfilerStart) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -7334,11 +9283,17 @@ RPG_HIP_EXPORT hipError_t hipProfilerStart(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipProfilerStop(void)
+RPG_HIP_EXPORT hipError_t hipProfilerStart(void)
 {
-    __typeof__(&hipProfilerStop) real = (__typeof__(&hipProfilerStop))rpg_hip_real(327);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real();
+    __typeof__(&hipProfilerStart) real = (__typeof__(&hipProfilerStart))rpg_hip_real(326);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipProfilerStart(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipProfilerStop(void);
+static __attribute__((noinline)) hipError_t traced_hipProfilerStop(__typeof__(&hipProfilerStop) real)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real();
@@ -7350,11 +9305,17 @@ RPG_HIP_EXPORT hipError_t hipProfilerStop(void)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipProfilerStop(void)
 {
-    __typeof__(&hipRegisterActivityCallback) real = (__typeof__(&hipRegisterActivityCallback))rpg_hip_real(328);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipProfilerStop) real = (__typeof__(&hipProfilerStop))rpg_hip_real(327);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipProfilerStop(real);
+    return real();
+}
+
+RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, void* a2);
+static __attribute__((noinline)) hipError_t traced_hipRegisterActivityCallback(__typeof__(&hipRegisterActivityCallback) real, uint32_t a0, void* a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -7371,11 +9332,17 @@ RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, voi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2)
+RPG_HIP_EXPORT hipError_t hipRegisterActivityCallback(uint32_t a0, void* a1, void* a2)
 {
-    __typeof__(&hipRegisterApiCallback) real = (__typeof__(&hipRegisterApiCallback))rpg_hip_real(329);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipRegisterActivityCallback) real = (__typeof__(&hipRegisterActivityCallback))rpg_hip_real(328);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipRegisterActivityCallback(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2);
+static __attribute__((noinline)) hipError_t traced_hipRegisterApiCallback(__typeof__(&hipRegisterApiCallback) real, uint32_t a0, void* a1, void* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -7392,11 +9359,17 @@ RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0)
+RPG_HIP_EXPORT hipError_t hipRegisterApiCallback(uint32_t a0, void* a1, void* a2)
 {
-    __typeof__(&hipRemoveActivityCallback) real = (__typeof__(&hipRemoveActivityCallback))rpg_hip_real(330);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipRegisterApiCallback) real = (__typeof__(&hipRegisterApiCallback))rpg_hip_real(329);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipRegisterApiCallback(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0);
+static __attribute__((noinline)) hipError_t traced_hipRemoveActivityCallback(__typeof__(&hipRemoveActivityCallback) real, uint32_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7411,11 +9384,17 @@ RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0)
+RPG_HIP_EXPORT hipError_t hipRemoveActivityCallback(uint32_t a0)
 {
-    __typeof__(&hipRemoveApiCallback) real = (__typeof__(&hipRemoveApiCallback))rpg_hip_real(331);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipRemoveActivityCallback) real = (__typeof__(&hipRemoveActivityCallback))rpg_hip_real(330);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipRemoveActivityCallback(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0);
+static __attribute__((noinline)) hipError_t traced_hipRemoveApiCallback(__typeof__(&hipRemoveApiCallback) real, uint32_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7430,11 +9409,17 @@ RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0)
+RPG_HIP_EXPORT hipError_t hipRemoveApiCallback(uint32_t a0)
 {
-    __typeof__(&hipRuntimeGetVersion) real = (__typeof__(&hipRuntimeGetVersion))rpg_hip_real(332);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipRemoveApiCallback) real = (__typeof__(&hipRemoveApiCallback))rpg_hip_real(331);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipRemoveApiCallback(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0);
+static __attribute__((noinline)) hipError_t traced_hipRuntimeGetVersion(__typeof__(&hipRuntimeGetVersion) real, int* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7449,11 +9434,17 @@ RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipSetDevice(int a0)
+RPG_HIP_EXPORT hipError_t hipRuntimeGetVersion(int* a0)
 {
-    __typeof__(&hipSetDevice) real = (__typeof__(&hipSetDevice))rpg_hip_real(333);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipRuntimeGetVersion) real = (__typeof__(&hipRuntimeGetVersion))rpg_hip_real(332);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipRuntimeGetVersion(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipSetDevice(int a0);
+static __attribute__((noinline)) hipError_t traced_hipSetDevice(__typeof__(&hipSetDevice) real, int a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7468,11 +9459,17 @@ RPG_HIP_EXPORT hipError_t hipSetDevice(int a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0)
+RPG_HIP_EXPORT hipError_t hipSetDevice(int a0)
 {
-    __typeof__(&hipSetDeviceFlags) real = (__typeof__(&hipSetDeviceFlags))rpg_hip_real(334);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipSetDevice) real = (__typeof__(&hipSetDevice))rpg_hip_real(333);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipSetDevice(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0);
+static __attribute__((noinline)) hipError_t traced_hipSetDeviceFlags(__typeof__(&hipSetDeviceFlags) real, unsigned a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7487,11 +9484,17 @@ RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2)
+RPG_HIP_EXPORT hipError_t hipSetDeviceFlags(unsigned a0)
 {
-    __typeof__(&hipSetupArgument) real = (__typeof__(&hipSetupArgument))rpg_hip_real(335);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipSetDeviceFlags) real = (__typeof__(&hipSetDeviceFlags))rpg_hip_real(334);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipSetDeviceFlags(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2);
+static __attribute__((noinline)) hipError_t traced_hipSetupArgument(__typeof__(&hipSetupArgument) real, const void* a0, size_t a1, size_t a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -7508,11 +9511,17 @@ RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreSignalParams* a1, unsigned int a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipSetupArgument(const void* a0, size_t a1, size_t a2)
 {
-    __typeof__(&hipSignalExternalSemaphoresAsync) real = (__typeof__(&hipSignalExternalSemaphoresAsync))rpg_hip_real(336);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipSetupArgument) real = (__typeof__(&hipSetupArgument))rpg_hip_real(335);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipSetupArgument(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreSignalParams* a1, unsigned int a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipSignalExternalSemaphoresAsync(__typeof__(&hipSignalExternalSemaphoresAsync) real, const hipExternalSemaphore_t* a0, const hipExternalSemaphoreSignalParams* a1, unsigned int a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7530,11 +9539,17 @@ RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSema
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback_t a1, void* a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreSignalParams* a1, unsigned int a2, hipStream_t a3)
 {
-    __typeof__(&hipStreamAddCallback) real = (__typeof__(&hipStreamAddCallback))rpg_hip_real(337);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipSignalExternalSemaphoresAsync) real = (__typeof__(&hipSignalExternalSemaphoresAsync))rpg_hip_real(336);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipSignalExternalSemaphoresAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback_t a1, void* a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipStreamAddCallback(__typeof__(&hipStreamAddCallback) real, hipStream_t a0, hipStreamCallback_t a1, void* a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7552,11 +9567,17 @@ RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size_t a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t a0, hipStreamCallback_t a1, void* a2, unsigned int a3)
 {
-    __typeof__(&hipStreamAttachMemAsync) real = (__typeof__(&hipStreamAttachMemAsync))rpg_hip_real(338);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipStreamAddCallback) real = (__typeof__(&hipStreamAddCallback))rpg_hip_real(337);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamAddCallback(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size_t a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipStreamAttachMemAsync(__typeof__(&hipStreamAttachMemAsync) real, hipStream_t a0, void* a1, size_t a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7574,11 +9595,17 @@ RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCaptureMode a1)
+RPG_HIP_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t a0, void* a1, size_t a2, unsigned int a3)
 {
-    __typeof__(&hipStreamBeginCapture) real = (__typeof__(&hipStreamBeginCapture))rpg_hip_real(339);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamAttachMemAsync) real = (__typeof__(&hipStreamAttachMemAsync))rpg_hip_real(338);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamAttachMemAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCaptureMode a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamBeginCapture(__typeof__(&hipStreamBeginCapture) real, hipStream_t a0, hipStreamCaptureMode a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7594,11 +9621,17 @@ RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCapture
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0)
+RPG_HIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t a0, hipStreamCaptureMode a1)
 {
-    __typeof__(&hipStreamCreate) real = (__typeof__(&hipStreamCreate))rpg_hip_real(340);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamBeginCapture) real = (__typeof__(&hipStreamBeginCapture))rpg_hip_real(339);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamBeginCapture(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamCreate(__typeof__(&hipStreamCreate) real, hipStream_t* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -7613,11 +9646,17 @@ RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipStreamCreate(hipStream_t* a0)
 {
-    __typeof__(&hipStreamCreateWithFlags) real = (__typeof__(&hipStreamCreateWithFlags))rpg_hip_real(341);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamCreate) real = (__typeof__(&hipStreamCreate))rpg_hip_real(340);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamCreate(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamCreateWithFlags(__typeof__(&hipStreamCreateWithFlags) real, hipStream_t* a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -7633,11 +9672,17 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned int a1, int a2)
+RPG_HIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* a0, unsigned int a1)
 {
-    __typeof__(&hipStreamCreateWithPriority) real = (__typeof__(&hipStreamCreateWithPriority))rpg_hip_real(342);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipStreamCreateWithFlags) real = (__typeof__(&hipStreamCreateWithFlags))rpg_hip_real(341);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamCreateWithFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned int a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipStreamCreateWithPriority(__typeof__(&hipStreamCreateWithPriority) real, hipStream_t* a0, unsigned int a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -7654,11 +9699,17 @@ RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* a0, unsigned int a1, int a2)
 {
-    __typeof__(&hipStreamDestroy) real = (__typeof__(&hipStreamDestroy))rpg_hip_real(343);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamCreateWithPriority) real = (__typeof__(&hipStreamCreateWithPriority))rpg_hip_real(342);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamCreateWithPriority(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamDestroy(__typeof__(&hipStreamDestroy) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
@@ -7673,11 +9724,17 @@ RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1)
+RPG_HIP_EXPORT hipError_t hipStreamDestroy(hipStream_t a0)
 {
-    __typeof__(&hipStreamEndCapture) real = (__typeof__(&hipStreamEndCapture))rpg_hip_real(344);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamDestroy) real = (__typeof__(&hipStreamDestroy))rpg_hip_real(343);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamEndCapture(__typeof__(&hipStreamEndCapture) real, hipStream_t a0, hipGraph_t* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7693,11 +9750,17 @@ RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2)
+RPG_HIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t a0, hipGraph_t* a1)
 {
-    __typeof__(&hipStreamGetCaptureInfo) real = (__typeof__(&hipStreamGetCaptureInfo))rpg_hip_real(345);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipStreamEndCapture) real = (__typeof__(&hipStreamEndCapture))rpg_hip_real(344);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamEndCapture(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetCaptureInfo(__typeof__(&hipStreamGetCaptureInfo) real, hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
@@ -7714,11 +9777,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptu
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2, hipGraph_t* a3, const hipGraphNode_t** a4, size_t* a5)
+RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2)
 {
-    __typeof__(&hipStreamGetCaptureInfo_v2) real = (__typeof__(&hipStreamGetCaptureInfo_v2))rpg_hip_real(346);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4, a5);
+    __typeof__(&hipStreamGetCaptureInfo) real = (__typeof__(&hipStreamGetCaptureInfo))rpg_hip_real(345);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetCaptureInfo(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2, hipGraph_t* a3, const hipGraphNode_t** a4, size_t* a5);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetCaptureInfo_v2(__typeof__(&hipStreamGetCaptureInfo_v2) real, hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2, hipGraph_t* a3, const hipGraphNode_t** a4, size_t* a5)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4, a5);
@@ -7738,11 +9807,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCa
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1)
+RPG_HIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t a0, hipStreamCaptureStatus* a1, unsigned long long* a2, hipGraph_t* a3, const hipGraphNode_t** a4, size_t* a5)
 {
-    __typeof__(&hipStreamGetFlags) real = (__typeof__(&hipStreamGetFlags))rpg_hip_real(347);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamGetCaptureInfo_v2) real = (__typeof__(&hipStreamGetCaptureInfo_v2))rpg_hip_real(346);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetCaptureInfo_v2(real, a0, a1, a2, a3, a4, a5);
+    return real(a0, a1, a2, a3, a4, a5);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetFlags(__typeof__(&hipStreamGetFlags) real, hipStream_t a0, unsigned int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7758,11 +9833,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1)
+RPG_HIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t a0, unsigned int* a1)
 {
-    __typeof__(&hipStreamGetFlags_spt) real = (__typeof__(&hipStreamGetFlags_spt))rpg_hip_real(348);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamGetFlags) real = (__typeof__(&hipStreamGetFlags))rpg_hip_real(347);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetFlags_spt(__typeof__(&hipStreamGetFlags_spt) real, hipStream_t a0, unsigned int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7778,11 +9859,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1)
+RPG_HIP_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t a0, unsigned int* a1)
 {
-    __typeof__(&hipStreamGetPriority) real = (__typeof__(&hipStreamGetPriority))rpg_hip_real(349);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamGetFlags_spt) real = (__typeof__(&hipStreamGetFlags_spt))rpg_hip_real(348);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetFlags_spt(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetPriority(__typeof__(&hipStreamGetPriority) real, hipStream_t a0, int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7798,11 +9885,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1)
+RPG_HIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t a0, int* a1)
 {
-    __typeof__(&hipStreamGetPriority_spt) real = (__typeof__(&hipStreamGetPriority_spt))rpg_hip_real(350);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamGetPriority) real = (__typeof__(&hipStreamGetPriority))rpg_hip_real(349);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetPriority(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamGetPriority_spt(__typeof__(&hipStreamGetPriority_spt) real, hipStream_t a0, int* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7818,11 +9911,17 @@ RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureStatus* a1)
+RPG_HIP_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t a0, int* a1)
 {
-    __typeof__(&hipStreamIsCapturing) real = (__typeof__(&hipStreamIsCapturing))rpg_hip_real(351);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipStreamGetPriority_spt) real = (__typeof__(&hipStreamGetPriority_spt))rpg_hip_real(350);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamGetPriority_spt(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureStatus* a1);
+static __attribute__((noinline)) hipError_t traced_hipStreamIsCapturing(__typeof__(&hipStreamIsCapturing) real, hipStream_t a0, hipStreamCaptureStatus* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1);
@@ -7838,11 +9937,17 @@ RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureS
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t a0, hipStreamCaptureStatus* a1)
 {
-    __typeof__(&hipStreamQuery) real = (__typeof__(&hipStreamQuery))rpg_hip_real(352);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamIsCapturing) real = (__typeof__(&hipStreamIsCapturing))rpg_hip_real(351);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamIsCapturing(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamQuery(__typeof__(&hipStreamQuery) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
@@ -7857,11 +9962,17 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipStreamQuery(hipStream_t a0)
 {
-    __typeof__(&hipStreamQuery_spt) real = (__typeof__(&hipStreamQuery_spt))rpg_hip_real(353);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamQuery) real = (__typeof__(&hipStreamQuery))rpg_hip_real(352);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamQuery(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamQuery_spt(__typeof__(&hipStreamQuery_spt) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
@@ -7876,11 +9987,17 @@ RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipStreamQuery_spt(hipStream_t a0)
 {
-    __typeof__(&hipStreamSynchronize) real = (__typeof__(&hipStreamSynchronize))rpg_hip_real(354);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamQuery_spt) real = (__typeof__(&hipStreamQuery_spt))rpg_hip_real(353);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamQuery_spt(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamSynchronize(__typeof__(&hipStreamSynchronize) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
@@ -7895,11 +10012,17 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0)
+RPG_HIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t a0)
 {
-    __typeof__(&hipStreamSynchronize_spt) real = (__typeof__(&hipStreamSynchronize_spt))rpg_hip_real(355);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipStreamSynchronize) real = (__typeof__(&hipStreamSynchronize))rpg_hip_real(354);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamSynchronize(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0);
+static __attribute__((noinline)) hipError_t traced_hipStreamSynchronize_spt(__typeof__(&hipStreamSynchronize_spt) real, hipStream_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
@@ -7914,11 +10037,17 @@ RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hipGraphNode_t* a1, size_t a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t a0)
 {
-    __typeof__(&hipStreamUpdateCaptureDependencies) real = (__typeof__(&hipStreamUpdateCaptureDependencies))rpg_hip_real(356);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipStreamSynchronize_spt) real = (__typeof__(&hipStreamSynchronize_spt))rpg_hip_real(355);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamSynchronize_spt(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hipGraphNode_t* a1, size_t a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipStreamUpdateCaptureDependencies(__typeof__(&hipStreamUpdateCaptureDependencies) real, hipStream_t a0, hipGraphNode_t* a1, size_t a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
@@ -7936,11 +10065,17 @@ RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t a0, hipGraphNode_t* a1, size_t a2, unsigned int a3)
 {
-    __typeof__(&hipStreamWaitEvent) real = (__typeof__(&hipStreamWaitEvent))rpg_hip_real(357);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipStreamUpdateCaptureDependencies) real = (__typeof__(&hipStreamUpdateCaptureDependencies))rpg_hip_real(356);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamUpdateCaptureDependencies(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipStreamWaitEvent(__typeof__(&hipStreamWaitEvent) real, hipStream_t a0, hipEvent_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
@@ -7957,11 +10092,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsi
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t a0, hipEvent_t a1, unsigned int a2)
 {
-    __typeof__(&hipStreamWaitEvent_spt) real = (__typeof__(&hipStreamWaitEvent_spt))rpg_hip_real(358);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipStreamWaitEvent) real = (__typeof__(&hipStreamWaitEvent))rpg_hip_real(357);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWaitEvent(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipStreamWaitEvent_spt(__typeof__(&hipStreamWaitEvent_spt) real, hipStream_t a0, hipEvent_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2);
@@ -7978,11 +10119,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3, uint32_t a4)
+RPG_HIP_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t a0, hipEvent_t a1, unsigned int a2)
 {
-    __typeof__(&hipStreamWaitValue32) real = (__typeof__(&hipStreamWaitValue32))rpg_hip_real(359);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipStreamWaitEvent_spt) real = (__typeof__(&hipStreamWaitEvent_spt))rpg_hip_real(358);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWaitEvent_spt(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3, uint32_t a4);
+static __attribute__((noinline)) hipError_t traced_hipStreamWaitValue32(__typeof__(&hipStreamWaitValue32) real, hipStream_t a0, void* a1, uint32_t a2, unsigned int a3, uint32_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -8001,11 +10148,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3, uint64_t a4)
+RPG_HIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3, uint32_t a4)
 {
-    __typeof__(&hipStreamWaitValue64) real = (__typeof__(&hipStreamWaitValue64))rpg_hip_real(360);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3, a4);
+    __typeof__(&hipStreamWaitValue32) real = (__typeof__(&hipStreamWaitValue32))rpg_hip_real(359);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWaitValue32(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3, uint64_t a4);
+static __attribute__((noinline)) hipError_t traced_hipStreamWaitValue64(__typeof__(&hipStreamWaitValue64) real, hipStream_t a0, void* a1, uint64_t a2, unsigned int a3, uint64_t a4)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3, a4);
@@ -8024,11 +10177,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3, uint64_t a4)
 {
-    __typeof__(&hipStreamWriteValue32) real = (__typeof__(&hipStreamWriteValue32))rpg_hip_real(361);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipStreamWaitValue64) real = (__typeof__(&hipStreamWaitValue64))rpg_hip_real(360);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWaitValue64(real, a0, a1, a2, a3, a4);
+    return real(a0, a1, a2, a3, a4);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipStreamWriteValue32(__typeof__(&hipStreamWriteValue32) real, hipStream_t a0, void* a1, uint32_t a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8046,11 +10205,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3)
+RPG_HIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t a0, void* a1, uint32_t a2, unsigned int a3)
 {
-    __typeof__(&hipStreamWriteValue64) real = (__typeof__(&hipStreamWriteValue64))rpg_hip_real(362);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipStreamWriteValue32) real = (__typeof__(&hipStreamWriteValue32))rpg_hip_real(361);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWriteValue32(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3);
+static __attribute__((noinline)) hipError_t traced_hipStreamWriteValue64(__typeof__(&hipStreamWriteValue64) real, hipStream_t a0, void* a1, uint64_t a2, unsigned int a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8068,11 +10233,17 @@ RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_RESOURCE_DESC* a1, const HIP_TEXTURE_DESC* a2, const HIP_RESOURCE_VIEW_DESC* a3)
+RPG_HIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t a0, void* a1, uint64_t a2, unsigned int a3)
 {
-    __typeof__(&hipTexObjectCreate) real = (__typeof__(&hipTexObjectCreate))rpg_hip_real(363);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipStreamWriteValue64) real = (__typeof__(&hipStreamWriteValue64))rpg_hip_real(362);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipStreamWriteValue64(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_RESOURCE_DESC* a1, const HIP_TEXTURE_DESC* a2, const HIP_RESOURCE_VIEW_DESC* a3);
+static __attribute__((noinline)) hipError_t traced_hipTexObjectCreate(__typeof__(&hipTexObjectCreate) real, hipTextureObject_t* a0, const HIP_RESOURCE_DESC* a1, const HIP_TEXTURE_DESC* a2, const HIP_RESOURCE_VIEW_DESC* a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8090,11 +10261,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_R
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0)
+RPG_HIP_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* a0, const HIP_RESOURCE_DESC* a1, const HIP_TEXTURE_DESC* a2, const HIP_RESOURCE_VIEW_DESC* a3)
 {
-    __typeof__(&hipTexObjectDestroy) real = (__typeof__(&hipTexObjectDestroy))rpg_hip_real(364);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipTexObjectCreate) real = (__typeof__(&hipTexObjectCreate))rpg_hip_real(363);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexObjectCreate(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0);
+static __attribute__((noinline)) hipError_t traced_hipTexObjectDestroy(__typeof__(&hipTexObjectDestroy) real, hipTextureObject_t a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -8109,11 +10286,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t a0)
 {
-    __typeof__(&hipTexObjectGetResourceDesc) real = (__typeof__(&hipTexObjectGetResourceDesc))rpg_hip_real(365);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexObjectDestroy) real = (__typeof__(&hipTexObjectDestroy))rpg_hip_real(364);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexObjectDestroy(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipTexObjectGetResourceDesc(__typeof__(&hipTexObjectGetResourceDesc) real, HIP_RESOURCE_DESC* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8129,11 +10312,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hip
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipTexObjectGetResourceViewDesc) real = (__typeof__(&hipTexObjectGetResourceViewDesc))rpg_hip_real(366);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexObjectGetResourceDesc) real = (__typeof__(&hipTexObjectGetResourceDesc))rpg_hip_real(365);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexObjectGetResourceDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipTexObjectGetResourceViewDesc(__typeof__(&hipTexObjectGetResourceViewDesc) real, HIP_RESOURCE_VIEW_DESC* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8149,11 +10338,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTextureObject_t a1)
+RPG_HIP_EXPORT hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipTexObjectGetTextureDesc) real = (__typeof__(&hipTexObjectGetTextureDesc))rpg_hip_real(367);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexObjectGetResourceViewDesc) real = (__typeof__(&hipTexObjectGetResourceViewDesc))rpg_hip_real(366);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexObjectGetResourceViewDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTextureObject_t a1);
+static __attribute__((noinline)) hipError_t traced_hipTexObjectGetTextureDesc(__typeof__(&hipTexObjectGetTextureDesc) real, HIP_TEXTURE_DESC* a0, hipTextureObject_t a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8169,11 +10364,17 @@ RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTe
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* a0, hipTextureObject_t a1)
 {
-    __typeof__(&hipTexRefGetAddress) real = (__typeof__(&hipTexRefGetAddress))rpg_hip_real(368);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexObjectGetTextureDesc) real = (__typeof__(&hipTexObjectGetTextureDesc))rpg_hip_real(367);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexObjectGetTextureDesc(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetAddress(__typeof__(&hipTexRefGetAddress) real, hipDeviceptr_t* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8189,11 +10390,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureR
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0, const textureReference* a1, int a2)
+RPG_HIP_EXPORT hipError_t hipTexRefGetAddress(hipDeviceptr_t* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetAddressMode) real = (__typeof__(&hipTexRefGetAddressMode))rpg_hip_real(369);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefGetAddress) real = (__typeof__(&hipTexRefGetAddress))rpg_hip_real(368);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetAddress(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0, const textureReference* a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetAddressMode(__typeof__(&hipTexRefGetAddressMode) real, enum hipTextureAddressMode* a0, const textureReference* a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8210,11 +10417,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* a0, const textureReference* a1, int a2)
 {
-    __typeof__(&hipTexRefGetFilterMode) real = (__typeof__(&hipTexRefGetFilterMode))rpg_hip_real(370);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefGetAddressMode) real = (__typeof__(&hipTexRefGetAddressMode))rpg_hip_real(369);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetAddressMode(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetFilterMode(__typeof__(&hipTexRefGetFilterMode) real, enum hipTextureFilterMode* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8230,11 +10443,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetFlags) real = (__typeof__(&hipTexRefGetFlags))rpg_hip_real(371);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefGetFilterMode) real = (__typeof__(&hipTexRefGetFilterMode))rpg_hip_real(370);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetFilterMode(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetFlags(__typeof__(&hipTexRefGetFlags) real, unsigned int* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8250,11 +10469,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureRefer
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const textureReference* a2)
+RPG_HIP_EXPORT hipError_t hipTexRefGetFlags(unsigned int* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetFormat) real = (__typeof__(&hipTexRefGetFormat))rpg_hip_real(372);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefGetFlags) real = (__typeof__(&hipTexRefGetFlags))rpg_hip_real(371);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const textureReference* a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetFormat(__typeof__(&hipTexRefGetFormat) real, hipArray_Format* a0, int* a1, const textureReference* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8271,11 +10496,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefGetFormat(hipArray_Format* a0, int* a1, const textureReference* a2)
 {
-    __typeof__(&hipTexRefGetMaxAnisotropy) real = (__typeof__(&hipTexRefGetMaxAnisotropy))rpg_hip_real(373);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefGetFormat) real = (__typeof__(&hipTexRefGetFormat))rpg_hip_real(372);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetFormat(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetMaxAnisotropy(__typeof__(&hipTexRefGetMaxAnisotropy) real, int* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8291,11 +10522,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureRefere
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefGetMaxAnisotropy(int* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetMipmapFilterMode) real = (__typeof__(&hipTexRefGetMipmapFilterMode))rpg_hip_real(374);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefGetMaxAnisotropy) real = (__typeof__(&hipTexRefGetMaxAnisotropy))rpg_hip_real(373);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetMaxAnisotropy(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetMipmapFilterMode(__typeof__(&hipTexRefGetMipmapFilterMode) real, enum hipTextureFilterMode* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8311,11 +10548,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureReference* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetMipmapLevelBias) real = (__typeof__(&hipTexRefGetMipmapLevelBias))rpg_hip_real(375);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefGetMipmapFilterMode) real = (__typeof__(&hipTexRefGetMipmapFilterMode))rpg_hip_real(374);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetMipmapFilterMode(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureReference* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetMipmapLevelBias(__typeof__(&hipTexRefGetMipmapLevelBias) real, float* a0, const textureReference* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8331,11 +10574,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureRe
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, const textureReference* a2)
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelBias(float* a0, const textureReference* a1)
 {
-    __typeof__(&hipTexRefGetMipmapLevelClamp) real = (__typeof__(&hipTexRefGetMipmapLevelClamp))rpg_hip_real(376);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefGetMipmapLevelBias) real = (__typeof__(&hipTexRefGetMipmapLevelBias))rpg_hip_real(375);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetMipmapLevelBias(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, const textureReference* a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefGetMipmapLevelClamp(__typeof__(&hipTexRefGetMipmapLevelClamp) real, float* a0, float* a1, const textureReference* a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8352,11 +10601,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, con
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, hipDeviceptr_t a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipTexRefGetMipmapLevelClamp(float* a0, float* a1, const textureReference* a2)
 {
-    __typeof__(&hipTexRefSetAddress) real = (__typeof__(&hipTexRefSetAddress))rpg_hip_real(377);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipTexRefGetMipmapLevelClamp) real = (__typeof__(&hipTexRefGetMipmapLevelClamp))rpg_hip_real(376);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefGetMipmapLevelClamp(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, hipDeviceptr_t a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetAddress(__typeof__(&hipTexRefSetAddress) real, size_t* a0, textureReference* a1, hipDeviceptr_t a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8374,11 +10629,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_ARRAY_DESCRIPTOR* a1, hipDeviceptr_t a2, size_t a3)
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddress(size_t* a0, textureReference* a1, hipDeviceptr_t a2, size_t a3)
 {
-    __typeof__(&hipTexRefSetAddress2D) real = (__typeof__(&hipTexRefSetAddress2D))rpg_hip_real(378);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipTexRefSetAddress) real = (__typeof__(&hipTexRefSetAddress))rpg_hip_real(377);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetAddress(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_ARRAY_DESCRIPTOR* a1, hipDeviceptr_t a2, size_t a3);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetAddress2D(__typeof__(&hipTexRefSetAddress2D) real, textureReference* a0, const HIP_ARRAY_DESCRIPTOR* a1, hipDeviceptr_t a2, size_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8396,11 +10657,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, enum hipTextureAddressMode a2)
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddress2D(textureReference* a0, const HIP_ARRAY_DESCRIPTOR* a1, hipDeviceptr_t a2, size_t a3)
 {
-    __typeof__(&hipTexRefSetAddressMode) real = (__typeof__(&hipTexRefSetAddressMode))rpg_hip_real(379);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefSetAddress2D) real = (__typeof__(&hipTexRefSetAddress2D))rpg_hip_real(378);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetAddress2D(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, enum hipTextureAddressMode a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetAddressMode(__typeof__(&hipTexRefSetAddressMode) real, textureReference* a0, int a1, enum hipTextureAddressMode a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8417,11 +10684,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, 
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const_t a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipTexRefSetAddressMode(textureReference* a0, int a1, enum hipTextureAddressMode a2)
 {
-    __typeof__(&hipTexRefSetArray) real = (__typeof__(&hipTexRefSetArray))rpg_hip_real(380);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefSetAddressMode) real = (__typeof__(&hipTexRefSetAddressMode))rpg_hip_real(379);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetAddressMode(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const_t a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetArray(__typeof__(&hipTexRefSetArray) real, textureReference* a0, hipArray_const_t a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8438,11 +10711,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetArray(textureReference* a0, hipArray_const_t a1, unsigned int a2)
 {
-    __typeof__(&hipTexRefSetBorderColor) real = (__typeof__(&hipTexRefSetBorderColor))rpg_hip_real(381);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetArray) real = (__typeof__(&hipTexRefSetArray))rpg_hip_real(380);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetArray(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetBorderColor(__typeof__(&hipTexRefSetBorderColor) real, textureReference* a0, float* a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8458,11 +10737,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipTextureFilterMode a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* a0, float* a1)
 {
-    __typeof__(&hipTexRefSetFilterMode) real = (__typeof__(&hipTexRefSetFilterMode))rpg_hip_real(382);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetBorderColor) real = (__typeof__(&hipTexRefSetBorderColor))rpg_hip_real(381);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetBorderColor(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipTextureFilterMode a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetFilterMode(__typeof__(&hipTexRefSetFilterMode) real, textureReference* a0, enum hipTextureFilterMode a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8478,11 +10763,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipT
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetFilterMode(textureReference* a0, enum hipTextureFilterMode a1)
 {
-    __typeof__(&hipTexRefSetFlags) real = (__typeof__(&hipTexRefSetFlags))rpg_hip_real(383);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetFilterMode) real = (__typeof__(&hipTexRefSetFilterMode))rpg_hip_real(382);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetFilterMode(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetFlags(__typeof__(&hipTexRefSetFlags) real, textureReference* a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8498,11 +10789,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Format a1, int a2)
+RPG_HIP_EXPORT hipError_t hipTexRefSetFlags(textureReference* a0, unsigned int a1)
 {
-    __typeof__(&hipTexRefSetFormat) real = (__typeof__(&hipTexRefSetFormat))rpg_hip_real(384);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefSetFlags) real = (__typeof__(&hipTexRefSetFlags))rpg_hip_real(383);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetFlags(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Format a1, int a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetFormat(__typeof__(&hipTexRefSetFormat) real, textureReference* a0, hipArray_Format a1, int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8519,11 +10816,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Form
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsigned int a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetFormat(textureReference* a0, hipArray_Format a1, int a2)
 {
-    __typeof__(&hipTexRefSetMaxAnisotropy) real = (__typeof__(&hipTexRefSetMaxAnisotropy))rpg_hip_real(385);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetFormat) real = (__typeof__(&hipTexRefSetFormat))rpg_hip_real(384);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetFormat(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsigned int a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetMaxAnisotropy(__typeof__(&hipTexRefSetMaxAnisotropy) real, textureReference* a0, unsigned int a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8539,11 +10842,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsign
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enum hipTextureFilterMode a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetMaxAnisotropy(textureReference* a0, unsigned int a1)
 {
-    __typeof__(&hipTexRefSetMipmapFilterMode) real = (__typeof__(&hipTexRefSetMipmapFilterMode))rpg_hip_real(386);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetMaxAnisotropy) real = (__typeof__(&hipTexRefSetMaxAnisotropy))rpg_hip_real(385);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetMaxAnisotropy(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enum hipTextureFilterMode a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetMipmapFilterMode(__typeof__(&hipTexRefSetMipmapFilterMode) real, textureReference* a0, enum hipTextureFilterMode a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8559,11 +10868,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enu
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, float a1)
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapFilterMode(textureReference* a0, enum hipTextureFilterMode a1)
 {
-    __typeof__(&hipTexRefSetMipmapLevelBias) real = (__typeof__(&hipTexRefSetMipmapLevelBias))rpg_hip_real(387);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1);
+    __typeof__(&hipTexRefSetMipmapFilterMode) real = (__typeof__(&hipTexRefSetMipmapFilterMode))rpg_hip_real(386);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetMipmapFilterMode(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, float a1);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetMipmapLevelBias(__typeof__(&hipTexRefSetMipmapLevelBias) real, textureReference* a0, float a1)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1);
@@ -8579,11 +10894,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, floa
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, float a1, float a2)
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelBias(textureReference* a0, float a1)
 {
-    __typeof__(&hipTexRefSetMipmapLevelClamp) real = (__typeof__(&hipTexRefSetMipmapLevelClamp))rpg_hip_real(388);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefSetMipmapLevelBias) real = (__typeof__(&hipTexRefSetMipmapLevelBias))rpg_hip_real(387);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetMipmapLevelBias(real, a0, a1);
+    return real(a0, a1);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, float a1, float a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetMipmapLevelClamp(__typeof__(&hipTexRefSetMipmapLevelClamp) real, textureReference* a0, float a1, float a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8600,11 +10921,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, flo
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struct hipMipmappedArray* a1, unsigned int a2)
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmapLevelClamp(textureReference* a0, float a1, float a2)
 {
-    __typeof__(&hipTexRefSetMipmappedArray) real = (__typeof__(&hipTexRefSetMipmappedArray))rpg_hip_real(389);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2);
+    __typeof__(&hipTexRefSetMipmapLevelClamp) real = (__typeof__(&hipTexRefSetMipmapLevelClamp))rpg_hip_real(388);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetMipmapLevelClamp(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struct hipMipmappedArray* a1, unsigned int a2);
+static __attribute__((noinline)) hipError_t traced_hipTexRefSetMipmappedArray(__typeof__(&hipTexRefSetMipmappedArray) real, textureReference* a0, struct hipMipmappedArray* a1, unsigned int a2)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0, a1, a2);
@@ -8621,11 +10948,17 @@ RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struc
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* a0)
+RPG_HIP_EXPORT hipError_t hipTexRefSetMipmappedArray(textureReference* a0, struct hipMipmappedArray* a1, unsigned int a2)
 {
-    __typeof__(&hipThreadExchangeStreamCaptureMode) real = (__typeof__(&hipThreadExchangeStreamCaptureMode))rpg_hip_real(390);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipTexRefSetMipmappedArray) real = (__typeof__(&hipTexRefSetMipmappedArray))rpg_hip_real(389);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipTexRefSetMipmappedArray(real, a0, a1, a2);
+    return real(a0, a1, a2);
+}
+
+RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* a0);
+static __attribute__((noinline)) hipError_t traced_hipThreadExchangeStreamCaptureMode(__typeof__(&hipThreadExchangeStreamCaptureMode) real, hipStreamCaptureMode* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -8640,11 +10973,17 @@ RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMod
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0)
+RPG_HIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* a0)
 {
-    __typeof__(&hipUnbindTexture) real = (__typeof__(&hipUnbindTexture))rpg_hip_real(391);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0);
+    __typeof__(&hipThreadExchangeStreamCaptureMode) real = (__typeof__(&hipThreadExchangeStreamCaptureMode))rpg_hip_real(390);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipThreadExchangeStreamCaptureMode(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0);
+static __attribute__((noinline)) hipError_t traced_hipUnbindTexture(__typeof__(&hipUnbindTexture) real, const textureReference* a0)
+{
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     hipError_t r = real(a0);
@@ -8659,11 +10998,17 @@ RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0)
     return r;
 }
 
-RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreWaitParams* a1, unsigned int a2, hipStream_t a3)
+RPG_HIP_EXPORT hipError_t hipUnbindTexture(const textureReference* a0)
 {
-    __typeof__(&hipWaitExternalSemaphoresAsync) real = (__typeof__(&hipWaitExternalSemaphoresAsync))rpg_hip_real(392);
-    if (__builtin_expect(!rpg_hip_tracing(), 1))
-        return real(a0, a1, a2, a3);
+    __typeof__(&hipUnbindTexture) real = (__typeof__(&hipUnbindTexture))rpg_hip_real(391);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipUnbindTexture(real, a0);
+    return real(a0);
+}
+
+RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreWaitParams* a1, unsigned int a2, hipStream_t a3);
+static __attribute__((noinline)) hipError_t traced_hipWaitExternalSemaphoresAsync(__typeof__(&hipWaitExternalSemaphoresAsync) real, const hipExternalSemaphore_t* a0, const hipExternalSemaphoreWaitParams* a1, unsigned int a2, hipStream_t a3)
+{
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     hipError_t r = real(a0, a1, a2, a3);
@@ -8679,4 +11024,12 @@ RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaph
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 392, &g);
     }
     return r;
+}
+
+RPG_HIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t* a0, const hipExternalSemaphoreWaitParams* a1, unsigned int a2, hipStream_t a3)
+{
+    __typeof__(&hipWaitExternalSemaphoresAsync) real = (__typeof__(&hipWaitExternalSemaphoresAsync))rpg_hip_real(392);
+    if (__builtin_expect(rpg_hip_tracing(), 0))
+        return traced_hipWaitExternalSemaphoresAsync(real, a0, a1, a2, a3);
+    return real(a0, a1, a2, a3);
 }
