@@ -262,6 +262,10 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     uint32_t tid = 0;
     pthread_mutex_lock(&q->lock);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
+    // An empty FIFO means the completion thread may be asleep for good, and
+    // an app-visible packet must be waited on promptly: only then is a wake-up
+    // (a syscall) worth it. Otherwise its timed poll finds the new entries.
+    bool need_wake = tail == q->head.load(std::memory_order_seq_cst);
     for (uint64_t i = 0; i < count; i++) {
         hsa_kernel_dispatch_packet_t *k = &t_buf[i];
         uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
@@ -296,6 +300,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
             continue; // out of signals: this packet goes untraced, unchanged
         p->ours = ours;
         p->interrupt = visible;
+        need_wake |= visible;
         p->app = k->completion_signal;
         p->dispatch_id = 0;
         if (dispatch) {
@@ -317,16 +322,16 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
             p->wg[2] = k->workgroup_size_z;
             p->group_segment_size = k->group_segment_size;
             p->private_segment_size = k->private_segment_size;
-            __atomic_fetch_add(&shim_counters.dispatches, 1, __ATOMIC_RELAXED);
         }
         k->completion_signal = ours;
         tail++;
     }
     // Publish before the packets reach the hardware queue: the completion
     // thread must know an entry before its signal can fire.
-    q->tail.store(tail, std::memory_order_release);
+    q->tail.store(tail, std::memory_order_seq_cst);
     pthread_mutex_unlock(&q->lock);
-    wake(q);
+    if (need_wake)
+        wake(q);
     writer(t_buf, count);
 }
 

@@ -124,10 +124,8 @@ typedef struct shim_stats {
     uint64_t tables_wrapped[4];   /* functions wrapped per table: core, amd, image, finalizer */
     uint64_t tables_known[4];     /* functions the runtime's table has that we know */
     uint64_t queues_intercepted;
-    uint64_t dispatches;          /* dispatches seen by the intercept callback */
     uint64_t dispatches_recorded; /* completions recorded */
     uint64_t copies;
-    uint64_t executables;
 } shim_stats;
 extern SHIM_HIDDEN shim_stats shim_counters;
 
