@@ -26,6 +26,14 @@ var (
 	buildErr    error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if driverPath != "" {
+		_ = os.RemoveAll(filepath.Dir(driverPath))
+	}
+	os.Exit(code)
+}
+
 func buildNative(t testing.TB) (driver, preload string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -231,7 +239,7 @@ func TestRecorderSIGKILL(t *testing.T) {
 	pr := procs[int32(cmd.Process.Pid)]
 	require.NotNil(t, pr)
 	for f := uint32(0); f < threads; f++ {
-		require.GreaterOrEqual(t, pr.perFunc[f], uint64(1), "thread %d wrote nothing", f)
+		require.GreaterOrEqual(t, pr.perFunc[f], uint64(records), "thread %d lost records", f)
 	}
 	require.LessOrEqual(t, pr.stats.Torn, uint64(threads), "at most one torn record per thread")
 	require.Zero(t, pr.stats.Invalid)

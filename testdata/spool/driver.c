@@ -11,7 +11,8 @@
  *   return   return from main                     exit    _exit(3)
  *   abort    abort()                              torn    leave one record unpublished, _exit
  *   fork     THREADS forked children (each its own spool), then the threads
- *   kill     write, print "ready", then keep writing until SIGKILLed
+ *   kill     write, print "ready" when every thread has written RECORDS, then
+ *            keep writing until SIGKILLed
  *   signal   a SIGALRM handler records markers while the threads write
  *   bench    print ns per record and per rpg_now() (no fixture)
  */
@@ -31,6 +32,7 @@
 static long g_records;
 static volatile sig_atomic_t g_signals;
 static volatile int g_forever;
+static int g_written; /* threads done with their first RECORDS records */
 
 static void *writer(void *arg)
 {
@@ -38,6 +40,7 @@ static void *writer(void *arg)
     for (long i = 0; i < g_records; i++)
         rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, (uint64_t)i, (uint64_t)i,
                        (uint64_t)i + 1, NULL, 0);
+    __atomic_add_fetch(&g_written, 1, __ATOMIC_RELEASE);
     if (g_forever) {
         for (uint64_t i = (uint64_t)g_records;; i++)
             rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, i, i, i + 1, NULL, 0);
@@ -127,6 +130,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Wall time per call, and this thread's CPU time per call (steadier on a
+ * loaded machine; it includes the kernel's page-fault work). */
 static void bench(void)
 {
     /* Warm up: the spool is created and the clock calibrates. */
@@ -142,14 +154,17 @@ static void bench(void)
     for (long i = 0; i < n; i++)
         sink += rpg_now();
     double t1 = now_s();
+    double c1 = cpu_s();
     for (long i = 0; i < n; i++) {
         uint64_t c = rpg_correlation_next();
         uint64_t s = rpg_now();
         rpg_record_api(RPG_KIND_HSA_API, RPG_API_HSA_CORE, 1, c, s, rpg_now(), NULL, 0);
     }
     double t2 = now_s();
-    printf("now_ns %.2f\nrecord_ns %.2f\ntsc %d\nsink %llu\n", (t1 - t0) * 1e9 / (double)n,
-           (t2 - t1) * 1e9 / (double)n, rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
+    double c2 = cpu_s();
+    printf("now_ns %.2f\nrecord_ns %.2f\nrecord_cpu_ns %.2f\ntsc %d\nsink %llu\n",
+           (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n, (c2 - c1) * 1e9 / (double)n,
+           rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
 }
 
 int main(int argc, char **argv)
@@ -199,6 +214,10 @@ int main(int argc, char **argv)
         pthread_t th[64];
         for (int t = 0; t < threads; t++)
             pthread_create(&th[t], NULL, writer, (void *)(uintptr_t)t);
+        /* "ready" once every thread has published RECORDS records. */
+        struct timespec ms = {0, 1000000};
+        while (__atomic_load_n(&g_written, __ATOMIC_ACQUIRE) < threads)
+            nanosleep(&ms, NULL);
         printf("ready\n");
         fflush(stdout);
         for (;;)

@@ -349,6 +349,15 @@ static int new_chunk(cursor *c)
         if (!base)
             return 0;
     }
+    /* Halfway through a segment, the thread that takes that chunk maps the
+     * next one, so the others rarely wait for a segment to be populated. */
+    if (idx % CHUNKS_PER_SEGMENT == CHUNKS_PER_SEGMENT / 2 && seg + 1 < MAX_SEGMENTS &&
+        !__atomic_load_n(&g_sp.segments[seg + 1], __ATOMIC_ACQUIRE) && !t_rec.holds_lock &&
+        pthread_mutex_trylock(&g_lock) == 0) {
+        t_rec.holds_lock = 1;
+        map_segment_locked((uint32_t)seg + 1);
+        unlock_spool();
+    }
     char *chunk = base + (idx % CHUNKS_PER_SEGMENT) * RPG_CHUNK_SIZE;
     rpg_chunk_header *ch = (rpg_chunk_header *)chunk;
     ch->tid = rpg_tid();
