@@ -28,11 +28,15 @@ const probeSrc = `
 
 uint64_t rpg_correlation_current(void);
 uint64_t rpg_hip_current_stream(void);
+const char *rpg_roctx_thread_range(size_t *len);
 
 static void note(const char *fn) {
-    fprintf(stderr, "probe %s %ld %llu %llu\n", fn, (long)syscall(SYS_gettid),
+    size_t len = 0;
+    const char *range = rpg_roctx_thread_range(&len);
+    fprintf(stderr, "probe %s %ld %llu %llu %.*s\n", fn, (long)syscall(SYS_gettid),
             (unsigned long long)rpg_correlation_current(),
-            (unsigned long long)rpg_hip_current_stream());
+            (unsigned long long)rpg_hip_current_stream(), range ? (int)len : 1,
+            range ? range : "-");
 }
 #define NEXT(name) static void *real; if (!real) real = dlvsym(RTLD_NEXT, #name, "ROCR_1")
 
@@ -54,6 +58,7 @@ type probeLine struct {
 	fn           string
 	tid          uint32
 	corr, stream uint64
+	rangeMsg     string // rpg_roctx_thread_range(), "-" for none
 }
 
 func buildProbe(t *testing.T) string {
@@ -69,8 +74,8 @@ func buildProbe(t *testing.T) string {
 }
 
 // HIP 5.2 submits kernel dispatches and copies on the calling thread, inside
-// the HIP call: so the shim, reading the thread's current correlation id and
-// stream, attributes each to the call that caused it.
+// the HIP call: so the shim, reading the thread's current correlation id,
+// stream and open ROCTx range, attributes each to the call that caused it.
 func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 	probe := buildProbe(t)
 	spools := t.TempDir()
@@ -78,6 +83,7 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"LD_LIBRARY_PATH="+filepath.Join(buildDir(t), "vgpu"),
 		"ROCPROF_GO_SPOOL_DIR="+spools, "ROCPROF_HIP_RUNTIME_API_TRACE=1",
+		"ROCPROF_MARKER_API_TRACE=1",
 		"LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so")+":"+probe)
 	var lines []probeLine
 	stderr, err := cmd.StderrPipe()
@@ -86,13 +92,13 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 5 || f[0] != "probe" {
+		if len(f) != 6 || f[0] != "probe" {
 			continue
 		}
 		tid, _ := strconv.ParseUint(f[2], 10, 32)
 		corr, _ := strconv.ParseUint(f[3], 10, 64)
 		stream, _ := strconv.ParseUint(f[4], 10, 64)
-		lines = append(lines, probeLine{f[1], uint32(tid), corr, stream})
+		lines = append(lines, probeLine{f[1], uint32(tid), corr, stream, f[5]})
 	}
 	require.NoError(t, cmd.Wait())
 	tr := readTrace(t, spools)
@@ -113,6 +119,7 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 			require.NotEmpty(t, subs, "launch %d submitted nothing under its id", c.CorrelationID)
 			for _, s := range subs {
 				require.Equal(t, c.TID, s.tid, "submitted on the caller's thread")
+				require.Equal(t, "inner", s.rangeMsg, "the innermost open ROCTx range at submission")
 			}
 			if launches == 5 { // the one on the created stream
 				require.NotZero(t, subs[0].stream)
