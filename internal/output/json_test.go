@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -121,3 +122,5 @@ func TestJSONStringEscaping(t *testing.T) {
 	var s string
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
 }
+
+func jsonUnmarshal(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -134,6 +134,7 @@ type rocpdWriter struct {
 	nodes   map[string]int64
 	tracks  map[[3]int64]int64
 	events  int64
+	procs   int              // processes written, to key their ids
 	rows    map[string]int64 // next row id per table
 
 	event, eventMsg, region, sample, dispatch, memcpy, alloc, scratch, pmc *batch
@@ -240,7 +241,8 @@ func (w *rocpdWriter) run(in *Input) error {
 				return err
 			}
 		}
-		return w.writeProcess(len(w.nodes), p, r)
+		w.procs++
+		return w.writeProcess(w.procs, p, r)
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,131 @@
+package output
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFormatRegistry(t *testing.T) {
+	for _, f := range []Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet} {
+		w, err := LookupWriter(f)
+		require.NoError(t, err)
+		require.Equal(t, f, w.Format)
+	}
+	err := ValidateFormats([]Format{"json", "sqlite"})
+	require.ErrorContains(t, err, `unknown output format "sqlite": use one of csv, json, otf2, parquet, pftrace, rocpd`)
+	w, _ := LookupWriter(FormatROCpd)
+	require.Equal(t, "/o/run_results.db", w.Path("/o/run"))
+	w, _ = LookupWriter(FormatParquet)
+	require.Equal(t, "/o/run", w.Path("/o/run"))
+}
+
+// One synthetic run of three processes, every domain, written in every
+// format: each format holds the same records per domain, as independent
+// readers see them (the sqlite3 shell, otf2-print, parquet-go, a protobuf
+// wire decoder, encoding/json), and as many as the CSV files.
+func TestAllFormatsHoldTheSameRecords(t *testing.T) {
+	const n = 24
+	pids := []int32{100, 200, 300}
+	dir := t.TempDir()
+	spoolDir := filepath.Join(dir, "spools")
+	require.NoError(t, os.Mkdir(spoolDir, 0o755))
+	spools := writeFixture(t, spoolDir, pids, n)
+	out := filepath.Join(dir, "out")
+
+	var want [numDomains]uint64
+	for d, c := range fixtureCounts(n) {
+		want[d] = c * uint64(len(pids))
+	}
+
+	// CSV, through the CSV writer's entry point, as one file set.
+	res, err := Write(Config{Dir: out, PrefixTemplate: "run", Formats: []Format{FormatCSV}}, spoolDir)
+	require.NoError(t, err)
+	csv := map[string]uint64{}
+	for _, f := range res.Files {
+		if strings.HasSuffix(f.Name, "_trace") || f.Name == "counter_collection" {
+			csv[f.Domain] += f.Records
+		}
+	}
+
+	prefix := filepath.Join(out, "run")
+	in := &Input{Spools: spools}
+	require.NoError(t, WriteFormats([]Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet}, prefix, in))
+
+	jsonBytes, err := os.ReadFile(prefix + "_results.json")
+	require.NoError(t, err)
+	var js [numDomains]uint64
+	doc := decodeJSONBytes(t, jsonBytes)
+	for i := range pids {
+		c := jsonCounts(doc, i)
+		for d := range js {
+			js[d] += c[d]
+		}
+	}
+
+	trace, err := os.ReadFile(prefix + "_results.pftrace")
+	require.NoError(t, err)
+	pf := perfettoCounts(decodePerfetto(t, trace))
+
+	otf, _ := otf2Counts(t, prefix+"_results.otf2")
+
+	db := prefix + "_results.db"
+	rocpd := [numDomains]uint64{
+		domHIP:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HIP_%'"),
+		domHSA:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HSA_%'"),
+		domMarker:  sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'MARKER_%'"),
+		domKernel:  sqliteCount(t, db, "kernels"),
+		domCopy:    sqliteCount(t, db, "memory_copies"),
+		domAlloc:   sqliteCount(t, db, "memory_allocations WHERE level != 'SCRATCH'"),
+		domScratch: sqliteCount(t, db, "scratch_memory"),
+		domCounter: sqliteCount(t, db, "pmc_events"),
+	}
+	for _, v := range rocpdViews {
+		sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+v)
+	}
+
+	files := parquetFiles(t, prefix)
+	var paths []string
+	for _, p := range files {
+		paths = append(paths, p)
+	}
+	pq := parquetCheck(t, paths...)
+	st, err := collectStats(in)
+	require.NoError(t, err)
+
+	for d := domain(0); d < numDomains; d++ {
+		name := d.String()
+		require.Equal(t, want[d], js[d], "json %s", name)
+		require.Equal(t, want[d], rocpd[d], "rocpd %s", name)
+		require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
+		switch d {
+		case domCounter:
+			// CSV sums a counter's instances per dispatch (two here);
+			// Perfetto and OTF2 show counters as counter tracks.
+			require.Equal(t, want[d]/2, csv[name], "csv %s", name)
+		case domMarker:
+			require.Equal(t, want[d], csv[name], "csv %s", name)
+			require.Equal(t, want[d], pf[d], "perfetto %s", name)
+			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[domainNames[d].category], "otf2 %s (marks are instants)", name)
+		default:
+			require.Equal(t, want[d], csv[name], "csv %s", name)
+			require.Equal(t, want[d], pf[d], "perfetto %s", name)
+			require.Equal(t, want[d], otf[domainNames[d].category], "otf2 %s", name)
+			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].durationSum, "parquet %s duration", name)
+		}
+	}
+	kernelNs, err := strconv.ParseUint(sqlite3CLI(t, db, "SELECT SUM(duration) FROM kernels"), 10, 64)
+	require.NoError(t, err)
+	require.Equal(t, st[domKernel].Total.Sum, kernelNs)
+}
+
+func decodeJSONBytes(t *testing.T, b []byte) *jsonDoc {
+	var doc jsonDoc
+	require.NoError(t, jsonUnmarshal(bytes.NewReader(b), &doc))
+	return &doc
+}
