@@ -495,3 +495,27 @@ void shim_queues_shutdown()
     g_pool_len = 0;
     pthread_mutex_unlock(&g_pool_lock);
 }
+
+// At exit, give packets already submitted a moment to complete and be
+// recorded: an app may launch and return from main without synchronising.
+// Bounded, so that an exit never hangs on a stuck queue.
+__attribute__((destructor)) static void drain_at_exit()
+{
+    if (shim_pid != shim_loaded_pid)
+        return; // a fork child: the completion threads are not here
+    for (int round = 0; round < 2000; round++) { // up to ~200 ms without progress
+        bool pending = false;
+        pthread_mutex_lock(&g_queues_lock);
+        for (int i = 0; i < g_nqueues; i++) {
+            Queue *q = g_queues[i];
+            if (q && q->head.load() != q->tail.load()) {
+                pending = true;
+                wake(q);
+            }
+        }
+        pthread_mutex_unlock(&g_queues_lock);
+        if (!pending)
+            return;
+        usleep(100);
+    }
+}

@@ -408,3 +408,12 @@ func TestAgentInfoTakesKFDTopology(t *testing.T) {
 	require.Equal(t, uint64(53124), gpu[42], "gpu_id")
 	require.Equal(t, uint64(104), gpu[agentCUCount], "HSA values stay where KFD is silent")
 }
+
+// An app that returns from main without synchronising still gets the
+// dispatches that complete while the process exits.
+func TestDispatchesWithoutSyncAreDrainedAtExit(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_KERNEL_TRACE=1"}, "multistream", "nosync", "500")
+	require.Zero(t, r.exitCode)
+	rs := readSpools(t, r.spools)
+	require.Len(t, rs.dispatches, 500)
+}

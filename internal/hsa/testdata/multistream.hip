@@ -7,6 +7,7 @@
 //   hang N     N vadd dispatches, synchronised, prints "ready", then sleeps
 //              (the test SIGKILLs it).
 //   bench N    N empty kernels back to back on the null stream, one sync.
+//   nosync N   N vadd dispatches, then return from main without waiting.
 //   blit       one hipMemset and one device-to-device hipMemcpy (ROCclr's
 //              blit kernels), then one vadd.
 #include <hip/hip_runtime.h>
@@ -96,6 +97,13 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         printf("%lld thread-cpu-ns\n",
                (long long)(c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
+        return 0;
+    }
+    if (!strcmp(mode, "nosync")) {
+        float *a;
+        CHECK(hipMalloc(&a, N * sizeof(float)));
+        for (int i = 0; i < arg; i++)
+            hipLaunchKernelGGL(vadd, dim3(N / 256), dim3(256), 0, 0, a, a, a, N);
         return 0;
     }
     if (!strcmp(mode, "blit")) {
