@@ -3,60 +3,67 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 )
 
 func init() { registerSubcommand(newConvertCmd) }
 
-// convertFormats are the -f choices of convert.
-var convertFormats = []string{"csv"}
+func formatNames() string {
+	names := make([]string, len(output.Writers))
+	for i, w := range output.Writers {
+		names[i] = string(w.Format)
+	}
+	return strings.Join(names, ", ")
+}
 
 func newConvertCmd() *cobra.Command {
 	var inputs, formats []string
-	var dir, prefix, agentIndex string
 	var opt convert.Options
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "convert -i RUN.db [MORE.db ...] -f FORMAT... [-d DIR] [-o PREFIX]",
 		Short: "write other output formats from ROCpd databases without re-running the app",
-		Long: `convert reads ROCpd databases — rocprof-go's or rocprofv3's, single or merged — and writes
-the files a run with -f FORMAT would have written, into DIR/PREFIX_<name>.<ext>
-(default ./rocpd-output-data/out_<name>, as rocpd convert). Several databases go into one set
-of files, process after process.
+		Long: `convert reads ROCpd databases — rocprof-go's or rocprofv3's, single or merged — back into
+the records a run produces and writes them with the same writers a run uses, so the files are
+those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..._results.json,
+..._results.pftrace, ... (default ./rocpd-output-data/out_<name>, as rocpd convert). Several
+databases go into one set of files; a CSV prefix with %pid% gives one set per process.
 
-csv writes ` + convert.FileNames() + `,
-with rocprofv3's columns; domains without records get no file.
+Formats: ` + formatNames() + `. Not recoverable from a database: the agent_info.csv columns
+beyond ids and names (the database does not store them), and --kernel-rename names.
 
-  rocprof-go convert -i results.db -f csv -d csv-out -o run1`,
+  rocprof-go convert -i results.db -f csv pftrace -d converted -o run1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			inputs = append(inputs, args...)
 			if len(inputs) == 0 {
 				return &usageError{"convert needs input databases, e.g. rocprof-go convert -i results.db -f csv"}
 			}
 			if len(formats) == 0 {
-				return &usageError{"convert needs -f FORMAT: one or more of " + strings.Join(convertFormats, ", ")}
+				return &usageError{"convert needs -f FORMAT: one or more of " + formatNames()}
 			}
 			for _, f := range formats {
-				if !slices.Contains(convertFormats, f) {
-					return &usageError{fmt.Sprintf("convert cannot write format %q: use %s", f, strings.Join(convertFormats, ", "))}
-				}
+				opt.Formats = append(opt.Formats, output.Format(f))
 			}
-			switch agentIndex {
+			if err := output.ValidateFormats(opt.Formats); err != nil {
+				return &usageError{err.Error()}
+			}
+			switch opt.AgentIndex {
 			case "absolute", "relative", "type-relative":
 			default:
-				return &usageError{fmt.Sprintf("unknown --agent-index %q: use absolute, relative or type-relative", agentIndex)}
+				return &usageError{fmt.Sprintf("unknown --agent-index %q: use absolute, relative or type-relative", opt.AgentIndex)}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt.AgentIndex = agentIndex
+			if st, err := os.Stat(opt.Dir); err == nil && !st.IsDir() {
+				return fmt.Errorf("output directory %s is a file: choose another -d", opt.Dir)
+			}
 			var dbs []*rocpd.DB
 			defer func() {
 				for _, db := range dbs {
@@ -70,25 +77,19 @@ with rocprofv3's columns; domains without records get no file.
 				}
 				dbs = append(dbs, db)
 			}
-			out := filepath.Join(dir, prefix)
-			if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-				return fmt.Errorf("output directory %s is a file: choose another -d", dir)
+			res, err := convert.Run(dbs, opt)
+			if err != nil {
+				return err
 			}
-			for _, f := range formats {
-				if f != "csv" {
-					continue
+			if res.Spools == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: warning: the databases hold no process: nothing converted")
+			}
+			if !quiet {
+				for _, f := range res.CSV {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", f.Path, f.Records)
 				}
-				written, err := convert.CSV(out, dbs, opt)
-				if err != nil {
-					return err
-				}
-				if len(written) == 0 {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: warning: the databases hold no records: no CSV file written")
-				}
-				if !quiet {
-					for _, w := range written {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", w.Path, w.Rows)
-					}
+				for _, p := range res.Paths {
+					fmt.Fprintln(cmd.OutOrStdout(), p)
 				}
 			}
 			return nil
@@ -96,12 +97,14 @@ with rocprofv3's columns; domains without records get no file.
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&inputs, "input", "i", nil, "ROCpd databases (repeatable; also as arguments)")
-	f.StringSliceVarP(&formats, "output-format", "f", nil, "formats to write: "+strings.Join(convertFormats, ", "))
-	f.StringVarP(&dir, "output-directory", "d", "rocpd-output-data", "directory of the output files")
-	f.StringVarP(&prefix, "output-file", "o", "out", "file name prefix: files are DIR/PREFIX_<name>.<ext>")
-	f.StringVarP(&agentIndex, "agent-index", "A", "relative", "agent labels: absolute, relative or type-relative")
-	f.BoolVarP(&opt.MangledKernels, "mangled-kernels", "M", false, "print raw (mangled) kernel symbol names")
-	f.BoolVar(&opt.KernelRename, "kernel-rename", false, "name kernels by their enclosing ROCTx range where recorded")
+	f.StringSliceVarP(&formats, "output-format", "f", nil, "formats to write: "+formatNames())
+	f.StringVarP(&opt.Dir, "output-directory", "d", "rocpd-output-data", "directory of the output files")
+	f.StringVarP(&opt.Prefix, "output-file", "o", "out", "file name prefix: files are DIR/PREFIX_<name>.<ext>")
+	f.StringVarP(&opt.AgentIndex, "agent-index", "A", "relative", "agent labels: absolute, relative or type-relative")
+	f.BoolVarP(&opt.Mangled, "mangled-kernels", "M", false, "print raw (mangled) kernel symbol names")
+	f.BoolVarP(&opt.Truncate, "truncate-kernels", "T", false, "print kernel names without templates and arguments")
+	f.BoolVar(&opt.Stats, "stats", false, "CSV: also write the *_stats.csv files")
+	f.BoolVar(&opt.GroupByQueue, "group-by-queue", false, "Perfetto: one track per queue instead of per stream")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
 	return cmd
 }

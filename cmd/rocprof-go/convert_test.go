@@ -29,6 +29,14 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stdout)
 
+	// Other formats, with the writers a run uses.
+	r = runCLI(t, nil, "convert", ranks[0], "-f", "json", "-f", "pftrace,rocpd", "-d", dir, "-o", "fmt", "--stats")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, name := range []string{"fmt_results.json", "fmt_results.pftrace", "fmt_results.db"} {
+		require.Contains(t, r.stdout, filepath.Join(dir, name)+"\n")
+		require.FileExists(t, filepath.Join(dir, name))
+	}
+
 	file := filepath.Join(dir, "run_kernel_trace.csv")
 	for _, c := range []struct {
 		args []string
@@ -37,7 +45,7 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 	}{
 		{[]string{"convert", "-f", "csv"}, 2, "needs input databases"},
 		{[]string{"convert", ranks[0]}, 2, "needs -f FORMAT"},
-		{[]string{"convert", ranks[0], "-f", "xml"}, 2, `cannot write format "xml"`},
+		{[]string{"convert", ranks[0], "-f", "xml"}, 2, `unknown output format "xml"`},
 		{[]string{"convert", ranks[0], "-f", "csv", "-A", "logical"}, 2, "unknown --agent-index"},
 		{[]string{"convert", file, "-f", "csv"}, 1, "not a ROCpd database"},
 		{[]string{"convert", ranks[0], "-f", "csv", "-d", file}, 1, "is a file"},

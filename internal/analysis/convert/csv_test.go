@@ -12,7 +12,10 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 )
+
+var csvOnly = []output.Format{output.FormatCSV}
 
 func openSample(t *testing.T, ranks ...int) []*rocpd.DB {
 	t.Helper()
@@ -39,15 +42,19 @@ func lines(t *testing.T, path string) []string {
 func TestCSVFilesFollowRocprofv3Columns(t *testing.T) {
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "out")
-	written, err := convert.CSV(prefix, openSample(t, 0), convert.Options{})
+	res, err := convert.Run(openSample(t, 0), convert.Options{Formats: csvOnly, Dir: dir})
 	require.NoError(t, err)
-	rows := map[string]int64{}
-	for _, w := range written {
-		rows[filepath.Base(w.Path)] = w.Rows
+	require.Equal(t, 1, res.Spools)
+	rows := map[string]uint64{}
+	for _, f := range res.CSV {
+		rows[filepath.Base(f.Path)] = f.Records
 	}
-	require.Equal(t, map[string]int64{"out_kernel_trace.csv": 17, "out_hip_api_trace.csv": 21, "out_hsa_api_trace.csv": 1,
+	require.Equal(t, map[string]uint64{"out_kernel_trace.csv": 17, "out_hip_api_trace.csv": 21, "out_hsa_api_trace.csv": 1,
 		"out_marker_api_trace.csv": 2, "out_memory_copy_trace.csv": 2, "out_memory_allocation_trace.csv": 2,
-		"out_counter_collection.csv": 3}, rows)
+		"out_counter_collection.csv": 3, "out_agent_info.csv": 2}, rows)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 8, "the temporary spools are gone")
 
 	k := lines(t, prefix+"_kernel_trace.csv")
 	require.Equal(t, `"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count","Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"`, k[0])
@@ -86,23 +93,27 @@ func TestCSVNamingOptions(t *testing.T) {
 	}{
 		{"absolute", convert.Options{AgentIndex: "absolute"}, `"KERNEL_DISPATCH","Agent 1",`},
 		{"type-relative", convert.Options{AgentIndex: "type-relative"}, `"KERNEL_DISPATCH","GPU 0",`},
-		{"mangled", convert.Options{MangledKernels: true}, `"_Zgemm(float*, float*, float*)"`},
+		{"mangled", convert.Options{Mangled: true}, `"_Z4gemmPfS_S_.kd"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			prefix := filepath.Join(t.TempDir(), "x")
-			_, err := convert.CSV(prefix, openSample(t, 0), c.opt)
+			c.opt.Dir, c.opt.Prefix, c.opt.Formats = t.TempDir(), "x", csvOnly
+			_, err := convert.Run(openSample(t, 0), c.opt)
 			require.NoError(t, err)
-			require.Contains(t, lines(t, prefix+"_kernel_trace.csv")[1], c.want)
+			require.Contains(t, lines(t, filepath.Join(c.opt.Dir, "x_kernel_trace.csv"))[1], c.want)
 		})
 	}
+	_, err := convert.Run(openSample(t, 0), convert.Options{Formats: csvOnly, Dir: t.TempDir(), AgentIndex: "logical"})
+	require.ErrorContains(t, err, "unknown agent index")
+	_, err = convert.Run(openSample(t, 0), convert.Options{Formats: []output.Format{"xml"}, Dir: t.TempDir()})
+	require.ErrorContains(t, err, "unknown output format")
 }
 
 // The CSV files summarise exactly like the database they came from.
 func TestCSVSummarisesLikeTheDatabase(t *testing.T) {
 	dbs := openSample(t, 0, 1)
 	dir := t.TempDir()
-	_, err := convert.CSV(filepath.Join(dir, "run"), dbs, convert.Options{})
+	_, err := convert.Run(dbs, convert.Options{Formats: csvOnly, Dir: dir, Prefix: "run"})
 	require.NoError(t, err)
 	fromDB, err := summary.Build([]string{dbs[0].Path, dbs[1].Path}, summary.Options{})
 	require.NoError(t, err)

@@ -1,5 +1,7 @@
-// Package convert turns ROCpd databases back into rocprofv3's other output
-// files without re-running the app. CSV files are written here, column for
-// column as rocprofv3 writes them during a run (output-formats.md §3–4),
-// streaming one database table at a time.
+// Package convert turns ROCpd databases back into rocprof-go's other output
+// formats without re-running the app. It reads a database back into the
+// record stream a run produces — one spool per process, as the preload
+// library writes them — and hands that to the writers in internal/output,
+// so a converted CSV, JSON, Perfetto, OTF2 or Parquet file is what the run
+// itself would have written from the same records.
 package convert

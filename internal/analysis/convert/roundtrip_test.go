@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
@@ -154,11 +155,35 @@ func TestConvertGivesTheRunsCSV(t *testing.T) {
 	}
 	require.Equal(t, keys(duringRun), keys(viaStream))
 
-	direct := t.TempDir()
-	_, err = convert.CSV(filepath.Join(direct, "run"), dbs, convert.Options{})
+	// The same through Run, which CLI convert calls.
+	out := t.TempDir()
+	_, err = convert.Run(dbs, convert.Options{Formats: csvOnly, Dir: out, Prefix: "run"})
 	require.NoError(t, err)
-	own := readCSVs(t, direct)
-	for _, name := range keys(duringRun) {
-		require.Equal(t, duringRun[name], own[name], name)
+	viaRun := readCSVs(t, out)
+	require.Equal(t, duringRun, viaRun)
+}
+
+// A database converted to a database summarises like the original, and the
+// other formats are written.
+func TestConvertToOtherFormats(t *testing.T) {
+	dbs := openSample(t, 0, 1)
+	dir := t.TempDir()
+	res, err := convert.Run(dbs, convert.Options{Formats: []output.Format{output.FormatROCpd, output.FormatJSON,
+		output.FormatPerfetto}, Dir: dir, Prefix: "conv"})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Spools)
+	require.Equal(t, []string{filepath.Join(dir, "conv_results.db"), filepath.Join(dir, "conv_results.json"),
+		filepath.Join(dir, "conv_results.pftrace")}, res.Paths)
+	for _, p := range res.Paths {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Positive(t, st.Size())
 	}
+	before, err := summary.Build([]string{dbs[0].Path, dbs[1].Path}, summary.Options{})
+	require.NoError(t, err)
+	after, err := summary.Build([]string{res.Paths[0]}, summary.Options{})
+	require.NoError(t, err)
+	round(&before.Total)
+	round(&after.Total)
+	require.Equal(t, before.Total.Tables, after.Total.Tables)
 }

@@ -39,7 +39,8 @@ type Counter struct {
 
 // Dispatch is one kernel dispatch on GPU agent 1 (logical index 1).
 type Dispatch struct {
-	Kernel     string // display name; the mangled name is "_Z" + Kernel
+	Kernel     string // display name
+	Mangled    string // raw symbol (kernel_name); "" = the display name
 	TID        int64
 	Queue      int64 // queue handle, 0 = default queue
 	Stream     int64
@@ -215,12 +216,22 @@ func writeProcess(tx *sql.Tx, p *Process) error {
 		}
 	}
 	kernels := kernelIDs(p)
+	mangled := map[string]string{}
+	for _, d := range p.Dispatches {
+		if d.Mangled != "" {
+			mangled[d.Kernel] = d.Mangled
+		}
+	}
 	for name, id := range kernels {
+		raw := mangled[name]
+		if raw == "" {
+			raw = name
+		}
 		if err := w.exec("INSERT INTO "+w.t("rocpd_info_kernel_symbol")+
 			" (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size,"+
 			" kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count)"+
 			" VALUES (?, 1, ?, 1, ?, ?, ?, 64, 8, ?, 0, 16, 32, 0)",
-			id, p.PID, "_Z"+name, name, 0x1000*id, 100*id); err != nil {
+			id, p.PID, raw, name, 0x1000*id, 100*id); err != nil {
 			return err
 		}
 	}

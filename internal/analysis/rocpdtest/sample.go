@@ -33,10 +33,11 @@ func Sample(r int) Process {
 	s, _ = step(0)
 	p.Markers = append(p.Markers, Marker{Op: "roctxMarkA", Message: "checkpoint", TID: tid, Start: s, End: s})
 	kernels := []struct {
-		name string
-		n    int
-		dur  int64
-	}{{"gemm(float*, float*, float*)", 10, 10_000}, {"axpy(float, float*)", 5, 4_000}, {"reduce(float*)", 2, 7_000}}
+		name, mangled string
+		n             int
+		dur           int64
+	}{{"gemm(float*, float*, float*)", "_Z4gemmPfS_S_.kd", 10, 10_000}, {"axpy(float, float*)", "_Z4axpyfPf.kd", 5, 4_000},
+		{"reduce(float*)", "_Z6reducePf.kd", 2, 7_000}}
 	for _, k := range kernels {
 		for i := 0; i < k.n; i++ {
 			as, ae := step(800)
@@ -44,7 +45,7 @@ func Sample(r int) Process {
 			corr := int64(len(p.APICalls) + len(p.Markers))
 			d := k.dur + int64(r)*100 + int64(i%3)*50
 			ks, ke := step(d)
-			p.Dispatches = append(p.Dispatches, Dispatch{Kernel: k.name, TID: tid, Queue: 1, Stream: 0,
+			p.Dispatches = append(p.Dispatches, Dispatch{Kernel: k.name, Mangled: k.mangled, TID: tid, Queue: 1, Stream: 0,
 				Start: ks, End: ke, Grid: [3]int64{1024, 1, 1}, Workgroup: [3]int64{256, 1, 1}, Corr: corr})
 		}
 	}

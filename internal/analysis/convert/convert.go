@@ -1,0 +1,99 @@
+package convert
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/output"
+)
+
+// Options are the output choices of a conversion.
+type Options struct {
+	Formats []output.Format
+	// Dir and Prefix place the files at Dir/Prefix_<name>.<ext>; CSV
+	// prefixes may use %pid%, %ppid% and %hostname% (one set per process).
+	Dir, Prefix string
+	Stats       bool   // CSV: also the *_stats.csv files
+	Mangled     bool   // -M
+	Truncate    bool   // -T
+	AgentIndex  string // absolute, relative (default) or type-relative
+	// GroupByQueue: Perfetto tracks per queue instead of per stream.
+	GroupByQueue bool
+}
+
+// Result lists what a conversion wrote.
+type Result struct {
+	Spools int           // processes read back
+	CSV    []output.File // CSV files with their row counts
+	Paths  []string      // the other formats' files or directories
+}
+
+func agentIndex(s string) (output.AgentIndex, error) {
+	switch s {
+	case "", "relative":
+		return output.AgentIndexRelative, nil
+	case "absolute":
+		return output.AgentIndexAbsolute, nil
+	case "type-relative":
+		return output.AgentIndexTypeRelative, nil
+	}
+	return 0, fmt.Errorf("unknown agent index %q: use absolute, relative or type-relative", s)
+}
+
+// Run converts the databases. The intermediate spools live in a temporary
+// directory inside Dir (same file system as the output) and are removed.
+func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
+	if err := output.ValidateFormats(opt.Formats); err != nil {
+		return nil, err
+	}
+	ai, err := agentIndex(opt.AgentIndex)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Prefix == "" {
+		opt.Prefix = "out"
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(opt.Dir, ".rocprof-go-convert-")
+	if err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	spools, err := Spools(tmp, dbs)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Spools: len(spools)}
+	var others []output.Format
+	for _, f := range opt.Formats {
+		if f == output.FormatCSV {
+			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix,
+				Formats: []output.Format{output.FormatCSV}, Stats: opt.Stats, Mangled: opt.Mangled,
+				Truncate: opt.Truncate, AgentIndex: ai}, tmp)
+			if err != nil {
+				return nil, err
+			}
+			res.CSV = append(res.CSV, r.Files...)
+			continue
+		}
+		others = append(others, f)
+	}
+	if len(others) == 0 {
+		return res, nil
+	}
+	prefix := filepath.Join(opt.Dir, opt.Prefix)
+	in := &output.Input{Spools: spools, Options: output.Options{MangledKernels: opt.Mangled,
+		TruncateKernels: opt.Truncate, GroupByQueue: opt.GroupByQueue, AgentIndex: opt.AgentIndex, Stats: opt.Stats}}
+	if err := output.WriteFormats(others, prefix, in); err != nil {
+		return nil, err
+	}
+	for _, f := range others {
+		w, _ := output.LookupWriter(f)
+		res.Paths = append(res.Paths, w.Path(prefix))
+	}
+	return res, nil
+}
