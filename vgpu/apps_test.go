@@ -23,7 +23,7 @@ type appCase struct {
 
 var appCases = []appCase{
 	{name: "devices", bin: "devices", code: 0, stdout: `devices=1\ndevice 0 name=AMD Instinct MI210 arch=gfx90a:sramecc\+:xnack- cus=104`, tool: true},
-	{name: "devices-4gpus", bin: "devices", env: []string{"ROCPROF_VGPU_COUNT=4"}, code: 0, stdout: `devices=4\n(device \d name=AMD Instinct MI210 .*\n){4}`},
+	{name: "devices-4gpus", bin: "devices", env: []string{"ROCPROF_VGPU_COUNT=4"}, code: 0, stdout: `devices=4\n(device \d name=AMD Instinct MI210 .*\n){4}peer copy ok can_access_peer=1`},
 	{name: "features", bin: "features", args: []string{"@module_kernels.co"}, code: 0, stdout: `module launch ok\nmanaged ok value=42\ncooperative launch ok\nevent timing ok ms=`, tool: true},
 	{name: "idle", bin: "idle", args: []string{"1"}, code: 0, stdout: `idle_seconds=1 cpu_seconds=[0-9.]+ idle_cpu_percent=`},
 	{name: "multistream", bin: "multistream", args: []string{"4", "8"}, code: 0, stdout: `streams=4 iterations=8 dispatches=64 copies=128`, tool: true},

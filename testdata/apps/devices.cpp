@@ -1,4 +1,5 @@
-// Lists the devices and runs a copy round trip and one kernel on each.
+// Lists the devices and runs a copy round trip and one kernel on each; with
+// two or more devices also a peer copy from device 0 to device 1.
 // Prints "devices=N" and one line per device with its name and arch.
 #include <vector>
 
@@ -25,6 +26,25 @@ int main() {
       return 1;
     }
     std::printf("device %d name=%s arch=%s cus=%d\n", d, p.name, p.gcnArchName, p.multiProcessorCount);
+  }
+  if (n > 1) {
+    int can = 0;
+    HIP_CHECK(hipDeviceCanAccessPeer(&can, 1, 0));
+    std::vector<int> h(4096), r(4096);
+    for (int i = 0; i < 4096; i++) h[i] = 7 * i + 1;
+    int *a, *b;
+    HIP_CHECK(hipSetDevice(0));
+    HIP_CHECK(hipMalloc(&a, 4096 * sizeof(int)));
+    HIP_CHECK(hipMemcpy(a, h.data(), 4096 * sizeof(int), hipMemcpyHostToDevice));
+    HIP_CHECK(hipSetDevice(1));
+    HIP_CHECK(hipMalloc(&b, 4096 * sizeof(int)));
+    HIP_CHECK(hipMemcpyPeer(b, 1, a, 0, 4096 * sizeof(int)));
+    HIP_CHECK(hipMemcpy(r.data(), b, 4096 * sizeof(int), hipMemcpyDeviceToHost));
+    if (r != h) {
+      std::fprintf(stderr, "peer copy 0 -> 1 failed\n");
+      return 1;
+    }
+    std::printf("peer copy ok can_access_peer=%d\n", can);
   }
   return 0;
 }
