@@ -35,7 +35,7 @@ var appCases = []appCase{
 	{name: "exec", bin: "exec", code: 0, stdout: `exec child dispatches=1\n(.|\n)*parent dispatches=1 child_exit=5`, tool: true},
 	{name: "tiny_kernels", bin: "tiny_kernels", args: []string{"20000"}, code: 0, stdout: `dispatches=20000 event_ms=[0-9]*[1-9][0-9]*\.`, tool: true},
 	{name: "callrate", bin: "callrate", args: []string{"0.2"}, code: 0, stdout: `calls=200000 ns_per_call=`, tool: true, idle: true},
-	{name: "hsa_queues", bin: "hsa_queues", args: []string{"6"}, code: 0, stdout: `queues=6 packets=9 memory=ok`, tool: true},
+	{name: "hsa_queues", bin: "hsa_queues", args: []string{"6"}, code: 0, stdout: `queues=6 packets=10 memory=ok`, tool: true},
 	{name: "gfx908-multistream", bin: "gfx908/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
 	{name: "gfx908-memcheck", bin: "gfx908/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `round-trip`},
 	{name: "gfx908-devices", bin: "gfx908/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `name=AMD Instinct MI100 arch=gfx908:sramecc\+:xnack- cus=120`},
@@ -43,7 +43,7 @@ var appCases = []appCase{
 	{name: "gfx900-devices", bin: "gfx900/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `arch=gfx900:xnack- cus=64`},
 	{name: "gfx1030-devices", bin: "gfx1030/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `arch=gfx1030 `},
 	{name: "gfx1030-memcheck", bin: "gfx1030/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `round-trip`},
-	{name: "gfx900-hsa_queues", bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `queues=4 packets=7 memory=ok`},
+	{name: "gfx900-hsa_queues", bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `queues=4 packets=8 memory=ok`},
 }
 
 var toolLine = regexp.MustCompile(`vgpu-testtool: queues=(\d+) packets=(\d+)`)

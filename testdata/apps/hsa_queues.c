@@ -1,7 +1,8 @@
 /* Raw HSA: several queues, barrier-AND and barrier-OR packets with
  * cross-queue dependencies, checked for the HSA ordering rules; then ROCR's
  * own fill and copy paths (hsa_amd_memory_fill, hsa_memory_copy,
- * hsa_amd_memory_async_copy) on device memory, checked word by word.
+ * hsa_amd_memory_async_copy) on device memory, checked word by word, and
+ * the profiling timestamps of a dispatch and of an async copy.
  * Kernel dispatches use a placeholder kernel object: the virtual GPU (and
  * this test) only care about packet processing. Prints the packet counts. */
 #include <hsa/hsa.h>
@@ -130,9 +131,21 @@ static int check_memory_paths(hsa_agent_t gpu) {
   CHECK(hsa_amd_memory_lock(host, words * 4, &gpu, 1, &host_gpu));
   hsa_signal_t s;
   CHECK(hsa_signal_create(1, 0, NULL, &s));
+  CHECK(hsa_amd_profiling_async_copy_enable(true));
+  uint64_t t0;
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &t0));
   CHECK(hsa_amd_memory_async_copy(dev2, gpu, host_gpu, cpu, words * 4, 0, NULL, s));
   if (wait0(s)) {
     fprintf(stderr, "async copy did not complete\n");
+    return 1;
+  }
+  uint64_t t1;
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &t1));
+  hsa_amd_profiling_async_copy_time_t ct;
+  CHECK(hsa_amd_profiling_get_async_copy_time(s, &ct));
+  if (!(t0 <= ct.start && ct.start < ct.end && ct.end <= t1)) {
+    fprintf(stderr, "async copy time [%llu, %llu] outside [%llu, %llu]\n", (unsigned long long)ct.start,
+            (unsigned long long)ct.end, (unsigned long long)t0, (unsigned long long)t1);
     return 1;
   }
   memset(host, 0, words * 4);
@@ -211,6 +224,27 @@ int main(int argc, char **argv) {
     fprintf(stderr, "empty barrier-OR did not complete\n");
     return 1;
   }
+  /* Profiled dispatch: start/end in the system timestamp domain, ordered. */
+  CHECK(hsa_amd_profiling_set_profiler_enabled(q[2], 1));
+  hsa_signal_t prof;
+  CHECK(hsa_signal_create(1, 0, NULL, &prof));
+  uint64_t t0, t1;
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &t0));
+  dispatch(q[2], 1 << 20, prof);
+  if (wait0(prof)) {
+    fprintf(stderr, "profiled dispatch did not complete\n");
+    return 1;
+  }
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &t1));
+  hsa_amd_profiling_dispatch_time_t dt;
+  CHECK(hsa_amd_profiling_get_dispatch_time(gpu, prof, &dt));
+  if (!(t0 <= dt.start && dt.start < dt.end && dt.end <= t1)) {
+    fprintf(stderr, "dispatch time [%llu, %llu] outside [%llu, %llu]\n", (unsigned long long)dt.start,
+            (unsigned long long)dt.end, (unsigned long long)t0, (unsigned long long)t1);
+    return 1;
+  }
+  hsa_signal_destroy(prof);
+  packets++;
   if (check_memory_paths(gpu)) return 1;
   printf("queues=%d packets=%ld memory=ok\n", nq, packets);
   for (int i = 0; i < nq; i++) hsa_queue_destroy(q[i]);
