@@ -173,3 +173,41 @@ func TestMergeRejectsBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// Databases from rocprof-go's own ROCpd writer merge and read like the
+// SQL-built ones.
+func TestMergeWriterDatabases(t *testing.T) {
+	dir, spools := t.TempDir(), t.TempDir()
+	var inputs []string
+	want := map[string]int64{}
+	for r := 0; r < 4; r++ {
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.db", r))
+		require.NoError(t, rocpdtest.WriterDB(p, spools, int32(5000+r), 6+r))
+		inputs = append(inputs, p)
+		for base, n := range counts(t, p) {
+			want[base] += n
+		}
+	}
+	require.EqualValues(t, 6+7+8+9, want["rocpd_kernel_dispatch"])
+	out := filepath.Join(t.TempDir(), "all.db")
+	res, err := rocpd.Merge(context.Background(), out, inputs)
+	require.NoError(t, err)
+	require.Equal(t, 4, res.Images)
+	require.Equal(t, want, counts(t, out))
+	require.Empty(t, res.Warn)
+	require.NotEmpty(t, res.Views, "the writer's data views are carried over")
+
+	db, err := rocpd.Open(out)
+	require.NoError(t, err)
+	defer db.Close()
+	pids := map[int64]int{}
+	require.NoError(t, db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+		pids[in.PID(d.PID)]++
+		return nil
+	}))
+	require.Equal(t, map[int64]int{5000: 6, 5001: 7, 5002: 8, 5003: 9}, pids)
+	// The writer's own views answer over all ranks.
+	var n int64
+	require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM kernels`).Scan(&n))
+	require.EqualValues(t, 30, n)
+}

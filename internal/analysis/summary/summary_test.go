@@ -160,3 +160,27 @@ func TestBuildFromCSVDirectory(t *testing.T) {
 	require.Len(t, s.ByRank, 1)
 	require.Equal(t, "pid 77", s.ByRank[0].Process)
 }
+
+func TestBuildOnWriterDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	require.NoError(t, rocpdtest.WriterDB(path, t.TempDir(), 4242, 6))
+	s, err := summary.Build([]string{path}, summary.Options{ByRank: true})
+	require.NoError(t, err)
+	calls := map[analysis.Domain]int64{}
+	for _, r := range s.Total.Domains {
+		calls[analysis.Domain(r.Name)] = r.Calls
+	}
+	// 6 iterations: 2 HIP + 1 HSA call, a dispatch and a copy each; every
+	// third a range, a mark, an allocation pair and a scratch allocation;
+	// one profiler pause.
+	require.Equal(t, map[analysis.Domain]int64{analysis.Kernel: 6, analysis.HIP: 12, analysis.HSA: 6,
+		analysis.Marker: 5, analysis.Copy: 6, analysis.Allocation: 4, analysis.Scratch: 2}, calls)
+	require.Len(t, s.TopKernels, 2)
+	require.Equal(t, "void axpy::kernel<float>(float, float*)", s.TopKernels[0].Name)
+	require.Equal(t, "gemm(float*, float*, float*)", s.TopKernels[1].Name)
+	require.Equal(t, int64(3), s.TopKernels[1].Calls)
+	require.Equal(t, int64(2), find(t, s.Total, analysis.Marker, "step").Calls)
+	require.Equal(t, int64(1), find(t, s.Total, analysis.Marker, "roctxProfilerPause").Calls)
+	require.Len(t, s.ByRank, 1)
+	require.Equal(t, "pid 4242@host", s.ByRank[0].Process)
+}
