@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/hsa/hiptrace/ranges"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -123,17 +124,15 @@ func TestLegacyROCTxAppIsTraced(t *testing.T) {
 	}, rows)
 }
 
-// innermostRange is --kernel-rename's lookup: the message of the innermost
-// push/pop range on thread tid enclosing correlation id corr.
+// innermostRange is --kernel-rename's lookup (package ranges): the message
+// of the innermost push/pop range on thread tid enclosing correlation id
+// corr.
 func innermostRange(tr *trace, tid uint32, corr uint64) (string, bool) {
-	best, found := marker{}, false
+	x := ranges.New()
 	for _, m := range tr.markers {
-		if m.Function != tracing.MarkerThreadRange || m.TID != tid {
-			continue
-		}
-		if m.CorrelationID < corr && corr < m.RangeID && (!found || m.CorrelationID > best.CorrelationID) {
-			best, found = m, true
+		if m.Function == tracing.MarkerThreadRange {
+			x.Add(m.TID, m.CorrelationID, m.RangeID, m.Msg)
 		}
 	}
-	return best.Msg, found
+	return x.Find(tid, corr)
 }
