@@ -14,9 +14,11 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/compare"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 )
 
 // benchRecords is the size of the benchmark database: ten million records
@@ -160,6 +162,27 @@ func BenchmarkMerge(b *testing.B) {
 		res, err := rocpd.Merge(context.Background(), out, []string{db, small})
 		if err == nil && res.Rows["rocpd_kernel_dispatch"] < int64(benchRecords()/2) {
 			err = fmt.Errorf("merge lost rows: %v", res.Rows)
+		}
+		return err
+	})
+}
+
+func BenchmarkConvertCSV(b *testing.B) {
+	path := bigDB(b)
+	db, err := rocpd.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	measure(b, func() error {
+		dir, err := os.MkdirTemp(benchDir, "convert-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		res, err := convert.Run([]*rocpd.DB{db}, convert.Options{Formats: []output.Format{output.FormatCSV}, Dir: dir})
+		if err == nil && len(res.CSV) < 2 {
+			err = fmt.Errorf("converted only %v", res.CSV)
 		}
 		return err
 	})
