@@ -1,4 +1,4 @@
-// Aborts after a kernel launch: the run ends with SIGABRT (exit code 134).
+// Aborts mid-run, with kernels still in flight: SIGABRT (exit code 134).
 #include "common.h"
 
 int main() {
@@ -6,7 +6,8 @@ int main() {
   HIP_CHECK(hipMalloc(&d, 64));
   hipLaunchKernelGGL(tiny, dim3(1), dim3(64), 0, 0, d);
   HIP_CHECK(hipDeviceSynchronize());
-  std::printf("dispatches=1, aborting\n");
+  for (int i = 0; i < 100; i++) hipLaunchKernelGGL(tiny, dim3(1), dim3(64), 0, 0, d);
+  std::printf("dispatches=1 completed, 100 in flight, aborting\n");
   std::fflush(stdout);
   std::abort();
 }
