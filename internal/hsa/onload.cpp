@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "api_table.h"
+#include "pmc.h"
 #include "shim_internal.hpp"
 
 extern "C" {
@@ -454,6 +455,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     g_nagents = 0;
     g_npools = 0;
     shim_core.hsa_iterate_agents_fn(add_agent, nullptr);
+    shim_pmc_init(); // counter plans need the agents (and Go)
 
     if (any_domain())
         record_agents();

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <new>
 
+#include "pmc.h"
 #include "shim_internal.hpp"
 
 namespace {
@@ -89,6 +90,8 @@ struct Pending {
     uint16_t wg[3];
     uint32_t group_segment_size;
     uint32_t private_segment_size;
+    void *pmc;    // counter slot whose read packet this is (pmc.h)
+    bool counted; // a dispatch with counters: recorded even without kernel trace
 };
 
 struct Queue {
@@ -133,7 +136,7 @@ void wake(Queue *q)
 
 void complete(Queue *q, Pending *p)
 {
-    if (p->dispatch_id) {
+    if (p->dispatch_id && ((rpg_domains & RPG_DOMAIN_KERNEL) || p->counted)) {
         rpg_kernel_dispatch_rec r;
         memset(&r, 0, sizeof r);
         hsa_amd_profiling_dispatch_time_t t{0, 0};
@@ -161,6 +164,8 @@ void complete(Queue *q, Pending *p)
         rpg_record_kernel_dispatch(&r);
         __atomic_fetch_add(&shim_counters.dispatches_recorded, 1, __ATOMIC_RELAXED);
     }
+    if (p->pmc)
+        shim_pmc_complete(p->pmc); // before the app (or the next profiled dispatch) sees it
     if (p->app.handle)
         shim_core.hsa_signal_subtract_screlease_fn(p->app, 1);
     if (p->interrupt)
@@ -243,7 +248,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
 {
     (void)user_index;
     Queue *q = (Queue *)data;
-    if (!(rpg_domains & RPG_DOMAIN_KERNEL)) {
+    if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER))) {
         writer(pkts, count);
         return;
     }
@@ -261,13 +266,18 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     uint64_t corr = 0, stream = 0;
     uint32_t tid = 0;
     pthread_mutex_lock(&q->lock);
+    // Counter collection wraps selected dispatches in PMC packets (pmc.cpp).
+    hsa_kernel_dispatch_packet_t *buf = t_buf;
+    const ShimPmcTag *tags = nullptr;
+    if (rpg_domains & RPG_DOMAIN_COUNTER)
+        count = shim_pmc_expand(q->agent, &buf, count, &tags);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
     // An empty FIFO means the completion thread may be asleep for good, and
     // an app-visible packet must be waited on promptly: only then is a wake-up
     // (a syscall) worth it. Otherwise its timed poll finds the new entries.
     bool need_wake = tail == q->head.load(std::memory_order_seq_cst);
     for (uint64_t i = 0; i < count; i++) {
-        hsa_kernel_dispatch_packet_t *k = &t_buf[i];
+        hsa_kernel_dispatch_packet_t *k = &buf[i];
         uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
         bool dispatch = type == HSA_PACKET_TYPE_KERNEL_DISPATCH;
         if (type == HSA_PACKET_TYPE_INVALID)
@@ -303,6 +313,8 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         need_wake |= visible;
         p->app = k->completion_signal;
         p->dispatch_id = 0;
+        p->pmc = tags ? tags[i].complete : nullptr;
+        p->counted = tags && tags[i].bind;
         if (dispatch) {
             if (!tid) {
                 tid = rpg_tid();
@@ -322,6 +334,8 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
             p->wg[2] = k->workgroup_size_z;
             p->group_segment_size = k->group_segment_size;
             p->private_segment_size = k->private_segment_size;
+            if (p->counted)
+                shim_pmc_bind(tags[i].bind, p->dispatch_id);
         }
         k->completion_signal = ours;
         tail++;
@@ -332,7 +346,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     pthread_mutex_unlock(&q->lock);
     if (need_wake)
         wake(q);
-    writer(t_buf, count);
+    writer(buf, count);
 }
 
 Queue *find_queue(const hsa_queue_t *hq)
@@ -351,7 +365,8 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
                                uint32_t private_segment_size, uint32_t group_segment_size,
                                hsa_queue_t **queue)
 {
-    if (!(rpg_domains & RPG_DOMAIN_KERNEL) || !shim_amd.hsa_amd_queue_intercept_create_fn ||
+    if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) ||
+        !shim_amd.hsa_amd_queue_intercept_create_fn ||
         !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
         return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
                                    group_segment_size, queue);

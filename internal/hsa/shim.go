@@ -122,6 +122,7 @@ func executableFrozen(exec uint64) {
 			group_segment_size: s.group_segment_size,
 		}
 		C.shim_kmap_put(s.kernel_object, &info)
+		pmcKernelSymbol(uint64(s.kernel_object), C.GoStringN(s.name, C.int(s.name_len)))
 		C.free(unsafe.Pointer(s.name))
 	}
 }

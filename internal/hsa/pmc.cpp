@@ -1,0 +1,445 @@
+// pmc.cpp: the native half of counter collection (see pmc.h): agent
+// descriptions and buffers for Go's set-up, the per-kernel-object filter
+// cache, and the per-dispatch packet expansion and slot bookkeeping on the
+// app's and the completion threads. Nothing here calls Go except
+// shim_pmc_init (OnLoad) and shim_pmc_complete (completion thread).
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "pmc.h"
+#include "shim_internal.hpp"
+
+extern "C" {
+#include "_cgo_export.h"
+}
+
+shim_pmc_stats shim_pmc_counters;
+
+namespace {
+
+// ---- agents and memory ---------------------------------------------------------
+
+template <typename T> T info(hsa_agent_t a, int attr)
+{
+    T v{};
+    shim_core.hsa_agent_get_info_fn(a, (hsa_agent_info_t)attr, &v);
+    return v;
+}
+
+struct AgentList {
+    shim_pmc_agent_desc *out;
+    int cap, n;
+};
+
+hsa_status_t lds_size(hsa_amd_memory_pool_t p, void *data)
+{
+    hsa_amd_segment_t seg;
+    if (shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) ==
+            HSA_STATUS_SUCCESS &&
+        seg == HSA_AMD_SEGMENT_GROUP) {
+        size_t size = 0;
+        shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
+        *(uint64_t *)data = size;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t add_gpu(hsa_agent_t a, void *data)
+{
+    AgentList *l = (AgentList *)data;
+    if (info<hsa_device_type_t>(a, HSA_AGENT_INFO_DEVICE) != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_SUCCESS;
+    if (l->n < l->cap) {
+        shim_pmc_agent_desc *d = &l->out[l->n];
+        memset(d, 0, sizeof *d);
+        d->handle = a.handle;
+        d->node = info<uint32_t>(a, HSA_AMD_AGENT_INFO_DRIVER_NODE_ID);
+        d->gpu_index = (uint32_t)l->n;
+        shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_NAME, d->name);
+        d->name[sizeof d->name - 1] = 0;
+        d->cu_count = info<uint32_t>(a, HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT);
+        d->simd_per_cu = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU);
+        d->se_count = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES);
+        d->sa_per_se = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
+        d->wave_size = info<uint32_t>(a, HSA_AGENT_INFO_WAVEFRONT_SIZE);
+        d->max_waves_per_cu = info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU);
+        d->clock_mhz = info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY);
+        d->chip_id = info<uint32_t>(a, HSA_AMD_AGENT_INFO_CHIP_ID);
+        d->location_id = info<uint32_t>(a, HSA_AMD_AGENT_INFO_BDFID);
+        d->domain = info<uint32_t>(a, HSA_AMD_AGENT_INFO_DOMAIN);
+        if (shim_amd.hsa_amd_agent_iterate_memory_pools_fn)
+            shim_amd.hsa_amd_agent_iterate_memory_pools_fn(a, lds_size, &d->lds_bytes);
+    }
+    l->n++;
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t find_fine_pool(hsa_amd_memory_pool_t p, void *data)
+{
+    hsa_amd_segment_t seg;
+    uint32_t flags = 0;
+    bool alloc = false;
+    if (shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) !=
+            HSA_STATUS_SUCCESS ||
+        seg != HSA_AMD_SEGMENT_GLOBAL)
+        return HSA_STATUS_SUCCESS;
+    shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
+    shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                                             &alloc);
+    // Fine-grained system memory: the CP writes the output buffer and the
+    // host reads it back without any copy or cache maintenance.
+    if (alloc && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)) {
+        *(hsa_amd_memory_pool_t *)data = p;
+        return HSA_STATUS_INFO_BREAK;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+// ---- kernel decisions ------------------------------------------------------------
+
+// Open addressing over kernel objects, never deleted from: readers (the
+// intercept callback) are lock-free, writers (Go, at executable freeze) are
+// serialised.
+const uint32_t kKernelBits = 14;
+const uint32_t kKernelSize = 1u << kKernelBits;
+struct KernelEntry {
+    std::atomic<uint64_t> key;
+    uint8_t selected;
+    std::atomic<uint64_t> iterations; // dispatches of this kernel seen so far
+};
+KernelEntry *g_kernels;
+pthread_mutex_t g_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint32_t kernel_hash(uint64_t k) { return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - kKernelBits)); }
+
+KernelEntry *kernel_find(uint64_t ko)
+{
+    if (!g_kernels || !ko)
+        return nullptr;
+    for (uint32_t i = kernel_hash(ko), n = 0; n < kKernelSize; i = (i + 1) & (kKernelSize - 1), n++) {
+        uint64_t k = g_kernels[i].key.load(std::memory_order_acquire);
+        if (k == ko)
+            return &g_kernels[i];
+        if (!k)
+            return nullptr;
+    }
+    return nullptr;
+}
+
+// ---- per-agent plans and slots ---------------------------------------------------
+
+struct Packet {
+    uint8_t b[64];
+};
+
+struct PmcAgent;
+
+struct PmcSlot {
+    PmcAgent *agent;
+    uint32_t index;
+    uint32_t group;                   // the group this use of the slot collects
+    hsa_signal_t signal;              // the read packet's completion, 1 -> 0
+    std::atomic<int64_t> done_seq;    // last sequence number decoded in this slot
+    std::atomic<uint64_t> dispatch_id;
+};
+
+struct PmcAgent {
+    uint64_t handle;
+    uint32_t gpu_index, node;
+    uint32_t ngroups, interval;
+    Packet (*packets)[SHIM_PMC_SLOTS][3]; // [group][slot][start, stop, read]
+    PmcSlot slots[SHIM_PMC_SLOTS];
+    pthread_mutex_t lock;
+    int64_t next_seq;
+    uint64_t selected; // selected dispatches so far (group multiplexing)
+};
+
+PmcAgent g_agents[SHIM_PMC_MAX_AGENTS];
+int g_nagents;
+std::atomic<bool> g_enabled{false};
+bool g_filtered; // include/exclude regexes are set
+uint64_t *g_ranges;
+int g_nranges;
+
+PmcAgent *agent_of(hsa_agent_t a)
+{
+    for (int i = 0; i < g_nagents; i++)
+        if (g_agents[i].handle == a.handle)
+            return &g_agents[i];
+    return nullptr;
+}
+
+bool in_ranges(uint64_t n)
+{
+    if (!g_nranges)
+        return true;
+    for (int i = 0; i < g_nranges; i++)
+        if (n >= g_ranges[2 * i] && n <= g_ranges[2 * i + 1])
+            return true;
+    return false;
+}
+
+const uint16_t kFenceSystem = HSA_FENCE_SCOPE_SYSTEM;
+
+uint16_t header(hsa_packet_type_t type)
+{
+    return (uint16_t)((type << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+                      (kFenceSystem << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                      (kFenceSystem << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+}
+
+// Waits (bounded) until sequence number seq may use its slot: the slot's
+// previous use is decoded, and the use after that has passed its barrier on
+// the slot's signal (it is decoded too), so resetting the signal cannot
+// hold up a barrier that still waits for the old value.
+bool slot_ready(PmcAgent *a, int64_t seq)
+{
+    const int64_t n = SHIM_PMC_SLOTS;
+    PmcSlot *s = &a->slots[seq % n];
+    PmcSlot *t = &a->slots[(seq + 1) % n];
+    for (int spins = 0;; spins++) {
+        if (s->done_seq.load(std::memory_order_acquire) >= seq - n &&
+            t->done_seq.load(std::memory_order_acquire) >= seq - n + 1)
+            return true;
+        if (spins > 250000) // ~5 s: give up on counting this dispatch
+            return false;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, nullptr);
+    }
+}
+
+thread_local hsa_kernel_dispatch_packet_t *t_out;
+thread_local ShimPmcTag *t_tags;
+thread_local uint64_t t_cap;
+
+bool reserve(uint64_t n)
+{
+    if (n <= t_cap)
+        return true;
+    uint64_t cap = n < 64 ? 64 : n * 2;
+    void *o = realloc(t_out, cap * sizeof *t_out);
+    if (!o)
+        return false;
+    t_out = (hsa_kernel_dispatch_packet_t *)o;
+    void *g = realloc(t_tags, cap * sizeof *t_tags);
+    if (!g)
+        return false;
+    t_tags = (ShimPmcTag *)g;
+    t_cap = cap;
+    return true;
+}
+
+} // namespace
+
+extern "C" int shim_pmc_agents(shim_pmc_agent_desc *out, int cap)
+{
+    AgentList l{out, cap, 0};
+    shim_core.hsa_iterate_agents_fn(add_gpu, &l);
+    return l.n;
+}
+
+extern "C" void *shim_pmc_alloc(uint64_t agent, uint64_t size)
+{
+    const ShimAgent *host = shim_host_agent();
+    if (!host || !shim_amd.hsa_amd_memory_pool_allocate_fn)
+        return nullptr;
+    hsa_amd_memory_pool_t pool{0};
+    shim_amd.hsa_amd_agent_iterate_memory_pools_fn(host->agent, find_fine_pool, &pool);
+    if (!pool.handle)
+        return nullptr;
+    void *p = nullptr;
+    if (shim_amd.hsa_amd_memory_pool_allocate_fn(pool, size, 0, &p) != HSA_STATUS_SUCCESS)
+        return nullptr;
+    hsa_agent_t gpu{agent};
+    if (shim_amd.hsa_amd_agents_allow_access_fn)
+        shim_amd.hsa_amd_agents_allow_access_fn(1, &gpu, nullptr, p);
+    memset(p, 0, size);
+    return p;
+}
+
+extern "C" int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t node,
+                                  uint32_t groups, uint32_t interval)
+{
+    if (g_nagents >= SHIM_PMC_MAX_AGENTS || !groups || groups > SHIM_PMC_MAX_GROUPS)
+        return -1;
+    PmcAgent *a = &g_agents[g_nagents];
+    a->packets = (Packet(*)[SHIM_PMC_SLOTS][3])calloc(groups, sizeof *a->packets);
+    if (!a->packets)
+        return -1;
+    a->handle = agent;
+    a->gpu_index = gpu_index;
+    a->node = node;
+    a->ngroups = groups;
+    a->interval = interval ? interval : 1;
+    pthread_mutex_init(&a->lock, nullptr);
+    for (int i = 0; i < SHIM_PMC_SLOTS; i++) {
+        PmcSlot *s = &a->slots[i];
+        s->agent = a;
+        s->index = (uint32_t)i;
+        s->done_seq.store(i - SHIM_PMC_SLOTS);
+        if (shim_core.hsa_signal_create_fn(0, 0, nullptr, &s->signal) != HSA_STATUS_SUCCESS)
+            return -1;
+    }
+    return g_nagents++;
+}
+
+extern "C" void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot,
+                                     const void *start, const void *stop, const void *read)
+{
+    PmcAgent *a = &g_agents[agent_index];
+    Packet *p = a->packets[group][slot];
+    memcpy(p[0].b, start, 64);
+    memcpy(p[1].b, stop, 64);
+    memcpy(p[2].b, read, 64);
+    uint16_t h = header(HSA_PACKET_TYPE_VENDOR_SPECIFIC);
+    for (int i = 0; i < 3; i++)
+        memcpy(p[i].b, &h, sizeof h);
+}
+
+extern "C" void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n)
+{
+    g_filtered = filtered != 0;
+    if (n > 0) {
+        g_ranges = (uint64_t *)malloc(2 * sizeof(uint64_t) * (size_t)n);
+        if (g_ranges) {
+            memcpy(g_ranges, ranges, 2 * sizeof(uint64_t) * (size_t)n);
+            g_nranges = n;
+        }
+    }
+}
+
+extern "C" void shim_pmc_kernel(uint64_t ko, int selected)
+{
+    if (!ko)
+        return;
+    pthread_mutex_lock(&g_kernels_lock);
+    if (!g_kernels)
+        g_kernels = (KernelEntry *)calloc(kKernelSize, sizeof(KernelEntry));
+    if (g_kernels) {
+        for (uint32_t i = kernel_hash(ko), n = 0; n < kKernelSize;
+             i = (i + 1) & (kKernelSize - 1), n++) {
+            uint64_t k = g_kernels[i].key.load(std::memory_order_relaxed);
+            if (k == ko || !k) {
+                g_kernels[i].selected = selected ? 1 : 0;
+                g_kernels[i].key.store(ko, std::memory_order_release);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_kernels_lock);
+}
+
+extern "C" void shim_pmc_enable(void) { g_enabled.store(g_nagents > 0); }
+
+extern "C" void shim_pmc_init(void)
+{
+    if (!(rpg_domains & RPG_DOMAIN_COUNTER) || shim_loaded_pid != shim_pid || !shim_go_ok())
+        return;
+    rpgGoPMCSetup();
+}
+
+uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts, uint64_t count,
+                         const ShimPmcTag **tags)
+{
+    *tags = nullptr;
+    if (!g_enabled.load(std::memory_order_relaxed))
+        return count;
+    PmcAgent *a = agent_of(agent);
+    if (!a)
+        return count;
+    hsa_kernel_dispatch_packet_t *in = *pkts;
+    uint64_t out = 0;
+    bool any = false;
+    // Room for every packet plus four more per profiled dispatch.
+    if (!reserve(count * 5))
+        return count;
+    for (uint64_t i = 0; i < count; i++) {
+        hsa_kernel_dispatch_packet_t *k = &in[i];
+        uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
+        bool pick = false;
+        if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+            KernelEntry *e = kernel_find(k->kernel_object);
+            if (e) {
+                uint64_t n = e->iterations.fetch_add(1, std::memory_order_relaxed) + 1;
+                pick = e->selected && in_ranges(n);
+            } else {
+                // Not a symbol we saw frozen: only "profile everything" covers it.
+                pick = !g_filtered && !g_nranges;
+            }
+            if (!pick)
+                __atomic_fetch_add(&shim_pmc_counters.filtered, 1, __ATOMIC_RELAXED);
+        }
+        if (!pick) {
+            t_out[out] = *k;
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+            continue;
+        }
+        pthread_mutex_lock(&a->lock);
+        int64_t seq = a->next_seq;
+        if (!slot_ready(a, seq)) {
+            pthread_mutex_unlock(&a->lock);
+            __atomic_fetch_add(&shim_pmc_counters.skipped, 1, __ATOMIC_RELAXED);
+            t_out[out] = *k;
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+            continue;
+        }
+        a->next_seq = seq + 1;
+        uint32_t group = (uint32_t)((a->selected++ / a->interval) % a->ngroups);
+        PmcSlot *s = &a->slots[seq % SHIM_PMC_SLOTS];
+        PmcSlot *prev = seq ? &a->slots[(seq - 1) % SHIM_PMC_SLOTS] : nullptr;
+        s->group = group;
+        s->dispatch_id.store(0, std::memory_order_relaxed);
+        shim_core.hsa_signal_store_relaxed_fn(s->signal, 1);
+        // Serialise: wait for the agent's previous profiled dispatch unless
+        // it is already done (its signal went to 0).
+        if (prev && shim_core.hsa_signal_load_relaxed_fn(prev->signal) != 0) {
+            hsa_barrier_and_packet_t b;
+            memset(&b, 0, sizeof b);
+            b.dep_signal[0] = prev->signal;
+            b.header = header(HSA_PACKET_TYPE_BARRIER_AND);
+            memcpy(&t_out[out], &b, sizeof b);
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+            __atomic_fetch_add(&shim_pmc_counters.barriers, 1, __ATOMIC_RELAXED);
+        }
+        pthread_mutex_unlock(&a->lock);
+        Packet *p = a->packets[group][s->index];
+        memcpy(&t_out[out], p[0].b, 64);
+        t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+        t_out[out] = *k;
+        t_tags[out++] = ShimPmcTag{s, nullptr};
+        memcpy(&t_out[out], p[1].b, 64);
+        t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+        memcpy(&t_out[out], p[2].b, 64);
+        t_out[out].completion_signal = s->signal;
+        t_tags[out++] = ShimPmcTag{nullptr, s};
+        any = true;
+        __atomic_fetch_add(&shim_pmc_counters.profiled, 1, __ATOMIC_RELAXED);
+    }
+    if (!any)
+        return count;
+    *pkts = t_out;
+    *tags = t_tags;
+    return out;
+}
+
+void shim_pmc_bind(void *slot, uint64_t dispatch_id)
+{
+    ((PmcSlot *)slot)->dispatch_id.store(dispatch_id, std::memory_order_relaxed);
+}
+
+void shim_pmc_complete(void *slot)
+{
+    PmcSlot *s = (PmcSlot *)slot;
+    PmcAgent *a = s->agent;
+    if (shim_go_ok())
+        rpgGoPMCSample((int)(a - g_agents), s->group, s->index, a->node,
+                       s->dispatch_id.load(std::memory_order_relaxed));
+    __atomic_fetch_add(&shim_pmc_counters.completed, 1, __ATOMIC_RELAXED);
+    // done_seq grows by SHIM_PMC_SLOTS per use of the slot.
+    s->done_seq.fetch_add(SHIM_PMC_SLOTS, std::memory_order_release);
+}

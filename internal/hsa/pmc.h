@@ -1,0 +1,104 @@
+/*
+ * pmc.h: counter collection, shared by pmc.cpp, queue.cpp and pmc.go.
+ *
+ * Go (pmc.go) builds, once per GPU agent and counter group, the PMC
+ * start/stop/read packets of SHIM_PMC_SLOTS slots (each slot has its own
+ * output and command buffers, so a slot being decoded is never overwritten by
+ * the next profiled dispatch) and hands them to C. The intercept callback
+ * (queue.cpp -> shim_pmc_expand) then wraps each selected dispatch as
+ *
+ *     [barrier-AND on the previous profiled dispatch of the agent] start
+ *     dispatch stop read
+ *
+ * in one writer call; the read packet completes a signal of the slot. The
+ * completion thread (queue.cpp -> shim_pmc_complete) hands the slot to Go,
+ * which decodes, evaluates and records the samples, then frees the slot.
+ */
+#ifndef RPG_SHIM_PMC_H
+#define RPG_SHIM_PMC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Output buffers per agent and group: how many profiled dispatches of one
+ * agent can be in flight (submitted, not yet decoded) at once. */
+#define SHIM_PMC_SLOTS 8
+#define SHIM_PMC_MAX_AGENTS 16
+#define SHIM_PMC_MAX_GROUPS 64
+
+/* What Go needs to know about one GPU agent to load its counter database. */
+typedef struct shim_pmc_agent_desc {
+    uint64_t handle;
+    uint32_t node;
+    uint32_t gpu_index; /* among GPU agents, in HSA's order */
+    char name[64];      /* HSA_AGENT_INFO_NAME, e.g. "gfx90a" */
+    uint32_t cu_count;
+    uint32_t simd_per_cu;
+    uint32_t se_count;
+    uint32_t sa_per_se;
+    uint32_t wave_size;
+    uint32_t max_waves_per_cu;
+    uint32_t clock_mhz;
+    uint32_t chip_id;
+    uint32_t location_id;
+    uint32_t domain;
+    uint64_t lds_bytes;
+} shim_pmc_agent_desc;
+
+/* Fills up to cap GPU agents; returns how many there are. */
+int shim_pmc_agents(shim_pmc_agent_desc *out, int cap);
+
+/* Zeroed host memory the agent's command processor can read and write
+ * (a fine-grained system pool); NULL on failure. */
+void *shim_pmc_alloc(uint64_t agent, uint64_t size);
+
+/* The request as C needs it. */
+int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t node, uint32_t groups,
+                       uint32_t interval);
+void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot, const void *start,
+                          const void *stop, const void *read);
+/* ranges: n pairs [lo, hi] of 1-based per-kernel iterations (n == 0: all). */
+void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n);
+/* The include/exclude decision for one kernel object. */
+void shim_pmc_kernel(uint64_t kernel_object, int selected);
+/* Turns injection on once every agent is set up. */
+void shim_pmc_enable(void);
+/* Called from OnLoad once the agents are known (pmc.cpp). */
+void shim_pmc_init(void);
+
+/* Statistics for tests. */
+typedef struct shim_pmc_stats {
+    uint64_t profiled;   /* dispatches wrapped with PMC packets */
+    uint64_t barriers;   /* serialisation barriers inserted */
+    uint64_t completed;  /* slots decoded */
+    uint64_t skipped;    /* selected dispatches left unprofiled (no free slot in time) */
+    uint64_t filtered;   /* dispatches the filters left out */
+} shim_pmc_stats;
+extern shim_pmc_stats shim_pmc_counters;
+
+#ifdef __cplusplus
+}
+
+#include <hsa.h>
+
+// A packet's role in counter collection, per packet of an expanded array.
+struct ShimPmcTag {
+    void *bind;     // the dispatch of this slot: give the slot its dispatch id
+    void *complete; // the slot's read packet: decode when it completes
+};
+
+// Expands the intercepted packets: returns the packets to write (pkts itself
+// when nothing is profiled) and their count; *tags is null or has one entry
+// per returned packet. Called with the queue's producer lock held.
+uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts, uint64_t count,
+                         const ShimPmcTag **tags);
+// The slot's dispatch got its id.
+void shim_pmc_bind(void *slot, uint64_t dispatch_id);
+// The slot's read packet completed (completion thread).
+void shim_pmc_complete(void *slot);
+#endif
+#endif /* RPG_SHIM_PMC_H */

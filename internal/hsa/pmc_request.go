@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// pmcRequest is the counter request a profiled process reads from the
+// environment the CLI composed (internal/options/env.go).
+type pmcRequest struct {
+	groups   [][]string // one counter list per pmc: line
+	interval int        // dispatches per device before the next group
+	include  *regexp.Regexp
+	exclude  *regexp.Regexp
+	ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
+	mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
+	extra    string      // -E counter definitions (YAML contents)
+}
+
+// parsePMCRequest reads ROCPROF_COUNTERS or ROCPROF_COUNTER_GROUPS (+
+// _INTERVAL), the kernel filters and extra counter definitions.
+func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
+	r := &pmcRequest{interval: 1}
+	src := getenv("ROCPROF_COUNTER_GROUPS")
+	if src == "" {
+		src = getenv("ROCPROF_COUNTERS")
+	}
+	for _, line := range strings.Split(src, "\n") {
+		if names := parsePMCLine(line); len(names) > 0 {
+			r.groups = append(r.groups, names)
+		}
+	}
+	if len(r.groups) == 0 {
+		return nil, fmt.Errorf("no counters requested (ROCPROF_COUNTERS is empty)")
+	}
+	if s := getenv("ROCPROF_COUNTER_GROUPS_INTERVAL"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("ROCPROF_COUNTER_GROUPS_INTERVAL=%q is not a positive integer", s)
+		}
+		r.interval = n
+	}
+	var err error
+	if s := getenv("ROCPROF_KERNEL_FILTER_INCLUDE_REGEX"); s != "" {
+		if r.include, err = regexp.Compile(s); err != nil {
+			return nil, fmt.Errorf("kernel include regex %q: %v", s, err)
+		}
+	}
+	if s := getenv("ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX"); s != "" {
+		if r.exclude, err = regexp.Compile(s); err != nil {
+			return nil, fmt.Errorf("kernel exclude regex %q: %v", s, err)
+		}
+	}
+	if r.ranges, err = parseIterationRange(getenv("ROCPROF_KERNEL_FILTER_RANGE")); err != nil {
+		return nil, err
+	}
+	r.mangled = getenv("ROCPROF_DEMANGLE_KERNELS") == "0"
+	r.extra = getenv("ROCPROF_EXTRA_COUNTERS_CONTENTS")
+	return r, nil
+}
+
+// parsePMCLine splits "pmc: A B,C" into counter names.
+func parsePMCLine(line string) []string {
+	line = strings.TrimSpace(line)
+	if rest, ok := strings.CutPrefix(line, "pmc:"); ok {
+		line = rest
+	}
+	return strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+}
+
+// parseIterationRange parses rocprofv3's --kernel-iteration-range syntax:
+// tokens separated by brackets, commas and spaces, each an integer or an
+// inclusive "A-B" range; "[1, 3, [5-8]]" selects 1, 3 and 5..8.
+func parseIterationRange(s string) ([][2]uint64, error) {
+	tokens := strings.FieldsFunc(s, func(r rune) bool {
+		return r == '[' || r == ']' || r == ',' || r == ' ' || r == '\t'
+	})
+	var out [][2]uint64
+	for _, t := range tokens {
+		lo, hi, isRange := strings.Cut(t, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("kernel iteration range %q: %q is not a number or an A-B range", s, t)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("kernel iteration range %q: %q is not an A-B range with A <= B", s, t)
+			}
+		}
+		out = append(out, [2]uint64{a, b})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out, nil
+}
+
+// filtered reports whether the regexes can leave a kernel out.
+func (r *pmcRequest) filtered() bool { return r.include != nil || r.exclude != nil }
+
+// selects applies the include then the exclude regex, as substring
+// searches on the kernel's formatted name.
+func (r *pmcRequest) selects(symbol string) bool {
+	if !r.filtered() {
+		return true
+	}
+	name := formatForFilter(symbol, r.mangled)
+	if r.include != nil && !r.include.MatchString(name) {
+		return false
+	}
+	return r.exclude == nil || !r.exclude.MatchString(name)
+}
+
+// formatForFilter is the name rocprofv3 matches its kernel filters against:
+// the symbol without ".kd", demangled unless mangled names were asked for.
+func formatForFilter(symbol string, mangled bool) string {
+	name := strings.TrimSuffix(symbol, ".kd")
+	if mangled {
+		return name
+	}
+	if d, err := demangle.ToString(name); err == nil {
+		return d
+	}
+	return name
+}

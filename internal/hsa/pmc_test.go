@@ -1,0 +1,187 @@
+package main
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// counterRun is a profiled run's dispatches and counter sums.
+type counterRun struct {
+	records
+	// sums[dispatch id][counter name] sums every dimension instance.
+	sums      map[uint64]map[string]float64
+	instances map[uint64]map[string]int
+}
+
+func readCounters(t *testing.T, dir string) counterRun {
+	cr := counterRun{records: readSpools(t, dir), sums: map[uint64]map[string]float64{},
+		instances: map[uint64]map[string]int{}}
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		require.NoError(t, err)
+		for r.Next() {
+			if r.Kind() != tracing.KindCounterSample {
+				continue
+			}
+			c := r.CounterSample()
+			if cr.sums[c.DispatchID] == nil {
+				cr.sums[c.DispatchID] = map[string]float64{}
+				cr.instances[c.DispatchID] = map[string]int{}
+			}
+			cr.sums[c.DispatchID][string(c.Name)] += c.Value
+			cr.instances[c.DispatchID][string(c.Name)]++
+		}
+		require.NoError(t, r.Close())
+	}
+	return cr
+}
+
+// modelWaves is the virtual GPU's SQ_WAVES for a dispatch: workgroups ×
+// ceil(workgroup size / 64) on gfx9.
+func modelWaves(d tracing.KernelDispatch) float64 {
+	wgs, size := uint64(1), uint64(1)
+	for i := 0; i < 3; i++ {
+		g, w := uint64(d.Grid[i]), uint64(d.Workgroup[i])
+		wgs *= (g + w - 1) / w
+		size *= w
+	}
+	return float64(wgs * ((size + 63) / 64))
+}
+
+func counterVars(pmc string, extra ...string) []string {
+	return append([]string{"ROCPROF_COUNTER_COLLECTION=1", "ROCPROF_COUNTERS=" + pmc}, extra...)
+}
+
+// Every dispatch of multistream (22, on four concurrent streams) gets
+// SQ_WAVES equal to the model, summed over the 8 shader engines.
+func TestCountersSQWavesMatchTheModelForEveryDispatch(t *testing.T) {
+	r := runApp(t, counterVars("pmc: SQ_WAVES", "ROCPROF_KERNEL_TRACE=1"), "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	require.Len(t, cr.dispatches, 22)
+	for _, d := range cr.dispatches {
+		s, ok := cr.sums[d.DispatchID]
+		require.True(t, ok, "dispatch %d (%s) has no counters", d.DispatchID, cr.kernelName(d))
+		require.Equal(t, modelWaves(d), s["SQ_WAVES"], cr.kernelName(d))
+		require.Equal(t, 8, cr.instances[d.DispatchID]["SQ_WAVES"], "one sample per SE")
+	}
+	require.Len(t, cr.sums, 22, "no samples without a dispatch")
+}
+
+// A derived counter equals the hand computation from the model:
+// GPU_UTIL = 100 * GRBM_GUI_ACTIVE / GRBM_COUNT with GRBM_COUNT = cycles +
+// 1000 and GRBM_GUI_ACTIVE = cycles.
+func TestCountersDerivedCounterEqualsHandComputation(t *testing.T) {
+	r := runApp(t, counterVars("pmc: GPU_UTIL GRBM_COUNT GRBM_GUI_ACTIVE", "ROCPROF_KERNEL_TRACE=1",
+		"ROCPROF_VGPU_CLOCK=virtual"), "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	require.Len(t, cr.dispatches, 22)
+	for _, d := range cr.dispatches {
+		s := cr.sums[d.DispatchID]
+		waves := modelWaves(d)
+		cycles := float64(int64((2000 + 8*waves) * 1700 / 1000))
+		require.Equal(t, cycles, s["GRBM_GUI_ACTIVE"], cr.kernelName(d))
+		require.Equal(t, cycles+1000, s["GRBM_COUNT"], cr.kernelName(d))
+		require.InDelta(t, 100*cycles/(cycles+1000), s["GPU_UTIL"], 1e-9, cr.kernelName(d))
+	}
+}
+
+// Include/exclude regexes select kernels by their demangled names; the
+// iteration range selects per-kernel dispatch numbers.
+func TestCountersFiltersSelectExactlyTheExpectedDispatches(t *testing.T) {
+	r := runApp(t, counterVars("pmc: SQ_WAVES", "ROCPROF_KERNEL_TRACE=1",
+		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=vadd|scale", "ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX=^scale"),
+		"multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	counted := 0
+	for _, d := range cr.dispatches {
+		_, ok := cr.sums[d.DispatchID]
+		require.Equal(t, cr.kernelName(d) == "_Z4vaddPKfS0_Pfi.kd", ok, cr.kernelName(d))
+		if ok {
+			counted++
+			require.Equal(t, modelWaves(d), cr.sums[d.DispatchID]["SQ_WAVES"])
+		}
+	}
+	require.Equal(t, 10, counted)
+
+	r = runApp(t, counterVars("pmc: SQ_WAVES", "ROCPROF_KERNEL_TRACE=1",
+		"ROCPROF_KERNEL_FILTER_RANGE=[2, [4-5]]"), "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr = readCounters(t, r.spools)
+	// Per-kernel iteration numbers in dispatch order: 3 kernels with 10, 8
+	// and 4 dispatches give 3 + 3 + 2 selected ones.
+	byKernel := map[string][]tracing.KernelDispatch{}
+	for _, d := range cr.dispatches {
+		byKernel[cr.kernelName(d)] = append(byKernel[cr.kernelName(d)], d)
+	}
+	total := 0
+	for name, ds := range byKernel {
+		sort.Slice(ds, func(i, j int) bool { return ds[i].DispatchID < ds[j].DispatchID })
+		for i, d := range ds {
+			n := i + 1
+			_, ok := cr.sums[d.DispatchID]
+			require.Equal(t, n == 2 || n == 4 || n == 5, ok, "%s iteration %d", name, n)
+			if ok {
+				total++
+			}
+		}
+	}
+	require.Equal(t, 8, total)
+}
+
+// Without kernel trace only the counted dispatches are recorded (the
+// counter rows need their grid, kernel and timestamps).
+func TestCountersWithoutKernelTraceRecordOnlyCountedDispatches(t *testing.T) {
+	r := runApp(t, counterVars("pmc: SQ_WAVES", "ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=fill3d"),
+		"multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	require.Len(t, cr.dispatches, 4)
+	for _, d := range cr.dispatches {
+		require.Equal(t, "_Z6fill3dPff.kd", cr.kernelName(d))
+		require.Equal(t, modelWaves(d), cr.sums[d.DispatchID]["SQ_WAVES"])
+	}
+}
+
+func TestIterationRangeParsing(t *testing.T) {
+	r, err := parseIterationRange("[1, 3, [5-8]]")
+	require.NoError(t, err)
+	require.Equal(t, [][2]uint64{{1, 1}, {3, 3}, {5, 8}}, r)
+	r, err = parseIterationRange("[11-14], [4-5]")
+	require.NoError(t, err)
+	require.Equal(t, [][2]uint64{{4, 5}, {11, 14}}, r)
+	r, err = parseIterationRange("")
+	require.NoError(t, err)
+	require.Empty(t, r)
+	_, err = parseIterationRange("[1, x]")
+	require.ErrorContains(t, err, `"x" is not a number`)
+	_, err = parseIterationRange("[5-2]")
+	require.ErrorContains(t, err, "A <= B")
+}
+
+func TestPMCRequestParsing(t *testing.T) {
+	env := map[string]string{
+		"ROCPROF_COUNTER_GROUPS":              "pmc: SQ_WAVES GRBM_COUNT\npmc: TCC_HIT,TCC_MISS\n",
+		"ROCPROF_COUNTER_GROUPS_INTERVAL":     "3",
+		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX": "vadd",
+	}
+	r, err := parsePMCRequest(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"SQ_WAVES", "GRBM_COUNT"}, {"TCC_HIT", "TCC_MISS"}}, r.groups)
+	require.Equal(t, 3, r.interval)
+	require.True(t, r.selects("_Z4vaddPKfS0_Pfi.kd"), "demangled: vadd(float const*, ...)")
+	require.False(t, r.selects("_Z5scalePffi.kd"))
+	env["ROCPROF_COUNTER_GROUPS_INTERVAL"] = "0"
+	_, err = parsePMCRequest(func(k string) string { return env[k] })
+	require.ErrorContains(t, err, "not a positive integer")
+	_, err = parsePMCRequest(func(string) string { return "" })
+	require.ErrorContains(t, err, "no counters requested")
+}
