@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,65 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
-)
-
-// The preload library and the spool driver are compiled here, from the
-// sources, so the test needs nothing from `make`.
-var (
-	buildOnce   sync.Once
-	driverPath  string
-	preloadPath string
-	buildErr    error
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if driverPath != "" {
-		_ = os.RemoveAll(filepath.Dir(driverPath))
-	}
+	spooltest.CleanupNative()
 	os.Exit(code)
 }
 
-func buildNative(t testing.TB) (driver, preload string) {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "rpg-native-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		srcs, _ := filepath.Glob("../hsa/preload/*.c")
-		preloadPath = filepath.Join(dir, "librocprof-go-preload.so")
-		args := append([]string{"-O2", "-std=gnu11", "-Wall", "-Werror", "-fPIC", "-shared",
-			"-fvisibility=hidden", "-pthread", "-o", preloadPath}, srcs...)
-		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			buildErr = &buildError{string(out), err}
-			return
-		}
-		driverPath = filepath.Join(dir, "spool-driver")
-		out, err := exec.Command("gcc", "-O2", "-std=gnu11", "-pthread", "-I../hsa/preload",
-			"-o", driverPath, "../../testdata/spool/driver.c", preloadPath,
-			"-Wl,-rpath,"+dir).CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{string(out), err}
-		}
-	})
-	require.NoError(t, buildErr)
-	return driverPath, preloadPath
-}
+func buildNative(tb testing.TB) (driver, preload string) { return spooltest.BuildNative(tb) }
 
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
-
-func driverCmd(t testing.TB, spoolDir string, args ...string) *exec.Cmd {
-	driver, _ := buildNative(t)
-	cmd := exec.Command(driver, args...)
-	cmd.Env = append(os.Environ(), "ROCPROF_GO_SPOOL_DIR="+spoolDir, "ROCPROF_HIP_RUNTIME_API_TRACE=1")
-	return cmd
+func driverCmd(tb testing.TB, spoolDir string, args ...string) *exec.Cmd {
+	return spooltest.DriverCommand(tb, spoolDir, args...)
 }
 
 // readAll reads every spool in dir, keyed by pid, checking each thread's HIP
