@@ -232,3 +232,28 @@ func TestRecorderOffWithoutSpoolDir(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries)
 }
+
+func TestRecorderThreadChurn(t *testing.T) {
+	const threads, records = 4, 50
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "churn", strconv.Itoa(threads), strconv.Itoa(records))
+	require.NoError(t, cmd.Run())
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	r, err := tracing.Open(paths[0])
+	require.NoError(t, err)
+	defer r.Close()
+	perFunc := map[uint32]uint64{}
+	for r.Next() {
+		if r.Kind() == tracing.KindHIPAPI {
+			perFunc[r.APICall().Function]++
+		}
+	}
+	for f := uint32(0); f < threads; f++ {
+		require.Equal(t, uint64(100*records), perFunc[f])
+	}
+	// 400 threads; exited threads' chunks are reused instead of one each.
+	require.Less(t, r.Process().ChunksReserved, uint64(20))
+	require.Zero(t, r.Stats().Torn)
+}

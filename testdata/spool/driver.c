@@ -14,6 +14,8 @@
  *   kill     write, print "ready" when every thread has written RECORDS, then
  *            keep writing until SIGKILLed
  *   signal   a SIGALRM handler records markers while the threads write
+ *   churn    THREADS × 100 short-lived threads one after another, each writing
+ *            RECORDS records (their chunks are reused, not one per thread)
  *   bench    print ns per record and per rpg_now() (no fixture)
  */
 #define _GNU_SOURCE
@@ -207,6 +209,11 @@ int main(int argc, char **argv)
         signal(SIGALRM, SIG_IGN);
         printf("signals %d\n", (int)g_signals);
         fflush(stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "churn")) {
+        for (int round = 0; round < 100; round++)
+            run_threads(threads);
         return 0;
     }
     if (!strcmp(mode, "kill")) {

@@ -47,6 +47,19 @@ static struct {
 } g_sp;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Partly used chunks of exited threads, handed to the next new chunk request
+ * so that an app creating many short-lived threads does not use 64 KiB of
+ * spool per thread. */
+#define FREE_CHUNKS 256
+static pthread_mutex_t g_free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char *cur;
+    char *end;
+} g_free[FREE_CHUNKS];
+static unsigned g_nfree;
+static pthread_key_t g_exit_key;
+static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 static uint64_t g_correlation; /* atomic */
 static int32_t g_pid;
 
@@ -332,10 +345,53 @@ static int spool_ready(void)
 
 /* ---- chunks and records ------------------------------------------------- */
 
-static int new_chunk(cursor *c)
+/* Thread exit: give the thread's chunks back. Records end where the cursor
+ * is, so whoever continues a chunk appends right after the last record. */
+static void thread_exit(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_free_lock);
+    for (int i = 0; i < 2; i++) {
+        cursor *c = &t_rec.c[i];
+        if (c->cur && (size_t)(c->end - c->cur) >= 1024 && g_nfree < FREE_CHUNKS) {
+            g_free[g_nfree].cur = c->cur;
+            g_free[g_nfree].end = c->end;
+            g_nfree++;
+        }
+        c->cur = c->end = NULL;
+    }
+    pthread_mutex_unlock(&g_free_lock);
+}
+
+static void make_exit_key(void) { pthread_key_create(&g_exit_key, thread_exit); }
+
+static int reuse_chunk(cursor *c, uint32_t size)
+{
+    if (__atomic_load_n(&g_nfree, __ATOMIC_RELAXED) == 0 || t_rec.depth > 1)
+        return 0;
+    int ok = 0;
+    pthread_mutex_lock(&g_free_lock);
+    if (g_nfree > 0 && (size_t)(g_free[g_nfree - 1].end - g_free[g_nfree - 1].cur) >= size) {
+        g_nfree--;
+        c->cur = g_free[g_nfree].cur;
+        c->end = g_free[g_nfree].end;
+        ok = 1;
+    }
+    pthread_mutex_unlock(&g_free_lock);
+    return ok;
+}
+
+static int new_chunk(cursor *c, uint32_t size)
 {
     if (!spool_ready())
         return 0;
+    if (c->cur == NULL) {
+        /* First chunk of this thread: have its exit hand the chunk back. */
+        pthread_once(&g_exit_once, make_exit_key);
+        pthread_setspecific(g_exit_key, &t_rec);
+        if (reuse_chunk(c, size))
+            return 1;
+    }
     uint64_t idx = __atomic_fetch_add(&g_sp.hdr->chunks_reserved, 1, __ATOMIC_RELAXED);
     uint64_t seg = idx / CHUNKS_PER_SEGMENT;
     if (seg >= MAX_SEGMENTS)
@@ -382,7 +438,7 @@ void *rpg_record_reserve(uint16_t kind, uint32_t size)
     cursor *c = &t_rec.c[d];
     char *p = c->cur;
     if (__builtin_expect(p == NULL || (size_t)(c->end - p) < size, 0)) {
-        if (!new_chunk(c)) {
+        if (!new_chunk(c, size)) {
             if (g_sp.hdr)
                 count(&g_sp.hdr->dropped);
             t_rec.depth = d;
@@ -589,6 +645,8 @@ static void after_fork_child(void)
     if (g_sp.state == SPOOL_READY || g_sp.state == SPOOL_FAILED)
         g_sp.state = SPOOL_NONE;
     memset(&t_rec.c, 0, sizeof t_rec.c);
+    pthread_mutex_init(&g_free_lock, NULL);
+    g_nfree = 0;
     t_rec.depth = 0;
     t_rec.holds_lock = 0;
     t_rec.tid = 0;
