@@ -35,7 +35,7 @@ those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..
 ..._results.pftrace, ... (default ./rocpd-output-data/out_<name>, as rocpd convert). Several
 databases go into one set of files; a CSV prefix with %pid% gives one set per process.
 
-Formats: ` + formatNames() + `. Not recoverable from a database: the agent_info.csv columns
+Formats: ` + formatNames() + ` (perfetto is accepted for pftrace). Not recoverable from a database: the agent_info.csv columns
 beyond ids and names (the database does not store them), and --kernel-rename names.
 
   rocprof-go convert -i results.db -f csv pftrace -d converted -o run1`,
@@ -48,6 +48,9 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				return &usageError{"convert needs -f FORMAT: one or more of " + formatNames()}
 			}
 			for _, f := range formats {
+				if f == "perfetto" { // rocpd convert's alias
+					f = string(output.FormatPerfetto)
+				}
 				opt.Formats = append(opt.Formats, output.Format(f))
 			}
 			if err := output.ValidateFormats(opt.Formats); err != nil {

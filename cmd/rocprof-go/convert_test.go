@@ -30,7 +30,7 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 	require.Empty(t, r.stdout)
 
 	// Other formats, with the writers a run uses.
-	r = runCLI(t, nil, "convert", ranks[0], "-f", "json", "-f", "pftrace,rocpd", "-d", dir, "-o", "fmt", "--stats")
+	r = runCLI(t, nil, "convert", ranks[0], "-f", "json", "-f", "perfetto,rocpd", "-d", dir, "-o", "fmt", "--stats")
 	require.Equal(t, 0, r.code, r.stderr)
 	for _, name := range []string{"fmt_results.json", "fmt_results.pftrace", "fmt_results.db"} {
 		require.Contains(t, r.stdout, filepath.Join(dir, name)+"\n")
