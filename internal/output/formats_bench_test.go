@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +55,9 @@ func benchFormat(b *testing.B, format string) {
 	el := time.Since(start)
 	b.ReportMetric(float64(benchRecords(benchIterations))*float64(b.N)/el.Seconds(), "records/s")
 	b.StopTimer()
-	b.ReportMetric(childPeakRSS(b, format, spool, dir), "peak-RSS-MiB")
+	rss, anon := childPeakRSS(b, format, spool, dir)
+	b.ReportMetric(rss, "peak-RSS-MiB")
+	b.ReportMetric(anon, "peak-anon-RSS-MiB")
 }
 
 func BenchmarkROCpd(b *testing.B)    { benchFormat(b, "rocpd") }
@@ -64,14 +68,39 @@ func BenchmarkOTF2(b *testing.B)     { benchFormat(b, "otf2") }
 
 // childPeakRSS writes the format once more in a child process (this test
 // binary) and returns that process's peak RSS, which the benchmark's own
-// process cannot report for one writer alone.
-func childPeakRSS(b *testing.B, format, spool, dir string) float64 {
+// process cannot report for one writer alone, and its peak anonymous RSS
+// (the total less the spool's mapped pages, which the kernel can drop).
+func childPeakRSS(b *testing.B, format, spool, dir string) (rss, anon float64) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputWriterChild$")
 	cmd.Env = append(os.Environ(), "ROCPROF_GO_OUTPUT_CHILD="+format+"|"+spool+"|"+filepath.Join(dir, "child"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return float64(ru.Maxrss) / 1024
+	m := regexp.MustCompile(`peak-anon-kB=(\d+)`).FindSubmatch(out)
+	require.NotNil(b, m, "%s", out)
+	kb, _ := strconv.ParseFloat(string(m[1]), 64)
+	return float64(ru.Maxrss) / 1024, kb / 1024
+}
+
+// sampleAnonRSS records the highest RssAnon of this process until stop.
+func sampleAnonRSS(stop <-chan struct{}, peak *uint64, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b, err := os.ReadFile("/proc/self/status"); err == nil {
+			if m := regexp.MustCompile(`RssAnon:\s+(\d+) kB`).FindSubmatch(b); m != nil {
+				if v, _ := strconv.ParseUint(string(m[1]), 10, 64); v > *peak {
+					*peak = v
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // TestOutputWriterChild is the child process of childPeakRSS; it does
@@ -85,5 +114,11 @@ func TestOutputWriterChild(t *testing.T) {
 	require.Len(t, parts, 3)
 	f, err := LookupWriter(Format(parts[0]))
 	require.NoError(t, err)
+	var peak uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go sampleAnonRSS(stop, &peak, done)
 	require.NoError(t, f.Write(parts[2], &Input{Spools: []string{parts[1]}}))
+	close(stop)
+	<-done
+	fmt.Printf("peak-anon-kB=%d\n", peak)
 }

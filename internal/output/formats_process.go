@@ -134,12 +134,15 @@ type process struct {
 	funcNames    map[uint64]string
 	CounterNames map[uint64]string
 	Counters     []counterInfo // distinct (counter, agent) pairs sampled, in order seen
-	Threads      []uint32      // sorted
-	Queues       []uint64      // sorted, 0 excluded
-	Streams      []uint64      // sorted, 0 excluded
-	Counts       [numDomains]uint64
-	Begin, End   uint64 // earliest start and latest end of any event
-	opts         *Options
+	// Sampled holds the dispatches that have counter samples: the only
+	// dispatches a writer remembers (to place their samples).
+	Sampled    map[uint64]struct{}
+	Threads    []uint32 // sorted
+	Queues     []uint64 // sorted, 0 excluded
+	Streams    []uint64 // sorted, 0 excluded
+	Counts     [numDomains]uint64
+	Begin, End uint64 // earliest start and latest end of any event
+	opts       *Options
 }
 
 // counterInfo is one counter sampled on one agent.
@@ -226,6 +229,10 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 			span(d.Start, d.End)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
+			if p.Sampled == nil {
+				p.Sampled = map[uint64]struct{}{}
+			}
+			p.Sampled[c.DispatchID] = struct{}{}
 			key := [2]uint64{c.CounterID, uint64(c.AgentNode)}
 			if _, ok := counters[key]; !ok {
 				counters[key] = struct{}{}
@@ -400,4 +407,10 @@ func (p *process) kernelDemangled(id uint64) string {
 		return s.Demangled
 	}
 	return fmt.Sprintf("kernel_%d", id)
+}
+
+// sampled reports whether a dispatch has counter samples.
+func (p *process) sampled(dispatchID uint64) bool {
+	_, ok := p.Sampled[dispatchID]
+	return ok
 }

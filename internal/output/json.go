@@ -342,8 +342,9 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
 		r.Rewind()
 		for r.Next() {
 			if r.Kind() == tracing.KindKernelDispatch {
-				d := r.KernelDispatch()
-				dispatches[d.DispatchID] = d
+				if d := r.KernelDispatch(); p.sampled(d.DispatchID) {
+					dispatches[d.DispatchID] = d
+				}
 			}
 		}
 		var open bool

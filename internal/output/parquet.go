@@ -22,7 +22,7 @@ import (
 // compressed. Record batches of pqBatchRows bound the memory held.
 const (
 	pqBatchRows    = 64 * 1024
-	pqRowGroupRows = 1 << 20
+	pqRowGroupRows = 512 * 1024
 )
 
 // pqFileNames names each domain's file; kernels.parquet is the kernel
@@ -87,10 +87,18 @@ func newPQTable(path string, schema *arrow.Schema) (*pqTable, error) {
 		return nil, err
 	}
 	mem := memory.DefaultAllocator
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(true),
+	// Dictionaries pay off for names; on timestamps and ids, which are
+	// nearly unique, they only cost hashing before the fallback to plain.
+	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(pqRowGroupRows), parquet.WithAllocator(mem),
-		parquet.WithCreatedBy("rocprof-go"))
+		parquet.WithCreatedBy("rocprof-go")}
+	for _, f := range schema.Fields() {
+		if f.Type.ID() == arrow.STRING {
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()

@@ -23,6 +23,23 @@ type perfettoWriter struct {
 	tracks map[uint64]bool
 	first  bool
 	err    error
+
+	// Names, categories and annotation names are interned: sent once, in
+	// the packet that first uses them, then referred to by iid.
+	cats, names, annNames map[string]uint64
+	interned              pbMsg // InternedData entries for the next packet
+	entry                 pbMsg
+}
+
+func (pw *perfettoWriter) iid(table map[string]uint64, field protowire.Number, s string) uint64 {
+	if id, ok := table[s]; ok {
+		return id
+	}
+	id := uint64(len(table) + 1)
+	table[s] = id
+	pw.entry = pbMsg(pw.entry[:0]).u(pfInternedIID, id).s(pfInternedName, s)
+	pw.interned = pw.interned.msg(field, pw.entry)
+	return id
 }
 
 func uuidOf(parts ...any) uint64 {
@@ -31,11 +48,23 @@ func uuidOf(parts ...any) uint64 {
 	return h.Sum64() | 1 // never the implicit global track 0
 }
 
+// mix64 spreads a seed-mixed id over 64 bits (splitmix64's finaliser).
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x | 1
+}
+
 func (pw *perfettoWriter) emit(pkt pbMsg) {
 	pkt = pkt.u(pfPacketSequenceID, pfSequenceID)
 	if pw.first {
 		pkt = pkt.u(pfPacketSequenceFlags, pfSeqIncrementalStateCleared)
 		pw.first = false
+	} else {
+		pkt = pkt.u(pfPacketSequenceFlags, pfSeqNeedsIncrementalState)
 	}
 	var hdr [16]byte
 	h := protowire.AppendTag(hdr[:0], pfTracePacket, protowire.BytesType)
@@ -61,13 +90,13 @@ func (pw *perfettoWriter) track(uuid uint64, desc func(pbMsg) pbMsg) {
 
 // annotation helpers append debug annotations to the current event.
 func (pw *perfettoWriter) annU(name string, v uint64) {
-	a := pbMsg(pw.ann[:0]).s(pfDebugName, name).u(pfDebugUint, v)
+	a := pbMsg(pw.ann[:0]).u(pfDebugNameIID, pw.iid(pw.annNames, pfInternedAnnNames, name)).u(pfDebugUint, v)
 	pw.ann = a
 	pw.ev = pw.ev.msg(pfEventDebug, a)
 }
 
 func (pw *perfettoWriter) annS(name, v string) {
-	a := pbMsg(pw.ann[:0]).s(pfDebugName, name).s(pfDebugString, v)
+	a := pbMsg(pw.ann[:0]).u(pfDebugNameIID, pw.iid(pw.annNames, pfInternedAnnNames, name)).s(pfDebugString, v)
 	pw.ann = a
 	pw.ev = pw.ev.msg(pfEventDebug, a)
 }
@@ -76,7 +105,8 @@ func (pw *perfettoWriter) annS(name, v string) {
 // endSlice.
 func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow uint64, start, end uint64) {
 	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeSliceBegin).u(pfEventTrackUUID, track).
-		s(pfEventCategories, category).s(pfEventName, name)
+		u(pfEventCategoryIIDs, pw.iid(pw.cats, pfInternedCategories, category)).
+		u(pfEventNameIID, pw.iid(pw.names, pfInternedNames, name))
 	if flow != 0 {
 		ev = ev.fixed64(pfEventFlowIDs, flow)
 	}
@@ -87,7 +117,12 @@ func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow u
 }
 
 func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {
-	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, start).msg(pfPacketTrackEvent, pw.ev))
+	pkt := pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, start).msg(pfPacketTrackEvent, pw.ev)
+	if len(pw.interned) > 0 {
+		pkt = pkt.msg(pfPacketInternedData, pw.interned)
+		pw.interned = pw.interned[:0]
+	}
+	pw.emit(pkt)
 	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeSliceEnd).u(pfEventTrackUUID, track)
 	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, end).msg(pfPacketTrackEvent, ev))
 	pw.ev = ev
@@ -105,7 +140,8 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 // allocations, scratch memory and PMC values, and flows from each API call
 // to the work it enqueued (the correlation id, scoped by process).
 func WritePerfetto(w io.Writer, in *Input) error {
-	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true}
+	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
+		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}}
 	err := in.openEach(func(p *process, r *tracing.Reader) error {
 		pw.writeProcess(p, r)
 		return pw.err
@@ -137,8 +173,13 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			threadIndex[tid] = n
 		}
 	}
+	threadTracks := map[uint32]uint64{}
 	threadTrack := func(tid uint32) uint64 {
+		if u, ok := threadTracks[tid]; ok {
+			return u
+		}
 		u := uuidOf("thread", pid, p.Info.StartBoottimeNs, tid)
+		threadTracks[tid] = u
 		pw.track(u, func(d pbMsg) pbMsg {
 			td := pbMsg(nil).i(pfThreadPID, int64(pid)).i(pfThreadTID, int64(tid))
 			if i, ok := threadIndex[tid]; ok {
@@ -148,6 +189,21 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			}
 			return d.u(pfTrackParent, procTrack).msg(pfTrackThread, td)
 		})
+		return u
+	}
+	// Device and counter tracks are looked up by a small key; the label is
+	// only formatted the first time.
+	type trackKey struct {
+		kind    int
+		a, b, c uint64
+	}
+	keyed := map[trackKey]uint64{}
+	cached := func(k trackKey, mk func() uint64) uint64 {
+		if u, ok := keyed[k]; ok {
+			return u
+		}
+		u := mk()
+		keyed[k] = u
 		return u
 	}
 	named := func(label string) uint64 {
@@ -162,11 +218,12 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 		})
 		return u
 	}
+	flowSeed := uuidOf("flow", pid, p.Info.StartBoottimeNs)
 	flow := func(corr uint64) uint64 {
 		if corr == 0 {
 			return 0
 		}
-		return uuidOf("flow", pid, p.Info.StartBoottimeNs, corr)
+		return mix64(flowSeed ^ corr)
 	}
 	var dispatches map[uint64]tracing.KernelDispatch
 	if p.Counts[domCounter] > 0 {
@@ -196,7 +253,9 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				name = c.Name
 			}
 		}
-		t := counterTrack(fmt.Sprintf("%s PMC %s", p.agentLabel(pmcCur.agent, " "), name), "")
+		t := cached(trackKey{8, uint64(pmcCur.agent), pmcCur.counter, 0}, func() uint64 {
+			return counterTrack(fmt.Sprintf("%s PMC %s", p.agentLabel(pmcCur.agent, " "), name), "")
+		})
 		pw.counter(t, d.Start, pmcSum)
 		pw.counter(t, d.End, 0)
 	}
@@ -227,14 +286,16 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.endSlice(t, m.Start, m.End)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			if dispatches != nil {
+			if dispatches != nil && p.sampled(d.DispatchID) {
 				dispatches[d.DispatchID] = d
 			}
 			var t uint64
 			if p.opts.GroupByQueue {
-				t = named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.agentLabel(d.AgentNode, " "), d.QueueID, p.agentType(d.AgentNode)))
+				t = cached(trackKey{1, uint64(d.AgentNode), d.QueueID, 0}, func() uint64 {
+					return named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.agentLabel(d.AgentNode, " "), d.QueueID, p.agentType(d.AgentNode)))
+				})
 			} else {
-				t = named(fmt.Sprintf("STREAM [%d]", d.StreamID))
+				t = cached(trackKey{2, d.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", d.StreamID)) })
 			}
 			pw.beginSlice(t, domainNames[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
 			pw.annU("tid", uint64(d.TID))
@@ -258,9 +319,11 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			c := r.MemoryCopy()
 			var t uint64
 			if p.opts.GroupByQueue {
-				t = named(fmt.Sprintf("COPY to %s (%s)", p.agentLabel(c.DstAgentNode, " "), p.agentType(c.DstAgentNode)))
+				t = cached(trackKey{3, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
+					return named(fmt.Sprintf("COPY to %s (%s)", p.agentLabel(c.DstAgentNode, " "), p.agentType(c.DstAgentNode)))
+				})
 			} else {
-				t = named(fmt.Sprintf("STREAM [%d]", c.StreamID))
+				t = cached(trackKey{2, c.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", c.StreamID)) })
 			}
 			pw.beginSlice(t, domainNames[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
 			pw.annU("tid", uint64(c.TID))
@@ -272,7 +335,9 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annS("dst_agent", p.agentLabel(c.DstAgentNode, "-"))
 			pw.annU("copy_bytes", c.Bytes)
 			pw.endSlice(t, c.Start, c.End)
-			ct := counterTrack("COPY BYTES to "+p.agentLabel(c.DstAgentNode, " "), "bytes")
+			ct := cached(trackKey{4, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
+				return counterTrack("COPY BYTES to "+p.agentLabel(c.DstAgentNode, " "), "bytes")
+			})
 			pw.counter(ct, c.Start, float64(c.Bytes))
 			pw.counter(ct, c.End, 0)
 		case tracing.KindMemoryAllocation:
@@ -285,11 +350,13 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annU("address", a.Address)
 			pw.annU("allocation_size", a.Size)
 			pw.endSlice(t, a.Start, a.End)
-			label := "FREE BYTES"
+			ct := cached(trackKey{5, 0, 0, 0}, func() uint64 { return counterTrack("FREE BYTES", "bytes") })
 			if a.Operation.IsAllocate() {
-				label = "ALLOCATE BYTES on " + p.agentLabel(a.AgentNode, " ")
+				ct = cached(trackKey{6, uint64(a.AgentNode), 0, 0}, func() uint64 {
+					return counterTrack("ALLOCATE BYTES on "+p.agentLabel(a.AgentNode, " "), "bytes")
+				})
 			}
-			pw.counter(counterTrack(label, "bytes"), a.Start, float64(a.Size))
+			pw.counter(ct, a.Start, float64(a.Size))
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
 			t := threadTrack(s.TID)
@@ -300,7 +367,10 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annU("allocation_size", s.Size)
 			pw.annU("flags", uint64(s.Flags))
 			pw.endSlice(t, s.Start, s.End)
-			pw.counter(counterTrack("SCRATCH MEMORY on "+p.agentLabel(s.AgentNode, " "), "bytes"), s.Start, float64(s.Size))
+			ct := cached(trackKey{7, uint64(s.AgentNode), 0, 0}, func() uint64 {
+				return counterTrack("SCRATCH MEMORY on "+p.agentLabel(s.AgentNode, " "), "bytes")
+			})
+			pw.counter(ct, s.Start, float64(s.Size))
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
 			k := pmcKey{c.DispatchID, c.CounterID, c.AgentNode}

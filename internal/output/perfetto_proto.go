@@ -10,10 +10,17 @@ import (
 const (
 	pfTracePacket = 1 // Trace.packet
 
-	pfPacketTimestamp       = 8  // TracePacket.timestamp
-	pfPacketSequenceID      = 10 // TracePacket.trusted_packet_sequence_id
-	pfPacketTrackEvent      = 11 // TracePacket.track_event
-	pfPacketSequenceFlags   = 13 // TracePacket.sequence_flags
+	pfPacketTimestamp     = 8  // TracePacket.timestamp
+	pfPacketSequenceID    = 10 // TracePacket.trusted_packet_sequence_id
+	pfPacketTrackEvent    = 11 // TracePacket.track_event
+	pfPacketInternedData  = 12 // TracePacket.interned_data
+	pfPacketSequenceFlags = 13 // TracePacket.sequence_flags
+
+	pfInternedCategories    = 1  // InternedData.event_categories (EventCategory)
+	pfInternedNames         = 2  // InternedData.event_names (EventName)
+	pfInternedAnnNames      = 3  // InternedData.debug_annotation_names
+	pfInternedIID           = 1  // EventCategory/EventName/DebugAnnotationName.iid
+	pfInternedName          = 2  // EventCategory/EventName/DebugAnnotationName.name
 	pfPacketTrackDescriptor = 60 // TracePacket.track_descriptor
 
 	pfTrackUUID    = 1 // TrackDescriptor.uuid
@@ -31,7 +38,9 @@ const (
 
 	pfCounterUnitName = 6 // CounterDescriptor.unit_name
 
+	pfEventCategoryIIDs = 3  // TrackEvent.category_iids
 	pfEventDebug        = 4  // TrackEvent.debug_annotations
+	pfEventNameIID      = 10 // TrackEvent.name_iid
 	pfEventType         = 9  // TrackEvent.type
 	pfEventTrackUUID    = 11 // TrackEvent.track_uuid
 	pfEventCategories   = 22 // TrackEvent.categories
@@ -40,10 +49,11 @@ const (
 	pfEventDoubleValue  = 44 // TrackEvent.double_counter_value
 	pfEventFlowIDs      = 47 // TrackEvent.flow_ids (fixed64)
 
-	pfDebugUint   = 3  // DebugAnnotation.uint_value
-	pfDebugInt    = 4  // DebugAnnotation.int_value
-	pfDebugString = 6  // DebugAnnotation.string_value
-	pfDebugName   = 10 // DebugAnnotation.name
+	pfDebugNameIID = 1  // DebugAnnotation.name_iid
+	pfDebugUint    = 3  // DebugAnnotation.uint_value
+	pfDebugInt     = 4  // DebugAnnotation.int_value
+	pfDebugString  = 6  // DebugAnnotation.string_value
+	pfDebugName    = 10 // DebugAnnotation.name
 
 	pfTypeSliceBegin = 1
 	pfTypeSliceEnd   = 2
@@ -51,6 +61,7 @@ const (
 	pfTypeCounter    = 4
 
 	pfSeqIncrementalStateCleared = 1
+	pfSeqNeedsIncrementalState   = 2
 	pfSequenceID                 = 1
 )
 

@@ -49,8 +49,30 @@ func pbFields(t *testing.T, b []byte, fn func(num protowire.Number, typ protowir
 
 func decodePerfetto(t *testing.T, trace []byte) *pfSummary {
 	s := &pfSummary{begins: map[string]uint64{}, trackNames: map[string]bool{}, threadNames: map[string]bool{}, flows: map[uint64]int{}}
+	cats := map[uint64]string{}
 	pbFields(t, trace, func(num protowire.Number, _ protowire.Type, _ uint64, pkt []byte) {
 		require.EqualValues(t, pfTracePacket, num)
+		// Interned data first: a packet may define what its event uses.
+		pbFields(t, pkt, func(num protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
+			if num != pfPacketInternedData {
+				return
+			}
+			pbFields(t, sub, func(num protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
+				if num != pfInternedCategories {
+					return
+				}
+				var iid uint64
+				var name string
+				pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+					if num == pfInternedIID {
+						iid = v
+					} else if num == pfInternedName {
+						name = string(sub)
+					}
+				})
+				cats[iid] = name
+			})
+		})
 		pbFields(t, pkt, func(num protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
 			switch num {
 			case pfPacketTrackDescriptor:
@@ -74,8 +96,10 @@ func decodePerfetto(t *testing.T, trace []byte) *pfSummary {
 					switch num {
 					case pfEventType:
 						typ = v
-					case pfEventCategories:
-						cat = string(sub)
+					case pfEventCategoryIIDs:
+						c, ok := cats[v]
+						require.True(t, ok, "category iid %d used before it was interned", v)
+						cat = c
 					case pfEventFlowIDs:
 						flows = append(flows, v)
 					}

@@ -534,7 +534,7 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, nid, pid int64,
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			ev := w.nextEvent()
-			if dispatchEvents != nil {
+			if dispatchEvents != nil && p.sampled(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
 			}
 			if err = w.event.add(ev, catKernel, int64(d.CorrelationID), int64(d.CorrelationID), 0); err != nil {
