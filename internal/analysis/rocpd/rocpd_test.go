@@ -211,3 +211,55 @@ func TestMergeWriterDatabases(t *testing.T) {
 	require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM kernels`).Scan(&n))
 	require.EqualValues(t, 30, n)
 }
+
+// rewrite opens a fixture database for editing.
+func rewrite(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, s := range stmts {
+		_, err := db.Exec(s)
+		require.NoError(t, err, s)
+	}
+}
+
+func TestOpenVariants(t *testing.T) {
+	suffix := rocpdtest.Suffix(rocpdtest.RankGUID(0))
+	t.Run("bare table names (empty uuid)", func(t *testing.T) {
+		path := writeRanks(t, 1)[0]
+		stmts := []string{"DROP VIEW top_kernels"}
+		for _, base := range rocpdtest.BaseTables {
+			stmts = append(stmts, "DROP VIEW "+base, "ALTER TABLE "+base+suffix+" RENAME TO "+base)
+		}
+		stmts = append(stmts, "UPDATE rocpd_metadata SET value = '' WHERE tag = 'uuid'")
+		rewrite(t, path, stmts...)
+		db, err := rocpd.Open(path)
+		require.NoError(t, err)
+		defer db.Close()
+		require.Equal(t, []rocpd.Image{{}}, db.Images)
+		n := 0
+		require.NoError(t, db.Dispatches(func(*rocpd.Info, *rocpd.Dispatch) error { n++; return nil }))
+		require.Equal(t, 17, n)
+		_, err = rocpd.Merge(context.Background(), filepath.Join(t.TempDir(), "m.db"), []string{path})
+		require.ErrorContains(t, err, "without a uuid suffix")
+	})
+	t.Run("other schema version", func(t *testing.T) {
+		path := writeRanks(t, 1)[0]
+		rewrite(t, path, "UPDATE rocpd_metadata"+suffix+" SET value = '2' WHERE tag = 'schema_version'")
+		_, err := rocpd.Open(path)
+		require.ErrorContains(t, err, "ROCpd schema version 2 is not supported")
+	})
+	t.Run("plain SQLite file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "other.db")
+		rewrite(t, path, "CREATE TABLE t (x)")
+		_, err := rocpd.Open(path)
+		require.ErrorIs(t, err, rocpd.ErrNotROCpd)
+	})
+	t.Run("table missing", func(t *testing.T) {
+		path := writeRanks(t, 1)[0]
+		rewrite(t, path, "DROP VIEW rocpd_region", "DROP TABLE rocpd_region"+suffix)
+		_, err := rocpd.Open(path)
+		require.ErrorContains(t, err, "the database is incomplete")
+	})
+}
