@@ -5,6 +5,7 @@
 // handler thread calls back when it completes, the copy's timestamps are read
 // and recorded, and only then is the app's signal decremented, so the app
 // never sees a copy complete that is not yet recorded.
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,50 @@ struct Copy {
     rpg_memory_copy_rec rec;
 };
 
+// The runtime ties a copy's timestamps to the signal the copy ran with,
+// which is ours; the app may still ask for them on its own signal
+// (hsa_amd_profiling_get_async_copy_time), so the latest times of each app
+// signal are kept here and answered by hook_copy_time.
+const uint32_t kCopyTimes = 4096;
+struct CopyTime {
+    uint64_t signal;
+    uint64_t start, end;
+};
+CopyTime g_copy_times[kCopyTimes];
+pthread_mutex_t g_copy_times_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint32_t copy_time_slot(uint64_t sig) { return (uint32_t)((sig >> 6) * 0x9E3779B1u) % kCopyTimes; }
+
+void copy_time_put(uint64_t sig, uint64_t start, uint64_t end)
+{
+    pthread_mutex_lock(&g_copy_times_lock);
+    CopyTime *e = &g_copy_times[copy_time_slot(sig)];
+    *e = CopyTime{sig, start, end};
+    pthread_mutex_unlock(&g_copy_times_lock);
+}
+
+bool copy_time_get(uint64_t sig, hsa_amd_profiling_async_copy_time_t *t)
+{
+    pthread_mutex_lock(&g_copy_times_lock);
+    CopyTime e = g_copy_times[copy_time_slot(sig)];
+    pthread_mutex_unlock(&g_copy_times_lock);
+    if (e.signal != sig)
+        return false;
+    t->start = e.start;
+    t->end = e.end;
+    return true;
+}
+
+decltype(hsa_amd_profiling_get_async_copy_time) *g_next_copy_time;
+
+hsa_status_t hook_copy_time(hsa_signal_t sig, hsa_amd_profiling_async_copy_time_t *t)
+{
+    // A signal a traced copy completed: our times are its latest.
+    if (t && (rpg_domains & RPG_DOMAIN_MEMORY_COPY) && copy_time_get(sig.handle, t))
+        return HSA_STATUS_SUCCESS;
+    return g_next_copy_time(sig, t);
+}
+
 bool copy_done(hsa_signal_value_t, void *arg)
 {
     Copy *c = (Copy *)arg;
@@ -44,8 +89,10 @@ bool copy_done(hsa_signal_value_t, void *arg)
     }
     rpg_record_memory_copy(&c->rec);
     __atomic_fetch_add(&shim_counters.copies, 1, __ATOMIC_RELAXED);
-    if (c->app.handle)
+    if (c->app.handle) {
+        copy_time_put(c->app.handle, t.start, t.end);
         shim_core.hsa_signal_subtract_screlease_fn(c->app, 1);
+    }
     // Recycled, not destroyed: the runtime still holds it while this
     // handler runs.
     shim_signal_put(c->ours);
@@ -256,6 +303,7 @@ void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t 
     AMD_HOOK(hsa_amd_memory_async_copy_fn, g_next_copy, hook_copy);
     AMD_HOOK(hsa_amd_memory_async_copy_rect_fn, g_next_copy_rect, hook_copy_rect);
     AMD_HOOK(hsa_amd_profiling_async_copy_enable_fn, g_next_copy_enable, hook_copy_enable);
+    AMD_HOOK(hsa_amd_profiling_get_async_copy_time_fn, g_next_copy_time, hook_copy_time);
     AMD_HOOK(hsa_amd_memory_pool_allocate_fn, g_next_pool_allocate, hook_pool_allocate);
     AMD_HOOK(hsa_amd_memory_pool_free_fn, g_next_pool_free, hook_pool_free);
     shim_install_profiler_hook(amd, amd_size);

@@ -25,6 +25,8 @@
 #include <new>
 
 #include "pmc.h"
+#include <amd_hsa_signal.h>
+
 #include "shim_internal.hpp"
 
 namespace {
@@ -166,8 +168,16 @@ void complete(Queue *q, Pending *p)
     }
     if (p->pmc)
         shim_pmc_complete(p->pmc); // before the app (or the next profiled dispatch) sees it
-    if (p->app.handle)
+    if (p->app.handle) {
+        // The packet processor would have written its timestamps into the
+        // app's signal (amd_signal_t, the handle's target) before the
+        // decrement; the app may read them (hsa_amd_profiling_get_dispatch_time).
+        const amd_signal_t *o = (const amd_signal_t *)(uintptr_t)p->ours.handle;
+        amd_signal_t *a = (amd_signal_t *)(uintptr_t)p->app.handle;
+        a->start_ts = o->start_ts;
+        a->end_ts = o->end_ts;
         shim_core.hsa_signal_subtract_screlease_fn(p->app, 1);
+    }
     if (p->interrupt)
         pool_put(p->ours);
     else
