@@ -52,6 +52,7 @@ soak: $(VGPU_LIB) $(TESTAPPS_DIR)/multistream
 	for i in $$(seq 1 $(SOAK_RUNS)); do \
 	  LD_LIBRARY_PATH=$(VGPU_DIR) timeout 60 $(TESTAPPS_DIR)/multistream >/dev/null 2>&1; rc=$$?; \
 	  if [ $$rc = 0 ]; then ok=$$((ok+1)); elif [ $$rc = 124 ]; then hang=$$((hang+1)); else fail=$$((fail+1)); fi; \
+	  [ $$((i % 50)) = 0 ] && echo "soak: $$i/$(SOAK_RUNS) runs, ok=$$ok failed=$$fail hangs=$$hang"; \
 	done; \
 	echo "soak: runs=$(SOAK_RUNS) ok=$$ok failed=$$fail hangs=$$hang"; \
 	[ $$fail = 0 ] && [ $$hang = 0 ]
