@@ -356,7 +356,10 @@ static void after_fork_child(void)
     g_started.n = 0;
 }
 
+/* Runs after recorder.c's constructor (later in link order): rpg_domains is
+ * final, and processes that do not trace markers register nothing. */
 __attribute__((constructor)) static void roctx_init(void)
 {
-    pthread_atfork(NULL, NULL, after_fork_child);
+    if (rpg_domains & RPG_DOMAIN_MARKER)
+        pthread_atfork(NULL, NULL, after_fork_child);
 }
