@@ -18,7 +18,14 @@ import (
 // Benchmarks write a spool of about 5M mixed records (every domain) in one
 // process image, as a long single-process trace would leave it.
 
-const benchIterations = 5_000_000 * 4 / 31 // fixtureProcess emits ~7.75 records per iteration
+// benchIterations gives ~5M records (fixtureProcess emits ~7.75 per
+// iteration); ROCPROF_GO_BENCH_ITERATIONS overrides it for quick runs.
+var benchIterations = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ROCPROF_GO_BENCH_ITERATIONS")); err == nil && n > 0 {
+		return n
+	}
+	return 5_000_000 * 4 / 31
+}()
 
 func benchRecords(n int) uint64 {
 	var total uint64
