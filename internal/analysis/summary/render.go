@@ -107,9 +107,13 @@ func writeText(w io.Writer, s *Summary) error {
 	}
 	for i := range s.ByRank {
 		g := &s.ByRank[i]
-		label := strings.ToUpper(g.Process)
-		if g.Rank >= 0 && g.Hostname != "" {
-			label += fmt.Sprintf(" (PID %d@%s)", g.PID, g.Hostname)
+		// Titles are upper case; host names keep their case.
+		label := fmt.Sprintf("PID %d", g.PID)
+		if g.Hostname != "" {
+			label += "@" + g.Hostname
+		}
+		if g.Rank >= 0 {
+			label = fmt.Sprintf("RANK %d (%s)", g.Rank, label)
 		}
 		if err := writeGroup(w, label+": ", g); err != nil {
 			return err

@@ -184,3 +184,21 @@ func TestBuildOnWriterDatabase(t *testing.T) {
 	require.Len(t, s.ByRank, 1)
 	require.Equal(t, "pid 4242@host", s.ByRank[0].Process)
 }
+
+func TestTextTitlesPerProcess(t *testing.T) {
+	p := rocpdtest.Sample(0)
+	p.Env = nil // no rank: listed by pid and host
+	p.Hostname = "Node-A"
+	path := filepath.Join(t.TempDir(), "r.db")
+	require.NoError(t, rocpdtest.Write(path, p))
+	s, err := summary.Build([]string{path}, summary.Options{ByRank: true})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, summary.Write(&b, s, "text"))
+	require.Contains(t, b.String(), "\nPID 1000@Node-A: KERNEL_DISPATCH SUMMARY:\n")
+
+	empty := &summary.Summary{Inputs: []string{"a.db"}}
+	b.Reset()
+	require.NoError(t, summary.Write(&b, empty, "text"))
+	require.Equal(t, "no records in a.db\n", b.String())
+}
