@@ -382,8 +382,9 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
                                    group_segment_size, queue);
     hsa_status_t st = shim_amd.hsa_amd_queue_intercept_create_fn(
         agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
-    if (st != HSA_STATUS_SUCCESS)
-        return st;
+    if (st != HSA_STATUS_SUCCESS) // a queue type the intercept layer refuses: run it untraced
+        return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
+                                   group_segment_size, queue);
     void *mem = calloc(1, sizeof(Queue));
     Queue *q = mem ? new (mem) Queue() : nullptr;
     uint64_t cap = 1024;

@@ -420,3 +420,21 @@ func TestDispatchesWithoutSyncAreDrainedAtExit(t *testing.T) {
 	rs := readSpools(t, r.spools)
 	require.Len(t, rs.dispatches, 500)
 }
+
+// hipModuleLoad kernels, cooperative launches (their own queue) and hipEvent
+// timing (which reads the timestamps of the app's signals) under tracing.
+func TestModuleCooperativeAndEventTimingUnderTracing(t *testing.T) {
+	r := runBuilt(t, []string{"ROCPROF_KERNEL_TRACE=1", "ROCPROF_MEMORY_COPY_TRACE=1"},
+		"testdata/features", artifact(t, "testdata/module_kernels.co"))
+	require.Zero(t, r.exitCode, r.stderr)
+	require.Contains(t, r.stdout, "cooperative launch ok")
+	require.Contains(t, r.stdout, "event timing ok")
+	rs := readSpools(t, r.spools)
+	names := map[string]int{}
+	for _, d := range rs.dispatches {
+		names[rs.kernelName(d)]++
+		require.Less(t, d.Start, d.End)
+	}
+	require.Equal(t, 1, names["module_fill.kd"])
+	require.Equal(t, 2, names["_Z4coopPi.kd"])
+}
