@@ -1,7 +1,12 @@
 package output
 
 import (
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -99,5 +104,62 @@ func BenchmarkCSVWrite(b *testing.B) {
 			// The machine is shared: records per CPU second is the steadier figure.
 			b.ReportMetric(float64(n)*float64(b.N)/(cpuSeconds()-cpu0), "records/cpu-s")
 		})
+	}
+}
+
+// csvChildEnv names the spool directory a re-executed test binary converts
+// (see TestHelperCSVChild), so that peak RSS is the writer's alone.
+const csvChildEnv = "ROCPROF_GO_CSV_CHILD_SPOOLS"
+
+// TestHelperCSVChild is not a test: it is the child process of
+// BenchmarkCSVWrite5M, converting the spools named in its environment.
+func TestHelperCSVChild(t *testing.T) {
+	dir := os.Getenv(csvChildEnv)
+	if dir == "" {
+		return
+	}
+	out, err := os.MkdirTemp("", "rpg-csv-child-")
+	require.NoError(t, err)
+	defer os.RemoveAll(out)
+	_, err = Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true,
+		PrefixTemplate: "bench"}, dir)
+	require.NoError(t, err)
+	// VmHWM is this image's own peak (getrusage's maxrss of a child would
+	// include the parent's at the time of the fork).
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			fmt.Println("peak_rss_kib", strings.TrimSuffix(strings.TrimSpace(line[6:]), " kB"))
+		}
+	}
+}
+
+// BenchmarkCSVWrite5M converts a 5M-record spool in a child process and
+// reports its records/s and peak RSS (targets: ≥ 3M/s, ≤ 256 MiB).
+func BenchmarkCSVWrite5M(b *testing.B) {
+	const n = 5_000_000
+	spools := b.TempDir()
+	csvBenchSpool(b, spools, n)
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCSVChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), csvChildEnv+"="+spools)
+		start := time.Now()
+		out, err := cmd.Output()
+		require.NoError(b, err, string(out))
+		var peakKiB float64
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "peak_rss_kib "); ok {
+				peakKiB, err = strconv.ParseFloat(v, 64)
+				require.NoError(b, err)
+			}
+		}
+		require.NotZero(b, peakKiB, "child did not report its peak RSS: %s", out)
+		wall := time.Since(start).Seconds()
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		b.ReportMetric(float64(n)/wall, "records/s")
+		b.ReportMetric(float64(n)/cpu, "records/cpu-s")
+		b.ReportMetric(peakKiB/1024, "peak-RSS-MiB")
 	}
 }

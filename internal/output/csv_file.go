@@ -121,8 +121,9 @@ func appendUint(b []byte, v uint64) []byte {
 	return append(b, ',')
 }
 
-// appendDecimal writes the digits straight into b: strconv.AppendUint
-// formats into a scratch array and copies, which showed up in profiles.
+// appendDecimal writes the digits straight into b, two at a time:
+// strconv.AppendUint formats into a scratch array and copies, which showed
+// up in profiles (timestamps have 19-20 digits).
 func appendDecimal(b []byte, v uint64) []byte {
 	n := 1
 	for x := v; x >= 10; x /= 10 {
@@ -134,14 +135,26 @@ func appendDecimal(b []byte, v uint64) []byte {
 	} else {
 		b = b[:l+n]
 	}
-	for i := l + n - 1; i > l; i-- {
-		q := v / 10
-		b[i] = byte('0' + v - q*10)
+	i := l + n
+	for v >= 100 {
+		q := v / 100
+		d := (v - q*100) * 2
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
 		v = q
 	}
-	b[l] = byte('0' + v)
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[v*2], digitPairs[v*2+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
 	return b
 }
+
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
+	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" +
+	"60616263646566676869" + "70717273747576777879" + "80818283848586878889" +
+	"90919293949596979899"
 
 // appendTraceFloat formats a float cell of a trace CSV: fixed with 6
 // decimals from 1 up, scientific with 8 digits below (0 included).

@@ -24,6 +24,9 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		cfg.PrefixTemplate = DefaultPrefixTemplate
 	}
 	res := &Result{}
+	if !cfg.has(FormatCSV) && !cfg.Stats {
+		return res, nil
+	}
 	paths, err := tracing.List(spoolDir)
 	if err != nil {
 		return nil, err

@@ -363,7 +363,7 @@ func csvHeaderLine(cols []string) string {
 }
 
 func TestAppendDecimal(t *testing.T) {
-	for _, v := range []uint64{0, 7, 10, 99, 100, 12345, 1<<64 - 1} {
+	for _, v := range []uint64{0, 7, 10, 42, 99, 100, 101, 1000, 12345, 1e18, 1<<64 - 1} {
 		require.Equal(t, strconv.FormatUint(v, 10), string(appendDecimal([]byte{}, v)))
 		require.Equal(t, "x"+strconv.FormatUint(v, 10), string(appendDecimal([]byte("x"), v)))
 	}

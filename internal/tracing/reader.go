@@ -35,6 +35,8 @@ type Reader struct {
 	nchunks uint64
 	unmap   bool
 
+	released uint64 // chunks below this were dropped from the page tables
+
 	chunk uint64 // current chunk index
 	off   int    // offset of the next record inside the chunk; 0 = chunk not entered
 	rec   []byte
@@ -107,7 +109,7 @@ func (r *Reader) Stats() Stats { return r.stats }
 
 // Rewind starts the record stream again (for a second pass); counts restart.
 func (r *Reader) Rewind() {
-	r.chunk, r.off, r.rec, r.kind = 1, 0, nil, 0
+	r.chunk, r.off, r.rec, r.kind, r.released = 1, 0, nil, 0, 1
 	r.stats = Stats{}
 }
 
@@ -164,9 +166,20 @@ func (r *Reader) Next() bool {
 	return false
 }
 
+// releaseEvery is how many chunks (4 MiB) are read before the reader drops
+// them from its page tables: spools are read once, front to back, and a
+// mapping that kept every page would make the reader's RSS the spool's size.
+const releaseEvery = 64
+
 func (r *Reader) nextChunk() {
 	r.chunk++
 	r.off = 0
+	if r.unmap && r.chunk-r.released >= releaseEvery {
+		// Only page-table entries go: the data stays in the page cache, and
+		// slices into it fault back in if used again.
+		_ = syscall.Madvise(r.data[r.released*ChunkSize:r.chunk*ChunkSize], syscall.MADV_DONTNEED)
+		r.released = r.chunk
+	}
 }
 
 // Kind returns the current record's kind.
