@@ -64,6 +64,11 @@ func parse(src, name string) ([]string, error) {
 	return out, nil
 }
 
+var wrapped = regexp.MustCompile(`\*\s*\n\s*`)
+
+// joinMembers undoes the header's line wrapping of long members.
+func joinMembers(src string) string { return wrapped.ReplaceAllString(src, "* ") }
+
 func main() {
 	header := flag.String("header", "/usr/include/hsa/hsa_api_trace.h", "hsa_api_trace.h to read")
 	out := flag.String("out", ".", "directory to write api_table.h and api_names.go into")
@@ -79,8 +84,7 @@ func run(header, out string) error {
 	if err != nil {
 		return fmt.Errorf("%w (install libhsa-runtime-dev)", err)
 	}
-	// Members may be wrapped over two lines; join them first.
-	src := regexp.MustCompile(`\*\s*\n\s*`).ReplaceAllString(string(b), "* ")
+	src := joinMembers(string(b))
 	for _, t := range tables {
 		if t.Funcs, err = parse(src, t.Struct); err != nil {
 			return err
