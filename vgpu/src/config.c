@@ -12,7 +12,7 @@
 
 #include "vgpu.h"
 
-struct vgpu_config vgpu_cfg = {.log_lock = PTHREAD_MUTEX_INITIALIZER};
+struct vgpu_config vgpu_cfg;
 static int log_fd = -1;
 static int config_error;
 
@@ -95,7 +95,7 @@ void vgpu_config_init(void) {
     path[o] = 0;
     log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) bad("ROCPROF_VGPU_LOG", v, strerror(errno));
-    vgpu_cfg.log = log_fd >= 0 ? (FILE *)1 : NULL; /* only tested for non-NULL */
+    vgpu_cfg.log = log_fd >= 0;
   }
 }
 

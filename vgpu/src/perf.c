@@ -278,8 +278,6 @@ static void sqtt_flush(struct vgpu_perf *p) {
     uint32_t v32[4] = {1, s, p->ndisp, t->nuser};
     memcpy(hdr + 8, v32, 16);
     uint64_t waves = 0;
-    struct vgpu_model_shape sh = p->shape;
-    (void)sh;
     for (unsigned i = 0; i < p->ndisp; i++) waves += p->disp[i].waves / p->shape.se + (s < p->disp[i].waves % p->shape.se);
     memcpy(hdr + 24, &waves, 8);
     uint64_t need = 32 + ((t->nuser * 4 + 31) / 32) * 32 + 32ull * p->ndisp;

@@ -3,6 +3,7 @@
  * stalls another. Doorbells are plain stores, so idle threads poll, backing
  * off from microseconds to a few milliseconds of sleep. */
 #define _GNU_SOURCE
+#include <fnmatch.h>
 #include <hsa/amd_hsa_queue.h>
 #include <hsa/amd_hsa_signal.h>
 #include <hsa/hsa.h>
@@ -153,7 +154,13 @@ enum { DONE, NOT_READY };
 /* Virtual mode: fixed cost of a packet that is not a kernel. */
 #define VIRTUAL_PACKET_NS 1000
 
-static double name_scale(const char *name);
+/* ROCPROF_VGPU_KERNEL_SCALE: the first rule whose glob matches the name. */
+static double name_scale(const char *name) {
+  if (!name) return 1.0;
+  for (unsigned i = 0; i < vgpu_cfg.nscale; i++)
+    if (!fnmatch(vgpu_cfg.scale[i].pattern, name, 0)) return vgpu_cfg.scale[i].factor;
+  return 1.0;
+}
 
 static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatch_packet_t *p,
                     bool profiling) {
@@ -251,10 +258,9 @@ static bool cond_holds(uint32_t cond, int64_t v, int64_t ref) {
   }
 }
 
-static void complete_simple(struct vgpu_queue *q, uint64_t signal, bool profiling) {
+static void complete_simple(uint64_t signal, bool profiling) {
   uint64_t s = vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL ? vgpu_virtual_advance(VIRTUAL_PACKET_NS) : vgpu_now_ns();
   uint64_t e = vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL ? s + VIRTUAL_PACKET_NS : vgpu_now_ns();
-  (void)q;
   vgpu_signal_complete(signal, profiling, s / VGPU_GPU_TICK_NS, e / VGPU_GPU_TICK_NS);
 }
 
@@ -272,7 +278,7 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
   case HSA_PACKET_TYPE_BARRIER_OR: {
     const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)slot;
     if (!barrier_ready(b, type == HSA_PACKET_TYPE_BARRIER_OR)) return NOT_READY;
-    complete_simple(q, signal, profiling);
+    complete_simple(signal, profiling);
     vgpu_logf("{\"type\":\"%s\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u,"
               "\"deps\":[%llu,%llu,%llu,%llu,%llu],\"signal\":%llu}",
               type == HSA_PACKET_TYPE_BARRIER_OR ? "barrier_or" : "barrier_and", (int)getpid(), q->node,
@@ -283,7 +289,7 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
     return DONE;
   }
   case HSA_PACKET_TYPE_AGENT_DISPATCH:
-    complete_simple(q, signal, profiling);
+    complete_simple(signal, profiling);
     vgpu_logf("{\"type\":\"agent_dispatch\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
               (unsigned long long)q->id, (unsigned long long)idx);
     return DONE;
@@ -295,27 +301,27 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
       vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u}",
                 (int)getpid(), q->node, (unsigned long long)q->id, (unsigned long long)idx, header);
       vgpu_pm4_execute(q->node, q->id, dw, 4, 0);
-      complete_simple(q, signal, profiling);
+      complete_simple(signal, profiling);
       return DONE;
     }
     if (fmt == 2) { /* barrier-value */
       const hsa_amd_barrier_value_packet_t *b = (const hsa_amd_barrier_value_packet_t *)slot;
       int64_t v = b->signal.handle ? signal_value(b->signal.handle) : 0;
       if (!cond_holds(b->cond, v & b->mask, b->value)) return NOT_READY;
-      complete_simple(q, signal, profiling);
+      complete_simple(signal, profiling);
       vgpu_logf("{\"type\":\"barrier_value\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
                 (unsigned long long)q->id, (unsigned long long)idx);
       return DONE;
     }
     vgpu_error("queue %llu packet %llu: unknown AMD vendor packet format %u", (unsigned long long)q->id,
                (unsigned long long)idx, fmt);
-    complete_simple(q, signal, profiling);
+    complete_simple(signal, profiling);
     return DONE;
   }
   default:
     vgpu_error("queue %llu packet %llu: unknown AQL packet type %u", (unsigned long long)q->id,
                (unsigned long long)idx, type);
-    complete_simple(q, signal, profiling);
+    complete_simple(signal, profiling);
     return DONE;
   }
 }
@@ -607,13 +613,4 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n, HSAuint
   (void)n;
   if (first) *first = 0;
   return HSAKMT_STATUS_SUCCESS;
-}
-
-/* --- kernel-duration knob -------------------------------------------------- */
-#include <fnmatch.h>
-static double name_scale(const char *name) {
-  if (!name) return 1.0;
-  for (unsigned i = 0; i < vgpu_cfg.nscale; i++)
-    if (!fnmatch(vgpu_cfg.scale[i].pattern, name, 0)) return vgpu_cfg.scale[i].factor;
-  return 1.0;
 }

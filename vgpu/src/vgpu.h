@@ -54,8 +54,7 @@ struct vgpu_config {
   uint64_t kernel_wave_ns;
   unsigned nscale;
   struct vgpu_scale_rule scale[16];
-  FILE *log;                  /* JSON lines, or NULL */
-  pthread_mutex_t log_lock;
+  bool log;                   /* ROCPROF_VGPU_LOG is open */
   bool verbose;               /* errors also to stderr */
 };
 
@@ -103,11 +102,7 @@ bool vgpu_node_is_gpu(uint32_t node);
 const char *vgpu_kernel_name(uint64_t kernel_object);
 void vgpu_kernel_names_forget(uintptr_t base, uint64_t size);
 
-/* Queues. */
-struct vgpu_queue;
-struct vgpu_gpu_state *vgpu_gpu(uint32_t node);
-
-/* Per-GPU perf state lives in perfcounters.c */
+/* One kernel dispatch as the models see it. */
 struct vgpu_dispatch_info {
   uint64_t kernel_object;
   const char *name;
