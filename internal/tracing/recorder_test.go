@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,4 +257,25 @@ func TestRecorderThreadChurn(t *testing.T) {
 	// 400 threads; exited threads' chunks are reused instead of one each.
 	require.Less(t, r.Process().ChunksReserved, uint64(20))
 	require.Zero(t, r.Stats().Torn)
+}
+
+func TestRecorderSurvivesClosedDescriptor(t *testing.T) {
+	const threads, records = 4, 60000 // ~11 MiB: the spool must grow past its first segment
+	dir := t.TempDir()
+	decoy := filepath.Join(t.TempDir(), "app-file")
+	cmd := driverCmd(t, dir, "decoy", strconv.Itoa(threads), strconv.Itoa(records))
+	cmd.Env = append(cmd.Env, "DECOY="+decoy)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "decoy on fd")
+	st, err := os.Stat(decoy)
+	require.NoError(t, err)
+	require.Zero(t, st.Size(), "the recorder wrote into the app's file")
+	procs := readAll(t, dir)
+	pr := procs[int32(cmd.Process.Pid)]
+	require.NotNil(t, pr)
+	for f := uint32(0); f < threads; f++ {
+		require.Equal(t, uint64(records), pr.perFunc[f])
+	}
+	require.Zero(t, pr.info.Dropped)
 }

@@ -16,9 +16,14 @@
  *   signal   a SIGALRM handler records markers while the threads write
  *   churn    THREADS × 100 short-lived threads one after another, each writing
  *            RECORDS records (their chunks are reused, not one per thread)
+ *   decoy    after the fixture, put another file under the spool's descriptor
+ *            (as an app closing all descriptors and opening its own would),
+ *            then the threads write; the decoy must stay empty
  *   bench    print ns per record and per rpg_now() (no fixture)
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,6 +214,25 @@ int main(int argc, char **argv)
         signal(SIGALRM, SIG_IGN);
         printf("signals %d\n", (int)g_signals);
         fflush(stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "decoy")) {
+        char link[PATH_MAX], path[64];
+        const char *spool = rpg_spool_path();
+        for (int fd = 0; fd < 4096 && spool; fd++) {
+            snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+            ssize_t n = readlink(path, link, sizeof link - 1);
+            if (n <= 0)
+                continue;
+            link[n] = 0;
+            if (strcmp(link, spool) == 0) {
+                int decoy = open(getenv("DECOY"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+                dup2(decoy, fd);
+                close(decoy);
+                printf("decoy on fd %d\n", fd);
+            }
+        }
+        run_threads(threads);
         return 0;
     }
     if (!strcmp(mode, "churn")) {

@@ -42,6 +42,8 @@ static struct {
     char *segments[MAX_SEGMENTS]; /* atomic pointers */
     uint32_t mapped_max;          /* highest mapped segment + 1 */
     uint64_t fork_generation;
+    dev_t dev; /* identity of the spool file, to notice an app closing our fd */
+    ino_t ino;
     char dir[PATH_MAX];
     char path[PATH_MAX];
 } g_sp;
@@ -260,6 +262,35 @@ static void fill_header(rpg_spool_header *h)
     h->blob_size = (uint32_t)(b.p - ((char *)h + RPG_HEADER_FIXED));
 }
 
+/* Moves a descriptor out of the low numbers apps tend to reuse and close. */
+static int high_fd(int fd)
+{
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (hi < 0)
+        return fd;
+    close(fd);
+    return hi;
+}
+
+/* Apps that daemonize close every descriptor, and may then open their own
+ * file under our number: check the descriptor is still the spool before
+ * growing it, and reopen the spool by path if not. */
+static int spool_fd_locked(void)
+{
+    struct stat st;
+    if (g_sp.fd >= 0 && fstat(g_sp.fd, &st) == 0 && st.st_dev == g_sp.dev && st.st_ino == g_sp.ino)
+        return g_sp.fd;
+    int fd = open(g_sp.path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_dev != g_sp.dev || st.st_ino != g_sp.ino) {
+        close(fd);
+        return -1;
+    }
+    g_sp.fd = high_fd(fd);
+    return g_sp.fd;
+}
+
 static char *map_segment_locked(uint32_t seg)
 {
     if (seg >= MAX_SEGMENTS)
@@ -267,6 +298,8 @@ static char *map_segment_locked(uint32_t seg)
     char *base = g_sp.segments[seg];
     if (base)
         return base;
+    if (seg > 0 && spool_fd_locked() < 0)
+        return NULL;
     off_t off = (off_t)seg * RPG_SEGMENT_SIZE;
     /* fallocate, not ftruncate: a full tmpfs must fail here, not SIGBUS later. */
     int rc;
@@ -313,10 +346,17 @@ static int open_spool_locked(void)
     }
     if (fd < 0)
         return SPOOL_FAILED;
-    g_sp.fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return SPOOL_FAILED;
+    }
+    g_sp.dev = st.st_dev;
+    g_sp.ino = st.st_ino;
+    g_sp.fd = high_fd(fd);
     char *base = map_segment_locked(0);
     if (!base) {
-        close(fd);
+        close(g_sp.fd);
         g_sp.fd = -1;
         return SPOOL_FAILED;
     }
