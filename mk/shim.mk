@@ -8,7 +8,8 @@ SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cp
 # asyncpreemptoff: no SIGURG into the app's threads (a test checks it is set).
 SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1
 SHIM_TEST_DIR := $(BUILD)/test/shim
-SHIM_APPS     := $(SHIM_TEST_DIR)/multistream $(SHIM_TEST_DIR)/agentinfo
+SHIM_APPS     := $(SHIM_TEST_DIR)/multistream $(SHIM_TEST_DIR)/agentinfo \
+                 $(SHIM_TEST_DIR)/onload_sizes
 
 NATIVE_LIBS  += $(SHIM_LIB)
 PAYLOAD      += $(SHIM_LIB)
@@ -26,6 +27,10 @@ $(SHIM_TEST_DIR)/multistream: internal/hsa/testdata/multistream.hip mk/shim.mk
 $(SHIM_TEST_DIR)/agentinfo: internal/hsa/testdata/agentinfo.c mk/shim.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
+
+$(SHIM_TEST_DIR)/onload_sizes: internal/hsa/testdata/onload_sizes.cpp mk/shim.mk
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -std=c++17 -Wall -DAMD_INTERNAL_BUILD -I/usr/include/hsa -o $@ $< -ldl
 
 .PHONY: shim shim-apps
 shim: $(SHIM_LIB)

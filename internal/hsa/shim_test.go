@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"debug/buildinfo"
 	"encoding/binary"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -437,4 +438,25 @@ func TestModuleCooperativeAndEventTimingUnderTracing(t *testing.T) {
 	}
 	require.Equal(t, 1, names["module_fill.kd"])
 	require.Equal(t, 2, names["_Z4coopPi.kd"])
+}
+
+// OnLoad replaces every slot that both the running runtime (minor_id) and
+// the shim's headers know, and nothing past either: an older runtime's
+// shorter tables and a newer runtime's longer ones are both safe.
+func TestOnLoadWrapsOnlyTheSlotsBothSidesKnow(t *testing.T) {
+	for mode, want := range map[string]string{
+		"short": "ok 167\n", // 10, 10, 3 and 2 functions fewer than the headers
+		"long":  "ok 192\n", // all 125 + 48 + 13 + 6 known functions
+	} {
+		cmd := exec.Command(artifact(t, "test/shim/onload_sizes"),
+			artifact(t, "lib/librocprof-go-shim.so"), mode)
+		cmd.Env = append(os.Environ(), "LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so"))
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("%s: %s", mode, ee.Stderr)
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, string(out), mode)
+	}
 }
