@@ -12,9 +12,12 @@ VGPU_LDFLAGS := -shared -Wl,-soname,libhsakmt.so.1 -Wl,--version-script=vgpu/src
 NATIVE_LIBS  += $(VGPU_LIB)
 PAYLOAD      += $(VGPU_LIB)
 
+# Linked to a temporary name and renamed, so programs running on the old
+# library (tests, soaks) never map a half-written file.
 $(VGPU_LIB): $(VGPU_SRCS) $(VGPU_HDRS) vgpu/src/libhsakmt.map mk/vgpu.mk
 	@mkdir -p $(VGPU_DIR)
-	$(CC) $(VGPU_CFLAGS) -o $@ $(VGPU_SRCS) $(VGPU_LDFLAGS)
+	$(CC) $(VGPU_CFLAGS) -o $@.tmp $(VGPU_SRCS) $(VGPU_LDFLAGS)
+	mv -f $@.tmp $@
 
 .PHONY: vgpu
 vgpu: $(VGPU_LIB)
@@ -51,7 +54,8 @@ soak: $(VGPU_LIB) $(TESTAPPS_DIR)/multistream
 	@ok=0; fail=0; hang=0; \
 	for i in $$(seq 1 $(SOAK_RUNS)); do \
 	  LD_LIBRARY_PATH=$(VGPU_DIR) timeout 60 $(TESTAPPS_DIR)/multistream >/dev/null 2>&1; rc=$$?; \
-	  if [ $$rc = 0 ]; then ok=$$((ok+1)); elif [ $$rc = 124 ]; then hang=$$((hang+1)); else fail=$$((fail+1)); fi; \
+	  if [ $$rc = 0 ]; then ok=$$((ok+1)); elif [ $$rc = 124 ]; then hang=$$((hang+1)); \
+	  else fail=$$((fail+1)); echo "soak: run $$i failed with exit code $$rc"; fi; \
 	  [ $$((i % 50)) = 0 ] && echo "soak: $$i/$(SOAK_RUNS) runs, ok=$$ok failed=$$fail hangs=$$hang"; \
 	done; \
 	echo "soak: runs=$(SOAK_RUNS) ok=$$ok failed=$$fail hangs=$$hang"; \
