@@ -108,6 +108,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 	f.BoolVarP(&opt.Truncate, "truncate-kernels", "T", false, "print kernel names without templates and arguments")
 	f.BoolVar(&opt.Stats, "stats", false, "CSV: also write the *_stats.csv files")
 	f.BoolVar(&opt.GroupByQueue, "group-by-queue", false, "Perfetto: one track per queue instead of per stream")
+	f.BoolVar(&opt.ParquetHive, "parquet-hive", false, "Parquet: DIR/domain=<table>/rank=<n>/PREFIX-<pid>.parquet, one partition per rank")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
 	return cmd
 }

@@ -37,6 +37,15 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 		require.FileExists(t, filepath.Join(dir, name))
 	}
 
+	// A merged database into one hive partition per rank.
+	all := filepath.Join(t.TempDir(), "all.db")
+	require.Equal(t, 0, runCLI(t, nil, "merge", "-q", "--output", all, ranks[0], ranks[1]).code)
+	hive := t.TempDir()
+	r = runCLI(t, nil, "convert", all, "-f", "parquet", "--parquet-hive", "-d", hive)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=0", "out-1000.parquet"))
+	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=1", "out-1001.parquet"))
+
 	file := filepath.Join(dir, "run_kernel_trace.csv")
 	for _, c := range []struct {
 		args []string

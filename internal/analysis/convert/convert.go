@@ -21,6 +21,11 @@ type Options struct {
 	AgentIndex  string // absolute, relative (default) or type-relative
 	// GroupByQueue: Perfetto tracks per queue instead of per stream.
 	GroupByQueue bool
+	// ParquetHive writes Parquet hive-partitioned, one file per process:
+	// Dir/domain=<table>/rank=<n>/Prefix-<pid>.parquet, n the MPI/SLURM
+	// rank of the process (its position among the inputs' processes when
+	// it has none), so DuckDB, Spark or Trino query many ranks in place.
+	ParquetHive bool
 }
 
 // Result lists what a conversion wrote.
@@ -63,13 +68,25 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	spools, err := Spools(tmp, dbs)
+	procs, err := spoolProcesses(tmp, dbs)
 	if err != nil {
 		return nil, err
+	}
+	spools := make([]string, len(procs))
+	for i, p := range procs {
+		spools[i] = p.path
 	}
 	res := &Result{Spools: len(spools)}
 	var others []output.Format
 	for _, f := range opt.Formats {
+		if f == output.FormatParquet && opt.ParquetHive {
+			paths, err := hiveParquet(procs, opt)
+			if err != nil {
+				return nil, err
+			}
+			res.Paths = append(res.Paths, paths...)
+			continue
+		}
 		if f == output.FormatCSV {
 			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix,
 				Formats: []output.Format{output.FormatCSV}, Stats: opt.Stats, Mangled: opt.Mangled,
@@ -86,8 +103,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		return res, nil
 	}
 	prefix := filepath.Join(opt.Dir, opt.Prefix)
-	in := &output.Input{Spools: spools, Options: output.Options{MangledKernels: opt.Mangled,
-		TruncateKernels: opt.Truncate, GroupByQueue: opt.GroupByQueue, AgentIndex: opt.AgentIndex, Stats: opt.Stats}}
+	in := &output.Input{Spools: spools, Options: writerOptions(opt)}
 	if err := output.WriteFormats(others, prefix, in); err != nil {
 		return nil, err
 	}
@@ -96,4 +112,40 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		res.Paths = append(res.Paths, w.Path(prefix))
 	}
 	return res, nil
+}
+
+func writerOptions(opt Options) output.Options {
+	return output.Options{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
+		GroupByQueue: opt.GroupByQueue, AgentIndex: opt.AgentIndex, Stats: opt.Stats}
+}
+
+// hiveParquet writes each process's Parquet files under its rank partition
+// and returns the partition directories written.
+func hiveParquet(procs []spool, opt Options) ([]string, error) {
+	w, err := output.LookupWriter(output.FormatParquet)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for i, p := range procs {
+		rank := p.rank
+		if rank < 0 {
+			rank = i
+		}
+		o := writerOptions(opt)
+		o.ParquetHive, o.ParquetRank = true, rank
+		// The pid in the file name keeps processes that share a rank
+		// (several runs, or no rank known) from overwriting each other.
+		prefix := filepath.Join(opt.Dir, fmt.Sprintf("%s-%d", opt.Prefix, p.pid))
+		if err := w.Write(prefix, &output.Input{Spools: []string{p.path}, Options: o}); err != nil {
+			return nil, err
+		}
+		d := filepath.Join(opt.Dir, fmt.Sprintf("domain=*/rank=%d", rank))
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, nil
 }

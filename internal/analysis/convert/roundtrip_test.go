@@ -1,12 +1,14 @@
 package convert_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
@@ -119,4 +121,24 @@ func TestConvertToOtherFormats(t *testing.T) {
 	round(&before.Total)
 	round(&after.Total)
 	require.Equal(t, before.Total.Tables, after.Total.Tables)
+}
+
+// Hive-partitioned Parquet puts each rank's tables in its own partition,
+// the layout docs/analysis.md's DuckDB query reads.
+func TestConvertHiveParquet(t *testing.T) {
+	dbs := openSample(t, 0, 1)
+	dir := t.TempDir()
+	res, err := convert.Run(dbs, convert.Options{Formats: []output.Format{output.FormatParquet}, Dir: dir,
+		Prefix: "run", ParquetHive: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "domain=*/rank=0"), filepath.Join(dir, "domain=*/rank=1")}, res.Paths)
+	for r, pid := range []int{1000, 1001} {
+		for table, rows := range map[string]int64{"kernels": 17, "hip_api": 21, "marker_api": 2, "memory_copy": 2} {
+			path := filepath.Join(dir, "domain="+table, fmt.Sprintf("rank=%d", r), fmt.Sprintf("run-%d.parquet", pid))
+			f, err := file.OpenParquetFile(path, false)
+			require.NoError(t, err, path)
+			require.Equal(t, rows, f.NumRows(), path)
+			require.NoError(t, f.Close())
+		}
+	}
 }

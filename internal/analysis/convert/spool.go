@@ -22,18 +22,37 @@ import (
 // stream from the tables into 64 KiB chunks; memory does not grow with the
 // database. It returns the spool paths in the order tracing.List gives.
 func Spools(dir string, dbs []*rocpd.DB) ([]string, error) {
+	spools, err := spoolProcesses(dir, dbs)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(spools))
+	for i, s := range spools {
+		paths[i] = s.path
+	}
+	return paths, nil
+}
+
+// spool is one written spool and the process it holds.
+type spool struct {
+	path string
+	pid  int64
+	rank int // -1 unknown
+}
+
+func spoolProcesses(dir string, dbs []*rocpd.DB) ([]spool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	n := 0
+	var out []spool
 	for _, db := range dbs {
 		for _, im := range db.Images {
-			if err := imageSpools(dir, db.Only(im), &n); err != nil {
+			if err := imageSpools(dir, db.Only(im), &out); err != nil {
 				return nil, fmt.Errorf("%s: %w", db.Path, err)
 			}
 		}
 	}
-	return tracing.List(dir)
+	return out, nil
 }
 
 // apiDomains maps category names to spool API domains; rocprofv3 records
@@ -110,7 +129,7 @@ func scratchOperation(typ string) tracing.ScratchOperation {
 }
 
 // imageSpools writes one spool per process of a single-image database.
-func imageSpools(dir string, db *rocpd.DB, n *int) error {
+func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 	in, err := db.LoadInfo(db.Images[0])
 	if err != nil {
 		return err
@@ -135,15 +154,16 @@ func imageSpools(dir string, db *rocpd.DB, n *int) error {
 		if !ok {
 			p = &rocpd.Process{PID: pid, Rank: -1}
 		}
-		*n++
+		n := len(*out) + 1
 		info := processInfo(p)
 		// Spools sort by start time: keep the databases' order by numbering.
-		info.StartBoottimeNs = uint64(*n)
-		path := filepath.Join(dir, fmt.Sprintf("rpg-%d-%d-0.spool", p.PID, *n))
+		info.StartBoottimeNs = uint64(n)
+		path := filepath.Join(dir, fmt.Sprintf("rpg-%d-%d-0.spool", p.PID, n))
 		w, err := newSpoolWriter(path, info)
 		if err != nil {
 			return nil, err
 		}
+		*out = append(*out, spool{path: path, pid: p.PID, rank: p.Rank})
 		writers[pid] = w
 		return w, w.catalogue(db, in)
 	}
