@@ -2,10 +2,10 @@
 // and marker tracing tests (internal/hsa/hiptrace). Change a count here and
 // the test's expectations must change with it.
 //
-// HIP runtime calls: hipMalloc 3, hipMemcpy 3, hipLaunchKernel 5 (4 on the
-// null stream, 1 on a created stream), hipStreamCreate 1,
-// hipStreamSynchronize 1, hipStreamDestroy 1, hipDeviceSynchronize 1,
-// hipFree 3. Each <<<>>> launch also makes one __hipPushCallConfiguration and
+// HIP runtime calls: hipMalloc 3, hipMemcpy 3, hipLaunchKernel 6 (4 on the
+// null stream, then 1 on each of two streams created and destroyed in turn),
+// hipStreamCreate 2, hipStreamSynchronize 2, hipStreamDestroy 2,
+// hipDeviceSynchronize 1, hipFree 3. Each <<<>>> launch also makes one __hipPushCallConfiguration and
 // one __hipPopCallConfiguration (compiler API).
 //
 // ROCTx: roctxNameOsThread("main"); push "outer" { push "inner" { launches }
@@ -49,11 +49,15 @@ int main() {
   CHECK(hipMemcpy(db, hb, sizeof hb, hipMemcpyHostToDevice));
   int inner = roctxRangePushA("inner");
   for (int k = 0; k < 4; k++) hip_calls_add<<<n / 256, 256>>>(da, db, dc, n);
-  hipStream_t s;
-  CHECK(hipStreamCreate(&s));
-  hip_calls_add<<<n / 256, 256, 0, s>>>(da, db, dc, n);
-  CHECK(hipStreamSynchronize(s));
-  CHECK(hipStreamDestroy(s));
+  // Two streams one after the other (HIP may well reuse the first one's
+  // memory for the second): stream ids 1 and 2.
+  for (int k = 0; k < 2; k++) {
+    hipStream_t s;
+    CHECK(hipStreamCreate(&s));
+    hip_calls_add<<<n / 256, 256, 0, s>>>(da, db, dc, n);
+    CHECK(hipStreamSynchronize(s));
+    CHECK(hipStreamDestroy(s));
+  }
   int popped_inner = roctxRangePop();
   roctxMarkA("after-kernels");
   CHECK(hipMemcpy(hc, dc, sizeof hc, hipMemcpyDeviceToHost));

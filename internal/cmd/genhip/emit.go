@@ -101,6 +101,10 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	} else {
 		fmt.Fprintf(b, "    %s r = %s;\n", p.Ret, call)
 	}
+	if p.Name == "hipStreamDestroy" {
+		// Its number must not pass to a new stream at the same address.
+		b.WriteString("    rpg_hip_stream_forget((uint64_t)(uintptr_t)a0);\n")
+	}
 	fmt.Fprintf(b, "    if (rpg_hip_leave(&c, %s)) {\n", f.Domain)
 	b.WriteString("        rpg_hip_args g;\n        g.len = 0;\n")
 	if len(p.Params) > 0 {

@@ -80,11 +80,16 @@ func TestCSVHasExactCallsAndKernelsNameTheirLaunch(t *testing.T) {
 	}, markers)
 
 	kernels := readCSV(t, filepath.Join(out, "run_kernel_trace.csv"))
-	require.Len(t, kernels, 5)
+	require.Len(t, kernels, 6)
 	seen := map[string]bool{}
 	for _, k := range kernels {
 		require.True(t, launchCorr[k["Correlation_Id"]], "kernel row with Correlation_Id %s", k["Correlation_Id"])
 		seen[k["Correlation_Id"]] = true
 	}
-	require.Len(t, seen, 5, "one kernel per launch")
+	require.Len(t, seen, 6, "one kernel per launch")
+	var streams []string
+	for _, k := range kernels {
+		streams = append(streams, k["Stream_Id"])
+	}
+	require.ElementsMatch(t, []string{"0", "0", "0", "0", "1", "2"}, streams)
 }

@@ -49,7 +49,7 @@ func TestMarkerRecordsFollowRocprofv3(t *testing.T) {
 	require.Less(t, outer.Start, inner.Start, "inner is pushed after outer")
 	require.Less(t, inner.End, outer.End, "and popped before it")
 	require.Less(t, outer.CorrelationID, inner.CorrelationID, "a range carries its push's id")
-	// The five launches happen inside "inner"; the allocations before it.
+	// The six launches happen inside "inner"; the allocations before it.
 	for _, c := range tr.calls {
 		switch tr.name(c) {
 		case "hipLaunchKernel":

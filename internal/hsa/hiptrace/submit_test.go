@@ -121,11 +121,8 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 				require.Equal(t, c.TID, s.tid, "submitted on the caller's thread")
 				require.Equal(t, "inner", s.rangeMsg, "the innermost open ROCTx range at submission")
 			}
-			if launches == 5 { // the one on the created stream
-				require.NotZero(t, subs[0].stream)
-			} else {
-				require.Zero(t, subs[0].stream, "null stream")
-			}
+			// Four on the null stream (0), then one on each created stream.
+			require.EqualValues(t, max(0, launches-4), subs[0].stream, "launch %d", launches)
 		case "hipMemcpy":
 			require.NotEmpty(t, subs, "copy %d submitted nothing under its id", c.CorrelationID)
 			for _, s := range subs {
@@ -133,7 +130,7 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, 5, launches)
+	require.Equal(t, 6, launches)
 	for _, c := range tr.calls {
 		for _, s := range byCorr[c.CorrelationID] {
 			t.Logf("%s -> %s stream=%d", tr.name(c), s.fn, s.stream)
@@ -154,11 +151,11 @@ func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
 			"ROCPROF_MEMORY_COPY_TRACE=1", "ROCPROF_MARKER_API_TRACE=1"}}.exec(t)
 	tr := readTrace(t, dir)
 	byCorr := map[uint64]tracing.APICall{}
-	var streamLaunch uint64
+	launchNo := map[uint64]int{} // correlation id -> 1..6 in program order
 	for _, c := range tr.calls {
 		byCorr[c.CorrelationID] = c
 		if tr.name(c) == "hipLaunchKernel" {
-			streamLaunch = c.CorrelationID // the last launch is the one on a stream
+			launchNo[c.CorrelationID] = len(launchNo) + 1
 		}
 	}
 	var launched []uint64
@@ -174,14 +171,11 @@ func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
 		name, ok := innermostRange(tr, d.TID, d.CorrelationID)
 		require.True(t, ok)
 		require.Equal(t, "inner", name)
-		if d.CorrelationID == streamLaunch {
-			require.NotZero(t, d.StreamID)
-		} else {
-			require.Zero(t, d.StreamID)
-		}
+		// Launches 1-4 on the null stream, 5 and 6 on streams 1 and 2.
+		require.EqualValues(t, max(0, launchNo[d.CorrelationID]-4), d.StreamID)
 	}
 	t.Logf("%d dispatches (%d from hipLaunchKernel), %d copies", len(tr.dispatches), len(launched), len(tr.copies))
-	require.Len(t, launched, 5, "one dispatch per hipLaunchKernel")
+	require.Len(t, launched, 6, "one dispatch per hipLaunchKernel")
 	require.NotEmpty(t, tr.copies)
 	for _, cp := range tr.copies {
 		c, ok := byCorr[cp.CorrelationID]

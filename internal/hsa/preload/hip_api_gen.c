@@ -9713,6 +9713,7 @@ static __attribute__((noinline)) hipError_t traced_hipStreamDestroy(__typeof__(&
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     hipError_t r = real(a0);
+    rpg_hip_stream_forget((uint64_t)(uintptr_t)a0);
     if (rpg_hip_leave(&c, RPG_API_HIP_RUNTIME)) {
         rpg_hip_args g;
         g.len = 0;

@@ -7,11 +7,12 @@
  * copy interceptors run on the same thread underneath that call and read it
  * to fill rpg_kernel_dispatch_rec.stream_id / rpg_memory_copy_rec.stream_id.
  *
- * The value is the raw hipStream_t (an ihipStream_t pointer): 0 is the null
- * (default) stream and is also what a thread outside any HIP call sees. The
- * output side numbers distinct handles in order of first appearance, as
- * rocprofv3 numbers streams. Calls without a stream argument (hipMemcpy,
- * hipMalloc, ...) run on the null stream, so 0 is right for them too.
+ * The value is rocprofv3's stream id, not the handle: 0 for the null
+ * (default) stream — also what a thread outside any HIP call, or in a call
+ * without a stream argument (hipMemcpy, hipMalloc, ...), sees — and 1, 2, ...
+ * for the other streams in order of first use (hip_stream.c).
+ * rpg_hip_stream_id numbers any hipStream_t the same way (for the ROCTx
+ * stream-naming call and for tools).
  */
 #ifndef RPG_HIP_STREAM_H
 #define RPG_HIP_STREAM_H
@@ -23,6 +24,7 @@ extern "C" {
 #endif
 
 __attribute__((visibility("default"))) uint64_t rpg_hip_current_stream(void);
+__attribute__((visibility("default"))) uint64_t rpg_hip_stream_id(uint64_t handle);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /*
  * hip_trace.c: the run-time half of the HIP wrappers: lazy resolution of the
- * real functions, the function-name string table, the current-stream API.
+ * real functions, the function-name string table, whether to record
+ * arguments.
  */
 #include "hip_trace.h"
 
@@ -17,8 +18,6 @@ __thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
 int rpg_hip_names_recorded;
 
 int rpg_hip_args_on;
-
-uint64_t rpg_hip_current_stream(void) { return rpg_hip_t.stream; }
 
 /* Arguments cost a copy per call; only the outputs that show them (JSON,
  * Perfetto, ROCpd) ask for them. ROCPROF_GO_HIP_ARGS=0/1 overrides. */

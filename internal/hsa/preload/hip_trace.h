@@ -53,6 +53,8 @@ extern RPG_HIDDEN void *rpg_hip_real_fns[];
 
 /* hip_trace.c */
 RPG_HIDDEN void *rpg_hip_resolve(uint32_t id);
+/* hip_stream.c: forgets a destroyed stream's number. */
+RPG_HIDDEN void rpg_hip_stream_forget(uint64_t handle);
 RPG_HIDDEN void rpg_hip_record_names(void);
 extern RPG_HIDDEN int rpg_hip_names_recorded;
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hip_stream.h"
 #include "roctx_range.h"
 #include "roctx_regions.h"
 
@@ -280,8 +281,8 @@ ROCTX_EXPORT int roctxProfilerResume(roctx_thread_id_t tid)
 }
 
 /* The naming calls record the name as the message and the named object
- * (agent handle, device ordinal, stream handle; 0 for the thread) in
- * range_id. */
+ * (agent handle, device ordinal, stream id as in hip_stream.h; 0 for the
+ * thread) in range_id. */
 static int name_call(uint32_t op, const char *name, uint64_t object)
 {
     uint64_t corr = rpg_correlation_next();
@@ -327,7 +328,7 @@ ROCTX_EXPORT int roctxNameHipStream(const char *name, const struct ihipStream_t 
         int (*f)(const char *, const struct ihipStream_t *) = next_fn(FN_NAME_STREAM);
         return f ? f(name, stream) : 0;
     }
-    return name_call(RPG_MARKER_NAME_HIP_STREAM, name, (uint64_t)(uintptr_t)stream);
+    return name_call(RPG_MARKER_NAME_HIP_STREAM, name, rpg_hip_stream_id((uint64_t)(uintptr_t)stream));
 }
 
 ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
