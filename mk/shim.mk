@@ -9,7 +9,7 @@ SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cp
 SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1
 SHIM_TEST_DIR := $(BUILD)/test/shim
 SHIM_APPS     := $(SHIM_TEST_DIR)/multistream $(SHIM_TEST_DIR)/agentinfo \
-                 $(SHIM_TEST_DIR)/onload_sizes
+                 $(SHIM_TEST_DIR)/onload_sizes $(SHIM_TEST_DIR)/dispatch
 
 NATIVE_LIBS  += $(SHIM_LIB)
 PAYLOAD      += $(SHIM_LIB)
@@ -25,6 +25,10 @@ $(SHIM_TEST_DIR)/multistream: internal/hsa/testdata/multistream.hip mk/shim.mk
 	hipcc --offload-arch=gfx90a -O2 -o $@ $<
 
 $(SHIM_TEST_DIR)/agentinfo: internal/hsa/testdata/agentinfo.c mk/shim.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
+
+$(SHIM_TEST_DIR)/dispatch: internal/hsa/testdata/dispatch.c mk/shim.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
 

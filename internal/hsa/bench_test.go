@@ -90,6 +90,30 @@ func threadCPU(b *testing.B, ms []measured) []float64 {
 	return r
 }
 
+// The app's thread alone: raw HSA submission of 100k dispatches (25 rounds
+// of 4000 wait in between), timed by the app around its submission loops.
+// This is the intercept path's cost (ROCR's intercept queue plus the shim's
+// callback) without the virtual GPU's or HIP's waiting in the figure.
+func BenchmarkKernelTraceSubmitOverheadPerDispatch(b *testing.B) {
+	vars := []string{"ROCPROF_KERNEL_TRACE=1"}
+	for i := 0; i < b.N; i++ {
+		var base, prof []float64
+		for p := 0; p < benchPairs; p++ {
+			base = append(base, submitNs(b, measure(b, false, nil, "dispatch", "25", "4000")))
+			prof = append(prof, submitNs(b, measure(b, true, vars, "dispatch", "25", "4000")))
+		}
+		b.ReportMetric(minF(prof)-minF(base), "app-thread-ns-added/dispatch")
+		b.ReportMetric(minF(prof)/minF(base), "submit-ratio")
+	}
+}
+
+func submitNs(b *testing.B, m measured) float64 {
+	var ns float64
+	_, err := fmt.Sscanf(strings.TrimSpace(m.stdout), "%f submit-ns/dispatch", &ns)
+	require.NoError(b, err, "dispatch printed %q", m.stdout)
+	return ns
+}
+
 func BenchmarkHSAAPITraceOverheadPerCall(b *testing.B) {
 	n := envInt("ROCPROF_GO_BENCH_CALLS", 1000000)
 	for i := 0; i < b.N; i++ {

@@ -448,6 +448,9 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
     }
     hsa_status_t st = g_next_queue_destroy(hq);
     if (q) {
+        for (uint64_t k = 0; k <= q->mask; k++)
+            if (q->ring[k].slot_signal.handle)
+                shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
         free(q->ring);
         free(q);
     }
