@@ -71,7 +71,7 @@ a CI job posts as a comment; junit writes one test case per name, regressions as
 				return err
 			}
 			rep := compare.Compare(base, next, opt)
-			if err := writeOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return compare.Write(w, rep, format) }); err != nil {
+			if err := writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return compare.Write(w, rep, format) }); err != nil {
 				return err
 			}
 			if rep.Regressions > 0 {

@@ -14,7 +14,7 @@ import (
 
 func init() { registerSubcommand(newConvertCmd) }
 
-func formatNames() string {
+func convertFormatNames() string {
 	names := make([]string, len(output.Writers))
 	for i, w := range output.Writers {
 		names[i] = string(w.Format)
@@ -35,7 +35,7 @@ those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..
 ..._results.pftrace, ... (default ./rocpd-output-data/out_<name>, as rocpd convert). Several
 databases go into one set of files; a CSV prefix with %pid% gives one set per process.
 
-Formats: ` + formatNames() + ` (perfetto is accepted for pftrace). Not recoverable from a database: the agent_info.csv columns
+Formats: ` + convertFormatNames() + ` (perfetto is accepted for pftrace). Not recoverable from a database: the agent_info.csv columns
 beyond ids and names (the database does not store them), and --kernel-rename names.
 
   rocprof-go convert -i results.db -f csv pftrace -d converted -o run1`,
@@ -45,7 +45,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				return &usageError{"convert needs input databases, e.g. rocprof-go convert -i results.db -f csv"}
 			}
 			if len(formats) == 0 {
-				return &usageError{"convert needs -f FORMAT: one or more of " + formatNames()}
+				return &usageError{"convert needs -f FORMAT: one or more of " + convertFormatNames()}
 			}
 			for _, f := range formats {
 				if f == "perfetto" { // rocpd convert's alias
@@ -100,7 +100,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&inputs, "input", "i", nil, "ROCpd databases (repeatable; also as arguments)")
-	f.StringSliceVarP(&formats, "output-format", "f", nil, "formats to write: "+formatNames())
+	f.StringSliceVarP(&formats, "output-format", "f", nil, "formats to write: "+convertFormatNames())
 	f.StringVarP(&opt.Dir, "output-directory", "d", "rocpd-output-data", "directory of the output files")
 	f.StringVarP(&opt.Prefix, "output-file", "o", "out", "file name prefix: files are DIR/PREFIX_<name>.<ext>")
 	f.StringVarP(&opt.AgentIndex, "agent-index", "A", "relative", "agent labels: absolute, relative or type-relative")

@@ -44,7 +44,7 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 			if err != nil {
 				return err
 			}
-			return writeOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.Write(w, s, format) })
+			return writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.Write(w, s, format) })
 		},
 	}
 	f := cmd.Flags()
@@ -56,9 +56,9 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 	return cmd
 }
 
-// writeOutput runs write on stdout, or on a file that is complete when the
+// writeAnalysisOutput runs write on stdout, or on a file that is complete when the
 // command succeeds.
-func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+func writeAnalysisOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(stdout)
 	}
