@@ -183,3 +183,29 @@ func TestDispatchesAndCopiesNameTheirHIPCall(t *testing.T) {
 		require.Equal(t, "hipMemcpy", tr.name(c))
 	}
 }
+
+// Module and cooperative launches too: testdata/apps/features (the virtual
+// GPU's feature app) makes one hipModuleLaunchKernel, one
+// hipLaunchCooperativeKernel and one hipLaunchKernel, and every dispatch
+// names its call.
+func TestModuleAndCooperativeLaunchesNameTheirCall(t *testing.T) {
+	_, dir := run{app: "testdata/features", args: []string{artifact(t, "testdata/module_kernels.co")},
+		preload: true, shim: true,
+		env: []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_KERNEL_TRACE=1"}}.exec(t)
+	tr := readTrace(t, dir)
+	byCorr := map[uint64]string{}
+	for _, c := range tr.calls {
+		byCorr[c.CorrelationID] = tr.name(c)
+	}
+	under := map[string]int{}
+	for _, d := range tr.dispatches {
+		name, ok := byCorr[d.CorrelationID]
+		require.True(t, ok, "dispatch %d with correlation id %d, no HIP call", d.DispatchID, d.CorrelationID)
+		under[name]++
+	}
+	require.Equal(t, 1, under["hipModuleLaunchKernel"])
+	// HIP 5.2 runs an internal kernel of its own before a cooperative one:
+	// both are that call's work and carry its id.
+	require.Equal(t, 2, under["hipLaunchCooperativeKernel"])
+	require.Equal(t, 1, under["hipLaunchKernel"])
+}
