@@ -3,11 +3,14 @@
 // cache, and the per-dispatch packet expansion and slot bookkeeping on the
 // app's and the completion threads. Nothing here calls Go except
 // shim_pmc_init (OnLoad) and shim_pmc_complete (completion thread).
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -157,12 +160,26 @@ struct PmcAgent {
     pthread_mutex_t lock;
     int64_t next_seq;
     uint64_t selected; // selected dispatches so far (group multiplexing)
+    std::atomic<uint32_t> released{0}; // bumped whenever a slot is decoded (futex word)
+    std::atomic<uint32_t> waiters{0};
 };
 
 PmcAgent g_agents[SHIM_PMC_MAX_AGENTS];
 int g_nagents;
 std::atomic<bool> g_enabled{false};
 bool g_filtered; // include/exclude regexes are set
+bool g_timing;   // ROCPROF_GO_PMC_TIMING
+
+// Thread CPU time: on a shared machine, wall time inside a call also counts
+// the time the thread was not running.
+uint64_t now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void add(uint64_t *counter, uint64_t v) { __atomic_fetch_add(counter, v, __ATOMIC_RELAXED); }
 uint64_t *g_ranges;
 int g_nranges;
 
@@ -202,14 +219,21 @@ bool slot_ready(PmcAgent *a, int64_t seq)
     const int64_t n = SHIM_PMC_SLOTS;
     PmcSlot *s = &a->slots[seq % n];
     PmcSlot *t = &a->slots[(seq + 1) % n];
-    for (int spins = 0;; spins++) {
+    for (int waits = 0;; waits++) {
+        uint32_t epoch = a->released.load(std::memory_order_acquire);
         if (s->done_seq.load(std::memory_order_acquire) >= seq - n &&
             t->done_seq.load(std::memory_order_acquire) >= seq - n + 1)
             return true;
-        if (spins > 250000) // ~5 s: give up on counting this dispatch
+        if (waits >= 5000) // ~5 s: give up on counting this dispatch
             return false;
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, nullptr);
+        // Sleep until the completion thread releases a slot (no polling on
+        // the app's thread); the timeout only bounds a lost wake-up.
+        a->waiters.fetch_add(1, std::memory_order_seq_cst);
+        struct timespec ts = {0, 1000000};
+        if (a->released.load(std::memory_order_seq_cst) == epoch)
+            syscall(SYS_futex, (uint32_t *)&a->released, FUTEX_WAIT_PRIVATE, epoch, &ts, nullptr,
+                    0);
+        a->waiters.fetch_sub(1, std::memory_order_relaxed);
     }
 }
 
@@ -334,7 +358,28 @@ extern "C" void shim_pmc_kernel(uint64_t ko, int selected)
     pthread_mutex_unlock(&g_kernels_lock);
 }
 
-extern "C" void shim_pmc_enable(void) { g_enabled.store(g_nagents > 0); }
+void print_timing()
+{
+    shim_pmc_stats *c = &shim_pmc_counters;
+    fprintf(stderr,
+            "rocprof-go pmc: profiled=%llu barriers=%llu completed=%llu skipped=%llu "
+            "filtered=%llu expand_ns=%llu wait_ns=%llu complete_ns=%llu\n",
+            (unsigned long long)c->profiled, (unsigned long long)c->barriers,
+            (unsigned long long)c->completed, (unsigned long long)c->skipped,
+            (unsigned long long)c->filtered, (unsigned long long)c->expand_ns,
+            (unsigned long long)c->wait_ns, (unsigned long long)c->complete_ns);
+}
+
+extern "C" void shim_pmc_enable(void)
+{
+    // ROCPROF_GO_PMC_TIMING=1: time the hot paths and print the totals at
+    // exit (the benchmark's source; off, it costs one branch).
+    const char *t = getenv("ROCPROF_GO_PMC_TIMING");
+    g_timing = t && t[0] == '1';
+    if (g_timing)
+        atexit(print_timing);
+    g_enabled.store(g_nagents > 0);
+}
 
 extern "C" void shim_pmc_init(void)
 {
@@ -352,6 +397,7 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
     PmcAgent *a = agent_of(agent);
     if (!a)
         return count;
+    uint64_t t0 = g_timing ? now_ns() : 0, waited = 0;
     hsa_kernel_dispatch_packet_t *in = *pkts;
     uint64_t out = 0;
     bool any = false;
@@ -381,7 +427,11 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         }
         pthread_mutex_lock(&a->lock);
         int64_t seq = a->next_seq;
-        if (!slot_ready(a, seq)) {
+        uint64_t w0 = g_timing ? now_ns() : 0;
+        bool ready = slot_ready(a, seq);
+        if (g_timing)
+            waited += now_ns() - w0;
+        if (!ready) {
             pthread_mutex_unlock(&a->lock);
             __atomic_fetch_add(&shim_pmc_counters.skipped, 1, __ATOMIC_RELAXED);
             t_out[out] = *k;
@@ -420,6 +470,10 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         any = true;
         __atomic_fetch_add(&shim_pmc_counters.profiled, 1, __ATOMIC_RELAXED);
     }
+    if (g_timing) {
+        add(&shim_pmc_counters.expand_ns, now_ns() - t0);
+        add(&shim_pmc_counters.wait_ns, waited);
+    }
     if (!any)
         return count;
     *pkts = t_out;
@@ -436,10 +490,17 @@ void shim_pmc_complete(void *slot)
 {
     PmcSlot *s = (PmcSlot *)slot;
     PmcAgent *a = s->agent;
+    uint64_t t0 = g_timing ? now_ns() : 0;
     if (shim_go_ok())
         rpgGoPMCSample((int)(a - g_agents), s->group, s->index, a->node,
                        s->dispatch_id.load(std::memory_order_relaxed));
     __atomic_fetch_add(&shim_pmc_counters.completed, 1, __ATOMIC_RELAXED);
     // done_seq grows by SHIM_PMC_SLOTS per use of the slot.
     s->done_seq.fetch_add(SHIM_PMC_SLOTS, std::memory_order_release);
+    a->released.fetch_add(1, std::memory_order_seq_cst);
+    if (a->waiters.load(std::memory_order_seq_cst))
+        syscall(SYS_futex, (uint32_t *)&a->released, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+                nullptr, 0);
+    if (g_timing)
+        add(&shim_pmc_counters.complete_ns, now_ns() - t0);
 }

@@ -77,6 +77,10 @@ typedef struct shim_pmc_stats {
     uint64_t completed;  /* slots decoded */
     uint64_t skipped;    /* selected dispatches left unprofiled (no free slot in time) */
     uint64_t filtered;   /* dispatches the filters left out */
+    /* With ROCPROF_GO_PMC_TIMING=1 only, thread CPU time: */
+    uint64_t expand_ns;   /* app threads, in shim_pmc_expand (waits included) */
+    uint64_t wait_ns;     /* of which waiting for a free slot (serialisation) */
+    uint64_t complete_ns; /* completion threads, decoding and recording */
 } shim_pmc_stats;
 extern shim_pmc_stats shim_pmc_counters;
 

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/aql"
+	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -184,4 +191,118 @@ func TestPMCRequestParsing(t *testing.T) {
 	require.ErrorContains(t, err, "not a positive integer")
 	_, err = parsePMCRequest(func(string) string { return "" })
 	require.ErrorContains(t, err, "no counters requested")
+}
+
+// pmc_groups multiplexing: with two groups and an interval of 2, the
+// agent's selected dispatches take group 1, 1, 2, 2, 1, 1, ... in the order
+// they were submitted (dispatch ids follow submission order per queue, and
+// the counted sequence is the agent's).
+func TestCountersGroupsAreCycledEveryIntervalDispatches(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_COUNTER_COLLECTION=1", "ROCPROF_KERNEL_TRACE=1",
+		"ROCPROF_COUNTER_GROUPS=pmc: SQ_WAVES\npmc: GRBM_COUNT", "ROCPROF_COUNTER_GROUPS_INTERVAL=2"},
+		"multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	require.Len(t, cr.dispatches, 22)
+	groups := map[string]int{}
+	for _, d := range cr.dispatches {
+		s := cr.sums[d.DispatchID]
+		require.Len(t, s, 1, "one group per dispatch: %v", s)
+		if v, ok := s["SQ_WAVES"]; ok {
+			require.Equal(t, modelWaves(d), v)
+			groups["SQ_WAVES"]++
+		} else {
+			require.Contains(t, s, "GRBM_COUNT")
+			groups["GRBM_COUNT"]++
+		}
+	}
+	// 22 dispatches in runs of two: 12 in the first group, 10 in the second.
+	require.Equal(t, map[string]int{"SQ_WAVES": 12, "GRBM_COUNT": 10}, groups)
+}
+
+// gfx908 (MI100) through its own build of the sample app: SQ_WAVES per
+// dispatch still equals the model (8 SEs, 120 CUs).
+func TestCountersOnGfx908(t *testing.T) {
+	r := runBuilt(t, counterVars("pmc: SQ_WAVES TCC_HIT", "ROCPROF_KERNEL_TRACE=1", "ROCPROF_VGPU_ARCH=gfx908"),
+		"testdata/gfx908/multistream", "2", "3", "4096")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	require.Contains(t, r.stdout, "dispatches=12")
+	cr := readCounters(t, r.spools)
+	// 12 vadd/scale dispatches plus HIP's own blit kernels (hipMemset).
+	require.GreaterOrEqual(t, len(cr.dispatches), 12)
+	require.Len(t, cr.sums, len(cr.dispatches), "every dispatch counted")
+	for _, d := range cr.dispatches {
+		s := cr.sums[d.DispatchID]
+		waves := modelWaves(d)
+		require.Equal(t, waves, s["SQ_WAVES"], cr.kernelName(d))
+		// TCC_HIT sums r_j - ceil(r_j/4) over 32 instances of R = 4 x waves.
+		hits := 0.0
+		for j := 0; j < 32; j++ {
+			req := int(4*waves) / 32
+			if j < int(4*waves)%32 {
+				req++
+			}
+			hits += float64(req - (req+3)/4)
+		}
+		require.Equal(t, hits, s["TCC_HIT"], cr.kernelName(d))
+	}
+}
+
+// The spool's counter samples become counter_collection.csv through the
+// CSV writer: one row per dispatch and counter, instances summed.
+func TestCountersReachCounterCollectionCSV(t *testing.T) {
+	r := runApp(t, counterVars("pmc: SQ_WAVES GPU_UTIL"), "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	dir := t.TempDir()
+	_, err := output.Write(output.Config{Dir: dir, PrefixTemplate: "run",
+		Formats: []output.Format{output.FormatCSV}}, r.spools)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(dir, "run_counter_collection.csv"))
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, "Counter_Name", rows[0][15])
+	require.Len(t, rows, 1+22*2)
+	waves := map[string]string{"vadd(float const*, float const*, float*, int)": "16.000000",
+		"scale(float*, float, int)": "16.000000", "fill3d(float*, float)": "64.000000"}
+	seen := map[string]int{}
+	for _, row := range rows[1:] {
+		seen[row[15]]++
+		if row[15] == "SQ_WAVES" {
+			require.Equal(t, waves[row[8]], row[16], row[8])
+		}
+	}
+	require.Equal(t, map[string]int{"SQ_WAVES": 22, "GPU_UTIL": 22}, seen)
+}
+
+// The precomputed collect gives the evaluator what counters.DB.Collect
+// gives it, for counters over several blocks and dimensions.
+func TestPMCCollectMatchesTheDatabase(t *testing.T) {
+	db, err := counters.ForAgent("gfx90a")
+	require.NoError(t, err)
+	names := []string{"SQ_WAVES", "GPU_UTIL", "TCC_HIT_sum", "SQ_INSTS_VALU"}
+	plan, err := db.Validate(names, 0)
+	require.NoError(t, err)
+	arena := aql.Arena{Next: 0x10000}
+	p, err := db.Device.BuildPMC(plan.Passes[0].Events, arena.Alloc)
+	require.NoError(t, err)
+	buf := make([]byte, p.OutputSize)
+	for i := range buf {
+		buf[i] = byte(i*7 + 3)
+	}
+	samples, err := p.Decode(buf)
+	require.NoError(t, err)
+	want := db.Collect(samples)
+	g := &pmcGroup{inputs: planInputs(db, p)}
+	got := counters.Inputs{"stale": {{Value: 1}}}
+	g.collect(buf, got)
+	for _, n := range names {
+		c, ok := db.Lookup(n)
+		require.True(t, ok, n)
+		w, err := db.Evaluate(c, want)
+		require.NoError(t, err)
+		h, err := db.Evaluate(c, got)
+		require.NoError(t, err)
+		require.Equal(t, w, h, n)
+	}
 }
