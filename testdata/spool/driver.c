@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -144,6 +145,13 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double user_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+}
+
 /* Wall time per call, and this thread's CPU time per call (steadier on a
  * loaded machine; it includes the kernel's page-fault work). */
 static void bench(void)
@@ -161,17 +169,18 @@ static void bench(void)
     for (long i = 0; i < n; i++)
         sink += rpg_now();
     double t1 = now_s();
-    double c1 = cpu_s();
+    double c1 = cpu_s(), u1 = user_s();
     for (long i = 0; i < n; i++) {
         uint64_t c = rpg_correlation_next();
         uint64_t s = rpg_now();
         rpg_record_api(RPG_KIND_HSA_API, RPG_API_HSA_CORE, 1, c, s, rpg_now(), NULL, 0);
     }
     double t2 = now_s();
-    double c2 = cpu_s();
-    printf("now_ns %.2f\nrecord_ns %.2f\nrecord_cpu_ns %.2f\ntsc %d\nsink %llu\n",
+    double c2 = cpu_s(), u2 = user_s();
+    printf("now_ns %.2f\nrecord_ns %.2f\nrecord_cpu_ns %.2f\nrecord_user_ns %.2f\ntsc %d\n"
+           "sink %llu\n",
            (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n, (c2 - c1) * 1e9 / (double)n,
-           rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
+           (u2 - u1) * 1e9 / (double)n, rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
 }
 
 int main(int argc, char **argv)

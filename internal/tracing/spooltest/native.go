@@ -48,7 +48,7 @@ func BuildNative(tb testing.TB) (driver, preload string) {
 		}
 		lib := filepath.Join(dir, "librocprof-go-preload.so")
 		args := append([]string{"-O2", "-std=gnu11", "-Wall", "-Werror", "-fPIC", "-shared",
-			"-fvisibility=hidden", "-pthread", "-o", lib}, srcs...)
+			"-fvisibility=hidden", "-fno-semantic-interposition", "-pthread", "-o", lib}, srcs...)
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			nativeErr = fmt.Errorf("build preload library: %w: %s", err, out)
 			return
