@@ -127,7 +127,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 
 // counterCollectionInjected says whether the shim injects PMC packets around
 // dispatches; until it does, a counter run says so instead of pretending.
-const counterCollectionInjected = false
+const counterCollectionInjected = true
 
 func collectsCounters(plan *options.Plan) bool {
 	for _, p := range plan.Passes {
