@@ -167,3 +167,15 @@ func decodeDescriptor(kd []byte, major, minor uint32) (vgpr, agpr, sgpr uint32) 
 	C.shim_decode_descriptor(unsafe.Pointer(&kd[0]), C.uint32_t(major), C.uint32_t(minor), &v, &a, &s)
 	return uint32(v), uint32(a), uint32(s)
 }
+
+// kmapPut and kmapGet expose the kernel-object map to the tests.
+func kmapPut(ko uint64, id uint64) {
+	info := C.shim_kernel_info{kernel_id: C.uint64_t(id)}
+	C.shim_kmap_put(C.uint64_t(ko), &info)
+}
+
+func kmapGet(ko uint64) (uint64, bool) {
+	var info C.shim_kernel_info
+	ok := C.shim_kmap_get(C.uint64_t(ko), &info) != 0
+	return uint64(info.kernel_id), ok
+}

@@ -460,3 +460,23 @@ func TestOnLoadWrapsOnlyTheSlotsBothSidesKnow(t *testing.T) {
 		require.Equal(t, want, string(out), mode)
 	}
 }
+
+// ML libraries load tens of thousands of kernels: the kernel-object map
+// grows, and every symbol stays findable.
+func TestKernelObjectMapGrows(t *testing.T) {
+	const n = 200000
+	for i := uint64(1); i <= n; i++ {
+		kmapPut(i*64, i)
+	}
+	kmapPut(64, 7) // a reused address: the newest symbol wins
+	for i := uint64(2); i <= n; i++ {
+		id, ok := kmapGet(i * 64)
+		require.True(t, ok, "kernel object %d", i*64)
+		require.Equal(t, i, id)
+	}
+	id, ok := kmapGet(64)
+	require.True(t, ok)
+	require.Equal(t, uint64(7), id)
+	_, ok = kmapGet(3)
+	require.False(t, ok)
+}
