@@ -306,3 +306,32 @@ func TestPMCCollectMatchesTheDatabase(t *testing.T) {
 		require.Equal(t, w, h, n)
 	}
 }
+
+// -E extra counters reach the shim as YAML contents; a derived counter over
+// two hardware counters evaluates per dispatch, and a device qualifier for a
+// GPU that does not exist leaves its counter out.
+func TestCountersExtraDefinitionsAndDeviceQualifiers(t *testing.T) {
+	extra := `rocprofiler-sdk:
+  counters-schema-version: 1
+  counters:
+    - name: WAVES_PLUS_GRBM
+      description: test counter
+      definitions:
+        - architectures: [gfx90a]
+          expression: reduce(SQ_WAVES,sum)+GRBM_COUNT
+`
+	r := runApp(t, counterVars("pmc: WAVES_PLUS_GRBM SQ_WAVES TCC_HIT:device=1",
+		"ROCPROF_KERNEL_TRACE=1", "ROCPROF_VGPU_CLOCK=virtual", "ROCPROF_EXTRA_COUNTERS_CONTENTS="+extra),
+		"multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	require.Len(t, cr.dispatches, 22)
+	for _, d := range cr.dispatches {
+		s := cr.sums[d.DispatchID]
+		waves := modelWaves(d)
+		cycles := float64(int64((2000 + 8*waves) * 1700 / 1000))
+		require.Equal(t, map[string]float64{"SQ_WAVES": waves, "WAVES_PLUS_GRBM": waves + cycles + 1000}, s,
+			cr.kernelName(d))
+		require.Equal(t, 1, cr.instances[d.DispatchID]["WAVES_PLUS_GRBM"])
+	}
+}
