@@ -2,6 +2,7 @@ package rocprof
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -20,14 +21,99 @@ type spoolWriter struct{}
 func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]launch.OutputFile, error) {
 	c := req.Config
 	cfg := outputConfig(c, req.Dir, req.Launch)
+	// CSV files and --stats (written whatever the formats, so a --stats run
+	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
 	var files []launch.OutputFile
 	if res != nil {
 		for _, f := range res.Files {
-			files = append(files, launch.OutputFile{Path: f.Path, Format: "csv", Domain: f.Domain, Records: int64(f.Records)})
+			files = append(files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
 		}
 	}
-	return files, err
+	if err != nil {
+		return files, err
+	}
+	var others []output.Format
+	for _, f := range cfg.Formats {
+		if f != output.FormatCSV {
+			others = append(others, f)
+		}
+	}
+	if len(others) == 0 {
+		return files, nil
+	}
+	groups, err := groupSpools(req.SpoolDir, cfg.ResolvePrefix)
+	if err != nil {
+		return files, err
+	}
+	opts := output.OptionsFromConfig(c)
+	for _, g := range groups {
+		if g.events < uint64(cfg.MinimumOutputBytes/64) || g.events == 0 {
+			continue // nothing recorded (or less than --minimum-output-data): no files, as rocprofv3
+		}
+		in := &output.Input{Spools: g.spools, Options: opts}
+		for _, f := range others {
+			w, err := output.LookupWriter(f)
+			if err != nil {
+				return files, err
+			}
+			if err := w.Write(g.prefix, in); err != nil {
+				return files, err
+			}
+			files = append(files, launch.OutputFile{Path: w.Path(g.prefix), Format: string(f), Records: int64(g.events)})
+		}
+	}
+	return files, nil
+}
+
+// spoolGroup is the spools whose processes share one set of output files.
+type spoolGroup struct {
+	prefix string
+	spools []string
+	events uint64 // trace records (API calls, dispatches, copies, ...) in them
+}
+
+// groupSpools groups a pass's spools by their resolved output prefix, in
+// spool start order, counting each group's event records for the manifest.
+func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spoolGroup, error) {
+	paths, err := tracing.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	var groups []*spoolGroup
+	byPrefix := map[string]*spoolGroup{}
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		if err != nil {
+			if errors.Is(err, tracing.ErrNotSpool) {
+				continue // a process killed while creating its spool
+			}
+			return nil, err
+		}
+		prefix := resolve(r.Process())
+		for r.Next() {
+		}
+		st := r.Stats()
+		_ = r.Close()
+		g := byPrefix[prefix]
+		if g == nil {
+			g = &spoolGroup{prefix: prefix}
+			byPrefix[prefix] = g
+			groups = append(groups, g)
+		}
+		g.spools = append(g.spools, p)
+		for _, k := range eventKinds {
+			g.events += st.Count(k)
+		}
+	}
+	return groups, nil
+}
+
+// eventKinds are the record kinds that are trace events (not names, symbols
+// or agents).
+var eventKinds = []tracing.Kind{
+	tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
+	tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindCounterSample,
 }
 
 // outputConfig maps a pass's options onto the writers' configuration. The
