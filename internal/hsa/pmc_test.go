@@ -335,3 +335,23 @@ func TestCountersExtraDefinitionsAndDeviceQualifiers(t *testing.T) {
 		require.Equal(t, 1, cr.instances[d.DispatchID]["WAVES_PLUS_GRBM"])
 	}
 }
+
+// Two GPUs: each gets its own packets, and NAME:device=1 is collected on
+// the second GPU only.
+func TestCountersPerGPUWithDeviceQualifier(t *testing.T) {
+	r := runBuilt(t, counterVars("pmc: SQ_WAVES TCC_HIT:device=1", "ROCPROF_KERNEL_TRACE=1",
+		"ROCPROF_VGPU_COUNT=2"), "testdata/devices")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	nodes := map[uint32]map[string]float64{}
+	for _, d := range cr.dispatches {
+		if cr.kernelName(d) != "_Z4tinyPi.kd" {
+			continue
+		}
+		nodes[d.AgentNode] = cr.sums[d.DispatchID]
+	}
+	require.Len(t, nodes, 2, "one tiny kernel per GPU")
+	require.Equal(t, map[string]float64{"SQ_WAVES": 1}, nodes[1])
+	require.Equal(t, 1.0, nodes[2]["SQ_WAVES"])
+	require.Contains(t, nodes[2], "TCC_HIT")
+}
