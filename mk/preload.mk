@@ -1,5 +1,7 @@
-# The preload library (plain C): the recorder and, later, the HIP/ROCTx
-# interposers. Every .c file in internal/hsa/preload is part of it.
+# The preload library (plain C): the recorder and the HIP/ROCTx interposers.
+# Every .c file in internal/hsa/preload is part of it. -z defs: an undefined
+# symbol must fail here, not in every process the library is preloaded into
+# (-z now would make each of them refuse to start).
 PRELOAD_LIB := $(BUILD)/lib/librocprof-go-preload.so
 PRELOAD_SRC := $(sort $(wildcard internal/hsa/preload/*.c))
 PRELOAD_HDR := $(wildcard internal/hsa/preload/*.h) internal/tracing/spool.h
@@ -14,7 +16,7 @@ TEST_PREREQS += $(SPOOL_DRIVER)
 
 $(PRELOAD_LIB): $(PRELOAD_SRC) $(PRELOAD_HDR) internal/hsa/preload/hip_exports.map mk/preload.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,librocprof-go-preload.so -Wl,-z,now \
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,librocprof-go-preload.so -Wl,-z,now -Wl,-z,defs \
 	  -Wl,--version-script=internal/hsa/preload/hip_exports.map -o $@ $(PRELOAD_SRC)
 
 $(SPOOL_DRIVER): testdata/spool/driver.c $(PRELOAD_LIB)
