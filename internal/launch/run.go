@@ -29,6 +29,8 @@ type OutputRequest struct {
 	Dir      string
 	SpoolDir string
 	Launch   time.Time
+	// Stdout is where summaries printed "to the terminal" go.
+	Stdout io.Writer
 }
 
 // OutputFile is one file a writer produced.
@@ -214,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc}
 		if r.Writer != nil {
-			files, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch})
+			files, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
 			pr.Files = files
 			if werr != nil {
 				keepRunDir = true

@@ -3,6 +3,8 @@ package rocprof
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -39,19 +41,29 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 			others = append(others, f)
 		}
 	}
-	if len(others) == 0 {
+	opts := output.OptionsFromConfig(c)
+	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
+	if len(others) == 0 && !summary {
 		return files, nil
 	}
 	groups, err := groupSpools(req.SpoolDir, cfg.ResolvePrefix)
 	if err != nil {
 		return files, err
 	}
-	opts := output.OptionsFromConfig(c)
 	for _, g := range groups {
 		if g.events < uint64(cfg.MinimumOutputBytes/64) || g.events == 0 {
 			continue // nothing recorded (or less than --minimum-output-data): no files, as rocprofv3
 		}
 		in := &output.Input{Spools: g.spools, Options: opts}
+		if summary {
+			f, err := writeSummary(g.prefix, c.SummaryOutputFile, in, req.Stdout)
+			if err != nil {
+				return files, err
+			}
+			if f != nil {
+				files = append(files, *f)
+			}
+		}
 		for _, f := range others {
 			w, err := output.LookupWriter(f)
 			if err != nil {
@@ -163,4 +175,29 @@ func processPlaceholders(p tracing.ProcessInfo, launchTime time.Time) placeholde
 		Hostname: host, Cwd: p.Cwd, Argv: p.Argv, Launch: launchTime,
 		LookupEnv: func(name string) (string, bool) { return info.Getenv(name) },
 	}
+}
+
+// writeSummary prints the -S/-D/--summary-groups tables to stdout (where
+// rocprofv3 prints both "stdout" and "stderr" summaries) or into
+// <prefix>_<name>.txt.
+func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*launch.OutputFile, error) {
+	path, toStdout := output.SummaryTarget(prefix, name)
+	if toStdout {
+		if stdout == nil {
+			stdout = os.Stdout
+		}
+		return nil, output.WriteSummary(stdout, in, true)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	werr := output.WriteSummary(f, in, false)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return &launch.OutputFile{Path: path, Format: "summary"}, werr
 }
