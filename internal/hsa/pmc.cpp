@@ -162,6 +162,7 @@ struct PmcAgent {
     uint64_t selected; // selected dispatches so far (group multiplexing)
     std::atomic<uint32_t> released{0}; // bumped whenever a slot is decoded (futex word)
     std::atomic<uint32_t> waiters{0};
+    bool stuck; // a slot never came back: stop counting here rather than stall every dispatch
 };
 
 PmcAgent g_agents[SHIM_PMC_MAX_AGENTS];
@@ -428,9 +429,14 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         pthread_mutex_lock(&a->lock);
         int64_t seq = a->next_seq;
         uint64_t w0 = g_timing ? now_ns() : 0;
-        bool ready = slot_ready(a, seq);
+        bool ready = !a->stuck && slot_ready(a, seq);
         if (g_timing)
             waited += now_ns() - w0;
+        if (!ready && !a->stuck) {
+            a->stuck = true;
+            fprintf(stderr, "rocprof-go: warning: GPU %u: a counted dispatch did not complete "
+                            "within 5 s; counter collection stops on this GPU\n", a->gpu_index);
+        }
         if (!ready) {
             pthread_mutex_unlock(&a->lock);
             __atomic_fetch_add(&shim_pmc_counters.skipped, 1, __ATOMIC_RELAXED);
