@@ -41,6 +41,8 @@ type Stdio struct {
 
 // ProcessResult is how one run of the application ended.
 type ProcessResult struct {
+	Pid        int // the app's process id
+	Start      time.Time
 	ExitStatus int // the app's exit code, 128+N if signal N killed it, 124 on timeout
 	Signal     syscall.Signal
 	TimedOut   bool
@@ -85,6 +87,7 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	res := &ProcessResult{Pid: cmd.Process.Pid, Start: start}
 
 	var timer <-chan time.Time
 	if timeout > 0 {
@@ -93,7 +96,6 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 		timer = t.C
 	}
 	var killTimer <-chan time.Time
-	res := &ProcessResult{}
 	var waitErr error
 loop:
 	for {

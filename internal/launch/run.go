@@ -43,6 +43,7 @@ type OutputFile struct {
 
 // PassResult is how one run of the app went.
 type PassResult struct {
+	Env      *AppEnv // the environment the app was started with
 	Config   *options.Config
 	Dir      string
 	Process  *ProcessResult
@@ -214,7 +215,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc}
+		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env}
 		if r.Writer != nil {
 			files, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
 			pr.Files = files

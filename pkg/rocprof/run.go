@@ -113,6 +113,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
 		return nil, runErr
 	}
+	if err := writeConfigFiles(res, plan); err != nil && runErr == nil {
+		runErr = err
+	}
 	top := topDir(first)
 	m := buildManifest(plan, agents, res, top)
 	if runErr != nil {
