@@ -95,4 +95,3 @@ func writeConfigFiles(res *launch.Result, plan *options.Plan) error {
 	}
 	return nil
 }
-
