@@ -23,6 +23,9 @@ type Input struct {
 type Options struct {
 	MangledKernels  bool // -M: raw symbol names
 	TruncateKernels bool // -T: names without template and argument lists
+	// KernelRename names dispatches after their enclosing ROCTx range
+	// (--kernel-rename; process.dispatchName).
+	KernelRename bool
 	GroupByQueue    bool // Perfetto: one track per queue instead of per stream
 	// AgentIndex is "absolute", "relative" (default) or "type-relative".
 	AgentIndex string
@@ -48,6 +51,7 @@ func OptionsFromConfig(c *options.Config) Options {
 		MangledKernels:   c.MangledKernels.On(),
 		Stats:            c.Stats.On(),
 		TruncateKernels:  c.TruncateKernels.On(),
+		KernelRename:     c.KernelRename.On(),
 		GroupByQueue:     c.GroupByQueue.On(),
 		AgentIndex:       c.AgentIndex,
 		Summary:          c.Summary.On(),
@@ -71,6 +75,22 @@ const (
 	FormatROCpd    Format = "rocpd"
 	FormatParquet  Format = "parquet"
 )
+
+// WithConfig takes the settings the CSV writer's Config also carries (-M,
+// -T, -A, --stats), so both sides of the output name kernels and agents
+// alike.
+func (o Options) WithConfig(c *Config) Options {
+	o.MangledKernels, o.TruncateKernels, o.Stats = c.Mangled, c.Truncate, c.Stats
+	switch c.AgentIndex {
+	case AgentIndexAbsolute:
+		o.AgentIndex = "absolute"
+	case AgentIndexTypeRelative:
+		o.AgentIndex = "type-relative"
+	default:
+		o.AgentIndex = "relative"
+	}
+	return o
+}
 
 // Writer is one `-f` choice in the registry. Exactly one of WriteTo and
 // WritePath is set for the formats written here; CSV is listed for

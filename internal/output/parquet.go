@@ -76,6 +76,11 @@ type pqTable struct {
 	rb   *array.RecordBuilder
 	rows int
 	b    []array.Builder
+	// Encoding and compressing a batch runs in the table's own goroutine
+	// while the next batch is filled: the spool decoding and the Parquet
+	// encoding then share the two cores.
+	batches chan arrow.RecordBatch
+	done    chan error
 }
 
 func newPQTable(path string, schema *arrow.Schema) (*pqTable, error) {
@@ -106,7 +111,21 @@ func newPQTable(path string, schema *arrow.Schema) (*pqTable, error) {
 	}
 	rb := array.NewRecordBuilder(mem, schema)
 	rb.Reserve(pqBatchRows)
-	return &pqTable{path: path, f: f, fw: fw, rb: rb, b: rb.Fields()}, nil
+	t := &pqTable{path: path, f: f, fw: fw, rb: rb, b: rb.Fields(),
+		batches: make(chan arrow.RecordBatch, 1), done: make(chan error, 1)}
+	go t.encode()
+	return t, nil
+}
+
+func (t *pqTable) encode() {
+	var err error
+	for rec := range t.batches {
+		if err == nil {
+			err = t.fw.Write(rec)
+		}
+		rec.Release()
+	}
+	t.done <- err
 }
 
 func (t *pqTable) u64(i int, v uint64) { t.b[i].(*array.Uint64Builder).UnsafeAppend(v) }
@@ -139,14 +158,24 @@ func (t *pqTable) writeBatch() error {
 		return nil
 	}
 	rec := t.rb.NewRecordBatch()
-	defer rec.Release()
 	t.rows = 0
 	t.rb.Reserve(pqBatchRows)
-	return t.fw.Write(rec)
+	select {
+	case t.batches <- rec:
+		return nil
+	case err := <-t.done: // the encoder stopped on an error
+		rec.Release()
+		t.done <- err
+		return err
+	}
 }
 
 func (t *pqTable) close() error {
 	err := t.writeBatch()
+	close(t.batches)
+	if eerr := <-t.done; err == nil {
+		err = eerr
+	}
 	if cerr := t.fw.Close(); err == nil {
 		err = cerr
 	}
