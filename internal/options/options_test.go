@@ -96,6 +96,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-p", "12"}, "-P/--collection-period"},
 		{[]string{"--output-directory"}, "expected one argument"},
 		{[]string{"-Mz"}, "cannot be combined"},
+		{[]string{"--virtual-gpu=gfx942", "--", "a"}, "choose from gfx90a"},
 	} {
 		_, err := ParseArgs(tc.args)
 		var ue *UsageError

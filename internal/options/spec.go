@@ -299,8 +299,9 @@ var Specs = []Spec{
 
 	// rocprof-go's own
 	{Long: "virtual-gpu", Dest: "virtual_gpu", Kind: KindOptional, Group: gOwn, Metavar: "ARCH",
-		Help:  "run the app on rocprof-go's virtual GPU (gfx90a default; gfx908, gfx906, gfx900): timings and counter values are emulated",
-		field: func(c *Config) any { return &c.VirtualGPU }},
+		Help:    "run the app on rocprof-go's virtual GPU (no AMD GPU needed; gfx90a by default): timings and counter values are emulated",
+		Choices: []string{"gfx90a", "gfx908", "gfx906", "gfx900", "gfx1030"},
+		field:   func(c *Config) any { return &c.VirtualGPU }},
 	{Long: "timeout", Dest: "timeout", Kind: KindDuration, Group: gOwn, Metavar: "DURATION",
 		Help:  "end the app (SIGTERM, then SIGKILL) after DURATION per run; exit status 124",
 		field: func(c *Config) any { return &c.Timeout }},
