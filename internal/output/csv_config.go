@@ -38,6 +38,10 @@ type Config struct {
 	// Mangled keeps kernel names mangled (-M); Truncate cuts demangled names
 	// to the bare function name (-T, implies demangling).
 	Mangled, Truncate bool
+	// KernelRename names each dispatch (kernel_trace, kernel_stats,
+	// counter_collection) after the innermost roctxRangePush range open on
+	// its thread (--kernel-rename).
+	KernelRename bool
 	// AgentIndex selects agent labels (-A).
 	AgentIndex AgentIndex
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw

@@ -43,6 +43,7 @@ type csvProcess struct {
 	bytes    [csvDomainCount]uint64
 	counts   [csvDomainCount]uint64
 	stats    tracing.Stats
+	renamer  *kernelRenamer // --kernel-rename, nil when off
 }
 
 func newCSVProcess(path string, info tracing.ProcessInfo) *csvProcess {
@@ -53,7 +54,10 @@ func newCSVProcess(path string, info tracing.ProcessInfo) *csvProcess {
 
 // scan is the first pass: metadata records, counter sums and the raw size
 // of every domain.
-func (p *csvProcess) scan(r *tracing.Reader) {
+func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
+	if cfg.KernelRename {
+		p.renamer = newKernelRenamer()
+	}
 	type sumKey struct {
 		dispatch uint64
 		name     string
@@ -76,6 +80,11 @@ func (p *csvProcess) scan(r *tracing.Reader) {
 			p.kernels[ks.KernelID] = &csvKernel{
 				ldsBlockSize: roundUp(uint64(ks.GroupSegmentSize), 512),
 				vgpr:         ks.VGPRCount, agpr: ks.AGPRCount, sgpr: ks.SGPRCount,
+			}
+		case tracing.KindMarker:
+			if p.renamer != nil {
+				m := r.Marker()
+				p.renamer.addMarker(&m)
 			}
 		case tracing.KindAgentInfo:
 			a := r.AgentInfo()

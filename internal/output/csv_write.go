@@ -96,7 +96,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if err != nil {
 			return err
 		}
-		p.scan(r)
+		p.scan(r, cfg)
 		_ = r.Close()
 		p.prepare(cfg)
 		p.prefix = prefix
@@ -281,6 +281,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			k := p.kernel(d.KernelID, &d)
+			name := p.renamer.name(d.TID, d.CorrelationID, k.name)
 			if f := g.files[csvDomKernel]; f != nil {
 				b := f.begin()
 				b = append(b, `"KERNEL_DISPATCH",`...)
@@ -291,7 +292,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				b = appendUint(b, uint64(d.TID))
 				b = appendUint(b, d.DispatchID)
 				b = appendUint(b, d.KernelID)
-				b = appendQuoted(b, k.name)
+				b = appendQuoted(b, name)
 				b = append(b, ',')
 				b = appendUint(b, d.CorrelationID)
 				b = appendUint(b, d.Start)
@@ -310,7 +311,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				f.end(b)
 			}
 			if t := g.stats[csvDomKernel]; t != nil {
-				t.get(k.name).add(d.Start, d.End)
+				t.get(name).add(d.Start, d.End)
 			}
 			if sums, ok := p.counters[d.DispatchID]; ok && g.files[csvDomCounter] != nil {
 				if counted == nil {
@@ -318,7 +319,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				}
 				if !counted[d.DispatchID] {
 					counted[d.DispatchID] = true
-					g.counterRows(p, &d, k, sums)
+					g.counterRows(p, &d, k, name, sums)
 				}
 			}
 		case tracing.KindMemoryCopy:
@@ -406,13 +407,13 @@ func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		d := tracing.KernelDispatch{DispatchID: id}
-		g.counterRows(p, &d, &csvKernel{name: "unknown_kernel"}, p.counters[id])
+		g.counterRows(p, &d, &csvKernel{}, "unknown_kernel", p.counters[id])
 	}
 }
 
 // counterRows writes one dispatch's counter_collection.csv rows.
 func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
-	sums []csvCounterSum) {
+	name string, sums []csvCounterSum) {
 	f := g.files[csvDomCounter]
 	grid := uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2])
 	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
@@ -427,7 +428,7 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 		b = appendUint(b, uint64(d.TID))
 		b = appendUint(b, grid)
 		b = appendUint(b, d.KernelID)
-		b = appendQuoted(b, k.name)
+		b = appendQuoted(b, name)
 		b = append(b, ',')
 		b = appendUint(b, wg)
 		b = appendUint(b, k.ldsBlockSize)

@@ -23,9 +23,7 @@ type Input struct {
 type Options struct {
 	MangledKernels  bool // -M: raw symbol names
 	TruncateKernels bool // -T: names without template and argument lists
-	// KernelRename names dispatches after their enclosing ROCTx range
-	// (--kernel-rename; process.dispatchName).
-	KernelRename bool
+	KernelRename    bool // --kernel-rename: dispatches named after their ROCTx range (dispatchName)
 	GroupByQueue    bool // Perfetto: one track per queue instead of per stream
 	// AgentIndex is "absolute", "relative" (default) or "type-relative".
 	AgentIndex string
@@ -81,6 +79,7 @@ const (
 // alike.
 func (o Options) WithConfig(c *Config) Options {
 	o.MangledKernels, o.TruncateKernels, o.Stats = c.Mangled, c.Truncate, c.Stats
+	o.KernelRename = c.KernelRename
 	switch c.AgentIndex {
 	case AgentIndexAbsolute:
 		o.AgentIndex = "absolute"

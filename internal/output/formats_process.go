@@ -143,6 +143,7 @@ type process struct {
 	Counts     [numDomains]uint64
 	Begin, End uint64 // earliest start and latest end of any event
 	opts       *Options
+	renamer    *kernelRenamer // --kernel-rename: see dispatchName (rename.go)
 }
 
 // counterInfo is one counter sampled on one agent.
@@ -158,6 +159,9 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*kernelSymbol{},
 		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, opts: opts,
 		Begin: ^uint64(0),
+	}
+	if opts.KernelRename {
+		p.renamer = newKernelRenamer()
 	}
 	threads := map[uint32]struct{}{}
 	kernels := map[uint64]struct{}{}
@@ -220,6 +224,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 			m := r.Marker()
 			threads[m.TID] = struct{}{}
 			span(m.Start, m.End)
+			p.renamer.addMarker(&m)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			threads[d.TID] = struct{}{}

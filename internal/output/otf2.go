@@ -242,7 +242,7 @@ func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) er
 			d := r.KernelDispatch()
 			cat := domainNames[domKernel].category
 			loc := t.location(group, fmt.Sprintf("%s %s queue %d", cat, p.agentLabel(d.AgentNode, " "), d.QueueID))
-			err = t.slice(loc, t.region(cat, p.kernelName(d.KernelID)), d.Start, d.End)
+			err = t.slice(loc, t.region(cat, p.dispatchName(&d)), d.Start, d.End)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			cat := domainNames[domCopy].category

@@ -544,7 +544,7 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, nid, pid int64,
 				kernels[d.KernelID], int64(d.DispatchID), queues[d.QueueID], streams[d.StreamID],
 				int64(d.Start), int64(d.End), int64(d.PrivateSegmentSize), int64(d.GroupSegmentSize),
 				int64(d.Workgroup[0]), int64(d.Workgroup[1]), int64(d.Workgroup[2]),
-				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), empty, ev)
+				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), w.regionName(p, &d, empty), ev)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			ev := w.nextEvent()

@@ -114,7 +114,7 @@ func (st *runStats) addRecord(p *process, r *tracing.Reader) {
 		st[domMarker].add(markerName(&m), dur(m.Start, m.End))
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
-		st[domKernel].add(p.kernelName(d.KernelID), dur(d.Start, d.End))
+		st[domKernel].add(p.dispatchName(&d), dur(d.Start, d.End))
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
 		st[domCopy].add(c.Direction.String(), dur(c.Start, c.End))

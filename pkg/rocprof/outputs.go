@@ -157,6 +157,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		Stats:              c.Stats.On(),
 		Mangled:            c.MangledKernels.On(),
 		Truncate:           c.TruncateKernels.On(),
+		KernelRename:       c.KernelRename.On(),
 		AgentIndex:         agentIndex,
 		MinimumOutputBytes: uint64(c.MinimumOutputData) * 1024,
 	}

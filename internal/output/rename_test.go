@@ -1,0 +1,97 @@
+package output
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
+)
+
+// renameFixture: thread 11 pushes "outer" (corr 1, popped at 9) and, inside
+// it, "inner" (corr 3, popped at 6); dispatches at corr 2 (outer), 4
+// (inner), 7 (outer again), 10 (no range) and on thread 12 (no range there).
+func renameFixture(t *testing.T, dir string) {
+	b := spooltest.New(tracing.ProcessInfo{PID: 500, PPID: 1, Hostname: "h"})
+	b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b.Add(tracing.KernelSymbol{KernelID: 1, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})
+	b.Add(tracing.String{Table: tracing.TableCounter, ID: 3, Value: []byte("SQ_WAVES")})
+	disp := func(id, corr uint64, tid uint32) tracing.KernelDispatch {
+		return tracing.KernelDispatch{AgentNode: 1, TID: tid, QueueID: 1, DispatchID: id, KernelID: 1,
+			CorrelationID: corr, Start: 100 * id, End: 100*id + 10 + id,
+			Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}}
+	}
+	b.Add(disp(1, 2, 11))
+	b.Add(disp(2, 4, 11))
+	b.Add(tracing.CounterSample{DispatchID: 2, CounterID: 3, Value: 8, AgentNode: 1})
+	b.Add(tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerThreadRange,
+		TID: 11, CorrelationID: 3, RangeID: 6, Start: 150, End: 450, Message: []byte("inner")})
+	b.Add(disp(3, 7, 11))
+	b.Add(tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerThreadRange,
+		TID: 11, CorrelationID: 1, RangeID: 9, Start: 50, End: 950, Message: []byte("outer")})
+	b.Add(tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerMark,
+		TID: 11, CorrelationID: 8, Start: 800, End: 800, Message: []byte("a mark")})
+	b.Add(disp(4, 10, 11))
+	b.Add(disp(5, 5, 12))
+	_, err := b.WriteFile(dir)
+	require.NoError(t, err)
+}
+
+func TestKernelRenameCSV(t *testing.T) {
+	spools, out := t.TempDir(), t.TempDir()
+	renameFixture(t, spools)
+	for _, rename := range []bool{false, true} {
+		_, err := Write(Config{Dir: out, PrefixTemplate: "r", Formats: []Format{FormatCSV},
+			Stats: true, Truncate: true, KernelRename: rename}, spools)
+		require.NoError(t, err)
+		names := func(file string, col int) []string {
+			data, err := os.ReadFile(filepath.Join(out, "r_"+file+".csv"))
+			require.NoError(t, err)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+				got = append(got, strings.Split(l, ",")[col])
+			}
+			return got
+		}
+		k := `"addition_kernel"`
+		if !rename {
+			require.Equal(t, []string{k, k, k, k, k}, names("kernel_trace", 7))
+			require.Equal(t, []string{k}, names("counter_collection", 8))
+			continue
+		}
+		require.Equal(t, []string{`"outer"`, `"inner"`, `"outer"`, k, k}, names("kernel_trace", 7))
+		require.Equal(t, []string{`"inner"`}, names("counter_collection", 8))
+		// kernel_stats.csv is keyed by the new names (sorted by total time).
+		require.ElementsMatch(t, []string{`"outer"`, `"inner"`, k}, names("kernel_stats", 0))
+	}
+}
+
+func TestKernelRenameOtherWriters(t *testing.T) {
+	spools := t.TempDir()
+	renameFixture(t, spools)
+	paths, err := tracing.List(spools)
+	require.NoError(t, err)
+	for _, rename := range []bool{false, true} {
+		in := &Input{Spools: paths, Options: Options{TruncateKernels: true, KernelRename: rename}}
+		var got []string
+		require.NoError(t, in.openEach(func(p *process, r *tracing.Reader) error {
+			for r.Next() {
+				if r.Kind() == tracing.KindKernelDispatch {
+					d := r.KernelDispatch()
+					got = append(got, p.dispatchName(&d))
+				}
+			}
+			return nil
+		}))
+		if rename {
+			require.Equal(t, []string{"outer", "inner", "outer", "addition_kernel", "addition_kernel"}, got)
+		} else {
+			require.Equal(t, []string{"addition_kernel", "addition_kernel", "addition_kernel",
+				"addition_kernel", "addition_kernel"}, got)
+		}
+	}
+}
