@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmc.h"
 #include "shim_internal.hpp"
 
 extern "C" {
@@ -266,7 +267,8 @@ hsa_status_t hook_free(void *ptr)
 hsa_status_t hook_freeze(hsa_executable_t exec, const char *options)
 {
     hsa_status_t st = g_next_freeze(exec, options);
-    if (st == HSA_STATUS_SUCCESS && rpg_domains && shim_go_ok())
+    // Thread trace alone records nothing else but needs the kernel filters.
+    if (st == HSA_STATUS_SUCCESS && (rpg_domains || shim_pmc_on) && shim_go_ok())
         rpgGoExecutableFrozen(exec.handle);
     return st;
 }

@@ -22,6 +22,7 @@ extern "C" {
 }
 
 shim_pmc_stats shim_pmc_counters;
+int shim_pmc_on;
 
 namespace {
 
@@ -155,6 +156,8 @@ struct PmcAgent {
     uint64_t handle;
     uint32_t gpu_index, node;
     uint32_t ngroups, interval;
+    uint32_t nslots;  // slots in use, 1..SHIM_PMC_SLOTS
+    uint32_t npk;     // packets around the dispatch: 3 (PMC) or 2 (thread trace)
     Packet (*packets)[SHIM_PMC_SLOTS][3]; // [group][slot][start, stop, read]
     PmcSlot slots[SHIM_PMC_SLOTS];
     pthread_mutex_t lock;
@@ -217,13 +220,14 @@ uint16_t header(hsa_packet_type_t type)
 // hold up a barrier that still waits for the old value.
 bool slot_ready(PmcAgent *a, int64_t seq)
 {
-    const int64_t n = SHIM_PMC_SLOTS;
+    const int64_t n = a->nslots;
     PmcSlot *s = &a->slots[seq % n];
     PmcSlot *t = &a->slots[(seq + 1) % n];
     for (int waits = 0;; waits++) {
         uint32_t epoch = a->released.load(std::memory_order_acquire);
+        // One slot: the previous use must be decoded (no barrier is needed).
         if (s->done_seq.load(std::memory_order_acquire) >= seq - n &&
-            t->done_seq.load(std::memory_order_acquire) >= seq - n + 1)
+            (n == 1 || t->done_seq.load(std::memory_order_acquire) >= seq - n + 1))
             return true;
         if (waits >= 5000) // ~5 s: give up on counting this dispatch
             return false;
@@ -268,7 +272,7 @@ extern "C" int shim_pmc_agents(shim_pmc_agent_desc *out, int cap)
     return l.n;
 }
 
-extern "C" void *shim_pmc_alloc(uint64_t agent, uint64_t size)
+extern "C" void *shim_pmc_alloc(uint64_t agent, uint64_t size, int zero)
 {
     const ShimAgent *host = shim_host_agent();
     if (!host || !shim_amd.hsa_amd_memory_pool_allocate_fn)
@@ -283,14 +287,16 @@ extern "C" void *shim_pmc_alloc(uint64_t agent, uint64_t size)
     hsa_agent_t gpu{agent};
     if (shim_amd.hsa_amd_agents_allow_access_fn)
         shim_amd.hsa_amd_agents_allow_access_fn(1, &gpu, nullptr, p);
-    memset(p, 0, size);
+    if (zero)
+        memset(p, 0, size);
     return p;
 }
 
 extern "C" int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t node,
-                                  uint32_t groups, uint32_t interval)
+                                  uint32_t groups, uint32_t interval, uint32_t slots)
 {
-    if (g_nagents >= SHIM_PMC_MAX_AGENTS || !groups || groups > SHIM_PMC_MAX_GROUPS)
+    if (g_nagents >= SHIM_PMC_MAX_AGENTS || !groups || groups > SHIM_PMC_MAX_GROUPS || !slots ||
+        slots > SHIM_PMC_SLOTS)
         return -1;
     PmcAgent *a = &g_agents[g_nagents];
     a->packets = (Packet(*)[SHIM_PMC_SLOTS][3])calloc(groups, sizeof *a->packets);
@@ -301,12 +307,14 @@ extern "C" int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t n
     a->node = node;
     a->ngroups = groups;
     a->interval = interval ? interval : 1;
+    a->nslots = slots;
+    a->npk = 3;
     pthread_mutex_init(&a->lock, nullptr);
-    for (int i = 0; i < SHIM_PMC_SLOTS; i++) {
+    for (int i = 0; i < (int)slots; i++) {
         PmcSlot *s = &a->slots[i];
         s->agent = a;
         s->index = (uint32_t)i;
-        s->done_seq.store(i - SHIM_PMC_SLOTS);
+        s->done_seq.store(i - (int64_t)slots);
         if (shim_core.hsa_signal_create_fn(0, 0, nullptr, &s->signal) != HSA_STATUS_SUCCESS)
             return -1;
     }
@@ -320,7 +328,10 @@ extern "C" void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t s
     Packet *p = a->packets[group][slot];
     memcpy(p[0].b, start, 64);
     memcpy(p[1].b, stop, 64);
-    memcpy(p[2].b, read, 64);
+    if (read)
+        memcpy(p[2].b, read, 64);
+    else
+        a->npk = 2;
     uint16_t h = header(HSA_PACKET_TYPE_VENDOR_SPECIFIC);
     for (int i = 0; i < 3; i++)
         memcpy(p[i].b, &h, sizeof h);
@@ -379,12 +390,15 @@ extern "C" void shim_pmc_enable(void)
     g_timing = t && t[0] == '1';
     if (g_timing)
         atexit(print_timing);
+    shim_pmc_on = g_nagents > 0;
     g_enabled.store(g_nagents > 0);
 }
 
 extern "C" void shim_pmc_init(void)
 {
-    if (!(rpg_domains & RPG_DOMAIN_COUNTER) || shim_loaded_pid != shim_pid || !shim_go_ok())
+    const char *att = getenv("ROCPROF_ADVANCED_THREAD_TRACE");
+    bool want = (rpg_domains & RPG_DOMAIN_COUNTER) || (att && att[0] == '1');
+    if (!want || shim_loaded_pid != shim_pid || !shim_go_ok())
         return;
     rpgGoPMCSetup();
 }
@@ -446,8 +460,9 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         }
         a->next_seq = seq + 1;
         uint32_t group = (uint32_t)((a->selected++ / a->interval) % a->ngroups);
-        PmcSlot *s = &a->slots[seq % SHIM_PMC_SLOTS];
-        PmcSlot *prev = seq ? &a->slots[(seq - 1) % SHIM_PMC_SLOTS] : nullptr;
+        PmcSlot *s = &a->slots[seq % a->nslots];
+        // With one slot the previous use is already decoded: no barrier.
+        PmcSlot *prev = seq && a->nslots > 1 ? &a->slots[(seq - 1) % a->nslots] : nullptr;
         s->group = group;
         s->dispatch_id.store(0, std::memory_order_relaxed);
         shim_core.hsa_signal_store_relaxed_fn(s->signal, 1);
@@ -468,11 +483,13 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         t_tags[out++] = ShimPmcTag{nullptr, nullptr};
         t_out[out] = *k;
         t_tags[out++] = ShimPmcTag{s, nullptr};
-        memcpy(&t_out[out], p[1].b, 64);
-        t_tags[out++] = ShimPmcTag{nullptr, nullptr};
-        memcpy(&t_out[out], p[2].b, 64);
-        t_out[out].completion_signal = s->signal;
-        t_tags[out++] = ShimPmcTag{nullptr, s};
+        for (uint32_t j = 1; j < a->npk; j++) {
+            memcpy(&t_out[out], p[j].b, 64);
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+        }
+        // The last packet (read, or the thread trace's stop) completes the slot.
+        t_out[out - 1].completion_signal = s->signal;
+        t_tags[out - 1] = ShimPmcTag{nullptr, s};
         any = true;
         __atomic_fetch_add(&shim_pmc_counters.profiled, 1, __ATOMIC_RELAXED);
     }
@@ -501,8 +518,8 @@ void shim_pmc_complete(void *slot)
         rpgGoPMCSample((int)(a - g_agents), s->group, s->index, a->node,
                        s->dispatch_id.load(std::memory_order_relaxed));
     __atomic_fetch_add(&shim_pmc_counters.completed, 1, __ATOMIC_RELAXED);
-    // done_seq grows by SHIM_PMC_SLOTS per use of the slot.
-    s->done_seq.fetch_add(SHIM_PMC_SLOTS, std::memory_order_release);
+    // done_seq grows by the slot count per use of the slot.
+    s->done_seq.fetch_add(a->nslots, std::memory_order_release);
     a->released.fetch_add(1, std::memory_order_seq_cst);
     if (a->waiters.load(std::memory_order_seq_cst))
         syscall(SYS_futex, (uint32_t *)&a->released, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,

@@ -34,6 +34,7 @@ type pmcAgent struct {
 	db     *counters.DB
 	node   uint32
 	groups []*pmcGroup
+	att    *attAgent // thread trace instead of counters
 }
 
 // pmcGroup is one pmc: line as collected on one agent: its packet sets (one
@@ -140,7 +141,11 @@ func pmcSetup(getenv func(string) string) error {
 	}
 	for i := 0; i < n; i++ {
 		d := &descs[i]
-		a, err := pmcAgentSetup(d, req, extra, getenv)
+		setup := pmcAgentSetup
+		if req.att != nil {
+			setup = attAgentSetup
+		}
+		a, err := setup(d, req, extra, getenv)
 		if err != nil {
 			return fmt.Errorf("GPU %d (%s): %w", int(d.gpu_index), C.GoString(&d.name[0]), err)
 		}
@@ -248,7 +253,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, extra []counters.F
 		return nil, nil
 	}
 	idx := C.shim_pmc_agent_add(d.handle, d.gpu_index, d.node, C.uint32_t(len(a.groups)),
-		C.uint32_t(req.interval))
+		C.uint32_t(req.interval), C.SHIM_PMC_SLOTS)
 	if idx < 0 {
 		return nil, fmt.Errorf("out of signals or memory for the counter slots")
 	}
@@ -275,7 +280,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, extra []counters.F
 func buildSlot(agent uint64, dev *aql.Device, events []aql.Event) (*aql.PMCPackets, unsafe.Pointer, error) {
 	mem := map[uint64]unsafe.Pointer{}
 	alloc := func(size uint64, _ aql.BufferFlags) (uint64, error) {
-		p := C.shim_pmc_alloc(C.uint64_t(agent), C.uint64_t(size))
+		p := C.shim_pmc_alloc(C.uint64_t(agent), C.uint64_t(size), 1)
 		if p == nil {
 			return 0, fmt.Errorf("cannot allocate %d bytes of GPU-visible host memory", size)
 		}
@@ -369,6 +374,10 @@ func pmcRecord(agent, group, slot int, node uint32, dispatch uint64) {
 		return
 	}
 	a := pmcState.agents[agent]
+	if a.att != nil {
+		a.att.record(node, dispatch)
+		return
+	}
 	if group >= len(a.groups) {
 		return
 	}

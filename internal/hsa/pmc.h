@@ -52,13 +52,17 @@ typedef struct shim_pmc_agent_desc {
 /* Fills up to cap GPU agents; returns how many there are. */
 int shim_pmc_agents(shim_pmc_agent_desc *out, int cap);
 
-/* Zeroed host memory the agent's command processor can read and write
- * (a fine-grained system pool); NULL on failure. */
-void *shim_pmc_alloc(uint64_t agent, uint64_t size);
+/* Host memory the agent's command processor can read and write (a
+ * fine-grained system pool), zeroed when asked (a thread-trace buffer is
+ * not: touching 256 MiB would make it resident); NULL on failure. */
+void *shim_pmc_alloc(uint64_t agent, uint64_t size, int zero);
 
 /* The request as C needs it. */
+/* slots: 1..SHIM_PMC_SLOTS output buffers (thread trace uses 1: its buffer
+ * is large, and its dispatches then wait on the host for the previous one). */
 int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t node, uint32_t groups,
-                       uint32_t interval);
+                       uint32_t interval, uint32_t slots);
+/* read is NULL for a thread-trace packet set (start, stop). */
 void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot, const void *start,
                           const void *stop, const void *read);
 /* ranges: n pairs [lo, hi] of 1-based per-kernel iterations (n == 0: all). */
@@ -69,6 +73,9 @@ void shim_pmc_kernel(uint64_t kernel_object, int selected);
 void shim_pmc_enable(void);
 /* Called from OnLoad once the agents are known (pmc.cpp). */
 void shim_pmc_init(void);
+/* Non-zero once counter collection or thread trace is set up: the queues
+ * must be intercepted even without kernel tracing. */
+extern int shim_pmc_on;
 
 /* Statistics for tests. */
 typedef struct shim_pmc_stats {

@@ -20,6 +20,7 @@ type pmcRequest struct {
 	ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
 	mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
 	extra    string      // -E counter definitions (YAML contents)
+	att      *attRequest // thread trace instead of counters (--att)
 }
 
 // parsePMCRequest reads ROCPROF_COUNTERS or ROCPROF_COUNTER_GROUPS (+
@@ -35,7 +36,11 @@ func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
 			r.groups = append(r.groups, names)
 		}
 	}
-	if len(r.groups) == 0 {
+	var err error
+	if r.att, err = parseATTRequest(getenv); err != nil {
+		return nil, err
+	}
+	if len(r.groups) == 0 && r.att == nil {
 		return nil, fmt.Errorf("no counters requested (ROCPROF_COUNTERS is empty)")
 	}
 	if s := getenv("ROCPROF_COUNTER_GROUPS_INTERVAL"); s != "" {
@@ -45,7 +50,6 @@ func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
 		}
 		r.interval = n
 	}
-	var err error
 	if s := getenv("ROCPROF_KERNEL_FILTER_INCLUDE_REGEX"); s != "" {
 		if r.include, err = regexp.Compile(s); err != nil {
 			return nil, fmt.Errorf("kernel include regex %q: %v", s, err)

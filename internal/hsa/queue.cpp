@@ -258,7 +258,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
 {
     (void)user_index;
     Queue *q = (Queue *)data;
-    if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER))) {
+    if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) && !shim_pmc_on) {
         writer(pkts, count);
         return;
     }
@@ -279,7 +279,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     // Counter collection wraps selected dispatches in PMC packets (pmc.cpp).
     hsa_kernel_dispatch_packet_t *buf = t_buf;
     const ShimPmcTag *tags = nullptr;
-    if (rpg_domains & RPG_DOMAIN_COUNTER)
+    if (shim_pmc_on)
         count = shim_pmc_expand(q->agent, &buf, count, &tags);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
     // An empty FIFO means the completion thread may be asleep for good, and
@@ -375,7 +375,7 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
                                uint32_t private_segment_size, uint32_t group_segment_size,
                                hsa_queue_t **queue)
 {
-    if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) ||
+    if ((!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) && !shim_pmc_on) ||
         !shim_amd.hsa_amd_queue_intercept_create_fn ||
         !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
         return g_next_queue_create(agent, size, type, callback, data, private_segment_size,

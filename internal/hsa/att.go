@@ -1,0 +1,160 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+#include "pmc.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/rocprof-go/rocprof-go/internal/aql"
+	"github.com/rocprof-go/rocprof-go/internal/counters"
+)
+
+// attRequest is the thread-trace request (--att and its parameters).
+type attRequest struct {
+	cfg    aql.ATTConfig
+	gpus   map[int]bool // --att-gpu-index; nil: every GPU
+	outDir string
+}
+
+// parseATTRequest reads ROCPROF_ADVANCED_THREAD_TRACE and the
+// ROCPROF_ATT_PARAM_* values (nil when thread trace is off).
+func parseATTRequest(getenv func(string) string) (*attRequest, error) {
+	if getenv("ROCPROF_ADVANCED_THREAD_TRACE") != "1" {
+		return nil, nil
+	}
+	r := &attRequest{cfg: aql.RocprofATTConfig(), outDir: getenv("ROCPROF_OUTPUT_PATH")}
+	if r.outDir == "" {
+		r.outDir = "."
+	}
+	for _, p := range []struct {
+		env   string
+		param aql.ATTParam
+	}{
+		{"ROCPROF_ATT_PARAM_TARGET_CU", aql.ATTComputeUnitTarget},
+		{"ROCPROF_ATT_PARAM_SIMD_SELECT", aql.ATTSIMDSelection},
+		{"ROCPROF_ATT_PARAM_BUFFER_SIZE", aql.ATTBufferSize},
+		{"ROCPROF_ATT_PARAM_SHADER_ENGINE_MASK", aql.ATTSEMask},
+	} {
+		s := strings.TrimSpace(getenv(p.env))
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(s, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q is not a number", p.env, s)
+		}
+		if err := r.cfg.Apply(p.param, v); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.env, err)
+		}
+	}
+	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_GPU_INDEX")); s != "" {
+		r.gpus = map[int]bool{}
+		for _, f := range strings.Split(s, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("ROCPROF_ATT_PARAM_GPU_INDEX=%q: %q is not a GPU index", s, f)
+			}
+			r.gpus[i] = true
+		}
+	}
+	return r, nil
+}
+
+// attAgent is one GPU's thread-trace packet set (one slot: the trace
+// buffer is large, so traced dispatches wait for the previous one's files).
+type attAgent struct {
+	pkts    *aql.ATTPackets
+	control []byte // the control buffer the stop packet fills
+	trace   unsafe.Pointer
+	outDir  string
+}
+
+// attAgentSetup builds one agent's thread-trace packets and hands them to C.
+func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileCounter,
+	getenv func(string) string) (*pmcAgent, error) {
+	if req.att.gpus != nil && !req.att.gpus[int(d.gpu_index)] {
+		return nil, nil
+	}
+	dev, err := counters.DeviceFromProperties(C.GoString(&d.name[0]), agentProperties(d, getenv))
+	if err != nil {
+		return nil, err
+	}
+	mem := map[uint64]unsafe.Pointer{}
+	alloc := func(size uint64, f aql.BufferFlags) (uint64, error) {
+		zero := C.int(1)
+		if f == aql.FlagsATTTrace {
+			zero = 0 // hundreds of MiB: only what the GPU writes becomes resident
+		}
+		p := C.shim_pmc_alloc(d.handle, C.uint64_t(size), zero)
+		if p == nil {
+			return 0, fmt.Errorf("cannot allocate %d bytes of GPU-visible host memory for the thread trace", size)
+		}
+		mem[uint64(uintptr(p))] = p
+		return uint64(uintptr(p)), nil
+	}
+	p, err := dev.BuildATT(req.att.cfg, alloc)
+	if err != nil {
+		return nil, err
+	}
+	var ctlSize uint64
+	for _, a := range p.Allocations {
+		if a.Addr == p.ControlAddr {
+			ctlSize = a.Size
+		}
+	}
+	cmd, trace, ctl := mem[p.CmdBufAddr], mem[p.TraceAddr], mem[p.ControlAddr]
+	if cmd == nil || trace == nil || ctl == nil || len(p.CmdBuf) == 0 || ctlSize == 0 {
+		return nil, fmt.Errorf("thread-trace buffers were not placed where they were allocated")
+	}
+	C.memcpy(cmd, unsafe.Pointer(&p.CmdBuf[0]), C.size_t(len(p.CmdBuf)))
+	if err := os.MkdirAll(req.att.outDir, 0o755); err != nil {
+		return nil, err
+	}
+	idx := C.shim_pmc_agent_add(d.handle, d.gpu_index, d.node, 1, 1, 1)
+	if idx < 0 || int(idx) != len(pmcState.agents) {
+		return nil, fmt.Errorf("out of signals or memory for the thread-trace slot")
+	}
+	start, stop := p.Start.Packet.Bytes(), p.Stop.Packet.Bytes()
+	C.shim_pmc_set_packets(idx, 0, 0, unsafe.Pointer(&start[0]), unsafe.Pointer(&stop[0]), nil)
+	return &pmcAgent{node: uint32(d.node), att: &attAgent{pkts: p,
+		control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir}}, nil
+}
+
+// record writes each traced shader engine's raw data (with AQLprofile's
+// gfx9 header first) to <output path>/<pid>_agent_<node>_shader_engine_<se>_<dispatch>.att.
+func (a *attAgent) record(node uint32, dispatch uint64) {
+	traces, err := a.pkts.Traces(a.control)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rocprof-go: dispatch %d: %v\n", dispatch, err)
+	}
+	for _, t := range traces {
+		data := unsafe.Slice((*byte)(unsafe.Add(a.trace, t.Addr-a.pkts.TraceAddr)), t.Size)
+		name := fmt.Sprintf("%d_agent_%d_shader_engine_%d_%d.att", os.Getpid(), node, t.SE, dispatch)
+		f, err := os.Create(filepath.Join(a.outDir, name))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
+			return
+		}
+		_, err = f.Write(t.Header)
+		if err == nil {
+			_, err = f.Write(data)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
+		}
+	}
+}
