@@ -1,0 +1,61 @@
+# Reliability: the fault sample apps (testdata/apps/fault_*.cpp) the end-to-end
+# fault tests in test/reliability run, a 10M-dispatch soak, and a fuzzing run
+# that records each target's duration and executions (docs/reliability.md).
+RELIABILITY_APPS := $(addprefix $(BUILD)/testdata/,fault_exit fault_progress fault_inspect)
+
+TEST_PREREQS += $(RELIABILITY_APPS)
+
+$(RELIABILITY_APPS): $(BUILD)/testdata/%: testdata/apps/%.cpp testdata/apps/common.h
+	@mkdir -p $(@D)
+	$(HIPCC) --offload-arch=gfx90a -O2 -std=c++17 -o $@ $<
+
+# The fault and security tests alone, with their measured results
+# (the RESULT lines docs/reliability.md is filled from).
+.PHONY: reliability
+reliability: build $(TEST_PREREQS)
+	@mkdir -p $(BUILD)
+	$(GO) test -count=1 -v -timeout 40m ./test/reliability 2>&1 | tee $(BUILD)/reliability.txt; \
+	  rc=$${PIPESTATUS[0]}; grep 'RESULT' $(BUILD)/reliability.txt | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; exit $$rc
+
+# 10M dispatches through the profiler, against a 1M baseline: every record is
+# in the output (run.json), peak memory stays flat (max RSS of the run at 10M
+# within 1.5x of 1M) and the time per dispatch does not grow (within 1.5x).
+SOAK_DISPATCHES ?= 10000000
+SOAK_BASELINE   ?= 1000000
+SOAK_DIR        ?= $(BUILD)/soak-reliability
+.PHONY: soak-reliability
+soak: soak-reliability
+soak-reliability: build $(BUILD)/testdata/tiny_kernels
+	@set -e; rm -rf $(SOAK_DIR); mkdir -p $(SOAK_DIR); \
+	for n in $(SOAK_BASELINE) $(SOAK_DISPATCHES); do \
+	  /usr/bin/time -f '%M %e' -o $(SOAK_DIR)/time.$$n $(CLI) --virtual-gpu --kernel-trace -f csv \
+	    -d $(SOAK_DIR)/out.$$n -- $(BUILD)/testdata/tiny_kernels $$n > $(SOAK_DIR)/app.$$n 2> $(SOAK_DIR)/err.$$n \
+	    || { echo "soak-reliability: $$n dispatches: rocprof-go failed:"; tail -5 $(SOAK_DIR)/err.$$n; exit 1; }; \
+	  got=$$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(sum(f["records"] for f in m["files"] if f["domain"]=="KERNEL_DISPATCH"))' $(SOAK_DIR)/out.$$n/run.json); \
+	  read rss wall < $(SOAK_DIR)/time.$$n; \
+	  echo "soak-reliability: dispatches expected $$n found $$got; max RSS $$rss KiB; wall $$wall s; $$(python3 -c "print(round($$wall*1e9/$$n))") ns/dispatch"; \
+	  [ "$$got" = "$$n" ] || { echo "soak-reliability: records lost"; exit 1; }; \
+	  echo "$$n $$rss $$wall" >> $(SOAK_DIR)/summary; rm -rf $(SOAK_DIR)/out.$$n; \
+	done; \
+	python3 -c 'import sys; (n1,r1,w1),(n2,r2,w2)=[map(float,l.split()) for l in open(sys.argv[1])]; \
+	  rr=r2/r1; tr=(w2/n2)/(w1/n1); print("soak-reliability: RSS ratio %.2f, per-dispatch time ratio %.2f" % (rr,tr)); \
+	  sys.exit(0 if rr<=1.5 and tr<=1.5 else 1)' $(SOAK_DIR)/summary
+
+# Every fuzz target, one after another (fuzzing is CPU-bound: one worker,
+# -parallel 1, on a shared machine), each for FUZZTIME; a table of duration,
+# executions and findings in $(BUILD)/fuzz/summary.md for docs/reliability.md.
+FUZZ_DIR ?= $(BUILD)/fuzz
+.PHONY: fuzz-record
+fuzz-record:
+	@mkdir -p $(FUZZ_DIR); : > $(FUZZ_DIR)/summary.md; fail=0; \
+	echo "| package | target | fuzztime | wall (s) | executions | result |" >> $(FUZZ_DIR)/summary.md; \
+	echo "|---|---|---|---|---|---|" >> $(FUZZ_DIR)/summary.md; \
+	for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    log=$(FUZZ_DIR)/$$f.log; s=$$(date +%s); echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    if $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 > $$log 2>&1; \
+	    then res="no finding"; else res="FINDING: see $$log"; fail=1; fi; \
+	    execs=$$(grep -o 'execs: [0-9]*' $$log | tail -1 | cut -d' ' -f2); \
+	    echo "| $${pkg#github.com/rocprof-go/rocprof-go/} | $$f | $(FUZZTIME) | $$(( $$(date +%s) - s )) | $$execs | $$res |" | tee -a $(FUZZ_DIR)/summary.md; \
+	  done; \
+	done; exit $$fail

@@ -1,0 +1,139 @@
+package reliability
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// Two rocprof-go runs writing into one output directory at the same time:
+// the default prefix %hostname%/%pid% keeps their files apart and both are
+// complete. run.json is one file per directory, replaced atomically: it
+// describes whichever run finished last, whole and valid.
+func TestConcurrentRunsShareAnOutputDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := profiled{opts: traceOpts, argv: []string{app(t, "multistream"), "2", "2"}, dir: dir}
+	b := profiled{opts: traceOpts, argv: []string{app(t, "multistream"), "3", "1"}, dir: dir}
+	results := make(chan result, 2)
+	for _, p := range []profiled{a, b} {
+		go func() { results <- p.run(t) }()
+	}
+	r1, r2 := <-results, <-results
+	for _, r := range []result{r1, r2} {
+		require.Equal(t, 0, r.exit, "stderr:\n%s", r.stderr)
+	}
+	want := []int{intField(t, r1.stdout, "dispatches"), intField(t, r2.stdout, "dispatches")}
+	out := readOutputs(t, dir)
+	pids := out.pids("kernel_trace")
+	require.Len(t, pids, 2, "one set of files per run")
+	var got []int
+	for _, pid := range pids {
+		got = append(got, out.appKernels(t, pid))
+		require.Len(t, out[pid]["agent_info"].rows, 2, "pid %d agent_info", pid)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	require.Equal(t, want, got)
+	m := readManifest(t, dir)
+	requireManifestMatches(t, dir, m)
+	last := strings.Join(m.Command[1:], " ")
+	require.Contains(t, []string{"2 2", "3 1"}, last)
+	listed := map[string]bool{}
+	for _, f := range m.Files {
+		listed[filepath.Base(f.Path)] = true
+	}
+	report(t, "exits %d,%d; dispatches per run: expected %v, found %v; run.json: valid, describes only the run %q (%d files), the other run's manifest was replaced",
+		r1.exit, r2.exit, want, got, last, len(m.Files))
+}
+
+// The output filesystem fills up while the CLI writes the CSV files: a clear
+// error naming the file and ENOSPC, exit status 1, the recorded data kept in
+// the run directory (all of it), and what was written stays parseable.
+func TestDiskFull(t *testing.T) {
+	t.Parallel()
+	mnt := filepath.Join(t.TempDir(), "full")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	// A 256 KiB tmpfs: root can mount one (CI runs as root).
+	require.NoError(t, syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k"), "mounting a size-limited tmpfs needs root")
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+
+	res := profiled{opts: []string{"--kernel-trace", "-f", "csv"}, argv: []string{app(t, "tiny_kernels"), "5000"}, dir: mnt}.run(t)
+	require.Equal(t, 1, res.exit, "stderr:\n%s", res.stderr)
+	require.Contains(t, res.stderr, "no space left on device")
+	m := regexp.MustCompile(`the recorded data is kept in (\S+)\)`).FindStringSubmatch(res.stderr)
+	require.NotNil(t, m, "the error names where the data was kept:\n%s", res.stderr)
+	spoolDir := m[1]
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(spoolDir)) })
+	want := intField(t, res.stdout, "dispatches")
+
+	// Nothing recorded is lost: the kept spools hold every dispatch.
+	paths, err := tracing.List(spoolDir)
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	var kept uint64
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		require.NoError(t, err)
+		for r.Next() {
+		}
+		st := r.Stats()
+		kept += st.Count(tracing.KindKernelDispatch)
+		require.Zero(t, st.Torn)
+		r.Close()
+	}
+	require.EqualValues(t, want, kept, "dispatches kept in the spool")
+
+	// The partly written trace: every complete line parses, with the header's
+	// number of fields.
+	traces, _ := filepath.Glob(filepath.Join(mnt, "*", "*_kernel_trace.csv"))
+	require.Len(t, traces, 1)
+	data, err := os.ReadFile(traces[0])
+	require.NoError(t, err)
+	complete := data[:bytes.LastIndexByte(data, '\n')+1]
+	rd := csv.NewReader(bytes.NewReader(complete))
+	header, err := rd.Read()
+	require.NoError(t, err)
+	rows := 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		require.Len(t, rec, len(header))
+		rows++
+	}
+	var sizes []string
+	files, _ := filepath.Glob(filepath.Join(mnt, "*", "*"))
+	for _, f := range files {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		sizes = append(sizes, filepath.Base(f)+"="+strconv.FormatInt(st.Size(), 10))
+	}
+	_, manifestErr := os.Stat(filepath.Join(mnt, "run.json"))
+	report(t, "exit %d; dispatches: expected %d, kept in the spool %d; complete CSV rows written before ENOSPC: %d; files left: %v; run.json written: %v; message: %q",
+		res.exit, want, kept, rows, sizes, manifestErr == nil, firstLine(res.stderr, "error"))
+}
+
+// firstLine returns the first line of s containing substr.
+func firstLine(s, substr string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			return l
+		}
+	}
+	return ""
+}
