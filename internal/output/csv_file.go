@@ -20,6 +20,7 @@ type csvFile struct {
 	name   string
 	domain string
 	header []string
+	plain  bool // header names unquoted (rocprof v1's results.csv without --stats)
 	w      io.WriteCloser
 	buf    []byte
 	rows   uint64
@@ -67,6 +68,10 @@ func (f *csvFile) open() {
 	for i, h := range f.header {
 		if i > 0 {
 			f.buf = append(f.buf, ',')
+		}
+		if f.plain {
+			f.buf = append(f.buf, h...)
+			continue
 		}
 		f.buf = appendQuoted(f.buf, h)
 	}

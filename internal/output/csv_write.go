@@ -24,7 +24,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		cfg.PrefixTemplate = DefaultPrefixTemplate
 	}
 	res := &Result{}
-	if !cfg.has(FormatCSV) && !cfg.Stats {
+	if !cfg.has(FormatCSV) && !cfg.Stats && !cfg.v1Enabled() {
 		return res, nil
 	}
 	paths, err := tracing.List(spoolDir)
@@ -85,6 +85,7 @@ type csvGroup struct {
 	files  [csvDomainCount]*csvFile // nil: domain not written
 	stats  [csvDomainCount]*csvStatTable
 	rows   []byte
+	v1     *v1Set // rocprof v1's results*.csv (-o NAME.csv), nil otherwise
 }
 
 func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
@@ -118,6 +119,10 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if cfg.Stats && csvDomains[d].stats != "" {
 			g.stats[d] = &csvStatTable{}
 		}
+	}
+
+	if total > 0 && total >= cfg.MinimumOutputBytes && cfg.v1Enabled() {
+		g.v1 = newV1Set(cfg, prefix, procs)
 	}
 
 	// Pass 2: rows, in the order records come out of each spool.
@@ -155,6 +160,9 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
 				Records: f.rows, Bytes: f.bytes})
 		}
+	}
+	if g.v1 != nil {
+		keep(g.v1.finish(cfg.FS, res))
 	}
 	if total == 0 || total < cfg.MinimumOutputBytes {
 		return firstErr
@@ -254,6 +262,13 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 			if t := g.stats[d]; t != nil {
 				t.get(name).add(a.Start, a.End)
 			}
+			if g.v1 != nil {
+				if d == csvDomHIP {
+					g.v1.hip.get(name).add(a.Start, a.End)
+				} else {
+					g.v1.hsa.get(name).add(a.Start, a.End)
+				}
+			}
 		case tracing.KindMarker:
 			m := r.Marker()
 			var name string
@@ -313,6 +328,9 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 			if t := g.stats[csvDomKernel]; t != nil {
 				t.get(name).add(d.Start, d.End)
 			}
+			if g.v1 != nil {
+				g.v1.dispatch(p, &d, k, name, p.counters[d.DispatchID])
+			}
 			if sums, ok := p.counters[d.DispatchID]; ok && g.files[csvDomCounter] != nil {
 				if counted == nil {
 					counted = map[uint64]bool{}
@@ -341,6 +359,9 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 			}
 			if t := g.stats[csvDomCopy]; t != nil {
 				t.get(c.Direction.String()).add(c.Start, c.End)
+			}
+			if g.v1 != nil {
+				g.v1.copies.get(v1CopyName(c.Direction)).add(c.Start, c.End)
 			}
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
