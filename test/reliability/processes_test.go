@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,12 +180,27 @@ func Test64ThreadsOfLaunches(t *testing.T) {
 
 // subshellScript forks 50 subshells (command substitutions and background
 // jobs, which fork without exec), then runs its arguments; it prints the
-// time the subshells took, measured inside the script.
+// wall time the subshells took, measured inside the script, and (bash's
+// times builtin) the CPU time of the shell and of its finished children.
 const subshellScript = `s=$(date +%s%N)
 for i in $(seq 1 25); do v=$(echo $i); ( : ) & done; wait
 e=$(date +%s%N)
 echo "subshells=50 ns=$((e-s))"
+times
 "$@"`
+
+// cpuSeconds sums the user and system times bash's times builtin printed.
+func cpuSeconds(t testing.TB, out string) float64 {
+	m := regexp.MustCompile(`(\d+)m(\d+\.\d+)s`).FindAllStringSubmatch(out, -1)
+	require.Len(t, m, 4, "the times builtin's output:\n%s", out)
+	total := 0.0
+	for _, x := range m {
+		min, _ := strconv.ParseFloat(x[1], 64)
+		sec, _ := strconv.ParseFloat(x[2], 64)
+		total += 60*min + sec
+	}
+	return total
+}
 
 // A script that forks 50 subshells before running the app does not hang
 // under the profiler (bash forks without exec are where injected runtimes
@@ -198,8 +214,8 @@ func TestFiftySubshellsDoNotHang(t *testing.T) {
 	pids := out.pids("kernel_trace")
 	require.Len(t, pids, 1)
 	require.Equal(t, intField(t, res.stdout, "dispatches"), out.appKernels(t, pids[0]))
-	report(t, "exit %d; subshells: 50 in %.1f ms; dispatches: expected %d, found %d; %.1fs",
-		res.exit, float64(intField(t, res.stdout, "ns"))/1e6, intField(t, res.stdout, "dispatches"), out.appKernels(t, pids[0]), res.duration.Seconds())
+	report(t, "exit %d; subshells: 50 in %.1f ms wall, script CPU %.0f ms; dispatches: expected %d, found %d; %.1fs",
+		res.exit, float64(intField(t, res.stdout, "ns"))/1e6, 1e3*cpuSeconds(t, res.stdout), intField(t, res.stdout, "dispatches"), out.appKernels(t, pids[0]), res.duration.Seconds())
 }
 
 // The app cannot be found: 127 and a message naming it; nothing written.
