@@ -5,11 +5,19 @@ package main
 #include <string.h>
 #include "shim.h"
 #include "pmc.h"
+
+// The app's own memory, where a memory:// code object lives.
+static void rpg_copy_from(void *dst, uint64_t src, size_t n)
+{
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+}
 */
 import "C"
 
 import (
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +45,7 @@ func parseATTRequest(getenv func(string) string) (*attRequest, error) {
 	if r.outDir == "" {
 		r.outDir = "."
 	}
+
 	for _, p := range []struct {
 		env   string
 		param aql.ATTParam
@@ -85,6 +94,12 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	getenv func(string) string) (*pmcAgent, error) {
 	if req.att.gpus != nil && !req.att.gpus[int(d.gpu_index)] {
 		return nil, nil
+	}
+	if len(pmcState.agents) == 0 && findTraceDecoder(getenv) == "" {
+		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: librocprof-trace-decoder.so was not found "+
+			"(ROCPROF_ATT_LIBRARY_PATH, LD_LIBRARY_PATH, /opt/rocm/lib); the raw .att files and code "+
+			"objects are kept in %s for decoding later (--att-library-path names the decoder's directory)\n",
+			req.att.outDir)
 	}
 	dev, err := counters.DeviceFromProperties(C.GoString(&d.name[0]), agentProperties(d, getenv))
 	if err != nil {
@@ -157,4 +172,82 @@ func (a *attAgent) record(node uint32, dispatch uint64) {
 			fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
 		}
 	}
+}
+
+// attCodeObject dumps a loaded code object next to the traces, as
+// <pid>_agent_<node>_code_object_id_<id>.out, so that a decoder can map the
+// traced program counters to instructions (called at executable freeze).
+func attCodeObject(id uint64, node uint32, uri string) {
+	if !pmcState.on || pmcState.req.att == nil {
+		return
+	}
+	data, err := codeObjectBytes(uri)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: code object %d: %v\n", id, err)
+		return
+	}
+	name := fmt.Sprintf("%d_agent_%d_code_object_id_%d.out", os.Getpid(), node, id)
+	if err := os.WriteFile(filepath.Join(pmcState.req.att.outDir, name), data, 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
+	}
+}
+
+// codeObjectBytes reads a loader URI: file://PATH[#offset=N&size=M] or
+// memory://PID#offset=ADDR&size=N (this process's memory).
+func codeObjectBytes(uri string) ([]byte, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, err
+	}
+	frag, err := url.ParseQuery(u.Fragment)
+	if err != nil {
+		return nil, fmt.Errorf("code object URI %q: %v", uri, err)
+	}
+	num := func(k string) (uint64, bool) {
+		v, err := strconv.ParseUint(frag.Get(k), 0, 64)
+		return v, err == nil
+	}
+	off, hasOff := num("offset")
+	size, hasSize := num("size")
+	switch u.Scheme {
+	case "memory":
+		if !hasOff || !hasSize || size == 0 || size > 1<<30 {
+			return nil, fmt.Errorf("code object URI %q: no offset and size", uri)
+		}
+		buf := make([]byte, size)
+		C.rpg_copy_from(unsafe.Pointer(&buf[0]), C.uint64_t(off), C.size_t(size))
+		return buf, nil
+	case "file":
+		f, err := os.Open(u.Path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if !hasSize {
+			return io.ReadAll(io.NewSectionReader(f, int64(off), 1<<62))
+		}
+		buf := make([]byte, size)
+		_, err = f.ReadAt(buf, int64(off))
+		return buf, err
+	}
+	return nil, fmt.Errorf("code object URI %q: unknown scheme", uri)
+}
+
+// findTraceDecoder looks for AMD's trace decoder where rocprofv3 looks.
+func findTraceDecoder(getenv func(string) string) string {
+	var dirs []string
+	for _, v := range []string{getenv("ROCPROF_ATT_LIBRARY_PATH"), getenv("LD_LIBRARY_PATH")} {
+		dirs = append(dirs, filepath.SplitList(v)...)
+	}
+	dirs = append(dirs, "/opt/rocm/lib")
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, "librocprof-trace-decoder.so")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
 }

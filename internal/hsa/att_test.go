@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -45,6 +46,20 @@ func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 		require.Equal(t, uint32(1), binary.LittleEndian.Uint32(data[16:]), "one dispatch per trace")
 		require.Equal(t, uint64(8), binary.LittleEndian.Uint64(data[24:]), "waves on SE 0")
 	}
+	// The loaded code objects are dumped for the decoder: ELF files, one of
+	// them holding the traced kernel.
+	cos, err := filepath.Glob(filepath.Join(out, "*_agent_1_code_object_id_*.out"))
+	require.NoError(t, err)
+	require.NotEmpty(t, cos)
+	found := false
+	for _, c := range cos {
+		raw, err := os.ReadFile(c)
+		require.NoError(t, err)
+		require.Equal(t, "\x7fELF", string(raw[:4]), c)
+		found = found || bytes.Contains(raw, []byte("_Z6fill3dPff"))
+	}
+	require.True(t, found, "a code object holds fill3d")
+	require.Contains(t, r.stderr, "librocprof-trace-decoder.so was not found")
 }
 
 // Thread trace alone (no tracing domain) still selects by kernel name.

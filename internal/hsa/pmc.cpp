@@ -141,6 +141,9 @@ struct Packet {
     uint8_t b[64];
 };
 
+// The group of a slot that serialises an uncounted dispatch.
+const uint32_t kNoGroup = UINT32_MAX;
+
 struct PmcAgent;
 
 struct PmcSlot {
@@ -423,7 +426,8 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         hsa_kernel_dispatch_packet_t *k = &in[i];
         uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
         bool pick = false;
-        if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+        bool dispatch = type == HSA_PACKET_TYPE_KERNEL_DISPATCH;
+        if (dispatch) {
             KernelEntry *e = kernel_find(k->kernel_object);
             if (e) {
                 uint64_t n = e->iterations.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -435,7 +439,11 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
             if (!pick)
                 __atomic_fetch_add(&shim_pmc_counters.filtered, 1, __ATOMIC_RELAXED);
         }
-        if (!pick) {
+        // While counting, dispatches the filters leave out are serialised
+        // too (not counted): on the GPU they would run during a counted one
+        // and add to its counters. Thread trace serialises traced ones only.
+        bool hold = dispatch && !pick && a->npk == 3;
+        if (!pick && !hold) {
             t_out[out] = *k;
             t_tags[out++] = ShimPmcTag{nullptr, nullptr};
             continue;
@@ -459,7 +467,9 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
             continue;
         }
         a->next_seq = seq + 1;
-        uint32_t group = (uint32_t)((a->selected++ / a->interval) % a->ngroups);
+        uint32_t group = kNoGroup;
+        if (pick)
+            group = (uint32_t)((a->selected++ / a->interval) % a->ngroups);
         PmcSlot *s = &a->slots[seq % a->nslots];
         // With one slot the previous use is already decoded: no barrier.
         PmcSlot *prev = seq && a->nslots > 1 ? &a->slots[(seq - 1) % a->nslots] : nullptr;
@@ -478,6 +488,19 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
             __atomic_fetch_add(&shim_pmc_counters.barriers, 1, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&a->lock);
+        any = true;
+        if (hold) {
+            // dispatch, then an empty barrier that completes the slot.
+            t_out[out] = *k;
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+            hsa_barrier_and_packet_t b;
+            memset(&b, 0, sizeof b);
+            b.header = header(HSA_PACKET_TYPE_BARRIER_AND);
+            b.completion_signal = s->signal;
+            memcpy(&t_out[out], &b, sizeof b);
+            t_tags[out++] = ShimPmcTag{nullptr, s};
+            continue;
+        }
         Packet *p = a->packets[group][s->index];
         memcpy(&t_out[out], p[0].b, 64);
         t_tags[out++] = ShimPmcTag{nullptr, nullptr};
@@ -514,7 +537,7 @@ void shim_pmc_complete(void *slot)
     PmcSlot *s = (PmcSlot *)slot;
     PmcAgent *a = s->agent;
     uint64_t t0 = g_timing ? now_ns() : 0;
-    if (shim_go_ok())
+    if (s->group != kNoGroup && shim_go_ok())
         rpgGoPMCSample((int)(a - g_agents), s->group, s->index, a->node,
                        s->dispatch_id.load(std::memory_order_relaxed));
     __atomic_fetch_add(&shim_pmc_counters.completed, 1, __ATOMIC_RELAXED);

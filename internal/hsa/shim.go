@@ -88,6 +88,7 @@ func executableFrozen(exec uint64) {
 				timestamp_ns:   C.uint64_t(now),
 			}
 			C.rpg_record_code_object(&rec, co.uri, C.size_t(co.uri_len))
+			attCodeObject(symbols.nextCodeObject, uint32(co.agent_node), C.GoStringN(co.uri, C.int(co.uri_len)))
 			C.free(unsafe.Pointer(co.uri))
 			cos = append(cos, codeObject{id: symbols.nextCodeObject, agentNode: uint32(co.agent_node)})
 		}
