@@ -1,6 +1,10 @@
 package output
 
-import "github.com/rocprof-go/rocprof-go/internal/tracing"
+import (
+	"io"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
 
 // Format is an output format name as given to -f.
 type Format string
@@ -49,6 +53,9 @@ type Config struct {
 	MinimumOutputBytes uint64
 	// FS creates the files; nil means the operating system's.
 	FS FileSystem
+	// Stdout receives the files, one after another, when PrefixTemplate is
+	// a stream name (IsStreamName: -o stdout / -o stderr); nil: os.Stdout.
+	Stdout io.Writer
 }
 
 func (c *Config) has(f Format) bool {

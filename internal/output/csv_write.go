@@ -17,7 +17,9 @@ import (
 // are not readable spools (a process killed while creating one) are listed
 // in Result.Skipped, not treated as errors.
 func Write(cfg Config, spoolDir string) (*Result, error) {
-	if cfg.FS == nil {
+	if IsStreamName(cfg.PrefixTemplate) {
+		cfg.FS = &streamFS{w: cfg.stdout()}
+	} else if cfg.FS == nil {
 		cfg.FS = osFS{}
 	}
 	if cfg.PrefixTemplate == "" {
@@ -60,6 +62,11 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	for _, g := range groups {
 		if err := writeCSVGroup(&cfg, g.prefix, g.procs, res); err != nil {
 			return res, err
+		}
+	}
+	if IsStreamName(cfg.PrefixTemplate) {
+		for i := range res.Files {
+			res.Files[i].Path = "stdout" // -o stdout/stderr: no file, the data went there
 		}
 	}
 	return res, nil

@@ -93,3 +93,31 @@ func TestAppendPythonFloat(t *testing.T) {
 	require.Equal(t, "16384", string(appendV1Counter(nil, 16384)))
 	require.Equal(t, "0.2500000000", string(appendV1Counter(nil, 0.25)))
 }
+
+// TestCSVToStdout: -o stdout and -o stderr both send every CSV file, whole
+// and one after the other, to standard output; no file is created.
+func TestCSVToStdout(t *testing.T) {
+	spools := t.TempDir()
+	csvFixture(t, spools, 100)
+	for _, name := range []string{"stdout", "stderr", "STDOUT"} {
+		out := t.TempDir()
+		var buf strings.Builder
+		res, err := Write(Config{Dir: out, PrefixTemplate: name, Formats: []Format{FormatCSV},
+			Stats: true, Stdout: &buf}, spools)
+		require.NoError(t, err)
+		require.Empty(t, readTree(t, out), name)
+		// Concatenated files: each header line starts a file, in the order
+		// Write lists them, each file's rows contiguous.
+		ref := t.TempDir()
+		_, err = Write(Config{Dir: ref, PrefixTemplate: "f", Formats: []Format{FormatCSV}, Stats: true}, spools)
+		require.NoError(t, err)
+		files := readTree(t, ref)
+		var want strings.Builder
+		for _, f := range res.Files {
+			require.Equal(t, "stdout", f.Path)
+			want.WriteString(files["f_"+f.Name+".csv"])
+		}
+		require.Equal(t, want.String(), buf.String(), name)
+		require.Len(t, res.Files, len(files))
+	}
+}

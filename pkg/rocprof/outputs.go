@@ -23,6 +23,7 @@ type spoolWriter struct{}
 func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]launch.OutputFile, error) {
 	c := req.Config
 	cfg := outputConfig(c, req.Dir, req.Launch)
+	cfg.Stdout = req.Stdout // -o stdout / -o stderr
 	// CSV files and --stats (written whatever the formats, so a --stats run
 	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
@@ -51,8 +52,12 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 		return files, err
 	}
 	for _, g := range groups {
-		if g.events < uint64(cfg.MinimumOutputBytes/64) || g.events == 0 {
-			continue // nothing recorded (or less than --minimum-output-data): no files, as rocprofv3
+		if g.events == 0 || g.bytes < cfg.MinimumOutputBytes {
+			// Nothing recorded, or less raw data than --minimum-output-data:
+			// rocprofv3 then writes none of the per-run outputs (JSON,
+			// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
+			// agent_info.csv and domain_stats.csv.
+			continue
 		}
 		in := &output.Input{Spools: g.spools, Options: opts}
 		if summary {
@@ -69,6 +74,15 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 			if err != nil {
 				return files, err
 			}
+			if f == output.FormatJSON && output.IsStreamName(cfg.PrefixTemplate) {
+				// -o stdout / -o stderr: rocprofv3 streams its text outputs
+				// to standard output; the binary formats stay files.
+				if err := w.WriteTo(stdoutOf(req.Stdout), in); err != nil {
+					return files, err
+				}
+				files = append(files, launch.OutputFile{Path: "stdout", Format: string(f), Records: int64(g.events)})
+				continue
+			}
 			if err := w.Write(g.prefix, in); err != nil {
 				return files, err
 			}
@@ -78,11 +92,19 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 	return files, nil
 }
 
+func stdoutOf(w io.Writer) io.Writer {
+	if w == nil {
+		return os.Stdout
+	}
+	return w
+}
+
 // spoolGroup is the spools whose processes share one set of output files.
 type spoolGroup struct {
 	prefix string
 	spools []string
 	events uint64 // trace records (API calls, dispatches, copies, ...) in them
+	bytes  uint64 // their raw size in the spools (what --minimum-output-data measures)
 }
 
 // groupSpools groups a pass's spools by their resolved output prefix, in
@@ -103,7 +125,11 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 			return nil, err
 		}
 		prefix := resolve(r.Process())
+		var bytes uint64
 		for r.Next() {
+			if isEvent(r.Kind()) {
+				bytes += uint64(len(r.Bytes()))
+			}
 		}
 		st := r.Stats()
 		_ = r.Close()
@@ -114,6 +140,7 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 			groups = append(groups, g)
 		}
 		g.spools = append(g.spools, p)
+		g.bytes += bytes
 		for _, k := range eventKinds {
 			g.events += st.Count(k)
 		}
@@ -126,6 +153,15 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 var eventKinds = []tracing.Kind{
 	tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
 	tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindCounterSample,
+}
+
+func isEvent(k tracing.Kind) bool {
+	for _, e := range eventKinds {
+		if k == e {
+			return true
+		}
+	}
+	return false
 }
 
 // outputConfig maps a pass's options onto the writers' configuration. The

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,4 +101,122 @@ func TestKernelRenameOnTheVirtualGPU(t *testing.T) {
 		}
 		require.Equal(t, names[0], stats[0])
 	}
+}
+
+// listFiles returns every file under dir but run.json, relative.
+func listFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel != "run.json" {
+			out = append(out, rel)
+		}
+		return nil
+	}))
+	return out
+}
+
+// TestMinimumOutputData is rocprofv3's test: a 1 GB --minimum-output-data
+// writes no csv, json or pftrace file (nor stats, agent_info or summary).
+func TestMinimumOutputData(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_counts")
+	for _, kb := range []string{"1048576", "1"} {
+		out := t.TempDir()
+		var stdout strings.Builder
+		res, err := Run(context.Background(), Options{Stdout: &stdout, Args: []string{"--virtual-gpu",
+			"--kernel-trace", "--hip-trace", "--stats", "--summary", "-f", "csv", "json", "pftrace",
+			"-d", out, "-o", "run", "--minimum-output-data", kb}}, []string{app})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitStatus)
+		files := listFiles(t, out)
+		if kb == "1048576" {
+			require.Empty(t, files)
+			require.NotContains(t, stdout.String(), "ROCPROFV3 SUMMARY")
+			continue
+		}
+		// The check is per domain for the CSV files: the six dispatches
+		// (under 1 KB of records) write no kernel_trace.csv, the HIP calls
+		// do; the per-run files only look at the total.
+		for _, want := range []string{"run_hip_api_trace.csv", "run_hip_api_stats.csv",
+			"run_agent_info.csv", "run_domain_stats.csv", "run_results.json", "run_results.pftrace"} {
+			require.Contains(t, files, want)
+		}
+		require.NotContains(t, files, "run_kernel_trace.csv")
+		require.NotContains(t, files, "run_kernel_stats.csv")
+		require.Contains(t, stdout.String(), "SUMMARY")
+	}
+}
+
+// TestOutputToStdout: -o stdout and -o stderr put the CSV files and the
+// JSON document on standard output, and create no data file.
+func TestOutputToStdout(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_counts")
+	for _, name := range []string{"stdout", "stderr"} {
+		out := t.TempDir()
+		var stdout, stderr strings.Builder
+		res, err := Run(context.Background(), Options{Stdout: &stdout, Stderr: &stderr,
+			Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "json", "-d", out, "-o", name}},
+			[]string{app})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitStatus)
+		require.Empty(t, listFiles(t, out))
+		s := stdout.String()
+		require.Contains(t, s, `"Kind","Agent_Id","Queue_Id","Stream_Id"`)
+		require.Equal(t, 6, strings.Count(s, "\n\"KERNEL_DISPATCH\","))
+		require.Contains(t, s, `"Node_Id","Logical_Node_Id"`)
+		require.Contains(t, s, `{"rocprofiler-sdk-tool"`)
+		require.NotContains(t, stderr.String(), "KERNEL_DISPATCH")
+	}
+}
+
+// TestV1ResultsOnTheVirtualGPU: -o results.csv also writes rocprof v1's
+// results.csv, one row per dispatch, and its stats files.
+func TestV1ResultsOnTheVirtualGPU(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_counts")
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Args: []string{"--virtual-gpu", "--kernel-trace",
+		"--hip-trace", "--memory-copy-trace", "-d", out, "-o", "results.csv"}}, []string{app})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	rows := readCSV(t, filepath.Join(out, "results.csv"))
+	require.Equal(t, []string{"Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid",
+		"grd", "wgr", "lds", "scr", "arch_vgpr", "accum_vgpr", "sgpr", "wave_size", "sig", "obj",
+		"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}, rows[0])
+	require.Len(t, rows, 7)
+	for _, n := range column(rows, "KernelName") {
+		require.Contains(t, n, "hip_calls_add")
+	}
+	require.Equal(t, []string{"1024"}, uniq(column(rows, "grd")))
+	require.Equal(t, []string{"256"}, uniq(column(rows, "wgr")))
+	stats := readCSV(t, filepath.Join(out, "results.stats.csv"))
+	require.Equal(t, []string{"Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"}, stats[0])
+	require.Equal(t, "6", stats[1][1])
+	hip := readCSV(t, filepath.Join(out, "results.hip_stats.csv"))
+	calls := map[string]string{}
+	for _, r := range hip[1:] {
+		calls[r[0]] = r[1]
+	}
+	require.Equal(t, "6", calls["hipLaunchKernel"])
+	require.Equal(t, "3", calls["hipMalloc"])
+	copies := readCSV(t, filepath.Join(out, "results.copy_stats.csv"))
+	require.Greater(t, len(copies), 1)
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }

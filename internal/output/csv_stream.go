@@ -1,0 +1,55 @@
+package output
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"sync"
+)
+
+// IsStreamName reports whether -o names one of rocprofv3's output streams
+// rather than a file: "stdout"/"STDOUT" and "stderr"/"STDERR". rocprofv3
+// writes the data of both to standard output (its "stderr" stream is
+// std::cout), and so does rocprof-go.
+func IsStreamName(name string) bool {
+	switch name {
+	case "stdout", "STDOUT", "stderr", "STDERR":
+		return true
+	}
+	return false
+}
+
+// stdout is where Write sends the files when -o is a stream name.
+func (c *Config) stdout() io.Writer {
+	if c.Stdout != nil {
+		return c.Stdout
+	}
+	return os.Stdout
+}
+
+// streamFS writes every file to one stream, whole files one after another:
+// a file is held until it is closed (the CSV files of a set are written
+// side by side, so streaming them as they grow would interleave them).
+type streamFS struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *streamFS) MkdirAll(string) error { return nil }
+
+func (s *streamFS) Create(string) (io.WriteCloser, error) { return &streamFile{fs: s}, nil }
+
+type streamFile struct {
+	fs  *streamFS
+	buf bytes.Buffer
+}
+
+func (f *streamFile) Write(p []byte) (int, error) { return f.buf.Write(p) }
+
+func (f *streamFile) Close() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	_, err := f.fs.w.Write(f.buf.Bytes())
+	f.buf = bytes.Buffer{}
+	return err
+}
