@@ -21,8 +21,8 @@ import (
 // dictionary-encoded by the Parquet writer, every column is zstd
 // compressed. Record batches of pqBatchRows bound the memory held.
 const (
-	pqBatchRows    = 64 * 1024
-	pqRowGroupRows = 512 * 1024
+	pqBatchRows    = 32 * 1024
+	pqRowGroupRows = 128 * 1024
 )
 
 // pqFileNames names each domain's file; kernels.parquet is the kernel
