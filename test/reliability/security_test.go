@@ -110,6 +110,7 @@ func TestNoSecretsInOutputs(t *testing.T) {
 	}
 	require.Empty(t, unexpected)
 	configs, _ := filepath.Glob(filepath.Join(res.dir, "*", "*_config.json"))
+	require.Len(t, configs, 1, "--output-config writes <prefix>_config.json")
 	report(t, "with --output-config: %d files, config files written: %d, files holding the secret: %v", files, len(configs), leaks)
 }
 
