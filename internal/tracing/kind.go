@@ -19,12 +19,15 @@ const (
 	KindCodeObject       Kind = 10
 	KindAgentInfo        Kind = 11
 	KindCounterSample    Kind = 12
-	kindLast             Kind = 13
+	// kindThread names a chunk's writer from that point on; the reader
+	// consumes it and never returns it.
+	kindThread Kind = 13
+	kindLast   Kind = 14
 )
 
 var kindNames = [...]string{"", "STRING", "HIP_API", "HSA_API", "MARKER", "KERNEL_DISPATCH",
 	"MEMORY_COPY", "MEMORY_ALLOCATION", "SCRATCH_MEMORY", "KERNEL_SYMBOL", "CODE_OBJECT",
-	"AGENT_INFO", "COUNTER_SAMPLE"}
+	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindLast {

@@ -39,6 +39,7 @@ type Reader struct {
 
 	chunk uint64 // current chunk index
 	off   int    // offset of the next record inside the chunk; 0 = chunk not entered
+	tid   uint32 // the current chunk's writer at this point (header, then THREAD records)
 	rec   []byte
 	kind  Kind
 	stats Stats
@@ -125,6 +126,7 @@ func (r *Reader) Next() bool {
 			}
 			r.stats.Chunks++
 			r.off = ChunkHeaderSize
+			r.tid = le.Uint32(c[4:])
 		}
 		if r.off+RecordHeaderSize > ChunkSize {
 			r.nextChunk()
@@ -147,14 +149,30 @@ func (r *Reader) Next() bool {
 			continue
 		}
 		k := Kind(le.Uint16(rec[4:]))
-		if k == 0 || k >= kindLast || rec[6] != 1 {
+		if k == 0 || k >= kindLast {
 			r.stats.Skipped++
 			continue
 		}
-		fixed := fixedSize[k]
-		if size < fixed || uint64(fixed)+tailLen(k, rec) > uint64(size) {
-			r.stats.Invalid++
-			r.nextChunk()
+		switch {
+		case rec[6] == 1:
+			fixed := fixedSize[k]
+			if size < fixed || uint64(fixed)+tailLen(k, rec) > uint64(size) {
+				r.stats.Invalid++
+				r.nextChunk()
+				continue
+			}
+		case rec[6] == 2 && (k == KindHIPAPI || k == KindHSAAPI):
+			if size < apiCompactSize || apiCompactSize+uint32(rec[11]) > size {
+				r.stats.Invalid++
+				r.nextChunk()
+				continue
+			}
+		default:
+			r.stats.Skipped++
+			continue
+		}
+		if k == kindThread {
+			r.tid = le.Uint32(rec[8:])
 			continue
 		}
 		r.rec, r.kind = rec, k
@@ -194,7 +212,7 @@ func (r *Reader) Bytes() []byte { return r.rec }
 func (r *Reader) String() String { return decodeString(r.rec) }
 
 // APICall decodes a KindHIPAPI or KindHSAAPI record.
-func (r *Reader) APICall() APICall { return decodeAPICall(r.rec) }
+func (r *Reader) APICall() APICall { return decodeAPICall(r.rec, r.tid) }
 
 // Marker decodes a KindMarker record.
 func (r *Reader) Marker() Marker { return decodeMarker(r.rec) }

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding"
 	"os"
 	"path/filepath"
@@ -130,7 +131,7 @@ func TestReaderRejects(t *testing.T) {
 		}, 1, 0, 0, 1},
 		{"newer record version is skipped", func(b *spooltest.Builder) {
 			rec, _ := api.AppendBinary(nil)
-			rec[6] = 2
+			rec[6] = 3 // API records have versions 1 and 2
 			b.AddRaw(rec)
 			b.Add(api)
 		}, 1, 0, 0, 1},
@@ -271,4 +272,78 @@ func FuzzSpoolReader(f *testing.F) {
 		s := r.Stats()
 		require.Equal(t, n, s.Records)
 	})
+}
+
+// compactAPI builds a version-2 (compact) API record as the preload library
+// writes it: no thread id, duration instead of end.
+func compactAPI(kind tracing.Kind, domain uint8, fn uint16, corr, start uint64, dur uint32, args []byte) []byte {
+	size := (32 + len(args) + 7) &^ 7
+	r := make([]byte, size)
+	le := binary.LittleEndian
+	le.PutUint32(r, uint32(size))
+	le.PutUint16(r[4:], uint16(kind))
+	r[6], r[7] = 2, 0xC5
+	le.PutUint16(r[8:], fn)
+	r[10], r[11] = domain, byte(size-32-len(args))
+	le.PutUint32(r[12:], dur)
+	le.PutUint64(r[16:], corr)
+	le.PutUint64(r[24:], start)
+	copy(r[32:], args)
+	return r
+}
+
+// threadRec builds the record that names a chunk's new writer.
+func threadRec(tid uint32) []byte {
+	r := make([]byte, 16)
+	binary.LittleEndian.PutUint32(r, 16)
+	binary.LittleEndian.PutUint16(r[4:], 13)
+	r[6], r[7] = 1, 0xC5
+	binary.LittleEndian.PutUint32(r[8:], tid)
+	return r
+}
+
+// TestReaderCompactAPIRecords: version-2 API records take their thread from
+// the chunk header, then from the THREAD record that hands the chunk to a
+// new writer; version-1 records keep their own; both decode alike.
+func TestReaderCompactAPIRecords(t *testing.T) {
+	sp := spooltest.New(testProcess) // the chunk header names thread 1
+	sp.AddRaw(compactAPI(tracing.KindHIPAPI, 1, 7, 9, 100, 5, []byte("abc")))
+	sp.AddRaw(threadRec(42))
+	sp.AddRaw(compactAPI(tracing.KindHSAAPI, 3, 300, 10, 1<<40, 0xffffffff, nil))
+	sp.Add(tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 70000, TID: 77,
+		CorrelationID: 11, Start: 1, End: 1 << 40})
+	sp.AddRaw(compactAPI(tracing.KindHIPAPI, 2, 8, 12, 200, 0, []byte("12345678")))
+	r, err := tracing.NewReader(sp.Bytes())
+	require.NoError(t, err)
+	var got []tracing.APICall
+	for r.Next() {
+		a := r.APICall()
+		if len(a.Args) == 0 {
+			a.Args = nil
+		}
+		got = append(got, a)
+	}
+	require.Equal(t, []tracing.APICall{
+		{Domain: tracing.DomainHIPRuntime, Function: 7, TID: 1, CorrelationID: 9, Start: 100, End: 105,
+			Args: []byte("abc")},
+		{Domain: tracing.DomainHSACore, Function: 300, TID: 42, CorrelationID: 10, Start: 1 << 40,
+			End: 1<<40 + 0xffffffff},
+		{Domain: tracing.DomainHIPRuntime, Function: 70000, TID: 77, CorrelationID: 11, Start: 1,
+			End: 1 << 40},
+		{Domain: tracing.DomainHIPCompiler, Function: 8, TID: 42, CorrelationID: 12, Start: 200,
+			End: 200, Args: []byte("12345678")},
+	}, got)
+	st := r.Stats()
+	require.Equal(t, uint64(4), st.Records)
+	require.Zero(t, st.Invalid+st.Skipped+st.Torn)
+
+	// A compact record whose padding claims more than it holds is invalid.
+	bad := compactAPI(tracing.KindHIPAPI, 1, 7, 9, 100, 5, nil)
+	bad[11] = 8
+	sp = spooltest.New(testProcess)
+	sp.AddRaw(bad)
+	r, err = tracing.NewReader(sp.Bytes())
+	require.NoError(t, err)
+	require.False(t, r.Next())
+	require.Equal(t, uint64(1), r.Stats().Invalid)
 }

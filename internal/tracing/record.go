@@ -35,7 +35,13 @@ var fixedSize = [kindLast]uint32{
 	KindCodeObject:       64,
 	KindAgentInfo:        8 + 8*AgentNumericFields + 4*agentNameLen,
 	KindCounterSample:    48,
+	kindThread:           16,
 }
+
+// apiCompactSize is the fixed part of a version-2 (compact) API record
+// (rpg_api_rec2): no thread id (the chunk's owner wrote it), a 32-bit
+// duration instead of the end time.
+const apiCompactSize = 32
 
 // FixedSize returns the size of a kind's fixed part, header included (0 for
 // unknown kinds).
@@ -247,7 +253,18 @@ func decodeString(rec []byte) String {
 	return String{Table: le.Uint32(rec[8:]), ID: le.Uint64(rec[16:]), Value: v}
 }
 
-func decodeAPICall(rec []byte) APICall {
+// decodeAPICall decodes a version-1 API record, or a version-2 one written
+// by thread tid.
+func decodeAPICall(rec []byte, tid uint32) APICall {
+	if rec[6] == 2 {
+		a, _ := tail(rec, apiCompactSize, uint32(len(rec))-apiCompactSize-uint32(rec[11]))
+		start := le.Uint64(rec[24:])
+		return APICall{
+			Domain: APIDomain(rec[10]), Function: uint32(le.Uint16(rec[8:])), TID: tid,
+			CorrelationID: le.Uint64(rec[16:]), Start: start,
+			End: start + uint64(le.Uint32(rec[12:])), Args: a,
+		}
+	}
 	a, _ := tail(rec, 48, le.Uint32(rec[20:]))
 	return APICall{
 		Domain: APIDomain(le.Uint32(rec[8:])), Function: le.Uint32(rec[12:]),

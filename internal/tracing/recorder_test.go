@@ -48,6 +48,7 @@ func readAll(t *testing.T, dir string) map[int32]*procRead {
 		r, err := tracing.Open(p)
 		require.NoError(t, err)
 		pr := &procRead{info: r.Process(), perFunc: map[uint32]uint64{}}
+		tidFunc := map[uint32]uint32{} // each writer thread writes one function id
 		for r.Next() {
 			switch r.Kind() {
 			case tracing.KindHIPAPI:
@@ -59,6 +60,13 @@ func readAll(t *testing.T, dir string) map[int32]*procRead {
 						"thread %d: record lost or out of order", a.Function)
 					require.Equal(t, a.CorrelationID, a.Start)
 					require.Equal(t, a.CorrelationID+1, a.End)
+					// Compact records take their thread from the chunk
+					// (header, or the record naming a chunk's next writer).
+					require.NotZero(t, a.TID)
+					if f, ok := tidFunc[a.TID]; ok {
+						require.Equal(t, f, a.Function, "thread %d's records attributed to another thread", a.TID)
+					}
+					tidFunc[a.TID] = a.Function
 					pr.perFunc[a.Function]++
 				}
 			default:

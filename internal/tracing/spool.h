@@ -58,7 +58,8 @@ enum rpg_kind {
     RPG_KIND_CODE_OBJECT = 10,      /* rpg_code_object_rec */
     RPG_KIND_AGENT_INFO = 11,       /* rpg_agent_info_rec */
     RPG_KIND_COUNTER_SAMPLE = 12,   /* rpg_counter_sample_rec */
-    RPG_KIND_LAST = 13
+    RPG_KIND_THREAD = 13,           /* rpg_thread_rec: the chunk changes owner */
+    RPG_KIND_LAST = 14
 };
 
 /* API domains: rpg_api_rec.domain and rpg_marker_rec.domain. They double as
@@ -157,6 +158,10 @@ typedef struct rpg_spool_header {
     uint8_t reserved[RPG_HEADER_FIXED - 96];
 } rpg_spool_header;
 
+/* A chunk has one writing thread at a time: tid names its first owner, and an
+ * rpg_thread_rec names each later one (a thread that took over the chunk of
+ * a thread that exited). Records without a tid field of their own (version 2
+ * API records) belong to the chunk's owner at their position. */
 typedef struct rpg_chunk_header {
     uint32_t magic; /* RPG_CHUNK_MAGIC, stored when the chunk is handed out */
     uint32_t tid;   /* first owner's OS thread id */
@@ -164,7 +169,8 @@ typedef struct rpg_chunk_header {
 } rpg_chunk_header;
 
 /* Every record starts with this word; size counts the header and is a multiple
- * of 8; version is the kind's layout version (1 for all kinds today). */
+ * of 8; version is the kind's layout version (1 for all kinds, and 2 for the
+ * compact API record). */
 typedef struct rpg_rec_hdr {
     uint32_t size;
     uint16_t kind;
@@ -193,6 +199,28 @@ typedef struct rpg_api_rec {
     uint64_t start_ns;
     uint64_t end_ns;
 } rpg_api_rec;
+
+/* The compact HIP/HSA call record, version 2 of RPG_KIND_HIP_API and
+ * RPG_KIND_HSA_API, written whenever the call fits it (function < 65536,
+ * domain < 256, end - start < 2^32 ns; else version 1 is written). The
+ * thread is the chunk's owner (rpg_chunk_header, rpg_thread_rec). Tail:
+ * size - sizeof(rpg_api_rec2) - args_pad bytes of argument blob. */
+typedef struct rpg_api_rec2 {
+    rpg_rec_hdr h;
+    uint16_t function;
+    uint8_t domain;
+    uint8_t args_pad;     /* padding bytes after the argument blob (0-7) */
+    uint32_t duration_ns; /* end_ns - start_ns */
+    uint64_t correlation_id;
+    uint64_t start_ns;
+} rpg_api_rec2;
+
+/* The chunk's writer from here on (see rpg_chunk_header). */
+typedef struct rpg_thread_rec {
+    rpg_rec_hdr h;
+    uint32_t tid;
+    uint32_t reserved;
+} rpg_thread_rec;
 
 /* ROCTx events, recorded when complete (ranges at their pop/stop with the
  * push/start time as start_ns). Tail: msg_len bytes of message, no NUL. */
@@ -387,6 +415,8 @@ _Static_assert(sizeof(rpg_rec_hdr) == 8, "record header size");
 _Static_assert(sizeof(rpg_chunk_header) == 16, "chunk header size");
 _Static_assert(sizeof(rpg_string_rec) == 24, "string record size");
 _Static_assert(sizeof(rpg_api_rec) == 48, "api record size");
+_Static_assert(sizeof(rpg_api_rec2) == 32, "compact api record size");
+_Static_assert(sizeof(rpg_thread_rec) == 16, "thread record size");
 _Static_assert(sizeof(rpg_marker_rec) == 56, "marker record size");
 _Static_assert(sizeof(rpg_kernel_dispatch_rec) == 120, "dispatch record size");
 _Static_assert(sizeof(rpg_memory_copy_rec) == 80, "copy record size");

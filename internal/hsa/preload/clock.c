@@ -11,6 +11,7 @@
  * RPG_CLOCK_REANCHOR_NS so the error never accumulates for long.
  */
 #define _GNU_SOURCE
+#define RPG_RECORDER_IMPL
 #include <stdint.h>
 #include <time.h>
 
@@ -25,17 +26,14 @@
 #define RPG_CLOCK_REANCHOR_NS 250000000ull    /* 250 ms */
 #define RPG_CLOCK_SLOTS 4
 
-/* One immutable conversion; readers load a pointer to it, the re-anchoring
- * thread fills the next slot and publishes it, so readers never see a mix. */
-typedef struct clock_anchor {
-    uint64_t tsc;
-    uint64_t ns;
-    uint64_t mult;        /* ns per tick, 32.32 fixed point */
-    uint64_t reanchor_at; /* tick count after which to re-anchor */
-} clock_anchor;
+/* One immutable conversion (rpg_clock_anchor); readers load a pointer to it,
+ * the re-anchoring thread fills the next slot and publishes it, so readers
+ * never see a mix. rpg_internal.h inlines the fast path. */
+typedef rpg_clock_anchor clock_anchor;
 
 static clock_anchor g_slots[RPG_CLOCK_SLOTS];
-static clock_anchor *g_anchor;   /* NULL until calibrated */
+clock_anchor *rpg__clock; /* NULL until calibrated */
+#define g_anchor rpg__clock
 static int g_tsc_state;          /* 0 unknown, 1 invariant, -1 unusable */
 static uint64_t g_first_tsc, g_first_ns;
 static int g_first_taken;
@@ -108,19 +106,12 @@ static uint64_t slow_now(void)
     return ns;
 }
 
-uint64_t rpg_now(void)
-{
-    clock_anchor *a = __atomic_load_n(&g_anchor, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(a != NULL, 1)) {
-        uint64_t t = __rdtsc();
-        if (__builtin_expect(t < a->reanchor_at && t >= a->tsc, 1))
-            return a->ns + (uint64_t)(((unsigned __int128)(t - a->tsc) * a->mult) >> 32);
-    }
-    return slow_now();
-}
+uint64_t rpg__now_slow(void) { return slow_now(); }
 #else
-uint64_t rpg_now(void) { return boottime_ns(); }
+uint64_t rpg__now_slow(void) { return boottime_ns(); }
 #endif
+
+uint64_t rpg_now(void) { return rpg__now_fast(); }
 
 int rpg_clock_uses_tsc(void)
 {

@@ -8,6 +8,7 @@
  * the header, and a new segment (every 4 MiB) takes the only lock.
  */
 #define _GNU_SOURCE
+#define RPG_RECORDER_IMPL
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,24 +63,14 @@ static struct {
 static unsigned g_nfree;
 static pthread_key_t g_exit_key;
 static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
-static uint64_t g_correlation; /* atomic */
+uint64_t rpg__correlation; /* atomic */
 static int32_t g_pid;
 
-/* One writing thread's state. depth lets a signal handler that records while
- * the thread is mid-record use a second cursor instead of corrupting the
- * first; deeper nesting drops the record (and counts it). */
-typedef struct cursor {
-    char *cur;
-    char *end;
-} cursor;
+typedef rpg_cursor cursor;
 
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-    cursor c[2];
-    uint32_t depth;
-    uint32_t tid;
-    uint64_t correlation;
-    uint32_t holds_lock; /* a signal handler on this thread must not wait for g_lock */
-} t_rec;
+/* The writing thread's state (rpg_internal.h). */
+__thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
+#define t_rec rpg__t
 
 /* Takes g_lock unless this thread already holds it (we are in a signal
  * handler that interrupted the holder): then the caller gives up instead of
@@ -116,19 +107,11 @@ uint32_t rpg_tid(void)
 
 int32_t rpg_pid(void) { return g_pid; }
 
-uint64_t rpg_correlation_next(void)
-{
-    return __atomic_add_fetch(&g_correlation, 1, __ATOMIC_RELAXED);
-}
+uint64_t rpg_correlation_next(void) { return rpg__correlation_next(); }
 
-uint64_t rpg_correlation_current(void) { return t_rec.correlation; }
+uint64_t rpg_correlation_current(void) { return rpg__correlation_current(); }
 
-uint64_t rpg_correlation_set(uint64_t id)
-{
-    uint64_t prev = t_rec.correlation;
-    t_rec.correlation = id;
-    return prev;
-}
+uint64_t rpg_correlation_set(uint64_t id) { return rpg__correlation_set(id); }
 
 const char *rpg_spool_path(void)
 {
@@ -405,11 +388,14 @@ static void thread_exit(void *arg)
 
 static void make_exit_key(void) { pthread_key_create(&g_exit_key, thread_exit); }
 
+/* Takes over a chunk an exited thread left, and names this thread its
+ * writer from here on (records without a tid of their own belong to it). */
 static int reuse_chunk(cursor *c, uint32_t size)
 {
     if (__atomic_load_n(&g_nfree, __ATOMIC_RELAXED) == 0 || t_rec.depth > 1)
         return 0;
     int ok = 0;
+    size += (uint32_t)sizeof(rpg_thread_rec);
     pthread_mutex_lock(&g_free_lock);
     if (g_nfree > 0 && (size_t)(g_free[g_nfree - 1].end - g_free[g_nfree - 1].cur) >= size) {
         g_nfree--;
@@ -418,6 +404,16 @@ static int reuse_chunk(cursor *c, uint32_t size)
         ok = 1;
     }
     pthread_mutex_unlock(&g_free_lock);
+    if (ok) {
+        rpg_thread_rec *r = (rpg_thread_rec *)c->cur;
+        __atomic_store_n(&r->h.size, (uint32_t)sizeof *r, __ATOMIC_RELAXED);
+        r->tid = rpg_tid();
+        r->reserved = 0;
+        uint64_t w = (uint64_t)sizeof *r | (uint64_t)RPG_KIND_THREAD << 32 | (uint64_t)1 << 48 |
+                     (uint64_t)RPG_COMMIT << 56;
+        __atomic_store_n((uint64_t *)r, w, __ATOMIC_RELEASE);
+        c->cur += sizeof *r;
+    }
     return ok;
 }
 
@@ -523,6 +519,34 @@ static uint32_t clamp_tail(size_t fixed, size_t len)
 int rpg_record_api(uint16_t kind, uint32_t domain, uint32_t function, uint64_t correlation_id,
                    uint64_t start_ns, uint64_t end_ns, const void *args, uint32_t args_size)
 {
+    return rpg__record_api_fast(kind, domain, function, correlation_id, start_ns, end_ns, args,
+                                args_size);
+}
+
+/* Everything the inline fast path leaves: a new chunk, a long argument
+ * blob, values that do not fit the compact record (written as version 1). */
+int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
+                         uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns,
+                         const void *args, uint32_t args_size)
+{
+    if (function <= 0xffffu && domain <= 0xffu && end_ns >= start_ns &&
+        end_ns - start_ns <= 0xffffffffu && args_size <= RPG_MAX_RECORD - sizeof(rpg_api_rec)) {
+        uint32_t size = ((uint32_t)sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
+        rpg_api_rec2 *r = rpg_record_reserve(kind, size);
+        if (!r)
+            return -1;
+        r->h.version = 2;
+        r->function = (uint16_t)function;
+        r->domain = (uint8_t)domain;
+        r->args_pad = (uint8_t)(size - sizeof *r - args_size);
+        r->duration_ns = (uint32_t)(end_ns - start_ns);
+        r->correlation_id = correlation_id;
+        r->start_ns = start_ns;
+        if (args_size)
+            memcpy(r + 1, args, args_size);
+        rpg_record_publish(r);
+        return 0;
+    }
     args_size = clamp_tail(sizeof(rpg_api_rec), args_size);
     rpg_api_rec *r = rpg_record_reserve(kind, (uint32_t)sizeof *r + args_size);
     if (!r)
