@@ -1,6 +1,7 @@
 package options
 
 import (
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,13 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 			interval = 1
 		}
 		env["ROCPROF_COUNTER_GROUPS_INTERVAL"] = strconv.Itoa(interval)
+	}
+	if c.ExtraCounters != "" {
+		// The tool side reads definitions from the variable, as rocprofv3's does;
+		// the file was already read and checked when the counters were validated.
+		if data, err := os.ReadFile(c.ExtraCounters); err == nil {
+			env["ROCPROF_EXTRA_COUNTERS_CONTENTS"] = string(data)
+		}
 	}
 	if c.KernelIncludeRegex != "" {
 		env["ROCPROF_KERNEL_FILTER_INCLUDE_REGEX"] = c.KernelIncludeRegex

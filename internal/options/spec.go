@@ -275,7 +275,7 @@ var Specs = []Spec{
 
 	// ATT
 	boolOpt("advanced-thread-trace", "", "advanced_thread_trace", gATT, "ROCPROF_ADVANCED_THREAD_TRACE", "thread trace (SQTT) of selected dispatches",
-		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att").notSupported("thread trace is not built yet"),
+		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att"),
 	listOpt("att-library-path", "", "att_library_path", gATT, "ROCPROF_ATT_LIBRARY_PATH", "PATH", "where to find librocprof-trace-decoder.so",
 		func(c *Config) *[]string { return &c.AttLibraryPath }),
 	intOpt("att-target-cu", "", "att_target_cu", gATT, "ROCPROF_ATT_PARAM_TARGET_CU", "CU", "compute unit to trace",
