@@ -271,7 +271,7 @@ func writeParquetProcess(tables *[numDomains]*pqTable, p *process, r *tracing.Re
 			t.u64(5, d.StreamID)
 			t.u64(6, d.DispatchID)
 			t.u64(7, d.KernelID)
-			t.str(8, p.kernelName(d.KernelID))
+			t.str(8, p.dispatchName(&d))
 			t.times(9, d.CorrelationID, d.Start, d.End)
 			for i := 0; i < 3; i++ {
 				t.u32(13+i, d.Grid[i])
