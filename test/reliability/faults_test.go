@@ -125,3 +125,24 @@ func parentOf(t testing.TB, pid int) int {
 	require.NoError(t, err)
 	return ppid
 }
+
+// A hung app (one that never ends by itself) under --timeout: SIGTERM at the
+// deadline, exit status 124, and everything recorded until then written.
+func TestTimeoutStopsAHungApp(t *testing.T) {
+	t.Parallel()
+	lines, wait := profiled{opts: append([]string{"--timeout", "5s"}, traceOpts...), argv: []string{app(t, "fault_progress"), "10"}}.startWithProgress(t)
+	last := drain(lines, 0)
+	res := wait()
+	require.Equal(t, 124, res.exit, "stderr:\n%s", res.stderr)
+	m := readManifest(t, res.dir)
+	require.True(t, m.TimedOut)
+	require.Equal(t, 124, m.ExitStatus)
+	requireManifestMatches(t, res.dir, m)
+	out := readOutputs(t, res.dir)
+	pids := out.pids("hip_api_trace")
+	require.Len(t, pids, 1)
+	kernels := out.appKernels(t, pids[0])
+	require.GreaterOrEqual(t, kernels, last)
+	require.LessOrEqual(t, kernels, last+10)
+	report(t, "exit %d; dispatches reported before the timeout: expected >= %d, found %d; %.1fs", res.exit, last, kernels, res.duration.Seconds())
+}
