@@ -51,6 +51,10 @@ type Config struct {
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw
 	// recorded size is below it (--minimum-output-data × 1024).
 	MinimumOutputBytes uint64
+	// OmitKernelTrace leaves out kernel_trace.csv and kernel_stats.csv: the
+	// shim records the dispatches it counts even without --kernel-trace,
+	// because counter rows take their dispatch columns from them.
+	OmitKernelTrace bool
 	// FS creates the files; nil means the operating system's.
 	FS FileSystem
 	// Stdout receives the files, one after another, when PrefixTemplate is

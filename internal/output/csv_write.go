@@ -119,6 +119,9 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if bytes[d] == 0 || bytes[d] < cfg.MinimumOutputBytes {
 			continue
 		}
+		if d == csvDomKernel && cfg.OmitKernelTrace {
+			continue // dispatch records exist only to carry the counters' dispatch columns
+		}
 		if csvOn {
 			g.files[d] = newCSVFile(cfg.FS, prefix, csvDomains[d].file, csvDomains[d].name,
 				csvHeaders[d])

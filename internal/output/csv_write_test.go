@@ -368,3 +368,19 @@ func TestAppendDecimal(t *testing.T) {
 		require.Equal(t, "x"+strconv.FormatUint(v, 10), string(appendDecimal([]byte("x"), v)))
 	}
 }
+
+func TestCSVOmitKernelTrace(t *testing.T) {
+	dir := t.TempDir()
+	spools := t.TempDir()
+	b := spooltest.New(tracing.ProcessInfo{PID: 7, Hostname: "h"})
+	b.Add(&tracing.KernelDispatch{DispatchID: 1, KernelID: 1, Start: 10, End: 20, Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
+	_, err := b.WriteFile(spools)
+	require.NoError(t, err)
+	res, err := Write(Config{Dir: dir, PrefixTemplate: "o", Formats: []Format{FormatCSV}, Stats: true, OmitKernelTrace: true}, spools)
+	require.NoError(t, err)
+	require.Empty(t, res.Files, "no domain file, and no per-run file for a run whose only records are omitted")
+	for _, f := range res.Files {
+		require.NotEqual(t, "kernel_trace", f.Name)
+		require.NotEqual(t, "kernel_stats", f.Name)
+	}
+}

@@ -191,6 +191,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		},
 		Formats:            formats,
 		Stats:              c.Stats.On(),
+		OmitKernelTrace:    !c.KernelTrace.On(),
 		Mangled:            c.MangledKernels.On(),
 		Truncate:           c.TruncateKernels.On(),
 		KernelRename:       c.KernelRename.On(),
