@@ -1,0 +1,115 @@
+package rocprof_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+)
+
+// buildDir is where `make build` and `make testapps` put their output.
+func buildDir() string {
+	if d := os.Getenv("ROCPROF_GO_BUILD"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "build")
+}
+
+// libEnv points the run at the freshly built libraries (the embedded ones
+// are the same files when the CLI was built by make).
+func libEnv(t *testing.T) {
+	lib := t.TempDir()
+	for _, p := range []string{"lib/librocprof-go-preload.so", "lib/librocprof-go-shim.so", "vgpu/libhsakmt.so.1"} {
+		src := filepath.Join(buildDir(), p)
+		require.FileExists(t, src, "run make build first")
+		require.NoError(t, os.Symlink(src, filepath.Join(lib, filepath.Base(p))))
+	}
+	t.Setenv("ROCPROF_GO_LIBDIR", lib)
+}
+
+// A Go program profiles a sample app on the virtual GPU and reads its
+// kernels back through the manifest.
+func TestRunAndReadKernelsOnTheVirtualGPU(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "-d", out, "-o", "run"},
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "2", "3"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	kernels, err := rocprof.ReadKernels(res.Dir, res.Manifest)
+	require.NoError(t, err)
+	// 2 streams × 3 iterations × (vadd, scale, one D2D blit copy).
+	names := map[string]int{}
+	for _, k := range kernels {
+		names[k.Name]++
+		require.Greater(t, k.EndNs, k.StartNs)
+	}
+	require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"])
+	require.Equal(t, 6, names["scale(float*, float, int)"])
+	require.Len(t, kernels, 18)
+}
+
+// --timeout ends an app that sleeps forever in about the timeout, with
+// status 124, and everything recorded before is written and counted in
+// run.json.
+func TestTimeoutWritesEarlierDispatches(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	start := time.Now()
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "--timeout", "2s", "-f", "csv", "-d", out, "-o", "run"},
+	}, []string{filepath.Join(buildDir(), "testdata", "idle"), "100000"})
+	require.NoError(t, err)
+	elapsed := time.Since(start)
+	require.Equal(t, 124, res.ExitStatus)
+	require.True(t, res.Manifest.TimedOut)
+	require.Less(t, elapsed, 20*time.Second, "ends near the timeout, not when the app would")
+	kernels, err := rocprof.ReadKernels(res.Dir, res.Manifest)
+	require.NoError(t, err)
+	require.Len(t, kernels, 4, "the four dispatches made before the app went to sleep")
+	m, err := rocprof.LoadManifest(out)
+	require.NoError(t, err)
+	require.Equal(t, 124, m.ExitStatus)
+	t.Logf("timeout run took %s", elapsed)
+}
+
+// run.json's record counts match the files it lists.
+func TestManifestCountsMatchFiles(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "--hip-trace", "--memory-copy-trace", "--stats", "-f", "csv", "-d", out},
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "2"})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Manifest.Files)
+	for _, f := range res.Manifest.Files {
+		data, err := os.ReadFile(filepath.Join(out, f.Path))
+		require.NoError(t, err, f.Path)
+		rows := strings.Count(string(data), "\n") - 1 // header
+		require.EqualValues(t, f.Records, rows, f.Path)
+	}
+}
+
+func ExampleRun() {
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "-d", os.TempDir() + "/rocprof-go-example"},
+	}, []string{"./app"})
+	if err != nil {
+		fmt.Println("could not profile:", err)
+		return
+	}
+	kernels, _ := rocprof.ReadKernels(res.Dir, res.Manifest)
+	for _, k := range kernels {
+		fmt.Println(k.Name, k.DurationNs())
+	}
+}
