@@ -170,8 +170,17 @@ func (c *Config) Describe() []string {
 	for i := range Specs {
 		s := &Specs[i]
 		v := s.valueString(c)
-		if v == "" || v == "unset" || v == "0" && s.Kind == KindInt && !c.IsSet(s.Dest) {
+		if v == "" || v == "unset" {
 			continue
+		}
+		if !c.IsSet(s.Dest) && !s.isActive(c) {
+			continue // an option nobody asked for (false, 0)
+		}
+		if !c.IsSet(s.Dest) && s.Default != "" {
+			def := &Config{}
+			if s.setValue(def, s.Default) == nil && s.valueString(def) == v {
+				continue // an untouched default
+			}
 		}
 		lines = append(lines, s.Dest+" = "+v)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/viper"
 )
@@ -229,6 +230,8 @@ func (s *Spec) isActive(c *Config) bool {
 		return *p != 0
 	case *[]string:
 		return len(*p) > 0
+	case *time.Duration:
+		return *p > 0
 	}
 	return true
 }
