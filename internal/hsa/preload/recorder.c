@@ -29,6 +29,12 @@
 /* Segments further back than this are dropped from the page tables (their
  * data stays in the file) to keep the app's RSS bounded. */
 #define RESIDENT_SEGMENTS 4u
+/* Linux >= 5.14; older kernels answer EINVAL and the pages fault as usual. */
+#ifdef MADV_POPULATE_WRITE
+#define RPG_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define RPG_MADV_POPULATE_WRITE 23
+#endif
 
 extern char **environ;
 
@@ -421,6 +427,7 @@ static int new_chunk(cursor *c, uint32_t size)
 {
     if (!spool_ready())
         return 0;
+    int had_chunk = c->cur != NULL;
     if (c->cur == NULL) {
         /* First chunk of this thread: have its exit hand the chunk back. */
         pthread_once(&g_exit_once, make_exit_key);
@@ -451,6 +458,12 @@ static int new_chunk(cursor *c, uint32_t size)
         unlock_spool();
     }
     char *chunk = base + (idx % CHUNKS_PER_SEGMENT) * RPG_CHUNK_SIZE;
+    /* Segment 0 is not pre-faulted (a process recording a handful of events
+     * should not pay for 4 MiB); a thread taking its second chunk there is
+     * recording a lot: fault the chunk's 16 pages in one call rather than one
+     * fault each. */
+    if (seg == 0 && had_chunk)
+        madvise(chunk, RPG_CHUNK_SIZE, RPG_MADV_POPULATE_WRITE);
     rpg_chunk_header *ch = (rpg_chunk_header *)chunk;
     ch->tid = rpg_tid();
     ch->index = idx;
