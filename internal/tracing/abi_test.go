@@ -25,6 +25,7 @@ int main(void) {
     sizeof(rpg_memory_allocation_rec), sizeof(rpg_scratch_memory_rec),
     sizeof(rpg_kernel_symbol_rec), sizeof(rpg_code_object_rec), sizeof(rpg_agent_info_rec),
     sizeof(rpg_counter_sample_rec), sizeof(rpg_spool_header));
+  printf("%zu %zu\n", sizeof(rpg_api_rec2), offsetof(rpg_api_rec2, correlation_id));
   printf("%zu %zu %zu %zu\n", offsetof(rpg_kernel_dispatch_rec, grid),
     offsetof(rpg_agent_info_rec, logical_node_type_id), offsetof(rpg_agent_info_rec, name),
     offsetof(rpg_spool_header, fork_generation));
@@ -39,7 +40,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -54,5 +55,6 @@ int main(void) {
 		require.Equal(t, sizes[i], tracing.FixedSize(k), "%v", k)
 	}
 	require.Equal(t, uint32(tracing.HeaderFixedSize), sizes[12])
-	require.Equal(t, "72 400 408 88", lines[1])
+	require.Equal(t, strconv.Itoa(tracing.APICompactSize)+" 16", lines[1])
+	require.Equal(t, "72 400 408 88", lines[2])
 }

@@ -38,10 +38,12 @@ var fixedSize = [kindLast]uint32{
 	kindThread:           16,
 }
 
-// apiCompactSize is the fixed part of a version-2 (compact) API record
+// APICompactSize is the fixed part of a version-2 (compact) API record
 // (rpg_api_rec2): no thread id (the chunk's owner wrote it), a 32-bit
 // duration instead of the end time.
-const apiCompactSize = 32
+const APICompactSize = 32
+
+const apiCompactSize = APICompactSize
 
 // FixedSize returns the size of a kind's fixed part, header included (0 for
 // unknown kinds).
