@@ -209,9 +209,11 @@ void *completion_thread(void *arg)
         if (head == tail) {
             if (q->stopping.load())
                 break;
-            q->sleeping.store(1, std::memory_order_seq_cst);
+            // 2 = asleep until woken: every producer must wake us (a timed
+            // nap, 1, is only woken for app-visible packets).
+            q->sleeping.store(2, std::memory_order_seq_cst);
             if (q->tail.load(std::memory_order_seq_cst) == head && !q->stopping.load())
-                futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 1);
+                futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 2);
             q->sleeping.store(0, std::memory_order_relaxed);
             continue;
         }
@@ -354,7 +356,10 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     // thread must know an entry before its signal can fire.
     q->tail.store(tail, std::memory_order_seq_cst);
     pthread_mutex_unlock(&q->lock);
-    if (need_wake)
+    // need_wake was decided before the FIFO was published; the completion
+    // thread may have drained it meanwhile and gone to sleep until woken, so
+    // that state is always woken (else new entries wait for the exit drain).
+    if (need_wake || q->sleeping.load(std::memory_order_seq_cst) == 2)
         wake(q);
     writer(buf, count);
 }

@@ -67,7 +67,9 @@ func TestTimeoutWritesEarlierDispatches(t *testing.T) {
 	out := t.TempDir()
 	start := time.Now()
 	res, err := rocprof.Run(context.Background(), rocprof.Options{
-		Args: []string{"--virtual-gpu", "--kernel-trace", "--timeout", "2s", "-f", "csv", "-d", out, "-o", "run"},
+		// 4 s rather than 2: HIP's start-up alone can take over a second on a
+		// loaded 2-core machine, and the app must reach its sleep first.
+		Args: []string{"--virtual-gpu", "--kernel-trace", "--timeout", "4s", "-f", "csv", "-d", out, "-o", "run"},
 	}, []string{filepath.Join(buildDir(), "testdata", "idle"), "100000"})
 	require.NoError(t, err)
 	elapsed := time.Since(start)
