@@ -108,9 +108,10 @@ type Config struct {
 	AttSerializeAll     Tri
 
 	// rocprof-go's own
-	VirtualGPU string // "" = real GPU; an architecture name selects the virtual GPU
-	Timeout    time.Duration
-	ConfigFile string
+	ParquetHive Tri    // Parquet as domain=<d>/rank=<n>/ directories
+	VirtualGPU  string // "" = real GPU; an architecture name selects the virtual GPU
+	Timeout     time.Duration
+	ConfigFile  string
 
 	// set tracks which options were given a value (by the command line, a job,
 	// the environment or the config file), keyed by destination name.

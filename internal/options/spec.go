@@ -298,6 +298,9 @@ var Specs = []Spec{
 		func(c *Config) *Tri { return &c.AttSerializeAll }),
 
 	// rocprof-go's own
+	boolOpt("parquet-hive", "", "parquet_hive", gOwn, "",
+		"write Parquet hive-partitioned (domain=<d>/rank=<n>/...) so DuckDB, Spark or Trino query many ranks in place",
+		func(c *Config) *Tri { return &c.ParquetHive }),
 	{Long: "virtual-gpu", Dest: "virtual_gpu", Kind: KindOptional, Group: gOwn, Metavar: "ARCH",
 		Help:    "run the app on rocprof-go's virtual GPU (no AMD GPU needed; gfx90a by default): timings and counter values are emulated",
 		Choices: []string{"gfx90a", "gfx908", "gfx906", "gfx900", "gfx1030"},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
@@ -60,6 +61,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 			continue
 		}
 		in := &output.Input{Spools: g.spools, Options: opts}
+		in.Options.ParquetHive, in.Options.ParquetRank = c.ParquetHive.On(), g.rank
 		if summary {
 			f, err := writeSummary(g.prefix, c.SummaryOutputFile, in, req.Stdout)
 			if err != nil {
@@ -102,6 +104,7 @@ func stdoutOf(w io.Writer) io.Writer {
 // spoolGroup is the spools whose processes share one set of output files.
 type spoolGroup struct {
 	prefix string
+	rank   int // the MPI/SLURM rank of the group's first process (%rank%)
 	spools []string
 	events uint64 // trace records (API calls, dispatches, copies, ...) in them
 	bytes  uint64 // their raw size in the spools (what --minimum-output-data measures)
@@ -135,7 +138,8 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 		_ = r.Close()
 		g := byPrefix[prefix]
 		if g == nil {
-			g = &spoolGroup{prefix: prefix}
+			rank, _ := strconv.Atoi(placeholder.Expand("%rank%", processPlaceholders(r.Process(), time.Time{})))
+			g = &spoolGroup{prefix: prefix, rank: rank}
 			byPrefix[prefix] = g
 			groups = append(groups, g)
 		}

@@ -115,3 +115,17 @@ func ExampleRun() {
 		fmt.Println(k.Name, k.DurationNs())
 	}
 }
+
+// --parquet-hive writes domain=<d>/rank=<n>/ directories, the rank taken
+// from the MPI launcher's variables of the profiled process.
+func TestParquetHiveByRank(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	env := append(os.Environ(), "OMPI_COMM_WORLD_RANK=3")
+	_, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args:    []string{"--virtual-gpu", "--kernel-trace", "--parquet-hive", "-f", "parquet", "-d", out, "-o", "run"},
+		Environ: env,
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "1"})
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(out, "domain=kernels", "rank=3", "run.parquet"))
+}
