@@ -2,8 +2,8 @@ package tracing_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
