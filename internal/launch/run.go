@@ -198,10 +198,9 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	}()
 	res := &Result{}
 	launch := time.Now()
+	progress := newPassProgress(r.Stderr, len(plan.Passes))
 	for i, cfg := range plan.Passes {
-		if len(plan.Passes) > 1 {
-			fmt.Fprintf(r.Stderr, "rocprof-go: pass %d of %d (%s)\n", i+1, len(plan.Passes), passLabel(cfg))
-		}
+		progress.begin(i+1, passLabel(cfg))
 		spoolDir := filepath.Join(runDir, fmt.Sprintf("pass_%d", i+1))
 		if err := os.Mkdir(spoolDir, 0o700); err != nil {
 			return nil, err
@@ -229,6 +228,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		res.Passes = append(res.Passes, pr)
 		res.ExitStatus = proc.ExitStatus
+		progress.done()
 		if proc.ExitStatus != 0 {
 			if len(plan.Passes) > 1 && i+1 < len(plan.Passes) {
 				fmt.Fprintf(r.Stderr, "rocprof-go: pass %d: the app exited with status %d; the remaining passes are not run\n", i+1, proc.ExitStatus)
