@@ -38,6 +38,10 @@ type Options struct {
 
 	Stats bool // --stats: JSON carries the summary block
 
+	// FullEnvironment stores the app's whole environment in ROCpd's process
+	// table (--output-config); otherwise only launcher variables (ranks).
+	FullEnvironment bool
+
 	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
 	ParquetHive bool
 	ParquetRank int
@@ -47,6 +51,7 @@ type Options struct {
 func OptionsFromConfig(c *options.Config) Options {
 	return Options{
 		MangledKernels:   c.MangledKernels.On(),
+		FullEnvironment:  c.OutputConfig.On(),
 		Stats:            c.Stats.On(),
 		TruncateKernels:  c.TruncateKernels.On(),
 		KernelRename:     c.KernelRename.On(),

@@ -337,7 +337,8 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 	pid, _ := w.id("process", proc, int64(info.PID))
 	env := map[string]string{}
 	for _, e := range info.Environ {
-		if k, v, ok := strings.Cut(e, "="); ok && !strings.Contains(v, ";") {
+		if k, v, ok := strings.Cut(e, "="); ok && !strings.Contains(v, ";") &&
+			(p.opts.FullEnvironment || launcherVariable(k)) {
 			env[k] = v
 		}
 	}
@@ -622,3 +623,18 @@ var rocpdTables = func() []string {
 	sort.Strings(t)
 	return t
 }()
+
+// launcherVariable reports whether an environment variable describes the
+// job's layout (ranks, sizes, job ids): the only part of the app's
+// environment stored by default, since the rest may hold secrets. The
+// analysis commands read ranks from these; --output-config stores all.
+func launcherVariable(name string) bool {
+	for _, prefix := range []string{"OMPI_COMM_WORLD_", "PMI_", "PMIX_RANK", "SLURM_PROCID", "SLURM_JOB_ID",
+		"SLURM_NTASKS", "SLURM_LOCALID", "MV2_COMM_WORLD_", "MPI_RANK", "MPI_LOCALRANKID", "MPI_RANKID",
+		"MPI_SIZE", "MPI_LOCALNRANKS", "MPI_NRANKS"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
