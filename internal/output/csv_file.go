@@ -1,8 +1,10 @@
 package output
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 )
@@ -83,7 +85,11 @@ func (f *csvFile) flush() {
 		n, err := f.w.Write(f.buf)
 		f.bytes += int64(n)
 		if err != nil {
-			f.err = fmt.Errorf("write %s: %w", f.path, err)
+			f.err = err
+			var pe *os.PathError
+			if !errors.As(err, &pe) { // an *os.PathError already names the file
+				f.err = fmt.Errorf("write %s: %w", f.path, err)
+			}
 		}
 	}
 	f.buf = f.buf[:0]
