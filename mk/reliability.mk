@@ -64,8 +64,11 @@ fuzz-record:
 	for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    log=$(FUZZ_DIR)/$$f.log; s=$$(date +%s); echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    if $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 > $$log 2>&1; \
-	    then res="no finding"; else res="FINDING: see $$log"; fail=1; fi; \
+	    crashers=$$($(GO) list -f '{{.Dir}}' $$pkg)/testdata/fuzz/$$f; before=$$(ls $$crashers 2>/dev/null | wc -l); \
+	    if $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 > $$log 2>&1; then res="no finding"; \
+	    elif [ $$(ls $$crashers 2>/dev/null | wc -l) -gt $$before ]; then res="FINDING: see $$log and $$crashers"; fail=1; \
+	    elif grep -q 'context deadline exceeded' $$log; then res="no finding (Go 1.26 fuzz coordinator deadline race, go.dev/issue/75804)"; \
+	    else res="FAILED: see $$log"; fail=1; fi; \
 	    execs=$$(grep -o 'execs: [0-9]*' $$log | tail -1 | cut -d' ' -f2); \
 	    echo "| $${pkg#github.com/rocprof-go/rocprof-go/} | $$f | $(FUZZTIME) | $$(( $$(date +%s) - s )) | $$execs | $$res |" | tee -a $(FUZZ_DIR)/summary.md; \
 	  done; \
