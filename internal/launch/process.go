@@ -62,6 +62,9 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	if err != nil {
 		return nil, &AppNotFoundError{App: argv[0], Err: err}
 	}
+	if isStaticELF(path) {
+		log.Warn().Str("app", path).Msg("the app is a statically linked executable: it ignores LD_PRELOAD and cannot load the HSA runtime's tools, so nothing is recorded (build it dynamically linked, e.g. with cgo for Go programs)")
+	}
 	if err := becomeSubreaper(); err != nil {
 		log.Warn().Err(err).Msg("cannot become a subreaper: processes orphaned by the app may be missed")
 	}

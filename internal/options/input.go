@@ -66,6 +66,12 @@ func parseTextInput(path string, data []byte) (*InputFile, error) {
 		text, _, _ := strings.Cut(sc.Text(), "#")
 		_, after, ok := strings.Cut(text, "pmc:")
 		if !ok {
+			if strings.TrimSpace(text) != "" {
+				// rocprofv3 skips such lines silently; a mistyped "pmx:" would
+				// then quietly drop a pass.
+				return nil, fmt.Errorf("input file %s line %d: %q is not a pmc: line (write \"pmc: COUNTER ...\", or start a comment with #)",
+					path, line, strings.TrimSpace(text))
+			}
 			continue
 		}
 		counters := SplitCounterList(after)
