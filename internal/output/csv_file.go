@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,14 @@ func (f *csvFile) flush() {
 		n, err := f.w.Write(f.buf)
 		f.bytes += int64(n)
 		if err != nil {
+			// Cut the file back to the last complete row this write got
+			// out: a full disk must not leave half a row behind.
+			if t, ok := f.w.(interface{ Truncate(int64) error }); ok && n > 0 {
+				keep := int64(bytes.LastIndexByte(f.buf[:n], '\n') + 1)
+				if t.Truncate(f.bytes-int64(n)+keep) == nil {
+					f.bytes -= int64(n) - keep
+				}
+			}
 			f.err = err
 			var pe *os.PathError
 			if !errors.As(err, &pe) { // an *os.PathError already names the file
@@ -106,6 +115,12 @@ func (f *csvFile) close() error {
 		f.err = fmt.Errorf("close %s: %w", f.path, err)
 	}
 	f.w = nil
+	if f.err != nil && f.bytes == 0 {
+		// Not even the header fitted: an empty file is no valid CSV.
+		if r, ok := f.fs.(interface{ Remove(string) error }); ok {
+			_ = r.Remove(f.path)
+		}
+	}
 	return f.err
 }
 

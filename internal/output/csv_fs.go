@@ -16,3 +16,6 @@ type osFS struct{}
 func (osFS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
 
 func (osFS) Create(path string) (io.WriteCloser, error) { return os.Create(path) }
+
+// Remove deletes a file that could not be written at all.
+func (osFS) Remove(path string) error { return os.Remove(path) }

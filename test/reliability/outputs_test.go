@@ -103,6 +103,7 @@ func TestDiskFull(t *testing.T) {
 	data, err := os.ReadFile(traces[0])
 	require.NoError(t, err)
 	complete := data[:bytes.LastIndexByte(data, '\n')+1]
+	require.Equal(t, len(complete), len(data), "the file ends on a complete row, not half a row")
 	rd := csv.NewReader(bytes.NewReader(complete))
 	header, err := rd.Read()
 	require.NoError(t, err)
@@ -121,6 +122,7 @@ func TestDiskFull(t *testing.T) {
 	for _, f := range files {
 		st, err := os.Stat(f)
 		require.NoError(t, err)
+		require.NotZero(t, st.Size(), "no empty file is left behind: %s", f)
 		sizes = append(sizes, filepath.Base(f)+"="+strconv.FormatInt(st.Size(), 10))
 	}
 	_, manifestErr := os.Stat(filepath.Join(mnt, "run.json"))
