@@ -2,6 +2,7 @@ package counters
 
 import (
 	"fmt"
+	"github.com/rocprof-go/rocprof-go/internal/textdist"
 	"sort"
 	"strings"
 )
@@ -33,7 +34,7 @@ func (db *DB) unknown(name string) error {
 	best, bestD := "", 1<<30
 	lname := strings.ToLower(name)
 	for _, c := range db.Counters {
-		d := editDistance(lname, strings.ToLower(c.Name))
+		d := textdist.Levenshtein(lname, strings.ToLower(c.Name))
 		if d < bestD || d == bestD && c.Name < best {
 			best, bestD = c.Name, d
 		}
@@ -60,25 +61,4 @@ func (db *DB) unknown(name string) error {
 		sort.Strings(e.OtherArchs)
 	}
 	return e
-}
-
-// editDistance is the Levenshtein distance.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

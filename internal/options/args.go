@@ -3,6 +3,7 @@ package options
 import (
 	"errors"
 	"fmt"
+	"github.com/rocprof-go/rocprof-go/internal/textdist"
 	"regexp"
 	"strings"
 )
@@ -185,7 +186,7 @@ func unknownOption(opt string) error {
 			if cand == "" {
 				continue
 			}
-			if d := editDistance(name, cand); d < bestD {
+			if d := textdist.Levenshtein(name, cand); d < bestD {
 				best, bestD = cand, d
 			}
 		}
@@ -197,25 +198,4 @@ func unknownOption(opt string) error {
 		msg += "; see rocprof-go --help"
 	}
 	return &UsageError{Option: opt, Msg: msg}
-}
-
-// editDistance is the Levenshtein distance, used for "did you mean" hints.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
