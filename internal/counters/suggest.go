@@ -2,9 +2,10 @@ package counters
 
 import (
 	"fmt"
-	"github.com/rocprof-go/rocprof-go/internal/textdist"
 	"sort"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/textdist"
 )
 
 // UnknownCounterError names a counter the agent does not have, with the

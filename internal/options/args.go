@@ -3,9 +3,10 @@ package options
 import (
 	"errors"
 	"fmt"
-	"github.com/rocprof-go/rocprof-go/internal/textdist"
 	"regexp"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/textdist"
 )
 
 // UsageError is a mistake on the command line or in an input file's option
