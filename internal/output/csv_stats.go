@@ -1,67 +1,25 @@
 package output
 
 import (
-	"math"
 	"sort"
 )
 
-// csvStat accumulates the durations of one stats row.
+// csvStat is one stats row: a name and the running statistics of its
+// durations (the same accumulator the summaries use).
 type csvStat struct {
-	name     string
-	calls    uint64
-	total    uint64
-	sumSq    float64
-	min, max uint64
+	name string
+	stat
 }
 
-func (s *csvStat) add(start, end uint64) {
-	d := end - start // unsigned, as rocprofv3 computes it
-	if s.calls == 0 || d < s.min {
-		s.min = d
-	}
-	if d > s.max {
-		s.max = d
-	}
-	s.calls++
-	s.total += d
-	s.sumSq += float64(d) * float64(d)
-}
+// add counts one record; the duration is unsigned, as rocprofv3 computes it.
+func (s *csvStat) add(start, end uint64) { s.stat.add(end - start) }
 
-func (s *csvStat) merge(o *csvStat) {
-	if o.calls == 0 {
-		return
-	}
-	if s.calls == 0 || o.min < s.min {
-		s.min = o.min
-	}
-	if o.max > s.max {
-		s.max = o.max
-	}
-	s.calls += o.calls
-	s.total += o.total
-	s.sumSq += o.sumSq
-}
+func (s *csvStat) merge(o *csvStat) { s.stat.merge(&o.stat) }
 
-func (s *csvStat) mean() float64 {
-	if s.calls == 0 {
-		return 0
-	}
-	return float64(s.total) / float64(s.calls)
-}
+func (s *csvStat) mean() float64 { return s.Mean() }
 
 // stdDev is the sample standard deviation (n-1), 0 below two calls.
-func (s *csvStat) stdDev() float64 {
-	if s.calls < 2 {
-		return 0
-	}
-	n := float64(s.calls)
-	sum := float64(s.total)
-	v := (s.sumSq - sum*sum/n) / (n - 1)
-	if v <= 0 {
-		return 0
-	}
-	return math.Sqrt(v)
-}
+func (s *csvStat) stdDev() float64 { return s.StdDev() }
 
 // csvStatTable is one stats file's rows, keyed by name, in first-seen order.
 type csvStatTable struct {
@@ -93,27 +51,27 @@ func (t *csvStatTable) total() csvStat {
 // writeStats writes rows sorted by total duration, largest first.
 func writeStats(f *csvFile, rows []*csvStat) {
 	sorted := append([]*csvStat(nil), rows...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].total > sorted[j].total })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })
 	var grand float64
 	for _, r := range sorted {
-		grand += float64(r.total)
+		grand += float64(r.Sum)
 	}
 	for _, r := range sorted {
 		b := f.begin()
 		b = appendQuoted(b, r.name)
 		b = append(b, ',')
-		b = appendUint(b, r.calls)
-		b = appendUint(b, r.total)
+		b = appendUint(b, r.Count)
+		b = appendUint(b, r.Sum)
 		b = appendStatsFloat(b, r.mean())
 		b = append(b, ',')
 		pct := 0.0
 		if grand > 0 {
-			pct = 100 * float64(r.total) / grand
+			pct = 100 * float64(r.Sum) / grand
 		}
 		b = appendPercentage(b, pct)
 		b = append(b, ',')
-		b = appendUint(b, r.min)
-		b = appendUint(b, r.max)
+		b = appendUint(b, r.Min)
+		b = appendUint(b, r.Max)
 		b = appendStatsFloat(b, r.stdDev())
 		f.end(b)
 	}

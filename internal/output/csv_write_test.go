@@ -332,9 +332,9 @@ func TestCSVStatsMath(t *testing.T) {
 	for _, d := range []uint64{10, 20, 30, 40} {
 		s.add(100, 100+d)
 	}
-	require.Equal(t, uint64(100), s.total)
-	require.Equal(t, uint64(10), s.min)
-	require.Equal(t, uint64(40), s.max)
+	require.Equal(t, uint64(100), s.Sum)
+	require.Equal(t, uint64(10), s.Min)
+	require.Equal(t, uint64(40), s.Max)
 	require.InDelta(t, 25.0, s.mean(), 1e-12)
 	require.InDelta(t, 12.909944487358056, s.stdDev(), 1e-9) // sample stddev
 	var one csvStat

@@ -231,21 +231,21 @@ func (s *v1Set) finish(fs FileSystem, res *Result) error {
 // prints as Python prints a float.
 func writeV1Stats(f *csvFile, rows []*csvStat) {
 	sorted := append([]*csvStat(nil), rows...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].total > sorted[j].total })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })
 	var grand uint64
 	for _, r := range sorted {
-		grand += r.total
+		grand += r.Sum
 	}
 	for _, r := range sorted {
 		b := f.begin()
 		b = appendQuoted(b, r.name)
 		b = append(b, ',')
-		b = appendUint(b, r.calls)
-		b = appendUint(b, r.total)
-		b = appendUint(b, r.total/max(r.calls, 1))
+		b = appendUint(b, r.Count)
+		b = appendUint(b, r.Sum)
+		b = appendUint(b, r.Sum/max(r.Count, 1))
 		pct := 0.0
 		if grand > 0 {
-			pct = float64(r.total) * 100.0 / float64(grand)
+			pct = float64(r.Sum) * 100.0 / float64(grand)
 		}
 		b = appendPythonFloat(b, pct)
 		f.end(b)
