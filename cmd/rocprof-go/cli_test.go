@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
@@ -31,21 +32,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// libDir returns injected libraries for the CLI: the real ones from the build
-// directory when `make build` produced them, otherwise do-nothing stand-ins
-// (these tests exercise the CLI's mechanics, not the libraries).
-func libDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "empty.c")
-	require.NoError(t, os.WriteFile(src, []byte("int rpg_fake_symbol;\n"), 0o600))
-	for _, name := range []string{launch.PreloadLib, launch.ShimLib, launch.VGPULib} {
-		out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, name), src).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	return dir
 }
 
 type cliResult struct {
@@ -92,13 +78,13 @@ func TestVersionBlock(t *testing.T) {
 }
 
 func TestAppExitCodeIsPreserved(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "--kernel-trace", "--", "sh", "-c", "exit 7")
 	require.Equal(t, 7, r.code, r.stderr)
 }
 
 func TestEchoShowsNegatedAggregate(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "--sys-trace", "--hsa-trace=no", "--echo", "--", "true")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := map[string]string{}
@@ -120,7 +106,7 @@ func TestEchoShowsNegatedAggregate(t *testing.T) {
 }
 
 func TestThreeJobsMakeThreePassDirectories(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	out := t.TempDir()
 	input := filepath.Join(t.TempDir(), "input.yaml")
 	require.NoError(t, os.WriteFile(input, []byte("jobs:\n  - kernel_trace: true\n  - hip_trace: true\n  - memory_copy_trace: true\n"), 0o600))
@@ -140,7 +126,7 @@ func TestThreeJobsMakeThreePassDirectories(t *testing.T) {
 }
 
 func TestBadInputGivesOneLineErrors(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	env := []string{launch.LibDirEnv + "=" + lib}
 	dir := t.TempDir()
 	badYAML := filepath.Join(dir, "bad.yaml")
@@ -196,7 +182,7 @@ func TestOptionsReferenceIsCurrent(t *testing.T) {
 }
 
 func TestBatchCommand(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "jobs.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`batch:
@@ -219,7 +205,7 @@ func TestBatchCommand(t *testing.T) {
 }
 
 func TestThreePmcLinesMakeThreePassDirectories(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	out := t.TempDir()
 	input := filepath.Join(t.TempDir(), "input.txt")
 	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n"), 0o600))
@@ -238,7 +224,7 @@ func TestThreePmcLinesMakeThreePassDirectories(t *testing.T) {
 }
 
 func TestCountersAreValidatedBeforeTheAppStarts(t *testing.T) {
-	lib := libDir(t)
+	lib := launchtest.FakeLibDir(t)
 	out := t.TempDir()
 	ran := filepath.Join(out, "ran")
 	env := []string{launch.LibDirEnv + "=" + lib}

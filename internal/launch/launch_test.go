@@ -3,7 +3,6 @@ package launch
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,22 +12,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 )
-
-// fakeLibs builds do-nothing libraries with the injected libraries' names, so
-// the launcher's mechanics can be tested without the real ones.
-func fakeLibs(t *testing.T) *Libraries {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "empty.c")
-	require.NoError(t, os.WriteFile(src, []byte("int rpg_fake_symbol;\n"), 0o600))
-	for _, name := range []string{PreloadLib, ShimLib, VGPULib} {
-		out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, name), src).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	return &Libraries{Dir: dir}
-}
 
 type recordingWriter struct{ reqs []OutputRequest }
 
@@ -47,7 +33,7 @@ func plan(t *testing.T, args ...string) *options.Plan {
 }
 
 func runner(t *testing.T, w OutputWriter) *Runner {
-	return &Runner{Libs: fakeLibs(t), Writer: w, Log: zerolog.Nop(), Stderr: os.Stderr,
+	return &Runner{Libs: &Libraries{Dir: launchtest.FakeLibDir(t)}, Writer: w, Log: zerolog.Nop(), Stderr: os.Stderr,
 		Environ: os.Environ(), SpoolRoot: t.TempDir()}
 }
 

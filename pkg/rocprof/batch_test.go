@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 )
 
 func writeBatch(t *testing.T, text string) string {
@@ -20,7 +21,7 @@ func writeBatch(t *testing.T, text string) string {
 }
 
 func TestBatchThreeJobsOneFailing(t *testing.T) {
-	t.Setenv(launch.LibDirEnv, fakeLibDir(t))
+	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	path := writeBatch(t, `batch:
   - name: one
     command: [sh, -c, "echo $GREETING > out.txt"]
@@ -60,7 +61,7 @@ func TestBatchThreeJobsOneFailing(t *testing.T) {
 }
 
 func TestBatchStopsAtFirstFailureUnlessKeepGoing(t *testing.T) {
-	t.Setenv(launch.LibDirEnv, fakeLibDir(t))
+	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	text := `batch:
   - {name: a, command: [sh, -c, "exit 2"], options: [--kernel-trace]}
   - {name: b, command: ["true"], options: [--kernel-trace]}

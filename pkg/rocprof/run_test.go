@@ -2,30 +2,16 @@ package rocprof
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 )
 
-func fakeLibDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "empty.c")
-	require.NoError(t, os.WriteFile(src, []byte("int rpg_fake_symbol;\n"), 0o600))
-	for _, name := range []string{launch.PreloadLib, launch.ShimLib, launch.VGPULib} {
-		out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, name), src).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	return dir
-}
-
 func TestManifestIsWrittenEvenWhenTheAppFails(t *testing.T) {
-	t.Setenv(launch.LibDirEnv, fakeLibDir(t))
+	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	out := t.TempDir()
 	res, err := Run(context.Background(), Options{Args: []string{"--kernel-trace", "-d", out, "-f", "csv"}},
 		[]string{"sh", "-c", "exit 3"})
@@ -43,7 +29,7 @@ func TestManifestIsWrittenEvenWhenTheAppFails(t *testing.T) {
 }
 
 func TestManifestRecordsTimeoutAndPasses(t *testing.T) {
-	t.Setenv(launch.LibDirEnv, fakeLibDir(t))
+	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	out := t.TempDir()
 	res, err := Run(context.Background(), Options{Args: []string{"--kernel-trace", "-d", out, "--timeout", "200ms"}},
 		[]string{"sleep", "20"})
