@@ -203,37 +203,24 @@ func Parse(src string) (Node, error) {
 	return n, nil
 }
 
-func (p *parser) sum() (Node, error) {
-	l, err := p.product()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.kind != tPunct || (t.text != "+" && t.text != "-") {
-			return l, nil
-		}
-		p.i++
-		r, err := p.product()
-		if err != nil {
-			return nil, err
-		}
-		l = &BinNode{Op: t.text[0], L: l, R: r}
-	}
-}
+func (p *parser) sum() (Node, error) { return p.binaryLevel("+-", p.product) }
 
-func (p *parser) product() (Node, error) {
-	l, err := p.primary()
+func (p *parser) product() (Node, error) { return p.binaryLevel("*/", p.primary) }
+
+// binaryLevel parses a left-associative chain of operand (op operand)* for
+// one precedence level whose operators are the bytes of ops.
+func (p *parser) binaryLevel(ops string, operand func() (Node, error)) (Node, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
 	for {
 		t := p.peek()
-		if t.kind != tPunct || (t.text != "*" && t.text != "/") {
+		if t.kind != tPunct || len(t.text) != 1 || !strings.Contains(ops, t.text) {
 			return l, nil
 		}
 		p.i++
-		r, err := p.primary()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package options
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -66,7 +67,7 @@ func (c *Config) applyDefaults() {
 func dedupe(in []string) []string {
 	var out []string
 	for _, s := range in {
-		if !containsString(out, s) {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +95,7 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 			return nil, err
 		}
 		for _, s := range append(warnings, w...) {
-			if !containsString(plan.Warnings, s) {
+			if !slices.Contains(plan.Warnings, s) {
 				plan.Warnings = append(plan.Warnings, s)
 			}
 		}
@@ -234,13 +235,4 @@ func (s *Spec) isActive(c *Config) bool {
 		return *p > 0
 	}
 	return true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
