@@ -257,17 +257,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 			a := r.APICall()
 			name := p.funcName(a.Domain, a.Function)
 			if f := g.files[d]; f != nil {
-				b := f.begin()
-				b = appendQuoted(b, a.Domain.String())
-				b = append(b, ',')
-				b = appendQuoted(b, name)
-				b = append(b, ',')
-				b = appendUint(b, pid)
-				b = appendUint(b, uint64(a.TID))
-				b = appendUint(b, a.CorrelationID)
-				b = appendUint(b, a.Start)
-				b = appendDecimal(b, a.End)
-				f.end(b)
+				f.end(appendAPIRow(f.begin(), a.Domain.String(), name, pid, uint64(a.TID), a.CorrelationID, a.Start, a.End))
 			}
 			if t := g.stats[d]; t != nil {
 				t.get(name).add(a.Start, a.End)
@@ -288,17 +278,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 				name = m.Function.String()
 			}
 			if f := g.files[csvDomMarker]; f != nil {
-				b := f.begin()
-				b = appendQuoted(b, m.Domain.String())
-				b = append(b, ',')
-				b = appendQuoted(b, name)
-				b = append(b, ',')
-				b = appendUint(b, pid)
-				b = appendUint(b, uint64(m.TID))
-				b = appendUint(b, m.CorrelationID)
-				b = appendUint(b, m.Start)
-				b = appendDecimal(b, m.End)
-				f.end(b)
+				f.end(appendAPIRow(f.begin(), m.Domain.String(), name, pid, uint64(m.TID), m.CorrelationID, m.Start, m.End))
 			}
 			if t := g.stats[csvDomMarker]; t != nil {
 				t.get(name).add(m.Start, m.End)
@@ -480,4 +460,18 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 // String describes a file for logs.
 func (f File) String() string {
 	return fmt.Sprintf("%s (%s, %d rows, %d bytes)", f.Path, f.Name, f.Records, f.Bytes)
+}
+
+// appendAPIRow appends the seven columns API and marker traces share:
+// Domain, Function, Process_Id, Thread_Id, Correlation_Id, Start, End.
+func appendAPIRow(b []byte, domain, name string, pid, tid, corr, start, end uint64) []byte {
+	b = appendQuoted(b, domain)
+	b = append(b, ',')
+	b = appendQuoted(b, name)
+	b = append(b, ',')
+	b = appendUint(b, pid)
+	b = appendUint(b, tid)
+	b = appendUint(b, corr)
+	b = appendUint(b, start)
+	return appendDecimal(b, end)
 }
