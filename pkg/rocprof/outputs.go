@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -130,7 +131,7 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 		prefix := resolve(r.Process())
 		var bytes uint64
 		for r.Next() {
-			if isEvent(r.Kind()) {
+			if slices.Contains(eventKinds, r.Kind()) {
 				bytes += uint64(len(r.Bytes()))
 			}
 		}
@@ -157,15 +158,6 @@ func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spool
 var eventKinds = []tracing.Kind{
 	tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
 	tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindCounterSample,
-}
-
-func isEvent(k tracing.Kind) bool {
-	for _, e := range eventKinds {
-		if k == e {
-			return true
-		}
-	}
-	return false
 }
 
 // outputConfig maps a pass's options onto the writers' configuration. The
