@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+	"time"
 )
 
 // ManifestName is the manifest's file name at the top of the output directory.
@@ -22,6 +24,14 @@ type Manifest struct {
 	Error      string            `json:"error,omitempty"`
 	Passes     []ManifestPass    `json:"passes"`
 	Files      []ManifestFile    `json:"files"`
+	// PID is the rocprof-go process's; Started and Finished bound the run.
+	PID      int       `json:"pid,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Concurrent holds the manifests of other runs that wrote into the
+	// same directory while this one ran (their own Concurrent emptied), so
+	// that run.json lists every file of overlapping runs, not only the last.
+	Concurrent []Manifest `json:"concurrent_runs,omitempty"`
 }
 
 // ManifestAgent is one GPU the run used (as known before the app started).
@@ -49,14 +59,22 @@ type ManifestFile struct {
 	Records int64  `json:"records"`
 }
 
-// WriteManifest writes dir/run.json atomically (a reader never sees half a
-// manifest, and a concurrent run's manifest is replaced whole).
+// WriteManifest writes dir/run.json atomically: a reader never sees half a
+// manifest. A run.json left by a run that finished after m started (so the
+// two overlapped) is kept in m.Concurrent; an older one is replaced. Runs
+// finishing at the same moment serialise on a lock file beside it.
 func WriteManifest(dir string, m *Manifest) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	unlock, err := lockManifest(dir)
+	if err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	defer unlock()
+	m.Concurrent = overlappingRuns(dir, m)
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".run.json-")
@@ -76,6 +94,49 @@ func WriteManifest(dir string, m *Manifest) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, ManifestName))
+}
+
+// lockManifest takes an exclusive flock on dir/.run.json.lock.
+func lockManifest(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".run.json.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// overlappingRuns returns the runs recorded in dir/run.json (the previous
+// writer and the runs it carried) that finished after m started, leaving
+// out m itself and any whose files m has overwritten.
+func overlappingRuns(dir string, m *Manifest) []Manifest {
+	old, err := LoadManifest(dir) // missing or damaged: nothing to keep
+	if err != nil {
+		return nil
+	}
+	mine := map[string]bool{}
+	for _, f := range m.Files {
+		mine[f.Path] = true
+	}
+	var runs []Manifest
+	for _, r := range append([]Manifest{*old}, old.Concurrent...) {
+		if r.Finished.IsZero() || !r.Finished.After(m.Started) || (r.PID == m.PID && r.Started.Equal(m.Started)) {
+			continue
+		}
+		clash := false
+		for _, f := range r.Files {
+			clash = clash || mine[f.Path]
+		}
+		if clash {
+			continue
+		}
+		r.Concurrent = nil
+		runs = append(runs, r)
+	}
+	return runs
 }
 
 // LoadManifest reads dir/run.json.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -57,6 +58,7 @@ var writerFactory func() launch.OutputWriter
 // Run profiles argv (the application and its arguments) and returns when
 // every process it started has exited and the outputs are written.
 func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
+	started := time.Now()
 	plan := opts.plan
 	if plan == nil {
 		args := append(append([]string{}, opts.Args...), "--")
@@ -118,6 +120,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	}
 	top := topDir(first)
 	m := buildManifest(plan, agents, res, top)
+	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
 	if runErr != nil {
 		m.Error = runErr.Error()
 	}

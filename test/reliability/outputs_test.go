@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 
 // Two rocprof-go runs writing into one output directory at the same time:
 // the default prefix %hostname%/%pid% keeps their files apart and both are
-// complete. run.json is one file per directory, replaced atomically: it
-// describes whichever run finished last, whole and valid.
+// complete. run.json describes the run that finished last and carries the
+// other, which overlapped it, in concurrent_runs: every file is listed.
 func TestConcurrentRunsShareAnOutputDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -49,14 +50,21 @@ func TestConcurrentRunsShareAnOutputDirectory(t *testing.T) {
 	require.Equal(t, want, got)
 	m := readManifest(t, dir)
 	requireManifestMatches(t, dir, m)
-	last := strings.Join(m.Command[1:], " ")
-	require.Contains(t, []string{"2 2", "3 1"}, last)
+	require.Len(t, m.Concurrent, 1, "run.json carries the run that overlapped the last one")
+	other := m.Concurrent[0]
+	requireManifestMatches(t, dir, &other)
+	commands := []string{strings.Join(m.Command[1:], " "), strings.Join(other.Command[1:], " ")}
+	slices.Sort(commands)
+	require.Equal(t, []string{"2 2", "3 1"}, commands)
 	listed := map[string]bool{}
-	for _, f := range m.Files {
+	for _, f := range append(m.Files, other.Files...) {
 		listed[filepath.Base(f.Path)] = true
 	}
-	report(t, "exits %d,%d; dispatches per run: expected %v, found %v; run.json: valid, describes only the run %q (%d files), the other run's manifest was replaced",
-		r1.exit, r2.exit, want, got, last, len(m.Files))
+	for _, pid := range pids {
+		require.True(t, listed[fmt.Sprintf("%d_kernel_trace.csv", pid)], "run.json lists pid %d's kernel trace", pid)
+	}
+	report(t, "exits %d,%d; dispatches per run: expected %v, found %v; run.json: valid, lists both runs (%q last with %d files, %q concurrent with %d files)",
+		r1.exit, r2.exit, want, got, strings.Join(m.Command[1:], " "), len(m.Files), strings.Join(other.Command[1:], " "), len(other.Files))
 }
 
 // The output filesystem fills up while the CLI writes the CSV files: a clear

@@ -1,0 +1,60 @@
+package rocprof
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func manifestAt(pid int, started, finished time.Time, files ...string) *Manifest {
+	m := &Manifest{Version: Version, PID: pid, Started: started, Finished: finished}
+	for _, f := range files {
+		m.Files = append(m.Files, ManifestFile{Path: f, Format: "csv", Domain: "kernel_dispatch", Records: 1})
+	}
+	return m
+}
+
+// A run that finished after this one started overlapped it: run.json keeps
+// both. One that finished before this one started is simply replaced.
+func TestManifestKeepsOverlappingRuns(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	early := manifestAt(10, t0, t0.Add(time.Second), "h/10_kernel_trace.csv")
+	require.NoError(t, WriteManifest(dir, early))
+
+	// Starts after early finished: early is gone.
+	a := manifestAt(11, t0.Add(2*time.Second), t0.Add(5*time.Second), "h/11_kernel_trace.csv")
+	require.NoError(t, WriteManifest(dir, a))
+	m, err := LoadManifest(dir)
+	require.NoError(t, err)
+	require.Equal(t, 11, m.PID)
+	require.Empty(t, m.Concurrent)
+
+	// b ran alongside a (started before a finished) and c alongside both.
+	b := manifestAt(12, t0.Add(3*time.Second), t0.Add(6*time.Second), "h/12_kernel_trace.csv")
+	require.NoError(t, WriteManifest(dir, b))
+	c := manifestAt(13, t0.Add(4*time.Second), t0.Add(7*time.Second), "h/13_kernel_trace.csv")
+	require.NoError(t, WriteManifest(dir, c))
+	m, err = LoadManifest(dir)
+	require.NoError(t, err)
+	require.Equal(t, 13, m.PID)
+	var pids []int
+	for _, r := range m.Concurrent {
+		pids = append(pids, r.PID)
+		require.Empty(t, r.Concurrent, "nested manifests are flattened")
+	}
+	require.Equal(t, []int{12, 11}, pids)
+
+	// A later run that overwrote one of b's files drops b (its counts no
+	// longer describe the file) but keeps c.
+	d := manifestAt(14, t0.Add(6500*time.Millisecond), t0.Add(8*time.Second), "h/12_kernel_trace.csv")
+	require.NoError(t, WriteManifest(dir, d))
+	m, err = LoadManifest(dir)
+	require.NoError(t, err)
+	pids = nil
+	for _, r := range m.Concurrent {
+		pids = append(pids, r.PID)
+	}
+	require.Equal(t, []int{13}, pids)
+}
