@@ -1,0 +1,295 @@
+package att
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Version is the version string written into the decoded JSON files.
+const Version = "3.0.0"
+
+// codeHeader is code.json's "header".
+const codeHeader = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
+
+// codeLine is one instruction's aggregate over every traced wave.
+type codeLine struct {
+	pc                        PC
+	line                      Line
+	number                    int
+	hit, latency, stall, idle int64
+	kernel                    *Symbol // a kernel (function) starts here
+}
+
+// Dispatch is one traced dispatch's decoded data, ready to be written.
+type Dispatch struct {
+	Dir      string // the ui_output_agent_<agent>_dispatch_<id> directory
+	Counters []string
+	SEs      []*SETrace
+	Code     *CodeObjects
+}
+
+// Write writes the dispatch's directory (code.json, filenames.json,
+// occupancy.json, one se<SE>_sm<SIMD>_sl<slot>_wv<n>.json per wave,
+// wstates<state>.json, se<SE>_perfcounter.json) and, next to it,
+// stats_<dir name>.csv.
+func (d *Dispatch) Write() error {
+	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+		return err
+	}
+	var errs []error
+	put := func(name string, v any) {
+		data, err := json.Marshal(v)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d.Dir, name), data, 0o644)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	lines := map[PC]*codeLine{}
+	var order []*codeLine
+	number := 0
+	lineFor := func(raw PC) *codeLine {
+		pc := raw
+		if d.Code != nil {
+			pc = d.Code.Normalize(raw)
+		}
+		if l, ok := lines[pc]; ok {
+			return l
+		}
+		l := &codeLine{pc: pc}
+		if d.Code != nil {
+			if sym, ok := d.Code.SymbolAt(pc); ok {
+				l.kernel = &sym
+				number++ // the kernel's name line comes first
+			}
+			if isa, err := d.Code.Instruction(pc); err == nil {
+				l.line = isa
+			}
+		}
+		if l.line.Text == "" {
+			l.line.Text = fmt.Sprintf("; unknown instruction at 0x%x", raw.Addr)
+		}
+		number++
+		l.number = number
+		lines[pc] = l
+		order = append(order, l)
+		return l
+	}
+
+	gfxip := 9
+	var stateEvents [5][][2]int64 // per state: (time, +1/-1)
+	waveNames := map[string]map[string]map[string]map[string][3]any{}
+	occupancy := map[string]any{}
+	kernelIDs := map[PC]int{{}: 0}
+	var kernelOrder = []PC{{}}
+	for _, se := range d.SEs {
+		if se.GFXIP != 0 {
+			gfxip = se.GFXIP
+		}
+		seKey := strconv.Itoa(se.SE)
+		if len(se.Occupancy) > 0 {
+			var list [][6]any
+			for _, o := range se.Occupancy {
+				pc := o.PC
+				if d.Code != nil {
+					pc = d.Code.Normalize(pc)
+				}
+				id, ok := kernelIDs[pc]
+				if !ok {
+					id = len(kernelOrder)
+					kernelIDs[pc] = id
+					kernelOrder = append(kernelOrder, pc)
+				}
+				list = append(list, [6]any{o.Time, o.CU, o.SIMD, o.WaveID, b2i(o.Start), id})
+			}
+			occupancy[seKey] = list
+		}
+		if len(se.Perf) > 0 {
+			data := make([][7]any, 0, len(se.Perf))
+			for _, p := range se.Perf {
+				data = append(data, [7]any{p.Time, p.Events[0], p.Events[1], p.Events[2], p.Events[3], p.CU, p.Bank})
+			}
+			put(fmt.Sprintf("se%d_perfcounter.json", se.SE), map[string]any{"data": data})
+		}
+		ids := map[[2]uint8]int{}
+		for _, w := range se.Waves {
+			prev := w.Begin
+			insts := make([][5]any, 0, len(w.Insts))
+			for _, in := range w.Insts {
+				l := lineFor(in.PC)
+				l.hit++
+				l.latency += int64(in.Duration)
+				l.stall += int64(in.Stall)
+				if gap := in.Time - prev; gap > 0 {
+					l.idle += gap
+				}
+				prev = max(prev, in.Time+int64(in.Duration))
+				insts = append(insts, [5]any{in.Time, in.Category, in.Stall, in.Duration, l.number})
+			}
+			acc := w.Begin
+			timeline := make([][2]int32, 0, len(w.Timeline))
+			for _, s := range w.Timeline {
+				if s.Type >= 0 && int(s.Type) < len(stateEvents) {
+					stateEvents[s.Type] = append(stateEvents[s.Type], [2]int64{acc, 1}, [2]int64{acc + int64(s.Duration), -1})
+				}
+				timeline = append(timeline, [2]int32{s.Type, s.Duration})
+				acc += int64(s.Duration)
+			}
+			if len(w.Insts) == 0 && len(w.Timeline) < 3 {
+				continue
+			}
+			key := [2]uint8{w.SIMD, w.WaveID}
+			n := ids[key]
+			ids[key] = n + 1
+			name := fmt.Sprintf("se%d_sm%d_sl%d_wv%d.json", se.SE, w.SIMD, w.WaveID, n)
+			put(name, map[string]any{
+				"name":         "SE" + seKey,
+				"duration":     w.End - w.Begin,
+				"num_stitched": len(w.Insts),
+				"num_insts":    len(w.Insts),
+				"wave": map[string]any{
+					"cu": w.CU, "id": n, "simd": w.SIMD, "slot": w.WaveID, "begin": w.Begin, "end": w.End,
+					"instructions": insts, "timeline": timeline, "waitcnt": []any{},
+				},
+			})
+			simd, slot := strconv.Itoa(int(w.SIMD)), strconv.Itoa(int(w.WaveID))
+			if waveNames[seKey] == nil {
+				waveNames[seKey] = map[string]map[string]map[string][3]any{}
+			}
+			if waveNames[seKey][simd] == nil {
+				waveNames[seKey][simd] = map[string]map[string][3]any{}
+			}
+			if waveNames[seKey][simd][slot] == nil {
+				waveNames[seKey][simd][slot] = map[string][3]any{}
+			}
+			waveNames[seKey][simd][slot][strconv.Itoa(n)] = [3]any{name, w.Begin, w.End}
+		}
+	}
+
+	// wstates<N>.json: how many traced waves are in state N over time.
+	for state, ev := range stateEvents {
+		if len(ev) == 0 {
+			continue
+		}
+		sort.SliceStable(ev, func(i, j int) bool { return ev[i][0] < ev[j][0] })
+		var times, counts []int64
+		acc := int64(0)
+		prevT := int64(math.MinInt64)
+		for _, e := range ev {
+			acc += e[1]
+			if len(times) == 0 || e[0] != prevT {
+				times = append(times, e[0])
+				counts = append(counts, acc)
+			} else {
+				counts[len(counts)-1] = acc
+			}
+			prevT = e[0]
+		}
+		name := fmt.Sprintf("wstates%d.json", state)
+		put(name, map[string]any{"name": name, "time": times, "state": counts})
+	}
+
+	dispatches := map[string]string{}
+	for id, pc := range kernelOrder {
+		name := fmt.Sprintf("%d / 0x%x", pc.CodeObj, pc.Addr)
+		if d.Code != nil {
+			if s, ok := d.Code.SymbolAt(pc); ok {
+				name = s.Name
+			}
+		}
+		dispatches[strconv.Itoa(id)] = name
+	}
+	occupancy["dispatches"] = dispatches
+	occupancy["version"] = Version
+	put("occupancy.json", occupancy)
+
+	gfxv := "vega"
+	if gfxip > 9 {
+		gfxv = "navi"
+	}
+	counters := d.Counters
+	if counters == nil {
+		counters = []string{}
+	}
+	put("filenames.json", map[string]any{
+		"global_begin_time": 0, "gfxv": gfxv, "gfxip": gfxip, "version": Version,
+		"counter_names": counters, "wave_filenames": waveNames,
+	})
+
+	// code.json, in line-number order, with each kernel's name line first.
+	code := [][10]any{}
+	for _, l := range order {
+		if l.kernel != nil {
+			code = append(code, [10]any{"; " + l.kernel.Name, 0, l.number - 1, demangled(l.kernel.Name),
+				l.pc.CodeObj, l.pc.Addr, 0, 0, 0, 0})
+		}
+		code = append(code, [10]any{l.line.Text, 0, l.number, l.line.Comment, l.pc.CodeObj, l.pc.Addr,
+			l.hit, l.latency, l.stall, l.idle})
+	}
+	put("code.json", map[string]any{"code": code, "version": Version, "header": codeHeader})
+
+	// stats_<dir>.csv, by code object then address.
+	byAddr := append([]*codeLine(nil), order...)
+	sort.Slice(byAddr, func(i, j int) bool {
+		if byAddr[i].pc.CodeObj != byAddr[j].pc.CodeObj {
+			return byAddr[i].pc.CodeObj < byAddr[j].pc.CodeObj
+		}
+		return byAddr[i].pc.Addr < byAddr[j].pc.Addr
+	})
+	errs = append(errs, d.writeStats(byAddr))
+	return errors.Join(errs...)
+}
+
+// StatsName is the CSV written next to a decoded dispatch directory.
+func StatsName(dir string) string {
+	return filepath.Join(filepath.Dir(dir), "stats_"+filepath.Base(dir)+".csv")
+}
+
+func (d *Dispatch) writeStats(lines []*codeLine) error {
+	f, err := os.Create(StatsName(d.Dir))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	_ = w.Write([]string{"CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"})
+	for _, l := range lines {
+		if l.kernel != nil {
+			_ = w.Write([]string{u(l.pc.CodeObj), u(l.pc.Addr), "; " + l.kernel.Name, "0", "0", "0", "0", demangled(l.kernel.Name)})
+		}
+		_ = w.Write([]string{u(l.pc.CodeObj), u(l.pc.Addr), l.line.Text, i(l.hit), i(l.latency), i(l.stall), i(l.idle), l.line.Comment})
+	}
+	w.Flush()
+	err = w.Error()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func demangled(name string) string {
+	s, err := demangle.ToString(name)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
