@@ -54,90 +54,26 @@ func processGUID(info *tracing.ProcessInfo) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// rocpdBatchRows is how many rows one INSERT carries.
-const rocpdBatchRows = 128
-
-// batch collects rows for one multi-row INSERT statement.
-type batch struct {
-	w     *rocpdWriter
-	table string
-	cols  string
-	row   string // "(?,?,…)" for one row, may hold expressions
-	n     int    // values per row
-	dbl   uint64
-	full  *sqliteStmt
-	one   *sqliteStmt
-	buf   []int64
-}
-
-func (w *rocpdWriter) newBatch(table, cols, row string, dbl uint64) (*batch, error) {
-	b := &batch{w: w, table: table, cols: cols, row: row, n: strings.Count(row, "?"), dbl: dbl}
-	rows := make([]string, rocpdBatchRows)
-	for i := range rows {
-		rows[i] = row
-	}
-	var err error
-	if b.full, err = w.db.prepare(b.insert(strings.Join(rows, ",")), b.n*rocpdBatchRows, b.n, dbl); err != nil {
-		return nil, err
-	}
-	if b.one, err = w.db.prepare(b.insert(row), b.n, b.n, dbl); err != nil {
-		return nil, err
-	}
-	b.buf = make([]int64, 0, b.n*rocpdBatchRows)
-	w.batches = append(w.batches, b)
-	return b, nil
-}
-
-func (b *batch) insert(values string) string {
-	return "INSERT INTO `" + b.table + b.w.suffix + "` (" + b.cols + ") VALUES " + values
-}
-
-// add appends one row; the values must match the row's placeholders.
-func (b *batch) add(v ...int64) error {
-	b.buf = append(b.buf, v...)
-	if len(b.buf) == cap(b.buf) {
-		if err := b.w.flushStrings(); err != nil {
-			return err
-		}
-		err := b.full.run(b.buf)
-		b.buf = b.buf[:0]
-		return err
-	}
-	return nil
-}
-
-func (b *batch) flush() error {
-	if err := b.w.flushStrings(); err != nil {
-		return err
-	}
-	for i := 0; i < len(b.buf); i += b.n {
-		if err := b.one.run(b.buf[i : i+b.n]); err != nil {
-			return err
-		}
-	}
-	b.buf = b.buf[:0]
-	return nil
-}
-
-// rocpdWriter fills one database. Strings get ids on first use and are
-// inserted before any row that refers to them.
+// rocpdWriter fills one database: SQLite writes the schema and the small
+// tables in short turns, the bulk tables are appended as pages between them
+// (rocpd_btree.go). Strings get ids on first use and are stored at the end.
 type rocpdWriter struct {
-	db      *sqliteDB
+	path    string
+	db      *sqliteDB // open during SQLite's turns only
+	pf      *pageFile // the file between SQLite's turns
 	suffix  string
 	guid    string
-	batches []*batch
-	strStmt *sqliteStmt
 	strings map[string]int64
-	newIDs  []int64
-	newStrs []string
+	strList []string        // by id - 1
+	late    strings.Builder // SQL for the last turn: tracks, agents first met in events
 	ids     map[string]*idSpace
 	nodes   map[string]int64
 	tracks  map[[3]int64]int64
-	events  int64
-	procs   int              // processes written, to key their ids
-	rows    map[string]int64 // next row id per table
+	procs   int // processes written, to key their ids
+	json    []byte
+	bulk    []bulkTable
 
-	event, eventMsg, region, sample, dispatch, memcpy, alloc, scratch, pmc *batch
+	event, region, sample, dispatch, memcpy, alloc, pmc *btreeTable
 }
 
 // idSpace hands out row ids: the natural id (a pid, tid, node or handle)
@@ -175,25 +111,10 @@ func (w *rocpdWriter) str(s string) int64 {
 	if id, ok := w.strings[s]; ok {
 		return id
 	}
-	id := int64(len(w.strings) + 1)
+	w.strList = append(w.strList, s)
+	id := int64(len(w.strList))
 	w.strings[s] = id
-	w.newIDs = append(w.newIDs, id)
-	w.newStrs = append(w.newStrs, s)
 	return id
-}
-
-func (w *rocpdWriter) flushStrings() error {
-	if len(w.newIDs) == 0 {
-		return nil
-	}
-	err := w.strStmt.insertStrings(w.newIDs, w.newStrs)
-	w.newIDs, w.newStrs = w.newIDs[:0], w.newStrs[:0]
-	return err
-}
-
-func (w *rocpdWriter) nextRow(table string) int64 {
-	w.rows[table]++
-	return w.rows[table]
 }
 
 // WriteROCpd writes the input's processes into a ROCpd (schema 3) SQLite
@@ -203,22 +124,16 @@ func WriteROCpd(path string, in *Input) error {
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	db, err := openSQLite(path)
-	if err != nil {
-		return err
+	w := &rocpdWriter{path: path, strings: map[string]int64{}, ids: map[string]*idSpace{},
+		nodes: map[string]int64{}, tracks: map[[3]int64]int64{}}
+	err := w.run(in)
+	if w.db != nil {
+		_ = w.db.close()
 	}
-	w := &rocpdWriter{db: db, strings: map[string]int64{}, ids: map[string]*idSpace{},
-		nodes: map[string]int64{}, tracks: map[[3]int64]int64{}, rows: map[string]int64{}}
-	err = w.run(in)
-	for _, b := range w.batches {
-		b.full.close()
-		b.one.close()
-	}
-	if w.strStmt != nil {
-		w.strStmt.close()
-	}
-	if cerr := db.close(); err == nil {
-		err = cerr
+	if w.pf != nil {
+		if cerr := w.pf.close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		_ = os.Remove(path)
@@ -226,84 +141,147 @@ func WriteROCpd(path string, in *Input) error {
 	return err
 }
 
-func (w *rocpdWriter) run(in *Input) error {
-	// A bulk load in one transaction: no journal, no fsync, foreign keys
-	// checked by the tests rather than row by row.
-	if err := w.db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;" +
-		" PRAGMA cache_size=-32768; PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY"); err != nil {
+// rocpdPragmas set up each SQLite turn: a bulk load with no journal and no
+// fsync, foreign keys checked by the tests rather than row by row.
+const rocpdPragmas = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;" +
+	" PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA foreign_keys=OFF;"
+
+// rocpdPageSize is the database page size: large pages mean fewer interior
+// pages and fewer, larger writes.
+const rocpdPageSize = 16384
+
+// turn opens SQLite on the file, runs fn in one transaction and closes it,
+// after which the page writer appends after SQLite's last page.
+func (w *rocpdWriter) turn(fn func() error) error {
+	if w.pf != nil {
+		if err := w.pf.sync(); err != nil {
+			return err
+		}
+	}
+	db, err := openSQLite(w.path)
+	if err != nil {
 		return err
 	}
+	w.db = db
+	pragmas := rocpdPragmas
+	if w.pf == nil {
+		pragmas = "PRAGMA page_size=" + strconv.Itoa(rocpdPageSize) + "; " + pragmas
+	}
+	err = db.exec(pragmas + " BEGIN")
+	if err == nil {
+		err = fn()
+	}
+	if err == nil {
+		err = db.exec("COMMIT")
+	}
+	w.db = nil
+	if cerr := db.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if w.pf == nil {
+		if w.pf, err = openPageFile(w.path); err != nil {
+			return err
+		}
+		for _, t := range w.bulk {
+			*t.dst = newBtreeTable(w.pf, t.name, t.root)
+		}
+		return nil
+	}
+	return w.pf.readHeader()
+}
+
+func (w *rocpdWriter) run(in *Input) error {
 	first := true
 	err := in.openEach(func(p *process, r *tracing.Reader) error {
-		if first {
-			first = false
-			if err := w.begin(processGUID(&p.Info)); err != nil {
-				return err
-			}
-		}
 		w.procs++
-		return w.writeProcess(w.procs, p, r)
+		var ids *rocpdIDs
+		err := w.turn(func() error {
+			if first {
+				first = false
+				if err := w.begin(processGUID(&p.Info)); err != nil {
+					return err
+				}
+			}
+			var err error
+			ids, err = w.writeProcess(w.procs, p)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return w.writeEvents(p, r, ids)
 	})
 	if err != nil {
 		return err
 	}
 	if first { // no spool: an empty but valid database
-		if err := w.begin(processGUID(&tracing.ProcessInfo{})); err != nil {
+		return w.turn(func() error { return w.begin(processGUID(&tracing.ProcessInfo{})) })
+	}
+	tables := []*btreeTable{w.event, w.region, w.sample, w.dispatch, w.memcpy, w.alloc, w.pmc}
+	for _, t := range tables {
+		if err := t.finish(); err != nil {
 			return err
 		}
 	}
-	for _, b := range w.batches {
-		if err := b.flush(); err != nil {
+	return w.turn(func() error {
+		st, err := w.db.prepare("INSERT INTO `rocpd_string"+w.suffix+"` (id, string) VALUES (?, ?)", 2, 2, 0)
+		if err != nil {
 			return err
 		}
-	}
-	if err := w.flushStrings(); err != nil {
-		return err
-	}
-	return w.db.exec("COMMIT; PRAGMA foreign_keys=ON")
+		ids := make([]int64, len(w.strList))
+		for i := range ids {
+			ids[i] = int64(i + 1)
+		}
+		err = st.insertStrings(ids, w.strList)
+		st.close()
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if t.rows > 0 {
+				fmt.Fprintf(&w.late, "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %d);\n", sqlText(t.name), t.last)
+			}
+		}
+		return w.db.exec(w.late.String())
+	})
 }
 
+// begin creates the schema for the database's guid and finds the root
+// pages of the bulk tables.
 func (w *rocpdWriter) begin(guid string) error {
 	w.guid, w.suffix = guid, "_"+strings.ReplaceAll(guid, "-", "_")
 	schema, err := rocpdSchema(guid)
 	if err != nil {
 		return err
 	}
-	if err := w.db.exec(schema + "; PRAGMA foreign_keys=OFF; BEGIN"); err != nil {
-		return err
-	}
-	if w.strStmt, err = w.db.prepare("INSERT INTO `rocpd_string"+w.suffix+"` (id, string) VALUES (?, ?)", 2, 2, 0); err != nil {
+	if err := w.db.exec(schema); err != nil {
 		return err
 	}
 	w.str("") // id 1, the region name of dispatches without one
-	type spec struct {
-		dst          **batch
-		table, cols  string
-		row          string
-		doubleColumn uint64
-	}
-	msg := "json_object('message', (SELECT string FROM `rocpd_string" + w.suffix + "` WHERE id = ?))"
-	allocType := "CASE ? WHEN 1 THEN 'ALLOC' WHEN 2 THEN 'FREE' WHEN 3 THEN 'REALLOC' ELSE 'RECLAIM' END"
-	allocLevel := "CASE ? WHEN 1 THEN 'REAL' WHEN 2 THEN 'VIRTUAL' ELSE 'SCRATCH' END"
-	specs := []spec{
-		{&w.event, "rocpd_event", "id, category_id, stack_id, parent_stack_id, correlation_id", "(?,?,?,?,?)", 0},
-		{&w.eventMsg, "rocpd_event", "id, category_id, stack_id, parent_stack_id, correlation_id, extdata", "(?,?,?,?,?," + msg + ")", 0},
-		{&w.region, "rocpd_region", "id, nid, pid, tid, start, end, name_id, event_id", "(?,?,?,?,?,?,?,?)", 0},
-		{&w.sample, "rocpd_sample", "id, track_id, timestamp, event_id", "(?,?,?,?)", 0},
-		{&w.dispatch, "rocpd_kernel_dispatch", "id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id", "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", 0},
-		{&w.memcpy, "rocpd_memory_copy", "id, nid, pid, tid, start, end, name_id, dst_agent_id, dst_address, src_agent_id, src_address, size, stream_id, event_id", "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", 0},
-		{&w.alloc, "rocpd_memory_allocate", "id, nid, pid, tid, agent_id, type, level, start, end, address, size, queue_id, stream_id, event_id", "(?,?,?,?,?," + allocType + "," + allocLevel + ",?,?,?,?,?,?,?)", 0},
-		{&w.scratch, "rocpd_memory_allocate", "id, nid, pid, tid, agent_id, type, level, start, end, address, size, queue_id, stream_id, event_id, extdata", "(?,?,?,?,?," + allocType + "," + allocLevel + ",?,?,?,?,?,?,?,json_object('flags', CAST(? AS TEXT)))", 0},
-		{&w.pmc, "rocpd_pmc_event", "id, event_id, pmc_id, value", "(?,?,?,?)", 1 << 3},
-	}
-	for _, s := range specs {
-		b, err := w.newBatch(s.table, s.cols, s.row, s.doubleColumn)
+	for _, t := range []struct {
+		dst  **btreeTable
+		name string
+	}{{&w.event, "event"}, {&w.region, "region"}, {&w.sample, "sample"},
+		{&w.dispatch, "kernel_dispatch"}, {&w.memcpy, "memory_copy"},
+		{&w.alloc, "memory_allocate"}, {&w.pmc, "pmc_event"}} {
+		name := "rocpd_" + t.name + w.suffix
+		root, err := w.db.queryInt("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = " + sqlText(name))
 		if err != nil {
 			return err
 		}
-		*s.dst = b
+		w.bulk = append(w.bulk, bulkTable{t.dst, name, uint32(root)})
 	}
 	return nil
+}
+
+// bulkTable is a table the page writer fills, as begin found it.
+type bulkTable struct {
+	dst  **btreeTable
+	name string
+	root uint32
 }
 
 // sqlText quotes a string as an SQL literal.
@@ -318,8 +296,17 @@ func (w *rocpdWriter) execf(format string, args ...any) error {
 	return w.db.exec(fmt.Sprintf(format, args...))
 }
 
-// writeProcess writes one process: its identity rows, then its events.
-func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) error {
+// rocpdIDs are one process's row ids, which its events refer to.
+type rocpdIDs struct {
+	nid, pid        int64
+	threads         map[uint32]int64
+	queues, streams map[uint64]int64
+	kernels, pmc    map[uint64]int64
+	agentID         func(node uint32) int64
+}
+
+// writeProcess writes one process's identity rows (in SQLite's turn).
+func (w *rocpdWriter) writeProcess(proc int, p *process) (*rocpdIDs, error) {
 	info := &p.Info
 	nid, ok := w.nodes[info.Hostname]
 	if !ok {
@@ -331,7 +318,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		machine := readMachineID(info.Hostname)
 		if err := w.execf("INSERT INTO `rocpd_info_node%s` (id, hash, machine_id, system_name, hostname, release, version, hardware_name, domain_name) VALUES (%d, %d, %s, 'Linux', %s, '', '', 'x86_64', '')",
 			w.suffix, nid, hash, sqlText(machine), sqlText(info.Hostname)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	pid, _ := w.id("process", proc, int64(info.PID))
@@ -349,14 +336,15 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 	if err := w.execf("INSERT INTO `rocpd_info_process%s` (id, nid, ppid, pid, init, fini, start, end, command, environment, extdata) VALUES (%d, %d, %d, %d, %d, %d, %d, %d, %s, %s, %s)",
 		w.suffix, pid, nid, info.PPID, info.PID, info.StartBoottimeNs, p.End, p.Begin, p.End,
 		sqlText(strings.Join(info.Argv, " ")), sqlJSON(env), sqlJSON(cfg)); err != nil {
-		return err
+		return nil, err
 	}
-	var sql strings.Builder
+	var info0 strings.Builder
+	sql := &info0 // after this turn, agents first met in events go to the last turn
 	threads := map[uint32]int64{}
 	for _, tid := range p.Threads {
 		id, _ := w.id("thread", proc, int64(tid))
 		threads[tid] = id
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_thread%s` (id, nid, ppid, pid, tid) VALUES (%d, %d, %d, %d, %d);\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_thread%s` (id, nid, ppid, pid, tid) VALUES (%d, %d, %d, %d, %d);\n",
 			w.suffix, id, nid, info.PPID, pid, tid)
 	}
 	queues := map[uint64]int64{}
@@ -368,7 +356,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		if h != 0 {
 			name = "Queue " + strconv.Itoa(len(queues)-1)
 		}
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_queue%s` (id, nid, pid, name) VALUES (%d, %d, %d, %s);\n", w.suffix, id, nid, pid, sqlText(name))
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_queue%s` (id, nid, pid, name) VALUES (%d, %d, %d, %s);\n", w.suffix, id, nid, pid, sqlText(name))
 	}
 	for _, h := range append([]uint64{0}, p.Streams...) {
 		id, _ := w.id("stream", proc, int64(h))
@@ -377,7 +365,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		if h != 0 {
 			name = "Stream " + strconv.Itoa(len(streams)-1)
 		}
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_stream%s` (id, nid, pid, name) VALUES (%d, %d, %d, %s);\n", w.suffix, id, nid, pid, sqlText(name))
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_stream%s` (id, nid, pid, name) VALUES (%d, %d, %d, %s);\n", w.suffix, id, nid, pid, sqlText(name))
 	}
 	agents := map[uint32]int64{}
 	for i := range p.Agents {
@@ -392,7 +380,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		ext := map[string]any{"node_id": a.NodeID(), "logical_node_id": a.LogicalNodeID(),
 			"logical_node_type_id": a.TypeIndex(), "name": a.Name, "vendor_name": a.VendorName,
 			"product_name": a.ProductName, "model_name": a.ModelName}
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_agent%s` (id, nid, pid, type, absolute_index, logical_index, type_index, uuid, name, model_name, vendor_name, product_name, user_name, extdata) VALUES (%d, %d, %d, '%s', %d, %d, %d, %d, %s, %s, %s, %s, %s, %s);\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_agent%s` (id, nid, pid, type, absolute_index, logical_index, type_index, uuid, name, model_name, vendor_name, product_name, user_name, extdata) VALUES (%d, %d, %d, '%s', %d, %d, %d, %d, %s, %s, %s, %s, %s, %s);\n",
 			w.suffix, id, nid, pid, typ, a.NodeID(), a.LogicalNodeID(), a.TypeIndex(), a.Values[22],
 			sqlText(a.Name), sqlText(a.ModelName), sqlText(a.VendorName), sqlText(a.ProductName),
 			sqlText(a.ProductName), sqlJSON(ext))
@@ -404,7 +392,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		// An agent the spool never described still needs a row.
 		id, _ := w.id("agent", proc, int64(node))
 		agents[node] = id
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_agent%s` (id, nid, pid, type, absolute_index, logical_index, type_index, name) VALUES (%d, %d, %d, 'GPU', %d, %d, %d, '');\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_agent%s` (id, nid, pid, type, absolute_index, logical_index, type_index, name) VALUES (%d, %d, %d, 'GPU', %d, %d, %d, '');\n",
 			w.suffix, id, nid, pid, node, node, node)
 		return id
 	}
@@ -415,7 +403,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 		}
 		id, _ := w.id("pmc", proc, int64(c.ID))
 		pmcIDs[c.ID] = id
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_pmc%s` (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (%d, %d, %d, %d, 'GPU', %s, %s, '', 'rocm', 'ABS', '', '', 0, 0);\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_pmc%s` (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (%d, %d, %d, %d, 'GPU', %s, %s, '', 'rocm', 'ABS', '', '', 0, 0);\n",
 			w.suffix, id, nid, pid, agentID(c.AgentNode), sqlText(c.Name), sqlText(c.Name))
 	}
 	codeObjects := map[uint64]int64{}
@@ -434,7 +422,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 			node = uint32(p.Agents[len(p.Agents)-1].NodeID())
 		}
 		ext := map[string]any{"size": size, "storage_type": storage, "uri": uri}
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_code_object%s` (id, nid, pid, agent_id, uri, load_base, load_size, load_delta, storage_type, extdata) VALUES (%d, %d, %d, %d, %s, %d, %d, %d, '%s', %s);\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_code_object%s` (id, nid, pid, agent_id, uri, load_base, load_size, load_delta, storage_type, extdata) VALUES (%d, %d, %d, %d, %s, %d, %d, %d, '%s', %s);\n",
 			w.suffix, id, nid, pid, agentID(node), sqlText(uri), int64(base), int64(size), int64(delta), storage, sqlJSON(ext))
 	}
 	for i := range p.CodeObjects {
@@ -454,15 +442,17 @@ func (w *rocpdWriter) writeProcess(proc int, p *process, r *tracing.Reader) erro
 			"demangled_kernel_name": s.Demangled, "truncated_kernel_name": s.Truncated,
 			"kernel_code_entry_byte_offset": 0, "size": 0,
 			"kernel_address": map[string]any{"handle": s.KernelObject}}
-		fmt.Fprintf(&sql, "INSERT INTO `rocpd_info_kernel_symbol%s` (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, extdata) VALUES (%d, %d, %d, %d, %s, %s, %d, %d, 8, %d, %d, %d, %d, %d, %s);\n",
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_kernel_symbol%s` (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, extdata) VALUES (%d, %d, %d, %d, %s, %s, %d, %d, 8, %d, %d, %d, %d, %d, %s);\n",
 			w.suffix, id, nid, pid, codeObjects[s.CodeObjectID], sqlText(s.Raw), sqlText(s.Display),
 			int64(s.KernelObject), s.KernargSize, s.GroupSegmentSize, s.PrivateSegmentSize,
 			s.SGPRCount, s.VGPRCount, s.AGPRCount, sqlJSON(ext))
 	}
-	if err := w.db.exec(sql.String()); err != nil {
-		return err
+	if err := w.db.exec(info0.String()); err != nil {
+		return nil, err
 	}
-	return w.writeEvents(p, r, nid, pid, threads, queues, streams, agentID, kernels, pmcIDs)
+	sql = &w.late
+	return &rocpdIDs{nid: nid, pid: pid, threads: threads, queues: queues, streams: streams,
+		kernels: kernels, pmc: pmcIDs, agentID: agentID}, nil
 }
 
 func readMachineID(fallback string) string {
@@ -474,23 +464,104 @@ func readMachineID(fallback string) string {
 	return fallback
 }
 
-func (w *rocpdWriter) nextEvent() int64 { w.events++; return w.events }
-
-// track returns the sample track of a thread and category, creating it.
-func (w *rocpdWriter) track(nid, pid, tid, cat int64) (int64, error) {
+// track returns the sample track of a thread and category; its row is
+// written in the last turn.
+func (w *rocpdWriter) track(nid, pid, tid, cat int64) int64 {
 	key := [3]int64{pid, tid, cat}
 	if id, ok := w.tracks[key]; ok {
-		return id, nil
+		return id
 	}
 	id := int64(len(w.tracks) + 1)
 	w.tracks[key] = id
-	return id, w.execf("INSERT INTO `rocpd_track%s` (id, nid, pid, tid, name_id) VALUES (%d, %d, %d, %d, %d)",
+	fmt.Fprintf(&w.late, "INSERT INTO `rocpd_track%s` (id, nid, pid, tid, name_id) VALUES (%d, %d, %d, %d, %d);\n",
 		w.suffix, id, nid, pid, tid, cat)
+	return id
 }
 
-func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, nid, pid int64, threads map[uint32]int64,
-	queues, streams map[uint64]int64, agentID func(uint32) int64, kernels map[uint64]int64,
-	pmcIDs map[uint64]int64) error {
+// The bulk rows, column by column in table order. The id column is the
+// rowid and is stored as NULL; columns the old INSERTs left out hold their
+// defaults: the guid, '{}' for JSON, else NULL.
+
+// eventRow writes a rocpd_event row; ext is its extdata JSON.
+func (w *rocpdWriter) eventRow(cat, stack, parent int64, ext string) (int64, error) {
+	t := w.event
+	id := t.rows + 1
+	r := t.row()
+	r.null()
+	r.text(w.guid)
+	r.int(cat)
+	r.int(stack)
+	r.int(parent)
+	r.int(0) // correlation_id
+	r.text("{}")
+	r.text("{}")
+	r.text(ext)
+	return id, t.end(id)
+}
+
+func (w *rocpdWriter) regionRow(ids *rocpdIDs, tid int64, start, end uint64, name, ev int64) error {
+	t := w.region
+	r := t.row()
+	r.null()
+	r.text(w.guid)
+	r.int(ids.nid)
+	r.int(ids.pid)
+	r.int(tid)
+	r.int(int64(start))
+	r.int(int64(end))
+	r.int(name)
+	r.int(ev)
+	r.text("{}")
+	return t.end(t.rows + 1)
+}
+
+func (w *rocpdWriter) sampleRow(track int64, ts uint64, ev int64) error {
+	t := w.sample
+	r := t.row()
+	r.null()
+	r.text(w.guid)
+	r.int(track)
+	r.int(int64(ts))
+	r.int(ev)
+	r.text("{}")
+	return t.end(t.rows + 1)
+}
+
+var allocTypes = [...]string{1: "ALLOC", 2: "FREE", 3: "REALLOC", 4: "RECLAIM"}
+var allocLevels = [...]string{1: "REAL", 2: "VIRTUAL", 3: "SCRATCH"}
+
+func (w *rocpdWriter) allocRow(ids *rocpdIDs, tid, agent int64, typ, level int, start, end, addr, size uint64,
+	queue, ev int64, ext string) error {
+	t := w.alloc
+	r := t.row()
+	r.null()
+	r.text(w.guid)
+	r.int(ids.nid)
+	r.int(ids.pid)
+	r.int(tid)
+	r.int(agent)
+	r.text(allocTypes[typ])
+	r.text(allocLevels[level])
+	r.int(int64(start))
+	r.int(int64(end))
+	r.int(int64(addr))
+	r.int(int64(size))
+	r.int(queue)
+	r.int(ids.streams[0])
+	r.int(ev)
+	r.text(ext)
+	return t.end(t.rows + 1)
+}
+
+// markerJSON is a marker event's extdata: {"message": msg}.
+func (w *rocpdWriter) markerJSON(msg string) string {
+	w.json = append(w.json[:0], `{"message":`...)
+	w.json = appendSQLiteJSON(w.json, msg)
+	w.json = append(w.json, '}')
+	return string(w.json)
+}
+
+func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) error {
 	empty := w.str("")
 	// Counter samples refer to their dispatch's event; remember that only
 	// when the process has samples (counter runs serialise dispatches, so
@@ -501,67 +572,118 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, nid, pid int64,
 	}
 	catKernel, catCopy := w.str("KERNEL_DISPATCH"), w.str("MEMORY_COPY")
 	catAlloc, catScratch := w.str("MEMORY_ALLOCATION"), w.str("SCRATCH_MEMORY")
-	api := func(dom tracing.APIDomain, name string, tid uint32, corr, start, end uint64, msg int64) error {
-		c := w.str(dom.String())
-		ev := w.nextEvent()
-		var err error
-		if msg != 0 {
-			err = w.eventMsg.add(ev, c, int64(corr), 0, 0, msg)
-		} else {
-			err = w.event.add(ev, c, int64(corr), 0, 0)
-		}
+	// API names and categories by (domain, function): two map look-ups
+	// fewer per call.
+	type apiKey struct {
+		dom tracing.APIDomain
+		fn  uint32
+	}
+	// The name is interned when a region first needs it.
+	type apiStrs struct {
+		cat, name int64
+		text      string
+	}
+	apiIDs := map[apiKey]*apiStrs{}
+	api := func(s *apiStrs, tid uint32, corr, start, end uint64, ext string) error {
+		ev, err := w.eventRow(s.cat, int64(corr), 0, ext)
 		if err != nil {
 			return err
 		}
 		if start == end {
-			tr, err := w.track(nid, pid, threads[tid], c)
-			if err != nil {
-				return err
-			}
-			return w.sample.add(w.nextRow("sample"), tr, int64(start), ev)
+			return w.sampleRow(w.track(ids.nid, ids.pid, ids.threads[tid], s.cat), start, ev)
 		}
-		return w.region.add(w.nextRow("region"), nid, pid, threads[tid], int64(start), int64(end), w.str(name), ev)
+		if s.name == 0 {
+			s.name = w.str(s.text)
+		}
+		return w.regionRow(ids, ids.threads[tid], start, end, s.name, ev)
 	}
 	for r.Next() {
 		var err error
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
-			err = api(a.Domain, p.funcName(a.Domain, a.Function), a.TID, a.CorrelationID, a.Start, a.End, 0)
+			k := apiKey{a.Domain, a.Function}
+			s := apiIDs[k]
+			if s == nil {
+				s = &apiStrs{cat: w.str(a.Domain.String()), text: p.funcName(a.Domain, a.Function)}
+				apiIDs[k] = s
+			}
+			err = api(s, a.TID, a.CorrelationID, a.Start, a.End, "{}")
 		case tracing.KindMarker:
 			m := r.Marker()
 			msg := markerName(&m)
-			err = api(m.Domain, m.Function.String(), m.TID, m.CorrelationID, m.Start, m.End, w.str(msg))
+			w.str(msg)
+			s := apiStrs{cat: w.str(m.Domain.String()), text: m.Function.String()}
+			err = api(&s, m.TID, m.CorrelationID, m.Start, m.End, w.markerJSON(msg))
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			ev := w.nextEvent()
+			var ev int64
+			if ev, err = w.eventRow(catKernel, int64(d.CorrelationID), int64(d.CorrelationID), "{}"); err != nil {
+				return err
+			}
 			if dispatchEvents != nil && p.sampled(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
 			}
-			if err = w.event.add(ev, catKernel, int64(d.CorrelationID), int64(d.CorrelationID), 0); err != nil {
-				return err
-			}
-			err = w.dispatch.add(w.nextRow("dispatch"), nid, pid, threads[d.TID], agentID(d.AgentNode),
-				kernels[d.KernelID], int64(d.DispatchID), queues[d.QueueID], streams[d.StreamID],
-				int64(d.Start), int64(d.End), int64(d.PrivateSegmentSize), int64(d.GroupSegmentSize),
-				int64(d.Workgroup[0]), int64(d.Workgroup[1]), int64(d.Workgroup[2]),
-				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), w.regionName(p, &d, empty), ev)
+			t := w.dispatch
+			row := t.row()
+			row.null()
+			row.text(w.guid)
+			row.int(ids.nid)
+			row.int(ids.pid)
+			row.int(ids.threads[d.TID])
+			row.int(ids.agentID(d.AgentNode))
+			row.int(ids.kernels[d.KernelID])
+			row.int(int64(d.DispatchID))
+			row.int(ids.queues[d.QueueID])
+			row.int(ids.streams[d.StreamID])
+			row.int(int64(d.Start))
+			row.int(int64(d.End))
+			row.int(int64(d.PrivateSegmentSize))
+			row.int(int64(d.GroupSegmentSize))
+			row.int(int64(d.Workgroup[0]))
+			row.int(int64(d.Workgroup[1]))
+			row.int(int64(d.Workgroup[2]))
+			row.int(int64(d.Grid[0]))
+			row.int(int64(d.Grid[1]))
+			row.int(int64(d.Grid[2]))
+			row.int(w.regionName(p, &d, empty))
+			row.int(ev)
+			row.text("{}")
+			err = t.end(t.rows + 1)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			ev := w.nextEvent()
-			if err = w.event.add(ev, catCopy, int64(c.CorrelationID), int64(c.CorrelationID), 0); err != nil {
+			var ev int64
+			if ev, err = w.eventRow(catCopy, int64(c.CorrelationID), int64(c.CorrelationID), "{}"); err != nil {
 				return err
 			}
-			err = w.memcpy.add(w.nextRow("copy"), nid, pid, threads[c.TID], int64(c.Start), int64(c.End),
-				w.str(c.Direction.String()), agentID(c.DstAgentNode), int64(c.DstAddress),
-				agentID(c.SrcAgentNode), int64(c.SrcAddress), int64(c.Bytes), streams[c.StreamID], ev)
+			t := w.memcpy
+			row := t.row()
+			row.null()
+			row.text(w.guid)
+			row.int(ids.nid)
+			row.int(ids.pid)
+			row.int(ids.threads[c.TID])
+			row.int(int64(c.Start))
+			row.int(int64(c.End))
+			row.int(w.str(c.Direction.String()))
+			row.int(ids.agentID(c.DstAgentNode))
+			row.int(int64(c.DstAddress))
+			row.int(ids.agentID(c.SrcAgentNode))
+			row.int(int64(c.SrcAddress))
+			row.int(int64(c.Bytes))
+			row.null() // queue_id
+			row.int(ids.streams[c.StreamID])
+			row.null() // region_name_id
+			row.int(ev)
+			row.text("{}")
+			err = t.end(t.rows + 1)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			ev := w.nextEvent()
-			if err = w.event.add(ev, catAlloc, int64(a.CorrelationID), 0, 0); err != nil {
+			var ev int64
+			if ev, err = w.eventRow(catAlloc, int64(a.CorrelationID), 0, "{}"); err != nil {
 				return err
 			}
-			typ, level, agent := int64(1), int64(1), int64(sqlNull)
+			typ, level, agent := 1, 1, int64(sqlNull)
 			switch a.Operation {
 			case tracing.AllocVMemAllocate:
 				level = 2
@@ -571,38 +693,50 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, nid, pid int64,
 				typ, level = 2, 2
 			}
 			if a.Operation.IsAllocate() {
-				agent = agentID(a.AgentNode)
+				agent = ids.agentID(a.AgentNode)
 			}
-			err = w.alloc.add(w.nextRow("alloc"), nid, pid, threads[a.TID], agent, typ, level,
-				int64(a.Start), int64(a.End), int64(a.Address), int64(a.Size), queues[0], streams[0], ev)
+			err = w.allocRow(ids, ids.threads[a.TID], agent, typ, level, a.Start, a.End, a.Address, a.Size,
+				ids.queues[0], ev, "{}")
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			ev := w.nextEvent()
-			if err = w.event.add(ev, catScratch, int64(s.CorrelationID), 0, 0); err != nil {
+			var ev int64
+			if ev, err = w.eventRow(catScratch, int64(s.CorrelationID), 0, "{}"); err != nil {
 				return err
 			}
-			typ, agent := int64(1), int64(sqlNull)
+			typ, agent := 1, int64(sqlNull)
 			switch s.Operation {
 			case tracing.ScratchAlloc:
-				agent = agentID(s.AgentNode)
+				agent = ids.agentID(s.AgentNode)
 			case tracing.ScratchFree:
 				typ = 2
 			default:
 				typ = 4
 			}
-			q, ok := queues[s.QueueID]
+			q, ok := ids.queues[s.QueueID]
 			if !ok {
-				q = queues[0]
+				q = ids.queues[0]
 			}
-			err = w.scratch.add(w.nextRow("alloc"), nid, pid, threads[s.TID], agent, typ, 3,
-				int64(s.Start), int64(s.End), 0, int64(s.Size), q, streams[0], ev, int64(s.Flags))
+			err = w.allocRow(ids, ids.threads[s.TID], agent, typ, 3, s.Start, s.End, 0, s.Size, q, ev,
+				`{"flags":"`+strconv.FormatInt(int64(s.Flags), 10)+`"}`)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
 			ev, ok := dispatchEvents[c.DispatchID]
 			if !ok {
 				ev = sqlNull
 			}
-			err = w.pmc.add(w.nextRow("pmc"), ev, pmcIDs[c.CounterID], int64(math.Float64bits(c.Value)))
+			t := w.pmc
+			row := t.row()
+			row.null()
+			row.text(w.guid)
+			row.int(ev)
+			row.int(ids.pmc[c.CounterID])
+			if math.IsNaN(c.Value) { // SQLite binds NaN as NULL
+				row.null()
+			} else {
+				row.real(c.Value)
+			}
+			row.text("{}")
+			err = t.end(t.rows + 1)
 		}
 		if err != nil {
 			return err

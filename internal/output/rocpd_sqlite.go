@@ -27,6 +27,7 @@ int sqlite3_step(sqlite3_stmt *);
 int sqlite3_reset(sqlite3_stmt *);
 int sqlite3_finalize(sqlite3_stmt *);
 const char *sqlite3_errmsg(sqlite3 *);
+long long sqlite3_column_int64(sqlite3_stmt *, int);
 void sqlite3_free(void *);
 
 #define RPG_SQLITE_OPEN_RW_CREATE 0x00000006
@@ -68,6 +69,25 @@ static int rpg_step_ints(sqlite3_stmt *st, const int64_t *v, int n, int cols, ui
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == RPG_SQLITE_DONE ? 0 : rc;
+}
+
+#define RPG_SQLITE_ROW 100
+
+// rpg_query_int runs a query and returns its first row's first column in
+// *out; a query without rows is an error.
+static int rpg_query_int(sqlite3 *db, const char *sql, long long *out) {
+	sqlite3_stmt *st = 0;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, 0);
+	if (rc) return rc;
+	rc = sqlite3_step(st);
+	if (rc == RPG_SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else if (rc == RPG_SQLITE_DONE) {
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 // rpg_insert_strings inserts (id, text) rows; text i is buf[off[i]:off[i+1]].
@@ -133,6 +153,21 @@ func (d *sqliteDB) exec(sql string) error {
 		return d.errorf(rc, "exec "+abbrev(sql))
 	}
 	return nil
+}
+
+// queryInt returns the first column of a query's first row.
+func (d *sqliteDB) queryInt(sql string) (int64, error) {
+	c := C.CString(sql)
+	defer C.free(unsafe.Pointer(c))
+	var v C.longlong
+	switch rc := C.rpg_query_int(d.db, c, &v); rc {
+	case 0:
+		return int64(v), nil
+	case -1:
+		return 0, errors.New("rocpd: no row for " + abbrev(sql))
+	default:
+		return 0, d.errorf(rc, "query "+abbrev(sql))
+	}
 }
 
 func (d *sqliteDB) prepare(sql string, cols, row int, dbl uint64) (*sqliteStmt, error) {

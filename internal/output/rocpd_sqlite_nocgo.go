@@ -15,8 +15,9 @@ type sqliteDB struct{}
 
 type sqliteStmt struct{ cols int }
 
-func openSQLite(string) (*sqliteDB, error) { return nil, errNoCgoSQLite }
-func (*sqliteDB) exec(string) error        { return errNoCgoSQLite }
+func openSQLite(string) (*sqliteDB, error)       { return nil, errNoCgoSQLite }
+func (*sqliteDB) exec(string) error              { return errNoCgoSQLite }
+func (*sqliteDB) queryInt(string) (int64, error) { return 0, errNoCgoSQLite }
 func (*sqliteDB) prepare(string, int, int, uint64) (*sqliteStmt, error) {
 	return nil, errNoCgoSQLite
 }
