@@ -15,6 +15,7 @@ static void rpg_copy_from(void *dst, uint64_t src, size_t n)
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -175,9 +176,10 @@ func (a *attAgent) record(node uint32, dispatch uint64) {
 }
 
 // attCodeObject dumps a loaded code object next to the traces, as
-// <pid>_agent_<node>_code_object_id_<id>.out, so that a decoder can map the
-// traced program counters to instructions (called at executable freeze).
-func attCodeObject(id uint64, node uint32, uri string) {
+// <pid>_agent_<node>_code_object_id_<id>.out, and appends where it was loaded
+// to <pid>_att_code_objects.jsonl, so that a decoder can map the traced
+// program counters to instructions (called at executable freeze).
+func attCodeObject(id uint64, node uint32, uri string, base, size uint64, delta int64) {
 	if !pmcState.on || pmcState.req.att == nil {
 		return
 	}
@@ -186,10 +188,38 @@ func attCodeObject(id uint64, node uint32, uri string) {
 		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: code object %d: %v\n", id, err)
 		return
 	}
+	dir := pmcState.req.att.outDir
 	name := fmt.Sprintf("%d_agent_%d_code_object_id_%d.out", os.Getpid(), node, id)
-	if err := os.WriteFile(filepath.Join(pmcState.req.att.outDir, name), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
+		return
+	}
+	line, _ := json.Marshal(attCodeObjectEntry{ID: id, Agent: node, LoadBase: base, LoadSize: size,
+		LoadDelta: delta, File: name, URI: uri})
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d_att_code_objects.jsonl", os.Getpid())),
+		os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err == nil {
+		_, err = f.Write(append(line, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
 	}
+}
+
+// attCodeObjectEntry is one line of the code-object index (the layout
+// internal/att.CodeObject reads; the shim does not link that package, which
+// carries the decoder's cgo callbacks).
+type attCodeObjectEntry struct {
+	ID        uint64 `json:"id"`
+	Agent     uint32 `json:"agent"`
+	LoadBase  uint64 `json:"load_base"`
+	LoadSize  uint64 `json:"load_size"`
+	LoadDelta int64  `json:"load_delta"`
+	File      string `json:"file"`
+	URI       string `json:"uri"`
 }
 
 // codeObjectBytes reads a loader URI: file://PATH[#offset=N&size=M] or

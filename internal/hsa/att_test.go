@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,6 +61,33 @@ func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 		found = found || bytes.Contains(raw, []byte("_Z6fill3dPff"))
 	}
 	require.True(t, found, "a code object holds fill3d")
+	// The index says where each dumped code object was loaded: the traced
+	// kernel objects fall inside one of them.
+	idx, err := filepath.Glob(filepath.Join(out, "*_att_code_objects.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, idx, 1)
+	raw, err := os.ReadFile(idx[0])
+	require.NoError(t, err)
+	var entries []attCodeObjectEntry
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var e attCodeObjectEntry
+		require.NoError(t, json.Unmarshal([]byte(l), &e))
+		require.FileExists(t, filepath.Join(out, e.File))
+		require.Greater(t, e.LoadSize, uint64(0))
+		entries = append(entries, e)
+	}
+	require.Len(t, entries, len(cos))
+	for _, d := range rs.dispatches {
+		if rs.kernelName(d) != "_Z6fill3dPff.kd" {
+			continue
+		}
+		inside := false
+		for _, e := range entries {
+			ko := rs.symbols[d.KernelID].KernelObject
+			inside = inside || (ko >= e.LoadBase && ko < e.LoadBase+e.LoadSize)
+		}
+		require.True(t, inside, "kernel object of dispatch %d in a loaded code object", d.DispatchID)
+	}
 	require.Contains(t, r.stderr, "librocprof-trace-decoder.so was not found")
 }
 
