@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -17,13 +17,21 @@ import (
 )
 
 // Parquet layout: one file per domain. Columns are typed (unsigned
-// integers for ids, sizes and ns timestamps), string columns are
-// dictionary-encoded by the Parquet writer, every column is zstd
-// compressed. Record batches of pqBatchRows bound the memory held.
-const (
-	pqBatchRows    = 32 * 1024
-	pqRowGroupRows = 128 * 1024
-)
+// integers for ids, sizes and ns timestamps), string columns are Arrow
+// dictionary columns written as Parquet dictionary pages, every column is
+// zstd compressed.
+//
+// How it stays fast and small (see parquet_batch.go): each table fills
+// plain Go column slices from the decoded records, pqBatchRows rows at a
+// time, and hands a full batch to its own encoder goroutine, which wraps
+// the slices as Arrow arrays without copying and writes them as one row
+// group. Two batches per table circulate, so memory is bounded whatever
+// the trace length. Strings never reach a hash table per row: a batch's
+// dictionary is built from the records' ids (function, kernel, agent,
+// enum) as they come, and each row stores only its index.
+
+// pqBatchRows is the rows of one batch, and so of one row group.
+const pqBatchRows = 32 * 1024
 
 // pqFileNames names each domain's file; kernels.parquet is the kernel
 // dispatch table analysis notebooks look for.
@@ -33,6 +41,10 @@ var pqFileNames = [numDomains]string{
 	domAlloc: "memory_allocation",
 }
 
+// pqDictType is the type of every string column: int32 indices into a
+// per-row-group dictionary of names.
+var pqDictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
 func pqU64(name string) arrow.Field {
 	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64}
 }
@@ -40,7 +52,7 @@ func pqU32(name string) arrow.Field {
 	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint32}
 }
 func pqI32(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int32} }
-func pqStr(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.BinaryTypes.String} }
+func pqStr(name string) arrow.Field { return arrow.Field{Name: name, Type: pqDictType} }
 func pqF64(name string) arrow.Field {
 	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64}
 }
@@ -68,22 +80,45 @@ var pqSchemas = [numDomains]*arrow.Schema{
 		pqU64("counter_id"), pqStr("counter_name"), pqU32("instance"), pqF64("value")}, nil),
 }
 
-// pqTable is one open Parquet file.
-type pqTable struct {
-	path string
-	f    *os.File
-	fw   *pqarrow.FileWriter
-	rb   *array.RecordBuilder
-	rows int
-	b    []array.Builder
-	// Encoding and compressing a batch runs in the table's own goroutine
-	// while the next batch is filled: the spool decoding and the Parquet
-	// encoding then share the two cores.
-	batches chan arrow.RecordBatch
-	done    chan error
+// pqWriterProps are the Parquet settings of every file: zstd at its
+// fastest level; dictionaries for the string columns only (ids and
+// timestamps are nearly unique: a dictionary would only cost hashing
+// before the fallback to plain); no min/max statistics on the string
+// columns, which no query prunes by.
+func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(pqBatchRows), parquet.WithCreatedBy("rocprof-go")}
+	for _, f := range schema.Fields() {
+		if f.Type.ID() == arrow.DICTIONARY {
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, true), parquet.WithStatsFor(f.Name, false))
+		}
+	}
+	return parquet.NewWriterProperties(opts...)
 }
 
-func newPQTable(path string, schema *arrow.Schema) (*pqTable, error) {
+// pqTable is one open Parquet file: the batch being filled on the
+// caller's goroutine and an encoder goroutine writing full ones.
+type pqTable struct {
+	path   string
+	schema *arrow.Schema
+	f      *os.File
+	fw     *pqarrow.FileWriter
+
+	cur   *pqBatch      // being filled; nil until the first row after a flush
+	made  int           // batches allocated (at most 2)
+	free  chan *pqBatch // written batches, ready for reuse
+	full  chan *pqBatch // batches for the encoder
+	done  chan struct{} // the encoder has finished
+	dicts []pqDictIndex // per column: the current batch's dictionary lookups
+
+	slots chan struct{} // shared by a WriteParquet call's tables: encoders at work
+
+	mu  sync.Mutex
+	err error // the encoder's first error
+}
+
+func newPQTable(path string, schema *arrow.Schema, slots chan struct{}) (*pqTable, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -91,95 +126,95 @@ func newPQTable(path string, schema *arrow.Schema) (*pqTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	mem := memory.DefaultAllocator
-	// Dictionaries pay off for names; on timestamps and ids, which are
-	// nearly unique, they only cost hashing before the fallback to plain.
-	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(false),
-		parquet.WithMaxRowGroupLength(pqRowGroupRows), parquet.WithAllocator(mem),
-		parquet.WithCreatedBy("rocprof-go")}
-	for _, f := range schema.Fields() {
-		if f.Type.ID() == arrow.STRING {
-			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
-		}
-	}
-	props := parquet.NewWriterProperties(opts...)
-	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, f, pqWriterProps(schema), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	rb := array.NewRecordBuilder(mem, schema)
-	rb.Reserve(pqBatchRows)
-	t := &pqTable{path: path, f: f, fw: fw, rb: rb, b: rb.Fields(),
-		batches: make(chan arrow.RecordBatch, 1), done: make(chan error, 1)}
+	t := &pqTable{path: path, schema: schema, f: f, fw: fw,
+		free: make(chan *pqBatch, 2), full: make(chan *pqBatch, 2), done: make(chan struct{}),
+		dicts: make([]pqDictIndex, schema.NumFields()), slots: slots}
 	go t.encode()
 	return t, nil
 }
 
 func (t *pqTable) encode() {
-	var err error
-	for rec := range t.batches {
-		if err == nil {
-			err = t.fw.Write(rec)
+	defer close(t.done)
+	for b := range t.full {
+		if t.failed() == nil {
+			t.slots <- struct{}{}
+			err := b.write(t.fw, t.schema)
+			<-t.slots
+			if err != nil {
+				t.mu.Lock()
+				t.err = err
+				t.mu.Unlock()
+			}
 		}
-		rec.Release()
+		t.free <- b
 	}
-	t.done <- err
 }
 
-func (t *pqTable) u64(i int, v uint64) { t.b[i].(*array.Uint64Builder).UnsafeAppend(v) }
-func (t *pqTable) u32(i int, v uint32) { t.b[i].(*array.Uint32Builder).UnsafeAppend(v) }
-func (t *pqTable) i32(i int, v int32)  { t.b[i].(*array.Int32Builder).UnsafeAppend(v) }
-func (t *pqTable) f64(i int, v float64) {
-	t.b[i].(*array.Float64Builder).UnsafeAppend(v)
-}
-func (t *pqTable) str(i int, v string) { t.b[i].(*array.StringBuilder).Append(v) }
-
-// times appends correlation id, start, end and duration from column i.
-func (t *pqTable) times(i int, corr, start, end uint64) {
-	t.u64(i, corr)
-	t.u64(i+1, start)
-	t.u64(i+2, end)
-	t.u64(i+3, dur(start, end))
+func (t *pqTable) failed() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
-// row ends a row, writing a batch when it is full.
-func (t *pqTable) row() error {
-	t.rows++
-	if t.rows == pqBatchRows {
-		return t.writeBatch()
+// batch returns the batch to fill, taking a written one back (or making
+// the second one) when the last was flushed.
+func (t *pqTable) batch() *pqBatch {
+	if t.cur != nil {
+		return t.cur
+	}
+	select {
+	case b := <-t.free:
+		t.cur = b
+	default:
+		if t.made < 2 {
+			t.made++
+			t.cur = newPQBatch(t.schema, pqBatchRows)
+		} else {
+			t.cur = <-t.free
+		}
+	}
+	t.cur.reset()
+	return t.cur
+}
+
+// flush hands the current batch to the encoder.
+func (t *pqTable) flush() error {
+	if err := t.failed(); err != nil {
+		return err
+	}
+	if t.cur == nil || t.cur.n == 0 {
+		return nil
+	}
+	t.full <- t.cur
+	t.cur = nil
+	for i := range t.dicts {
+		t.dicts[i].clear()
 	}
 	return nil
 }
 
-func (t *pqTable) writeBatch() error {
-	if t.rows == 0 {
-		return nil
-	}
-	rec := t.rb.NewRecordBatch()
-	t.rows = 0
-	t.rb.Reserve(pqBatchRows)
-	select {
-	case t.batches <- rec:
-		return nil
-	case err := <-t.done: // the encoder stopped on an error
-		rec.Release()
-		t.done <- err
-		return err
+// newProcess forgets the id-keyed dictionary lookups: ids are per process.
+func (t *pqTable) newProcess() {
+	for i := range t.dicts {
+		clear(t.dicts[i].ids)
 	}
 }
 
 func (t *pqTable) close() error {
-	err := t.writeBatch()
-	close(t.batches)
-	if eerr := <-t.done; err == nil {
+	err := t.flush()
+	close(t.full)
+	<-t.done
+	if eerr := t.failed(); err == nil {
 		err = eerr
 	}
 	if cerr := t.fw.Close(); err == nil {
 		err = cerr
 	}
-	t.rb.Release()
 	return err
 }
 
@@ -195,37 +230,14 @@ func parquetPath(prefix string, d domain, o *Options) string {
 }
 
 // WriteParquet writes one Parquet file per domain with records, named from
-// the output prefix (see parquetPath). Domains without records get no file.
+// the output prefix (see parquetPath). Domains without records get no file:
+// a domain's file is created at its first record.
 func WriteParquet(prefix string, in *Input) error {
-	var tables [numDomains]*pqTable
-	var counts [numDomains]uint64
-	// A first look at the counts decides which files exist.
-	err := in.openEach(func(p *process, r *tracing.Reader) error {
-		for d := range counts {
-			counts[d] += p.Counts[d]
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for d := domain(0); d < numDomains; d++ {
-		if counts[d] == 0 {
-			continue
-		}
-		t, err := newPQTable(parquetPath(prefix, d, &in.Options), pqSchemas[d])
-		if err != nil {
-			for _, t := range tables {
-				if t != nil {
-					t.close()
-				}
-			}
-			return fmt.Errorf("parquet %s: %w", pqFileNames[d], err)
-		}
-		tables[d] = t
-	}
-	err = in.openEach(func(p *process, r *tracing.Reader) error { return writeParquetProcess(&tables, p, r) })
-	for _, t := range tables {
+	// As many row groups are encoded at once as there are cores: more
+	// would only hold more encoder memory.
+	w := &pqWriter{prefix: prefix, opts: &in.Options, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	err := in.openEach(w.process)
+	for _, t := range w.tables {
 		if t != nil {
 			if cerr := t.close(); err == nil {
 				err = cerr
@@ -235,106 +247,160 @@ func WriteParquet(prefix string, in *Input) error {
 	return err
 }
 
-func writeParquetProcess(tables *[numDomains]*pqTable, p *process, r *tracing.Reader) error {
+// pqWriter is one WriteParquet call: the domains' tables, opened lazily.
+type pqWriter struct {
+	prefix string
+	opts   *Options
+	slots  chan struct{}
+	tables [numDomains]*pqTable
+}
+
+// table returns the domain's table, creating its file on first use.
+func (w *pqWriter) table(d domain) (*pqTable, error) {
+	if t := w.tables[d]; t != nil {
+		return t, nil
+	}
+	t, err := newPQTable(parquetPath(w.prefix, d, w.opts), pqSchemas[d], w.slots)
+	if err != nil {
+		return nil, fmt.Errorf("parquet %s: %w", pqFileNames[d], err)
+	}
+	w.tables[d] = t
+	return t, nil
+}
+
+func (w *pqWriter) process(p *process, r *tracing.Reader) error {
+	for _, t := range w.tables {
+		if t != nil {
+			t.newProcess()
+		}
+	}
 	pid := p.Info.PID
 	for r.Next() {
-		var t *pqTable
+		d := kindDomain(r.Kind())
+		if d < 0 {
+			continue
+		}
+		t, err := w.table(d)
+		if err != nil {
+			return err
+		}
+		b := t.batch()
+		n := b.n
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
-			t = tables[domHSA]
-			if r.Kind() == tracing.KindHIPAPI {
-				t = tables[domHIP]
+			b.i32(0, n, pid)
+			b.u32(1, n, a.TID)
+			if !t.dictID(2, n, uint64(a.Domain)) {
+				t.dictAdd(2, n, uint64(a.Domain), a.Domain.String())
 			}
-			t.i32(0, pid)
-			t.u32(1, a.TID)
-			t.str(2, a.Domain.String())
-			t.str(3, p.funcName(a.Domain, a.Function))
-			t.times(4, a.CorrelationID, a.Start, a.End)
+			if key := uint64(a.Domain)<<32 | uint64(a.Function); !t.dictID(3, n, key) {
+				t.dictAdd(3, n, key, p.funcName(a.Domain, a.Function))
+			}
+			b.times(4, n, a.CorrelationID, a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()
-			t = tables[domMarker]
-			t.i32(0, pid)
-			t.u32(1, m.TID)
-			t.str(2, m.Domain.String())
-			t.str(3, m.Function.String())
-			t.str(4, markerName(&m))
-			t.times(5, m.CorrelationID, m.Start, m.End)
-		case tracing.KindKernelDispatch:
-			d := r.KernelDispatch()
-			t = tables[domKernel]
-			t.i32(0, pid)
-			t.u32(1, d.TID)
-			t.u32(2, d.AgentNode)
-			t.str(3, p.agentType(d.AgentNode))
-			t.u64(4, d.QueueID)
-			t.u64(5, d.StreamID)
-			t.u64(6, d.DispatchID)
-			t.u64(7, d.KernelID)
-			t.str(8, p.dispatchName(&d))
-			t.times(9, d.CorrelationID, d.Start, d.End)
-			for i := 0; i < 3; i++ {
-				t.u32(13+i, d.Grid[i])
-				t.u32(16+i, d.Workgroup[i])
+			b.i32(0, n, pid)
+			b.u32(1, n, m.TID)
+			if !t.dictID(2, n, uint64(m.Domain)) {
+				t.dictAdd(2, n, uint64(m.Domain), m.Domain.String())
 			}
-			t.u32(19, d.VGPRCount)
-			t.u32(20, d.AGPRCount)
-			t.u32(21, d.SGPRCount)
-			t.u32(22, (d.GroupSegmentSize+511)/512*512)
-			t.u32(23, d.PrivateSegmentSize)
+			if !t.dictID(3, n, uint64(m.Function)) {
+				t.dictAdd(3, n, uint64(m.Function), m.Function.String())
+			}
+			if m.Function.CarriesMessage() {
+				t.dictBytes(4, n, m.Message)
+			} else {
+				t.dictString(4, n, m.Function.String())
+			}
+			b.times(5, n, m.CorrelationID, m.Start, m.End)
+		case tracing.KindKernelDispatch:
+			k := r.KernelDispatch()
+			b.i32(0, n, pid)
+			b.u32(1, n, k.TID)
+			b.u32(2, n, k.AgentNode)
+			if !t.dictID(3, n, uint64(k.AgentNode)) {
+				t.dictAdd(3, n, uint64(k.AgentNode), p.agentType(k.AgentNode))
+			}
+			b.u64(4, n, k.QueueID)
+			b.u64(5, n, k.StreamID)
+			b.u64(6, n, k.DispatchID)
+			b.u64(7, n, k.KernelID)
+			if p.renamer != nil {
+				t.dictString(8, n, p.dispatchName(&k))
+			} else if !t.dictID(8, n, k.KernelID) {
+				t.dictAdd(8, n, k.KernelID, p.kernelName(k.KernelID))
+			}
+			b.times(9, n, k.CorrelationID, k.Start, k.End)
+			for i := 0; i < 3; i++ {
+				b.u32(13+i, n, k.Grid[i])
+				b.u32(16+i, n, k.Workgroup[i])
+			}
+			b.u32(19, n, k.VGPRCount)
+			b.u32(20, n, k.AGPRCount)
+			b.u32(21, n, k.SGPRCount)
+			b.u32(22, n, (k.GroupSegmentSize+511)/512*512)
+			b.u32(23, n, k.PrivateSegmentSize)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			t = tables[domCopy]
-			t.i32(0, pid)
-			t.u32(1, c.TID)
-			t.str(2, c.Direction.String())
-			t.u32(3, c.SrcAgentNode)
-			t.u32(4, c.DstAgentNode)
-			t.u64(5, c.StreamID)
-			t.times(6, c.CorrelationID, c.Start, c.End)
-			t.u64(10, c.Bytes)
-			t.u64(11, c.SrcAddress)
-			t.u64(12, c.DstAddress)
+			b.i32(0, n, pid)
+			b.u32(1, n, c.TID)
+			if !t.dictID(2, n, uint64(c.Direction)) {
+				t.dictAdd(2, n, uint64(c.Direction), c.Direction.String())
+			}
+			b.u32(3, n, c.SrcAgentNode)
+			b.u32(4, n, c.DstAgentNode)
+			b.u64(5, n, c.StreamID)
+			b.times(6, n, c.CorrelationID, c.Start, c.End)
+			b.u64(10, n, c.Bytes)
+			b.u64(11, n, c.SrcAddress)
+			b.u64(12, n, c.DstAddress)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			t = tables[domAlloc]
-			t.i32(0, pid)
-			t.u32(1, a.TID)
-			t.str(2, a.Operation.String())
-			t.u32(3, a.AgentNode)
-			t.times(4, a.CorrelationID, a.Start, a.End)
-			t.u64(8, a.Address)
-			t.u64(9, a.Size)
+			b.i32(0, n, pid)
+			b.u32(1, n, a.TID)
+			if !t.dictID(2, n, uint64(a.Operation)) {
+				t.dictAdd(2, n, uint64(a.Operation), a.Operation.String())
+			}
+			b.u32(3, n, a.AgentNode)
+			b.times(4, n, a.CorrelationID, a.Start, a.End)
+			b.u64(8, n, a.Address)
+			b.u64(9, n, a.Size)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			t = tables[domScratch]
-			t.i32(0, pid)
-			t.u32(1, s.TID)
-			t.str(2, s.Operation.String())
-			t.u32(3, s.AgentNode)
-			t.u64(4, s.QueueID)
-			t.times(5, s.CorrelationID, s.Start, s.End)
-			t.u32(9, s.Flags)
-			t.u64(10, s.Size)
+			b.i32(0, n, pid)
+			b.u32(1, n, s.TID)
+			if !t.dictID(2, n, uint64(s.Operation)) {
+				t.dictAdd(2, n, uint64(s.Operation), s.Operation.String())
+			}
+			b.u32(3, n, s.AgentNode)
+			b.u64(4, n, s.QueueID)
+			b.times(5, n, s.CorrelationID, s.Start, s.End)
+			b.u32(9, n, s.Flags)
+			b.u64(10, n, s.Size)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
-			t = tables[domCounter]
-			t.i32(0, pid)
-			t.u32(1, c.AgentNode)
-			t.u64(2, c.DispatchID)
-			t.u64(3, c.CounterID)
-			t.str(4, p.counterName(&c))
+			b.i32(0, n, pid)
+			b.u32(1, n, c.AgentNode)
+			b.u64(2, n, c.DispatchID)
+			b.u64(3, n, c.CounterID)
+			if len(c.Name) > 0 {
+				t.dictBytes(4, n, c.Name)
+			} else if !t.dictID(4, n, c.CounterID) {
+				t.dictAdd(4, n, c.CounterID, p.counterName(&c))
+			}
 			var inst uint32
 			if len(c.Dims) > 0 {
 				inst = c.Dims[0].Index
 			}
-			t.u32(5, inst)
-			t.f64(6, c.Value)
-		default:
-			continue
+			b.u32(5, n, inst)
+			b.f64(6, n, c.Value)
 		}
-		if err := t.row(); err != nil {
-			return err
+		b.n++
+		if b.n == pqBatchRows {
+			if err := t.flush(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,181 @@
+package output
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// pqColumn is one column of a batch: exactly one slice is in use, chosen
+// by the field's type (dictionary columns hold indices in i32 and the
+// batch's distinct strings in dict).
+type pqColumn struct {
+	u64  []uint64
+	u32  []uint32
+	i32  []int32
+	f64  []float64
+	dict []string
+}
+
+// pqBatch is up to one row group of rows, column by column. Its slices
+// are allocated once and reused for the life of the file.
+type pqBatch struct {
+	n    int
+	cols []pqColumn
+}
+
+func newPQBatch(schema *arrow.Schema, rows int) *pqBatch {
+	b := &pqBatch{cols: make([]pqColumn, schema.NumFields())}
+	for i, f := range schema.Fields() {
+		c := &b.cols[i]
+		switch f.Type.ID() {
+		case arrow.UINT64:
+			c.u64 = make([]uint64, rows)
+		case arrow.UINT32:
+			c.u32 = make([]uint32, rows)
+		case arrow.INT32, arrow.DICTIONARY:
+			c.i32 = make([]int32, rows)
+		case arrow.FLOAT64:
+			c.f64 = make([]float64, rows)
+		default:
+			panic("parquet: no batch column for " + f.Type.String())
+		}
+	}
+	return b
+}
+
+func (b *pqBatch) reset() {
+	b.n = 0
+	for i := range b.cols {
+		if b.cols[i].dict != nil {
+			clear(b.cols[i].dict)
+			b.cols[i].dict = b.cols[i].dict[:0]
+		}
+	}
+}
+
+func (b *pqBatch) u64(i, n int, v uint64)  { b.cols[i].u64[n] = v }
+func (b *pqBatch) u32(i, n int, v uint32)  { b.cols[i].u32[n] = v }
+func (b *pqBatch) i32(i, n int, v int32)   { b.cols[i].i32[n] = v }
+func (b *pqBatch) f64(i, n int, v float64) { b.cols[i].f64[n] = v }
+
+// times stores correlation id, start, end and duration from column i.
+func (b *pqBatch) times(i, n int, corr, start, end uint64) {
+	b.cols[i].u64[n] = corr
+	b.cols[i+1].u64[n] = start
+	b.cols[i+2].u64[n] = end
+	b.cols[i+3].u64[n] = dur(start, end)
+}
+
+// write encodes the batch as one row group. The Arrow arrays alias the
+// batch's slices: the writer copies what it keeps, so the batch can be
+// refilled once write returns.
+func (b *pqBatch) write(fw *pqarrow.FileWriter, schema *arrow.Schema) error {
+	mem := memory.DefaultAllocator
+	cols := make([]arrow.Array, len(b.cols))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range schema.Fields() {
+		c := &b.cols[i]
+		var buf []byte
+		switch f.Type.ID() {
+		case arrow.UINT64:
+			buf = arrow.Uint64Traits.CastToBytes(c.u64[:b.n])
+		case arrow.UINT32:
+			buf = arrow.Uint32Traits.CastToBytes(c.u32[:b.n])
+		case arrow.INT32, arrow.DICTIONARY:
+			buf = arrow.Int32Traits.CastToBytes(c.i32[:b.n])
+		case arrow.FLOAT64:
+			buf = arrow.Float64Traits.CastToBytes(c.f64[:b.n])
+		}
+		if f.Type.ID() != arrow.DICTIONARY {
+			data := array.NewData(f.Type, b.n, []*memory.Buffer{nil, memory.NewBufferBytes(buf)}, nil, 0, 0)
+			cols[i] = array.MakeFromData(data)
+			data.Release()
+			continue
+		}
+		idx := array.NewData(arrow.PrimitiveTypes.Int32, b.n, []*memory.Buffer{nil, memory.NewBufferBytes(buf)}, nil, 0, 0)
+		indices := array.MakeFromData(idx)
+		idx.Release()
+		sb := array.NewStringBuilder(mem)
+		sb.AppendValues(c.dict, nil)
+		dict := sb.NewArray()
+		sb.Release()
+		cols[i] = array.NewDictionaryArray(f.Type, indices, dict)
+		indices.Release()
+		dict.Release()
+	}
+	rec := array.NewRecordBatch(schema, cols, int64(b.n))
+	defer rec.Release()
+	return fw.Write(rec)
+}
+
+// pqDictIndex finds a batch's dictionary index of a string column's value
+// by the id it comes from (function, kernel, agent, enum value) or, for
+// free text, by the text. Every name appears once in a batch's dictionary
+// (two ids may share a name: -T folds template instances together), as
+// Parquet's dictionary encoder wants.
+type pqDictIndex struct {
+	ids  map[uint64]int32
+	strs map[string]int32
+}
+
+func (d *pqDictIndex) clear() {
+	clear(d.ids)
+	clear(d.strs)
+}
+
+// dictID stores the index of id's name in row n of column i; false means
+// the id is not in the batch's dictionary yet (call dictAdd).
+func (t *pqTable) dictID(i, n int, id uint64) bool {
+	x, ok := t.dicts[i].ids[id]
+	if ok {
+		t.cur.cols[i].i32[n] = x
+	}
+	return ok
+}
+
+// dictAdd stores name in row n of column i and remembers it under id.
+func (t *pqTable) dictAdd(i, n int, id uint64, name string) {
+	d := &t.dicts[i]
+	if d.ids == nil {
+		d.ids = map[uint64]int32{}
+	}
+	d.ids[id] = t.dictString(i, n, name)
+}
+
+// dictString stores s in row n of column i and returns its index.
+func (t *pqTable) dictString(i, n int, s string) int32 {
+	d := &t.dicts[i]
+	c := &t.cur.cols[i]
+	x, ok := d.strs[s]
+	if !ok {
+		if d.strs == nil {
+			d.strs = map[string]int32{}
+		}
+		x = int32(len(c.dict))
+		c.dict = append(c.dict, s)
+		d.strs[s] = x
+	}
+	c.i32[n] = x
+	return x
+}
+
+// dictBytes is dictString for text that aliases the spool: it is copied
+// only the first time a batch sees it.
+func (t *pqTable) dictBytes(i, n int, s []byte) {
+	d := &t.dicts[i]
+	c := &t.cur.cols[i]
+	x, ok := d.strs[string(s)]
+	if !ok {
+		t.dictString(i, n, string(s))
+		return
+	}
+	c.i32[n] = x
+}
