@@ -39,6 +39,42 @@ type ATTConfig struct {
 	VMIDMask     uint32
 	BufferSize   uint64
 	RTTimestamps bool
+	// PerfCounters are SQ events streamed into the trace as perf-counter
+	// tokens every PerfPeriod samples (rocprofv3's --att-perfcounters and
+	// --att-perfcounter-ctrl, 1..32). Both must be set for counters to be
+	// programmed, as rocprofiler-sdk passes them; AQLprofile programs them
+	// on gfx9 only and ignores them from gfx10 on.
+	PerfCounters []ATTPerfCounter
+	PerfPeriod   uint32
+	PerfMask     uint32 // SQ_THREAD_TRACE_PERF_MASK and SQ_PERFCOUNTER_MASK (0 = 0xFFFFFFFF)
+}
+
+// ATTPerfCounter is one SQ event streamed into the thread trace.
+type ATTPerfCounter struct {
+	Event    uint32
+	SIMDMask uint32 // 4 bits; 0 means 0xF
+}
+
+// MaxATTPerfCounters is how many SQ counters a thread trace can stream.
+const MaxATTPerfCounters = 8
+
+// sqttPerfToken is the TOKEN_MASK bit of perf-counter tokens (gfx9).
+const sqttPerfToken uint32 = 1 << 14
+
+// PerfCountersOn says whether the start packet programs streamed counters.
+func (c *ATTConfig) PerfCountersOn(f Family) bool {
+	return f == GFX9 && len(c.PerfCounters) > 0 && c.PerfPeriod > 0
+}
+
+// perfCtrl is SQ_PERFCOUNTER_CTRL for the sampling period, as AQLprofile
+// composes it from PERFCOUNTER_CTRL (= period - 1).
+func (c *ATTConfig) perfCtrl() uint32 { return ((c.PerfPeriod-1)&0x1F)<<8 | 0xFFFF007F }
+
+func (c *ATTConfig) perfMask() uint32 {
+	if c.PerfMask == 0 {
+		return 0xFFFFFFFF
+	}
+	return c.PerfMask
 }
 
 // DefaultATTConfig is AQLprofile's default configuration.
@@ -72,6 +108,19 @@ func (c *ATTConfig) Apply(p ATTParam, v uint64) error {
 		c.BufferSize = c.BufferSize&^0xFFFFFFFF | v&0xFFFFFFFF
 	case ATTBufferSizeHigh:
 		c.BufferSize = c.BufferSize&0xFFFFFFFF | v<<32
+	case ATTPerfcounterMask:
+		c.PerfMask = uint32(v)
+	case ATTPerfcounterCtrl:
+		if v > 31 {
+			return fmt.Errorf("ATT perf-counter control %d out of range 0..31 (period - 1)", v)
+		}
+		c.PerfPeriod = uint32(v) + 1
+	case ATTPerfcounterName:
+		// value: event | SIMD mask << 24, as AQLprofile places them.
+		if len(c.PerfCounters) >= MaxATTPerfCounters {
+			return fmt.Errorf("at most %d counters can be streamed into a thread trace", MaxATTPerfCounters)
+		}
+		c.PerfCounters = append(c.PerfCounters, ATTPerfCounter{Event: uint32(v) & 0xFFFFFF, SIMDMask: uint32(v>>24) & 0xF})
 	default:
 		return fmt.Errorf("ATT parameter %d is not supported by rocprof-go's builder", p)
 	}
@@ -82,7 +131,7 @@ func (c *ATTConfig) Apply(p ATTParam, v uint64) error {
 type attRegs struct {
 	status, wptr, cntr, ctrl, mask, tokenMask pm4.Reg
 	// gfx9
-	base, base2, size, mode, hiwater, tokenMask2 pm4.Reg
+	base, base2, size, mode, hiwater, tokenMask2, perfMask pm4.Reg
 	// gfx10+
 	buf0Base, buf0Size pm4.Reg
 	// gfx12: separate high base register, SQG event enable, finish event
@@ -105,7 +154,7 @@ type attRegs struct {
 // register layouts (no golden covers them).
 var attSpecs = map[Family]*attRegs{
 	GFX9: {status: 0xC33A, wptr: 0xC339, cntr: 0xC33C, ctrl: 0xC335, mask: 0xC332, tokenMask: 0xC333,
-		base: 0xC330, base2: 0xC337, size: 0xC331, mode: 0xC336, hiwater: 0xC33B, tokenMask2: 0xC338,
+		base: 0xC330, base2: 0xC337, size: 0xC331, mode: 0xC336, hiwater: 0xC33B, tokenMask2: 0xC338, perfMask: 0xC334,
 		tokenOn: 0x000FBC6F, ctrlOn: 0x80000000, modeOn: 0x02240000, modeOff: 0x02040000,
 		maskConst: 0xC080, waitPoll: 4, maxStep: 16 << 30, setUconfig: true, acquireStop: true},
 	GFX10: {status: 0x2348, wptr: 0x2344, cntr: 0x2349, ctrl: 0x2347, mask: 0x2345, tokenMask: 0x2346,
@@ -126,7 +175,8 @@ var attRegNames = map[Family]map[pm4.Reg]string{
 	GFX9: {0xC33A: "SQ_THREAD_TRACE_STATUS", 0xC339: "SQ_THREAD_TRACE_WPTR", 0xC33C: "SQ_THREAD_TRACE_CNTR",
 		0xC335: "SQ_THREAD_TRACE_CTRL", 0xC332: "SQ_THREAD_TRACE_MASK", 0xC333: "SQ_THREAD_TRACE_TOKEN_MASK",
 		0xC330: "SQ_THREAD_TRACE_BASE", 0xC337: "SQ_THREAD_TRACE_BASE2", 0xC331: "SQ_THREAD_TRACE_SIZE",
-		0xC336: "SQ_THREAD_TRACE_MODE", 0xC33B: "SQ_THREAD_TRACE_HIWATER", 0xC338: "SQ_THREAD_TRACE_TOKEN_MASK2"},
+		0xC336: "SQ_THREAD_TRACE_MODE", 0xC33B: "SQ_THREAD_TRACE_HIWATER", 0xC338: "SQ_THREAD_TRACE_TOKEN_MASK2",
+		0xC334: "SQ_THREAD_TRACE_PERF_MASK"},
 	GFX10: {0x2348: "SQ_THREAD_TRACE_STATUS", 0x2344: "SQ_THREAD_TRACE_WPTR", 0x2349: "SQ_THREAD_TRACE_DROPPED_CNTR",
 		0x2347: "SQ_THREAD_TRACE_CTRL", 0x2345: "SQ_THREAD_TRACE_MASK", 0x2346: "SQ_THREAD_TRACE_TOKEN_MASK",
 		0x2340: "SQ_THREAD_TRACE_BUF0_BASE", 0x2341: "SQ_THREAD_TRACE_BUF0_SIZE"},
@@ -183,6 +233,17 @@ func (d *Device) BuildATT(cfg ATTConfig, alloc Allocator) (*ATTPackets, error) {
 	r := attSpecs[d.Family]
 	if r == nil {
 		return nil, fmt.Errorf("thread trace on %s (%s) is not supported by rocprof-go yet: its register values are not verified", d.GfxIP, d.Family)
+	}
+	if cfg.PerfCountersOn(d.Family) {
+		sq, ok := d.Table.BlockByName("SQ")
+		if !ok || len(sq.Regs) < len(cfg.PerfCounters) {
+			return nil, fmt.Errorf("%s has no SQ counters to stream into the thread trace", d.GfxIP)
+		}
+		for _, pc := range cfg.PerfCounters {
+			if pc.Event > sq.EventIDMax {
+				return nil, fmt.Errorf("SQ event %d is beyond %s's last SQ event %d", pc.Event, d.GfxIP, sq.EventIDMax)
+			}
+		}
 	}
 	cfg.SEMask &= 1<<uint(d.SE) - 1
 	n := uint64(bits.OnesCount64(cfg.SEMask))
@@ -310,7 +371,12 @@ func (d *Device) attStart9(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	d.grbm(s, grbmBroadcast)
 	s.EventWrite(pm4.EventCSPartialFlush)
 	s.SetUconfig(r.mask, r.maskConst|c.TargetCU|c.SIMDSelect<<8|(c.VMIDMask&3)<<12)
-	s.SetUconfig(r.tokenMask, r.tokenOn)
+	token := r.tokenOn
+	if c.PerfCountersOn(d.Family) {
+		d.attPerfStart(s, p, r)
+		token |= sqttPerfToken
+	}
+	s.SetUconfig(r.tokenMask, token)
 	s.SetUconfig(r.mode, r.modeOff)
 	s.SetUconfig(r.hiwater, 6)
 	spx := d.SEPerXCC()
@@ -338,6 +404,36 @@ func (d *Device) attStart9(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	}
 }
 
+// attPerfStart programs the SQ counters streamed into a gfx9 trace, in
+// AQLprofile's order: perfmon clock on, compute perf counting on, CP perfmon
+// reset, the eight SQ_PERFCOUNTERn_SELECT (event | SIMD mask << 24, unused
+// ones 0), the trace's and the SQ's perf masks, SQ_PERFCOUNTER_CTRL with the
+// sampling period, CP perfmon start, then a partial flush.
+func (d *Device) attPerfStart(s *pm4.Stream, p *ATTPackets, r *attRegs) {
+	c := &p.Config
+	s.SetUconfig(RegRLCPerfmonClkCntl, 1)
+	s.SetSh(RegComputePerfcountEnable, 1)
+	s.SetUconfig(RegCPPerfmonCntl, cpPerfmonReset)
+	sq, _ := d.Table.BlockByName("SQ")
+	for n := 0; n < MaxATTPerfCounters && sq != nil && n < len(sq.Regs); n++ {
+		v := uint32(0)
+		if n < len(c.PerfCounters) {
+			pc := c.PerfCounters[n]
+			mask := pc.SIMDMask & 0xF
+			if mask == 0 {
+				mask = 0xF
+			}
+			v = pc.Event | mask<<24
+		}
+		d.writeConfig(s, sq.Regs[n].Select, v)
+	}
+	s.SetUconfig(r.perfMask, c.perfMask())
+	s.SetUconfig(RegSQPerfcounterMask, c.perfMask())
+	d.writeConfig(s, RegSQPerfcounterCtrl, c.perfCtrl())
+	s.SetUconfig(RegCPPerfmonCntl, cpPerfmonStart)
+	s.EventWrite(pm4.EventCSPartialFlush)
+}
+
 // The gfx9 wait polls the register as AQLprofile emits it: 0x338, not the
 // STATUS address itself (reproduced for byte identity).
 const attGfx9WaitAddr uint32 = 0x338
@@ -358,6 +454,12 @@ func (d *Device) attStop9(s *pm4.Stream, p *ATTPackets, r *attRegs) {
 	}
 	s.SetUconfig(r.mode, r.modeOff)
 	s.EventWrite(pm4.EventCSPartialFlush)
+	if p.Config.PerfCountersOn(d.Family) {
+		s.SetUconfig(RegCPPerfmonCntl, d.spec.cpStop)
+		s.SetUconfig(RegCPPerfmonCntl, cpPerfmonReset)
+		s.SetUconfig(RegRLCPerfmonClkCntl, 0)
+		s.EventWrite(pm4.EventCSPartialFlush)
+	}
 	spx := d.SEPerXCC()
 	for se := 0; se < d.SE; se++ {
 		if !p.enabled(se) {
