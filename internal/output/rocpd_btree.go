@@ -142,70 +142,75 @@ func (pf *pageFile) close() error {
 }
 
 // record builds one row in SQLite's record format: a header of serial
-// types, then the values.
+// types, then the values. The header is built as the columns come, less
+// its leading size varint.
 type record struct {
-	types  []uint64
+	hdr    []byte
 	body   []byte
 	format bool // format4
 }
 
 func (r *record) reset() {
-	r.types = r.types[:0]
+	r.hdr = r.hdr[:0]
 	r.body = r.body[:0]
 }
 
 // null adds a NULL (also the INTEGER PRIMARY KEY column, which SQLite keeps
 // as the rowid only).
-func (r *record) null() { r.types = append(r.types, 0) }
+func (r *record) null() { r.hdr = append(r.hdr, 0) }
 
 // int adds an integer in the fewest bytes; sqlNull adds NULL.
 func (r *record) int(v int64) {
 	switch {
-	case v == sqlNull:
-		r.types = append(r.types, 0)
-	case (v == 0 || v == 1) && r.format:
-		r.types = append(r.types, 8+uint64(v))
-	case v >= -128 && v <= 127:
-		r.types = append(r.types, 1)
+	case uint64(v+128) <= 255:
+		if (v == 0 || v == 1) && r.format {
+			r.hdr = append(r.hdr, 8+byte(v))
+			return
+		}
+		r.hdr = append(r.hdr, 1)
 		r.body = append(r.body, byte(v))
-	case v >= -32768 && v <= 32767:
-		r.types = append(r.types, 2)
+	case uint64(v+32768) <= 65535:
+		r.hdr = append(r.hdr, 2)
 		r.body = append(r.body, byte(v>>8), byte(v))
-	case v >= -8388608 && v <= 8388607:
-		r.types = append(r.types, 3)
+	case uint64(v+8388608) <= 16777215:
+		r.hdr = append(r.hdr, 3)
 		r.body = append(r.body, byte(v>>16), byte(v>>8), byte(v))
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		r.types = append(r.types, 4)
+	case uint64(v+1<<31) <= 1<<32-1:
+		r.hdr = append(r.hdr, 4)
 		r.body = binary.BigEndian.AppendUint32(r.body, uint32(v))
-	case v >= -1<<47 && v < 1<<47:
-		r.types = append(r.types, 5)
+	case v == sqlNull:
+		r.hdr = append(r.hdr, 0)
+	case uint64(v+1<<47) <= 1<<48-1:
+		r.hdr = append(r.hdr, 5)
 		r.body = append(r.body, byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 	default:
-		r.types = append(r.types, 6)
+		r.hdr = append(r.hdr, 6)
 		r.body = binary.BigEndian.AppendUint64(r.body, uint64(v))
 	}
 }
 
 // real adds a float64.
 func (r *record) real(f float64) {
-	r.types = append(r.types, 7)
+	r.hdr = append(r.hdr, 7)
 	r.body = binary.BigEndian.AppendUint64(r.body, math.Float64bits(f))
 }
 
 // text adds a UTF-8 string.
 func (r *record) text(s string) {
-	r.types = append(r.types, uint64(2*len(s)+13))
+	if t := 2*len(s) + 13; t <= 0x7f {
+		r.hdr = append(r.hdr, byte(t))
+	} else {
+		var v [9]byte
+		r.hdr = append(r.hdr, v[:putVarint(v[:], uint64(t))]...)
+	}
 	r.body = append(r.body, s...)
 }
 
 // headerLen is the record header's size in bytes, its own length included.
 func (r *record) headerLen() int {
-	n := 0
-	for _, t := range r.types {
-		n += varintLen(t)
-	}
+	n := len(r.hdr)
 	// The size varint counts itself.
-	if varintLen(uint64(n+1)) == 1 {
+	if n+1 <= 0x7f {
 		return n + 1
 	}
 	h := n + 2
@@ -219,9 +224,7 @@ func (r *record) headerLen() int {
 // long enough.
 func (r *record) put(dst []byte, hdr int) {
 	o := putVarint(dst, uint64(hdr))
-	for _, t := range r.types {
-		o += putVarint(dst[o:], t)
-	}
+	o += copy(dst[o:], r.hdr)
 	copy(dst[o:], r.body)
 }
 
