@@ -142,6 +142,7 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		if len(c.AttLibraryPath) > 0 {
 			env["ROCPROF_ATT_LIBRARY_PATH"] = strings.Join(c.AttLibraryPath, ":")
 		}
+		c.attEnv(env)
 	}
 	return env
 }

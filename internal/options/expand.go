@@ -108,20 +108,11 @@ func (c *Config) validate(withApp bool) ([]string, error) {
 	if pcGiven && (c.PcSamplingUnit == "" || c.PcSamplingMethod == "" || c.PcSamplingInterval <= 0) {
 		return nil, &UsageError{Option: "--pc-sampling-*", Msg: "--pc-sampling-unit, --pc-sampling-method and --pc-sampling-interval (> 0) must be given together"}
 	}
-	if c.AttActivity != 0 {
-		if c.AttActivity < 1 || c.AttActivity > 16 {
-			return nil, &UsageError{Option: "--att-activity", Msg: "must be between 1 and 16"}
-		}
-		if c.CollectsCounters() || c.AttPerfcounters != "" || c.AttPerfcounterCtrl != 0 {
-			return nil, &UsageError{Option: "--att-activity", Msg: "cannot be combined with --pmc, --att-perfcounters or --att-perfcounter-ctrl"}
-		}
+	w, err := c.validateATT(withApp)
+	if err != nil {
+		return nil, err
 	}
-	if c.AttPerfcounters != "" && c.CollectsCounters() {
-		return nil, &UsageError{Option: "--att-perfcounters", Msg: "cannot be combined with --pmc"}
-	}
-	if c.AttPerfcounterCtrl < 0 || c.AttPerfcounterCtrl > 32 {
-		return nil, &UsageError{Option: "--att-perfcounter-ctrl", Msg: "must be between 1 and 32"}
-	}
+	warnings = append(warnings, w...)
 	for _, r := range []struct{ opt, re string }{
 		{"--kernel-include-regex", c.KernelIncludeRegex}, {"--kernel-exclude-regex", c.KernelExcludeRegex},
 	} {
