@@ -35,28 +35,23 @@ template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
 struct Tracer<Dom, Bit, Id, R (*)(A...)> {
     static R (*real)(A...);
 
-    static void record(uint64_t parent, uint64_t corr, uint64_t t0)
-    {
-        uint64_t t1 = rpg_now();
-        // The HIP call this one runs under, if any, travels as the argument
-        // blob's first u64 (see docs/shim.md): the record has no parent field.
-        rpg_record_api(RPG_KIND_HSA_API, Dom, Id, corr, t0, t1, parent ? &parent : nullptr,
-                       parent ? sizeof parent : 0);
-    }
-
+    // Two calls into the preload library per traced call (begin: parent and
+    // new correlation ids, start time; end: end time and the record), each
+    // through the PLT: see docs/shim.md for what that saves. The HIP call
+    // this one runs under, if any, travels as the argument blob's first u64
+    // (the record has no parent field).
     static R fn(A... a)
     {
         if (__builtin_expect(!(rpg_domains & Bit), 1))
             return real(a...);
-        uint64_t parent = rpg_correlation_current();
-        uint64_t corr = rpg_correlation_next();
-        uint64_t t0 = rpg_now();
+        rpg_api_span s;
+        rpg_api_begin(&s);
         if constexpr (std::is_void_v<R>) {
             real(a...);
-            record(parent, corr, t0);
+            rpg_api_end(&s, RPG_KIND_HSA_API, Dom, Id);
         } else {
             R r = real(a...);
-            record(parent, corr, t0);
+            rpg_api_end(&s, RPG_KIND_HSA_API, Dom, Id);
             return r;
         }
     }
@@ -415,7 +410,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     (void)failed_tool_names;
     // Without the preload library there is nowhere to record to: decline,
     // and the runtime unloads us (the app runs unprofiled).
-    if (&rpg_domains == nullptr || &rpg_record_api == nullptr) {
+    if (&rpg_domains == nullptr || &rpg_record_api == nullptr || &rpg_api_end == nullptr) {
         fprintf(stderr, "rocprof-go: the shim needs librocprof-go-preload.so in LD_PRELOAD\n");
         return false;
     }

@@ -19,6 +19,8 @@
 #pragma weak rpg_correlation_next
 #pragma weak rpg_correlation_current
 #pragma weak rpg_correlation_set
+#pragma weak rpg_api_begin
+#pragma weak rpg_api_end
 #pragma weak rpg_tid
 #pragma weak rpg_pid
 #pragma weak rpg_record_reserve

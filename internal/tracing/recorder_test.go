@@ -287,3 +287,80 @@ func TestRecorderSurvivesClosedDescriptor(t *testing.T) {
 	}
 	require.Zero(t, pr.info.Dropped)
 }
+
+// A process that records a lot gets the recorder's pre-faulting thread
+// (started from a traced API call's entry, rpg_api_begin here). Nothing may
+// change for the records: every thread's sequence complete after a normal
+// end, _exit, fork children and SIGKILL, with the helper running.
+func TestRecorderPrefaultHelper(t *testing.T) {
+	const threads, records = 4, 70000 // ~9 MiB: three segments
+	helperCmd := func(t *testing.T, dir, mode string, n int) *exec.Cmd {
+		cmd := driverCmd(t, dir, mode, strconv.Itoa(n), strconv.Itoa(records))
+		cmd.Env = append(cmd.Env, "DRIVER_HELPER=1")
+		return cmd
+	}
+	check := func(t *testing.T, pr *procRead, n int, exact bool) {
+		t.Helper()
+		require.NotNil(t, pr)
+		for f := uint32(0); f < uint32(n); f++ {
+			if exact {
+				require.Equal(t, uint64(records), pr.perFunc[f], "thread %d", f)
+			} else {
+				require.GreaterOrEqual(t, pr.perFunc[f], uint64(records), "thread %d", f)
+			}
+		}
+		require.Zero(t, pr.stats.Invalid)
+		require.Zero(t, pr.info.Dropped)
+	}
+	for _, mode := range []string{"return", "exit"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := helperCmd(t, dir, mode, threads)
+			out, _ := cmd.Output()
+			require.Contains(t, string(out), "helper running")
+			procs := readAll(t, dir)
+			pr := procs[int32(cmd.Process.Pid)]
+			check(t, pr, threads, true)
+			require.Zero(t, pr.stats.Torn)
+			require.Equal(t, fixtureKinds, pr.fixture)
+		})
+	}
+	t.Run("fork", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := helperCmd(t, dir, "fork", 2)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		require.Contains(t, string(out), "helper running")
+		procs := readAll(t, dir)
+		require.Len(t, procs, 3)
+		for pid, pr := range procs {
+			if pid == int32(cmd.Process.Pid) {
+				check(t, pr, 2, true)
+				continue
+			}
+			require.Empty(t, pr.fixture, "a child must not see its parent's records")
+			require.Len(t, pr.perFunc, 1)
+			for _, n := range pr.perFunc {
+				require.Equal(t, uint64(records), n)
+			}
+		}
+	})
+	t.Run("SIGKILL", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := helperCmd(t, dir, "kill", 3)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "ready\n", line)
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		_ = cmd.Wait()
+		procs := readAll(t, dir) // every thread's records gap-free
+		pr := procs[int32(cmd.Process.Pid)]
+		check(t, pr, 3, false)
+		require.LessOrEqual(t, pr.stats.Torn, uint64(3))
+	})
+}

@@ -20,8 +20,13 @@
  *            (as an app closing all descriptors and opening its own would),
  *            then the threads write; the decoy must stay empty
  *   bench    print ns per record and per rpg_now() (no fixture)
+ * With DRIVER_HELPER=1 in the environment, every writer also enters a traced
+ * API call (rpg_api_begin, no record) every 256 records, which is where the
+ * recorder starts its pre-faulting helper thread; after the threads are done
+ * the driver prints "helper running" if that thread exists.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -42,18 +47,54 @@ static volatile sig_atomic_t g_signals;
 static volatile int g_forever;
 static int g_written; /* threads done with their first RECORDS records */
 
+static int g_helper;
+
+static void api_entry(uint64_t i)
+{
+    if (g_helper && (i & 255) == 0) {
+        rpg_api_span s;
+        rpg_api_begin(&s);
+    }
+}
+
 static void *writer(void *arg)
 {
     uint32_t t = (uint32_t)(uintptr_t)arg;
-    for (long i = 0; i < g_records; i++)
+    for (long i = 0; i < g_records; i++) {
+        api_entry((uint64_t)i);
         rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, (uint64_t)i, (uint64_t)i,
                        (uint64_t)i + 1, NULL, 0);
+    }
     __atomic_add_fetch(&g_written, 1, __ATOMIC_RELEASE);
     if (g_forever) {
-        for (uint64_t i = (uint64_t)g_records;; i++)
+        for (uint64_t i = (uint64_t)g_records;; i++) {
+            api_entry(i);
             rpg_record_api(RPG_KIND_HIP_API, RPG_API_HIP_RUNTIME, t, i, i, i + 1, NULL, 0);
+        }
     }
     return NULL;
+}
+
+/* Whether the recorder's pre-faulting thread runs in this process. */
+static int helper_running(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[300], comm[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f) && !strncmp(comm, "rpg-prefault", 12))
+            found = 1;
+        fclose(f);
+    }
+    closedir(d);
+    return found;
 }
 
 static void run_threads(int n)
@@ -199,6 +240,8 @@ int main(int argc, char **argv)
         bench();
         return 0;
     }
+    const char *h = getenv("DRIVER_HELPER");
+    g_helper = h && !strcmp(h, "1");
     fixture();
     if (!strcmp(mode, "fork")) {
         for (int c = 0; c < threads; c++) {
@@ -211,6 +254,8 @@ int main(int argc, char **argv)
         while (wait(NULL) > 0)
             ;
         run_threads(threads);
+        if (g_helper && helper_running())
+            printf("helper running\n");
         return 0;
     }
     if (!strcmp(mode, "signal")) {
@@ -264,6 +309,10 @@ int main(int argc, char **argv)
             pause();
     }
     run_threads(threads);
+    if (g_helper && helper_running()) {
+        printf("helper running\n");
+        fflush(stdout);
+    }
     if (!strcmp(mode, "torn")) {
         rpg_api_rec *r = rpg_record_reserve(RPG_KIND_HIP_API, sizeof *r);
         r->function = 999;

@@ -95,6 +95,7 @@ static inline uint32_t rpg_hip_domain_bit(uint32_t domain)
  * activity domains on, a HIP call costs its correlation id and nothing else. */
 static inline void rpg_hip_enter(rpg_hip_call *c, uint32_t domain)
 {
+    rpg__helper_poll();
     rpg_hip_t.depth++;
     c->prev_stream = rpg_hip_t.stream;
     c->corr = rpg_correlation_next();

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -74,6 +76,19 @@ static int32_t g_pid;
 
 typedef rpg_cursor cursor;
 
+/* The pre-faulting helper thread (see "pre-faulting" below). */
+enum helper_state { HELPER_NONE = 0, HELPER_WANTED = 1, HELPER_STARTING = 2, HELPER_RUNNING = 3,
+                    HELPER_FAILED = -1 };
+int rpg__helper; /* enum helper_state, atomic; rpg_internal.h tests it inline */
+static uint32_t g_helper_kick;      /* futex word: bumped to wake the helper */
+static uint32_t g_helper_sleeping;  /* the helper waits on g_helper_kick */
+static uint64_t g_prefaulted;       /* chunks [0, g_prefaulted) have their pages */
+/* How far ahead of the chunks handed out the helper keeps pages ready, and
+ * how much it faults per call. Two segments: at ~30 ns a record a writer
+ * fills a 4 MiB segment in ~4 ms, and faulting one in takes 3-6 ms here. */
+#define PREFAULT_AHEAD_CHUNKS (2u * CHUNKS_PER_SEGMENT)
+#define PREFAULT_STEP_CHUNKS 16u
+
 /* The writing thread's state (rpg_internal.h). */
 __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
 #define t_rec rpg__t
@@ -118,6 +133,22 @@ uint64_t rpg_correlation_next(void) { return rpg__correlation_next(); }
 uint64_t rpg_correlation_current(void) { return rpg__correlation_current(); }
 
 uint64_t rpg_correlation_set(uint64_t id) { return rpg__correlation_set(id); }
+
+void rpg_api_begin(rpg_api_span *s)
+{
+    rpg__helper_poll();
+    s->parent = rpg__correlation_current();
+    s->correlation_id = rpg__correlation_next();
+    s->start_ns = rpg__now_fast();
+}
+
+int rpg_api_end(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function)
+{
+    uint64_t t1 = rpg__now_fast();
+    uint64_t parent = s->parent;
+    return rpg__record_api_fast(kind, domain, function, s->correlation_id, s->start_ns, t1,
+                                &parent, parent ? (uint32_t)sizeof parent : 0u);
+}
 
 const char *rpg_spool_path(void)
 {
@@ -280,7 +311,7 @@ static int spool_fd_locked(void)
     return g_sp.fd;
 }
 
-static char *map_segment_locked(uint32_t seg)
+static char *map_segment_locked(uint32_t seg, int populate)
 {
     if (seg >= MAX_SEGMENTS)
         return NULL;
@@ -301,10 +332,10 @@ static char *map_segment_locked(uint32_t seg)
         return NULL;
     /* Pre-faulting costs one call instead of a thousand faults (2-4 us each on
      * a VM); the first segment is left to fault lazily so that a process
-     * recording a handful of events does not pay for 4 MiB. */
-    int populate = seg > 0 ? MAP_POPULATE : 0;
-    base = mmap(NULL, RPG_SEGMENT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | populate, g_sp.fd,
-                off);
+     * recording a handful of events does not pay for 4 MiB, and so are the
+     * segments the helper thread faults in outside the lock. */
+    base = mmap(NULL, RPG_SEGMENT_SIZE, PROT_READ | PROT_WRITE,
+                MAP_SHARED | (populate ? MAP_POPULATE : 0), g_sp.fd, off);
     if (base == MAP_FAILED)
         return NULL;
     __atomic_store_n(&g_sp.segments[seg], base, __ATOMIC_RELEASE);
@@ -343,7 +374,7 @@ static int open_spool_locked(void)
     g_sp.dev = st.st_dev;
     g_sp.ino = st.st_ino;
     g_sp.fd = high_fd(fd);
-    char *base = map_segment_locked(0);
+    char *base = map_segment_locked(0, 0);
     if (!base) {
         close(g_sp.fd);
         g_sp.fd = -1;
@@ -394,6 +425,118 @@ static void thread_exit(void *arg)
 
 static void make_exit_key(void) { pthread_key_create(&g_exit_key, thread_exit); }
 
+/* ---- pre-faulting ------------------------------------------------------- */
+
+/* A fresh spool page costs 2-4 us to allocate, zero and map on this kind of
+ * VM, ~20-30 ns per 32-byte record: more than the rest of a traced call. A
+ * process that records a lot gets a helper thread that keeps the pages of the
+ * next PREFAULT_AHEAD_CHUNKS chunks faulted in (fallocate, mmap, then
+ * MADV_POPULATE_WRITE outside the lock), so the app's threads find them
+ * ready. It moves that CPU time off the app's threads, it does not remove it.
+ *
+ * The helper is wanted once a thread takes its second chunk (new_chunk), and
+ * started by the next traced API call that is not inside a record
+ * (rpg__helper_start, via rpg__helper_poll): never from the record path
+ * itself, which may run in a signal handler that interrupted malloc. It
+ * blocks every signal, never takes a lock a signal handler could hold except
+ * g_lock (which handlers only try), and sleeps on a futex between requests.
+ * A fork child has no helper; it asks for its own the same way. */
+
+static long futex(uint32_t *w, int op, uint32_t v)
+{
+    return syscall(SYS_futex, w, op, v, NULL, NULL, 0);
+}
+
+static void helper_kick(void)
+{
+    __atomic_add_fetch(&g_helper_kick, 1, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&g_helper_sleeping, __ATOMIC_ACQUIRE))
+        futex(&g_helper_kick, FUTEX_WAKE_PRIVATE, 1);
+}
+
+/* Faults chunks [from, to) of one segment in; 0 when it could not. */
+static int prefault_chunks(uint64_t from, uint64_t to)
+{
+    uint64_t seg = from / CHUNKS_PER_SEGMENT;
+    char *base = __atomic_load_n(&g_sp.segments[seg], __ATOMIC_ACQUIRE);
+    if (!base) {
+        pthread_mutex_lock(&g_lock);
+        base = map_segment_locked((uint32_t)seg, 0);
+        pthread_mutex_unlock(&g_lock);
+        if (!base)
+            return 0;
+    }
+    char *p = base + (from % CHUNKS_PER_SEGMENT) * RPG_CHUNK_SIZE;
+    size_t len = (size_t)(to - from) * RPG_CHUNK_SIZE;
+    if (madvise(p, len, RPG_MADV_POPULATE_WRITE) != 0) {
+        /* Kernels before 5.14: touch each page with an atomic add of zero,
+         * which is harmless to a writer storing there at the same time. */
+        for (size_t off = 0; off < len; off += 4096)
+            __atomic_fetch_add((uint64_t *)(p + off), 0, __ATOMIC_RELAXED);
+    }
+    return 1;
+}
+
+static void prefault_ahead(void)
+{
+    while (__atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE) == SPOOL_READY) {
+        uint64_t reserved = __atomic_load_n(&g_sp.hdr->chunks_reserved, __ATOMIC_RELAXED);
+        uint64_t done = __atomic_load_n(&g_prefaulted, __ATOMIC_RELAXED);
+        if (done < reserved)
+            done = reserved; /* those are in use: their writers faulted them */
+        uint64_t target = reserved + PREFAULT_AHEAD_CHUNKS;
+        if (target > (uint64_t)MAX_SEGMENTS * CHUNKS_PER_SEGMENT)
+            target = (uint64_t)MAX_SEGMENTS * CHUNKS_PER_SEGMENT;
+        if (done >= target)
+            return;
+        uint64_t end = (done / PREFAULT_STEP_CHUNKS + 1) * PREFAULT_STEP_CHUNKS;
+        if (end > target)
+            end = target;
+        if (!prefault_chunks(done, end))
+            return; /* no space: the writers will count their drops */
+        __atomic_store_n(&g_prefaulted, end, __ATOMIC_RELEASE);
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        uint32_t kick = __atomic_load_n(&g_helper_kick, __ATOMIC_ACQUIRE);
+        prefault_ahead();
+        __atomic_store_n(&g_helper_sleeping, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&g_helper_kick, __ATOMIC_SEQ_CST) == kick)
+            futex(&g_helper_kick, FUTEX_WAIT_PRIVATE, kick);
+        __atomic_store_n(&g_helper_sleeping, 0, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+void rpg__helper_start(void)
+{
+    /* Not from inside a record (a signal handler that interrupted one). */
+    if (t_rec.depth != 0 || t_rec.holds_lock)
+        return;
+    int wanted = HELPER_WANTED;
+    if (!__atomic_compare_exchange_n(&rpg__helper, &wanted, HELPER_STARTING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_t th;
+    int rc = pthread_create(&th, &a, helper_main, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        pthread_setname_np(th, "rpg-prefault");
+    __atomic_store_n(&rpg__helper, rc == 0 ? HELPER_RUNNING : HELPER_FAILED, __ATOMIC_RELEASE);
+}
+
 /* Takes over a chunk an exited thread left, and names this thread its
  * writer from here on (records without a tid of their own belong to it). */
 static int reuse_chunk(cursor *c, uint32_t size)
@@ -439,31 +582,44 @@ static int new_chunk(cursor *c, uint32_t size)
     uint64_t seg = idx / CHUNKS_PER_SEGMENT;
     if (seg >= MAX_SEGMENTS)
         return 0;
+    int helper = __atomic_load_n(&rpg__helper, __ATOMIC_ACQUIRE);
+    int ready = helper == HELPER_RUNNING && idx < __atomic_load_n(&g_prefaulted, __ATOMIC_ACQUIRE);
     char *base = __atomic_load_n(&g_sp.segments[seg], __ATOMIC_ACQUIRE);
     if (!base) {
         if (!lock_spool())
             return 0;
-        base = map_segment_locked((uint32_t)seg);
+        /* With the helper running, it faults the pages in behind us. */
+        base = map_segment_locked((uint32_t)seg, helper != HELPER_RUNNING && seg > 0);
         unlock_spool();
         if (!base)
             return 0;
     }
-    /* Halfway through a segment, the thread that takes that chunk maps the
-     * next one, so the others rarely wait for a segment to be populated. */
-    if (idx % CHUNKS_PER_SEGMENT == CHUNKS_PER_SEGMENT / 2 && seg + 1 < MAX_SEGMENTS &&
-        !__atomic_load_n(&g_sp.segments[seg + 1], __ATOMIC_ACQUIRE) && !t_rec.holds_lock &&
-        pthread_mutex_trylock(&g_lock) == 0) {
+    if (helper == HELPER_RUNNING) {
+        if (idx + PREFAULT_AHEAD_CHUNKS / 2 >= __atomic_load_n(&g_prefaulted, __ATOMIC_ACQUIRE))
+            helper_kick();
+    } else if (idx % CHUNKS_PER_SEGMENT == CHUNKS_PER_SEGMENT / 2 && seg + 1 < MAX_SEGMENTS &&
+               !__atomic_load_n(&g_sp.segments[seg + 1], __ATOMIC_ACQUIRE) && !t_rec.holds_lock &&
+               pthread_mutex_trylock(&g_lock) == 0) {
+        /* No helper: halfway through a segment, the thread that takes that
+         * chunk maps the next one, so the others rarely wait for a segment
+         * to be populated. */
         t_rec.holds_lock = 1;
-        map_segment_locked((uint32_t)seg + 1);
+        map_segment_locked((uint32_t)seg + 1, 1);
         unlock_spool();
     }
     char *chunk = base + (idx % CHUNKS_PER_SEGMENT) * RPG_CHUNK_SIZE;
     /* Segment 0 is not pre-faulted (a process recording a handful of events
      * should not pay for 4 MiB); a thread taking its second chunk there is
      * recording a lot: fault the chunk's 16 pages in one call rather than one
-     * fault each. */
-    if (seg == 0 && had_chunk)
+     * fault each (unless the helper did), and ask for the helper, which the
+     * next traced API call outside any record starts. */
+    if (seg == 0 && had_chunk && !ready)
         madvise(chunk, RPG_CHUNK_SIZE, RPG_MADV_POPULATE_WRITE);
+    if (had_chunk && helper == HELPER_NONE) {
+        int none = HELPER_NONE;
+        __atomic_compare_exchange_n(&rpg__helper, &none, HELPER_WANTED, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED);
+    }
     rpg_chunk_header *ch = (rpg_chunk_header *)chunk;
     ch->tid = rpg_tid();
     ch->index = idx;
@@ -727,6 +883,12 @@ static void after_fork_child(void)
     t_rec.depth = 0;
     t_rec.holds_lock = 0;
     t_rec.tid = 0;
+    /* The helper stayed in the parent; a child that records a lot asks for
+     * its own. */
+    rpg__helper = HELPER_NONE;
+    g_prefaulted = 0;
+    g_helper_kick = 0;
+    g_helper_sleeping = 0;
 }
 
 static int env_on(const char *name)
@@ -768,4 +930,11 @@ __attribute__((constructor)) static void rpg_init(void)
             mask |= vars[i].bit;
     rpg_domains = mask;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    /* The clock's first (tsc, ns) pair now, so that its 20 ms learning
+     * window (clock_gettime on every read, ~3x the cost of rdtsc) passes
+     * during the app's own start-up (HIP/HSA initialisation takes longer)
+     * instead of during its first traced calls. One clock read and two cpuid
+     * per profiled process with something to record. */
+    if (mask)
+        (void)rpg__now_slow();
 }

@@ -140,6 +140,18 @@ rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t
                                 args_size);
 }
 
+/* The spool's pre-faulting helper thread (recorder.c): wanted once a thread
+ * records a lot, started from a traced API call's entry (never from inside a
+ * record, which may be a signal handler's). One load and a branch. */
+extern RPG_HIDDEN int rpg__helper;
+RPG_HIDDEN void rpg__helper_start(void);
+
+static inline __attribute__((always_inline)) void rpg__helper_poll(void)
+{
+    if (__builtin_expect(__atomic_load_n(&rpg__helper, __ATOMIC_RELAXED) == 1, 0))
+        rpg__helper_start();
+}
+
 #ifndef RPG_RECORDER_IMPL
 #define rpg_now rpg__now_fast
 #define rpg_correlation_next rpg__correlation_next

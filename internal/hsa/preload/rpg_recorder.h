@@ -66,6 +66,25 @@ RPG_API uint64_t rpg_correlation_next(void);
 RPG_API uint64_t rpg_correlation_current(void);
 RPG_API uint64_t rpg_correlation_set(uint64_t id);
 
+/* One traced API call from another library (the HSA shim's table wrappers),
+ * in two calls instead of five: begin takes the thread's current correlation
+ * id (the enclosing HIP call's, 0 if none) as parent, a new id and the start
+ * time; end takes the end time and writes the record, with the parent as the
+ * argument blob's first u64 when it is not 0. Returns 0, or -1 if dropped.
+ *
+ *     rpg_api_span s;
+ *     rpg_api_begin(&s);
+ *     r = real(args);
+ *     rpg_api_end(&s, RPG_KIND_HSA_API, RPG_API_HSA_CORE, FN_ID);
+ */
+typedef struct rpg_api_span {
+    uint64_t parent;
+    uint64_t correlation_id;
+    uint64_t start_ns;
+} rpg_api_span;
+RPG_API void rpg_api_begin(rpg_api_span *s);
+RPG_API int rpg_api_end(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function);
+
 /* Cached OS ids (refreshed in fork children). */
 RPG_API uint32_t rpg_tid(void);
 RPG_API int32_t rpg_pid(void);
