@@ -71,9 +71,8 @@ type rocpdWriter struct {
 	tracks  map[[3]int64]int64
 	procs   int // processes written, to key their ids
 	json    []byte
-	bulk    []bulkTable
-
-	event, region, sample, dispatch, memcpy, alloc, pmc *btreeTable
+	roots   [numBulkTables]uint32 // the bulk tables' root pages
+	enc     rowEncoder
 }
 
 // idSpace hands out row ids: the natural id (a pid, tid, node or handle)
@@ -185,8 +184,10 @@ func (w *rocpdWriter) turn(fn func() error) error {
 		if w.pf, err = openPageFile(w.path); err != nil {
 			return err
 		}
-		for _, t := range w.bulk {
-			*t.dst = newBtreeTable(w.pf, t.name, t.root)
+		for i, t := range rocpdBulk {
+			if w.roots[i] != 0 {
+				w.enc.tables[i] = newBtreeTable(w.pf, "rocpd_"+t.name+w.suffix, w.roots[i])
+			}
 		}
 		return nil
 	}
@@ -220,7 +221,7 @@ func (w *rocpdWriter) run(in *Input) error {
 	if first { // no spool: an empty but valid database
 		return w.turn(func() error { return w.begin(processGUID(&tracing.ProcessInfo{})) })
 	}
-	tables := []*btreeTable{w.event, w.region, w.sample, w.dispatch, w.memcpy, w.alloc, w.pmc}
+	tables := w.enc.tables[:]
 	for _, t := range tables {
 		if err := t.finish(); err != nil {
 			return err
@@ -261,27 +262,16 @@ func (w *rocpdWriter) begin(guid string) error {
 		return err
 	}
 	w.str("") // id 1, the region name of dispatches without one
-	for _, t := range []struct {
-		dst  **btreeTable
-		name string
-	}{{&w.event, "event"}, {&w.region, "region"}, {&w.sample, "sample"},
-		{&w.dispatch, "kernel_dispatch"}, {&w.memcpy, "memory_copy"},
-		{&w.alloc, "memory_allocate"}, {&w.pmc, "pmc_event"}} {
+	for i, t := range rocpdBulk {
 		name := "rocpd_" + t.name + w.suffix
 		root, err := w.db.queryInt("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = " + sqlText(name))
 		if err != nil {
 			return err
 		}
-		w.bulk = append(w.bulk, bulkTable{t.dst, name, uint32(root)})
+		w.roots[i] = uint32(root)
 	}
+	w.enc.guid = guid
 	return nil
-}
-
-// bulkTable is a table the page writer fills, as begin found it.
-type bulkTable struct {
-	dst  **btreeTable
-	name string
-	root uint32
 }
 
 // sqlText quotes a string as an SQL literal.
@@ -478,81 +468,6 @@ func (w *rocpdWriter) track(nid, pid, tid, cat int64) int64 {
 	return id
 }
 
-// The bulk rows, column by column in table order. The id column is the
-// rowid and is stored as NULL; columns the old INSERTs left out hold their
-// defaults: the guid, '{}' for JSON, else NULL.
-
-// eventRow writes a rocpd_event row; ext is its extdata JSON.
-func (w *rocpdWriter) eventRow(cat, stack, parent int64, ext string) (int64, error) {
-	t := w.event
-	id := t.rows + 1
-	r := t.row()
-	r.null()
-	r.text(w.guid)
-	r.int(cat)
-	r.int(stack)
-	r.int(parent)
-	r.int(0) // correlation_id
-	r.text("{}")
-	r.text("{}")
-	r.text(ext)
-	return id, t.end(id)
-}
-
-func (w *rocpdWriter) regionRow(ids *rocpdIDs, tid int64, start, end uint64, name, ev int64) error {
-	t := w.region
-	r := t.row()
-	r.null()
-	r.text(w.guid)
-	r.int(ids.nid)
-	r.int(ids.pid)
-	r.int(tid)
-	r.int(int64(start))
-	r.int(int64(end))
-	r.int(name)
-	r.int(ev)
-	r.text("{}")
-	return t.end(t.rows + 1)
-}
-
-func (w *rocpdWriter) sampleRow(track int64, ts uint64, ev int64) error {
-	t := w.sample
-	r := t.row()
-	r.null()
-	r.text(w.guid)
-	r.int(track)
-	r.int(int64(ts))
-	r.int(ev)
-	r.text("{}")
-	return t.end(t.rows + 1)
-}
-
-var allocTypes = [...]string{1: "ALLOC", 2: "FREE", 3: "REALLOC", 4: "RECLAIM"}
-var allocLevels = [...]string{1: "REAL", 2: "VIRTUAL", 3: "SCRATCH"}
-
-func (w *rocpdWriter) allocRow(ids *rocpdIDs, tid, agent int64, typ, level int, start, end, addr, size uint64,
-	queue, ev int64, ext string) error {
-	t := w.alloc
-	r := t.row()
-	r.null()
-	r.text(w.guid)
-	r.int(ids.nid)
-	r.int(ids.pid)
-	r.int(tid)
-	r.int(agent)
-	r.text(allocTypes[typ])
-	r.text(allocLevels[level])
-	r.int(int64(start))
-	r.int(int64(end))
-	r.int(int64(addr))
-	r.int(int64(size))
-	r.int(queue)
-	r.int(ids.streams[0])
-	r.int(ev)
-	r.text(ext)
-	return t.end(t.rows + 1)
-}
-
 // markerJSON is a marker event's extdata: {"message": msg}.
 func (w *rocpdWriter) markerJSON(msg string) string {
 	w.json = append(w.json[:0], `{"message":`...)
@@ -561,7 +476,20 @@ func (w *rocpdWriter) markerJSON(msg string) string {
 	return string(w.json)
 }
 
+// writeEvents reads a process's events and hands their rows to the
+// encoder goroutine.
 func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) error {
+	e := &w.enc
+	e.start()
+	err := w.readEvents(p, r, ids)
+	if eerr := e.stop(); eerr != nil {
+		err = eerr
+	}
+	return err
+}
+
+func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) error {
+	e := &w.enc
 	empty := w.str("")
 	// Counter samples refer to their dispatch's event; remember that only
 	// when the process has samples (counter runs serialise dispatches, so
@@ -584,21 +512,25 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 		text      string
 	}
 	apiIDs := map[apiKey]*apiStrs{}
+	// event rows: category, stack_id, parent_stack_id, correlation_id.
 	api := func(s *apiStrs, tid uint32, corr, start, end uint64, ext string) error {
-		ev, err := w.eventRow(s.cat, int64(corr), 0, ext)
+		ev, err := e.add(tabEvent, ext, s.cat, int64(corr), 0, 0)
 		if err != nil {
 			return err
 		}
 		if start == end {
-			return w.sampleRow(w.track(ids.nid, ids.pid, ids.threads[tid], s.cat), start, ev)
+			_, err = e.add(tabSample, "", w.track(ids.nid, ids.pid, ids.threads[tid], s.cat), int64(start), ev)
+			return err
 		}
 		if s.name == 0 {
 			s.name = w.str(s.text)
 		}
-		return w.regionRow(ids, ids.threads[tid], start, end, s.name, ev)
+		_, err = e.add(tabRegion, "", ids.nid, ids.pid, ids.threads[tid], int64(start), int64(end), s.name, ev)
+		return err
 	}
 	for r.Next() {
 		var err error
+		var ev int64
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
@@ -608,7 +540,7 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 				s = &apiStrs{cat: w.str(a.Domain.String()), text: p.funcName(a.Domain, a.Function)}
 				apiIDs[k] = s
 			}
-			err = api(s, a.TID, a.CorrelationID, a.Start, a.End, "{}")
+			err = api(s, a.TID, a.CorrelationID, a.Start, a.End, "")
 		case tracing.KindMarker:
 			m := r.Marker()
 			msg := markerName(&m)
@@ -617,73 +549,33 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 			err = api(&s, m.TID, m.CorrelationID, m.Start, m.End, w.markerJSON(msg))
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			var ev int64
-			if ev, err = w.eventRow(catKernel, int64(d.CorrelationID), int64(d.CorrelationID), "{}"); err != nil {
+			corr := int64(d.CorrelationID)
+			if ev, err = e.add(tabEvent, "", catKernel, corr, corr, 0); err != nil {
 				return err
 			}
 			if dispatchEvents != nil && p.sampled(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
 			}
-			t := w.dispatch
-			row := t.row()
-			row.null()
-			row.text(w.guid)
-			row.int(ids.nid)
-			row.int(ids.pid)
-			row.int(ids.threads[d.TID])
-			row.int(ids.agentID(d.AgentNode))
-			row.int(ids.kernels[d.KernelID])
-			row.int(int64(d.DispatchID))
-			row.int(ids.queues[d.QueueID])
-			row.int(ids.streams[d.StreamID])
-			row.int(int64(d.Start))
-			row.int(int64(d.End))
-			row.int(int64(d.PrivateSegmentSize))
-			row.int(int64(d.GroupSegmentSize))
-			row.int(int64(d.Workgroup[0]))
-			row.int(int64(d.Workgroup[1]))
-			row.int(int64(d.Workgroup[2]))
-			row.int(int64(d.Grid[0]))
-			row.int(int64(d.Grid[1]))
-			row.int(int64(d.Grid[2]))
-			row.int(w.regionName(p, &d, empty))
-			row.int(ev)
-			row.text("{}")
-			err = t.end(t.rows + 1)
+			_, err = e.add(tabDispatch, "", ids.nid, ids.pid, ids.threads[d.TID], ids.agentID(d.AgentNode),
+				ids.kernels[d.KernelID], int64(d.DispatchID), ids.queues[d.QueueID], ids.streams[d.StreamID],
+				int64(d.Start), int64(d.End), int64(d.PrivateSegmentSize), int64(d.GroupSegmentSize),
+				int64(d.Workgroup[0]), int64(d.Workgroup[1]), int64(d.Workgroup[2]),
+				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), w.regionName(p, &d, empty), ev)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			var ev int64
-			if ev, err = w.eventRow(catCopy, int64(c.CorrelationID), int64(c.CorrelationID), "{}"); err != nil {
+			corr := int64(c.CorrelationID)
+			if ev, err = e.add(tabEvent, "", catCopy, corr, corr, 0); err != nil {
 				return err
 			}
-			t := w.memcpy
-			row := t.row()
-			row.null()
-			row.text(w.guid)
-			row.int(ids.nid)
-			row.int(ids.pid)
-			row.int(ids.threads[c.TID])
-			row.int(int64(c.Start))
-			row.int(int64(c.End))
-			row.int(w.str(c.Direction.String()))
-			row.int(ids.agentID(c.DstAgentNode))
-			row.int(int64(c.DstAddress))
-			row.int(ids.agentID(c.SrcAgentNode))
-			row.int(int64(c.SrcAddress))
-			row.int(int64(c.Bytes))
-			row.null() // queue_id
-			row.int(ids.streams[c.StreamID])
-			row.null() // region_name_id
-			row.int(ev)
-			row.text("{}")
-			err = t.end(t.rows + 1)
+			_, err = e.add(tabCopy, "", ids.nid, ids.pid, ids.threads[c.TID], int64(c.Start), int64(c.End),
+				w.str(c.Direction.String()), ids.agentID(c.DstAgentNode), int64(c.DstAddress),
+				ids.agentID(c.SrcAgentNode), int64(c.SrcAddress), int64(c.Bytes), ids.streams[c.StreamID], ev)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			var ev int64
-			if ev, err = w.eventRow(catAlloc, int64(a.CorrelationID), 0, "{}"); err != nil {
+			if ev, err = e.add(tabEvent, "", catAlloc, int64(a.CorrelationID), 0, 0); err != nil {
 				return err
 			}
-			typ, level, agent := 1, 1, int64(sqlNull)
+			typ, level, agent := int64(1), int64(1), int64(sqlNull)
 			switch a.Operation {
 			case tracing.AllocVMemAllocate:
 				level = 2
@@ -695,15 +587,14 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 			if a.Operation.IsAllocate() {
 				agent = ids.agentID(a.AgentNode)
 			}
-			err = w.allocRow(ids, ids.threads[a.TID], agent, typ, level, a.Start, a.End, a.Address, a.Size,
-				ids.queues[0], ev, "{}")
+			_, err = e.add(tabAlloc, "", ids.nid, ids.pid, ids.threads[a.TID], agent, typ, level,
+				int64(a.Start), int64(a.End), int64(a.Address), int64(a.Size), ids.queues[0], ids.streams[0], ev)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			var ev int64
-			if ev, err = w.eventRow(catScratch, int64(s.CorrelationID), 0, "{}"); err != nil {
+			if ev, err = e.add(tabEvent, "", catScratch, int64(s.CorrelationID), 0, 0); err != nil {
 				return err
 			}
-			typ, agent := 1, int64(sqlNull)
+			typ, agent := int64(1), int64(sqlNull)
 			switch s.Operation {
 			case tracing.ScratchAlloc:
 				agent = ids.agentID(s.AgentNode)
@@ -716,27 +607,16 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 			if !ok {
 				q = ids.queues[0]
 			}
-			err = w.allocRow(ids, ids.threads[s.TID], agent, typ, 3, s.Start, s.End, 0, s.Size, q, ev,
-				`{"flags":"`+strconv.FormatInt(int64(s.Flags), 10)+`"}`)
+			_, err = e.add(tabAlloc, `{"flags":"`+strconv.FormatInt(int64(s.Flags), 10)+`"}`,
+				ids.nid, ids.pid, ids.threads[s.TID], agent, typ, 3, int64(s.Start), int64(s.End), 0,
+				int64(s.Size), q, ids.streams[0], ev)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
 			ev, ok := dispatchEvents[c.DispatchID]
 			if !ok {
 				ev = sqlNull
 			}
-			t := w.pmc
-			row := t.row()
-			row.null()
-			row.text(w.guid)
-			row.int(ev)
-			row.int(ids.pmc[c.CounterID])
-			if math.IsNaN(c.Value) { // SQLite binds NaN as NULL
-				row.null()
-			} else {
-				row.real(c.Value)
-			}
-			row.text("{}")
-			err = t.end(t.rows + 1)
+			_, err = e.add(tabPMC, "", ev, ids.pmc[c.CounterID], int64(math.Float64bits(c.Value)))
 		}
 		if err != nil {
 			return err
