@@ -33,6 +33,9 @@ deps:
 	  echo "  sudo apt-get install -y $(APT_PACKAGES)"; \
 	fi
 	$(GO) mod download
+	@# The tests read Parquet with DuckDB, a test-only module of its own:
+	@# fetch it and build it once here (cgo, a large static library).
+	cd internal/output/duckdbcheck && GOWORK=off $(GO) build -o /dev/null .
 
 build: cli
 

@@ -35,7 +35,7 @@ func TestOptionsWithConfig(t *testing.T) {
 
 // One synthetic run of three processes, every domain, written in every
 // format: each format holds the same records per domain, as independent
-// readers see them (the sqlite3 shell, otf2-print, parquet-go, a protobuf
+// readers see them (the sqlite3 shell, otf2-print, DuckDB, a protobuf
 // wire decoder, encoding/json), and as many as the CSV files.
 func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	const n = 24
