@@ -31,9 +31,18 @@ import (
 
 // attRequest is the thread-trace request (--att and its parameters).
 type attRequest struct {
-	cfg    aql.ATTConfig
-	gpus   map[int]bool // --att-gpu-index; nil: every GPU
-	outDir string
+	cfg          aql.ATTConfig
+	gpus         map[int]bool // --att-gpu-index; nil: every GPU
+	outDir       string
+	serializeAll bool          // --att-serialize-all
+	perf         []attPerfName // --att-perfcounters / --att-activity
+	perfPeriod   uint32        // --att-perfcounter-ctrl (0: no counters)
+}
+
+// attPerfName is one streamed counter as the CLI exports it.
+type attPerfName struct {
+	name string
+	mask uint32
 }
 
 // parseATTRequest reads ROCPROF_ADVANCED_THREAD_TRACE and the
@@ -67,6 +76,32 @@ func parseATTRequest(getenv func(string) string) (*attRequest, error) {
 		if err := r.cfg.Apply(p.param, v); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.env, err)
 		}
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_SERIALIZE_ALL"))) {
+	case "1", "true", "yes", "on":
+		r.serializeAll = true
+	}
+	for _, f := range strings.FieldsFunc(getenv("ROCPROF_ATT_PARAM_PERFCOUNTERS"), func(c rune) bool { return c == ' ' || c == ',' }) {
+		name, m, hasMask := strings.Cut(f, ":")
+		p := attPerfName{name: strings.ToUpper(name), mask: 0xF}
+		if hasMask {
+			v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(m), "0x"), 16, 32)
+			if err != nil || v == 0 || v > 0xF {
+				return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTERS: %s: SIMD mask %q must be a hex value 1..f", p.name, m)
+			}
+			p.mask = uint32(v)
+		}
+		r.perf = append(r.perf, p)
+	}
+	if len(r.perf) > aql.MaxATTPerfCounters {
+		return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTERS: %d counters; a thread trace streams at most %d", len(r.perf), aql.MaxATTPerfCounters)
+	}
+	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL")); s != "" {
+		v, err := strconv.ParseUint(s, 0, 32)
+		if err != nil || v > 32 {
+			return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=%q must be 1..32", s)
+		}
+		r.perfPeriod = uint32(v)
 	}
 	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_GPU_INDEX")); s != "" {
 		r.gpus = map[int]bool{}
@@ -106,6 +141,28 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	if err != nil {
 		return nil, err
 	}
+	cfg := req.att.cfg
+	if len(req.att.perf) > 0 && req.att.perfPeriod > 0 {
+		if dev.Family != aql.GFX9 {
+			if len(pmcState.agents) == 0 {
+				fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: --att-perfcounters are streamed on gfx9 GPUs only "+
+					"(AQLprofile programs them there only); %s traces without them\n", dev.GfxIP)
+			}
+		} else {
+			db, err := counters.Load(dev)
+			if err != nil {
+				return nil, err
+			}
+			cfg.PerfPeriod = req.att.perfPeriod
+			for _, p := range req.att.perf {
+				c, ok := db.Lookup(p.name)
+				if !ok || c.Kind != counters.Basic || c.Block != "SQ" {
+					return nil, fmt.Errorf("--att-perfcounters: %s is not an SQ hardware counter of %s", p.name, dev.GfxIP)
+				}
+				cfg.PerfCounters = append(cfg.PerfCounters, aql.ATTPerfCounter{Event: c.Event, SIMDMask: p.mask})
+			}
+		}
+	}
 	mem := map[uint64]unsafe.Pointer{}
 	alloc := func(size uint64, f aql.BufferFlags) (uint64, error) {
 		zero := C.int(1)
@@ -119,7 +176,7 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 		mem[uint64(uintptr(p))] = p
 		return uint64(uintptr(p)), nil
 	}
-	p, err := dev.BuildATT(req.att.cfg, alloc)
+	p, err := dev.BuildATT(cfg, alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +200,9 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	}
 	start, stop := p.Start.Packet.Bytes(), p.Stop.Packet.Bytes()
 	C.shim_pmc_set_packets(idx, 0, 0, unsafe.Pointer(&start[0]), unsafe.Pointer(&stop[0]), nil)
+	if req.att.serializeAll {
+		C.shim_pmc_set_hold_all(idx, 1)
+	}
 	return &pmcAgent{node: uint32(d.node), att: &attAgent{pkts: p,
 		control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir}}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,4 +118,103 @@ func TestATTRequestParsing(t *testing.T) {
 	r, err = parseATTRequest(func(string) string { return "" })
 	require.NoError(t, err)
 	require.Nil(t, r)
+
+	env = map[string]string{"ROCPROF_ADVANCED_THREAD_TRACE": "1", "ROCPROF_ATT_PARAM_SERIALIZE_ALL": "1",
+		"ROCPROF_ATT_PARAM_PERFCOUNTERS": "sq_waves SQ_BUSY_CYCLES:3", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL": "4"}
+	r, err = parseATTRequest(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.True(t, r.serializeAll)
+	require.Equal(t, []attPerfName{{"SQ_WAVES", 0xF}, {"SQ_BUSY_CYCLES", 3}}, r.perf)
+	require.Equal(t, uint32(4), r.perfPeriod)
+	env["ROCPROF_ATT_PARAM_PERFCOUNTERS"] = "SQ_WAVES:0"
+	_, err = parseATTRequest(func(k string) string { return env[k] })
+	require.ErrorContains(t, err, "SIMD mask")
+}
+
+// pmcTimingLine reads the "rocprof-go pmc:" line ROCPROF_GO_PMC_TIMING=1 prints.
+func pmcTimingLine(t *testing.T, stderr string) map[string]uint64 {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		rest, ok := strings.CutPrefix(l, "rocprof-go pmc: ")
+		if !ok {
+			continue
+		}
+		out := map[string]uint64{}
+		for _, f := range strings.Fields(rest) {
+			k, v, _ := strings.Cut(f, "=")
+			n, err := strconv.ParseUint(v, 10, 64)
+			require.NoError(t, err, f)
+			out[k] = n
+		}
+		return out
+	}
+	t.Fatalf("no pmc statistics line in:\n%s", stderr)
+	return nil
+}
+
+// --att-serialize-all: the dispatches the filters leave out also wait for
+// the agent's previous dispatch and hold the slot until they complete (one
+// slot use each, no trace), so nothing runs beside a traced dispatch.
+// Without it only the traced dispatches use the slot.
+func TestThreadTraceSerializeAll(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		out := t.TempDir()
+		vars := []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + out,
+			"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=fill3d", "ROCPROF_GO_PMC_TIMING=1"}
+		if all {
+			vars = append(vars, "ROCPROF_ATT_PARAM_SERIALIZE_ALL=1")
+		}
+		r := runApp(t, vars, "multistream", "run", "0")
+		require.Equal(t, 0, r.exitCode, r.stderr)
+		st := pmcTimingLine(t, r.stderr)
+		require.EqualValues(t, 4, st["profiled"], "the four fill3d dispatches are traced")
+		require.Greater(t, st["filtered"], uint64(0))
+		if all {
+			require.Equal(t, st["profiled"]+st["filtered"], st["completed"], "every dispatch used the slot")
+		} else {
+			require.Equal(t, st["profiled"], st["completed"], "only traced dispatches use the slot")
+		}
+		files, err := filepath.Glob(filepath.Join(out, "*.att"))
+		require.NoError(t, err)
+		require.Len(t, files, 4, "untraced dispatches leave no trace file")
+	}
+}
+
+// --att-perfcounters with a period: the SQ selects, masks and control are
+// written before the trace starts (seen in the virtual GPU's register log),
+// and tracing still produces its files.
+func TestThreadTracePerfCountersProgrammed(t *testing.T) {
+	out := t.TempDir()
+	log := filepath.Join(t.TempDir(), "vgpu.jsonl")
+	r := runApp(t, []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + out,
+		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=fill3d", "ROCPROF_KERNEL_FILTER_RANGE=[1]",
+		"ROCPROF_ATT_PARAM_PERFCOUNTERS=SQ_WAVES SQ_BUSY_CYCLES:3", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=2",
+		"ROCPROF_VGPU_LOG=" + log}, "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	files, err := filepath.Glob(filepath.Join(out, "*.att"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	raw, err := os.ReadFile(log)
+	require.NoError(t, err)
+	writes := map[uint64][]uint64{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		var rec struct {
+			Type  string `json:"type"`
+			Reg   uint64 `json:"reg"`
+			Value uint64 `json:"value"`
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Type == "pm4_write" {
+			writes[rec.Reg] = append(writes[rec.Reg], rec.Value)
+		}
+	}
+	require.Contains(t, writes[0xD9C0], uint64(0x0F000004), "SQ_PERFCOUNTER0_SELECT = SQ_WAVES, all SIMDs")
+	require.Contains(t, writes[0xD9C1], uint64(0x03000003), "SQ_PERFCOUNTER1_SELECT = SQ_BUSY_CYCLES, SIMDs 0-1")
+	require.Contains(t, writes[0xD9E0], uint64(0xFFFF017F), "SQ_PERFCOUNTER_CTRL, period 2")
+	require.Contains(t, writes[0xC334], uint64(0xFFFFFFFF), "SQ_THREAD_TRACE_PERF_MASK")
+	require.Contains(t, writes[0xC333], uint64(0x000FFC6F), "TOKEN_MASK with the perf token")
+
+	// An unknown or non-SQ counter is refused when the GPU is set up.
+	r = runApp(t, []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + t.TempDir(),
+		"ROCPROF_ATT_PARAM_PERFCOUNTERS=GRBM_COUNT", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=2"}, "multistream", "run", "0")
+	require.Contains(t, r.stderr, "GRBM_COUNT is not an SQ hardware counter")
 }

@@ -169,6 +169,7 @@ struct PmcAgent {
     std::atomic<uint32_t> released{0}; // bumped whenever a slot is decoded (futex word)
     std::atomic<uint32_t> waiters{0};
     bool stuck; // a slot never came back: stop counting here rather than stall every dispatch
+    bool hold_all; // thread trace with --att-serialize-all: untraced dispatches wait too
 };
 
 PmcAgent g_agents[SHIM_PMC_MAX_AGENTS];
@@ -340,6 +341,12 @@ extern "C" void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t s
         memcpy(p[i].b, &h, sizeof h);
 }
 
+extern "C" void shim_pmc_set_hold_all(int agent_index, int on)
+{
+    if (agent_index >= 0 && agent_index < g_nagents)
+        g_agents[agent_index].hold_all = on != 0;
+}
+
 extern "C" void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n)
 {
     g_filtered = filtered != 0;
@@ -441,8 +448,9 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         }
         // While counting, dispatches the filters leave out are serialised
         // too (not counted): on the GPU they would run during a counted one
-        // and add to its counters. Thread trace serialises traced ones only.
-        bool hold = dispatch && !pick && a->npk == 3;
+        // and add to its counters. Thread trace serialises traced ones only,
+        // or every dispatch with --att-serialize-all.
+        bool hold = dispatch && !pick && (a->npk == 3 || a->hold_all);
         if (!pick && !hold) {
             t_out[out] = *k;
             t_tags[out++] = ShimPmcTag{nullptr, nullptr};

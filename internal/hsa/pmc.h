@@ -66,6 +66,9 @@ int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t node, uint32
 void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot, const void *start,
                           const void *stop, const void *read);
 /* ranges: n pairs [lo, hi] of 1-based per-kernel iterations (n == 0: all). */
+/* Thread trace: serialise every dispatch on the agent, traced or not
+ * (--att-serialize-all), as counting does. */
+void shim_pmc_set_hold_all(int agent_index, int on);
 void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n);
 /* The include/exclude decision for one kernel object. */
 void shim_pmc_kernel(uint64_t kernel_object, int selected);
