@@ -37,7 +37,7 @@ func (discardFS) Create(string) (io.WriteCloser, error) { return discardFile{}, 
 
 // csvBenchSpool writes a spool of n mixed records (API calls, dispatches,
 // copies, markers, allocations) shaped like a HIP app's trace.
-func csvBenchSpool(b *testing.B, dir string, n int) {
+func csvBenchSpool(b testing.TB, dir string, n int) {
 	sp := spooltest.New(tracing.ProcessInfo{PID: 1, StartBoottimeNs: 1, Hostname: "h"})
 	for i := 0; i < 8; i++ {
 		sp.Add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: uint64(i),

@@ -151,14 +151,13 @@ func agentLabel(a *tracing.AgentInfo, mode AgentIndex) string {
 }
 
 // label returns an agent's Agent_Id text; agents the spool never described
-// are labelled by node id.
+// are labelled by node id. It only reads the process's tables: the
+// formatting goroutines call it concurrently.
 func (p *csvProcess) label(node uint32) string {
 	if l, ok := p.labels[node]; ok {
 		return l
 	}
-	l := "Agent " + strconv.FormatUint(uint64(node), 10)
-	p.labels[node] = l
-	return l
+	return unknownAgentLabel(node)
 }
 
 // funcName returns an API function's name: the spool's own string table

@@ -1,0 +1,370 @@
+package output
+
+import (
+	"runtime"
+	"strconv"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// The second CSV pass runs as a pipeline so that a conversion uses every
+// core without changing a byte of the output:
+//
+//   - the reader goroutine walks the spool in order, decodes each record and
+//     resolves what needs the process's caches (function names, kernel
+//     symbols, --kernel-rename ranges), appending it to a batch;
+//   - formatting goroutines turn whole batches into rows, one byte buffer
+//     per domain, touching nothing shared but read-only tables;
+//   - the calling goroutine takes the batches back in reading order, feeds
+//     the order-sensitive parts (stats, rocprof v1 files, counter rows) and
+//     writes each domain's buffer to its file.
+//
+// Every file therefore gets its rows in spool order, as before; only the
+// interleaving between different files' writes changes.
+
+// csvBatchRecords is how many records a batch holds: large enough that the
+// hand-offs cost nothing, small enough that the batches in flight stay a few
+// MiB.
+const csvBatchRecords = 8192
+
+// csvAPIRow is a decoded API call or marker: the seven columns they share.
+type csvAPIRow struct {
+	domain, name          string
+	tid, corr, start, end uint64
+}
+
+// csvDispatchRow is a decoded dispatch with its symbol and (renamed) name.
+type csvDispatchRow struct {
+	d    tracing.KernelDispatch
+	k    *csvKernel
+	name string
+}
+
+// csvBatch is a run of consecutive records, split by domain.
+type csvBatch struct {
+	api        [csvDomainCount][]csvAPIRow // csvDomHIP, csvDomHSA, csvDomMarker
+	dispatches []csvDispatchRow
+	copies     []tracing.MemoryCopy
+	allocs     []tracing.MemoryAllocation
+	scratch    []tracing.ScratchMemory
+	n          int
+
+	out  [csvDomainCount][]byte // formatted rows per domain
+	rows [csvDomainCount]uint64
+	done chan struct{}
+}
+
+func (b *csvBatch) reset() {
+	for d := range b.api {
+		b.api[d] = b.api[d][:0]
+	}
+	b.dispatches, b.copies = b.dispatches[:0], b.copies[:0]
+	b.allocs, b.scratch = b.allocs[:0], b.scratch[:0]
+	b.n = 0
+	for d := range b.out {
+		b.out[d] = b.out[d][:0]
+		b.rows[d] = 0
+	}
+}
+
+// csvFormatWorkers is how many goroutines format batches.
+func csvFormatWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
+
+// writeProcess streams one spool's records into the set's files.
+func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
+	workers := csvFormatWorkers()
+	depth := 2*workers + 2
+	free := make(chan *csvBatch, depth)
+	for i := 0; i < depth; i++ {
+		free <- &csvBatch{done: make(chan struct{}, 1)}
+	}
+	work := make(chan *csvBatch, depth)
+	ordered := make(chan *csvBatch, depth)
+	go g.readBatches(p, r, free, work, ordered)
+	for i := 0; i < workers; i++ {
+		go func() {
+			for b := range work {
+				g.formatBatch(p, b)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	var counted map[uint64]bool
+	for b := range ordered {
+		<-b.done
+		counted = g.accountBatch(p, b, counted)
+		for d, f := range g.files {
+			if f != nil {
+				f.writeRows(b.out[d], b.rows[d])
+			}
+		}
+		b.reset()
+		free <- b
+	}
+	g.orphanCounterRows(p, counted)
+}
+
+// readBatches is the reader goroutine: records in spool order, decoded and
+// named, in batches handed to the formatters and, in the same order, to the
+// writer.
+func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *csvBatch,
+	work, ordered chan<- *csvBatch) {
+	defer close(ordered)
+	defer close(work)
+	var b *csvBatch
+	for r.Next() {
+		if b == nil {
+			b = <-free
+		}
+		switch r.Kind() {
+		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+			d := csvDomHSA
+			if r.Kind() == tracing.KindHIPAPI {
+				d = csvDomHIP
+			}
+			a := r.APICall()
+			b.api[d] = append(b.api[d], csvAPIRow{domain: a.Domain.String(),
+				name: p.funcName(a.Domain, a.Function), tid: uint64(a.TID),
+				corr: a.CorrelationID, start: a.Start, end: a.End})
+		case tracing.KindMarker:
+			m := r.Marker()
+			var name string
+			if m.Function.CarriesMessage() {
+				name = string(m.Message)
+			} else {
+				name = m.Function.String()
+			}
+			b.api[csvDomMarker] = append(b.api[csvDomMarker], csvAPIRow{
+				domain: m.Domain.String(), name: name, tid: uint64(m.TID),
+				corr: m.CorrelationID, start: m.Start, end: m.End})
+		case tracing.KindKernelDispatch:
+			b.dispatches = append(b.dispatches, csvDispatchRow{d: r.KernelDispatch()})
+			row := &b.dispatches[len(b.dispatches)-1]
+			row.k = p.kernel(row.d.KernelID, &row.d)
+			row.name = p.renamer.name(row.d.TID, row.d.CorrelationID, row.k.name)
+		case tracing.KindMemoryCopy:
+			b.copies = append(b.copies, r.MemoryCopy())
+		case tracing.KindMemoryAllocation:
+			b.allocs = append(b.allocs, r.MemoryAllocation())
+		case tracing.KindScratchMemory:
+			b.scratch = append(b.scratch, r.ScratchMemory())
+		default:
+			continue
+		}
+		if b.n++; b.n == csvBatchRecords {
+			work <- b
+			ordered <- b
+			b = nil
+		}
+	}
+	if b != nil {
+		work <- b
+		ordered <- b
+	}
+}
+
+// formatBatch formats a batch's rows of every domain that has a file. It
+// runs on a formatting goroutine: it reads the process's tables, never
+// writes them.
+func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
+	pid := uint64(uint32(p.info.PID))
+	for _, d := range [...]csvDomain{csvDomHIP, csvDomHSA, csvDomMarker} {
+		if g.files[d] == nil || len(bt.api[d]) == 0 {
+			continue
+		}
+		b := bt.out[d]
+		for i := range bt.api[d] {
+			a := &bt.api[d][i]
+			b = appendAPIRow(b, a.domain, a.name, pid, a.tid, a.corr, a.start, a.end)
+			b = append(b, '\n')
+		}
+		bt.out[d], bt.rows[d] = b, uint64(len(bt.api[d]))
+	}
+	if g.files[csvDomKernel] != nil && len(bt.dispatches) > 0 {
+		b := bt.out[csvDomKernel]
+		for i := range bt.dispatches {
+			row := &bt.dispatches[i]
+			d, k := &row.d, row.k
+			b = append(b, `"KERNEL_DISPATCH",`...)
+			b = appendQuoted(b, p.label(d.AgentNode))
+			b = append(b, ',')
+			b = appendUint(b, d.QueueID)
+			b = appendUint(b, d.StreamID)
+			b = appendUint(b, uint64(d.TID))
+			b = appendUint(b, d.DispatchID)
+			b = appendUint(b, d.KernelID)
+			b = appendQuoted(b, row.name)
+			b = append(b, ',')
+			b = appendUint(b, d.CorrelationID)
+			b = appendUint(b, d.Start)
+			b = appendUint(b, d.End)
+			b = appendUint(b, k.ldsBlockSize)
+			b = appendUint(b, uint64(d.PrivateSegmentSize))
+			b = appendUint(b, uint64(k.vgpr))
+			b = appendUint(b, uint64(k.agpr))
+			b = appendUint(b, uint64(k.sgpr))
+			b = appendUint(b, uint64(d.Workgroup[0]))
+			b = appendUint(b, uint64(d.Workgroup[1]))
+			b = appendUint(b, uint64(d.Workgroup[2]))
+			b = appendUint(b, uint64(d.Grid[0]))
+			b = appendUint(b, uint64(d.Grid[1]))
+			b = appendDecimal(b, uint64(d.Grid[2]))
+			b = append(b, '\n')
+		}
+		bt.out[csvDomKernel], bt.rows[csvDomKernel] = b, uint64(len(bt.dispatches))
+	}
+	if g.files[csvDomCopy] != nil && len(bt.copies) > 0 {
+		b := bt.out[csvDomCopy]
+		for i := range bt.copies {
+			c := &bt.copies[i]
+			b = append(b, `"MEMORY_COPY",`...)
+			b = appendQuoted(b, c.Direction.String())
+			b = append(b, ',')
+			b = appendUint(b, c.StreamID)
+			b = appendQuoted(b, p.label(c.SrcAgentNode))
+			b = append(b, ',')
+			b = appendQuoted(b, p.label(c.DstAgentNode))
+			b = append(b, ',')
+			b = appendUint(b, c.CorrelationID)
+			b = appendUint(b, c.Start)
+			b = appendDecimal(b, c.End)
+			b = append(b, '\n')
+		}
+		bt.out[csvDomCopy], bt.rows[csvDomCopy] = b, uint64(len(bt.copies))
+	}
+	if g.files[csvDomAlloc] != nil && len(bt.allocs) > 0 {
+		b := bt.out[csvDomAlloc]
+		for i := range bt.allocs {
+			a := &bt.allocs[i]
+			b = append(b, `"MEMORY_ALLOCATION",`...)
+			b = appendQuoted(b, a.Operation.String())
+			b = append(b, ',')
+			if a.Operation.IsAllocate() {
+				b = appendQuoted(b, p.label(a.AgentNode))
+			} else {
+				b = append(b, `""`...)
+			}
+			b = append(b, ',')
+			b = appendUint(b, a.Size)
+			b = appendAddress(b, a.Address)
+			b = append(b, ',')
+			b = appendUint(b, a.CorrelationID)
+			b = appendUint(b, a.Start)
+			b = appendDecimal(b, a.End)
+			b = append(b, '\n')
+		}
+		bt.out[csvDomAlloc], bt.rows[csvDomAlloc] = b, uint64(len(bt.allocs))
+	}
+	if g.files[csvDomScratch] != nil && len(bt.scratch) > 0 {
+		b := bt.out[csvDomScratch]
+		for i := range bt.scratch {
+			s := &bt.scratch[i]
+			b = append(b, `"SCRATCH_MEMORY",`...)
+			b = appendQuoted(b, s.Operation.String())
+			b = append(b, ',')
+			b = appendQuoted(b, p.label(s.AgentNode))
+			b = append(b, ',')
+			b = appendUint(b, s.QueueID)
+			b = appendUint(b, uint64(s.TID))
+			b = appendUint(b, uint64(s.Flags))
+			b = appendUint(b, s.Start)
+			b = appendUint(b, s.End)
+			b = appendDecimal(b, s.Size)
+			b = append(b, '\n')
+		}
+		bt.out[csvDomScratch], bt.rows[csvDomScratch] = b, uint64(len(bt.scratch))
+	}
+}
+
+// accountBatch feeds a batch, in reading order, to what depends on the
+// order of the records: the stats tables, rocprof v1's files and the counter
+// rows (written on a dispatch's first record). It returns the dispatch ids
+// whose counter rows are written.
+func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]bool) map[uint64]bool {
+	for _, d := range [...]csvDomain{csvDomHIP, csvDomHSA, csvDomMarker} {
+		t := g.stats[d]
+		var v1 *csvStatTable
+		if g.v1 != nil && d == csvDomHIP {
+			v1 = &g.v1.hip
+		} else if g.v1 != nil && d == csvDomHSA {
+			v1 = &g.v1.hsa
+		}
+		if t == nil && v1 == nil {
+			continue
+		}
+		var last string
+		var lastStat, lastV1 *csvStat
+		for i := range bt.api[d] {
+			a := &bt.api[d][i]
+			if lastStat == nil && lastV1 == nil || a.name != last {
+				last = a.name
+				if t != nil {
+					lastStat = t.get(a.name)
+				}
+				if v1 != nil {
+					lastV1 = v1.get(a.name)
+				}
+			}
+			if lastStat != nil {
+				lastStat.add(a.start, a.end)
+			}
+			if lastV1 != nil {
+				lastV1.add(a.start, a.end)
+			}
+		}
+	}
+	countersOn := len(p.counters) > 0 && g.files[csvDomCounter] != nil
+	if t := g.stats[csvDomKernel]; t != nil || g.v1 != nil || countersOn {
+		for i := range bt.dispatches {
+			row := &bt.dispatches[i]
+			d := &row.d
+			if t != nil {
+				t.get(row.name).add(d.Start, d.End)
+			}
+			if g.v1 != nil {
+				g.v1.dispatch(p, d, row.k, row.name, p.counters[d.DispatchID])
+			}
+			if !countersOn {
+				continue
+			}
+			if sums, ok := p.counters[d.DispatchID]; ok {
+				if counted == nil {
+					counted = map[uint64]bool{}
+				}
+				if !counted[d.DispatchID] {
+					counted[d.DispatchID] = true
+					g.counterRows(p, d, row.k, row.name, sums)
+				}
+			}
+		}
+	}
+	if t := g.stats[csvDomCopy]; t != nil || g.v1 != nil {
+		for i := range bt.copies {
+			c := &bt.copies[i]
+			if t != nil {
+				t.get(c.Direction.String()).add(c.Start, c.End)
+			}
+			if g.v1 != nil {
+				g.v1.copies.get(v1CopyName(c.Direction)).add(c.Start, c.End)
+			}
+		}
+	}
+	if t := g.stats[csvDomAlloc]; t != nil {
+		for i := range bt.allocs {
+			a := &bt.allocs[i]
+			t.get(a.Operation.String()).add(a.Start, a.End)
+		}
+	}
+	if t := g.stats[csvDomScratch]; t != nil {
+		for i := range bt.scratch {
+			s := &bt.scratch[i]
+			t.get(s.Operation.String()).add(s.Start, s.End)
+		}
+	}
+	return counted
+}
+
+// unknownAgentLabel labels an agent the spool never described.
+func unknownAgentLabel(node uint32) string {
+	return "Agent " + strconv.FormatUint(uint64(node), 10)
+}
