@@ -99,6 +99,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if err := validateCounters(plan, agents, agentErr); err != nil {
 		return nil, err
 	}
+	if err := validateATT(plan, agents, agentErr); err != nil {
+		return nil, err
+	}
 	if collectsCounters(plan) && !counterCollectionInjected {
 		fmt.Fprintln(progress, "rocprof-go: warning: counters are validated and every pass runs, but the shim does not inject counter packets yet: no counter values are recorded")
 	}
@@ -115,6 +118,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
 		return nil, runErr
 	}
+	decodeThreadTraces(res, environ, progress)
 	if err := writeConfigFiles(res, plan); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -1,0 +1,110 @@
+package rocprof_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+)
+
+// fakeDecoderDir builds internal/att's stand-in decoder as
+// librocprof-trace-decoder.so in a new directory.
+func fakeDecoderDir(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "internal", "att", "testdata", "fake_decoder.c")
+	dir := t.TempDir()
+	b, err := exec.Command("cc", "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "librocprof-trace-decoder.so"), src).CombinedOutput()
+	require.NoError(t, err, string(b))
+	return dir
+}
+
+// --att with a decoder: after the app, each traced dispatch is decoded into
+// ui_output_agent_<node>_dispatch_<id>/ plus stats_*.csv next to the raw
+// files, which are kept. The stand-in decoder reports waves starting at the
+// dispatch's kernel object: the outputs name vadd's kernel descriptor.
+func TestThreadTraceDecodedAfterTheRun(t *testing.T) {
+	libEnv(t)
+	t.Setenv("FAKE_DECODER_PERFEVENTS", "1") // read by the decoder, which runs in this process
+	out := t.TempDir()
+	lib := fakeDecoderDir(t)
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--att", "--att-library-path", lib, "--kernel-include-regex", "vadd",
+			"--att-perfcounters", "SQ_WAVES SQ_BUSY_CYCLES:3", "--att-perfcounter-ctrl", "4", "-d", out},
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "2"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	raws, err := filepath.Glob(filepath.Join(out, "*_agent_1_shader_engine_0_*.att"))
+	require.NoError(t, err)
+	require.Len(t, raws, 2, "vadd runs twice")
+	uis, err := filepath.Glob(filepath.Join(out, "ui_output_agent_1_dispatch_*"))
+	require.NoError(t, err)
+	require.Len(t, uis, 2)
+	for _, ui := range uis {
+		require.FileExists(t, filepath.Join(filepath.Dir(ui), "stats_"+filepath.Base(ui)+".csv"))
+		var code struct {
+			Code [][]any `json:"code"`
+		}
+		data, err := os.ReadFile(filepath.Join(ui, "code.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &code))
+		require.Len(t, code.Code, 5, "the descriptor's name line and 4 instructions")
+		require.Equal(t, "; _Z4vaddPKfS0_Pfi.kd", code.Code[0][0])
+		require.Equal(t, "", code.Code[1][3], "no source reference without debug information")
+		require.Regexp(t, `^\.long 0x[0-9a-f]{8}$`, code.Code[1][0], "a descriptor is data: its raw words")
+		require.EqualValues(t, 2, code.Code[1][6], "two waves on SE 0 ran it")
+
+		var occ map[string]any
+		data, err = os.ReadFile(filepath.Join(ui, "occupancy.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &occ))
+		require.Equal(t, "_Z4vaddPKfS0_Pfi.kd", occ["dispatches"].(map[string]any)["1"])
+		require.Len(t, occ["0"], 8, "4 waves started and ended on SE 0")
+
+		var names struct {
+			Counters []string `json:"counter_names"`
+			GFXIP    int      `json:"gfxip"`
+		}
+		data, err = os.ReadFile(filepath.Join(ui, "filenames.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &names))
+		require.Equal(t, []string{"SQ_WAVES", "SQ_BUSY_CYCLES:3"}, names.Counters)
+		require.Equal(t, 9, names.GFXIP, "the virtual GPU is a gfx90a")
+		require.FileExists(t, filepath.Join(ui, "se0_perfcounter.json"))
+		require.FileExists(t, filepath.Join(ui, "se0_sm0_sl0_wv0.json"))
+		require.FileExists(t, filepath.Join(ui, "se0_sm1_sl0_wv0.json"))
+
+		f, err := os.Open(filepath.Join(filepath.Dir(ui), "stats_"+filepath.Base(ui)+".csv"))
+		require.NoError(t, err)
+		rows, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		require.NoError(t, err)
+		require.Equal(t, "CodeObj", rows[0][0])
+		require.Len(t, rows, 6)
+	}
+}
+
+// rocprofv3's expected failures: a GPU index that does not exist and a
+// library path without the decoder stop before the app runs.
+func TestThreadTraceBadOptions(t *testing.T) {
+	libEnv(t)
+	app := []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "1"}
+	_, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--att", "--att-gpu-index", "9999", "-d", t.TempDir()}}, app)
+	var ue *options.UsageError
+	require.ErrorAs(t, err, &ue)
+	require.Contains(t, err.Error(), "GPU 9999 does not exist")
+	_, err = rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--att", "--att-library-path", t.TempDir(), "-d", t.TempDir()}}, app)
+	require.ErrorAs(t, err, &ue)
+	require.Contains(t, err.Error(), "librocprof-trace-decoder.so")
+}
