@@ -214,3 +214,20 @@ func TestROCpdPageFileRejectsForeignFile(t *testing.T) {
 	_, err = openPageFile(path + "2")
 	require.ErrorContains(t, err, "header says 7 pages")
 }
+
+// TestROCpdUndescribedAgent: a dispatch on an agent the spool never
+// described still gets its agent row (written in SQLite's last turn), so
+// the foreign keys hold.
+func TestROCpdUndescribedAgent(t *testing.T) {
+	b := spooltest.New(fixtureInfo(32))
+	b.Add(agentRecord(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b.Add(tracing.KernelDispatch{AgentNode: 5, TID: 32, QueueID: 1, DispatchID: 1, KernelID: 1, CorrelationID: 1,
+		Start: 100, End: 200, Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
+	path, err := b.WriteFile(t.TempDir())
+	require.NoError(t, err)
+	db := filepath.Join(t.TempDir(), "results.db")
+	require.NoError(t, WriteROCpd(db, &Input{Spools: []string{path}}))
+	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
+	require.Equal(t, "1|GPU\n5|GPU", sqlite3CLI(t, db, "SELECT id, type FROM rocpd_info_agent ORDER BY id"))
+	require.Equal(t, "5", sqlite3CLI(t, db, "SELECT agent_id FROM rocpd_kernel_dispatch"))
+}

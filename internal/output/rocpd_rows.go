@@ -86,6 +86,26 @@ var rocpdBulk = [numBulkTables]struct {
 	tabPMC: {"pmc_event", col(colRowid, colGUID, colInt, colInt, colReal, colEmptyJSON)},
 }
 
+// colRun is a column kind and, for colInt, how many columns in a row have
+// it; rocpdRuns holds each bulk table's columns as runs.
+type colRun struct {
+	col rocpdColumn
+	n   int
+}
+
+var rocpdRuns = func() (runs [numBulkTables][]colRun) {
+	for i, t := range rocpdBulk {
+		for _, c := range t.columns {
+			if k := len(runs[i]) - 1; c == colInt && k >= 0 && runs[i][k].col == colInt {
+				runs[i][k].n++
+				continue
+			}
+			runs[i] = append(runs[i], colRun{c, 1})
+		}
+	}
+	return runs
+}()
+
 var allocTypes = [...]string{1: "ALLOC", 2: "FREE", 3: "REALLOC", 4: "RECLAIM"}
 var allocLevels = [...]string{1: "REAL", 2: "VIRTUAL", 3: "SCRATCH"}
 
@@ -180,15 +200,17 @@ func (e *rowEncoder) encode(b *rowBatch) error {
 	for _, op := range b.ops {
 		t := e.tables[op.table]
 		r := t.row()
-		for _, c := range rocpdBulk[op.table].columns {
-			switch c {
+		for _, run := range rocpdRuns[op.table] {
+			switch run.col {
+			case colInt:
+				for _, x := range v[:run.n] {
+					r.int(x)
+				}
+				v = v[run.n:]
 			case colRowid, colNull:
 				r.null()
 			case colGUID:
 				r.text(e.guid)
-			case colInt:
-				r.int(v[0])
-				v = v[1:]
 			case colEmptyJSON:
 				r.text("{}")
 			case colExt:
