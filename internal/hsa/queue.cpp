@@ -11,6 +11,16 @@
 // a synchronisation loses nothing. Barrier packets go through the same FIFO
 // so that they cannot signal the app before the dispatches ahead of them are
 // recorded.
+//
+// Which HIP call a dispatch belongs to is decided when its queue slot is
+// reserved, not in the callback: the runtime's intercept queue runs the
+// callback on whichever thread rings the doorbell after the packet became
+// valid — another thread, or a later call of the same thread, when a slot
+// reserved earlier was still being written (docs/hip-roctx.md). So the
+// write-index reservations (hsa_queue_add/cas_write_index_*, on the thread
+// and inside the HIP call that writes the packet) tag each reserved slot with
+// the thread's correlation id, stream and thread id, and the callback reads
+// the tag of the slot it is handed (its user_index).
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -96,12 +106,24 @@ struct Pending {
     bool counted; // a dispatch with counters: recorded even without kernel trace
 };
 
+// Who reserved one slot of an intercept queue (slot index + 1 in `index`,
+// written last; 0: never). A slot's tag is read before the runtime can hand
+// the slot's index out again (reservations stay within the queue's size of
+// its read index, which passes a slot only after its callback).
+struct Tag {
+    std::atomic<uint64_t> index;
+    uint64_t correlation_id; // 0: none on the reserving thread
+    uint64_t stream_id;
+    uint32_t tid;
+};
+
 struct Queue {
     hsa_queue_t *queue; // the intercept queue the app uses
     hsa_agent_t agent;
     uint32_t node;
     uint64_t id;
     Pending *ring;
+    Tag *tags;  // by slot index & mask, as ring
     uint64_t mask;
     uint64_t hw_size; // packets the hardware queue holds
     std::atomic<uint64_t> head{0}; // next entry the completion thread handles
@@ -118,6 +140,8 @@ int g_nqueues;
 pthread_mutex_t g_queues_lock = PTHREAD_MUTEX_INITIALIZER;
 std::atomic<uint64_t> g_dispatch_id{0};
 std::atomic<uint64_t> g_queue_id{0};
+// Bumped whenever g_queues changes: invalidates the threads' cached lookups.
+std::atomic<uint64_t> g_queues_gen{1};
 uint64_t g_tick_per_second = 1000000000ull;
 
 decltype(hsa_queue_create) *g_next_queue_create;
@@ -251,14 +275,94 @@ void *completion_thread(void *arg)
     return nullptr;
 }
 
+Queue *find_queue(const hsa_queue_t *hq);
+
+// ---- slot tags: who reserved each slot -----------------------------------------
+
+// The calling thread's last lookup (valid while g_queues_gen is unchanged):
+// a thread mostly submits to one queue, so the lookup takes no lock.
+thread_local const hsa_queue_t *t_last_hq;
+thread_local Queue *t_last_q;
+thread_local uint64_t t_last_gen;
+
+Queue *queue_of(const hsa_queue_t *hq)
+{
+    uint64_t gen = g_queues_gen.load(std::memory_order_acquire);
+    if (hq == t_last_hq && gen == t_last_gen)
+        return t_last_q;
+    Queue *q = find_queue(hq);
+    t_last_hq = hq;
+    t_last_q = q;
+    t_last_gen = gen;
+    return q;
+}
+
+// On the reserving thread, right after slots [first, first+n) of hq were
+// reserved and before their packets can be written.
+void tag_slots(const hsa_queue_t *hq, uint64_t first, uint64_t n)
+{
+    if (!n || (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) && !shim_pmc_on))
+        return;
+    Queue *q = queue_of(hq);
+    if (!q)
+        return;
+    uint64_t corr = rpg_correlation_current(), stream = shim_hip_stream();
+    uint32_t tid = rpg_tid();
+    if (n > q->mask + 1)
+        n = q->mask + 1;
+    for (uint64_t i = first; i != first + n; i++) {
+        Tag *g = &q->tags[i & q->mask];
+        g->correlation_id = corr;
+        g->stream_id = stream;
+        g->tid = tid;
+        g->index.store(i + 1, std::memory_order_release);
+    }
+}
+
+// The tag of the slot with this index, if its reservation was seen.
+const Tag *slot_tag(Queue *q, uint64_t index)
+{
+    const Tag *g = &q->tags[index & q->mask];
+    return g->index.load(std::memory_order_acquire) == index + 1 ? g : nullptr;
+}
+
+#define RPG_ADD_WRITE_INDEX_HOOK(order)                                                        \
+    decltype(hsa_queue_add_write_index_##order) *g_next_add_##order;                           \
+    uint64_t hook_add_##order(const hsa_queue_t *hq, uint64_t n)                               \
+    {                                                                                          \
+        uint64_t first = g_next_add_##order(hq, n);                                            \
+        tag_slots(hq, first, n);                                                               \
+        return first;                                                                          \
+    }
+#define RPG_CAS_WRITE_INDEX_HOOK(order)                                                        \
+    decltype(hsa_queue_cas_write_index_##order) *g_next_cas_##order;                           \
+    uint64_t hook_cas_##order(const hsa_queue_t *hq, uint64_t expected, uint64_t value)        \
+    {                                                                                          \
+        uint64_t old = g_next_cas_##order(hq, expected, value);                                \
+        if (old == expected && value > expected)                                               \
+            tag_slots(hq, expected, value - expected);                                         \
+        return old;                                                                            \
+    }
+RPG_ADD_WRITE_INDEX_HOOK(scacq_screl)
+RPG_ADD_WRITE_INDEX_HOOK(scacquire)
+RPG_ADD_WRITE_INDEX_HOOK(relaxed)
+RPG_ADD_WRITE_INDEX_HOOK(screlease)
+RPG_CAS_WRITE_INDEX_HOOK(scacq_screl)
+RPG_CAS_WRITE_INDEX_HOOK(scacquire)
+RPG_CAS_WRITE_INDEX_HOOK(relaxed)
+RPG_CAS_WRITE_INDEX_HOOK(screlease)
+
+// ---- the intercept callback ------------------------------------------------------
+
 thread_local hsa_kernel_dispatch_packet_t *t_buf;
+thread_local uint64_t *t_slots; // slot index of each dispatch packet, in order
 thread_local uint64_t t_buf_cap;
 
 // The intercept callback. The 5.2.3 runtime lets it call writer only once.
+// pkts are the slots from user_index on (5.2.3 passes one at a time).
 void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data,
                hsa_amd_queue_intercept_packet_writer writer)
 {
-    (void)user_index;
     Queue *q = (Queue *)data;
     if (!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) && !shim_pmc_on) {
         writer(pkts, count);
@@ -267,14 +371,24 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     if (t_buf_cap < count) {
         uint64_t cap = count < 64 ? 64 : count;
         void *b = realloc(t_buf, cap * sizeof *t_buf);
-        if (!b) {
+        if (b)
+            t_buf = (hsa_kernel_dispatch_packet_t *)b;
+        void *s = b ? realloc(t_slots, cap * sizeof *t_slots) : nullptr;
+        if (s)
+            t_slots = (uint64_t *)s;
+        if (!b || !s) {
             writer(pkts, count);
             return;
         }
-        t_buf = (hsa_kernel_dispatch_packet_t *)b;
         t_buf_cap = cap;
     }
     memcpy(t_buf, pkts, count * sizeof *t_buf);
+    // Counter collection may add packets around dispatches, never dispatches:
+    // the n-th dispatch of the expanded array is the n-th one here.
+    uint64_t ndispatch = 0, nextdispatch = 0;
+    for (uint64_t i = 0; i < count; i++)
+        if (((t_buf[i].header >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_KERNEL_DISPATCH)
+            t_slots[ndispatch++] = user_index + i;
     uint64_t corr = 0, stream = 0;
     uint32_t tid = 0;
     pthread_mutex_lock(&q->lock);
@@ -328,15 +442,25 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         p->pmc = tags ? tags[i].complete : nullptr;
         p->counted = tags && tags[i].bind;
         if (dispatch) {
-            if (!tid) {
-                tid = rpg_tid();
-                corr = shim_correlation();
-                stream = shim_hip_stream();
+            const Tag *g = nextdispatch < ndispatch ? slot_tag(q, t_slots[nextdispatch++]) : nullptr;
+            if (g) {
+                // The thread and HIP call that reserved the slot.
+                p->correlation_id = g->correlation_id ? g->correlation_id : rpg_correlation_next();
+                p->stream_id = g->stream_id;
+                p->tid = g->tid;
+            } else {
+                // Reserved unseen (e.g. the write index stored directly): the
+                // thread handing it over is the best guess.
+                if (!tid) {
+                    tid = rpg_tid();
+                    corr = shim_correlation();
+                    stream = shim_hip_stream();
+                }
+                p->correlation_id = corr;
+                p->stream_id = stream;
+                p->tid = tid;
             }
             p->dispatch_id = g_dispatch_id.fetch_add(1, std::memory_order_relaxed) + 1;
-            p->correlation_id = corr;
-            p->stream_id = stream;
-            p->tid = tid;
             p->kernel_object = k->kernel_object;
             p->grid[0] = k->grid_size_x;
             p->grid[1] = k->grid_size_y;
@@ -395,9 +519,15 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     uint64_t cap = 1024;
     while (cap < 2ull * size)
         cap <<= 1;
-    if (q)
+    if (q) {
         q->ring = (Pending *)calloc(cap, sizeof(Pending));
-    if (!q || !q->ring) {
+        q->tags = (Tag *)calloc(cap, sizeof(Tag)); // zero is a valid empty Tag
+    }
+    if (!q || !q->ring || !q->tags) {
+        if (q) {
+            free(q->ring);
+            free(q->tags);
+        }
         free(q);
         return st; // unprofiled but working
     }
@@ -412,6 +542,7 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     shim_amd.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
     if (pthread_create(&q->thread, nullptr, completion_thread, q) != 0) {
         free(q->ring);
+        free(q->tags);
         free(q);
         return st;
     }
@@ -421,12 +552,14 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
         wake(q);
         pthread_join(q->thread, nullptr);
         free(q->ring);
+        free(q->tags);
         free(q);
         return st;
     }
     pthread_mutex_lock(&g_queues_lock);
     if (g_nqueues < kMaxQueues)
         g_queues[g_nqueues++] = q;
+    g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
     __atomic_fetch_add(&shim_counters.queues_intercepted, 1, __ATOMIC_RELAXED);
     return st;
@@ -446,6 +579,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         for (int i = 0; i < g_nqueues; i++)
             if (g_queues[i] == q)
                 g_queues[i] = nullptr;
+        g_queues_gen.fetch_add(1, std::memory_order_release);
         pthread_mutex_unlock(&g_queues_lock);
         q->stopping.store(true);
         wake(q);
@@ -457,6 +591,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
             if (q->ring[k].slot_signal.handle)
                 shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
         free(q->ring);
+        free(q->tags);
         free(q);
     }
     return st;
@@ -490,6 +625,22 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
         g_next_queue_destroy = core->hsa_queue_destroy_fn;
         core->hsa_queue_destroy_fn = hook_queue_destroy;
     }
+    // Slot reservations tag their slots (see tag_slots).
+#define RPG_HOOK_WRITE_INDEX(op, order)                                                        \
+    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_##op##_write_index_##order##_fn) &&        \
+        core->hsa_queue_##op##_write_index_##order##_fn) {                                     \
+        g_next_##op##_##order = core->hsa_queue_##op##_write_index_##order##_fn;               \
+        core->hsa_queue_##op##_write_index_##order##_fn = hook_##op##_##order;                 \
+    }
+    RPG_HOOK_WRITE_INDEX(add, scacq_screl)
+    RPG_HOOK_WRITE_INDEX(add, scacquire)
+    RPG_HOOK_WRITE_INDEX(add, relaxed)
+    RPG_HOOK_WRITE_INDEX(add, screlease)
+    RPG_HOOK_WRITE_INDEX(cas, scacq_screl)
+    RPG_HOOK_WRITE_INDEX(cas, scacquire)
+    RPG_HOOK_WRITE_INDEX(cas, relaxed)
+    RPG_HOOK_WRITE_INDEX(cas, screlease)
+#undef RPG_HOOK_WRITE_INDEX
 }
 
 // Called by activity.cpp, which owns the AMD-table hooks.
@@ -522,6 +673,7 @@ void shim_queues_shutdown()
         g_queues[i] = nullptr;
     }
     g_nqueues = 0;
+    g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
     pthread_mutex_lock(&g_pool_lock);
     for (size_t i = 0; i < g_pool_len; i++)
