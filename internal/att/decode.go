@@ -69,6 +69,7 @@ type DirOptions struct {
 // DirResult says what DecodeDir wrote.
 type DirResult struct {
 	Dispatches []string // decoded directories
+	Rows       []int    // per directory, the rows of its code.json and stats CSV
 	Warnings   []string
 }
 
@@ -142,6 +143,7 @@ func DecodeDir(o DirOptions) (*DirResult, error) {
 			continue
 		}
 		res.Dispatches = append(res.Dispatches, d.Dir)
+		res.Rows = append(res.Rows, d.Rows)
 	}
 	if o.Log != nil {
 		for _, w := range res.Warnings {

@@ -35,6 +35,8 @@ type Dispatch struct {
 	Counters []string
 	SEs      []*SETrace
 	Code     *CodeObjects
+	// Rows is how many rows code.json and the stats CSV got (set by Write).
+	Rows int
 }
 
 // Write writes the dispatch's directory (code.json, filenames.json,
@@ -238,6 +240,7 @@ func (d *Dispatch) Write() error {
 			l.hit, l.latency, l.stall, l.idle})
 	}
 	put("code.json", map[string]any{"code": code, "version": Version, "header": codeHeader})
+	d.Rows = len(code)
 
 	// stats_<dir>.csv, by code object then address.
 	byAddr := append([]*codeLine(nil), order...)

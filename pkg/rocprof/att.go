@@ -3,6 +3,7 @@ package rocprof
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -39,15 +40,19 @@ func validateATT(plan *options.Plan, agents []topology.Agent, agentErr error) er
 // stats_*.csv next to the raw files. counters are --att-perfcounters'
 // names, listed in filenames.json. It returns the decoded directories.
 func ThreadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, log io.Writer) ([]string, error) {
-	lib := att.Find(libDirs, ldLibraryPath)
-	if lib == "" {
-		return nil, fmt.Errorf("%s was not found (--att-library-path, ROCPROF_ATT_LIBRARY_PATH, LD_LIBRARY_PATH, /opt/rocm/lib)", att.LibraryName)
-	}
-	res, err := att.DecodeDir(att.DirOptions{Dir: dir, Library: lib, Counters: counters, Log: log})
+	res, err := threadTraceDecode(dir, libDirs, ldLibraryPath, counters, log)
 	if res == nil {
 		return nil, err
 	}
 	return res.Dispatches, err
+}
+
+func threadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, log io.Writer) (*att.DirResult, error) {
+	lib := att.Find(libDirs, ldLibraryPath)
+	if lib == "" {
+		return nil, fmt.Errorf("%s was not found (--att-library-path, ROCPROF_ATT_LIBRARY_PATH, LD_LIBRARY_PATH, /opt/rocm/lib)", att.LibraryName)
+	}
+	return att.DecodeDir(att.DirOptions{Dir: dir, Library: lib, Counters: counters, Log: log})
 }
 
 // decodeThreadTraces runs after the app: for each thread-traced pass whose
@@ -59,7 +64,8 @@ func decodeThreadTraces(res *launch.Result, environ []string, progress io.Writer
 		return
 	}
 	ld, _ := lookupIn(environ)("LD_LIBRARY_PATH")
-	for _, p := range res.Passes {
+	for i := range res.Passes {
+		p := &res.Passes[i]
 		cfg := p.Config
 		if cfg == nil || !cfg.AdvancedThreadTrace.On() {
 			continue
@@ -77,12 +83,19 @@ func decodeThreadTraces(res *launch.Result, environ []string, progress io.Writer
 				names = append(names, c.String())
 			}
 		}
-		dirs, err := ThreadTraceDecode(p.Dir, libDirs, ld, names, progress)
+		r, err := threadTraceDecode(p.Dir, libDirs, ld, names, progress)
 		if err != nil {
 			fmt.Fprintf(progress, "rocprof-go: thread trace: decoding %s: %v (the raw .att files are kept)\n", p.Dir, err)
 		}
-		if len(dirs) > 0 {
-			fmt.Fprintf(progress, "rocprof-go: thread trace: %d dispatch(es) decoded into %s\n", len(dirs), p.Dir)
+		if r == nil || len(r.Dispatches) == 0 {
+			continue
 		}
+		// run.json lists each dispatch's stats CSV and code.json.
+		for j, d := range r.Dispatches {
+			p.Files = append(p.Files,
+				launch.OutputFile{Path: att.StatsName(d), Format: "csv", Domain: "thread_trace", Records: int64(r.Rows[j])},
+				launch.OutputFile{Path: filepath.Join(d, "code.json"), Format: "json", Domain: "thread_trace", Records: int64(r.Rows[j])})
+		}
+		fmt.Fprintf(progress, "rocprof-go: thread trace: %d dispatch(es) decoded into %s\n", len(r.Dispatches), p.Dir)
 	}
 }

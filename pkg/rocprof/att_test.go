@@ -49,6 +49,16 @@ func TestThreadTraceDecodedAfterTheRun(t *testing.T) {
 	uis, err := filepath.Glob(filepath.Join(out, "ui_output_agent_1_dispatch_*"))
 	require.NoError(t, err)
 	require.Len(t, uis, 2)
+	// run.json lists the decoded files with their row counts.
+	listed := 0
+	for _, f := range res.Manifest.Files {
+		if f.Domain == "thread_trace" {
+			listed++
+			require.FileExists(t, filepath.Join(out, f.Path))
+			require.EqualValues(t, 5, f.Records, f.Path)
+		}
+	}
+	require.Equal(t, 4, listed, "a stats CSV and a code.json per dispatch")
 	for _, ui := range uis {
 		require.FileExists(t, filepath.Join(filepath.Dir(ui), "stats_"+filepath.Base(ui)+".csv"))
 		var code struct {
