@@ -59,14 +59,19 @@ func (d *Dispatch) Write() error {
 	}
 
 	lines := map[PC]*codeLine{}
+	byRaw := map[PC]*codeLine{} // the decoder's PC, before normalisation
 	var order []*codeLine
 	number := 0
 	lineFor := func(raw PC) *codeLine {
+		if l, ok := byRaw[raw]; ok {
+			return l
+		}
 		pc := raw
 		if d.Code != nil {
 			pc = d.Code.Normalize(raw)
 		}
 		if l, ok := lines[pc]; ok {
+			byRaw[raw] = l
 			return l
 		}
 		l := &codeLine{pc: pc}
@@ -85,6 +90,7 @@ func (d *Dispatch) Write() error {
 		number++
 		l.number = number
 		lines[pc] = l
+		byRaw[raw] = l
 		order = append(order, l)
 		return l
 	}
@@ -127,8 +133,11 @@ func (d *Dispatch) Write() error {
 		ids := map[[2]uint8]int{}
 		for _, w := range se.Waves {
 			prev := w.Begin
-			insts := make([][5]any, 0, len(w.Insts))
-			for _, in := range w.Insts {
+			// [[time, category, stall, duration, line], ...], encoded by hand:
+			// waves hold most of a trace's records.
+			insts := make([]byte, 0, 32*len(w.Insts)+2)
+			insts = append(insts, '[')
+			for k, in := range w.Insts {
 				l := lineFor(in.PC)
 				l.hit++
 				l.latency += int64(in.Duration)
@@ -137,17 +146,36 @@ func (d *Dispatch) Write() error {
 					l.idle += gap
 				}
 				prev = max(prev, in.Time+int64(in.Duration))
-				insts = append(insts, [5]any{in.Time, in.Category, in.Stall, in.Duration, l.number})
-			}
-			acc := w.Begin
-			timeline := make([][2]int32, 0, len(w.Timeline))
-			for _, s := range w.Timeline {
-				if s.Type >= 0 && int(s.Type) < len(stateEvents) {
-					stateEvents[s.Type] = append(stateEvents[s.Type], [2]int64{acc, 1}, [2]int64{acc + int64(s.Duration), -1})
+				if k > 0 {
+					insts = append(insts, ',')
 				}
-				timeline = append(timeline, [2]int32{s.Type, s.Duration})
-				acc += int64(s.Duration)
+				insts = append(insts, '[')
+				insts = strconv.AppendInt(insts, in.Time, 10)
+				insts = append(insts, ',')
+				insts = strconv.AppendUint(insts, uint64(in.Category), 10)
+				insts = append(insts, ',')
+				insts = strconv.AppendUint(insts, uint64(in.Stall), 10)
+				insts = append(insts, ',')
+				insts = strconv.AppendInt(insts, int64(in.Duration), 10)
+				insts = append(insts, ',')
+				insts = strconv.AppendInt(insts, int64(l.number), 10)
+				insts = append(insts, ']')
 			}
+			insts = append(insts, ']')
+			acc := w.Begin
+			timeline := make([]byte, 0, 12*len(w.Timeline)+2)
+			timeline = append(timeline, '[')
+			for k, st := range w.Timeline {
+				if st.Type >= 0 && int(st.Type) < len(stateEvents) {
+					stateEvents[st.Type] = append(stateEvents[st.Type], [2]int64{acc, 1}, [2]int64{acc + int64(st.Duration), -1})
+				}
+				if k > 0 {
+					timeline = append(timeline, ',')
+				}
+				timeline = fmt.Appendf(timeline, "[%d,%d]", st.Type, st.Duration)
+				acc += int64(st.Duration)
+			}
+			timeline = append(timeline, ']')
 			if len(w.Insts) == 0 && len(w.Timeline) < 3 {
 				continue
 			}
@@ -155,16 +183,18 @@ func (d *Dispatch) Write() error {
 			n := ids[key]
 			ids[key] = n + 1
 			name := fmt.Sprintf("se%d_sm%d_sl%d_wv%d.json", se.SE, w.SIMD, w.WaveID, n)
-			put(name, map[string]any{
-				"name":         "SE" + seKey,
-				"duration":     w.End - w.Begin,
-				"num_stitched": len(w.Insts),
-				"num_insts":    len(w.Insts),
-				"wave": map[string]any{
-					"cu": w.CU, "id": n, "simd": w.SIMD, "slot": w.WaveID, "begin": w.Begin, "end": w.End,
-					"instructions": insts, "timeline": timeline, "waitcnt": []any{},
-				},
-			})
+			// Written by hand (keys in encoding/json's sorted order): waves
+			// hold most of a trace's records.
+			doc := make([]byte, 0, len(insts)+len(timeline)+256)
+			doc = fmt.Appendf(doc, `{"duration":%d,"name":"SE%d","num_insts":%d,"num_stitched":%d,"wave":{"begin":%d,"cu":%d,"end":%d,"id":%d,"instructions":`,
+				w.End-w.Begin, se.SE, len(w.Insts), len(w.Insts), w.Begin, w.CU, w.End, n)
+			doc = append(doc, insts...)
+			doc = fmt.Appendf(doc, `,"simd":%d,"slot":%d,"timeline":`, w.SIMD, w.WaveID)
+			doc = append(doc, timeline...)
+			doc = append(doc, `,"waitcnt":[]}}`...)
+			if err := os.WriteFile(filepath.Join(d.Dir, name), doc, 0o644); err != nil {
+				errs = append(errs, err)
+			}
 			simd, slot := strconv.Itoa(int(w.SIMD)), strconv.Itoa(int(w.WaveID))
 			if waveNames[seKey] == nil {
 				waveNames[seKey] = map[string]map[string]map[string][3]any{}
