@@ -55,6 +55,10 @@ type Config struct {
 	// shim records the dispatches it counts even without --kernel-trace,
 	// because counter rows take their dispatch columns from them.
 	OmitKernelTrace bool
+	// CountEvents makes Write fill Result.Groups even when it writes no CSV
+	// (one counting pass over the spools), for callers that write other
+	// formats per group.
+	CountEvents bool
 	// FS creates the files; nil means the operating system's.
 	FS FileSystem
 	// Stdout receives the files, one after another, when PrefixTemplate is
@@ -97,4 +101,17 @@ type Result struct {
 	Processes []Process
 	// Skipped lists spool files that could not be read, with the reason.
 	Skipped []string
+	// Groups are the output sets, in spool start order: the spools whose
+	// resolved prefixes are equal, with what their first pass counted (set
+	// when Write read the spools: CSV, --stats, v1 files or CountEvents).
+	Groups []Group
+}
+
+// Group is one output set: the processes sharing a prefix.
+type Group struct {
+	Prefix    string                // <Dir>/<resolved prefix>
+	Spools    []string              // spool paths, in spool start order
+	Processes []tracing.ProcessInfo // their headers, same order
+	Events    uint64                // trace records (API calls, markers, dispatches, copies, ...)
+	Bytes     uint64                // their raw size in the spools (--minimum-output-data)
 }

@@ -26,7 +26,8 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		cfg.PrefixTemplate = DefaultPrefixTemplate
 	}
 	res := &Result{}
-	if !cfg.has(FormatCSV) && !cfg.Stats && !cfg.v1Enabled() {
+	csvOn := cfg.has(FormatCSV) || cfg.Stats || cfg.v1Enabled()
+	if !csvOn && !cfg.CountEvents {
 		return res, nil
 	}
 	paths, err := tracing.List(spoolDir)
@@ -60,7 +61,14 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		g.procs = append(g.procs, newCSVProcess(p, info))
 	}
 	for _, g := range groups {
-		if err := writeCSVGroup(&cfg, g.prefix, g.procs, res); err != nil {
+		var err error
+		if csvOn {
+			err = writeCSVGroup(&cfg, g.prefix, g.procs, res)
+		} else {
+			err = countGroup(g.procs)
+		}
+		res.Groups = append(res.Groups, newGroup(g.prefix, g.procs))
+		if err != nil {
 			return res, err
 		}
 	}
@@ -70,6 +78,39 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// newGroup sums up a group's processes once their first pass is done.
+func newGroup(prefix string, procs []*csvProcess) Group {
+	g := Group{Prefix: prefix}
+	for _, p := range procs {
+		g.Spools = append(g.Spools, p.path)
+		g.Processes = append(g.Processes, p.info)
+		for d := range p.bytes {
+			g.Bytes += p.bytes[d]
+			g.Events += p.counts[d]
+		}
+	}
+	return g
+}
+
+// countGroup is the first pass of a run that writes no CSV: only the sizes
+// and counts Result.Groups reports.
+func countGroup(procs []*csvProcess) error {
+	for _, p := range procs {
+		r, err := tracing.Open(p.path)
+		if err != nil {
+			return err
+		}
+		for r.Next() {
+			if d := csvDomainOf(r.Kind()); d >= 0 {
+				p.bytes[d] += uint64(len(r.Bytes()))
+				p.counts[d]++
+			}
+		}
+		_ = r.Close()
+	}
+	return nil
 }
 
 // resolvePrefix expands the prefix template for one process.

@@ -384,3 +384,57 @@ func TestCSVOmitKernelTrace(t *testing.T) {
 		require.NotEqual(t, "kernel_stats", f.Name)
 	}
 }
+
+// Result.Groups is what the launcher hands the other writers: the same
+// groups, counts and sizes whether Write wrote CSV files or only counted.
+func TestCSVResultGroups(t *testing.T) {
+	spools := t.TempDir()
+	csvFixture(t, spools, 100)
+	csvFixture(t, spools, 200)
+
+	var want []Group
+	for _, cfg := range []Config{
+		{Formats: []Format{FormatCSV}, PrefixTemplate: "all"},
+		{Formats: []Format{FormatJSON}, PrefixTemplate: "all", CountEvents: true},
+		{Stats: true, PrefixTemplate: "all"},
+	} {
+		cfg.Dir = t.TempDir()
+		res, err := Write(cfg, spools)
+		require.NoError(t, err)
+		require.Len(t, res.Groups, 1)
+		g := res.Groups[0]
+		require.Equal(t, filepath.Join(cfg.Dir, "all"), g.Prefix)
+		require.Len(t, g.Spools, 2)
+		require.Equal(t, []int32{100, 200}, []int32{g.Processes[0].PID, g.Processes[1].PID})
+		var events, bytes uint64
+		for _, path := range g.Spools {
+			r, err := tracing.Open(path)
+			require.NoError(t, err)
+			for r.Next() {
+				if csvDomainOf(r.Kind()) >= 0 {
+					events++
+					bytes += uint64(len(r.Bytes()))
+				}
+			}
+			require.NoError(t, r.Close())
+		}
+		require.NotZero(t, events)
+		require.Equal(t, events, g.Events)
+		require.Equal(t, bytes, g.Bytes)
+		g.Prefix = ""
+		if want == nil {
+			want = []Group{g}
+		}
+		require.Equal(t, want, []Group{g})
+	}
+
+	// Without CSV and without CountEvents, Write reads nothing.
+	res, err := Write(Config{Dir: t.TempDir(), Formats: []Format{FormatJSON}}, spools)
+	require.NoError(t, err)
+	require.Empty(t, res.Groups)
+
+	// The default prefix: one group per process.
+	res, err = Write(Config{Dir: t.TempDir(), CountEvents: true}, spools)
+	require.NoError(t, err)
+	require.Len(t, res.Groups, 2)
+}

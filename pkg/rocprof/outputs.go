@@ -2,11 +2,9 @@ package rocprof
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -26,6 +24,17 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 	c := req.Config
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
+	opts := output.OptionsFromConfig(c)
+	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
+	var others []output.Format
+	for _, f := range cfg.Formats {
+		if f != output.FormatCSV {
+			others = append(others, f)
+		}
+	}
+	// The other writers need the spools grouped by output prefix and
+	// counted: Write's first pass does it (one pass even without CSV).
+	cfg.CountEvents = len(others) > 0 || summary
 	// CSV files and --stats (written whatever the formats, so a --stats run
 	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
@@ -38,33 +47,21 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 	if err != nil {
 		return files, err
 	}
-	var others []output.Format
-	for _, f := range cfg.Formats {
-		if f != output.FormatCSV {
-			others = append(others, f)
-		}
-	}
-	opts := output.OptionsFromConfig(c)
-	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
 	if len(others) == 0 && !summary {
 		return files, nil
 	}
-	groups, err := groupSpools(req.SpoolDir, cfg.ResolvePrefix)
-	if err != nil {
-		return files, err
-	}
-	for _, g := range groups {
-		if g.events == 0 || g.bytes < cfg.MinimumOutputBytes {
+	for _, g := range res.Groups {
+		if g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes {
 			// Nothing recorded, or less raw data than --minimum-output-data:
 			// rocprofv3 then writes none of the per-run outputs (JSON,
 			// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
 			// agent_info.csv and domain_stats.csv.
 			continue
 		}
-		in := &output.Input{Spools: g.spools, Options: opts}
-		in.Options.ParquetHive, in.Options.ParquetRank = c.ParquetHive.On(), g.rank
+		in := &output.Input{Spools: g.Spools, Options: opts}
+		in.Options.ParquetHive, in.Options.ParquetRank = c.ParquetHive.On(), groupRank(&g)
 		if summary {
-			f, err := writeSummary(g.prefix, c.SummaryOutputFile, in, req.Stdout)
+			f, err := writeSummary(g.Prefix, c.SummaryOutputFile, in, req.Stdout)
 			if err != nil {
 				return files, err
 			}
@@ -83,13 +80,13 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 				if err := w.WriteTo(stdoutOf(req.Stdout), in); err != nil {
 					return files, err
 				}
-				files = append(files, launch.OutputFile{Path: "stdout", Format: string(f), Records: int64(g.events)})
+				files = append(files, launch.OutputFile{Path: "stdout", Format: string(f), Records: int64(g.Events)})
 				continue
 			}
-			if err := w.Write(g.prefix, in); err != nil {
+			if err := w.Write(g.Prefix, in); err != nil {
 				return files, err
 			}
-			files = append(files, launch.OutputFile{Path: w.Path(g.prefix), Format: string(f), Records: int64(g.events)})
+			files = append(files, launch.OutputFile{Path: w.Path(g.Prefix), Format: string(f), Records: int64(g.Events)})
 		}
 	}
 	return files, nil
@@ -102,62 +99,13 @@ func stdoutOf(w io.Writer) io.Writer {
 	return w
 }
 
-// spoolGroup is the spools whose processes share one set of output files.
-type spoolGroup struct {
-	prefix string
-	rank   int // the MPI/SLURM rank of the group's first process (%rank%)
-	spools []string
-	events uint64 // trace records (API calls, dispatches, copies, ...) in them
-	bytes  uint64 // their raw size in the spools (what --minimum-output-data measures)
-}
-
-// groupSpools groups a pass's spools by their resolved output prefix, in
-// spool start order, counting each group's event records for the manifest.
-func groupSpools(dir string, resolve func(tracing.ProcessInfo) string) ([]*spoolGroup, error) {
-	paths, err := tracing.List(dir)
-	if err != nil {
-		return nil, err
+// groupRank is the MPI/SLURM rank of a group's first process (%rank%).
+func groupRank(g *output.Group) int {
+	if len(g.Processes) == 0 {
+		return 0
 	}
-	var groups []*spoolGroup
-	byPrefix := map[string]*spoolGroup{}
-	for _, p := range paths {
-		r, err := tracing.Open(p)
-		if err != nil {
-			if errors.Is(err, tracing.ErrNotSpool) {
-				continue // a process killed while creating its spool
-			}
-			return nil, err
-		}
-		prefix := resolve(r.Process())
-		var bytes uint64
-		for r.Next() {
-			if slices.Contains(eventKinds, r.Kind()) {
-				bytes += uint64(len(r.Bytes()))
-			}
-		}
-		st := r.Stats()
-		_ = r.Close()
-		g := byPrefix[prefix]
-		if g == nil {
-			rank, _ := strconv.Atoi(placeholder.Expand("%rank%", processPlaceholders(r.Process(), time.Time{})))
-			g = &spoolGroup{prefix: prefix, rank: rank}
-			byPrefix[prefix] = g
-			groups = append(groups, g)
-		}
-		g.spools = append(g.spools, p)
-		g.bytes += bytes
-		for _, k := range eventKinds {
-			g.events += st.Count(k)
-		}
-	}
-	return groups, nil
-}
-
-// eventKinds are the record kinds that are trace events (not names, symbols
-// or agents).
-var eventKinds = []tracing.Kind{
-	tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
-	tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindCounterSample,
+	rank, _ := strconv.Atoi(placeholder.Expand("%rank%", processPlaceholders(g.Processes[0], time.Time{})))
+	return rank
 }
 
 // outputConfig maps a pass's options onto the writers' configuration. The
