@@ -495,8 +495,10 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 	// when the process has samples (counter runs serialise dispatches, so
 	// they are few).
 	var dispatchEvents map[uint64]int64
+	var sampled dispatchSet
 	if p.Counts[domCounter] > 0 {
 		dispatchEvents = map[uint64]int64{}
+		sampled = newDispatchSet(p.Sampled)
 	}
 	catKernel, catCopy := w.str("KERNEL_DISPATCH"), w.str("MEMORY_COPY")
 	catAlloc, catScratch := w.str("MEMORY_ALLOCATION"), w.str("SCRATCH_MEMORY")
@@ -553,7 +555,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			if ev, err = e.add(tabEvent, "", catKernel, corr, corr, 0); err != nil {
 				return err
 			}
-			if dispatchEvents != nil && p.sampled(d.DispatchID) {
+			if dispatchEvents != nil && sampled.has(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
 			}
 			_, err = e.add(tabDispatch, "", ids.nid, ids.pid, ids.threads[d.TID], ids.agentID(d.AgentNode),
@@ -623,6 +625,38 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 		}
 	}
 	return nil
+}
+
+// dispatchSet answers "does this dispatch have counter samples" for every
+// dispatch of a counter run: a bitmap when the ids are dense enough (they
+// count up from 1), the scan's map otherwise.
+type dispatchSet struct {
+	bits []uint64
+	m    map[uint64]struct{}
+}
+
+func newDispatchSet(m map[uint64]struct{}) dispatchSet {
+	var top uint64
+	for id := range m {
+		top = max(top, id)
+	}
+	// At most 64 bits of bitmap per member, so never much more than the map.
+	if top/64 > uint64(len(m)) {
+		return dispatchSet{m: m}
+	}
+	bits := make([]uint64, top/64+1)
+	for id := range m {
+		bits[id/64] |= 1 << (id % 64)
+	}
+	return dispatchSet{bits: bits}
+}
+
+func (s dispatchSet) has(id uint64) bool {
+	if s.bits == nil {
+		_, ok := s.m[id]
+		return ok
+	}
+	return id/64 < uint64(len(s.bits)) && s.bits[id/64]&(1<<(id%64)) != 0
 }
 
 // rocpdTables lists the base names of the suffixed tables.

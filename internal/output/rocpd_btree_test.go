@@ -231,3 +231,19 @@ func TestROCpdUndescribedAgent(t *testing.T) {
 	require.Equal(t, "1|GPU\n5|GPU", sqlite3CLI(t, db, "SELECT id, type FROM rocpd_info_agent ORDER BY id"))
 	require.Equal(t, "5", sqlite3CLI(t, db, "SELECT agent_id FROM rocpd_kernel_dispatch"))
 }
+
+func TestROCpdDispatchSet(t *testing.T) {
+	dense := map[uint64]struct{}{1: {}, 5: {}, 63: {}, 64: {}, 200: {}}
+	sparse := map[uint64]struct{}{3: {}, 1 << 40: {}}
+	for _, m := range []map[uint64]struct{}{dense, sparse, {}} {
+		s := newDispatchSet(m)
+		for id := uint64(0); id < 300; id++ {
+			_, want := m[id]
+			require.Equal(t, want, s.has(id), id)
+		}
+		require.Equal(t, len(m) == 2, s.has(1<<40))
+		require.False(t, s.has(1<<40+1))
+	}
+	require.NotNil(t, newDispatchSet(dense).bits)
+	require.Nil(t, newDispatchSet(sparse).bits)
+}
