@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // rawName matches the shim's raw trace files:
@@ -60,9 +61,10 @@ func ListRaw(dir string) ([]RawFile, error) {
 
 // DirOptions configures DecodeDir.
 type DirOptions struct {
-	Dir      string   // where the raw files, code objects and index are
-	Library  string   // the decoder library's path
-	Counters []string // --att-perfcounters as given (NAME or NAME:simdmask)
+	Dir      string    // where the raw files, code objects and index are
+	Since    time.Time // only raw files written since (zero: all), e.g. this run's
+	Library  string    // the decoder library's path
+	Counters []string  // --att-perfcounters as given (NAME or NAME:simdmask)
 	Log      io.Writer
 }
 
@@ -81,8 +83,20 @@ type DirResult struct {
 // agent and dispatch id). The raw files are kept.
 func DecodeDir(o DirOptions) (*DirResult, error) {
 	raws, err := ListRaw(o.Dir)
-	if err != nil || len(raws) == 0 {
+	if err != nil {
 		return &DirResult{}, err
+	}
+	if !o.Since.IsZero() {
+		kept := raws[:0]
+		for _, r := range raws {
+			if st, err := os.Stat(r.Path); err == nil && !st.ModTime().Before(o.Since) {
+				kept = append(kept, r)
+			}
+		}
+		raws = kept
+	}
+	if len(raws) == 0 {
+		return &DirResult{}, nil
 	}
 	dec, err := Open(o.Library)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/att"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
@@ -40,26 +41,27 @@ func validateATT(plan *options.Plan, agents []topology.Agent, agentErr error) er
 // stats_*.csv next to the raw files. counters are --att-perfcounters'
 // names, listed in filenames.json. It returns the decoded directories.
 func ThreadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, log io.Writer) ([]string, error) {
-	res, err := threadTraceDecode(dir, libDirs, ldLibraryPath, counters, log)
+	res, err := threadTraceDecode(dir, libDirs, ldLibraryPath, counters, time.Time{}, log)
 	if res == nil {
 		return nil, err
 	}
 	return res.Dispatches, err
 }
 
-func threadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, log io.Writer) (*att.DirResult, error) {
+func threadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, since time.Time, log io.Writer) (*att.DirResult, error) {
 	lib := att.Find(libDirs, ldLibraryPath)
 	if lib == "" {
 		return nil, fmt.Errorf("%s was not found (--att-library-path, ROCPROF_ATT_LIBRARY_PATH, LD_LIBRARY_PATH, /opt/rocm/lib)", att.LibraryName)
 	}
-	return att.DecodeDir(att.DirOptions{Dir: dir, Library: lib, Counters: counters, Log: log})
+	return att.DecodeDir(att.DirOptions{Dir: dir, Since: since, Library: lib, Counters: counters, Log: log})
 }
 
 // decodeThreadTraces runs after the app: for each thread-traced pass whose
 // decoder is found, the raw traces are decoded as rocprofv3 does at the end
-// of its run. When the decoder is missing the shim has already said where
-// the raw files are; nothing is lost.
-func decodeThreadTraces(res *launch.Result, environ []string, progress io.Writer) {
+// of its run (only this run's raw files: an output directory can hold an
+// earlier run's). When the decoder is missing the shim has already said
+// where the raw files are; nothing is lost.
+func decodeThreadTraces(res *launch.Result, started time.Time, environ []string, progress io.Writer) {
 	if res == nil {
 		return
 	}
@@ -83,7 +85,7 @@ func decodeThreadTraces(res *launch.Result, environ []string, progress io.Writer
 				names = append(names, c.String())
 			}
 		}
-		r, err := threadTraceDecode(p.Dir, libDirs, ld, names, progress)
+		r, err := threadTraceDecode(p.Dir, libDirs, ld, names, started, progress)
 		if err != nil {
 			fmt.Fprintf(progress, "rocprof-go: thread trace: decoding %s: %v (the raw .att files are kept)\n", p.Dir, err)
 		}

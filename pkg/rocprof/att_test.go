@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,6 +38,11 @@ func TestThreadTraceDecodedAfterTheRun(t *testing.T) {
 	t.Setenv("FAKE_DECODER_PERFEVENTS", "1") // read by the decoder, which runs in this process
 	out := t.TempDir()
 	lib := fakeDecoderDir(t)
+	// An earlier run's raw file in the same directory is not decoded again.
+	stale := filepath.Join(out, "1_agent_1_shader_engine_0_99.att")
+	require.NoError(t, os.WriteFile(stale, []byte("old"), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(stale, old, old))
 	res, err := rocprof.Run(context.Background(), rocprof.Options{
 		Args: []string{"--virtual-gpu", "--att", "--att-library-path", lib, "--kernel-include-regex", "vadd",
 			"--att-perfcounters", "SQ_WAVES SQ_BUSY_CYCLES:3", "--att-perfcounter-ctrl", "4", "-d", out},
@@ -45,7 +51,7 @@ func TestThreadTraceDecodedAfterTheRun(t *testing.T) {
 	require.Equal(t, 0, res.ExitStatus)
 	raws, err := filepath.Glob(filepath.Join(out, "*_agent_1_shader_engine_0_*.att"))
 	require.NoError(t, err)
-	require.Len(t, raws, 2, "vadd runs twice")
+	require.Len(t, raws, 3, "vadd runs twice, plus the stale file")
 	uis, err := filepath.Glob(filepath.Join(out, "ui_output_agent_1_dispatch_*"))
 	require.NoError(t, err)
 	require.Len(t, uis, 2)

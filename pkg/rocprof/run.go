@@ -118,7 +118,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
 		return nil, runErr
 	}
-	decodeThreadTraces(res, environ, progress)
+	decodeThreadTraces(res, started, environ, progress)
 	if err := writeConfigFiles(res, plan); err != nil && runErr == nil {
 		runErr = err
 	}
