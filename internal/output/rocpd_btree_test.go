@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -246,4 +247,33 @@ func TestROCpdDispatchSet(t *testing.T) {
 	}
 	require.NotNil(t, newDispatchSet(dense).bits)
 	require.Nil(t, newDispatchSet(sparse).bits)
+}
+
+// TestROCpdWriteErrorRemovesFile: when the page writer cannot write (here
+// the file size limit, as a full disk would), WriteROCpd fails with the
+// system's error and leaves no partial database.
+func TestROCpdWriteErrorRemovesFile(t *testing.T) {
+	spool := writeFixture(t, t.TempDir(), []int32{33}, 20000)[0]
+	db := filepath.Join(t.TempDir(), "results.db")
+	// 4096 blocks (2 or 4 MiB): the schema fits, the events do not.
+	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" -test.run '^TestROCpdWriteErrorChild$'`, os.Args[0])
+	cmd.Env = append(os.Environ(), "ROCPROF_GO_ROCPD_CHILD="+spool+"|"+db)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "write error: ")
+	require.Contains(t, string(out), "file too large")
+	require.NoFileExists(t, db)
+}
+
+// TestROCpdWriteErrorChild is TestROCpdWriteErrorRemovesFile's child; it
+// does nothing in a normal test run.
+func TestROCpdWriteErrorChild(t *testing.T) {
+	spec := os.Getenv("ROCPROF_GO_ROCPD_CHILD")
+	if spec == "" {
+		return
+	}
+	spool, db, _ := strings.Cut(spec, "|")
+	err := WriteROCpd(db, &Input{Spools: []string{spool}})
+	require.Error(t, err)
+	fmt.Println("write error:", err)
 }
