@@ -144,6 +144,14 @@ std::atomic<uint64_t> g_queue_id{0};
 std::atomic<uint64_t> g_queues_gen{1};
 uint64_t g_tick_per_second = 1000000000ull;
 
+// Regression-test hook for the completion thread's wake-ups (issue #5,
+// test/reliability/wakeup_test.go): ROCPROF_GO_TEST_PUBLISH_DELAY_US makes
+// the callback sleep between deciding whether to wake the completion thread
+// and publishing its entries — the window in which the thread may drain the
+// FIFO and go to sleep — so that a lost wake-up shows every time. 0 (unset)
+// in normal runs: one predictable branch per callback.
+long g_test_publish_delay_us;
+
 decltype(hsa_queue_create) *g_next_queue_create;
 decltype(hsa_queue_destroy) *g_next_queue_destroy;
 
@@ -402,6 +410,11 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     // an app-visible packet must be waited on promptly: only then is a wake-up
     // (a syscall) worth it. Otherwise its timed poll finds the new entries.
     bool need_wake = tail == q->head.load(std::memory_order_seq_cst);
+    if (__builtin_expect(g_test_publish_delay_us != 0, 0)) {
+        struct timespec ts = {g_test_publish_delay_us / 1000000,
+                              g_test_publish_delay_us % 1000000 * 1000};
+        nanosleep(&ts, nullptr);
+    }
     for (uint64_t i = 0; i < count; i++) {
         hsa_kernel_dispatch_packet_t *k = &buf[i];
         uint32_t type = (k->header >> HSA_PACKET_HEADER_TYPE) & 0xff;
@@ -612,6 +625,8 @@ hsa_status_t hook_set_profiler_enabled(hsa_queue_t *hq, int enable)
 
 void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
 {
+    if (const char *d = getenv("ROCPROF_GO_TEST_PUBLISH_DELAY_US"))
+        g_test_publish_delay_us = strtol(d, nullptr, 10) > 0 ? strtol(d, nullptr, 10) : 0;
     uint64_t f = 0;
     if (shim_core.hsa_system_get_info_fn(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &f) ==
             HSA_STATUS_SUCCESS &&
