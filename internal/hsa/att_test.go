@@ -191,6 +191,7 @@ func TestThreadTracePerfCountersProgrammed(t *testing.T) {
 		"ROCPROF_ATT_PARAM_PERFCOUNTERS=SQ_WAVES SQ_BUSY_CYCLES:3", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=2",
 		"ROCPROF_VGPU_LOG=" + log}, "multistream", "run", "0")
 	require.Equal(t, 0, r.exitCode, r.stderr)
+	require.NotContains(t, r.stderr, "unknown register", "the virtual GPU knows every register written")
 	files, err := filepath.Glob(filepath.Join(out, "*.att"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)
