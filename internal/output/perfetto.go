@@ -173,6 +173,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			threadIndex[tid] = n
 		}
 	}
+	trackNames := map[uint64]string{} // slice tracks' names, for their overlap lanes
 	threadTracks := map[uint32]uint64{}
 	threadTrack := func(tid uint32) uint64 {
 		if u, ok := threadTracks[tid]; ok {
@@ -180,16 +181,34 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 		}
 		u := uuidOf("thread", pid, p.Info.StartBoottimeNs, tid)
 		threadTracks[tid] = u
+		label := name
+		if i, ok := threadIndex[tid]; ok {
+			label = fmt.Sprintf("THREAD %d (%d)", i, tid)
+		}
+		trackNames[u] = label
 		pw.track(u, func(d pbMsg) pbMsg {
-			td := pbMsg(nil).i(pfThreadPID, int64(pid)).i(pfThreadTID, int64(tid))
-			if i, ok := threadIndex[tid]; ok {
-				td = td.s(pfThreadName, fmt.Sprintf("THREAD %d (%d)", i, tid))
-			} else {
-				td = td.s(pfThreadName, name)
-			}
+			td := pbMsg(nil).i(pfThreadPID, int64(pid)).i(pfThreadTID, int64(tid)).s(pfThreadName, label)
 			return d.u(pfTrackParent, procTrack).msg(pfTrackThread, td)
 		})
 		return u
+	}
+	// Slices that would not nest on their track (see perfettoLayout) go to
+	// overlap lanes: child tracks of it.
+	places := perfettoLayout(p, r)
+	var seq uint32
+	place := func(t uint64, start, end uint64) (uint64, uint64, uint64) {
+		pl, ok := places[seq]
+		if !ok {
+			return t, start, end
+		}
+		if pl.lane > 0 {
+			base := t
+			t = uuidOf("lane", base, pl.lane)
+			pw.track(t, func(d pbMsg) pbMsg {
+				return d.u(pfTrackParent, base).s(pfTrackName, fmt.Sprintf("%s (overlap %d)", trackNames[base], pl.lane))
+			})
+		}
+		return t, pl.start, pl.end
 	}
 	// Device and counter tracks are looked up by a small key; the label is
 	// only formatted the first time.
@@ -208,6 +227,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 	}
 	named := func(label string) uint64 {
 		u := uuidOf("track", pid, p.Info.StartBoottimeNs, label)
+		trackNames[u] = label
 		pw.track(u, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
 		return u
 	}
@@ -261,6 +281,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 	}
 
 	for r.Next() {
+		seq++
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
@@ -269,21 +290,23 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				cat = domainNames[domHIP].category
 			}
 			t := threadTrack(a.TID)
+			t, t0, t1 := place(t, a.Start, a.End)
 			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(a.CorrelationID), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", a.Domain.String())
 			pw.annS("operation", p.funcName(a.Domain, a.Function))
 			pw.annU("corr_id", a.CorrelationID)
-			pw.endSlice(t, a.Start, a.End)
+			pw.endSlice(t, t0, t1)
 		case tracing.KindMarker:
 			m := r.Marker()
 			t := threadTrack(m.TID)
+			t, t0, t1 := place(t, m.Start, m.End)
 			pw.beginSlice(t, domainNames[domMarker].category, markerName(&m), flow(m.CorrelationID), m.Start, m.End)
 			pw.annU("tid", uint64(m.TID))
 			pw.annS("kind", m.Domain.String())
 			pw.annS("operation", m.Function.String())
 			pw.annU("corr_id", m.CorrelationID)
-			pw.endSlice(t, m.Start, m.End)
+			pw.endSlice(t, t0, t1)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			if dispatches != nil && p.sampled(d.DispatchID) {
@@ -297,6 +320,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			} else {
 				t = cached(trackKey{2, d.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", d.StreamID)) })
 			}
+			t, t0, t1 := place(t, d.Start, d.End)
 			pw.beginSlice(t, domainNames[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
 			pw.annU("tid", uint64(d.TID))
 			pw.annS("kind", "KERNEL_DISPATCH")
@@ -314,7 +338,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annU("SGPR_Count", uint64(d.SGPRCount))
 			pw.annU("workgroup_size", uint64(d.Workgroup[0])*uint64(d.Workgroup[1])*uint64(d.Workgroup[2]))
 			pw.annU("grid_size", uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
-			pw.endSlice(t, d.Start, d.End)
+			pw.endSlice(t, t0, t1)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			var t uint64
@@ -325,6 +349,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			} else {
 				t = cached(trackKey{2, c.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", c.StreamID)) })
 			}
+			t, t0, t1 := place(t, c.Start, c.End)
 			pw.beginSlice(t, domainNames[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
 			pw.annU("tid", uint64(c.TID))
 			pw.annS("kind", "MEMORY_COPY")
@@ -334,7 +359,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annS("src_agent", p.agentLabel(c.SrcAgentNode, "-"))
 			pw.annS("dst_agent", p.agentLabel(c.DstAgentNode, "-"))
 			pw.annU("copy_bytes", c.Bytes)
-			pw.endSlice(t, c.Start, c.End)
+			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{4, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
 				return counterTrack("COPY BYTES to "+p.agentLabel(c.DstAgentNode, " "), "bytes")
 			})
@@ -343,13 +368,14 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
 			t := threadTrack(a.TID)
+			t, t0, t1 := place(t, a.Start, a.End)
 			pw.beginSlice(t, domainNames[domAlloc].category, a.Operation.String(), flow(a.CorrelationID), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", "MEMORY_ALLOCATION")
 			pw.annU("corr_id", a.CorrelationID)
 			pw.annU("address", a.Address)
 			pw.annU("allocation_size", a.Size)
-			pw.endSlice(t, a.Start, a.End)
+			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{5, 0, 0, 0}, func() uint64 { return counterTrack("FREE BYTES", "bytes") })
 			if a.Operation.IsAllocate() {
 				ct = cached(trackKey{6, uint64(a.AgentNode), 0, 0}, func() uint64 {
@@ -360,13 +386,14 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
 			t := threadTrack(s.TID)
+			t, t0, t1 := place(t, s.Start, s.End)
 			pw.beginSlice(t, domainNames[domScratch].category, s.Operation.String(), flow(s.CorrelationID), s.Start, s.End)
 			pw.annU("tid", uint64(s.TID))
 			pw.annS("kind", "SCRATCH_MEMORY")
 			pw.annU("queue", s.QueueID)
 			pw.annU("allocation_size", s.Size)
 			pw.annU("flags", uint64(s.Flags))
-			pw.endSlice(t, s.Start, s.End)
+			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{7, uint64(s.AgentNode), 0, 0}, func() uint64 {
 				return counterTrack("SCRATCH MEMORY on "+p.agentLabel(s.AgentNode, " "), "bytes")
 			})

@@ -1,0 +1,211 @@
+package output
+
+import (
+	"sort"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// Perfetto's importer keeps one stack of open slices per track: a BEGIN
+// pushes, an END (which names nothing) pops whatever is on top, and events
+// are taken in timestamp order, ties in the order they were written. Slices
+// that cross on one track therefore come out wrong: the END of the first
+// closes the second. Records do cross: a dispatch's converted GPU timestamps
+// can start it a few ns before the previous dispatch on its queue ended, a
+// process range (roctxRangeStart/Stop) overlaps what it likes, and two
+// slices that merely touch (one ends at t, the next starts at t) go wrong
+// when the later one was written first.
+//
+// Before writing a process, perfettoLayout sorts every slice track's
+// intervals and decides:
+//
+//   - GPU tracks (streams, queues, copy engines): consecutive slices that
+//     overlap are cut at the midpoint of the overlap, the first ending and
+//     the next starting there, as rocprofv3 does for dispatches on one queue;
+//     the slices' begin_ns/end_ns arguments keep the recorded times;
+//   - every track: a slice that would still not nest where it is written
+//     (it crosses the slice enclosing it, or an equal timestamp would be
+//     taken in the wrong order) moves to the first overlap lane where it
+//     nests: a child track named "<track> (overlap <n>)". Its times are not
+//     changed.
+//
+// Only slices that need either fix are remembered (by their record's index
+// in the spool); the intervals themselves are dropped before writing.
+
+// pfTrackKey names a slice track before it has a uuid.
+type pfTrackKey struct {
+	kind uint8
+	a, b uint64
+}
+
+const (
+	pfKeyThread uint8 = iota + 1 // a: tid
+	pfKeyQueue                   // a: agent node, b: queue id (--group-by-queue)
+	pfKeyStream                  // a: stream id
+	pfKeyCopy                    // a: destination agent node (--group-by-queue)
+)
+
+// pfSpan is one slice's interval; seq is its record's index in the spool,
+// which is also the order its packets are written in.
+type pfSpan struct {
+	start, end uint64
+	seq        uint32
+}
+
+// pfPlace is where a slice goes when it is not simply on its track with its
+// recorded times.
+type pfPlace struct {
+	start, end uint64
+	lane       uint32 // 0: the track itself
+}
+
+// pfSliceOf returns the track and interval of a record that is a slice.
+func pfSliceOf(p *process, r *tracing.Reader) (pfTrackKey, uint64, uint64, bool) {
+	switch r.Kind() {
+	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		a := r.APICall()
+		return pfTrackKey{kind: pfKeyThread, a: uint64(a.TID)}, a.Start, a.End, true
+	case tracing.KindMarker:
+		m := r.Marker()
+		return pfTrackKey{kind: pfKeyThread, a: uint64(m.TID)}, m.Start, m.End, true
+	case tracing.KindMemoryAllocation:
+		a := r.MemoryAllocation()
+		return pfTrackKey{kind: pfKeyThread, a: uint64(a.TID)}, a.Start, a.End, true
+	case tracing.KindScratchMemory:
+		s := r.ScratchMemory()
+		return pfTrackKey{kind: pfKeyThread, a: uint64(s.TID)}, s.Start, s.End, true
+	case tracing.KindKernelDispatch:
+		d := r.KernelDispatch()
+		if p.opts.GroupByQueue {
+			return pfTrackKey{kind: pfKeyQueue, a: uint64(d.AgentNode), b: d.QueueID}, d.Start, d.End, true
+		}
+		return pfTrackKey{kind: pfKeyStream, a: d.StreamID}, d.Start, d.End, true
+	case tracing.KindMemoryCopy:
+		c := r.MemoryCopy()
+		if p.opts.GroupByQueue {
+			return pfTrackKey{kind: pfKeyCopy, a: uint64(c.DstAgentNode)}, c.Start, c.End, true
+		}
+		return pfTrackKey{kind: pfKeyStream, a: c.StreamID}, c.Start, c.End, true
+	}
+	return pfTrackKey{}, 0, 0, false
+}
+
+// perfettoLayout is the pass over a process's spool that finds the slices
+// to move or cut; records are numbered from 1 as r.Next returns them. The
+// reader is rewound for the writing pass.
+func perfettoLayout(p *process, r *tracing.Reader) map[uint32]pfPlace {
+	tracks := map[pfTrackKey][]pfSpan{}
+	places := map[uint32]pfPlace{}
+	var seq uint32
+	r.Rewind()
+	for r.Next() {
+		seq++
+		if k, start, end, ok := pfSliceOf(p, r); ok {
+			if end < start {
+				places[seq] = pfPlace{start: start, end: start} // shown as an instant
+			}
+			tracks[k] = append(tracks[k], pfSpan{start: start, end: max(start, end), seq: seq})
+		}
+	}
+	r.Rewind()
+	for k, spans := range tracks {
+		pfSortSpans(spans)
+		if k.kind != pfKeyThread && pfSplitOverlaps(spans, places) {
+			pfSortSpans(spans)
+		}
+		pfAssignLanes(spans, places)
+		delete(tracks, k)
+	}
+	return places
+}
+
+// pfSortSpans orders a track's slices as they open: by start, the longer
+// (enclosing) one first, then in writing order.
+func pfSortSpans(s []pfSpan) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].start != s[j].start {
+			return s[i].start < s[j].start
+		}
+		if s[i].end != s[j].end {
+			return s[i].end > s[j].end
+		}
+		return s[i].seq < s[j].seq
+	})
+}
+
+// pfSplitOverlaps cuts overlapping neighbours of a GPU track at the middle
+// of their overlap; it reports whether it changed anything.
+func pfSplitOverlaps(s []pfSpan, places map[uint32]pfPlace) bool {
+	changed := false
+	for i := 0; i+1 < len(s); i++ {
+		cur, next := &s[i], &s[i+1]
+		if next.start >= cur.end {
+			continue
+		}
+		lo := max(next.start, cur.start)
+		hi := max(lo, min(cur.end, next.end))
+		mid := lo + (hi-lo)/2
+		cur.end, next.start = mid, mid
+		next.end = max(next.end, mid)
+		places[cur.seq] = pfPlace{start: cur.start, end: cur.end}
+		places[next.seq] = pfPlace{start: next.start, end: next.end}
+		changed = true
+	}
+	return changed
+}
+
+// pfAssignLanes replays how the importer will stack a track's slices and
+// moves each slice that would not nest to the first lane where it does.
+func pfAssignLanes(spans []pfSpan, places map[uint32]pfPlace) {
+	var lanes [][]pfSpan // open slices per lane, innermost last
+	for _, s := range spans {
+		lane := -1
+		for l := range lanes {
+			st := lanes[l]
+			for len(st) > 0 && st[len(st)-1].end < s.start {
+				st = st[:len(st)-1] // ended before s starts
+			}
+			lanes[l] = st
+			if pfNests(st, s) {
+				lane = l
+				break
+			}
+		}
+		if lane < 0 {
+			lanes = append(lanes, nil)
+			lane = len(lanes) - 1
+		}
+		lanes[lane] = append(lanes[lane], s)
+		if lane > 0 {
+			pl, ok := places[s.seq]
+			if !ok {
+				pl = pfPlace{start: s.start, end: s.end}
+			}
+			pl.lane = uint32(lane)
+			places[s.seq] = pl
+		}
+	}
+}
+
+// pfNests reports whether slice s, opened on a lane whose open slices are
+// st, is closed by its own END. A slice that ends exactly when s starts
+// and was written first is already closed when s begins (ties are taken in
+// writing order), so it does not enclose s; nor do the slices it was
+// keeping on the stack that ended before.
+func pfNests(st []pfSpan, s pfSpan) bool {
+	i := len(st) - 1
+	for i >= 0 && (st[i].end < s.start || st[i].end == s.start && st[i].seq < s.seq) {
+		i--
+	}
+	if i < 0 {
+		return true
+	}
+	parent := st[i]
+	if s.end > parent.end {
+		return false // crosses its parent's end
+	}
+	if parent.start == s.start && parent.seq > s.seq && parent.end != s.end {
+		return false // s's BEGIN would be taken first, making s the outer slice
+	}
+	return true
+}
