@@ -497,7 +497,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 	var dispatchEvents map[uint64]int64
 	var sampled dispatchSet
 	if p.Counts[domCounter] > 0 {
-		dispatchEvents = map[uint64]int64{}
+		dispatchEvents = make(map[uint64]int64, len(p.Sampled))
 		sampled = newDispatchSet(p.Sampled)
 	}
 	catKernel, catCopy := w.str("KERNEL_DISPATCH"), w.str("MEMORY_COPY")
