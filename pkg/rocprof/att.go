@@ -61,10 +61,13 @@ func threadTraceDecode(dir string, libDirs []string, ldLibraryPath string, count
 // of its run (only this run's raw files: an output directory can hold an
 // earlier run's). When the decoder is missing the shim has already said
 // where the raw files are; nothing is lost.
-func decodeThreadTraces(res *launch.Result, started time.Time, environ []string, progress io.Writer) {
+//
+// It reports whether decoded files were added to the passes' file lists.
+func decodeThreadTraces(res *launch.Result, started time.Time, environ []string, progress io.Writer) bool {
 	if res == nil {
-		return
+		return false
 	}
+	added := false
 	ld, _ := lookupIn(environ)("LD_LIBRARY_PATH")
 	for i := range res.Passes {
 		p := &res.Passes[i]
@@ -98,6 +101,8 @@ func decodeThreadTraces(res *launch.Result, started time.Time, environ []string,
 				launch.OutputFile{Path: att.StatsName(d), Format: "csv", Domain: "thread_trace", Records: int64(r.Rows[j])},
 				launch.OutputFile{Path: filepath.Join(d, "code.json"), Format: "json", Domain: "thread_trace", Records: int64(r.Rows[j])})
 		}
+		added = true
 		fmt.Fprintf(progress, "rocprof-go: thread trace: %d dispatch(es) decoded into %s\n", len(r.Dispatches), p.Dir)
 	}
+	return added
 }

@@ -19,12 +19,13 @@ import (
 
 // fakeDecoderDir builds internal/att's stand-in decoder as
 // librocprof-trace-decoder.so in a new directory.
-func fakeDecoderDir(t *testing.T) string {
+func fakeDecoderDir(t *testing.T, cflags ...string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "..", "internal", "att", "testdata", "fake_decoder.c")
 	dir := t.TempDir()
-	b, err := exec.Command("cc", "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "librocprof-trace-decoder.so"), src).CombinedOutput()
+	args := append([]string{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "librocprof-trace-decoder.so")}, cflags...)
+	b, err := exec.Command("cc", append(args, src)...).CombinedOutput()
 	require.NoError(t, err, string(b))
 	return dir
 }
@@ -123,4 +124,22 @@ func TestThreadTraceBadOptions(t *testing.T) {
 		Args: []string{"--virtual-gpu", "--att", "--att-library-path", t.TempDir(), "-d", t.TempDir()}}, app)
 	require.ErrorAs(t, err, &ue)
 	require.Contains(t, err.Error(), "librocprof-trace-decoder.so")
+}
+
+// A decoder that crashes takes the CLI down after run.json and the raw
+// traces are written: the run's record and data survive it.
+func TestThreadTraceDecoderCrashKeepsTheRun(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	lib := fakeDecoderDir(t, "-DFAKE_DECODER_CRASH")
+	cmd := exec.Command(filepath.Join(buildDir(), "rocprof-go"), "--virtual-gpu", "--att", "--att-library-path", lib,
+		"--kernel-include-regex", "vadd", "-d", out, "--", filepath.Join(buildDir(), "testdata", "multistream"), "1", "1")
+	b, err := cmd.CombinedOutput()
+	require.Error(t, err, "the decoder aborts the CLI: %s", b)
+	m, err := rocprof.LoadManifest(out)
+	require.NoError(t, err, string(b))
+	require.Equal(t, 0, m.ExitStatus, "the app's own status is recorded")
+	raws, err := filepath.Glob(filepath.Join(out, "*.att"))
+	require.NoError(t, err)
+	require.Len(t, raws, 1, "the raw trace is kept for a later decode")
 }

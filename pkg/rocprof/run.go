@@ -118,7 +118,6 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
 		return nil, runErr
 	}
-	decodeThreadTraces(res, started, environ, progress)
 	if err := writeConfigFiles(res, plan); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -130,6 +129,15 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	}
 	if err := WriteManifest(top, m); err != nil {
 		return nil, errors.Join(runErr, fmt.Errorf("cannot write %s: %w", filepath.Join(top, ManifestName), err))
+	}
+	// Thread traces are decoded once run.json is written: a decoder library
+	// that crashes cannot take the run's record with it.
+	if decodeThreadTraces(res, started, environ, progress) {
+		m2 := buildManifest(plan, agents, res, top)
+		m2.PID, m2.Started, m2.Finished, m2.Error = m.PID, m.Started, time.Now(), m.Error
+		if err := WriteManifest(top, m2); err == nil {
+			m = m2
+		}
 	}
 	out := &Result{ExitStatus: res.ExitStatus, Dir: top, Manifest: m}
 	return out, runErr

@@ -13,7 +13,8 @@
  *   dispatch;
  * - an INFO record (DATA_LOST) when the trace holds no dispatch.
  *
- * Malformed data returns INVALID_SHADER_DATA. */
+ * Malformed data returns INVALID_SHADER_DATA. Built with -DFAKE_DECODER_CRASH
+ * it aborts instead of parsing. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,9 @@ static int parse_one(const uint8_t *d, uint64_t n, trace_cb tcb, isa_cb icb, voi
 
 int rocprof_trace_decoder_parse_data(se_cb scb, trace_cb tcb, isa_cb icb, void *ud)
 {
+#ifdef FAKE_DECODER_CRASH
+    abort(); /* built with -DFAKE_DECODER_CRASH: a decoder that brings its process down */
+#endif
     int status = 0;
     for (;;) {
         uint8_t *buf = NULL;
