@@ -83,7 +83,7 @@ func decodeThreadTraces(res *launch.Result, started time.Time, environ []string,
 			continue
 		}
 		var names []string
-		if cs, period, err := cfg.ATTStreamedCounters(); err == nil && period > 0 {
+		if cs, _, err := cfg.ATTStreamedCounters(); err == nil { // listed as given, as rocprofv3 does
 			for _, c := range cs {
 				names = append(names, c.String())
 			}
