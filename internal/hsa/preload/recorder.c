@@ -527,7 +527,7 @@ void rpg__helper_start(void)
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_attr_setstacksize(&a, 256 * 1024); /* static TLS comes out of it too */
     pthread_t th;
     int rc = pthread_create(&th, &a, helper_main, NULL);
     pthread_attr_destroy(&a);
