@@ -204,7 +204,7 @@ func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
 			r.Rewind()
 			for r.Next() {
 				if r.Kind() == bd.kind {
-					writeJSONRecord(j, r)
+					writeJSONRecord(j, p, r)
 				}
 			}
 		}
@@ -264,43 +264,50 @@ func writeJSONStrings(j *jsonWriter, p *process, r *tracing.Reader) {
 		}
 	}
 	j.end()
-	j.key("correlation_id").obj().key("external").arr().end().end()
+	// With --kernel-rename: the range messages renamed dispatches refer to
+	// by correlation_id.external.
+	j.key("correlation_id").obj().key("external").arr()
+	for _, e := range p.renamer.renameStrings() {
+		j.obj().key("key").u(e.id).key("value").s(e.msg).end()
+	}
+	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
 	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
 	j.key("att_filenames").arr().end().key("code_object_snapshot_filenames").arr().end()
 	j.end()
 }
 
-func writeJSONCorrelation(j *jsonWriter, internal uint64) {
-	j.key("correlation_id").obj().key("internal").u(internal).key("external").u(0).key("ancestor").u(0).end()
+func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {
+	j.key("correlation_id").obj().key("internal").u(internal).key("external").u(external).key("ancestor").u(0).end()
 }
 
 // writeJSONRecord writes the reader's current record as the SDK's buffer
-// record.
-func writeJSONRecord(j *jsonWriter, r *tracing.Reader) {
+// record. A dispatch's kernel stays its kernel_id; under --kernel-rename its
+// correlation_id.external names the enclosing range (as in rocprofv3).
+func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader) {
 	j.obj()
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI:
 		a := r.APICall()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
-		writeJSONCorrelation(j, a.CorrelationID)
+		writeJSONCorrelation(j, a.CorrelationID, 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
 	case tracing.KindMarker:
 		m := r.Marker()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(m.Domain))).key("operation").i(int64(sdkMarkerOp(m.Domain, m.Function)))
-		writeJSONCorrelation(j, m.CorrelationID)
+		writeJSONCorrelation(j, m.CorrelationID, 0)
 		j.key("start_timestamp").u(m.Start).key("end_timestamp").u(m.End).key("thread_id").u(uint64(m.TID))
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
 		j.key("size").u(120).key("kind").i(sdkKernelDispatch).key("operation").i(2)
-		writeJSONCorrelation(j, d.CorrelationID)
+		writeJSONCorrelation(j, d.CorrelationID, p.renamer.external(d.TID, d.CorrelationID))
 		j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).key("thread_id").u(uint64(d.TID))
 		j.key("dispatch_info")
 		writeJSONDispatchInfo(j, &d)
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
 		j.key("size").u(80).key("kind").i(sdkMemoryCopy).key("operation").u(uint64(c.Direction))
-		writeJSONCorrelation(j, c.CorrelationID)
+		writeJSONCorrelation(j, c.CorrelationID, 0)
 		j.key("start_timestamp").u(c.Start).key("end_timestamp").u(c.End).key("thread_id").u(uint64(c.TID))
 		j.key("dst_agent_id").handle(uint64(c.DstAgentNode)).key("src_agent_id").handle(uint64(c.SrcAgentNode))
 		j.key("bytes").u(c.Bytes).key("dst_address").handle(c.DstAddress).key("src_address").handle(c.SrcAddress)
@@ -308,14 +315,14 @@ func writeJSONRecord(j *jsonWriter, r *tracing.Reader) {
 	case tracing.KindMemoryAllocation:
 		a := r.MemoryAllocation()
 		j.key("size").u(64).key("kind").i(sdkMemoryAllocation).key("operation").u(uint64(a.Operation))
-		writeJSONCorrelation(j, a.CorrelationID)
+		writeJSONCorrelation(j, a.CorrelationID, 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
 		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").handle(a.Address)
 		j.key("allocation_size").u(a.Size)
 	case tracing.KindScratchMemory:
 		s := r.ScratchMemory()
 		j.key("size").u(64).key("kind").i(sdkScratchMemory).key("operation").u(uint64(s.Operation))
-		writeJSONCorrelation(j, s.CorrelationID)
+		writeJSONCorrelation(j, s.CorrelationID, 0)
 		j.key("start_timestamp").u(s.Start).key("end_timestamp").u(s.End).key("thread_id").u(uint64(s.TID))
 		j.key("agent_id").handle(uint64(s.AgentNode)).key("queue_id").handle(s.QueueID)
 		j.key("flags").u(uint64(s.Flags)).key("allocation_size").u(s.Size)
@@ -375,7 +382,7 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
 				cur, open = c.DispatchID, true
 				d := dispatches[cur]
 				j.obj().key("dispatch_data").obj().key("size").u(120)
-				writeJSONCorrelation(j, d.CorrelationID)
+				writeJSONCorrelation(j, d.CorrelationID, p.renamer.external(d.TID, d.CorrelationID))
 				j.key("dispatch_info")
 				writeJSONDispatchInfo(j, &d)
 				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()

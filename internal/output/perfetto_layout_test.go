@@ -54,7 +54,8 @@ func pbWalk(t *testing.T, b []byte, fn func(num protowire.Number, v uint64, sub 
 }
 
 // importSlices replays a trace's slice events and fails the test when an
-// END would close another slice than the one it was written for.
+// END would close another slice than the one it was written for. Slices
+// are keyed by name ("name#2" for the second of a name, and so on).
 func importSlices(t *testing.T, trace []byte) map[string]nestSlice {
 	type event struct {
 		ts, track uint64
@@ -161,8 +162,14 @@ func importSlices(t *testing.T, trace []byte) map[string]nestSlice {
 		// at the same time (same result).
 		require.Equal(t, endTS[top.order], e.ts,
 			"on %q the END of %q at %d closes %q", trackName[e.track], want.name, e.ts, top.name)
-		require.NotContains(t, out, top.name)
-		out[top.name] = nestSlice{name: top.name, track: trackName[e.track], start: top.ts, end: e.ts}
+		key := top.name // names repeat: "name", "name#2", ... in import order
+		for i := 2; ; i++ {
+			if _, dup := out[key]; !dup {
+				break
+			}
+			key = fmt.Sprintf("%s#%d", top.name, i)
+		}
+		out[key] = nestSlice{name: top.name, track: trackName[e.track], start: top.ts, end: e.ts}
 	}
 	for tr, st := range stacks {
 		require.Empty(t, st, "slices left open on %q", trackName[tr])

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"sort"
+
 	"github.com/rocprof-go/rocprof-go/internal/hsa/hiptrace/ranges"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -18,17 +20,59 @@ import (
 type kernelRenamer struct {
 	idx *ranges.Index
 	n   int
+	// ids numbers the range messages as rocprofv3's JSON does (its
+	// correlation_id.external): a message's id is the correlation id of
+	// the first push that carried it.
+	ids map[string]uint64
 }
 
-func newKernelRenamer() *kernelRenamer { return &kernelRenamer{idx: ranges.New()} }
+func newKernelRenamer() *kernelRenamer {
+	return &kernelRenamer{idx: ranges.New(), ids: map[string]uint64{}}
+}
 
 // addMarker records a marker if it is a thread (push/pop) range.
 func (k *kernelRenamer) addMarker(m *tracing.Marker) {
 	if k == nil || m.Function != tracing.MarkerThreadRange || m.RangeID <= m.CorrelationID {
 		return
 	}
-	k.idx.Add(m.TID, m.CorrelationID, m.RangeID, string(m.Message))
+	msg := string(m.Message)
+	k.idx.Add(m.TID, m.CorrelationID, m.RangeID, msg)
 	k.n++
+	if id, ok := k.ids[msg]; !ok || m.CorrelationID < id {
+		k.ids[msg] = m.CorrelationID
+	}
+}
+
+// external returns the rename id of the range enclosing (tid, corr), 0 when
+// none does (or renaming is off): the value rocprofv3 puts in a renamed
+// dispatch's correlation_id.external.
+func (k *kernelRenamer) external(tid uint32, corr uint64) uint64 {
+	if k == nil || k.n == 0 || corr == 0 {
+		return 0
+	}
+	if msg, ok := k.idx.Find(tid, corr); ok {
+		return k.ids[msg]
+	}
+	return 0
+}
+
+// renameStrings is strings.correlation_id.external of rocprofv3's JSON:
+// every range message with its id, by id.
+func (k *kernelRenamer) renameStrings() []renameString {
+	if k == nil {
+		return nil
+	}
+	out := make([]renameString, 0, len(k.ids))
+	for msg, id := range k.ids {
+		out = append(out, renameString{id, msg})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+type renameString struct {
+	id  uint64
+	msg string
 }
 
 // name returns the range message enclosing (tid, corr), or fallback when the

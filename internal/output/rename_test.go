@@ -1,6 +1,8 @@
 package output
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +95,94 @@ func TestKernelRenameOtherWriters(t *testing.T) {
 			require.Equal(t, []string{"addition_kernel", "addition_kernel", "addition_kernel",
 				"addition_kernel", "addition_kernel"}, got)
 		}
+	}
+}
+
+// rocprofv3's JSON keeps every kernel's own name (kernel_symbols) and marks
+// a renamed dispatch by its correlation_id.external: the id of its range
+// message in strings.correlation_id.external (the first push's correlation
+// id). Perfetto keeps the kernel names too, as rocprofv3's does.
+func TestKernelRenameJSONAndPerfetto(t *testing.T) {
+	spools := t.TempDir()
+	renameFixture(t, spools)
+	paths, err := tracing.List(spools)
+	require.NoError(t, err)
+	type corr struct {
+		Internal, External uint64
+	}
+	var doc struct {
+		Tool []struct {
+			Strings struct {
+				CorrelationID struct {
+					External []struct {
+						Key   uint64
+						Value string
+					}
+				} `json:"correlation_id"`
+			}
+			KernelSymbols []struct {
+				KernelID            uint64 `json:"kernel_id"`
+				TruncatedKernelName string `json:"truncated_kernel_name"`
+				FormattedKernelName string `json:"formatted_kernel_name"`
+			} `json:"kernel_symbols"`
+			BufferRecords struct {
+				KernelDispatch []struct {
+					CorrelationID corr `json:"correlation_id"`
+					DispatchInfo  struct {
+						DispatchID uint64 `json:"dispatch_id"`
+						KernelID   uint64 `json:"kernel_id"`
+					} `json:"dispatch_info"`
+				} `json:"kernel_dispatch"`
+			} `json:"buffer_records"`
+			CallbackRecords struct {
+				CounterCollection []struct {
+					DispatchData struct {
+						CorrelationID corr `json:"correlation_id"`
+					} `json:"dispatch_data"`
+				} `json:"counter_collection"`
+			} `json:"callback_records"`
+		} `json:"rocprofiler-sdk-tool"`
+	}
+	for _, rename := range []bool{false, true} {
+		in := &Input{Spools: paths, Options: Options{TruncateKernels: true, KernelRename: rename}}
+		var buf bytes.Buffer
+		require.NoError(t, WriteJSON(&buf, in))
+		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+		require.Len(t, doc.Tool, 1)
+		p := doc.Tool[0]
+		require.Len(t, p.KernelSymbols, 1)
+		require.Equal(t, "addition_kernel", p.KernelSymbols[0].FormattedKernelName)
+		var ext []uint64
+		for _, d := range p.BufferRecords.KernelDispatch {
+			require.EqualValues(t, 1, d.DispatchInfo.KernelID)
+			ext = append(ext, d.CorrelationID.External)
+		}
+		require.Len(t, p.CallbackRecords.CounterCollection, 1)
+		counterExt := p.CallbackRecords.CounterCollection[0].DispatchData.CorrelationID.External
+		strs := map[uint64]string{}
+		for _, e := range p.Strings.CorrelationID.External {
+			strs[e.Key] = e.Value
+		}
+		if !rename {
+			require.Equal(t, []uint64{0, 0, 0, 0, 0}, ext)
+			require.Zero(t, counterExt)
+			require.Empty(t, strs)
+		} else {
+			// outer was pushed with correlation id 1, inner with 3.
+			require.Equal(t, []uint64{1, 3, 1, 0, 0}, ext)
+			require.EqualValues(t, 3, counterExt, "the counter record is dispatch 2's, inside inner")
+			require.Equal(t, map[uint64]string{1: "outer", 3: "inner"}, strs)
+		}
+
+		var pf bytes.Buffer
+		require.NoError(t, WritePerfetto(&pf, in))
+		kernels := 0
+		for _, s := range importSlices(t, pf.Bytes()) {
+			if s.track == "STREAM [0]" {
+				require.Equal(t, "addition_kernel(float*, float const*, float const*, int, int)", s.name)
+				kernels++
+			}
+		}
+		require.Equal(t, 5, kernels)
 	}
 }
