@@ -1,6 +1,7 @@
 package output
 
 import (
+	"context"
 	"encoding"
 	"fmt"
 	"os"
@@ -10,6 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -297,4 +303,38 @@ func TestParquetHiveLayout(t *testing.T) {
 		parts = append(parts, fmt.Sprintf("%s:3:%d", pqFileNames[d], want[d]))
 	}
 	require.Equal(t, strings.Join(parts, " "), got[0])
+}
+
+// Arrow's own reader still reads the files through the replaced zstd codec
+// (decoding and the streaming page reader are Arrow's), and the stored
+// Arrow schema gives string columns back as dictionaries.
+func TestParquetArrowReadsBack(t *testing.T) {
+	in := fixtureInput(t, []int32{100}, 40)
+	prefix := tempPrefix(t)
+	require.NoError(t, WriteParquet(prefix, in))
+	for _, props := range []parquet.ReaderProperties{*parquet.NewReaderProperties(nil), func() parquet.ReaderProperties {
+		p := parquet.NewReaderProperties(nil)
+		p.BufferedStreamEnabled = true
+		return *p
+	}()} {
+		pf, err := file.OpenParquetFile(prefix+"_kernels.parquet", false, file.WithReadProps(&props))
+		require.NoError(t, err)
+		r, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		require.NoError(t, err)
+		tbl, err := r.ReadTable(context.Background())
+		require.NoError(t, err)
+		require.EqualValues(t, 40, tbl.NumRows())
+		require.Equal(t, pqDictType, tbl.Schema().Field(8).Type)
+		var dur uint64
+		for _, c := range tbl.Column(12).Data().Chunks() {
+			for _, v := range c.(*array.Uint64).Uint64Values() {
+				dur += v
+			}
+		}
+		st, err := collectStats(in)
+		require.NoError(t, err)
+		require.Equal(t, st[domKernel].Total.Sum, dur)
+		tbl.Release()
+		require.NoError(t, pf.Close())
+	}
 }

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"io"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -24,6 +25,9 @@ func init() {
 	orig, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
 		return
+	}
+	if _, ok := orig.(compress.StreamingCodec); !ok {
+		return // an Arrow whose codec differs from the one this wraps
 	}
 	c := &pqZstdCodec{Codec: orig}
 	c.pool.New = func() any {
@@ -50,4 +54,19 @@ func (c *pqZstdCodec) EncodeLevel(dst, src []byte, level int) []byte {
 // DecodeWithError keeps Arrow's error-returning decoder reachable.
 func (c *pqZstdCodec) DecodeWithError(dst, src []byte) ([]byte, error) {
 	return compress.Decode(c.Codec, dst, src)
+}
+
+// The streaming methods keep Arrow's streaming page reader available, as
+// its own zstd codec offers it.
+
+func (c *pqZstdCodec) NewReader(r io.Reader) io.ReadCloser {
+	return c.Codec.(compress.StreamingCodec).NewReader(r)
+}
+
+func (c *pqZstdCodec) NewWriter(w io.Writer) io.WriteCloser {
+	return c.Codec.(compress.StreamingCodec).NewWriter(w)
+}
+
+func (c *pqZstdCodec) NewWriterLevel(w io.Writer, level int) (io.WriteCloser, error) {
+	return c.Codec.(compress.StreamingCodec).NewWriterLevel(w, level)
 }
