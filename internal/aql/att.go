@@ -569,9 +569,29 @@ const (
 // BuildCodeObjMarker builds the marker IB in one allocation of exactly its
 // size (flags 0x03) and wraps it in an AQL packet.
 func (d *Device) BuildCodeObjMarker(m CodeObjMarker, alloc Allocator) (*IB, error) {
+	return d.BuildCodeObjMarkers([]CodeObjMarker{m}, alloc)
+}
+
+// BuildCodeObjMarkers builds one IB holding the markers of several code
+// objects in order (the "loaded from start" set a trace begins with), in one
+// allocation of exactly its size, wrapped in an AQL packet.
+func (d *Device) BuildCodeObjMarkers(ms []CodeObjMarker, alloc Allocator) (*IB, error) {
 	var s pm4.Stream
+	for _, m := range ms {
+		d.codeObjMarker(&s, m)
+	}
+	addr, err := alloc(uint64(s.Len()*4), FlagsMarker)
+	if err != nil {
+		return nil, fmt.Errorf("allocating the code-object marker: %w", err)
+	}
+	return &IB{Name: "codeobj_marker", Addr: addr, DW: s.DW, Packet: d.NewAQLPacket(addr, s.Len())}, nil
+}
+
+// codeObjMarker appends one code object's marker: USERDATA_2 word pairs
+// (opcode 4 | channel << 8, value), the header last.
+func (d *Device) codeObjMarker(s *pm4.Stream, m CodeObjMarker) {
 	put := func(ch, v uint32) {
-		d.grbm(&s, grbmBroadcast)
+		d.grbm(s, grbmBroadcast)
 		s.SetUconfig(RegSQTTUserdata2, attCodeObjOp|ch<<8)
 		s.SetUconfig(RegSQTTUserdata2, v)
 	}
@@ -595,9 +615,4 @@ func (d *Device) BuildCodeObjMarker(m CodeObjMarker, alloc Allocator) (*IB, erro
 		hdr |= uint32(m.ID) << 2
 	}
 	put(chHeader, hdr)
-	addr, err := alloc(uint64(s.Len()*4), FlagsMarker)
-	if err != nil {
-		return nil, fmt.Errorf("allocating the code-object marker: %w", err)
-	}
-	return &IB{Name: "codeobj_marker", Addr: addr, DW: s.DW, Packet: d.NewAQLPacket(addr, s.Len())}, nil
 }

@@ -30,18 +30,20 @@ func buildFakeDecoder(t testing.TB, dir string) string {
 // vgpuTrace builds one SE's raw file as the shim writes it on gfx9: the
 // 8-byte AQLprofile header, then the virtual GPU's synthetic SQTT (32-byte
 // header, user-data words, one 32-byte record per dispatch).
-func vgpuTrace(se uint32, kernelObjects []uint64, waves uint64) []byte {
+func vgpuTrace(se uint32, kernelObjects []uint64, waves uint64, extraWords ...uint32) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, 0x11|4<<13|0xF<<16|uint64(se)<<26)
 	b = append(b, "VGPUSQTT"...)
 	b = binary.LittleEndian.AppendUint32(b, 1)
 	b = binary.LittleEndian.AppendUint32(b, se)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(kernelObjects)))
-	b = binary.LittleEndian.AppendUint32(b, 2) // user-data words
+	words := append([]uint32{0x434F5200, 0x00080201, 5, 1, 2, 3}, extraWords...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(words)))
 	b = binary.LittleEndian.AppendUint64(b, waves*uint64(len(kernelObjects)))
-	words := make([]byte, 32)
-	binary.LittleEndian.PutUint32(words, 0x434F5200)
-	binary.LittleEndian.PutUint32(words[4:], 0x00080201)
-	b = append(b, words...)
+	ud := make([]byte, (len(words)*4+31)/32*32)
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(ud[4*i:], w)
+	}
+	b = append(b, ud...)
 	for i, k := range kernelObjects {
 		b = binary.LittleEndian.AppendUint64(b, k)
 		b = binary.LittleEndian.AppendUint64(b, waves)
@@ -241,4 +243,39 @@ func TestOpenAndFind(t *testing.T) {
 	lib := buildFakeDecoder(t, dir)
 	require.Equal(t, lib, Find([]string{"/nonexistent", dir}, ""))
 	require.Equal(t, lib, Find(nil, "/nonexistent:"+dir))
+}
+
+// markerWords are the USERDATA_2 words of a "loaded from start" code-object
+// marker, as aql.BuildCodeObjMarkers writes them.
+func markerWords(id, addr, size uint64) []uint32 {
+	return []uint32{0x204, uint32(addr), 0x304, uint32(addr >> 32), 0x104, uint32(size), 0x404, uint32(size >> 32),
+		0x004, uint32(id)<<2 | 2}
+}
+
+// With code-object markers in the trace the decoder reports (code object,
+// ELF vaddr) PCs: no index is needed to place them.
+func TestDecodeDirWithCodeObjectMarkers(t *testing.T) {
+	dir := decodeFixture(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, CodeObjectIndexName(100))))
+	// The index still names code object 2's dump but not where it was
+	// loaded: the markers alone place the PCs.
+	idx, err := json.Marshal(CodeObject{ID: 2, Agent: 1, File: "100_agent_1_code_object_id_2.out"})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CodeObjectIndexName(100)), append(idx, '\n'), 0o644))
+	words := append(markerWords(1, 0x7f0000000000, 0x1000), markerWords(2, testLoadBase, 0x3000)...)
+	for se := uint32(0); se < 2; se++ {
+		name := fmt.Sprintf("100_agent_1_shader_engine_%d_7.att", se)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), vgpuTrace(se, []uint64{testLoadBase + 0x1b00}, 8, words...), 0o644))
+	}
+	lib := buildFakeDecoder(t, t.TempDir())
+	_, err = DecodeDir(DirOptions{Dir: dir, Library: lib})
+	require.NoError(t, err)
+	var code struct {
+		Code [][]any `json:"code"`
+	}
+	readJSON(t, filepath.Join(dir, "ui_output_agent_1_dispatch_7", "code.json"), &code)
+	require.Equal(t, "; _Z4vaddPKfS0_Pfi", code.Code[0][0])
+	require.Equal(t, "s_load_dword s0, s[4:5], 0x4", code.Code[1][0])
+	require.EqualValues(t, 2, code.Code[1][4])
+	require.EqualValues(t, 0x1b00, code.Code[1][5])
 }

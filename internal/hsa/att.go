@@ -123,6 +123,37 @@ type attAgent struct {
 	control []byte // the control buffer the stop packet fills
 	trace   unsafe.Pointer
 	outDir  string
+
+	// The loaded code objects' markers, re-sent after every start packet
+	// (as rocprofiler-sdk's "loaded from start" markers) so that a decoder
+	// can tell which code object a program counter belongs to.
+	dev     *aql.Device
+	handle  C.uint64_t
+	index   C.int
+	markers []aql.CodeObjMarker
+}
+
+// addCodeObject rebuilds the marker IB with one more code object and hands
+// its packet to C. Each rebuild takes a new buffer: a traced dispatch in
+// flight may still read the previous one (code objects load rarely).
+func (a *attAgent) addCodeObject(id, addr, size uint64) {
+	a.markers = append(a.markers, aql.CodeObjMarker{ID: id, Addr: addr, Size: size, FromStart: true})
+	var buf unsafe.Pointer
+	ib, err := a.dev.BuildCodeObjMarkers(a.markers, func(n uint64, _ aql.BufferFlags) (uint64, error) {
+		buf = C.shim_pmc_alloc(a.handle, C.uint64_t(n), 1)
+		if buf == nil {
+			return 0, fmt.Errorf("cannot allocate %d bytes for the code-object markers", n)
+		}
+		return uint64(uintptr(buf)), nil
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)
+		return
+	}
+	words := unsafe.Slice((*uint32)(buf), len(ib.DW))
+	copy(words, ib.DW)
+	pkt := ib.Packet.Bytes()
+	C.shim_pmc_set_marker(a.index, unsafe.Pointer(&pkt[0]))
 }
 
 // attAgentSetup builds one agent's thread-trace packets and hands them to C.
@@ -204,7 +235,8 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 		C.shim_pmc_set_hold_all(idx, 1)
 	}
 	return &pmcAgent{node: uint32(d.node), att: &attAgent{pkts: p,
-		control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir}}, nil
+		control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir,
+		dev: dev, handle: d.handle, index: idx}}, nil
 }
 
 // record writes each traced shader engine's raw data (with AQLprofile's
@@ -247,6 +279,11 @@ func attCodeObject(id uint64, node uint32, uri string, base, size uint64, delta 
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: code object %d: %v\n", id, err)
 		return
+	}
+	for _, a := range pmcState.agents {
+		if a != nil && a.att != nil && a.node == node {
+			a.att.addCodeObject(id, uint64(delta), size)
+		}
 	}
 	dir := pmcState.req.att.outDir
 	name := fmt.Sprintf("%d_agent_%d_code_object_id_%d.out", os.Getpid(), node, id)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,25 @@ func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 		entries = append(entries, e)
 	}
 	require.Len(t, entries, len(cos))
+	// Every traced dispatch's trace carries the loaded code objects'
+	// "from start" markers (header word 4, then id << 2 | 2) among its
+	// user-data words, the load address (low word) before it.
+	for _, w := range want {
+		m, err := filepath.Glob(filepath.Join(out, "*"+w))
+		require.NoError(t, err)
+		raw, err := os.ReadFile(m[0])
+		require.NoError(t, err)
+		data := raw[8:]
+		n := binary.LittleEndian.Uint32(data[20:])
+		words := make([]uint32, n)
+		for i := range words {
+			words[i] = binary.LittleEndian.Uint32(data[32+4*i:])
+		}
+		for _, e := range entries {
+			require.True(t, containsWords(words, []uint32{0x204, uint32(e.LoadDelta)}), "code object %d's address in %s", e.ID, w)
+			require.True(t, containsWords(words, []uint32{0x004, uint32(e.ID)<<2 | 2}), "code object %d's marker in %s", e.ID, w)
+		}
+	}
 	for _, d := range rs.dispatches {
 		if rs.kernelName(d) != "_Z6fill3dPff.kd" {
 			continue
@@ -218,4 +238,13 @@ func TestThreadTracePerfCountersProgrammed(t *testing.T) {
 	r = runApp(t, []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + t.TempDir(),
 		"ROCPROF_ATT_PARAM_PERFCOUNTERS=GRBM_COUNT", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=2"}, "multistream", "run", "0")
 	require.Contains(t, r.stderr, "GRBM_COUNT is not an SQ hardware counter")
+}
+
+func containsWords(ws, seq []uint32) bool {
+	for i := 0; i+len(seq) <= len(ws); i++ {
+		if slices.Equal(ws[i:i+len(seq)], seq) {
+			return true
+		}
+	}
+	return false
 }

@@ -170,6 +170,8 @@ struct PmcAgent {
     std::atomic<uint32_t> waiters{0};
     bool stuck; // a slot never came back: stop counting here rather than stall every dispatch
     bool hold_all; // thread trace with --att-serialize-all: untraced dispatches wait too
+    bool has_marker; // thread trace: the loaded code objects' marker packet, after start
+    Packet marker;   // (replaced under lock when a code object loads)
 };
 
 PmcAgent g_agents[SHIM_PMC_MAX_AGENTS];
@@ -341,6 +343,17 @@ extern "C" void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t s
         memcpy(p[i].b, &h, sizeof h);
 }
 
+extern "C" void shim_pmc_set_marker(int agent_index, const void *packet)
+{
+    if (agent_index < 0 || agent_index >= g_nagents)
+        return;
+    PmcAgent *a = &g_agents[agent_index];
+    pthread_mutex_lock(&a->lock);
+    memcpy(a->marker.b, packet, 64);
+    a->has_marker = true;
+    pthread_mutex_unlock(&a->lock);
+}
+
 extern "C" void shim_pmc_set_hold_all(int agent_index, int on)
 {
     if (agent_index >= 0 && agent_index < g_nagents)
@@ -495,6 +508,11 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
             t_tags[out++] = ShimPmcTag{nullptr, nullptr};
             __atomic_fetch_add(&shim_pmc_counters.barriers, 1, __ATOMIC_RELAXED);
         }
+        // Thread trace: the code-object markers follow the start packet.
+        Packet mk;
+        bool with_marker = pick && a->npk == 2 && a->has_marker;
+        if (with_marker)
+            mk = a->marker;
         pthread_mutex_unlock(&a->lock);
         any = true;
         if (hold) {
@@ -512,6 +530,10 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         Packet *p = a->packets[group][s->index];
         memcpy(&t_out[out], p[0].b, 64);
         t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+        if (with_marker) {
+            memcpy(&t_out[out], mk.b, 64);
+            t_tags[out++] = ShimPmcTag{nullptr, nullptr};
+        }
         t_out[out] = *k;
         t_tags[out++] = ShimPmcTag{s, nullptr};
         for (uint32_t j = 1; j < a->npk; j++) {

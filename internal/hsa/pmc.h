@@ -69,6 +69,9 @@ void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot, const 
 /* Thread trace: serialise every dispatch on the agent, traced or not
  * (--att-serialize-all), as counting does. */
 void shim_pmc_set_hold_all(int agent_index, int on);
+/* Thread trace: the AQL packet (64 bytes) of the loaded code objects'
+ * markers, injected after each start packet (replaced as code objects load). */
+void shim_pmc_set_marker(int agent_index, const void *packet);
 void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n);
 /* The include/exclude decision for one kernel object. */
 void shim_pmc_kernel(uint64_t kernel_object, int selected);

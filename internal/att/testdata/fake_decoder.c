@@ -4,8 +4,12 @@
  * records:
  *
  * - GFXIP: 9 when the data starts with AQLprofile's gfx9 header, else 11;
+ * - code-object markers among the user-data words (USERDATA_2 pairs
+ *   opcode 4 | channel << 8, value; header last) give each loaded code
+ *   object's id, address and size: a PC inside one is reported as (ELF
+ *   vaddr, id), else as a raw address with id 0;
  * - per traced dispatch record: an occupancy start and end for each of
- *   min(waves, 4) waves, PC = the dispatch's kernel object (raw address);
+ *   min(waves, 4) waves, PC = the dispatch's kernel object;
  * - per dispatch: min(waves, 2) waves on CU 0, each with a 3-state timeline
  *   and 4 instructions, the first at the kernel object, each next one
  *   memory_size bytes further as the ISA callback answers;
@@ -70,6 +74,30 @@ static int parse_one(const uint8_t *d, uint64_t n, trace_cb tcb, isa_cb icb, voi
     uint64_t off = 32 + (((uint64_t)nuser * 4 + 31) / 32) * 32;
     if (off + (uint64_t)ndisp * 32 > n)
         return 4;
+    struct { uint64_t id, addr, size; } cos[64];
+    int nco = 0;
+    uint64_t m[7] = {0};
+    for (uint32_t i = 0; i + 1 < nuser; i++) {
+        uint32_t w = rd32(d + 32 + 4 * (uint64_t)i), v = rd32(d + 36 + 4 * (uint64_t)i);
+        if (w == 0x434F5200) { /* "\0ROC" + its info word */
+            i++;
+        } else if (w == 5) { /* timestamp: three words follow */
+            i += 3;
+        } else if ((w & 0xFF) == 4 && (w >> 8) <= 6) {
+            m[w >> 8] = v;
+            i++;
+            if ((w >> 8) == 0) { /* header: bit 0 unload, bit 1 from start, id << 2 */
+                uint64_t id = (v >> 2) ? (v >> 2) : (m[5] | m[6] << 32);
+                if (!(v & 1) && nco < 64) {
+                    cos[nco].id = id;
+                    cos[nco].addr = m[2] | m[3] << 32;
+                    cos[nco].size = m[1] | m[4] << 32;
+                    nco++;
+                }
+                memset(m, 0, sizeof m);
+            }
+        }
+    }
     tcb(0, (void *)(uintptr_t)gfxip, 0, ud);
     if (ndisp == 0) {
         int info = 1;
@@ -79,13 +107,18 @@ static int parse_one(const uint8_t *d, uint64_t n, trace_cb tcb, isa_cb icb, voi
     int64_t t0 = 1000;
     for (uint32_t k = 0; k < ndisp; k++) {
         const uint8_t *r = d + off + (uint64_t)k * 32;
-        uint64_t kobj = rd64(r), waves = rd64(r + 8);
+        uint64_t kobj = rd64(r), waves = rd64(r + 8), marker = 0;
+        for (int c = 0; c < nco; c++)
+            if (kobj >= cos[c].addr && kobj < cos[c].addr + cos[c].size) {
+                marker = cos[c].id;
+                kobj -= cos[c].addr;
+            }
         uint64_t nocc = waves < 4 ? waves : 4, nw = waves < 2 ? waves : 2;
         occupancy_t occ[8];
         memset(occ, 0, sizeof occ);
         for (uint64_t w = 0; w < nocc; w++) {
-            occ[2 * w] = (occupancy_t){{kobj, 0}, (uint64_t)(t0 + 10 * w), 0, 0, (uint8_t)(w % 4), (uint8_t)(w / 4), 1, 0};
-            occ[2 * w + 1] = (occupancy_t){{kobj, 0}, (uint64_t)(t0 + 10 * w + 400), 0, 0, (uint8_t)(w % 4), (uint8_t)(w / 4), 0, 0};
+            occ[2 * w] = (occupancy_t){{kobj, marker}, (uint64_t)(t0 + 10 * w), 0, 0, (uint8_t)(w % 4), (uint8_t)(w / 4), 1, 0};
+            occ[2 * w + 1] = (occupancy_t){{kobj, marker}, (uint64_t)(t0 + 10 * w + 400), 0, 0, (uint8_t)(w % 4), (uint8_t)(w / 4), 0, 0};
         }
         if (nocc)
             tcb(1, occ, 2 * nocc, ud);
@@ -105,7 +138,7 @@ static int parse_one(const uint8_t *d, uint64_t n, trace_cb tcb, isa_cb icb, voi
             for (int i = 0; i < 4; i++) {
                 char text[128];
                 uint64_t memsize = 0, size = sizeof text;
-                pc_t pc = {addr, 0};
+                pc_t pc = {addr, marker};
                 int s = icb(text, &memsize, &size, pc, ud);
                 if (s != 0 || memsize == 0)
                     memsize = 4;
