@@ -25,7 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
+	"slices"
 )
 
 // pageWriteBuffer is how many bytes of finished pages are written at once.
@@ -159,34 +161,48 @@ func (r *record) reset() {
 // as the rowid only).
 func (r *record) null() { r.hdr = append(r.hdr, 0) }
 
+// intSerial is the serial type and size of an integer by its significant
+// bits (two's complement, sign excluded): the fewest of 1, 2, 3, 4, 6 or 8
+// bytes that hold it.
+var intSerial = func() (t [65]struct{ typ, size byte }) {
+	for n := range t {
+		switch {
+		case n <= 7:
+			t[n].typ, t[n].size = 1, 1
+		case n <= 15:
+			t[n].typ, t[n].size = 2, 2
+		case n <= 23:
+			t[n].typ, t[n].size = 3, 3
+		case n <= 31:
+			t[n].typ, t[n].size = 4, 4
+		case n <= 47:
+			t[n].typ, t[n].size = 5, 6
+		default:
+			t[n].typ, t[n].size = 6, 8
+		}
+	}
+	return t
+}()
+
 // int adds an integer in the fewest bytes; sqlNull adds NULL.
 func (r *record) int(v int64) {
-	switch {
-	case uint64(v+128) <= 255:
-		if (v == 0 || v == 1) && r.format {
-			r.hdr = append(r.hdr, 8+byte(v))
-			return
-		}
-		r.hdr = append(r.hdr, 1)
-		r.body = append(r.body, byte(v))
-	case uint64(v+32768) <= 65535:
-		r.hdr = append(r.hdr, 2)
-		r.body = append(r.body, byte(v>>8), byte(v))
-	case uint64(v+8388608) <= 16777215:
-		r.hdr = append(r.hdr, 3)
-		r.body = append(r.body, byte(v>>16), byte(v>>8), byte(v))
-	case uint64(v+1<<31) <= 1<<32-1:
-		r.hdr = append(r.hdr, 4)
-		r.body = binary.BigEndian.AppendUint32(r.body, uint32(v))
-	case v == sqlNull:
-		r.hdr = append(r.hdr, 0)
-	case uint64(v+1<<47) <= 1<<48-1:
-		r.hdr = append(r.hdr, 5)
-		r.body = append(r.body, byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-	default:
-		r.hdr = append(r.hdr, 6)
-		r.body = binary.BigEndian.AppendUint64(r.body, uint64(v))
+	if uint64(v) <= 1 && r.format {
+		r.hdr = append(r.hdr, 8+byte(v))
+		return
 	}
+	if v == sqlNull {
+		r.hdr = append(r.hdr, 0)
+		return
+	}
+	s := intSerial[bits.Len64(uint64(v^(v>>63)))]
+	r.hdr = append(r.hdr, s.typ)
+	n := len(r.body)
+	if cap(r.body)-n < 8 {
+		r.body = slices.Grow(r.body, 8)
+	}
+	// All 8 bytes written, the value's last s.size kept.
+	binary.BigEndian.PutUint64(r.body[n:n+8], uint64(v)<<(64-8*uint(s.size)))
+	r.body = r.body[:n+int(s.size)]
 }
 
 // real adds a float64.
@@ -223,7 +239,7 @@ func (r *record) headerLen() int {
 // put writes the record (header, then body) to dst, which must be exactly
 // long enough.
 func (r *record) put(dst []byte, hdr int) {
-	o := putVarint(dst, uint64(hdr))
+	o := putVarint1(dst, uint64(hdr))
 	o += copy(dst[o:], r.hdr)
 	copy(dst[o:], r.body)
 }
@@ -242,6 +258,15 @@ func varintLen(v uint64) int {
 		n++
 	}
 	return n
+}
+
+// putVarint1 is putVarint with its one-byte case inlined.
+func putVarint1(dst []byte, v uint64) int {
+	if v <= 0x7f {
+		dst[0] = byte(v)
+		return 1
+	}
+	return putVarint(dst, v)
 }
 
 // putVarint writes SQLite's big-endian varint (7 bits a byte, the 9th byte
@@ -339,8 +364,8 @@ func (t *btreeTable) end(id int64) error {
 	}
 	t.top -= cell
 	c := t.leaf[t.top : t.top+cell]
-	o := putVarint(c, uint64(size))
-	o += putVarint(c[o:], uint64(id))
+	o := putVarint1(c, uint64(size))
+	o += putVarint1(c[o:], uint64(id))
 	if !spill {
 		r.put(c[o:], hdr)
 	} else {
