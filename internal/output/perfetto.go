@@ -197,7 +197,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 	places := perfettoLayout(p, r)
 	var seq uint32
 	place := func(t uint64, start, end uint64) (uint64, uint64, uint64) {
-		pl, ok := places[seq]
+		pl, ok := places.at(seq)
 		if !ok {
 			return t, start, end
 		}

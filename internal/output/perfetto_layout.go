@@ -1,7 +1,8 @@
 package output
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -45,11 +46,12 @@ const (
 	pfKeyCopy                    // a: destination agent node (--group-by-queue)
 )
 
-// pfSpan is one slice's interval; seq is its record's index in the spool,
-// which is also the order its packets are written in.
+// pfSpan is one slice's interval on track number track; seq is its
+// record's index in the spool, which is also the order its packets are
+// written in.
 type pfSpan struct {
 	start, end uint64
-	seq        uint32
+	seq, track uint32
 }
 
 // pfPlace is where a slice goes when it is not simply on its track with its
@@ -57,6 +59,25 @@ type pfSpan struct {
 type pfPlace struct {
 	start, end uint64
 	lane       uint32 // 0: the track itself
+	seq        uint32 // the record's index (pfPlaces)
+}
+
+// pfPlaces are the slices to move or cut, by record index; the writing pass
+// walks them in step with the records.
+type pfPlaces struct {
+	list []pfPlace
+	next int
+}
+
+// at returns the place of record seq; seq must not decrease between calls.
+func (ps *pfPlaces) at(seq uint32) (pfPlace, bool) {
+	for ps.next < len(ps.list) && ps.list[ps.next].seq < seq {
+		ps.next++
+	}
+	if ps.next < len(ps.list) && ps.list[ps.next].seq == seq {
+		return ps.list[ps.next], true
+	}
+	return pfPlace{}, false
 }
 
 // pfSliceOf returns the track and interval of a record that is a slice.
@@ -92,45 +113,78 @@ func pfSliceOf(p *process, r *tracing.Reader) (pfTrackKey, uint64, uint64, bool)
 
 // perfettoLayout is the pass over a process's spool that finds the slices
 // to move or cut; records are numbered from 1 as r.Next returns them. The
-// reader is rewound for the writing pass.
-func perfettoLayout(p *process, r *tracing.Reader) map[uint32]pfPlace {
-	tracks := map[pfTrackKey][]pfSpan{}
+// reader is rewound for the writing pass. It holds 24 bytes per slice
+// while it works (one array, sized from the catalogue's counts).
+func perfettoLayout(p *process, r *tracing.Reader) *pfPlaces {
+	var n uint64
+	for _, d := range [...]domain{domHIP, domHSA, domMarker, domKernel, domCopy, domAlloc, domScratch} {
+		n += p.Counts[d]
+	}
+	spans := make([]pfSpan, 0, n)
 	places := map[uint32]pfPlace{}
+	index := map[pfTrackKey]uint32{}
+	gpu := []bool{} // per track index: a GPU track
+	var lastKey pfTrackKey
+	var last uint32
 	var seq uint32
 	r.Rewind()
 	for r.Next() {
 		seq++
-		if k, start, end, ok := pfSliceOf(p, r); ok {
-			if end < start {
-				places[seq] = pfPlace{start: start, end: start} // shown as an instant
-			}
-			tracks[k] = append(tracks[k], pfSpan{start: start, end: max(start, end), seq: seq})
+		k, start, end, ok := pfSliceOf(p, r)
+		if !ok {
+			continue
 		}
+		if end < start {
+			places[seq] = pfPlace{start: start, end: start} // shown as an instant
+			end = start
+		}
+		if k != lastKey || len(gpu) == 0 {
+			t, seen := index[k]
+			if !seen {
+				t = uint32(len(gpu))
+				index[k] = t
+				gpu = append(gpu, k.kind != pfKeyThread)
+			}
+			lastKey, last = k, t
+		}
+		spans = append(spans, pfSpan{start: start, end: end, seq: seq, track: last})
 	}
 	r.Rewind()
-	for k, spans := range tracks {
-		pfSortSpans(spans)
-		if k.kind != pfKeyThread && pfSplitOverlaps(spans, places) {
-			pfSortSpans(spans)
+	slices.SortFunc(spans, pfCompareSpans)
+	for len(spans) > 0 {
+		i := 1
+		for i < len(spans) && spans[i].track == spans[0].track {
+			i++
 		}
-		pfAssignLanes(spans, places)
-		delete(tracks, k)
+		track := spans[:i]
+		if gpu[track[0].track] && pfSplitOverlaps(track, places) {
+			slices.SortFunc(track, pfCompareSpans)
+		}
+		pfAssignLanes(track, places)
+		spans = spans[i:]
 	}
-	return places
+	ps := &pfPlaces{list: make([]pfPlace, 0, len(places))}
+	for seq, pl := range places {
+		pl.seq = seq
+		ps.list = append(ps.list, pl)
+	}
+	slices.SortFunc(ps.list, func(a, b pfPlace) int { return cmp.Compare(a.seq, b.seq) })
+	return ps
 }
 
-// pfSortSpans orders a track's slices as they open: by start, the longer
-// (enclosing) one first, then in writing order.
-func pfSortSpans(s []pfSpan) {
-	sort.Slice(s, func(i, j int) bool {
-		if s[i].start != s[j].start {
-			return s[i].start < s[j].start
-		}
-		if s[i].end != s[j].end {
-			return s[i].end > s[j].end
-		}
-		return s[i].seq < s[j].seq
-	})
+// pfCompareSpans orders slices by track, then as they open: by start, the
+// longer (enclosing) one first, then in writing order.
+func pfCompareSpans(a, b pfSpan) int {
+	if c := cmp.Compare(a.track, b.track); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.end, a.end); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // pfSplitOverlaps cuts overlapping neighbours of a GPU track at the middle
