@@ -345,6 +345,35 @@ func TestRecorderPrefaultHelper(t *testing.T) {
 			}
 		}
 	})
+	t.Run("signal handlers", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := helperCmd(t, dir, "signal", 2)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(out), "signals ")))
+		require.NoError(t, err)
+		pr := readAll(t, dir)[int32(cmd.Process.Pid)]
+		require.NotNil(t, pr)
+		for f := uint32(0); f < 2; f++ {
+			require.Equal(t, uint64(records), pr.perFunc[f])
+		}
+		require.Equal(t, uint64(n+1), pr.stats.Count(tracing.KindMarker)+pr.info.Dropped)
+		require.LessOrEqual(t, pr.info.Dropped, uint64(2))
+		require.Zero(t, pr.stats.Torn)
+	})
+	t.Run("closed descriptor", func(t *testing.T) {
+		dir := t.TempDir()
+		decoy := filepath.Join(t.TempDir(), "app-file")
+		cmd := helperCmd(t, dir, "decoy", threads)
+		cmd.Env = append(cmd.Env, "DECOY="+decoy)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		require.Contains(t, string(out), "decoy on fd")
+		st, err := os.Stat(decoy)
+		require.NoError(t, err)
+		require.Zero(t, st.Size(), "the recorder wrote into the app's file")
+		check(t, readAll(t, dir)[int32(cmd.Process.Pid)], threads, true)
+	})
 	t.Run("SIGKILL", func(t *testing.T) {
 		dir := t.TempDir()
 		cmd := helperCmd(t, dir, "kill", 3)
