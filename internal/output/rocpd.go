@@ -228,7 +228,7 @@ func (w *rocpdWriter) run(in *Input) error {
 		}
 	}
 	return w.turn(func() error {
-		st, err := w.db.prepare("INSERT INTO `rocpd_string"+w.suffix+"` (id, string) VALUES (?, ?)", 2, 2, 0)
+		st, err := w.db.prepare("INSERT INTO `rocpd_string" + w.suffix + "` (id, string) VALUES (?, ?)")
 		if err != nil {
 			return err
 		}

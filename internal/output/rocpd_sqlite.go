@@ -3,15 +3,13 @@
 package output
 
 // The ROCpd writer drives SQLite from C: go-sqlite3 links the SQLite
-// library into the binary, and these helpers call it directly so that a
-// batch of rows costs one cgo crossing instead of one per bound value
-// (database/sql measured 0.8M rows/s; the target is 1M records/s, two rows
-// each).
+// library into the binary, and these helpers call it directly. SQLite
+// writes the schema and the small tables; the bulk rows bypass it
+// (rocpd_btree.go), since its INSERTs cost about 1 µs a row.
 
 /*
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
@@ -20,8 +18,6 @@ int sqlite3_close_v2(sqlite3 *);
 int sqlite3_exec(sqlite3 *, const char *, void *, void *, char **);
 int sqlite3_prepare_v2(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
 int sqlite3_bind_int64(sqlite3_stmt *, int, long long);
-int sqlite3_bind_null(sqlite3_stmt *, int);
-int sqlite3_bind_double(sqlite3_stmt *, int, double);
 int sqlite3_bind_text(sqlite3_stmt *, int, const char *, int, void (*)(void *));
 int sqlite3_step(sqlite3_stmt *);
 int sqlite3_reset(sqlite3_stmt *);
@@ -34,9 +30,6 @@ void sqlite3_free(void *);
 #define RPG_SQLITE_DONE 101
 #define RPG_TRANSIENT ((void (*)(void *))-1)
 
-// rpg_null marks a NULL cell in an integer row buffer.
-#define rpg_null INT64_MIN
-
 static int rpg_open(const char *path, sqlite3 **db) {
 	return sqlite3_open_v2(path, db, RPG_SQLITE_OPEN_RW_CREATE, 0);
 }
@@ -46,29 +39,6 @@ static int rpg_exec(sqlite3 *db, const char *sql) {
 	int rc = sqlite3_exec(db, sql, 0, 0, &err);
 	if (err) sqlite3_free(err);
 	return rc;
-}
-
-// rpg_step_ints binds n integers (rows x columns of one statement) and
-// runs the statement once.
-// Columns whose bit is set in dbl (column index modulo cols) hold the bits
-// of a double.
-static int rpg_step_ints(sqlite3_stmt *st, const int64_t *v, int n, int cols, uint64_t dbl) {
-	for (int i = 0; i < n; i++) {
-		int rc;
-		if (v[i] == rpg_null) {
-			rc = sqlite3_bind_null(st, i + 1);
-		} else if (dbl && (dbl >> (i % cols)) & 1) {
-			double d;
-			memcpy(&d, &v[i], sizeof d);
-			rc = sqlite3_bind_double(st, i + 1, d);
-		} else {
-			rc = sqlite3_bind_int64(st, i + 1, v[i]);
-		}
-		if (rc) return rc;
-	}
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == RPG_SQLITE_DONE ? 0 : rc;
 }
 
 #define RPG_SQLITE_ROW 100
@@ -121,12 +91,8 @@ const sqlNull = math.MinInt64
 type sqliteDB struct{ db *C.sqlite3 }
 
 type sqliteStmt struct {
-	st   *C.sqlite3_stmt
-	db   *sqliteDB
-	sql  string
-	cols int    // bound values per execution
-	row  int    // values per row
-	dbl  uint64 // columns of a row that hold float64 bits
+	st *C.sqlite3_stmt
+	db *sqliteDB
 }
 
 func openSQLite(path string) (*sqliteDB, error) {
@@ -170,25 +136,14 @@ func (d *sqliteDB) queryInt(sql string) (int64, error) {
 	}
 }
 
-func (d *sqliteDB) prepare(sql string, cols, row int, dbl uint64) (*sqliteStmt, error) {
+func (d *sqliteDB) prepare(sql string) (*sqliteStmt, error) {
 	c := C.CString(sql)
 	defer C.free(unsafe.Pointer(c))
 	var st *C.sqlite3_stmt
 	if rc := C.sqlite3_prepare_v2(d.db, c, -1, &st, nil); rc != 0 {
 		return nil, d.errorf(rc, "prepare "+abbrev(sql))
 	}
-	return &sqliteStmt{st: st, db: d, sql: sql, cols: cols, row: row, dbl: dbl}, nil
-}
-
-// run binds len(v) integers and executes the statement once.
-func (s *sqliteStmt) run(v []int64) error {
-	if len(v) != s.cols {
-		return errors.New("rocpd: row buffer does not match statement " + abbrev(s.sql))
-	}
-	if rc := C.rpg_step_ints(s.st, (*C.int64_t)(unsafe.Pointer(&v[0])), C.int(len(v)), C.int(s.row), C.uint64_t(s.dbl)); rc != 0 {
-		return s.db.errorf(rc, "insert "+abbrev(s.sql))
-	}
-	return nil
+	return &sqliteStmt{st: st, db: d}, nil
 }
 
 // insertStrings runs a two-parameter (id, text) statement for each string.

@@ -13,15 +13,12 @@ var errNoCgoSQLite = errors.New("the ROCpd (SQLite) output needs a cgo build of 
 
 type sqliteDB struct{}
 
-type sqliteStmt struct{ cols int }
+type sqliteStmt struct{}
 
-func openSQLite(string) (*sqliteDB, error)       { return nil, errNoCgoSQLite }
-func (*sqliteDB) exec(string) error              { return errNoCgoSQLite }
-func (*sqliteDB) queryInt(string) (int64, error) { return 0, errNoCgoSQLite }
-func (*sqliteDB) prepare(string, int, int, uint64) (*sqliteStmt, error) {
-	return nil, errNoCgoSQLite
-}
-func (*sqliteStmt) run([]int64) error                     { return errNoCgoSQLite }
+func openSQLite(string) (*sqliteDB, error)                { return nil, errNoCgoSQLite }
+func (*sqliteDB) exec(string) error                       { return errNoCgoSQLite }
+func (*sqliteDB) queryInt(string) (int64, error)          { return 0, errNoCgoSQLite }
+func (*sqliteDB) prepare(string) (*sqliteStmt, error)     { return nil, errNoCgoSQLite }
 func (*sqliteStmt) insertStrings([]int64, []string) error { return errNoCgoSQLite }
 func (*sqliteStmt) close()                                {}
 func (*sqliteDB) close() error                            { return nil }
