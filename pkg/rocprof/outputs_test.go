@@ -103,7 +103,8 @@ func TestKernelRenameOnTheVirtualGPU(t *testing.T) {
 	}
 }
 
-// listFiles returns every file under dir but run.json, relative.
+// listFiles returns every file under dir but the manifest (run.json and the
+// lock file that serialises its writers), relative.
 func listFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -112,7 +113,7 @@ func listFiles(t *testing.T, dir string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel != "run.json" {
+		if rel != "run.json" && rel != ".run.json.lock" {
 			out = append(out, rel)
 		}
 		return nil
