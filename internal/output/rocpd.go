@@ -514,6 +514,27 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 		text      string
 	}
 	apiIDs := map[apiKey]*apiStrs{}
+	var lastAPI apiKey
+	var lastStrs *apiStrs
+	// Records come in bursts per thread: the last thread's id is kept.
+	lastTID, lastThread := uint32(0), ids.threads[0]
+	thread := func(tid uint32) int64 {
+		if tid != lastTID {
+			lastTID, lastThread = tid, ids.threads[tid]
+		}
+		return lastThread
+	}
+	// Copy directions' names by direction.
+	var copyNames [8]int64
+	copyName := func(d tracing.CopyDirection) int64 {
+		if int(d) >= len(copyNames) {
+			return w.str(d.String())
+		}
+		if copyNames[d] == 0 {
+			copyNames[d] = w.str(d.String())
+		}
+		return copyNames[d]
+	}
 	// event rows: category, stack_id, parent_stack_id, correlation_id.
 	api := func(s *apiStrs, tid uint32, corr, start, end uint64, ext string) error {
 		ev, err := e.add(tabEvent, ext, s.cat, int64(corr), 0, 0)
@@ -521,13 +542,13 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			return err
 		}
 		if start == end {
-			_, err = e.add(tabSample, "", w.track(ids.nid, ids.pid, ids.threads[tid], s.cat), int64(start), ev)
+			_, err = e.add(tabSample, "", w.track(ids.nid, ids.pid, thread(tid), s.cat), int64(start), ev)
 			return err
 		}
 		if s.name == 0 {
 			s.name = w.str(s.text)
 		}
-		_, err = e.add(tabRegion, "", ids.nid, ids.pid, ids.threads[tid], int64(start), int64(end), s.name, ev)
+		_, err = e.add(tabRegion, "", ids.nid, ids.pid, thread(tid), int64(start), int64(end), s.name, ev)
 		return err
 	}
 	for r.Next() {
@@ -537,10 +558,13 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
 			k := apiKey{a.Domain, a.Function}
-			s := apiIDs[k]
-			if s == nil {
-				s = &apiStrs{cat: w.str(a.Domain.String()), text: p.funcName(a.Domain, a.Function)}
-				apiIDs[k] = s
+			s := lastStrs
+			if k != lastAPI || s == nil {
+				if s = apiIDs[k]; s == nil {
+					s = &apiStrs{cat: w.str(a.Domain.String()), text: p.funcName(a.Domain, a.Function)}
+					apiIDs[k] = s
+				}
+				lastAPI, lastStrs = k, s
 			}
 			err = api(s, a.TID, a.CorrelationID, a.Start, a.End, "")
 		case tracing.KindMarker:
@@ -558,7 +582,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			if dispatchEvents != nil && sampled.has(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
 			}
-			_, err = e.add(tabDispatch, "", ids.nid, ids.pid, ids.threads[d.TID], ids.agentID(d.AgentNode),
+			_, err = e.add(tabDispatch, "", ids.nid, ids.pid, thread(d.TID), ids.agentID(d.AgentNode),
 				ids.kernels[d.KernelID], int64(d.DispatchID), ids.queues[d.QueueID], ids.streams[d.StreamID],
 				int64(d.Start), int64(d.End), int64(d.PrivateSegmentSize), int64(d.GroupSegmentSize),
 				int64(d.Workgroup[0]), int64(d.Workgroup[1]), int64(d.Workgroup[2]),
@@ -569,8 +593,8 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			if ev, err = e.add(tabEvent, "", catCopy, corr, corr, 0); err != nil {
 				return err
 			}
-			_, err = e.add(tabCopy, "", ids.nid, ids.pid, ids.threads[c.TID], int64(c.Start), int64(c.End),
-				w.str(c.Direction.String()), ids.agentID(c.DstAgentNode), int64(c.DstAddress),
+			_, err = e.add(tabCopy, "", ids.nid, ids.pid, thread(c.TID), int64(c.Start), int64(c.End),
+				copyName(c.Direction), ids.agentID(c.DstAgentNode), int64(c.DstAddress),
 				ids.agentID(c.SrcAgentNode), int64(c.SrcAddress), int64(c.Bytes), ids.streams[c.StreamID], ev)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
@@ -589,7 +613,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			if a.Operation.IsAllocate() {
 				agent = ids.agentID(a.AgentNode)
 			}
-			_, err = e.add(tabAlloc, "", ids.nid, ids.pid, ids.threads[a.TID], agent, typ, level,
+			_, err = e.add(tabAlloc, "", ids.nid, ids.pid, thread(a.TID), agent, typ, level,
 				int64(a.Start), int64(a.End), int64(a.Address), int64(a.Size), ids.queues[0], ids.streams[0], ev)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
@@ -610,7 +634,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				q = ids.queues[0]
 			}
 			_, err = e.add(tabAlloc, `{"flags":"`+strconv.FormatInt(int64(s.Flags), 10)+`"}`,
-				ids.nid, ids.pid, ids.threads[s.TID], agent, typ, 3, int64(s.Start), int64(s.End), 0,
+				ids.nid, ids.pid, thread(s.TID), agent, typ, 3, int64(s.Start), int64(s.End), 0,
 				int64(s.Size), q, ids.streams[0], ev)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
