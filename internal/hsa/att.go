@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -131,15 +132,36 @@ type attAgent struct {
 	handle  C.uint64_t
 	index   C.int
 	markers []aql.CodeObjMarker
+	send    func([]aql.CodeObjMarker) // sendMarkers; replaced in tests
 }
 
-// addCodeObject rebuilds the marker IB with one more code object and hands
-// its packet to C. Each rebuild takes a new buffer: a traced dispatch in
-// flight may still read the previous one (code objects load rarely).
+// addCodeObject adds a loaded code object to the "from start" markers.
 func (a *attAgent) addCodeObject(id, addr, size uint64) {
 	a.markers = append(a.markers, aql.CodeObjMarker{ID: id, Addr: addr, Size: size, FromStart: true})
+	a.send(a.markers)
+}
+
+// removeCodeObject drops an unloaded code object from them, as
+// rocprofiler-sdk does (its address range may be reused by a later load).
+func (a *attAgent) removeCodeObject(id uint64) {
+	n := len(a.markers)
+	a.markers = slices.DeleteFunc(a.markers, func(m aql.CodeObjMarker) bool { return m.ID == id })
+	if len(a.markers) != n {
+		a.send(a.markers)
+	}
+}
+
+// sendMarkers rebuilds the marker IB and hands its packet to C (none when
+// no code object is loaded). Each rebuild takes a new buffer: a traced
+// dispatch in flight may still read the previous one (code objects load
+// rarely).
+func (a *attAgent) sendMarkers(ms []aql.CodeObjMarker) {
+	if len(ms) == 0 {
+		C.shim_pmc_set_marker(a.index, nil)
+		return
+	}
 	var buf unsafe.Pointer
-	ib, err := a.dev.BuildCodeObjMarkers(a.markers, func(n uint64, _ aql.BufferFlags) (uint64, error) {
+	ib, err := a.dev.BuildCodeObjMarkers(ms, func(n uint64, _ aql.BufferFlags) (uint64, error) {
 		buf = C.shim_pmc_alloc(a.handle, C.uint64_t(n), 1)
 		if buf == nil {
 			return 0, fmt.Errorf("cannot allocate %d bytes for the code-object markers", n)
@@ -154,6 +176,19 @@ func (a *attAgent) addCodeObject(id, addr, size uint64) {
 	copy(words, ib.DW)
 	pkt := ib.Packet.Bytes()
 	C.shim_pmc_set_marker(a.index, unsafe.Pointer(&pkt[0]))
+}
+
+// attCodeObjectUnloaded removes an unloaded code object's marker (called
+// when its executable is destroyed).
+func attCodeObjectUnloaded(id uint64, node uint32) {
+	if !pmcState.on || pmcState.req.att == nil {
+		return
+	}
+	for _, a := range pmcState.agents {
+		if a != nil && a.att != nil && a.node == node {
+			a.att.removeCodeObject(id)
+		}
+	}
 }
 
 // attAgentSetup builds one agent's thread-trace packets and hands them to C.
@@ -234,9 +269,10 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	if req.att.serializeAll {
 		C.shim_pmc_set_hold_all(idx, 1)
 	}
-	return &pmcAgent{node: uint32(d.node), att: &attAgent{pkts: p,
-		control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir,
-		dev: dev, handle: d.handle, index: idx}}, nil
+	aa := &attAgent{pkts: p, control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir,
+		dev: dev, handle: d.handle, index: idx}
+	aa.send = aa.sendMarkers
+	return &pmcAgent{node: uint32(d.node), att: aa}, nil
 }
 
 // record writes each traced shader engine's raw data (with AQLprofile's

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/aql"
 )
 
 // Thread trace of the fill3d dispatches only: one raw .att file per
@@ -247,4 +249,63 @@ func containsWords(ws, seq []uint32) bool {
 		}
 	}
 	return false
+}
+
+// The "from start" marker set follows loads and unloads; an empty set sends
+// none (C then injects no marker packet).
+func TestATTMarkerSetFollowsLoadsAndUnloads(t *testing.T) {
+	var sent [][]uint64
+	a := &attAgent{}
+	a.send = func(ms []aql.CodeObjMarker) {
+		var ids []uint64
+		for _, m := range ms {
+			require.True(t, m.FromStart)
+			ids = append(ids, m.ID)
+		}
+		sent = append(sent, ids)
+	}
+	a.addCodeObject(1, 0x1000, 0x100)
+	a.addCodeObject(2, 0x3000, 0x100)
+	a.removeCodeObject(1)
+	a.removeCodeObject(9) // unknown: nothing resent
+	a.removeCodeObject(2)
+	require.Equal(t, [][]uint64{{1}, {1, 2}, {2}, nil}, sent)
+}
+
+// hipModuleLoad'ed code: the traced module kernel's trace carries its code
+// object's marker. (HIP 5.2's hipModuleUnload does not destroy the
+// executable, so the unload path is covered by the unit test above only.)
+func TestThreadTraceModuleCodeObjectMarkers(t *testing.T) {
+	out := t.TempDir()
+	r := runBuilt(t, []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + out,
+		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=module_fill"}, "testdata/features", artifact(t, "testdata/module_kernels.co"))
+	require.Zero(t, r.exitCode, r.stderr)
+	require.NotContains(t, r.stderr, "thread trace: cannot")
+	files, err := filepath.Glob(filepath.Join(out, "*.att"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	idx, err := filepath.Glob(filepath.Join(out, "*_att_code_objects.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, idx, 1)
+	raw, err := os.ReadFile(idx[0])
+	require.NoError(t, err)
+	var module attCodeObjectEntry
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var e attCodeObjectEntry
+		require.NoError(t, json.Unmarshal([]byte(l), &e))
+		dump, err := os.ReadFile(filepath.Join(out, e.File))
+		require.NoError(t, err)
+		if bytes.Contains(dump, []byte("module_fill")) {
+			module = e
+		}
+	}
+	require.NotZero(t, module.ID, "the module's code object is indexed: %s", raw)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	data = data[8:]
+	words := make([]uint32, binary.LittleEndian.Uint32(data[20:]))
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(data[32+4*i:])
+	}
+	require.True(t, containsWords(words, []uint32{0x004, uint32(module.ID)<<2 | 2}), "module marker in the trace")
 }

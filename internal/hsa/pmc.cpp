@@ -349,8 +349,9 @@ extern "C" void shim_pmc_set_marker(int agent_index, const void *packet)
         return;
     PmcAgent *a = &g_agents[agent_index];
     pthread_mutex_lock(&a->lock);
-    memcpy(a->marker.b, packet, 64);
-    a->has_marker = true;
+    if (packet)
+        memcpy(a->marker.b, packet, 64);
+    a->has_marker = packet != nullptr;
     pthread_mutex_unlock(&a->lock);
 }
 

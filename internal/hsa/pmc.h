@@ -70,7 +70,8 @@ void shim_pmc_set_packets(int agent_index, uint32_t group, uint32_t slot, const 
  * (--att-serialize-all), as counting does. */
 void shim_pmc_set_hold_all(int agent_index, int on);
 /* Thread trace: the AQL packet (64 bytes) of the loaded code objects'
- * markers, injected after each start packet (replaced as code objects load). */
+ * markers, injected after each start packet (replaced as code objects load
+ * and unload; NULL: none). */
 void shim_pmc_set_marker(int agent_index, const void *packet);
 void shim_pmc_set_filter(int filtered, const uint64_t *ranges, int n);
 /* The include/exclude decision for one kernel object. */

@@ -160,6 +160,7 @@ func executableDestroyed(exec uint64) {
 			timestamp_ns:   C.uint64_t(now),
 		}
 		C.rpg_record_code_object(&rec, nil, 0)
+		attCodeObjectUnloaded(co.id, co.agentNode)
 	}
 }
 
