@@ -279,3 +279,19 @@ func TestDecodeDirWithCodeObjectMarkers(t *testing.T) {
 	require.EqualValues(t, 2, code.Code[1][4])
 	require.EqualValues(t, 0x1b00, code.Code[1][5])
 }
+
+// A raw PC resolves through the load ranges; a range reused by a later load
+// resolves to the latest code object.
+func TestCodeObjectsResolve(t *testing.T) {
+	c := NewCodeObjects(t.TempDir(), []CodeObject{
+		{ID: 3, LoadBase: 0x5000, LoadSize: 0x1000, LoadDelta: 0x5000},
+		{ID: 1, LoadBase: 0x1000, LoadSize: 0x1000, LoadDelta: 0x1000},
+		{ID: 2, LoadBase: 0x5000, LoadSize: 0x1000, LoadDelta: 0x5000},
+	})
+	require.Equal(t, PC{Addr: 0x10, CodeObj: 1}, c.Normalize(PC{Addr: 0x1010}))
+	require.Equal(t, PC{Addr: 0x20, CodeObj: 3}, c.Normalize(PC{Addr: 0x5020}))
+	require.Equal(t, PC{Addr: 0x3000}, c.Normalize(PC{Addr: 0x3000}), "in no range: unchanged")
+	require.Equal(t, PC{Addr: 0x44, CodeObj: 2}, c.Normalize(PC{Addr: 0x44, CodeObj: 2}), "already placed")
+	_, err := c.Instruction(PC{Addr: 0x3000})
+	require.ErrorContains(t, err, "in no loaded code object")
+}

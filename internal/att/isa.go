@@ -90,7 +90,13 @@ func NewCodeObjects(dir string, entries []CodeObject) *CodeObjects {
 		c.objs = append(c.objs, co)
 		c.byID[e.ID] = co
 	}
-	sort.Slice(c.objs, func(i, j int) bool { return c.objs[i].LoadBase < c.objs[j].LoadBase })
+	// By base, then id: a range reused by a later load resolves to the latest.
+	sort.Slice(c.objs, func(i, j int) bool {
+		if c.objs[i].LoadBase != c.objs[j].LoadBase {
+			return c.objs[i].LoadBase < c.objs[j].LoadBase
+		}
+		return c.objs[i].ID < c.objs[j].ID
+	})
 	if p, err := exec.LookPath("llvm-objdump"); err == nil {
 		c.Objdump = p
 	}
