@@ -92,10 +92,11 @@ func (f *csvFile) writeRows(block []byte, rows uint64) {
 		f.open()
 	}
 	f.rows += rows
-	if len(f.buf)+len(block) <= csvFlushSize {
-		f.buf = append(f.buf, block...)
+	if len(block) < 4096 && len(f.buf)+len(block) <= csvFlushSize {
+		f.buf = append(f.buf, block...) // a few rows: gather them
 		return
 	}
+	// A batch's rows go out as they are, without a copy into the buffer.
 	f.flush()
 	f.write(block)
 }
