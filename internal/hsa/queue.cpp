@@ -112,8 +112,12 @@ struct Pending {
 // its read index, which passes a slot only after its callback).
 struct Tag {
     std::atomic<uint64_t> index;
-    uint64_t correlation_id; // 0: none on the reserving thread
-    uint64_t stream_id;
+    std::atomic<uint64_t> correlation_id; // 0: none on the reserving thread
+    std::atomic<uint64_t> stream_id;
+    std::atomic<uint32_t> tid;
+};
+struct TagValue {
+    uint64_t correlation_id, stream_id;
     uint32_t tid;
 };
 
@@ -320,18 +324,30 @@ void tag_slots(const hsa_queue_t *hq, uint64_t first, uint64_t n)
         n = q->mask + 1;
     for (uint64_t i = first; i != first + n; i++) {
         Tag *g = &q->tags[i & q->mask];
-        g->correlation_id = corr;
-        g->stream_id = stream;
-        g->tid = tid;
+        g->index.store(0, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        g->correlation_id.store(corr, std::memory_order_relaxed);
+        g->stream_id.store(stream, std::memory_order_relaxed);
+        g->tid.store(tid, std::memory_order_relaxed);
         g->index.store(i + 1, std::memory_order_release);
     }
 }
 
-// The tag of the slot with this index, if its reservation was seen.
-const Tag *slot_tag(Queue *q, uint64_t index)
+// Copies the tag of the slot with this index, if its reservation was seen.
+// Reservations run at most a queue length (plus one slot per thread waiting
+// for room) ahead of the read index and the tags hold at least two, so a
+// tag is not reused before it is read; the second look at the index keeps a
+// pathological app (more threads waiting than slots) from mixing two tags.
+bool slot_tag(Queue *q, uint64_t index, TagValue *out)
 {
     const Tag *g = &q->tags[index & q->mask];
-    return g->index.load(std::memory_order_acquire) == index + 1 ? g : nullptr;
+    if (g->index.load(std::memory_order_acquire) != index + 1)
+        return false;
+    out->correlation_id = g->correlation_id.load(std::memory_order_relaxed);
+    out->stream_id = g->stream_id.load(std::memory_order_relaxed);
+    out->tid = g->tid.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return g->index.load(std::memory_order_relaxed) == index + 1;
 }
 
 #define RPG_ADD_WRITE_INDEX_HOOK(order)                                                        \
@@ -455,12 +471,12 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         p->pmc = tags ? tags[i].complete : nullptr;
         p->counted = tags && tags[i].bind;
         if (dispatch) {
-            const Tag *g = nextdispatch < ndispatch ? slot_tag(q, t_slots[nextdispatch++]) : nullptr;
-            if (g) {
+            TagValue g;
+            if (nextdispatch < ndispatch && slot_tag(q, t_slots[nextdispatch++], &g)) {
                 // The thread and HIP call that reserved the slot.
-                p->correlation_id = g->correlation_id ? g->correlation_id : rpg_correlation_next();
-                p->stream_id = g->stream_id;
-                p->tid = g->tid;
+                p->correlation_id = g.correlation_id ? g.correlation_id : rpg_correlation_next();
+                p->stream_id = g.stream_id;
+                p->tid = g.tid;
             } else {
                 // Reserved unseen (e.g. the write index stored directly): the
                 // thread handing it over is the best guess.
