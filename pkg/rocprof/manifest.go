@@ -62,7 +62,7 @@ type ManifestFile struct {
 // WriteManifest writes dir/run.json atomically: a reader never sees half a
 // manifest. A run.json left by a run that finished after m started (so the
 // two overlapped) is kept in m.Concurrent; an older one is replaced. Runs
-// finishing at the same moment serialise on a lock file beside it.
+// finishing at the same moment serialise on a lock of the directory.
 func WriteManifest(dir string, m *Manifest) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -96,9 +96,10 @@ func WriteManifest(dir string, m *Manifest) error {
 	return os.Rename(tmp.Name(), filepath.Join(dir, ManifestName))
 }
 
-// lockManifest takes an exclusive flock on dir/.run.json.lock.
+// lockManifest takes an exclusive flock on the directory itself, which
+// leaves no lock file among the outputs.
 func lockManifest(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".run.json.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
