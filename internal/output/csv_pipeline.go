@@ -3,6 +3,7 @@ package output
 import (
 	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -10,14 +11,15 @@ import (
 // The second CSV pass runs as a pipeline so that a conversion uses every
 // core without changing a byte of the output:
 //
-//   - the reader goroutine walks the spool in order, decodes each record and
-//     resolves what needs the process's caches (function names, kernel
-//     symbols, --kernel-rename ranges), appending it to a batch;
+//   - the calling goroutine walks the spool in order, decodes each record
+//     and resolves what needs the process's caches (function names, kernel
+//     symbols, --kernel-rename ranges), appending it to a numbered batch;
 //   - formatting goroutines turn whole batches into rows, one byte buffer
-//     per domain, touching nothing shared but read-only tables;
-//   - the calling goroutine takes the batches back in reading order, feeds
-//     the order-sensitive parts (stats, rocprof v1 files, counter rows) and
-//     writes each domain's buffer to its file.
+//     per domain, touching nothing shared but read-only tables; then, when
+//     every earlier batch is written (csvTurn), the same goroutine feeds the
+//     order-sensitive parts (stats, rocprof v1 files, counter rows) and
+//     writes each domain's buffer to its file, while the rows are still in
+//     its cache.
 //
 // Every file therefore gets its rows in spool order, as before; only the
 // interleaving between different files' writes changes.
@@ -51,7 +53,7 @@ type csvBatch struct {
 
 	out  [csvDomainCount][]byte // formatted rows per domain
 	rows [csvDomainCount]uint64
-	done chan struct{}
+	seq  uint64 // batches are numbered in reading order
 }
 
 func (b *csvBatch) reset() {
@@ -70,51 +72,79 @@ func (b *csvBatch) reset() {
 // csvFormatWorkers is how many goroutines format batches.
 func csvFormatWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
 
+// csvTurn lets the formatting goroutines write their batches in reading
+// order: batch seq waits until every batch before it is written.
+type csvTurn struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	next uint64
+}
+
+func (t *csvTurn) wait(seq uint64) {
+	t.mu.Lock()
+	for t.next != seq {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+func (t *csvTurn) done() {
+	t.mu.Lock()
+	t.next++
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
 // writeProcess streams one spool's records into the set's files.
 func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 	workers := csvFormatWorkers()
-	depth := 2*workers + 2
+	depth := 2*workers + 1
 	free := make(chan *csvBatch, depth)
 	for i := 0; i < depth; i++ {
-		free <- &csvBatch{done: make(chan struct{}, 1)}
+		free <- &csvBatch{}
 	}
 	work := make(chan *csvBatch, depth)
-	ordered := make(chan *csvBatch, depth)
-	go g.readBatches(p, r, free, work, ordered)
+	turn := &csvTurn{}
+	turn.cond.L = &turn.mu
+	var counted map[uint64]bool
+	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			for b := range work {
 				g.formatBatch(p, b)
-				b.done <- struct{}{}
+				// The batch's rows are written by the goroutine that
+				// formatted them, while they are in its cache.
+				turn.wait(b.seq)
+				counted = g.accountBatch(p, b, counted)
+				for d, f := range g.files {
+					if f != nil {
+						f.writeRows(b.out[d], b.rows[d])
+					}
+				}
+				turn.done()
+				b.reset()
+				free <- b
 			}
 		}()
 	}
-	var counted map[uint64]bool
-	for b := range ordered {
-		<-b.done
-		counted = g.accountBatch(p, b, counted)
-		for d, f := range g.files {
-			if f != nil {
-				f.writeRows(b.out[d], b.rows[d])
-			}
-		}
-		b.reset()
-		free <- b
-	}
+	g.readBatches(p, r, free, work)
+	wg.Wait()
 	g.orphanCounterRows(p, counted)
 }
 
-// readBatches is the reader goroutine: records in spool order, decoded and
-// named, in batches handed to the formatters and, in the same order, to the
-// writer.
+// readBatches walks the spool: records in spool order, decoded and named,
+// in numbered batches handed to the formatting goroutines.
 func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *csvBatch,
-	work, ordered chan<- *csvBatch) {
-	defer close(ordered)
+	work chan<- *csvBatch) {
 	defer close(work)
 	var b *csvBatch
+	var seq uint64
 	for r.Next() {
 		if b == nil {
 			b = <-free
+			b.seq, seq = seq, seq+1
 		}
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
@@ -153,13 +183,11 @@ func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *cs
 		}
 		if b.n++; b.n == csvBatchRecords {
 			work <- b
-			ordered <- b
 			b = nil
 		}
 	}
 	if b != nil {
 		work <- b
-		ordered <- b
 	}
 }
 

@@ -31,7 +31,7 @@ func TestCSVPipelineSameBytes(t *testing.T) {
 		}
 		if i%5 == 0 {
 			sp.Add(tracing.CounterSample{DispatchID: i, CounterID: 1, Name: []byte("SQ_WAVES"), Value: float64(i)})
-			sp.Add(tracing.CounterSample{DispatchID: i + 1 << 20, CounterID: 2, Name: []byte("GRBM"), Value: 1.5})
+			sp.Add(tracing.CounterSample{DispatchID: i + 1<<20, CounterID: 2, Name: []byte("GRBM"), Value: 1.5})
 		}
 		if i%97 == 0 {
 			sp.Add(tracing.ScratchMemory{Operation: tracing.ScratchAlloc, AgentNode: 1, QueueID: 1, TID: 7,
