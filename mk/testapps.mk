@@ -28,7 +28,7 @@ $(TESTAPPS_DIR)/module_kernels.co: testdata/apps/module_kernels.cpp
 	@mkdir -p $(@D)
 	$(HIPCC) --genco --offload-arch=gfx90a -O2 -o $@ $<
 
-$(TESTAPPS_DIR)/hsa_queues $(TESTAPPS_DIR)/hsa_late_wakeup: $(TESTAPPS_DIR)/%: testdata/apps/%.c
+$(TESTAPPS_DIR)/hsa_queues $(TESTAPPS_DIR)/hsa_late_wakeup: $(TESTAPPS_DIR)/%: testdata/apps/%.c testdata/apps/hsa_app.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -pthread
 

@@ -12,24 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    hsa_status_t s_ = (x);                                                   \
-    if (s_ != HSA_STATUS_SUCCESS) {                                          \
-      fprintf(stderr, "%s:%d: %s: 0x%x\n", __FILE__, __LINE__, #x, s_);      \
-      exit(2);                                                               \
-    }                                                                        \
-  } while (0)
-
-static hsa_status_t gpu_cb(hsa_agent_t a, void *d) {
-  hsa_device_type_t t;
-  hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
-  if (t == HSA_DEVICE_TYPE_GPU) {
-    *(hsa_agent_t *)d = a;
-    return HSA_STATUS_INFO_BREAK;
-  }
-  return HSA_STATUS_SUCCESS;
-}
+#include "hsa_app.h"
 
 static void submit(hsa_queue_t *q, void *pkt) {
   uint64_t i = hsa_queue_add_write_index_relaxed(q, 1);
