@@ -48,10 +48,17 @@ func (t *csvStatTable) total() csvStat {
 	return all
 }
 
-// writeStats writes rows sorted by total duration, largest first.
-func writeStats(f *csvFile, rows []*csvStat) {
+// byTotalDesc returns rows sorted by total duration, largest first (ties
+// keep their order), as both the stats and the v1 stats files list them.
+func byTotalDesc(rows []*csvStat) []*csvStat {
 	sorted := append([]*csvStat(nil), rows...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })
+	return sorted
+}
+
+// writeStats writes rows sorted by total duration, largest first.
+func writeStats(f *csvFile, rows []*csvStat) {
+	sorted := byTotalDesc(rows)
 	var grand float64
 	for _, r := range sorted {
 		grand += float64(r.Sum)

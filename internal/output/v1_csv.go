@@ -230,8 +230,7 @@ func (s *v1Set) finish(fs FileSystem, res *Result) error {
 // average is an integer division (v1 computed it in SQLite); the percentage
 // prints as Python prints a float.
 func writeV1Stats(f *csvFile, rows []*csvStat) {
-	sorted := append([]*csvStat(nil), rows...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })
+	sorted := byTotalDesc(rows)
 	var grand uint64
 	for _, r := range sorted {
 		grand += r.Sum
