@@ -47,10 +47,33 @@ func emitC(fns []function, skipped []string) []byte {
 	}
 	fmt.Fprintf(&b, "const uint32_t rpg_hip_function_count = %d;\n\n", len(fns))
 	fmt.Fprintf(&b, "void *rpg_hip_real_fns[%d];\n\n", len(fns))
-	fmt.Fprintf(&b, "const rpg_hip_function rpg_hip_functions[%d] = {\n", len(fns))
-	for _, f := range fns {
-		fmt.Fprintf(&b, "    {%q, %q, %q, %s},\n", f.Proto.Name, f.Symbol, f.Version, f.Domain)
+	// Strings as offsets into one blob, not pointers: a pointer table needs a
+	// relocation per entry, and so dirties its pages in every process the
+	// preload library enters, HIP or not.
+	var blob strings.Builder
+	offsets := map[string]int{}
+	offset := func(str string) int {
+		if o, ok := offsets[str]; ok {
+			return o
+		}
+		o := blob.Len()
+		offsets[str] = o
+		blob.WriteString(str)
+		blob.WriteByte(0)
+		return o
 	}
+	var table strings.Builder
+	for _, f := range fns {
+		fmt.Fprintf(&table, "    {%d, %d, %d, %s}, /* %s */\n", offset(f.Proto.Name), offset(f.Symbol),
+			offset(f.Version), f.Domain, f.Proto.Name)
+	}
+	b.WriteString("const char rpg_hip_strings[] =\n")
+	for _, str := range strings.SplitAfter(strings.TrimSuffix(blob.String(), "\x00"), "\x00") {
+		fmt.Fprintf(&b, "    \"%s\\0\"\n", strings.TrimSuffix(str, "\x00"))
+	}
+	b.WriteString("    ;\n\n")
+	fmt.Fprintf(&b, "const rpg_hip_function rpg_hip_functions[%d] = {\n", len(fns))
+	b.WriteString(table.String())
 	b.WriteString("};\n")
 	for _, f := range fns {
 		b.WriteString("\n")

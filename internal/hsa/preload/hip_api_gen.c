@@ -6,400 +6,808 @@ const uint32_t rpg_hip_function_count = 393;
 
 void *rpg_hip_real_fns[393];
 
+const char rpg_hip_strings[] =
+    "hipCreateSurfaceObject\0"
+    "_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc\0"
+    "hip_4.2\0"
+    "hipDestroySurfaceObject\0"
+    "_Z23hipDestroySurfaceObjectP13__hip_surface\0"
+    "hipExtModuleLaunchKernel\0"
+    "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j\0"
+    "hipHccModuleLaunchKernel\0"
+    "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_\0"
+    "hipLaunchKernelGGLImpl\0"
+    "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv\0"
+    "__hipGetPCH\0"
+    "__hipPopCallConfiguration\0"
+    "__hipPushCallConfiguration\0"
+    "__hipRegisterFatBinary\0"
+    "__hipRegisterFunction\0"
+    "__hipRegisterManagedVar\0"
+    "__hipRegisterSurface\0"
+    "__hipRegisterTexture\0"
+    "__hipRegisterVar\0"
+    "__hipUnregisterFatBinary\0"
+    "hipApiName\0"
+    "hipArray3DCreate\0"
+    "hipArrayCreate\0"
+    "hipArrayDestroy\0"
+    "hip_4.3\0"
+    "hipBindTexture\0"
+    "hipBindTexture2D\0"
+    "hipBindTextureToArray\0"
+    "hipBindTextureToMipmappedArray\0"
+    "hipChooseDevice\0"
+    "hipConfigureCall\0"
+    "hipCreateChannelDesc\0"
+    "hipCreateTextureObject\0"
+    "hipCtxCreate\0"
+    "hipCtxDestroy\0"
+    "hipCtxDisablePeerAccess\0"
+    "hipCtxEnablePeerAccess\0"
+    "hipCtxGetApiVersion\0"
+    "hipCtxGetCacheConfig\0"
+    "hipCtxGetCurrent\0"
+    "hipCtxGetDevice\0"
+    "hipCtxGetFlags\0"
+    "hipCtxGetSharedMemConfig\0"
+    "hipCtxPopCurrent\0"
+    "hipCtxPushCurrent\0"
+    "hipCtxSetCacheConfig\0"
+    "hipCtxSetCurrent\0"
+    "hipCtxSetSharedMemConfig\0"
+    "hipCtxSynchronize\0"
+    "hipDestroyExternalMemory\0"
+    "hipDestroyExternalSemaphore\0"
+    "hipDestroyTextureObject\0"
+    "hipDeviceCanAccessPeer\0"
+    "hipDeviceComputeCapability\0"
+    "hipDeviceDisablePeerAccess\0"
+    "hipDeviceEnablePeerAccess\0"
+    "hipDeviceGet\0"
+    "hipDeviceGetAttribute\0"
+    "hipDeviceGetByPCIBusId\0"
+    "hipDeviceGetCacheConfig\0"
+    "hipDeviceGetDefaultMemPool\0"
+    "hip_5.1\0"
+    "hipDeviceGetLimit\0"
+    "hipDeviceGetMemPool\0"
+    "hipDeviceGetName\0"
+    "hipDeviceGetP2PAttribute\0"
+    "hipDeviceGetPCIBusId\0"
+    "hipDeviceGetSharedMemConfig\0"
+    "hipDeviceGetStreamPriorityRange\0"
+    "hipDeviceGetUuid\0"
+    "hipDevicePrimaryCtxGetState\0"
+    "hipDevicePrimaryCtxRelease\0"
+    "hipDevicePrimaryCtxReset\0"
+    "hipDevicePrimaryCtxRetain\0"
+    "hipDevicePrimaryCtxSetFlags\0"
+    "hipDeviceReset\0"
+    "hipDeviceSetCacheConfig\0"
+    "hipDeviceSetMemPool\0"
+    "hipDeviceSetSharedMemConfig\0"
+    "hipDeviceSynchronize\0"
+    "hipDeviceTotalMem\0"
+    "hipDriverGetVersion\0"
+    "hipDrvMemcpy2DUnaligned\0"
+    "hipDrvMemcpy3D\0"
+    "hipDrvMemcpy3DAsync\0"
+    "hipDrvPointerGetAttributes\0"
+    "hip_5.0\0"
+    "hipEnableActivityCallback\0"
+    "hipEventCreate\0"
+    "hipEventCreateWithFlags\0"
+    "hipEventDestroy\0"
+    "hipEventElapsedTime\0"
+    "hipEventQuery\0"
+    "hipEventRecord\0"
+    "hipEventSynchronize\0"
+    "hipExtGetLinkTypeAndHopCount\0"
+    "hipExtLaunchKernel\0"
+    "hipExtLaunchMultiKernelMultiDevice\0"
+    "hipExtMallocWithFlags\0"
+    "hipExtStreamCreateWithCUMask\0"
+    "hipExtStreamGetCUMask\0"
+    "hipExternalMemoryGetMappedBuffer\0"
+    "hipFree\0"
+    "hipFreeArray\0"
+    "hipFreeAsync\0"
+    "hipFreeHost\0"
+    "hipFreeMipmappedArray\0"
+    "hipFuncGetAttribute\0"
+    "hipFuncGetAttributes\0"
+    "hipFuncSetAttribute\0"
+    "hipFuncSetCacheConfig\0"
+    "hipFuncSetSharedMemConfig\0"
+    "hipGLGetDevices\0"
+    "hipGetChannelDesc\0"
+    "hipGetCmdName\0"
+    "hipGetDevice\0"
+    "hipGetDeviceCount\0"
+    "hipGetDeviceFlags\0"
+    "hipGetDeviceProperties\0"
+    "hipGetErrorName\0"
+    "hipGetErrorString\0"
+    "hipGetLastError\0"
+    "hipGetMipmappedArrayLevel\0"
+    "hipGetStreamDeviceId\0"
+    "hipGetSymbolAddress\0"
+    "hipGetSymbolSize\0"
+    "hipGetTextureAlignmentOffset\0"
+    "hipGetTextureObjectResourceDesc\0"
+    "hipGetTextureObjectResourceViewDesc\0"
+    "hipGetTextureObjectTextureDesc\0"
+    "hipGetTextureReference\0"
+    "hipGraphAddChildGraphNode\0"
+    "hip_4.5\0"
+    "hipGraphAddDependencies\0"
+    "hip_4.4\0"
+    "hipGraphAddEmptyNode\0"
+    "hipGraphAddEventRecordNode\0"
+    "hipGraphAddEventWaitNode\0"
+    "hipGraphAddHostNode\0"
+    "hipGraphAddKernelNode\0"
+    "hipGraphAddMemcpyNode\0"
+    "hipGraphAddMemcpyNode1D\0"
+    "hipGraphAddMemcpyNodeFromSymbol\0"
+    "hipGraphAddMemcpyNodeToSymbol\0"
+    "hipGraphAddMemsetNode\0"
+    "hipGraphChildGraphNodeGetGraph\0"
+    "hipGraphClone\0"
+    "hipGraphCreate\0"
+    "hipGraphDestroy\0"
+    "hipGraphDestroyNode\0"
+    "hipGraphEventRecordNodeGetEvent\0"
+    "hipGraphEventRecordNodeSetEvent\0"
+    "hipGraphEventWaitNodeGetEvent\0"
+    "hipGraphEventWaitNodeSetEvent\0"
+    "hipGraphExecChildGraphNodeSetParams\0"
+    "hipGraphExecDestroy\0"
+    "hipGraphExecEventRecordNodeSetEvent\0"
+    "hipGraphExecEventWaitNodeSetEvent\0"
+    "hipGraphExecHostNodeSetParams\0"
+    "hipGraphExecKernelNodeSetParams\0"
+    "hipGraphExecMemcpyNodeSetParams\0"
+    "hipGraphExecMemcpyNodeSetParams1D\0"
+    "hipGraphExecMemcpyNodeSetParamsFromSymbol\0"
+    "hipGraphExecMemcpyNodeSetParamsToSymbol\0"
+    "hipGraphExecMemsetNodeSetParams\0"
+    "hipGraphExecUpdate\0"
+    "hipGraphGetEdges\0"
+    "hipGraphGetNodes\0"
+    "hipGraphGetRootNodes\0"
+    "hipGraphHostNodeGetParams\0"
+    "hipGraphHostNodeSetParams\0"
+    "hipGraphInstantiate\0"
+    "hipGraphInstantiateWithFlags\0"
+    "hipGraphKernelNodeGetParams\0"
+    "hipGraphKernelNodeSetParams\0"
+    "hipGraphLaunch\0"
+    "hipGraphMemcpyNodeGetParams\0"
+    "hipGraphMemcpyNodeSetParams\0"
+    "hipGraphMemcpyNodeSetParams1D\0"
+    "hipGraphMemcpyNodeSetParamsFromSymbol\0"
+    "hipGraphMemcpyNodeSetParamsToSymbol\0"
+    "hipGraphMemsetNodeGetParams\0"
+    "hipGraphMemsetNodeSetParams\0"
+    "hipGraphNodeFindInClone\0"
+    "hipGraphNodeGetDependencies\0"
+    "hipGraphNodeGetDependentNodes\0"
+    "hipGraphNodeGetType\0"
+    "hipGraphRemoveDependencies\0"
+    "hipGraphicsGLRegisterBuffer\0"
+    "hipGraphicsGLRegisterImage\0"
+    "hipGraphicsMapResources\0"
+    "hipGraphicsResourceGetMappedPointer\0"
+    "hipGraphicsSubResourceGetMappedArray\0"
+    "hipGraphicsUnmapResources\0"
+    "hipGraphicsUnregisterResource\0"
+    "hipHostAlloc\0"
+    "hipHostFree\0"
+    "hipHostGetDevicePointer\0"
+    "hipHostGetFlags\0"
+    "hipHostMalloc\0"
+    "hipHostRegister\0"
+    "hipHostUnregister\0"
+    "hipImportExternalMemory\0"
+    "hipImportExternalSemaphore\0"
+    "hipInit\0"
+    "hipInitActivityCallback\0"
+    "hipIpcCloseMemHandle\0"
+    "hipIpcGetEventHandle\0"
+    "hipIpcGetMemHandle\0"
+    "hipIpcOpenEventHandle\0"
+    "hipIpcOpenMemHandle\0"
+    "hipKernelNameRef\0"
+    "hipKernelNameRefByPtr\0"
+    "hipLaunchByPtr\0"
+    "hipLaunchCooperativeKernel\0"
+    "hipLaunchCooperativeKernelMultiDevice\0"
+    "hipLaunchCooperativeKernel_spt\0"
+    "hip_5.2\0"
+    "hipLaunchKernel\0"
+    "hipLaunchKernel_spt\0"
+    "hipMalloc\0"
+    "hipMalloc3D\0"
+    "hipMalloc3DArray\0"
+    "hipMallocArray\0"
+    "hipMallocAsync\0"
+    "hipMallocFromPoolAsync\0"
+    "hipMallocHost\0"
+    "hipMallocManaged\0"
+    "hipMallocMipmappedArray\0"
+    "hipMallocPitch\0"
+    "hipMemAddressFree\0"
+    "hipMemAddressReserve\0"
+    "hipMemAdvise\0"
+    "hipMemAllocHost\0"
+    "hipMemAllocPitch\0"
+    "hipMemCreate\0"
+    "hipMemExportToShareableHandle\0"
+    "hipMemGetAccess\0"
+    "hipMemGetAddressRange\0"
+    "hipMemGetAllocationGranularity\0"
+    "hipMemGetAllocationPropertiesFromHandle\0"
+    "hipMemGetInfo\0"
+    "hipMemImportFromShareableHandle\0"
+    "hipMemMap\0"
+    "hipMemMapArrayAsync\0"
+    "hipMemPoolCreate\0"
+    "hipMemPoolDestroy\0"
+    "hipMemPoolExportPointer\0"
+    "hipMemPoolExportToShareableHandle\0"
+    "hipMemPoolGetAccess\0"
+    "hipMemPoolGetAttribute\0"
+    "hipMemPoolImportFromShareableHandle\0"
+    "hipMemPoolImportPointer\0"
+    "hipMemPoolSetAccess\0"
+    "hipMemPoolSetAttribute\0"
+    "hipMemPoolTrimTo\0"
+    "hipMemPrefetchAsync\0"
+    "hipMemPtrGetInfo\0"
+    "hipMemRangeGetAttribute\0"
+    "hipMemRangeGetAttributes\0"
+    "hipMemRelease\0"
+    "hipMemRetainAllocationHandle\0"
+    "hipMemSetAccess\0"
+    "hipMemUnmap\0"
+    "hipMemcpy\0"
+    "hipMemcpy2D\0"
+    "hipMemcpy2DAsync\0"
+    "hipMemcpy2DFromArray\0"
+    "hipMemcpy2DFromArrayAsync\0"
+    "hipMemcpy2DFromArray_spt\0"
+    "hipMemcpy2DToArray\0"
+    "hipMemcpy2DToArrayAsync\0"
+    "hipMemcpy2DToArray_spt\0"
+    "hipMemcpy2D_spt\0"
+    "hipMemcpy3D\0"
+    "hipMemcpy3DAsync\0"
+    "hipMemcpy3D_spt\0"
+    "hipMemcpyAsync\0"
+    "hipMemcpyAsync_spt\0"
+    "hipMemcpyAtoH\0"
+    "hipMemcpyDtoD\0"
+    "hipMemcpyDtoDAsync\0"
+    "hipMemcpyDtoH\0"
+    "hipMemcpyDtoHAsync\0"
+    "hipMemcpyFromArray\0"
+    "hipMemcpyFromSymbol\0"
+    "hipMemcpyFromSymbolAsync\0"
+    "hipMemcpyFromSymbol_spt\0"
+    "hipMemcpyHtoA\0"
+    "hipMemcpyHtoD\0"
+    "hipMemcpyHtoDAsync\0"
+    "hipMemcpyParam2D\0"
+    "hipMemcpyParam2DAsync\0"
+    "hipMemcpyPeer\0"
+    "hipMemcpyPeerAsync\0"
+    "hipMemcpyToArray\0"
+    "hipMemcpyToSymbol\0"
+    "hipMemcpyToSymbolAsync\0"
+    "hipMemcpyToSymbol_spt\0"
+    "hipMemcpyWithStream\0"
+    "hipMemcpy_spt\0"
+    "hipMemset\0"
+    "hipMemset2D\0"
+    "hipMemset2DAsync\0"
+    "hipMemset2D_spt\0"
+    "hipMemset3D\0"
+    "hipMemset3DAsync\0"
+    "hipMemset3D_spt\0"
+    "hipMemsetAsync\0"
+    "hipMemsetD16\0"
+    "hipMemsetD16Async\0"
+    "hipMemsetD32\0"
+    "hipMemsetD32Async\0"
+    "hipMemsetD8\0"
+    "hipMemsetD8Async\0"
+    "hipMemset_spt\0"
+    "hipMipmappedArrayCreate\0"
+    "hipMipmappedArrayDestroy\0"
+    "hipMipmappedArrayGetLevel\0"
+    "hipModuleGetFunction\0"
+    "hipModuleGetGlobal\0"
+    "hipModuleGetTexRef\0"
+    "hipModuleLaunchKernel\0"
+    "hipModuleLoad\0"
+    "hipModuleLoadData\0"
+    "hipModuleLoadDataEx\0"
+    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor\0"
+    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags\0"
+    "hipModuleOccupancyMaxPotentialBlockSize\0"
+    "hipModuleOccupancyMaxPotentialBlockSizeWithFlags\0"
+    "hipModuleUnload\0"
+    "hipOccupancyMaxActiveBlocksPerMultiprocessor\0"
+    "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags\0"
+    "hipOccupancyMaxPotentialBlockSize\0"
+    "hipPeekAtLastError\0"
+    "hipPointerGetAttribute\0"
+    "hipPointerGetAttributes\0"
+    "hipProfilerStart\0"
+    "hipProfilerStop\0"
+    "hipRegisterActivityCallback\0"
+    "hipRegisterApiCallback\0"
+    "hipRemoveActivityCallback\0"
+    "hipRemoveApiCallback\0"
+    "hipRuntimeGetVersion\0"
+    "hipSetDevice\0"
+    "hipSetDeviceFlags\0"
+    "hipSetupArgument\0"
+    "hipSignalExternalSemaphoresAsync\0"
+    "hipStreamAddCallback\0"
+    "hipStreamAttachMemAsync\0"
+    "hipStreamBeginCapture\0"
+    "hipStreamCreate\0"
+    "hipStreamCreateWithFlags\0"
+    "hipStreamCreateWithPriority\0"
+    "hipStreamDestroy\0"
+    "hipStreamEndCapture\0"
+    "hipStreamGetCaptureInfo\0"
+    "hipStreamGetCaptureInfo_v2\0"
+    "hipStreamGetFlags\0"
+    "hipStreamGetFlags_spt\0"
+    "hipStreamGetPriority\0"
+    "hipStreamGetPriority_spt\0"
+    "hipStreamIsCapturing\0"
+    "hipStreamQuery\0"
+    "hipStreamQuery_spt\0"
+    "hipStreamSynchronize\0"
+    "hipStreamSynchronize_spt\0"
+    "hipStreamUpdateCaptureDependencies\0"
+    "hipStreamWaitEvent\0"
+    "hipStreamWaitEvent_spt\0"
+    "hipStreamWaitValue32\0"
+    "hipStreamWaitValue64\0"
+    "hipStreamWriteValue32\0"
+    "hipStreamWriteValue64\0"
+    "hipTexObjectCreate\0"
+    "hipTexObjectDestroy\0"
+    "hipTexObjectGetResourceDesc\0"
+    "hipTexObjectGetResourceViewDesc\0"
+    "hipTexObjectGetTextureDesc\0"
+    "hipTexRefGetAddress\0"
+    "hipTexRefGetAddressMode\0"
+    "hipTexRefGetFilterMode\0"
+    "hipTexRefGetFlags\0"
+    "hipTexRefGetFormat\0"
+    "hipTexRefGetMaxAnisotropy\0"
+    "hipTexRefGetMipmapFilterMode\0"
+    "hipTexRefGetMipmapLevelBias\0"
+    "hipTexRefGetMipmapLevelClamp\0"
+    "hipTexRefSetAddress\0"
+    "hipTexRefSetAddress2D\0"
+    "hipTexRefSetAddressMode\0"
+    "hipTexRefSetArray\0"
+    "hipTexRefSetBorderColor\0"
+    "hipTexRefSetFilterMode\0"
+    "hipTexRefSetFlags\0"
+    "hipTexRefSetFormat\0"
+    "hipTexRefSetMaxAnisotropy\0"
+    "hipTexRefSetMipmapFilterMode\0"
+    "hipTexRefSetMipmapLevelBias\0"
+    "hipTexRefSetMipmapLevelClamp\0"
+    "hipTexRefSetMipmappedArray\0"
+    "hipThreadExchangeStreamCaptureMode\0"
+    "hipUnbindTexture\0"
+    "hipWaitExternalSemaphoresAsync\0"
+    ;
+
 const rpg_hip_function rpg_hip_functions[393] = {
-    {"hipCreateSurfaceObject", "_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDestroySurfaceObject", "_Z23hipDestroySurfaceObjectP13__hip_surface", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtModuleLaunchKernel", "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHccModuleLaunchKernel", "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchKernelGGLImpl", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"__hipGetPCH", "__hipGetPCH", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipPopCallConfiguration", "__hipPopCallConfiguration", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipPushCallConfiguration", "__hipPushCallConfiguration", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterFatBinary", "__hipRegisterFatBinary", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterFunction", "__hipRegisterFunction", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterManagedVar", "__hipRegisterManagedVar", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterSurface", "__hipRegisterSurface", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterTexture", "__hipRegisterTexture", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipRegisterVar", "__hipRegisterVar", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"__hipUnregisterFatBinary", "__hipUnregisterFatBinary", "hip_4.2", RPG_API_HIP_COMPILER},
-    {"hipApiName", "hipApiName", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipArray3DCreate", "hipArray3DCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipArrayCreate", "hipArrayCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipArrayDestroy", "hipArrayDestroy", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipBindTexture", "hipBindTexture", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipBindTexture2D", "hipBindTexture2D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipBindTextureToArray", "hipBindTextureToArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipBindTextureToMipmappedArray", "hipBindTextureToMipmappedArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipChooseDevice", "hipChooseDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipConfigureCall", "hipConfigureCall", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCreateChannelDesc", "hipCreateChannelDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCreateTextureObject", "hipCreateTextureObject", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxCreate", "hipCtxCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxDestroy", "hipCtxDestroy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxDisablePeerAccess", "hipCtxDisablePeerAccess", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxEnablePeerAccess", "hipCtxEnablePeerAccess", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetApiVersion", "hipCtxGetApiVersion", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetCacheConfig", "hipCtxGetCacheConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetCurrent", "hipCtxGetCurrent", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetDevice", "hipCtxGetDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetFlags", "hipCtxGetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxGetSharedMemConfig", "hipCtxGetSharedMemConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxPopCurrent", "hipCtxPopCurrent", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxPushCurrent", "hipCtxPushCurrent", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxSetCacheConfig", "hipCtxSetCacheConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxSetCurrent", "hipCtxSetCurrent", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxSetSharedMemConfig", "hipCtxSetSharedMemConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipCtxSynchronize", "hipCtxSynchronize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDestroyExternalMemory", "hipDestroyExternalMemory", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipDestroyExternalSemaphore", "hipDestroyExternalSemaphore", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipDestroyTextureObject", "hipDestroyTextureObject", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceCanAccessPeer", "hipDeviceCanAccessPeer", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceComputeCapability", "hipDeviceComputeCapability", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceDisablePeerAccess", "hipDeviceDisablePeerAccess", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceEnablePeerAccess", "hipDeviceEnablePeerAccess", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGet", "hipDeviceGet", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetAttribute", "hipDeviceGetAttribute", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetByPCIBusId", "hipDeviceGetByPCIBusId", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetCacheConfig", "hipDeviceGetCacheConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetDefaultMemPool", "hipDeviceGetDefaultMemPool", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetLimit", "hipDeviceGetLimit", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetMemPool", "hipDeviceGetMemPool", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetName", "hipDeviceGetName", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetP2PAttribute", "hipDeviceGetP2PAttribute", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetPCIBusId", "hipDeviceGetPCIBusId", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetSharedMemConfig", "hipDeviceGetSharedMemConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetStreamPriorityRange", "hipDeviceGetStreamPriorityRange", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceGetUuid", "hipDeviceGetUuid", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipDevicePrimaryCtxGetState", "hipDevicePrimaryCtxGetState", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDevicePrimaryCtxRelease", "hipDevicePrimaryCtxRelease", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDevicePrimaryCtxReset", "hipDevicePrimaryCtxReset", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDevicePrimaryCtxRetain", "hipDevicePrimaryCtxRetain", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDevicePrimaryCtxSetFlags", "hipDevicePrimaryCtxSetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceReset", "hipDeviceReset", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceSetCacheConfig", "hipDeviceSetCacheConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceSetMemPool", "hipDeviceSetMemPool", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipDeviceSetSharedMemConfig", "hipDeviceSetSharedMemConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceSynchronize", "hipDeviceSynchronize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDeviceTotalMem", "hipDeviceTotalMem", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDriverGetVersion", "hipDriverGetVersion", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDrvMemcpy2DUnaligned", "hipDrvMemcpy2DUnaligned", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipDrvMemcpy3D", "hipDrvMemcpy3D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDrvMemcpy3DAsync", "hipDrvMemcpy3DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipDrvPointerGetAttributes", "hipDrvPointerGetAttributes", "hip_5.0", RPG_API_HIP_RUNTIME},
-    {"hipEnableActivityCallback", "hipEnableActivityCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventCreate", "hipEventCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventCreateWithFlags", "hipEventCreateWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventDestroy", "hipEventDestroy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventElapsedTime", "hipEventElapsedTime", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventQuery", "hipEventQuery", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventRecord", "hipEventRecord", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipEventSynchronize", "hipEventSynchronize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtGetLinkTypeAndHopCount", "hipExtGetLinkTypeAndHopCount", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtLaunchKernel", "hipExtLaunchKernel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtLaunchMultiKernelMultiDevice", "hipExtLaunchMultiKernelMultiDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtMallocWithFlags", "hipExtMallocWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtStreamCreateWithCUMask", "hipExtStreamCreateWithCUMask", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExtStreamGetCUMask", "hipExtStreamGetCUMask", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipExternalMemoryGetMappedBuffer", "hipExternalMemoryGetMappedBuffer", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipFree", "hipFree", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFreeArray", "hipFreeArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFreeAsync", "hipFreeAsync", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipFreeHost", "hipFreeHost", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFreeMipmappedArray", "hipFreeMipmappedArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFuncGetAttribute", "hipFuncGetAttribute", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFuncGetAttributes", "hipFuncGetAttributes", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFuncSetAttribute", "hipFuncSetAttribute", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFuncSetCacheConfig", "hipFuncSetCacheConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipFuncSetSharedMemConfig", "hipFuncSetSharedMemConfig", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGLGetDevices", "hipGLGetDevices", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGetChannelDesc", "hipGetChannelDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetCmdName", "hipGetCmdName", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetDevice", "hipGetDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetDeviceCount", "hipGetDeviceCount", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetDeviceFlags", "hipGetDeviceFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetDeviceProperties", "hipGetDeviceProperties", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetErrorName", "hipGetErrorName", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetErrorString", "hipGetErrorString", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetLastError", "hipGetLastError", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetMipmappedArrayLevel", "hipGetMipmappedArrayLevel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetStreamDeviceId", "hipGetStreamDeviceId", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetSymbolAddress", "hipGetSymbolAddress", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetSymbolSize", "hipGetSymbolSize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetTextureAlignmentOffset", "hipGetTextureAlignmentOffset", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetTextureObjectResourceDesc", "hipGetTextureObjectResourceDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetTextureObjectResourceViewDesc", "hipGetTextureObjectResourceViewDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetTextureObjectTextureDesc", "hipGetTextureObjectTextureDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGetTextureReference", "hipGetTextureReference", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddChildGraphNode", "hipGraphAddChildGraphNode", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddDependencies", "hipGraphAddDependencies", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddEmptyNode", "hipGraphAddEmptyNode", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddEventRecordNode", "hipGraphAddEventRecordNode", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddEventWaitNode", "hipGraphAddEventWaitNode", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddHostNode", "hipGraphAddHostNode", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddKernelNode", "hipGraphAddKernelNode", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddMemcpyNode", "hipGraphAddMemcpyNode", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddMemcpyNode1D", "hipGraphAddMemcpyNode1D", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddMemcpyNodeFromSymbol", "hipGraphAddMemcpyNodeFromSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddMemcpyNodeToSymbol", "hipGraphAddMemcpyNodeToSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphAddMemsetNode", "hipGraphAddMemsetNode", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphChildGraphNodeGetGraph", "hipGraphChildGraphNodeGetGraph", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphClone", "hipGraphClone", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphCreate", "hipGraphCreate", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphDestroy", "hipGraphDestroy", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphDestroyNode", "hipGraphDestroyNode", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphEventRecordNodeGetEvent", "hipGraphEventRecordNodeGetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphEventRecordNodeSetEvent", "hipGraphEventRecordNodeSetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphEventWaitNodeGetEvent", "hipGraphEventWaitNodeGetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphEventWaitNodeSetEvent", "hipGraphEventWaitNodeSetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecChildGraphNodeSetParams", "hipGraphExecChildGraphNodeSetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecDestroy", "hipGraphExecDestroy", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecEventRecordNodeSetEvent", "hipGraphExecEventRecordNodeSetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecEventWaitNodeSetEvent", "hipGraphExecEventWaitNodeSetEvent", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecHostNodeSetParams", "hipGraphExecHostNodeSetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecKernelNodeSetParams", "hipGraphExecKernelNodeSetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecMemcpyNodeSetParams", "hipGraphExecMemcpyNodeSetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecMemcpyNodeSetParams1D", "hipGraphExecMemcpyNodeSetParams1D", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecMemcpyNodeSetParamsFromSymbol", "hipGraphExecMemcpyNodeSetParamsFromSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecMemcpyNodeSetParamsToSymbol", "hipGraphExecMemcpyNodeSetParamsToSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecMemsetNodeSetParams", "hipGraphExecMemsetNodeSetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphExecUpdate", "hipGraphExecUpdate", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphGetEdges", "hipGraphGetEdges", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphGetNodes", "hipGraphGetNodes", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphGetRootNodes", "hipGraphGetRootNodes", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphHostNodeGetParams", "hipGraphHostNodeGetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphHostNodeSetParams", "hipGraphHostNodeSetParams", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphInstantiate", "hipGraphInstantiate", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphInstantiateWithFlags", "hipGraphInstantiateWithFlags", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphKernelNodeGetParams", "hipGraphKernelNodeGetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphKernelNodeSetParams", "hipGraphKernelNodeSetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphLaunch", "hipGraphLaunch", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemcpyNodeGetParams", "hipGraphMemcpyNodeGetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemcpyNodeSetParams", "hipGraphMemcpyNodeSetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemcpyNodeSetParams1D", "hipGraphMemcpyNodeSetParams1D", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemcpyNodeSetParamsFromSymbol", "hipGraphMemcpyNodeSetParamsFromSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemcpyNodeSetParamsToSymbol", "hipGraphMemcpyNodeSetParamsToSymbol", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemsetNodeGetParams", "hipGraphMemsetNodeGetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphMemsetNodeSetParams", "hipGraphMemsetNodeSetParams", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipGraphNodeFindInClone", "hipGraphNodeFindInClone", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphNodeGetDependencies", "hipGraphNodeGetDependencies", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphNodeGetDependentNodes", "hipGraphNodeGetDependentNodes", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphNodeGetType", "hipGraphNodeGetType", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphRemoveDependencies", "hipGraphRemoveDependencies", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsGLRegisterBuffer", "hipGraphicsGLRegisterBuffer", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsGLRegisterImage", "hipGraphicsGLRegisterImage", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsMapResources", "hipGraphicsMapResources", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsResourceGetMappedPointer", "hipGraphicsResourceGetMappedPointer", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsSubResourceGetMappedArray", "hipGraphicsSubResourceGetMappedArray", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsUnmapResources", "hipGraphicsUnmapResources", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipGraphicsUnregisterResource", "hipGraphicsUnregisterResource", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipHostAlloc", "hipHostAlloc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostFree", "hipHostFree", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostGetDevicePointer", "hipHostGetDevicePointer", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostGetFlags", "hipHostGetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostMalloc", "hipHostMalloc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostRegister", "hipHostRegister", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipHostUnregister", "hipHostUnregister", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipImportExternalMemory", "hipImportExternalMemory", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipImportExternalSemaphore", "hipImportExternalSemaphore", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipInit", "hipInit", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipInitActivityCallback", "hipInitActivityCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipIpcCloseMemHandle", "hipIpcCloseMemHandle", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipIpcGetEventHandle", "hipIpcGetEventHandle", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipIpcGetMemHandle", "hipIpcGetMemHandle", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipIpcOpenEventHandle", "hipIpcOpenEventHandle", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipIpcOpenMemHandle", "hipIpcOpenMemHandle", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipKernelNameRef", "hipKernelNameRef", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipKernelNameRefByPtr", "hipKernelNameRefByPtr", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchByPtr", "hipLaunchByPtr", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchCooperativeKernel", "hipLaunchCooperativeKernel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchCooperativeKernelMultiDevice", "hipLaunchCooperativeKernelMultiDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchCooperativeKernel_spt", "hipLaunchCooperativeKernel_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchKernel", "hipLaunchKernel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipLaunchKernel_spt", "hipLaunchKernel_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMalloc", "hipMalloc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMalloc3D", "hipMalloc3D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMalloc3DArray", "hipMalloc3DArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMallocArray", "hipMallocArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMallocAsync", "hipMallocAsync", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMallocFromPoolAsync", "hipMallocFromPoolAsync", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMallocHost", "hipMallocHost", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMallocManaged", "hipMallocManaged", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMallocMipmappedArray", "hipMallocMipmappedArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMallocPitch", "hipMallocPitch", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemAddressFree", "hipMemAddressFree", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemAddressReserve", "hipMemAddressReserve", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemAdvise", "hipMemAdvise", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemAllocHost", "hipMemAllocHost", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemAllocPitch", "hipMemAllocPitch", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemCreate", "hipMemCreate", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemExportToShareableHandle", "hipMemExportToShareableHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemGetAccess", "hipMemGetAccess", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemGetAddressRange", "hipMemGetAddressRange", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemGetAllocationGranularity", "hipMemGetAllocationGranularity", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemGetAllocationPropertiesFromHandle", "hipMemGetAllocationPropertiesFromHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemGetInfo", "hipMemGetInfo", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemImportFromShareableHandle", "hipMemImportFromShareableHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemMap", "hipMemMap", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemMapArrayAsync", "hipMemMapArrayAsync", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolCreate", "hipMemPoolCreate", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolDestroy", "hipMemPoolDestroy", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolExportPointer", "hipMemPoolExportPointer", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolExportToShareableHandle", "hipMemPoolExportToShareableHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolGetAccess", "hipMemPoolGetAccess", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolGetAttribute", "hipMemPoolGetAttribute", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolImportFromShareableHandle", "hipMemPoolImportFromShareableHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolImportPointer", "hipMemPoolImportPointer", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolSetAccess", "hipMemPoolSetAccess", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolSetAttribute", "hipMemPoolSetAttribute", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPoolTrimTo", "hipMemPoolTrimTo", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemPrefetchAsync", "hipMemPrefetchAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemPtrGetInfo", "hipMemPtrGetInfo", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemRangeGetAttribute", "hipMemRangeGetAttribute", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemRangeGetAttributes", "hipMemRangeGetAttributes", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemRelease", "hipMemRelease", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemRetainAllocationHandle", "hipMemRetainAllocationHandle", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemSetAccess", "hipMemSetAccess", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemUnmap", "hipMemUnmap", "hip_5.1", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy", "hipMemcpy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2D", "hipMemcpy2D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DAsync", "hipMemcpy2DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DFromArray", "hipMemcpy2DFromArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DFromArrayAsync", "hipMemcpy2DFromArrayAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DFromArray_spt", "hipMemcpy2DFromArray_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DToArray", "hipMemcpy2DToArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DToArrayAsync", "hipMemcpy2DToArrayAsync", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2DToArray_spt", "hipMemcpy2DToArray_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy2D_spt", "hipMemcpy2D_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy3D", "hipMemcpy3D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy3DAsync", "hipMemcpy3DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy3D_spt", "hipMemcpy3D_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyAsync", "hipMemcpyAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyAsync_spt", "hipMemcpyAsync_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyAtoH", "hipMemcpyAtoH", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyDtoD", "hipMemcpyDtoD", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyDtoDAsync", "hipMemcpyDtoDAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyDtoH", "hipMemcpyDtoH", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyDtoHAsync", "hipMemcpyDtoHAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyFromArray", "hipMemcpyFromArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyFromSymbol", "hipMemcpyFromSymbol", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyFromSymbolAsync", "hipMemcpyFromSymbolAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyFromSymbol_spt", "hipMemcpyFromSymbol_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyHtoA", "hipMemcpyHtoA", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyHtoD", "hipMemcpyHtoD", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyHtoDAsync", "hipMemcpyHtoDAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyParam2D", "hipMemcpyParam2D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyParam2DAsync", "hipMemcpyParam2DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyPeer", "hipMemcpyPeer", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyPeerAsync", "hipMemcpyPeerAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyToArray", "hipMemcpyToArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyToSymbol", "hipMemcpyToSymbol", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyToSymbolAsync", "hipMemcpyToSymbolAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyToSymbol_spt", "hipMemcpyToSymbol_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpyWithStream", "hipMemcpyWithStream", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemcpy_spt", "hipMemcpy_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset", "hipMemset", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset2D", "hipMemset2D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset2DAsync", "hipMemset2DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset2D_spt", "hipMemset2D_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset3D", "hipMemset3D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset3DAsync", "hipMemset3DAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset3D_spt", "hipMemset3D_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetAsync", "hipMemsetAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD16", "hipMemsetD16", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD16Async", "hipMemsetD16Async", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD32", "hipMemsetD32", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD32Async", "hipMemsetD32Async", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD8", "hipMemsetD8", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemsetD8Async", "hipMemsetD8Async", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMemset_spt", "hipMemset_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipMipmappedArrayCreate", "hipMipmappedArrayCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMipmappedArrayDestroy", "hipMipmappedArrayDestroy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipMipmappedArrayGetLevel", "hipMipmappedArrayGetLevel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleGetFunction", "hipModuleGetFunction", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleGetGlobal", "hipModuleGetGlobal", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleGetTexRef", "hipModuleGetTexRef", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleLaunchKernel", "hipModuleLaunchKernel", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleLoad", "hipModuleLoad", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleLoadData", "hipModuleLoadData", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleLoadDataEx", "hipModuleLoadDataEx", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleOccupancyMaxPotentialBlockSize", "hipModuleOccupancyMaxPotentialBlockSize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleOccupancyMaxPotentialBlockSizeWithFlags", "hipModuleOccupancyMaxPotentialBlockSizeWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipModuleUnload", "hipModuleUnload", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipOccupancyMaxPotentialBlockSize", "hipOccupancyMaxPotentialBlockSize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipPeekAtLastError", "hipPeekAtLastError", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipPointerGetAttribute", "hipPointerGetAttribute", "hip_5.0", RPG_API_HIP_RUNTIME},
-    {"hipPointerGetAttributes", "hipPointerGetAttributes", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipProfilerStart", "hipProfilerStart", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipProfilerStop", "hipProfilerStop", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipRegisterActivityCallback", "hipRegisterActivityCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipRegisterApiCallback", "hipRegisterApiCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipRemoveActivityCallback", "hipRemoveActivityCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipRemoveApiCallback", "hipRemoveApiCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipRuntimeGetVersion", "hipRuntimeGetVersion", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipSetDevice", "hipSetDevice", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipSetDeviceFlags", "hipSetDeviceFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipSetupArgument", "hipSetupArgument", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipSignalExternalSemaphoresAsync", "hipSignalExternalSemaphoresAsync", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipStreamAddCallback", "hipStreamAddCallback", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamAttachMemAsync", "hipStreamAttachMemAsync", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamBeginCapture", "hipStreamBeginCapture", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipStreamCreate", "hipStreamCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamCreateWithFlags", "hipStreamCreateWithFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamCreateWithPriority", "hipStreamCreateWithPriority", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamDestroy", "hipStreamDestroy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamEndCapture", "hipStreamEndCapture", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetCaptureInfo", "hipStreamGetCaptureInfo", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetCaptureInfo_v2", "hipStreamGetCaptureInfo_v2", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetFlags", "hipStreamGetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetFlags_spt", "hipStreamGetFlags_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetPriority", "hipStreamGetPriority", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamGetPriority_spt", "hipStreamGetPriority_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamIsCapturing", "hipStreamIsCapturing", "hip_4.3", RPG_API_HIP_RUNTIME},
-    {"hipStreamQuery", "hipStreamQuery", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamQuery_spt", "hipStreamQuery_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamSynchronize", "hipStreamSynchronize", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamSynchronize_spt", "hipStreamSynchronize_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamUpdateCaptureDependencies", "hipStreamUpdateCaptureDependencies", "hip_4.5", RPG_API_HIP_RUNTIME},
-    {"hipStreamWaitEvent", "hipStreamWaitEvent", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamWaitEvent_spt", "hipStreamWaitEvent_spt", "hip_5.2", RPG_API_HIP_RUNTIME},
-    {"hipStreamWaitValue32", "hipStreamWaitValue32", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipStreamWaitValue64", "hipStreamWaitValue64", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipStreamWriteValue32", "hipStreamWriteValue32", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipStreamWriteValue64", "hipStreamWriteValue64", "hip_4.4", RPG_API_HIP_RUNTIME},
-    {"hipTexObjectCreate", "hipTexObjectCreate", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexObjectDestroy", "hipTexObjectDestroy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexObjectGetResourceDesc", "hipTexObjectGetResourceDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexObjectGetResourceViewDesc", "hipTexObjectGetResourceViewDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexObjectGetTextureDesc", "hipTexObjectGetTextureDesc", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetAddress", "hipTexRefGetAddress", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetAddressMode", "hipTexRefGetAddressMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetFilterMode", "hipTexRefGetFilterMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetFlags", "hipTexRefGetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetFormat", "hipTexRefGetFormat", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetMaxAnisotropy", "hipTexRefGetMaxAnisotropy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetMipmapFilterMode", "hipTexRefGetMipmapFilterMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetMipmapLevelBias", "hipTexRefGetMipmapLevelBias", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefGetMipmapLevelClamp", "hipTexRefGetMipmapLevelClamp", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetAddress", "hipTexRefSetAddress", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetAddress2D", "hipTexRefSetAddress2D", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetAddressMode", "hipTexRefSetAddressMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetArray", "hipTexRefSetArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetBorderColor", "hipTexRefSetBorderColor", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetFilterMode", "hipTexRefSetFilterMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetFlags", "hipTexRefSetFlags", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetFormat", "hipTexRefSetFormat", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetMaxAnisotropy", "hipTexRefSetMaxAnisotropy", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetMipmapFilterMode", "hipTexRefSetMipmapFilterMode", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetMipmapLevelBias", "hipTexRefSetMipmapLevelBias", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetMipmapLevelClamp", "hipTexRefSetMipmapLevelClamp", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipTexRefSetMipmappedArray", "hipTexRefSetMipmappedArray", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipThreadExchangeStreamCaptureMode", "hipThreadExchangeStreamCaptureMode", "hip_5.0", RPG_API_HIP_RUNTIME},
-    {"hipUnbindTexture", "hipUnbindTexture", "hip_4.2", RPG_API_HIP_RUNTIME},
-    {"hipWaitExternalSemaphoresAsync", "hipWaitExternalSemaphoresAsync", "hip_4.3", RPG_API_HIP_RUNTIME},
+    {0, 23, 86, RPG_API_HIP_RUNTIME}, /* hipCreateSurfaceObject */
+    {94, 118, 86, RPG_API_HIP_RUNTIME}, /* hipDestroySurfaceObject */
+    {162, 187, 86, RPG_API_HIP_RUNTIME}, /* hipExtModuleLaunchKernel */
+    {283, 308, 86, RPG_API_HIP_RUNTIME}, /* hipHccModuleLaunchKernel */
+    {403, 426, 86, RPG_API_HIP_RUNTIME}, /* hipLaunchKernelGGLImpl */
+    {494, 494, 86, RPG_API_HIP_COMPILER}, /* __hipGetPCH */
+    {506, 506, 86, RPG_API_HIP_COMPILER}, /* __hipPopCallConfiguration */
+    {532, 532, 86, RPG_API_HIP_COMPILER}, /* __hipPushCallConfiguration */
+    {559, 559, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterFatBinary */
+    {582, 582, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterFunction */
+    {604, 604, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterManagedVar */
+    {628, 628, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterSurface */
+    {649, 649, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterTexture */
+    {670, 670, 86, RPG_API_HIP_COMPILER}, /* __hipRegisterVar */
+    {687, 687, 86, RPG_API_HIP_COMPILER}, /* __hipUnregisterFatBinary */
+    {712, 712, 86, RPG_API_HIP_RUNTIME}, /* hipApiName */
+    {723, 723, 86, RPG_API_HIP_RUNTIME}, /* hipArray3DCreate */
+    {740, 740, 86, RPG_API_HIP_RUNTIME}, /* hipArrayCreate */
+    {755, 755, 771, RPG_API_HIP_RUNTIME}, /* hipArrayDestroy */
+    {779, 779, 86, RPG_API_HIP_RUNTIME}, /* hipBindTexture */
+    {794, 794, 86, RPG_API_HIP_RUNTIME}, /* hipBindTexture2D */
+    {811, 811, 86, RPG_API_HIP_RUNTIME}, /* hipBindTextureToArray */
+    {833, 833, 86, RPG_API_HIP_RUNTIME}, /* hipBindTextureToMipmappedArray */
+    {864, 864, 86, RPG_API_HIP_RUNTIME}, /* hipChooseDevice */
+    {880, 880, 86, RPG_API_HIP_RUNTIME}, /* hipConfigureCall */
+    {897, 897, 86, RPG_API_HIP_RUNTIME}, /* hipCreateChannelDesc */
+    {918, 918, 86, RPG_API_HIP_RUNTIME}, /* hipCreateTextureObject */
+    {941, 941, 86, RPG_API_HIP_RUNTIME}, /* hipCtxCreate */
+    {954, 954, 86, RPG_API_HIP_RUNTIME}, /* hipCtxDestroy */
+    {968, 968, 86, RPG_API_HIP_RUNTIME}, /* hipCtxDisablePeerAccess */
+    {992, 992, 86, RPG_API_HIP_RUNTIME}, /* hipCtxEnablePeerAccess */
+    {1015, 1015, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetApiVersion */
+    {1035, 1035, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetCacheConfig */
+    {1056, 1056, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetCurrent */
+    {1073, 1073, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetDevice */
+    {1089, 1089, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetFlags */
+    {1104, 1104, 86, RPG_API_HIP_RUNTIME}, /* hipCtxGetSharedMemConfig */
+    {1129, 1129, 86, RPG_API_HIP_RUNTIME}, /* hipCtxPopCurrent */
+    {1146, 1146, 86, RPG_API_HIP_RUNTIME}, /* hipCtxPushCurrent */
+    {1164, 1164, 86, RPG_API_HIP_RUNTIME}, /* hipCtxSetCacheConfig */
+    {1185, 1185, 86, RPG_API_HIP_RUNTIME}, /* hipCtxSetCurrent */
+    {1202, 1202, 86, RPG_API_HIP_RUNTIME}, /* hipCtxSetSharedMemConfig */
+    {1227, 1227, 86, RPG_API_HIP_RUNTIME}, /* hipCtxSynchronize */
+    {1245, 1245, 771, RPG_API_HIP_RUNTIME}, /* hipDestroyExternalMemory */
+    {1270, 1270, 771, RPG_API_HIP_RUNTIME}, /* hipDestroyExternalSemaphore */
+    {1298, 1298, 86, RPG_API_HIP_RUNTIME}, /* hipDestroyTextureObject */
+    {1322, 1322, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceCanAccessPeer */
+    {1345, 1345, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceComputeCapability */
+    {1372, 1372, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceDisablePeerAccess */
+    {1399, 1399, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceEnablePeerAccess */
+    {1425, 1425, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGet */
+    {1438, 1438, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetAttribute */
+    {1460, 1460, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetByPCIBusId */
+    {1483, 1483, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetCacheConfig */
+    {1507, 1507, 1534, RPG_API_HIP_RUNTIME}, /* hipDeviceGetDefaultMemPool */
+    {1542, 1542, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetLimit */
+    {1560, 1560, 1534, RPG_API_HIP_RUNTIME}, /* hipDeviceGetMemPool */
+    {1580, 1580, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetName */
+    {1597, 1597, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetP2PAttribute */
+    {1622, 1622, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetPCIBusId */
+    {1643, 1643, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetSharedMemConfig */
+    {1671, 1671, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceGetStreamPriorityRange */
+    {1703, 1703, 1534, RPG_API_HIP_RUNTIME}, /* hipDeviceGetUuid */
+    {1720, 1720, 86, RPG_API_HIP_RUNTIME}, /* hipDevicePrimaryCtxGetState */
+    {1748, 1748, 86, RPG_API_HIP_RUNTIME}, /* hipDevicePrimaryCtxRelease */
+    {1775, 1775, 86, RPG_API_HIP_RUNTIME}, /* hipDevicePrimaryCtxReset */
+    {1800, 1800, 86, RPG_API_HIP_RUNTIME}, /* hipDevicePrimaryCtxRetain */
+    {1826, 1826, 86, RPG_API_HIP_RUNTIME}, /* hipDevicePrimaryCtxSetFlags */
+    {1854, 1854, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceReset */
+    {1869, 1869, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceSetCacheConfig */
+    {1893, 1893, 1534, RPG_API_HIP_RUNTIME}, /* hipDeviceSetMemPool */
+    {1913, 1913, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceSetSharedMemConfig */
+    {1941, 1941, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceSynchronize */
+    {1962, 1962, 86, RPG_API_HIP_RUNTIME}, /* hipDeviceTotalMem */
+    {1980, 1980, 86, RPG_API_HIP_RUNTIME}, /* hipDriverGetVersion */
+    {2000, 2000, 771, RPG_API_HIP_RUNTIME}, /* hipDrvMemcpy2DUnaligned */
+    {2024, 2024, 86, RPG_API_HIP_RUNTIME}, /* hipDrvMemcpy3D */
+    {2039, 2039, 86, RPG_API_HIP_RUNTIME}, /* hipDrvMemcpy3DAsync */
+    {2059, 2059, 2086, RPG_API_HIP_RUNTIME}, /* hipDrvPointerGetAttributes */
+    {2094, 2094, 86, RPG_API_HIP_RUNTIME}, /* hipEnableActivityCallback */
+    {2120, 2120, 86, RPG_API_HIP_RUNTIME}, /* hipEventCreate */
+    {2135, 2135, 86, RPG_API_HIP_RUNTIME}, /* hipEventCreateWithFlags */
+    {2159, 2159, 86, RPG_API_HIP_RUNTIME}, /* hipEventDestroy */
+    {2175, 2175, 86, RPG_API_HIP_RUNTIME}, /* hipEventElapsedTime */
+    {2195, 2195, 86, RPG_API_HIP_RUNTIME}, /* hipEventQuery */
+    {2209, 2209, 86, RPG_API_HIP_RUNTIME}, /* hipEventRecord */
+    {2224, 2224, 86, RPG_API_HIP_RUNTIME}, /* hipEventSynchronize */
+    {2244, 2244, 86, RPG_API_HIP_RUNTIME}, /* hipExtGetLinkTypeAndHopCount */
+    {2273, 2273, 86, RPG_API_HIP_RUNTIME}, /* hipExtLaunchKernel */
+    {2292, 2292, 86, RPG_API_HIP_RUNTIME}, /* hipExtLaunchMultiKernelMultiDevice */
+    {2327, 2327, 86, RPG_API_HIP_RUNTIME}, /* hipExtMallocWithFlags */
+    {2349, 2349, 86, RPG_API_HIP_RUNTIME}, /* hipExtStreamCreateWithCUMask */
+    {2378, 2378, 86, RPG_API_HIP_RUNTIME}, /* hipExtStreamGetCUMask */
+    {2400, 2400, 771, RPG_API_HIP_RUNTIME}, /* hipExternalMemoryGetMappedBuffer */
+    {2433, 2433, 86, RPG_API_HIP_RUNTIME}, /* hipFree */
+    {2441, 2441, 86, RPG_API_HIP_RUNTIME}, /* hipFreeArray */
+    {2454, 2454, 1534, RPG_API_HIP_RUNTIME}, /* hipFreeAsync */
+    {2467, 2467, 86, RPG_API_HIP_RUNTIME}, /* hipFreeHost */
+    {2479, 2479, 86, RPG_API_HIP_RUNTIME}, /* hipFreeMipmappedArray */
+    {2501, 2501, 86, RPG_API_HIP_RUNTIME}, /* hipFuncGetAttribute */
+    {2521, 2521, 86, RPG_API_HIP_RUNTIME}, /* hipFuncGetAttributes */
+    {2542, 2542, 86, RPG_API_HIP_RUNTIME}, /* hipFuncSetAttribute */
+    {2562, 2562, 86, RPG_API_HIP_RUNTIME}, /* hipFuncSetCacheConfig */
+    {2584, 2584, 86, RPG_API_HIP_RUNTIME}, /* hipFuncSetSharedMemConfig */
+    {2610, 2610, 771, RPG_API_HIP_RUNTIME}, /* hipGLGetDevices */
+    {2626, 2626, 86, RPG_API_HIP_RUNTIME}, /* hipGetChannelDesc */
+    {2644, 2644, 86, RPG_API_HIP_RUNTIME}, /* hipGetCmdName */
+    {2658, 2658, 86, RPG_API_HIP_RUNTIME}, /* hipGetDevice */
+    {2671, 2671, 86, RPG_API_HIP_RUNTIME}, /* hipGetDeviceCount */
+    {2689, 2689, 86, RPG_API_HIP_RUNTIME}, /* hipGetDeviceFlags */
+    {2707, 2707, 86, RPG_API_HIP_RUNTIME}, /* hipGetDeviceProperties */
+    {2730, 2730, 86, RPG_API_HIP_RUNTIME}, /* hipGetErrorName */
+    {2746, 2746, 86, RPG_API_HIP_RUNTIME}, /* hipGetErrorString */
+    {2764, 2764, 86, RPG_API_HIP_RUNTIME}, /* hipGetLastError */
+    {2780, 2780, 86, RPG_API_HIP_RUNTIME}, /* hipGetMipmappedArrayLevel */
+    {2806, 2806, 86, RPG_API_HIP_RUNTIME}, /* hipGetStreamDeviceId */
+    {2827, 2827, 86, RPG_API_HIP_RUNTIME}, /* hipGetSymbolAddress */
+    {2847, 2847, 86, RPG_API_HIP_RUNTIME}, /* hipGetSymbolSize */
+    {2864, 2864, 86, RPG_API_HIP_RUNTIME}, /* hipGetTextureAlignmentOffset */
+    {2893, 2893, 86, RPG_API_HIP_RUNTIME}, /* hipGetTextureObjectResourceDesc */
+    {2925, 2925, 86, RPG_API_HIP_RUNTIME}, /* hipGetTextureObjectResourceViewDesc */
+    {2961, 2961, 86, RPG_API_HIP_RUNTIME}, /* hipGetTextureObjectTextureDesc */
+    {2992, 2992, 86, RPG_API_HIP_RUNTIME}, /* hipGetTextureReference */
+    {3015, 3015, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddChildGraphNode */
+    {3049, 3049, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphAddDependencies */
+    {3081, 3081, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphAddEmptyNode */
+    {3102, 3102, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddEventRecordNode */
+    {3129, 3129, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddEventWaitNode */
+    {3154, 3154, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddHostNode */
+    {3174, 3174, 771, RPG_API_HIP_RUNTIME}, /* hipGraphAddKernelNode */
+    {3196, 3196, 771, RPG_API_HIP_RUNTIME}, /* hipGraphAddMemcpyNode */
+    {3218, 3218, 771, RPG_API_HIP_RUNTIME}, /* hipGraphAddMemcpyNode1D */
+    {3242, 3242, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddMemcpyNodeFromSymbol */
+    {3274, 3274, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphAddMemcpyNodeToSymbol */
+    {3304, 3304, 771, RPG_API_HIP_RUNTIME}, /* hipGraphAddMemsetNode */
+    {3326, 3326, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphChildGraphNodeGetGraph */
+    {3357, 3357, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphClone */
+    {3371, 3371, 771, RPG_API_HIP_RUNTIME}, /* hipGraphCreate */
+    {3386, 3386, 771, RPG_API_HIP_RUNTIME}, /* hipGraphDestroy */
+    {3402, 3402, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphDestroyNode */
+    {3422, 3422, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphEventRecordNodeGetEvent */
+    {3454, 3454, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphEventRecordNodeSetEvent */
+    {3486, 3486, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphEventWaitNodeGetEvent */
+    {3516, 3516, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphEventWaitNodeSetEvent */
+    {3546, 3546, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecChildGraphNodeSetParams */
+    {3582, 3582, 771, RPG_API_HIP_RUNTIME}, /* hipGraphExecDestroy */
+    {3602, 3602, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecEventRecordNodeSetEvent */
+    {3638, 3638, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecEventWaitNodeSetEvent */
+    {3672, 3672, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecHostNodeSetParams */
+    {3702, 3702, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphExecKernelNodeSetParams */
+    {3734, 3734, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecMemcpyNodeSetParams */
+    {3766, 3766, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecMemcpyNodeSetParams1D */
+    {3800, 3800, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecMemcpyNodeSetParamsFromSymbol */
+    {3842, 3842, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecMemcpyNodeSetParamsToSymbol */
+    {3882, 3882, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecMemsetNodeSetParams */
+    {3914, 3914, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphExecUpdate */
+    {3933, 3933, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphGetEdges */
+    {3950, 3950, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphGetNodes */
+    {3967, 3967, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphGetRootNodes */
+    {3988, 3988, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphHostNodeGetParams */
+    {4014, 4014, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphHostNodeSetParams */
+    {4040, 4040, 771, RPG_API_HIP_RUNTIME}, /* hipGraphInstantiate */
+    {4060, 4060, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphInstantiateWithFlags */
+    {4089, 4089, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphKernelNodeGetParams */
+    {4117, 4117, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphKernelNodeSetParams */
+    {4145, 4145, 771, RPG_API_HIP_RUNTIME}, /* hipGraphLaunch */
+    {4160, 4160, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphMemcpyNodeGetParams */
+    {4188, 4188, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphMemcpyNodeSetParams */
+    {4216, 4216, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphMemcpyNodeSetParams1D */
+    {4246, 4246, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphMemcpyNodeSetParamsFromSymbol */
+    {4284, 4284, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphMemcpyNodeSetParamsToSymbol */
+    {4320, 4320, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphMemsetNodeGetParams */
+    {4348, 4348, 3073, RPG_API_HIP_RUNTIME}, /* hipGraphMemsetNodeSetParams */
+    {4376, 4376, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphNodeFindInClone */
+    {4400, 4400, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphNodeGetDependencies */
+    {4428, 4428, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphNodeGetDependentNodes */
+    {4458, 4458, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphNodeGetType */
+    {4478, 4478, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphRemoveDependencies */
+    {4505, 4505, 771, RPG_API_HIP_RUNTIME}, /* hipGraphicsGLRegisterBuffer */
+    {4533, 4533, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphicsGLRegisterImage */
+    {4560, 4560, 771, RPG_API_HIP_RUNTIME}, /* hipGraphicsMapResources */
+    {4584, 4584, 771, RPG_API_HIP_RUNTIME}, /* hipGraphicsResourceGetMappedPointer */
+    {4620, 4620, 3041, RPG_API_HIP_RUNTIME}, /* hipGraphicsSubResourceGetMappedArray */
+    {4657, 4657, 771, RPG_API_HIP_RUNTIME}, /* hipGraphicsUnmapResources */
+    {4683, 4683, 771, RPG_API_HIP_RUNTIME}, /* hipGraphicsUnregisterResource */
+    {4713, 4713, 86, RPG_API_HIP_RUNTIME}, /* hipHostAlloc */
+    {4726, 4726, 86, RPG_API_HIP_RUNTIME}, /* hipHostFree */
+    {4738, 4738, 86, RPG_API_HIP_RUNTIME}, /* hipHostGetDevicePointer */
+    {4762, 4762, 86, RPG_API_HIP_RUNTIME}, /* hipHostGetFlags */
+    {4778, 4778, 86, RPG_API_HIP_RUNTIME}, /* hipHostMalloc */
+    {4792, 4792, 86, RPG_API_HIP_RUNTIME}, /* hipHostRegister */
+    {4808, 4808, 86, RPG_API_HIP_RUNTIME}, /* hipHostUnregister */
+    {4826, 4826, 771, RPG_API_HIP_RUNTIME}, /* hipImportExternalMemory */
+    {4850, 4850, 771, RPG_API_HIP_RUNTIME}, /* hipImportExternalSemaphore */
+    {4877, 4877, 86, RPG_API_HIP_RUNTIME}, /* hipInit */
+    {4885, 4885, 86, RPG_API_HIP_RUNTIME}, /* hipInitActivityCallback */
+    {4909, 4909, 86, RPG_API_HIP_RUNTIME}, /* hipIpcCloseMemHandle */
+    {4930, 4930, 86, RPG_API_HIP_RUNTIME}, /* hipIpcGetEventHandle */
+    {4951, 4951, 86, RPG_API_HIP_RUNTIME}, /* hipIpcGetMemHandle */
+    {4970, 4970, 86, RPG_API_HIP_RUNTIME}, /* hipIpcOpenEventHandle */
+    {4992, 4992, 86, RPG_API_HIP_RUNTIME}, /* hipIpcOpenMemHandle */
+    {5012, 5012, 86, RPG_API_HIP_RUNTIME}, /* hipKernelNameRef */
+    {5029, 5029, 86, RPG_API_HIP_RUNTIME}, /* hipKernelNameRefByPtr */
+    {5051, 5051, 86, RPG_API_HIP_RUNTIME}, /* hipLaunchByPtr */
+    {5066, 5066, 86, RPG_API_HIP_RUNTIME}, /* hipLaunchCooperativeKernel */
+    {5093, 5093, 86, RPG_API_HIP_RUNTIME}, /* hipLaunchCooperativeKernelMultiDevice */
+    {5131, 5131, 5162, RPG_API_HIP_RUNTIME}, /* hipLaunchCooperativeKernel_spt */
+    {5170, 5170, 86, RPG_API_HIP_RUNTIME}, /* hipLaunchKernel */
+    {5186, 5186, 5162, RPG_API_HIP_RUNTIME}, /* hipLaunchKernel_spt */
+    {5206, 5206, 86, RPG_API_HIP_RUNTIME}, /* hipMalloc */
+    {5216, 5216, 86, RPG_API_HIP_RUNTIME}, /* hipMalloc3D */
+    {5228, 5228, 86, RPG_API_HIP_RUNTIME}, /* hipMalloc3DArray */
+    {5245, 5245, 86, RPG_API_HIP_RUNTIME}, /* hipMallocArray */
+    {5260, 5260, 1534, RPG_API_HIP_RUNTIME}, /* hipMallocAsync */
+    {5275, 5275, 1534, RPG_API_HIP_RUNTIME}, /* hipMallocFromPoolAsync */
+    {5298, 5298, 86, RPG_API_HIP_RUNTIME}, /* hipMallocHost */
+    {5312, 5312, 86, RPG_API_HIP_RUNTIME}, /* hipMallocManaged */
+    {5329, 5329, 86, RPG_API_HIP_RUNTIME}, /* hipMallocMipmappedArray */
+    {5353, 5353, 86, RPG_API_HIP_RUNTIME}, /* hipMallocPitch */
+    {5368, 5368, 1534, RPG_API_HIP_RUNTIME}, /* hipMemAddressFree */
+    {5386, 5386, 1534, RPG_API_HIP_RUNTIME}, /* hipMemAddressReserve */
+    {5407, 5407, 86, RPG_API_HIP_RUNTIME}, /* hipMemAdvise */
+    {5420, 5420, 86, RPG_API_HIP_RUNTIME}, /* hipMemAllocHost */
+    {5436, 5436, 86, RPG_API_HIP_RUNTIME}, /* hipMemAllocPitch */
+    {5453, 5453, 1534, RPG_API_HIP_RUNTIME}, /* hipMemCreate */
+    {5466, 5466, 1534, RPG_API_HIP_RUNTIME}, /* hipMemExportToShareableHandle */
+    {5496, 5496, 1534, RPG_API_HIP_RUNTIME}, /* hipMemGetAccess */
+    {5512, 5512, 86, RPG_API_HIP_RUNTIME}, /* hipMemGetAddressRange */
+    {5534, 5534, 1534, RPG_API_HIP_RUNTIME}, /* hipMemGetAllocationGranularity */
+    {5565, 5565, 1534, RPG_API_HIP_RUNTIME}, /* hipMemGetAllocationPropertiesFromHandle */
+    {5605, 5605, 86, RPG_API_HIP_RUNTIME}, /* hipMemGetInfo */
+    {5619, 5619, 1534, RPG_API_HIP_RUNTIME}, /* hipMemImportFromShareableHandle */
+    {5651, 5651, 1534, RPG_API_HIP_RUNTIME}, /* hipMemMap */
+    {5661, 5661, 1534, RPG_API_HIP_RUNTIME}, /* hipMemMapArrayAsync */
+    {5681, 5681, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolCreate */
+    {5698, 5698, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolDestroy */
+    {5716, 5716, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolExportPointer */
+    {5740, 5740, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolExportToShareableHandle */
+    {5774, 5774, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolGetAccess */
+    {5794, 5794, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolGetAttribute */
+    {5817, 5817, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolImportFromShareableHandle */
+    {5853, 5853, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolImportPointer */
+    {5877, 5877, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolSetAccess */
+    {5897, 5897, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolSetAttribute */
+    {5920, 5920, 1534, RPG_API_HIP_RUNTIME}, /* hipMemPoolTrimTo */
+    {5937, 5937, 86, RPG_API_HIP_RUNTIME}, /* hipMemPrefetchAsync */
+    {5957, 5957, 86, RPG_API_HIP_RUNTIME}, /* hipMemPtrGetInfo */
+    {5974, 5974, 86, RPG_API_HIP_RUNTIME}, /* hipMemRangeGetAttribute */
+    {5998, 5998, 86, RPG_API_HIP_RUNTIME}, /* hipMemRangeGetAttributes */
+    {6023, 6023, 1534, RPG_API_HIP_RUNTIME}, /* hipMemRelease */
+    {6037, 6037, 1534, RPG_API_HIP_RUNTIME}, /* hipMemRetainAllocationHandle */
+    {6066, 6066, 1534, RPG_API_HIP_RUNTIME}, /* hipMemSetAccess */
+    {6082, 6082, 1534, RPG_API_HIP_RUNTIME}, /* hipMemUnmap */
+    {6094, 6094, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy */
+    {6104, 6104, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy2D */
+    {6116, 6116, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DAsync */
+    {6133, 6133, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DFromArray */
+    {6154, 6154, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DFromArrayAsync */
+    {6180, 6180, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DFromArray_spt */
+    {6205, 6205, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DToArray */
+    {6224, 6224, 771, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DToArrayAsync */
+    {6248, 6248, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpy2DToArray_spt */
+    {6271, 6271, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpy2D_spt */
+    {6287, 6287, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy3D */
+    {6299, 6299, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpy3DAsync */
+    {6316, 6316, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpy3D_spt */
+    {6332, 6332, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyAsync */
+    {6347, 6347, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpyAsync_spt */
+    {6366, 6366, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyAtoH */
+    {6380, 6380, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyDtoD */
+    {6394, 6394, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyDtoDAsync */
+    {6413, 6413, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyDtoH */
+    {6427, 6427, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyDtoHAsync */
+    {6446, 6446, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyFromArray */
+    {6465, 6465, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyFromSymbol */
+    {6485, 6485, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyFromSymbolAsync */
+    {6510, 6510, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpyFromSymbol_spt */
+    {6534, 6534, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyHtoA */
+    {6548, 6548, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyHtoD */
+    {6562, 6562, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyHtoDAsync */
+    {6581, 6581, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyParam2D */
+    {6598, 6598, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyParam2DAsync */
+    {6620, 6620, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyPeer */
+    {6634, 6634, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyPeerAsync */
+    {6653, 6653, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyToArray */
+    {6670, 6670, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyToSymbol */
+    {6688, 6688, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyToSymbolAsync */
+    {6711, 6711, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpyToSymbol_spt */
+    {6733, 6733, 86, RPG_API_HIP_RUNTIME}, /* hipMemcpyWithStream */
+    {6753, 6753, 5162, RPG_API_HIP_RUNTIME}, /* hipMemcpy_spt */
+    {6767, 6767, 86, RPG_API_HIP_RUNTIME}, /* hipMemset */
+    {6777, 6777, 86, RPG_API_HIP_RUNTIME}, /* hipMemset2D */
+    {6789, 6789, 86, RPG_API_HIP_RUNTIME}, /* hipMemset2DAsync */
+    {6806, 6806, 5162, RPG_API_HIP_RUNTIME}, /* hipMemset2D_spt */
+    {6822, 6822, 86, RPG_API_HIP_RUNTIME}, /* hipMemset3D */
+    {6834, 6834, 86, RPG_API_HIP_RUNTIME}, /* hipMemset3DAsync */
+    {6851, 6851, 5162, RPG_API_HIP_RUNTIME}, /* hipMemset3D_spt */
+    {6867, 6867, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetAsync */
+    {6882, 6882, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD16 */
+    {6895, 6895, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD16Async */
+    {6913, 6913, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD32 */
+    {6926, 6926, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD32Async */
+    {6944, 6944, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD8 */
+    {6956, 6956, 86, RPG_API_HIP_RUNTIME}, /* hipMemsetD8Async */
+    {6973, 6973, 5162, RPG_API_HIP_RUNTIME}, /* hipMemset_spt */
+    {6987, 6987, 86, RPG_API_HIP_RUNTIME}, /* hipMipmappedArrayCreate */
+    {7011, 7011, 86, RPG_API_HIP_RUNTIME}, /* hipMipmappedArrayDestroy */
+    {7036, 7036, 86, RPG_API_HIP_RUNTIME}, /* hipMipmappedArrayGetLevel */
+    {7062, 7062, 86, RPG_API_HIP_RUNTIME}, /* hipModuleGetFunction */
+    {7083, 7083, 86, RPG_API_HIP_RUNTIME}, /* hipModuleGetGlobal */
+    {7102, 7102, 86, RPG_API_HIP_RUNTIME}, /* hipModuleGetTexRef */
+    {7121, 7121, 86, RPG_API_HIP_RUNTIME}, /* hipModuleLaunchKernel */
+    {7143, 7143, 86, RPG_API_HIP_RUNTIME}, /* hipModuleLoad */
+    {7157, 7157, 86, RPG_API_HIP_RUNTIME}, /* hipModuleLoadData */
+    {7175, 7175, 86, RPG_API_HIP_RUNTIME}, /* hipModuleLoadDataEx */
+    {7195, 7195, 86, RPG_API_HIP_RUNTIME}, /* hipModuleOccupancyMaxActiveBlocksPerMultiprocessor */
+    {7246, 7246, 86, RPG_API_HIP_RUNTIME}, /* hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags */
+    {7306, 7306, 86, RPG_API_HIP_RUNTIME}, /* hipModuleOccupancyMaxPotentialBlockSize */
+    {7346, 7346, 86, RPG_API_HIP_RUNTIME}, /* hipModuleOccupancyMaxPotentialBlockSizeWithFlags */
+    {7395, 7395, 86, RPG_API_HIP_RUNTIME}, /* hipModuleUnload */
+    {7411, 7411, 86, RPG_API_HIP_RUNTIME}, /* hipOccupancyMaxActiveBlocksPerMultiprocessor */
+    {7456, 7456, 86, RPG_API_HIP_RUNTIME}, /* hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags */
+    {7510, 7510, 86, RPG_API_HIP_RUNTIME}, /* hipOccupancyMaxPotentialBlockSize */
+    {7544, 7544, 86, RPG_API_HIP_RUNTIME}, /* hipPeekAtLastError */
+    {7563, 7563, 2086, RPG_API_HIP_RUNTIME}, /* hipPointerGetAttribute */
+    {7586, 7586, 86, RPG_API_HIP_RUNTIME}, /* hipPointerGetAttributes */
+    {7610, 7610, 86, RPG_API_HIP_RUNTIME}, /* hipProfilerStart */
+    {7627, 7627, 86, RPG_API_HIP_RUNTIME}, /* hipProfilerStop */
+    {7643, 7643, 86, RPG_API_HIP_RUNTIME}, /* hipRegisterActivityCallback */
+    {7671, 7671, 86, RPG_API_HIP_RUNTIME}, /* hipRegisterApiCallback */
+    {7694, 7694, 86, RPG_API_HIP_RUNTIME}, /* hipRemoveActivityCallback */
+    {7720, 7720, 86, RPG_API_HIP_RUNTIME}, /* hipRemoveApiCallback */
+    {7741, 7741, 86, RPG_API_HIP_RUNTIME}, /* hipRuntimeGetVersion */
+    {7762, 7762, 86, RPG_API_HIP_RUNTIME}, /* hipSetDevice */
+    {7775, 7775, 86, RPG_API_HIP_RUNTIME}, /* hipSetDeviceFlags */
+    {7793, 7793, 86, RPG_API_HIP_RUNTIME}, /* hipSetupArgument */
+    {7810, 7810, 771, RPG_API_HIP_RUNTIME}, /* hipSignalExternalSemaphoresAsync */
+    {7843, 7843, 86, RPG_API_HIP_RUNTIME}, /* hipStreamAddCallback */
+    {7864, 7864, 86, RPG_API_HIP_RUNTIME}, /* hipStreamAttachMemAsync */
+    {7888, 7888, 771, RPG_API_HIP_RUNTIME}, /* hipStreamBeginCapture */
+    {7910, 7910, 86, RPG_API_HIP_RUNTIME}, /* hipStreamCreate */
+    {7926, 7926, 86, RPG_API_HIP_RUNTIME}, /* hipStreamCreateWithFlags */
+    {7951, 7951, 86, RPG_API_HIP_RUNTIME}, /* hipStreamCreateWithPriority */
+    {7979, 7979, 86, RPG_API_HIP_RUNTIME}, /* hipStreamDestroy */
+    {7996, 7996, 771, RPG_API_HIP_RUNTIME}, /* hipStreamEndCapture */
+    {8016, 8016, 3041, RPG_API_HIP_RUNTIME}, /* hipStreamGetCaptureInfo */
+    {8040, 8040, 3041, RPG_API_HIP_RUNTIME}, /* hipStreamGetCaptureInfo_v2 */
+    {8067, 8067, 86, RPG_API_HIP_RUNTIME}, /* hipStreamGetFlags */
+    {8085, 8085, 5162, RPG_API_HIP_RUNTIME}, /* hipStreamGetFlags_spt */
+    {8107, 8107, 86, RPG_API_HIP_RUNTIME}, /* hipStreamGetPriority */
+    {8128, 8128, 5162, RPG_API_HIP_RUNTIME}, /* hipStreamGetPriority_spt */
+    {8153, 8153, 771, RPG_API_HIP_RUNTIME}, /* hipStreamIsCapturing */
+    {8174, 8174, 86, RPG_API_HIP_RUNTIME}, /* hipStreamQuery */
+    {8189, 8189, 5162, RPG_API_HIP_RUNTIME}, /* hipStreamQuery_spt */
+    {8208, 8208, 86, RPG_API_HIP_RUNTIME}, /* hipStreamSynchronize */
+    {8229, 8229, 5162, RPG_API_HIP_RUNTIME}, /* hipStreamSynchronize_spt */
+    {8254, 8254, 3041, RPG_API_HIP_RUNTIME}, /* hipStreamUpdateCaptureDependencies */
+    {8289, 8289, 86, RPG_API_HIP_RUNTIME}, /* hipStreamWaitEvent */
+    {8308, 8308, 5162, RPG_API_HIP_RUNTIME}, /* hipStreamWaitEvent_spt */
+    {8331, 8331, 3073, RPG_API_HIP_RUNTIME}, /* hipStreamWaitValue32 */
+    {8352, 8352, 3073, RPG_API_HIP_RUNTIME}, /* hipStreamWaitValue64 */
+    {8373, 8373, 3073, RPG_API_HIP_RUNTIME}, /* hipStreamWriteValue32 */
+    {8395, 8395, 3073, RPG_API_HIP_RUNTIME}, /* hipStreamWriteValue64 */
+    {8417, 8417, 86, RPG_API_HIP_RUNTIME}, /* hipTexObjectCreate */
+    {8436, 8436, 86, RPG_API_HIP_RUNTIME}, /* hipTexObjectDestroy */
+    {8456, 8456, 86, RPG_API_HIP_RUNTIME}, /* hipTexObjectGetResourceDesc */
+    {8484, 8484, 86, RPG_API_HIP_RUNTIME}, /* hipTexObjectGetResourceViewDesc */
+    {8516, 8516, 86, RPG_API_HIP_RUNTIME}, /* hipTexObjectGetTextureDesc */
+    {8543, 8543, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetAddress */
+    {8563, 8563, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetAddressMode */
+    {8587, 8587, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetFilterMode */
+    {8610, 8610, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetFlags */
+    {8628, 8628, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetFormat */
+    {8647, 8647, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetMaxAnisotropy */
+    {8673, 8673, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetMipmapFilterMode */
+    {8702, 8702, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetMipmapLevelBias */
+    {8730, 8730, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefGetMipmapLevelClamp */
+    {8759, 8759, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetAddress */
+    {8779, 8779, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetAddress2D */
+    {8801, 8801, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetAddressMode */
+    {8825, 8825, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetArray */
+    {8843, 8843, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetBorderColor */
+    {8867, 8867, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetFilterMode */
+    {8890, 8890, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetFlags */
+    {8908, 8908, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetFormat */
+    {8927, 8927, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetMaxAnisotropy */
+    {8953, 8953, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetMipmapFilterMode */
+    {8982, 8982, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetMipmapLevelBias */
+    {9010, 9010, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetMipmapLevelClamp */
+    {9039, 9039, 86, RPG_API_HIP_RUNTIME}, /* hipTexRefSetMipmappedArray */
+    {9066, 9066, 2086, RPG_API_HIP_RUNTIME}, /* hipThreadExchangeStreamCaptureMode */
+    {9101, 9101, 86, RPG_API_HIP_RUNTIME}, /* hipUnbindTexture */
+    {9118, 9118, 771, RPG_API_HIP_RUNTIME}, /* hipWaitExternalSemaphoresAsync */
 };
 
 RPG_HIP_EXPORT hipError_t rpg_hipw_hipCreateSurfaceObject(hipSurfaceObject_t* a0, const hipResourceDesc* a1) __asm__("_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc");

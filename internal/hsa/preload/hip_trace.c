@@ -50,15 +50,16 @@ void *rpg_hip_resolve(uint32_t id)
 {
     const rpg_hip_function *f = &rpg_hip_functions[id];
     /* The versioned lookup first: the same name may exist in several nodes. */
-    void *p = dlvsym(RTLD_NEXT, f->symbol, f->version);
+    const char *symbol = rpg_hip_str(f->symbol), *version = rpg_hip_str(f->version);
+    void *p = dlvsym(RTLD_NEXT, symbol, version);
     if (!p)
-        p = dlsym(RTLD_NEXT, f->symbol);
+        p = dlsym(RTLD_NEXT, symbol);
     if (!p) {
         void *h = hip_handle();
         if (h) {
-            p = dlvsym(h, f->symbol, f->version);
+            p = dlvsym(h, symbol, version);
             if (!p)
-                p = dlsym(h, f->symbol);
+                p = dlsym(h, symbol);
         }
     }
     if (!p) {
@@ -67,7 +68,7 @@ void *rpg_hip_resolve(uint32_t id)
         char msg[256];
         int n = snprintf(msg, sizeof msg,
                          "rocprof-go: %s@%s called but not found in any loaded HIP library\n",
-                         f->name, f->version);
+                         rpg_hip_str(f->name), version);
         if (n > 0)
             (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
         abort();
@@ -91,7 +92,8 @@ void rpg_hip_record_names(void)
     pthread_once(&once, register_fork_handler);
     for (uint32_t i = 0; i < rpg_hip_function_count; i++) {
         const rpg_hip_function *f = &rpg_hip_functions[i];
-        rpg_record_string(f->domain, i, f->name, strlen(f->name));
+        const char *name = rpg_hip_str(f->name);
+        rpg_record_string(f->domain, i, name, strlen(name));
     }
     __atomic_store_n(&rpg_hip_names_recorded, 1, __ATOMIC_RELEASE);
 }

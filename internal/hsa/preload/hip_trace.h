@@ -39,15 +39,19 @@
      RPG_DOMAIN_MEMORY_COPY | RPG_DOMAIN_MEMORY_ALLOCATION | RPG_DOMAIN_SCRATCH_MEMORY |       \
      RPG_DOMAIN_COUNTER)
 
+/* The strings are offsets into rpg_hip_strings, so that the table needs no
+ * relocation (rpg_hip_str). */
 typedef struct rpg_hip_function {
-    const char *name;    /* API name as rocprofv3 prints it */
-    const char *symbol;  /* exported symbol (mangled for C++ functions) */
-    const char *version; /* its symbol version in libamdhip64 */
-    uint32_t domain;     /* RPG_API_HIP_RUNTIME or RPG_API_HIP_COMPILER */
+    uint32_t name;    /* API name as rocprofv3 prints it */
+    uint32_t symbol;  /* exported symbol (mangled for C++ functions) */
+    uint32_t version; /* its symbol version in libamdhip64 */
+    uint32_t domain;  /* RPG_API_HIP_RUNTIME or RPG_API_HIP_COMPILER */
 } rpg_hip_function;
 
 /* Generated (hip_api_gen.c). */
+extern RPG_HIDDEN const char rpg_hip_strings[];
 extern RPG_HIDDEN const rpg_hip_function rpg_hip_functions[];
+#define rpg_hip_str(off) (rpg_hip_strings + (off))
 extern RPG_HIDDEN const uint32_t rpg_hip_function_count;
 extern RPG_HIDDEN void *rpg_hip_real_fns[];
 
