@@ -97,7 +97,7 @@ static inline uint32_t rpg_hip_domain_bit(uint32_t domain)
 
 /* The timestamps are only taken when the call itself is recorded: with only
  * activity domains on, a HIP call costs its correlation id and nothing else. */
-static inline void rpg_hip_enter(rpg_hip_call *c, uint32_t domain)
+static inline __attribute__((always_inline)) void rpg_hip_enter(rpg_hip_call *c, uint32_t domain)
 {
     rpg__helper_poll();
     rpg_hip_t.depth++;
@@ -114,7 +114,7 @@ static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64
 }
 
 /* Restores the thread's state; non-zero when the call is to be recorded. */
-static inline int rpg_hip_leave(rpg_hip_call *c, uint32_t domain)
+static inline __attribute__((always_inline)) int rpg_hip_leave(rpg_hip_call *c, uint32_t domain)
 {
     /* t0 == 0: not recorded at entry (a region may have opened since; the
      * call is left out rather than given a made-up start). */
@@ -150,7 +150,7 @@ static inline void rpg_hip_arg_put(rpg_hip_args *a, const void *p, uint32_t n)
 }
 #define RPG_HIP_ARG(a, x) rpg_hip_arg_put(&(a), &(x), (uint32_t)sizeof(x))
 
-static inline void rpg_hip_record(const rpg_hip_call *c, uint32_t domain, uint32_t id,
+static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_call *c, uint32_t domain, uint32_t id,
                                   const rpg_hip_args *a)
 {
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
