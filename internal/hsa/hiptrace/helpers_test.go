@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -136,26 +135,4 @@ func readTrace(t testing.TB, dir string) *trace {
 		require.NoError(t, r.Close())
 	}
 	return tr
-}
-
-// correlationBlock is RPG_CORRELATION_BLOCK (internal/hsa/preload/rpg_internal.h):
-// how many correlation ids a thread takes from the shared counter at a time.
-const correlationBlock = 16
-
-// requireUniqueIDs checks that no correlation id was handed out twice and
-// that the ids are 1..N but for what threads that drew ids can leave unused:
-// at most the tail of each one's last block.
-func requireUniqueIDs(t *testing.T, ids []uint64, threads int) {
-	t.Helper()
-	require.NotEmpty(t, ids)
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	require.NotZero(t, ids[0], "id 0 means no correlation")
-	for i := 1; i < len(ids); i++ {
-		if ids[i] == ids[i-1] {
-			require.FailNow(t, "correlation id handed out twice", "%d", ids[i])
-		}
-	}
-	require.LessOrEqual(t, ids[len(ids)-1], uint64(len(ids)+(correlationBlock-1)*threads),
-		"more ids skipped than the threads' unused blocks explain")
 }

@@ -3,6 +3,7 @@ package hiptrace
 import (
 	"debug/elf"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,8 +90,7 @@ func TestHIPTracingOffRecordsNothing(t *testing.T) {
 }
 
 // Correlation ids are one sequence shared by HIP calls and markers: unique,
-// and with nothing else drawing ids in this process, 1..N but for the unused
-// tails of the two threads' blocks of ids.
+// and with nothing else drawing ids in this process, exactly 1..N.
 func TestCorrelationIDsSharedAndUnique(t *testing.T) {
 	_, dir := run{app: "testdata/hip_calls_counts", preload: true, env: allHIP}.exec(t)
 	tr := readTrace(t, dir)
@@ -104,7 +104,10 @@ func TestCorrelationIDsSharedAndUnique(t *testing.T) {
 			ids = append(ids, m.RangeID) // the pop's id
 		}
 	}
-	requireUniqueIDs(t, ids, 2)
+	slices.Sort(ids)
+	for i, id := range ids {
+		require.EqualValues(t, i+1, id, "correlation ids must be 1..N without gaps or repeats")
+	}
 }
 
 // hipcc-built apps reference HIP with symbol versions (hipMalloc@hip_4.2);
@@ -145,8 +148,8 @@ func TestWrappersCarryTheAppsSymbolVersions(t *testing.T) {
 	}
 }
 
-// 64 threads × 100k calls: every call recorded once, per thread, with unique
-// ids (the 64 push/pop ranges draw two ids each).
+// 64 threads × 100k calls: every call recorded once, per thread, with ids
+// 1..N (the 64 push/pop ranges draw two ids each).
 func TestManyThreadsLoseNothing(t *testing.T) {
 	const threads, calls = 64, 100000
 	shm := t.TempDir()
@@ -183,5 +186,10 @@ func TestManyThreadsLoseNothing(t *testing.T) {
 		ids = append(ids, m.CorrelationID, m.RangeID) // push and pop ids
 	}
 	require.Len(t, ids, threads*calls+2*threads+1) // + hipSetDevice
-	requireUniqueIDs(t, ids, threads+1)
+	slices.Sort(ids)
+	for i, id := range ids {
+		if uint64(i+1) != id {
+			require.FailNow(t, "correlation ids not 1..N", "index %d holds %d", i, id)
+		}
+	}
 }

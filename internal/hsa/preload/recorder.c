@@ -128,20 +128,6 @@ uint32_t rpg_tid(void)
 
 int32_t rpg_pid(void) { return g_pid; }
 
-/* A new block for this thread. corr_next is stored before corr_end: a signal
- * handler that interrupts in between finds its view exhausted and takes a
- * block of its own (a later one), and whatever it leaves behind is again
- * exhausted once corr_end is stored, so no id is handed out twice. */
-uint64_t rpg__correlation_refill(void)
-{
-    uint64_t first =
-        __atomic_fetch_add(&rpg__correlation, RPG_CORRELATION_BLOCK, __ATOMIC_RELAXED) + 1;
-    t_rec.corr_next = first + 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t_rec.corr_end = first + RPG_CORRELATION_BLOCK;
-    return first;
-}
-
 uint64_t rpg_correlation_next(void) { return rpg__correlation_next(); }
 
 uint64_t rpg_correlation_current(void) { return rpg__correlation_current(); }

@@ -68,39 +68,18 @@ typedef struct rpg_thread_state {
     uint32_t tid;
     uint64_t correlation;
     uint32_t holds_lock; /* a signal handler on this thread must not wait for the spool lock */
-    /* Correlation ids this thread may hand out without touching the shared
-     * counter: [corr_next, corr_end). */
-    uint64_t corr_next;
-    uint64_t corr_end;
 } rpg_thread_state;
 
 extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
-extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id reserved by any thread */
-RPG_HIDDEN uint64_t rpg__correlation_refill(void);
+extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id handed out */
 
 RPG_HIDDEN int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
                                     uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns,
                                     const void *args, uint32_t args_size);
 
-/* Ids are unique per process, not dense across threads: each thread takes a
- * small block of them from the shared counter (RPG_CORRELATION_BLOCK), so a
- * traced call pays a thread-local increment instead of a locked add, ~2 ns
- * and a full memory barrier (docs/hip-roctx.md, "Correlation ids"). A single
- * thread's ids stay consecutive. The increment is one unlocked xadd, which a
- * signal handler on the same thread cannot split. */
-#define RPG_CORRELATION_BLOCK 16u
-
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_next(void)
 {
-    uint64_t id = 1;
-#if defined(__x86_64__)
-    __asm__ volatile("xaddq %0, %1" : "+r"(id), "+m"(rpg__t.corr_next));
-#else
-    id = rpg__t.corr_next++;
-#endif
-    if (__builtin_expect(id < rpg__t.corr_end, 1))
-        return id;
-    return rpg__correlation_refill();
+    return __atomic_add_fetch(&rpg__correlation, 1, __ATOMIC_RELAXED);
 }
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_current(void)
