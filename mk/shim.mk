@@ -4,6 +4,7 @@
 SHIM_LIB      := $(BUILD)/lib/librocprof-go-shim.so
 SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cpp \
                    internal/hsa/*.h internal/hsa/*.hpp) internal/hsa/preload/rpg_recorder.h \
+                 internal/hsa/preload/rpg_internal.h \
                  internal/tracing/spool.h
 # asyncpreemptoff: no SIGURG into the app's threads (a test checks it is set).
 SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1

@@ -16,6 +16,15 @@
 #include "pmc.h"
 #include "shim_internal.hpp"
 
+// The recorder's hot path, inlined here (preload/rpg_internal.h, "The shim
+// inlines the same path").
+#define RPG_INLINE_FOREIGN 1
+extern "C" {
+#include "preload/rpg_internal.h"
+}
+#pragma weak rpg_inline_abi_get
+rpg_inline_abi rpg__foreign;
+
 extern "C" {
 #include "_cgo_export.h"
 }
@@ -35,23 +44,23 @@ template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
 struct Tracer<Dom, Bit, Id, R (*)(A...)> {
     static R (*real)(A...);
 
-    // Two calls into the preload library per traced call (begin: parent and
-    // new correlation ids, start time; end: end time and the record), each
-    // through the PLT: see docs/shim.md for what that saves. The HIP call
-    // this one runs under, if any, travels as the argument blob's first u64
-    // (the record has no parent field).
+    // The preload library's begin (parent and new correlation ids, start
+    // time) and end (end time and the record), inlined: no call into the
+    // preload library unless a record takes its slow path. The HIP call this
+    // one runs under, if any, travels as the argument blob's first u64 (the
+    // record has no parent field).
     static R fn(A... a)
     {
         if (__builtin_expect(!(rpg_domains & Bit), 1))
             return real(a...);
         rpg_api_span s;
-        rpg_api_begin(&s);
+        rpg__api_begin_fast(&s);
         if constexpr (std::is_void_v<R>) {
             real(a...);
-            rpg_api_end(&s, RPG_KIND_HSA_API, Dom, Id);
+            rpg__api_end_fast(&s, RPG_KIND_HSA_API, Dom, Id);
         } else {
             R r = real(a...);
-            rpg_api_end(&s, RPG_KIND_HSA_API, Dom, Id);
+            rpg__api_end_fast(&s, RPG_KIND_HSA_API, Dom, Id);
             return r;
         }
     }
@@ -414,6 +423,14 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
         fprintf(stderr, "rocprof-go: the shim needs librocprof-go-preload.so in LD_PRELOAD\n");
         return false;
     }
+    const rpg_inline_abi *abi = &rpg_inline_abi_get ? rpg_inline_abi_get() : nullptr;
+    if (!abi || abi->size != sizeof(rpg_inline_abi) || abi->version != RPG_INLINE_ABI_VERSION ||
+        abi->thread_state_size != sizeof(rpg_thread_state)) {
+        fprintf(stderr, "rocprof-go: librocprof-go-preload.so in LD_PRELOAD is from another "
+                        "rocprof-go build than the shim; use the pair one rocprof-go installs\n");
+        return false;
+    }
+    rpg__foreign = *abi;
     if (!table || table->version.major_id != HSA_API_TABLE_MAJOR_VERSION ||
         table->version.minor_id < offsetof(HsaApiTable, amd_ext_) + sizeof(void *)) {
         fprintf(stderr, "rocprof-go: unsupported HSA API table version\n");

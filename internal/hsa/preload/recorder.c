@@ -134,20 +134,31 @@ uint64_t rpg_correlation_current(void) { return rpg__correlation_current(); }
 
 uint64_t rpg_correlation_set(uint64_t id) { return rpg__correlation_set(id); }
 
-void rpg_api_begin(rpg_api_span *s)
-{
-    rpg__helper_poll();
-    s->parent = rpg__correlation_current();
-    s->correlation_id = rpg__correlation_next();
-    s->start_ns = rpg__now_fast();
-}
+void rpg_api_begin(rpg_api_span *s) { rpg__api_begin_fast(s); }
 
 int rpg_api_end(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function)
 {
-    uint64_t t1 = rpg__now_fast();
-    uint64_t parent = s->parent;
-    return rpg__record_api_fast(kind, domain, function, s->correlation_id, s->start_ns, t1,
-                                &parent, parent ? (uint32_t)sizeof parent : 0u);
+    return rpg__api_end_fast(s, kind, domain, function);
+}
+
+const rpg_inline_abi *rpg_inline_abi_get(void)
+{
+    static rpg_inline_abi abi;
+    if (!abi.size) {
+        char *tp;
+        __asm__("mov %%fs:0, %0" : "=r"(tp));
+        abi.version = RPG_INLINE_ABI_VERSION;
+        abi.thread_state_size = (uint32_t)sizeof(rpg_thread_state);
+        abi.tls_offset = (intptr_t)((char *)&rpg__t - tp);
+        abi.clock = &rpg__clock;
+        abi.correlation = &rpg__correlation;
+        abi.helper = &rpg__helper;
+        abi.helper_start = rpg__helper_start;
+        abi.now_slow = rpg__now_slow;
+        abi.record_api_slow = rpg__record_api_slow;
+        __atomic_store_n(&abi.size, (uint32_t)sizeof abi, __ATOMIC_RELEASE);
+    }
+    return &abi;
 }
 
 const char *rpg_spool_path(void)

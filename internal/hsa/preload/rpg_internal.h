@@ -1,6 +1,5 @@
 /*
- * rpg_internal.h: declarations shared by the preload library's own sources,
- * not exported to the shim or the interposers.
+ * rpg_internal.h: the recorder's hot path, inlined into its callers.
  *
  * The hot path of a traced call (correlation id, two timestamps, one API
  * record) is inlined here for the library's own callers (the HIP and ROCTx
@@ -8,7 +7,17 @@
  * ~1-2 ns each, six of them per traced call. The public names below are
  * redirected to the inline versions in every source file of the library
  * except the recorder's own (which defines RPG_RECORDER_IMPL and keeps the
- * exported definitions for the shim and other users).
+ * exported definitions for other users).
+ *
+ * The shim inlines the same path into its HSA API wrappers (a PLT call and a
+ * function each for begin and end measured ~5 ns of a ~20 ns budget). It is
+ * another library, so it defines RPG_INLINE_FOREIGN before including this
+ * header and reaches the recorder's state through the addresses
+ * rpg_inline_abi_get() hands out once (rpg__foreign, filled at OnLoad): the
+ * thread state's offset from the thread pointer (the preload library's TLS
+ * is static, so that offset is the same in every thread), the clock anchor,
+ * the correlation counter and the slow paths. Both libraries are built from
+ * this header in one build; the ABI's size and version guard a mismatch.
  */
 #ifndef RPG_INTERNAL_H
 #define RPG_INTERNAL_H
@@ -36,22 +45,6 @@ typedef struct rpg_clock_anchor {
     uint64_t reanchor_at; /* tick count after which to re-anchor */
 } rpg_clock_anchor;
 
-extern RPG_HIDDEN rpg_clock_anchor *rpg__clock; /* NULL until calibrated */
-RPG_HIDDEN uint64_t rpg__now_slow(void);
-
-static inline __attribute__((always_inline)) uint64_t rpg__now_fast(void)
-{
-#if defined(__x86_64__)
-    rpg_clock_anchor *a = __atomic_load_n(&rpg__clock, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(a != NULL, 1)) {
-        uint64_t t = __rdtsc();
-        if (__builtin_expect(t < a->reanchor_at && t >= a->tsc, 1))
-            return a->ns + (uint64_t)(((unsigned __int128)(t - a->tsc) * a->mult) >> 32);
-    }
-#endif
-    return rpg__now_slow();
-}
-
 /* ---- per-thread recorder state (recorder.c) ----------------------------- */
 
 typedef struct rpg_cursor {
@@ -70,27 +63,88 @@ typedef struct rpg_thread_state {
     uint32_t holds_lock; /* a signal handler on this thread must not wait for the spool lock */
 } rpg_thread_state;
 
+typedef int (*rpg_record_api_slow_fn)(uint16_t kind, uint32_t domain, uint32_t function,
+                                      uint64_t correlation_id, uint64_t start_ns,
+                                      uint64_t end_ns, const void *args, uint32_t args_size);
+
+/* What another library needs to inline the hot path (see the top). */
+#define RPG_INLINE_ABI_VERSION 1u
+typedef struct rpg_inline_abi {
+    uint32_t size;    /* sizeof(rpg_inline_abi) */
+    uint32_t version; /* RPG_INLINE_ABI_VERSION */
+    uint32_t thread_state_size;
+    intptr_t tls_offset; /* &rpg__t minus the thread pointer */
+    rpg_clock_anchor **clock;
+    uint64_t *correlation;
+    int *helper;
+    void (*helper_start)(void);
+    uint64_t (*now_slow)(void);
+    rpg_record_api_slow_fn record_api_slow;
+} rpg_inline_abi;
+RPG_API const rpg_inline_abi *rpg_inline_abi_get(void);
+
+#ifndef RPG_INLINE_FOREIGN
+extern RPG_HIDDEN rpg_clock_anchor *rpg__clock; /* NULL until calibrated */
+RPG_HIDDEN uint64_t rpg__now_slow(void);
 extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
 extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id handed out */
-
 RPG_HIDDEN int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
                                     uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns,
                                     const void *args, uint32_t args_size);
+extern RPG_HIDDEN int rpg__helper;
+RPG_HIDDEN void rpg__helper_start(void);
+#define RPG_T rpg__t
+#define RPG_CLOCK rpg__clock
+#define RPG_CORRELATION rpg__correlation
+#define RPG_HELPER rpg__helper
+#define RPG_HELPER_START rpg__helper_start
+#define RPG_NOW_SLOW rpg__now_slow
+#define RPG_RECORD_API_SLOW rpg__record_api_slow
+#else
+extern RPG_HIDDEN rpg_inline_abi rpg__foreign;
+static inline __attribute__((always_inline)) rpg_thread_state *rpg__foreign_thread(void)
+{
+    char *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return (rpg_thread_state *)(tp + rpg__foreign.tls_offset);
+}
+#define RPG_T (*rpg__foreign_thread())
+#define RPG_CLOCK (*rpg__foreign.clock)
+#define RPG_CORRELATION (*rpg__foreign.correlation)
+#define RPG_HELPER (*rpg__foreign.helper)
+#define RPG_HELPER_START rpg__foreign.helper_start
+#define RPG_NOW_SLOW rpg__foreign.now_slow
+#define RPG_RECORD_API_SLOW rpg__foreign.record_api_slow
+#endif
+
+static inline __attribute__((always_inline)) uint64_t rpg__now_fast(void)
+{
+#if defined(__x86_64__)
+    rpg_clock_anchor *a = __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(a != NULL, 1)) {
+        uint64_t t = __rdtsc();
+        if (__builtin_expect(t < a->reanchor_at && t >= a->tsc, 1))
+            return a->ns + (uint64_t)(((unsigned __int128)(t - a->tsc) * a->mult) >> 32);
+    }
+#endif
+    return RPG_NOW_SLOW();
+}
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_next(void)
 {
-    return __atomic_add_fetch(&rpg__correlation, 1, __ATOMIC_RELAXED);
+    return __atomic_add_fetch(&RPG_CORRELATION, 1, __ATOMIC_RELAXED);
 }
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_current(void)
 {
-    return rpg__t.correlation;
+    return RPG_T.correlation;
 }
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_set(uint64_t id)
 {
-    uint64_t prev = rpg__t.correlation;
-    rpg__t.correlation = id;
+    rpg_thread_state *t = &RPG_T;
+    uint64_t prev = t->correlation;
+    t->correlation = id;
     return prev;
 }
 
@@ -102,15 +156,16 @@ static inline __attribute__((always_inline)) int
 rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t correlation_id,
                      uint64_t start_ns, uint64_t end_ns, const void *args, uint32_t args_size)
 {
-    uint32_t d = rpg__t.depth;
+    rpg_thread_state *t = &RPG_T;
+    uint32_t d = t->depth;
     uint64_t dur = end_ns - start_ns;
     if (__builtin_expect(d < 2 && args_size <= RPG_API2_MAX_ARGS && function <= 0xffffu &&
                              domain <= 0xffu && end_ns >= start_ns && dur <= 0xffffffffu,
                          1)) {
         uint32_t size = (uint32_t)(sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
-        rpg__t.depth = d + 1;
+        t->depth = d + 1;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        rpg_cursor *c = &rpg__t.c[d];
+        rpg_cursor *c = &t->c[d];
         char *p = c->cur;
         if (__builtin_expect(p != NULL && (size_t)(c->end - p) >= size, 1)) {
             c->cur = p + size;
@@ -130,29 +185,44 @@ rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t
                          (uint64_t)RPG_COMMIT << 56;
             __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
-            rpg__t.depth = d;
+            t->depth = d;
             return 0;
         }
-        rpg__t.depth = d;
+        t->depth = d;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     }
-    return rpg__record_api_slow(kind, domain, function, correlation_id, start_ns, end_ns, args,
-                                args_size);
+    return RPG_RECORD_API_SLOW(kind, domain, function, correlation_id, start_ns, end_ns, args,
+                               args_size);
 }
 
 /* The spool's pre-faulting helper thread (recorder.c): wanted once a thread
  * records a lot, started from a traced API call's entry (never from inside a
  * record, which may be a signal handler's). One load and a branch. */
-extern RPG_HIDDEN int rpg__helper;
-RPG_HIDDEN void rpg__helper_start(void);
-
 static inline __attribute__((always_inline)) void rpg__helper_poll(void)
 {
-    if (__builtin_expect(__atomic_load_n(&rpg__helper, __ATOMIC_RELAXED) == 1, 0))
-        rpg__helper_start();
+    if (__builtin_expect(__atomic_load_n(&RPG_HELPER, __ATOMIC_RELAXED) == 1, 0))
+        RPG_HELPER_START();
 }
 
-#ifndef RPG_RECORDER_IMPL
+/* rpg_api_begin / rpg_api_end (rpg_recorder.h), inline. */
+static inline __attribute__((always_inline)) void rpg__api_begin_fast(rpg_api_span *s)
+{
+    rpg__helper_poll();
+    s->parent = rpg__correlation_current();
+    s->correlation_id = rpg__correlation_next();
+    s->start_ns = rpg__now_fast();
+}
+
+static inline __attribute__((always_inline)) int
+rpg__api_end_fast(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function)
+{
+    uint64_t t1 = rpg__now_fast();
+    uint64_t parent = s->parent;
+    return rpg__record_api_fast(kind, domain, function, s->correlation_id, s->start_ns, t1,
+                                &parent, parent ? (uint32_t)sizeof parent : 0u);
+}
+
+#if !defined(RPG_RECORDER_IMPL) && !defined(RPG_INLINE_FOREIGN)
 #define rpg_now rpg__now_fast
 #define rpg_correlation_next rpg__correlation_next
 #define rpg_correlation_current rpg__correlation_current
