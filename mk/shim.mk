@@ -16,9 +16,15 @@ NATIVE_LIBS  += $(SHIM_LIB)
 PAYLOAD      += $(SHIM_LIB)
 TEST_PREREQS += $(SHIM_APPS)
 
+# Go's build cache does not see headers outside the package directory: a
+# change to the preload library's headers alone would relink a shim compiled
+# against the old ones. Their hash in CGO_CPPFLAGS is part of the cache key.
+SHIM_HDR_HASH = $(shell cat internal/hsa/preload/*.h internal/tracing/spool.h | sha1sum | cut -c1-16)
+
 $(SHIM_LIB): $(SHIM_SRC) mk/shim.mk
 	@mkdir -p $(dir $@)
-	$(GO) build -trimpath -buildmode=c-shared -ldflags='$(SHIM_LDFLAGS)' -o $@ ./internal/hsa
+	CGO_CPPFLAGS='-DRPG_HEADERS_HASH=$(SHIM_HDR_HASH)' \
+	  $(GO) build -trimpath -buildmode=c-shared -ldflags='$(SHIM_LDFLAGS)' -o $@ ./internal/hsa
 	@rm -f $(basename $@).h
 
 $(SHIM_TEST_DIR)/multistream: internal/hsa/testdata/multistream.hip mk/shim.mk

@@ -22,12 +22,15 @@ const (
 	// kindThread names a chunk's writer from that point on; the reader
 	// consumes it and never returns it.
 	kindThread Kind = 13
-	kindLast   Kind = 14
+	// kindClock converts the tick stamps of later version-3 API records in
+	// its chunk; the reader consumes it too.
+	kindClock Kind = 14
+	kindLast  Kind = 15
 )
 
 var kindNames = [...]string{"", "STRING", "HIP_API", "HSA_API", "MARKER", "KERNEL_DISPATCH",
 	"MEMORY_COPY", "MEMORY_ALLOCATION", "SCRATCH_MEMORY", "KERNEL_SYMBOL", "CODE_OBJECT",
-	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD"}
+	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD", "CLOCK"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindLast {

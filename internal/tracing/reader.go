@@ -37,9 +37,10 @@ type Reader struct {
 
 	released uint64 // chunks below this were dropped from the page tables
 
-	chunk uint64 // current chunk index
-	off   int    // offset of the next record inside the chunk; 0 = chunk not entered
-	tid   uint32 // the current chunk's writer at this point (header, then THREAD records)
+	chunk uint64   // current chunk index
+	off   int      // offset of the next record inside the chunk; 0 = chunk not entered
+	tid   uint32   // the current chunk's writer at this point (header, then THREAD records)
+	clock tscClock // the current chunk's last CLOCK record
 	rec   []byte
 	kind  Kind
 	stats Stats
@@ -127,6 +128,7 @@ func (r *Reader) Next() bool {
 			r.stats.Chunks++
 			r.off = ChunkHeaderSize
 			r.tid = le.Uint32(c[4:])
+			r.clock = tscClock{}
 		}
 		if r.off+RecordHeaderSize > ChunkSize {
 			r.nextChunk()
@@ -161,10 +163,16 @@ func (r *Reader) Next() bool {
 				r.nextChunk()
 				continue
 			}
-		case rec[6] == 2 && (k == KindHIPAPI || k == KindHSAAPI):
+		case (rec[6] == 2 || rec[6] == 3) && (k == KindHIPAPI || k == KindHSAAPI):
 			if size < apiCompactSize || apiCompactSize+uint32(rec[11]) > size {
 				r.stats.Invalid++
 				r.nextChunk()
+				continue
+			}
+			if rec[6] == 3 && !r.clock.ok {
+				// Ticks with nothing to convert them: the writer always puts a
+				// clock record first, so this spool is damaged.
+				r.stats.Invalid++
 				continue
 			}
 		default:
@@ -173,6 +181,10 @@ func (r *Reader) Next() bool {
 		}
 		if k == kindThread {
 			r.tid = le.Uint32(rec[8:])
+			continue
+		}
+		if k == kindClock {
+			r.clock = decodeClock(rec)
 			continue
 		}
 		r.rec, r.kind = rec, k
@@ -212,7 +224,7 @@ func (r *Reader) Bytes() []byte { return r.rec }
 func (r *Reader) String() String { return decodeString(r.rec) }
 
 // APICall decodes a KindHIPAPI or KindHSAAPI record.
-func (r *Reader) APICall() APICall { return decodeAPICall(r.rec, r.tid) }
+func (r *Reader) APICall() APICall { return decodeAPICall(r.rec, r.tid, &r.clock) }
 
 // Marker decodes a KindMarker record.
 func (r *Reader) Marker() Marker { return decodeMarker(r.rec) }

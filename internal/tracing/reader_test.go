@@ -131,7 +131,7 @@ func TestReaderRejects(t *testing.T) {
 		}, 1, 0, 0, 1},
 		{"newer record version is skipped", func(b *spooltest.Builder) {
 			rec, _ := api.AppendBinary(nil)
-			rec[6] = 3 // API records have versions 1 and 2
+			rec[6] = 4 // API records have versions 1 to 3
 			b.AddRaw(rec)
 			b.Add(api)
 		}, 1, 0, 0, 1},
@@ -345,5 +345,59 @@ func TestReaderCompactAPIRecords(t *testing.T) {
 	r, err = tracing.NewReader(sp.Bytes())
 	require.NoError(t, err)
 	require.False(t, r.Next())
+	require.Equal(t, uint64(1), r.Stats().Invalid)
+}
+
+// clockRec is an rpg_clock_rec: ticks t convert to ns + (t-tsc)*mult/2^32.
+func clockRec(tsc, ns, mult uint64) []byte {
+	rec := make([]byte, 32)
+	binary.LittleEndian.PutUint32(rec, 32)
+	binary.LittleEndian.PutUint16(rec[4:], 14) // RPG_KIND_CLOCK
+	rec[6], rec[7] = 1, 0xC5
+	binary.LittleEndian.PutUint64(rec[8:], tsc)
+	binary.LittleEndian.PutUint64(rec[16:], ns)
+	binary.LittleEndian.PutUint64(rec[24:], mult)
+	return rec
+}
+
+// tickCall is a version-3 compact HSA record: start and duration in ticks.
+func tickCall(function uint16, corr, start uint64, dur uint32) []byte {
+	rec := make([]byte, 32)
+	binary.LittleEndian.PutUint32(rec, 32)
+	binary.LittleEndian.PutUint16(rec[4:], uint16(tracing.KindHSAAPI))
+	rec[6], rec[7] = 3, 0xC5
+	binary.LittleEndian.PutUint16(rec[8:], function)
+	rec[10] = uint8(tracing.DomainHSACore)
+	binary.LittleEndian.PutUint32(rec[12:], dur)
+	binary.LittleEndian.PutUint64(rec[16:], corr)
+	binary.LittleEndian.PutUint64(rec[24:], start)
+	return rec
+}
+
+// Tick-stamped API records convert with the last clock record of their own
+// chunk, forwards and backwards from its anchor; one with no clock record
+// before it in its chunk cannot be converted and is counted invalid.
+func TestReaderConvertsTickRecords(t *testing.T) {
+	const half = 1 << 31 // 0.5 ns per tick
+	b := spooltest.New(testProcess)
+	b.AddRaw(clockRec(1_000_000, 5_000_000_000, half))
+	b.AddRaw(tickCall(1, 1, 1_000_400, 100))            // 200 ns after the anchor, 50 ns long
+	b.AddRaw(tickCall(2, 2, 999_000, 2))                // 500 ns before it, 1 ns long
+	b.AddRaw(clockRec(2_000_000, 5_000_600_000, 3<<31)) // re-anchored: 1.5 ns per tick
+	b.AddRaw(tickCall(3, 3, 2_000_010, 4))
+	b.NewChunk()
+	b.AddRaw(tickCall(4, 4, 2_000_010, 4)) // the clock record stayed in the other chunk
+	r, err := tracing.NewReader(b.Bytes())
+	require.NoError(t, err)
+	var got [][3]uint64
+	for r.Next() {
+		c := r.APICall()
+		got = append(got, [3]uint64{c.CorrelationID, c.Start, c.End})
+	}
+	require.Equal(t, [][3]uint64{
+		{1, 5_000_000_200, 5_000_000_250},
+		{2, 4_999_999_500, 4_999_999_501},
+		{3, 5_000_600_015, 5_000_600_021},
+	}, got)
 	require.Equal(t, uint64(1), r.Stats().Invalid)
 }

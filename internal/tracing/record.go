@@ -3,6 +3,7 @@ package tracing
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 )
 
 // Format constants mirrored from spool.h.
@@ -36,11 +37,13 @@ var fixedSize = [kindLast]uint32{
 	KindAgentInfo:        8 + 8*AgentNumericFields + 4*agentNameLen,
 	KindCounterSample:    48,
 	kindThread:           16,
+	kindClock:            32,
 }
 
 // APICompactSize is the fixed part of a version-2 (compact) API record
 // (rpg_api_rec2): no thread id (the chunk's owner wrote it), a 32-bit
-// duration instead of the end time.
+// duration instead of the end time. Version 3 has the same layout in TSC
+// ticks (see tscClock).
 const APICompactSize = 32
 
 const apiCompactSize = APICompactSize
@@ -255,16 +258,41 @@ func decodeString(rec []byte) String {
 	return String{Table: le.Uint32(rec[8:]), ID: le.Uint64(rec[16:]), Value: v}
 }
 
-// decodeAPICall decodes a version-1 API record, or a version-2 one written
-// by thread tid.
-func decodeAPICall(rec []byte, tid uint32) APICall {
-	if rec[6] == 2 {
+// tscClock is a chunk's last rpg_clock_rec: how the tick stamps of the
+// version-3 API records after it convert to CLOCK_BOOTTIME ns, exactly as
+// the writer's clock does (ns per tick in 32.32 fixed point).
+type tscClock struct {
+	tsc, ns, mult uint64
+	ok            bool
+}
+
+func decodeClock(rec []byte) tscClock {
+	return tscClock{tsc: le.Uint64(rec[8:]), ns: le.Uint64(rec[16:]), mult: le.Uint64(rec[24:]), ok: true}
+}
+
+// toNS converts a tick count; ticks before the anchor count backwards.
+func (c *tscClock) toNS(t uint64) uint64 {
+	if t >= c.tsc {
+		hi, lo := bits.Mul64(t-c.tsc, c.mult)
+		return c.ns + (hi<<32 | lo>>32)
+	}
+	hi, lo := bits.Mul64(c.tsc-t, c.mult)
+	return c.ns - (hi<<32 | lo>>32)
+}
+
+// decodeAPICall decodes a version-1 API record, or a version-2 or -3 one
+// written by thread tid (version 3 converted with clk).
+func decodeAPICall(rec []byte, tid uint32, clk *tscClock) APICall {
+	if v := rec[6]; v == 2 || v == 3 {
 		a, _ := tail(rec, apiCompactSize, uint32(len(rec))-apiCompactSize-uint32(rec[11]))
 		start := le.Uint64(rec[24:])
+		end := start + uint64(le.Uint32(rec[12:]))
+		if v == 3 {
+			start, end = clk.toNS(start), clk.toNS(end)
+		}
 		return APICall{
 			Domain: APIDomain(rec[10]), Function: uint32(le.Uint16(rec[8:])), TID: tid,
-			CorrelationID: le.Uint64(rec[16:]), Start: start,
-			End: start + uint64(le.Uint32(rec[12:])), Args: a,
+			CorrelationID: le.Uint64(rec[16:]), Start: start, End: end, Args: a,
 		}
 	}
 	a, _ := tail(rec, 48, le.Uint32(rec[20:]))

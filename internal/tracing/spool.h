@@ -59,7 +59,8 @@ enum rpg_kind {
     RPG_KIND_AGENT_INFO = 11,       /* rpg_agent_info_rec */
     RPG_KIND_COUNTER_SAMPLE = 12,   /* rpg_counter_sample_rec */
     RPG_KIND_THREAD = 13,           /* rpg_thread_rec: the chunk changes owner */
-    RPG_KIND_LAST = 14
+    RPG_KIND_CLOCK = 14,            /* rpg_clock_rec: converts later tick stamps of the chunk */
+    RPG_KIND_LAST = 15
 };
 
 /* API domains: rpg_api_rec.domain and rpg_marker_rec.domain. They double as
@@ -204,7 +205,12 @@ typedef struct rpg_api_rec {
  * RPG_KIND_HSA_API, written whenever the call fits it (function < 65536,
  * domain < 256, end - start < 2^32 ns; else version 1 is written). The
  * thread is the chunk's owner (rpg_chunk_header, rpg_thread_rec). Tail:
- * size - sizeof(rpg_api_rec2) - args_pad bytes of argument blob. */
+ * size - sizeof(rpg_api_rec2) - args_pad bytes of argument blob.
+ *
+ * Version 3 has the same layout with start_ns and duration_ns in TSC ticks:
+ * the writer skips the conversion (~4 ns of a traced call), the reader
+ * converts start and start + duration with the last rpg_clock_rec before
+ * the record in its chunk. */
 typedef struct rpg_api_rec2 {
     rpg_rec_hdr h;
     uint16_t function;
@@ -214,6 +220,16 @@ typedef struct rpg_api_rec2 {
     uint64_t correlation_id;
     uint64_t start_ns;
 } rpg_api_rec2;
+
+/* The TSC-to-CLOCK_BOOTTIME conversion for version-3 API records after it in
+ * the same chunk: ns = this.ns + (ticks - this.tsc) * mult / 2^32 (ticks
+ * before tsc count backwards). */
+typedef struct rpg_clock_rec {
+    rpg_rec_hdr h;
+    uint64_t tsc;
+    uint64_t ns;
+    uint64_t mult; /* ns per tick, 32.32 fixed point */
+} rpg_clock_rec;
 
 /* The chunk's writer from here on (see rpg_chunk_header). */
 typedef struct rpg_thread_rec {
@@ -417,6 +433,7 @@ _Static_assert(sizeof(rpg_string_rec) == 24, "string record size");
 _Static_assert(sizeof(rpg_api_rec) == 48, "api record size");
 _Static_assert(sizeof(rpg_api_rec2) == 32, "compact api record size");
 _Static_assert(sizeof(rpg_thread_rec) == 16, "thread record size");
+_Static_assert(sizeof(rpg_clock_rec) == 32, "clock record size");
 _Static_assert(sizeof(rpg_marker_rec) == 56, "marker record size");
 _Static_assert(sizeof(rpg_kernel_dispatch_rec) == 120, "dispatch record size");
 _Static_assert(sizeof(rpg_memory_copy_rec) == 80, "copy record size");

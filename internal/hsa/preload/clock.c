@@ -9,6 +9,10 @@
  * and remembers its first (tsc, ns) pair; afterwards it converts ticks with a
  * rate measured over everything seen so far, re-anchored every
  * RPG_CLOCK_REANCHOR_NS so the error never accumulates for long.
+ *
+ * API records keep raw ticks instead (rpg__stamp, rpg_internal.h); the
+ * recorder writes the anchor they need into their chunk (rpg_clock_rec) and
+ * the reader converts them the same way.
  */
 #define _GNU_SOURCE
 #define RPG_RECORDER_IMPL
@@ -39,6 +43,7 @@ static uint64_t g_first_tsc, g_first_ns;
 static int g_first_taken;
 static int g_reanchoring;
 static unsigned g_next_slot;
+static uint64_t g_gen; /* anchors made so far */
 
 static uint64_t boottime_ns(void)
 {
@@ -78,7 +83,8 @@ static void anchor(uint64_t tsc, uint64_t ns)
     a->tsc = tsc;
     a->ns = ns;
     a->mult = mult;
-    a->reanchor_at = tsc + (uint64_t)(((unsigned __int128)RPG_CLOCK_REANCHOR_NS << 32) / mult);
+    a->span = (uint64_t)(((unsigned __int128)RPG_CLOCK_REANCHOR_NS << 32) / mult);
+    a->gen = ++g_gen;
     __atomic_store_n(&g_anchor, a, __ATOMIC_RELEASE);
 }
 
@@ -112,6 +118,17 @@ uint64_t rpg__now_slow(void) { return boottime_ns(); }
 #endif
 
 uint64_t rpg_now(void) { return rpg__now_fast(); }
+
+uint64_t rpg__stamp_ns(const rpg_clock_anchor *a, uint64_t stamp)
+{
+    if (stamp & RPG_STAMP_NS)
+        return stamp & ~RPG_STAMP_NS;
+    if (!a)
+        return rpg__now_slow(); /* not reached: ticks only come with an anchor */
+    if (stamp >= a->tsc)
+        return a->ns + (uint64_t)(((unsigned __int128)(stamp - a->tsc) * a->mult) >> 32);
+    return a->ns - (uint64_t)(((unsigned __int128)(a->tsc - stamp) * a->mult) >> 32);
+}
 
 int rpg_clock_uses_tsc(void)
 {

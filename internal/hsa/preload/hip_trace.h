@@ -72,7 +72,7 @@ typedef struct rpg_hip_call {
     uint64_t corr;
     uint64_t prev_corr;
     uint64_t prev_stream;
-    uint64_t t0, t1;
+    uint64_t t0, t1; /* stamps (rpg_stamp); t0 == 0: not recorded */
 } rpg_hip_call;
 
 static inline void *rpg_hip_real(uint32_t id)
@@ -104,7 +104,7 @@ static inline __attribute__((always_inline)) void rpg_hip_enter(rpg_hip_call *c,
     c->prev_stream = rpg_hip_t.stream;
     c->corr = rpg_correlation_next();
     c->prev_corr = rpg_correlation_set(c->corr);
-    c->t0 = (rpg_domains & rpg_hip_domain_bit(domain)) ? rpg_now() : 0;
+    c->t0 = (rpg_domains & rpg_hip_domain_bit(domain)) ? rpg_stamp() : 0;
 }
 
 static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64_t stream)
@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int rpg_hip_leave(rpg_hip_call *c, 
 {
     /* t0 == 0: not recorded at entry (a region may have opened since; the
      * call is left out rather than given a made-up start). */
-    c->t1 = c->t0 ? rpg_now() : 0;
+    c->t1 = c->t0 ? rpg_stamp() : 0;
     rpg_correlation_set(c->prev_corr);
     rpg_hip_t.stream = c->prev_stream;
     rpg_hip_t.depth--;
@@ -155,8 +155,8 @@ static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_c
 {
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
         rpg_hip_record_names();
-    rpg_record_api(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1, a->len ? a->buf : NULL,
-                   a->len);
+    rpg_record_api_stamped(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
+                           a->len ? a->buf : NULL, a->len);
 }
 
 #endif /* RPG_HIP_TRACE_H */

@@ -156,6 +156,7 @@ const rpg_inline_abi *rpg_inline_abi_get(void)
         abi.helper_start = rpg__helper_start;
         abi.now_slow = rpg__now_slow;
         abi.record_api_slow = rpg__record_api_slow;
+        abi.record_api_stamped_slow = rpg__record_api_stamped_slow;
         __atomic_store_n(&abi.size, (uint32_t)sizeof abi, __ATOMIC_RELEASE);
     }
     return &abi;
@@ -430,6 +431,7 @@ static void thread_exit(void *arg)
             g_nfree++;
         }
         c->cur = c->end = NULL;
+        c->clock_gen = 0;
     }
     pthread_mutex_unlock(&g_free_lock);
 }
@@ -561,6 +563,7 @@ static int reuse_chunk(cursor *c, uint32_t size)
         g_nfree--;
         c->cur = g_free[g_nfree].cur;
         c->end = g_free[g_nfree].end;
+        c->clock_gen = 0; /* a clock record of the last owner's is not this cursor's to trust */
         ok = 1;
     }
     pthread_mutex_unlock(&g_free_lock);
@@ -637,6 +640,7 @@ static int new_chunk(cursor *c, uint32_t size)
     __atomic_store_n(&ch->magic, RPG_CHUNK_MAGIC, __ATOMIC_RELEASE);
     c->cur = chunk + sizeof(rpg_chunk_header);
     c->end = chunk + RPG_CHUNK_SIZE;
+    c->clock_gen = 0;
     return 1;
 }
 
@@ -738,6 +742,62 @@ int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
     r->correlation_id = correlation_id;
     r->start_ns = start_ns;
     r->end_ns = end_ns;
+    if (args_size)
+        memcpy(r + 1, args, args_size);
+    rpg_record_publish(r);
+    return 0;
+}
+
+/* Everything rpg__record_api_stamped_fast leaves. Tick stamps stay ticks
+ * (a version-3 record) when the record fits the compact layout: the current
+ * anchor goes into the chunk first unless the chunk already has it, and
+ * both go into the same chunk. Otherwise the stamps are converted here. */
+int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t function,
+                                 uint64_t correlation_id, uint64_t start, uint64_t end,
+                                 const void *args, uint32_t args_size)
+{
+    rpg_clock_anchor *a = __atomic_load_n(&rpg__clock, __ATOMIC_ACQUIRE);
+    uint32_t d = t_rec.depth;
+    if (!a || ((start | end) & RPG_STAMP_NS) || end < start || end - start > 0xffffffffu ||
+        function > 0xffffu || domain > 0xffu || args_size > RPG_API2_MAX_ARGS || d >= 2)
+        return rpg__record_api_slow(kind, domain, function, correlation_id,
+                                    rpg__stamp_ns(a, start), rpg__stamp_ns(a, end), args,
+                                    args_size);
+    uint32_t size = ((uint32_t)sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
+    cursor *c = &t_rec.c[d];
+    if (c->clock_gen != a->gen || c->cur == NULL ||
+        (size_t)(c->end - c->cur) < size) {
+        /* Room for the clock record and this one in one chunk. */
+        uint32_t need = (uint32_t)sizeof(rpg_clock_rec) + size;
+        t_rec.depth = d + 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        int ok = (c->cur != NULL && (size_t)(c->end - c->cur) >= need) || new_chunk(c, need);
+        t_rec.depth = d;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (!ok) {
+            if (g_sp.hdr)
+                count(&g_sp.hdr->dropped);
+            return -1;
+        }
+        rpg_clock_rec *k = rpg_record_reserve(RPG_KIND_CLOCK, (uint32_t)sizeof *k);
+        if (!k)
+            return -1;
+        k->tsc = a->tsc;
+        k->ns = a->ns;
+        k->mult = a->mult;
+        rpg_record_publish(k);
+        c->clock_gen = a->gen;
+    }
+    rpg_api_rec2 *r = rpg_record_reserve(kind, size);
+    if (!r)
+        return -1;
+    r->h.version = 3;
+    r->function = (uint16_t)function;
+    r->domain = (uint8_t)domain;
+    r->args_pad = (uint8_t)(size - sizeof *r - args_size);
+    r->duration_ns = (uint32_t)(end - start);
+    r->correlation_id = correlation_id;
+    r->start_ns = start;
     if (args_size)
         memcpy(r + 1, args, args_size);
     rpg_record_publish(r);

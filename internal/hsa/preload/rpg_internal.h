@@ -41,8 +41,9 @@
 typedef struct rpg_clock_anchor {
     uint64_t tsc;
     uint64_t ns;
-    uint64_t mult;        /* ns per tick, 32.32 fixed point */
-    uint64_t reanchor_at; /* tick count after which to re-anchor */
+    uint64_t mult; /* ns per tick, 32.32 fixed point */
+    uint64_t span; /* ticks after tsc until the next re-anchoring */
+    uint64_t gen;  /* 1, 2, ...: which anchor this is (slots are reused) */
 } rpg_clock_anchor;
 
 /* ---- per-thread recorder state (recorder.c) ----------------------------- */
@@ -50,6 +51,7 @@ typedef struct rpg_clock_anchor {
 typedef struct rpg_cursor {
     char *cur;
     char *end;
+    uint64_t clock_gen; /* anchor of the chunk's last rpg_clock_rec, 0 = none yet */
 } rpg_cursor;
 
 /* One writing thread's state. depth lets a signal handler that records while
@@ -68,7 +70,7 @@ typedef int (*rpg_record_api_slow_fn)(uint16_t kind, uint32_t domain, uint32_t f
                                       uint64_t end_ns, const void *args, uint32_t args_size);
 
 /* What another library needs to inline the hot path (see the top). */
-#define RPG_INLINE_ABI_VERSION 1u
+#define RPG_INLINE_ABI_VERSION 2u
 typedef struct rpg_inline_abi {
     uint32_t size;    /* sizeof(rpg_inline_abi) */
     uint32_t version; /* RPG_INLINE_ABI_VERSION */
@@ -80,6 +82,7 @@ typedef struct rpg_inline_abi {
     void (*helper_start)(void);
     uint64_t (*now_slow)(void);
     rpg_record_api_slow_fn record_api_slow;
+    rpg_record_api_slow_fn record_api_stamped_slow;
 } rpg_inline_abi;
 RPG_API const rpg_inline_abi *rpg_inline_abi_get(void);
 
@@ -91,6 +94,11 @@ extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id handed out */
 RPG_HIDDEN int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
                                     uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns,
                                     const void *args, uint32_t args_size);
+/* A stamp in CLOCK_BOOTTIME ns, converted with anchor a (clock.c). */
+RPG_HIDDEN uint64_t rpg__stamp_ns(const rpg_clock_anchor *a, uint64_t stamp);
+RPG_HIDDEN int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t function,
+                                            uint64_t correlation_id, uint64_t start,
+                                            uint64_t end, const void *args, uint32_t args_size);
 extern RPG_HIDDEN int rpg__helper;
 RPG_HIDDEN void rpg__helper_start(void);
 #define RPG_T rpg__t
@@ -100,6 +108,7 @@ RPG_HIDDEN void rpg__helper_start(void);
 #define RPG_HELPER_START rpg__helper_start
 #define RPG_NOW_SLOW rpg__now_slow
 #define RPG_RECORD_API_SLOW rpg__record_api_slow
+#define RPG_RECORD_API_STAMPED_SLOW rpg__record_api_stamped_slow
 #else
 extern RPG_HIDDEN rpg_inline_abi rpg__foreign;
 static inline __attribute__((always_inline)) rpg_thread_state *rpg__foreign_thread(void)
@@ -115,6 +124,7 @@ static inline __attribute__((always_inline)) rpg_thread_state *rpg__foreign_thre
 #define RPG_HELPER_START rpg__foreign.helper_start
 #define RPG_NOW_SLOW rpg__foreign.now_slow
 #define RPG_RECORD_API_SLOW rpg__foreign.record_api_slow
+#define RPG_RECORD_API_STAMPED_SLOW rpg__foreign.record_api_stamped_slow
 #endif
 
 static inline __attribute__((always_inline)) uint64_t rpg__now_fast(void)
@@ -123,11 +133,33 @@ static inline __attribute__((always_inline)) uint64_t rpg__now_fast(void)
     rpg_clock_anchor *a = __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE);
     if (__builtin_expect(a != NULL, 1)) {
         uint64_t t = __rdtsc();
-        if (__builtin_expect(t < a->reanchor_at && t >= a->tsc, 1))
+        if (__builtin_expect(t - a->tsc < a->span, 1))
             return a->ns + (uint64_t)(((unsigned __int128)(t - a->tsc) * a->mult) >> 32);
     }
 #endif
     return RPG_NOW_SLOW();
+}
+
+/* Timestamps of API records ("stamps"): raw TSC ticks once the clock is
+ * calibrated, converted by the reader (version-3 records, spool.h), since the
+ * conversion measured ~4 ns of a ~20 ns traced call; before that, or without
+ * an invariant TSC, CLOCK_BOOTTIME ns marked with RPG_STAMP_NS. A stamp is
+ * never 0. */
+#define RPG_STAMP_NS (1ull << 63)
+
+static inline __attribute__((always_inline)) uint64_t rpg__stamp(void)
+{
+#if defined(__x86_64__)
+    rpg_clock_anchor *a = __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(a != NULL, 1)) {
+        uint64_t t = __rdtsc();
+        /* Past the anchor's span: the slow clock read re-anchors. */
+        if (__builtin_expect(t - a->tsc >= a->span, 0))
+            (void)RPG_NOW_SLOW();
+        return t;
+    }
+#endif
+    return RPG_NOW_SLOW() | RPG_STAMP_NS;
 }
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_next(void)
@@ -195,6 +227,57 @@ rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t
                                args_size);
 }
 
+/* rpg__record_api_fast for two stamps (rpg__stamp): a version-3 record in
+ * ticks when the thread's chunk already holds the current anchor's
+ * rpg_clock_rec; everything else (the first record of a chunk or after a
+ * re-anchoring, ns stamps, values too large) goes through the slow path,
+ * which writes the clock record or converts to ns. */
+static inline __attribute__((always_inline)) int
+rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
+                             uint64_t correlation_id, uint64_t start, uint64_t end,
+                             const void *args, uint32_t args_size)
+{
+    rpg_clock_anchor *a = __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE);
+    rpg_thread_state *t = &RPG_T;
+    uint32_t d = t->depth;
+    uint64_t dur = end - start;
+    if (__builtin_expect(a != NULL && d < 2 && !((start | end) & RPG_STAMP_NS) &&
+                             args_size <= RPG_API2_MAX_ARGS && function <= 0xffffu &&
+                             domain <= 0xffu && end >= start && dur <= 0xffffffffu,
+                         1)) {
+        uint32_t size = (uint32_t)(sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
+        t->depth = d + 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        rpg_cursor *c = &t->c[d];
+        char *p = c->cur;
+        if (__builtin_expect(p != NULL && c->clock_gen == a->gen &&
+                                 (size_t)(c->end - p) >= size,
+                             1)) {
+            c->cur = p + size;
+            rpg_api_rec2 *r = (rpg_api_rec2 *)p;
+            __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
+            r->function = (uint16_t)function;
+            r->domain = (uint8_t)domain;
+            r->args_pad = (uint8_t)(size - sizeof(rpg_api_rec2) - args_size);
+            r->duration_ns = (uint32_t)dur;
+            r->correlation_id = correlation_id;
+            r->start_ns = start;
+            if (args_size)
+                memcpy(r + 1, args, args_size);
+            uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)3 << 48 |
+                         (uint64_t)RPG_COMMIT << 56;
+            __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            t->depth = d;
+            return 0;
+        }
+        t->depth = d;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    return RPG_RECORD_API_STAMPED_SLOW(kind, domain, function, correlation_id, start, end, args,
+                                       args_size);
+}
+
 /* The spool's pre-faulting helper thread (recorder.c): wanted once a thread
  * records a lot, started from a traced API call's entry (never from inside a
  * record, which may be a signal handler's). One load and a branch. */
@@ -210,16 +293,16 @@ static inline __attribute__((always_inline)) void rpg__api_begin_fast(rpg_api_sp
     rpg__helper_poll();
     s->parent = rpg__correlation_current();
     s->correlation_id = rpg__correlation_next();
-    s->start_ns = rpg__now_fast();
+    s->start = rpg__stamp();
 }
 
 static inline __attribute__((always_inline)) int
 rpg__api_end_fast(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function)
 {
-    uint64_t t1 = rpg__now_fast();
+    uint64_t t1 = rpg__stamp();
     uint64_t parent = s->parent;
-    return rpg__record_api_fast(kind, domain, function, s->correlation_id, s->start_ns, t1,
-                                &parent, parent ? (uint32_t)sizeof parent : 0u);
+    return rpg__record_api_stamped_fast(kind, domain, function, s->correlation_id, s->start,
+                                        t1, &parent, parent ? (uint32_t)sizeof parent : 0u);
 }
 
 #if !defined(RPG_RECORDER_IMPL) && !defined(RPG_INLINE_FOREIGN)
@@ -228,6 +311,8 @@ rpg__api_end_fast(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_
 #define rpg_correlation_current rpg__correlation_current
 #define rpg_correlation_set rpg__correlation_set
 #define rpg_record_api rpg__record_api_fast
+#define rpg_stamp rpg__stamp
+#define rpg_record_api_stamped rpg__record_api_stamped_fast
 #endif
 
 #endif /* RPG_INTERNAL_H */

@@ -80,7 +80,7 @@ RPG_API uint64_t rpg_correlation_set(uint64_t id);
 typedef struct rpg_api_span {
     uint64_t parent;
     uint64_t correlation_id;
-    uint64_t start_ns;
+    uint64_t start; /* opaque start stamp: rpg_api_end's business */
 } rpg_api_span;
 RPG_API void rpg_api_begin(rpg_api_span *s);
 RPG_API int rpg_api_end(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function);
