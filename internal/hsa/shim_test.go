@@ -275,6 +275,34 @@ func TestShimDeclinesWithoutPreloadLibrary(t *testing.T) {
 	require.Contains(t, string(out), "needs librocprof-go-preload.so")
 }
 
+// A preload library from another build (its hot-path layout differs from
+// the one the shim's tracers were compiled with) is refused at OnLoad, and
+// the app runs unprofiled, instead of the tracers writing through a wrong
+// layout.
+func TestShimDeclinesPreloadLibraryOfAnotherBuild(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "other.c")
+	require.NoError(t, os.WriteFile(src, []byte(`#include <stdint.h>
+uint32_t rpg_domains = 1;
+int rpg_record_api(void) { return 0; }
+int rpg_api_end(void) { return 0; }
+static const uint32_t abi[16] = {8, 1};
+const void *rpg_inline_abi_get(void) { return abi; }
+`), 0o600))
+	lib := filepath.Join(dir, "librocprof-go-preload.so")
+	out, err := exec.Command("cc", "-shared", "-fPIC", "-o", lib, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+	cmd := exec.Command(artifact(t, "test/shim/multistream"), "run", "3")
+	env := appEnv(t, t.TempDir(), true)
+	cmd.Env = append(env, "LD_PRELOAD="+lib,
+		"HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"), "ROCPROF_KERNEL_TRACE=1")
+	out, err = cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 3, ee.ExitCode(), "the app runs unprofiled: %s", out)
+	require.Contains(t, string(out), "from another rocprof-go build")
+}
+
 // asyncpreemptoff=1 keeps SIGURG out of the app's threads. It is set through
 // an internal runtime variable at link time (-trimpath keeps -ldflags out of
 // the build info), so check that the runtime's default GODEBUG string in the
