@@ -751,7 +751,10 @@ int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
 /* Everything rpg__record_api_stamped_fast leaves. Tick stamps stay ticks
  * (a version-3 record) when the record fits the compact layout: the current
  * anchor goes into the chunk first unless the chunk already has it, and
- * both go into the same chunk. Otherwise the stamps are converted here. */
+ * both go into the same chunk. Otherwise the stamps are converted here.
+ * The thread's depth stays raised from the room check to the last store, so
+ * a signal handler that records meanwhile uses the other cursor and cannot
+ * come between the clock record and the record it converts. */
 int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t function,
                                  uint64_t correlation_id, uint64_t start, uint64_t end,
                                  const void *args, uint32_t args_size)
@@ -764,34 +767,37 @@ int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t functi
                                     rpg__stamp_ns(a, start), rpg__stamp_ns(a, end), args,
                                     args_size);
     uint32_t size = ((uint32_t)sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
+    uint32_t with_clock = (uint32_t)sizeof(rpg_clock_rec) + size;
+    t_rec.depth = d + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cursor *c = &t_rec.c[d];
-    if (c->clock_gen != a->gen || c->cur == NULL ||
-        (size_t)(c->end - c->cur) < size) {
-        /* Room for the clock record and this one in one chunk. */
-        uint32_t need = (uint32_t)sizeof(rpg_clock_rec) + size;
-        t_rec.depth = d + 1;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        int ok = (c->cur != NULL && (size_t)(c->end - c->cur) >= need) || new_chunk(c, need);
-        t_rec.depth = d;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (!ok) {
+    uint32_t need = c->clock_gen == a->gen ? size : with_clock;
+    if (c->cur == NULL || (size_t)(c->end - c->cur) < need) {
+        if (!new_chunk(c, with_clock)) { /* a new chunk has no clock record yet */
             if (g_sp.hdr)
                 count(&g_sp.hdr->dropped);
+            t_rec.depth = d;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
             return -1;
         }
-        rpg_clock_rec *k = rpg_record_reserve(RPG_KIND_CLOCK, (uint32_t)sizeof *k);
-        if (!k)
-            return -1;
+    }
+    char *p = c->cur;
+    if (c->clock_gen != a->gen) {
+        rpg_clock_rec *k = (rpg_clock_rec *)p;
+        __atomic_store_n(&k->h.size, (uint32_t)sizeof *k, __ATOMIC_RELAXED);
         k->tsc = a->tsc;
         k->ns = a->ns;
         k->mult = a->mult;
-        rpg_record_publish(k);
+        uint64_t w = (uint64_t)sizeof *k | (uint64_t)RPG_KIND_CLOCK << 32 | (uint64_t)1 << 48 |
+                     (uint64_t)RPG_COMMIT << 56;
+        __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
+        p += sizeof *k;
+        c->cur = p;
         c->clock_gen = a->gen;
     }
-    rpg_api_rec2 *r = rpg_record_reserve(kind, size);
-    if (!r)
-        return -1;
-    r->h.version = 3;
+    c->cur = p + size;
+    rpg_api_rec2 *r = (rpg_api_rec2 *)p;
+    __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
     r->function = (uint16_t)function;
     r->domain = (uint8_t)domain;
     r->args_pad = (uint8_t)(size - sizeof *r - args_size);
@@ -800,7 +806,11 @@ int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t functi
     r->start_ns = start;
     if (args_size)
         memcpy(r + 1, args, args_size);
-    rpg_record_publish(r);
+    uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)3 << 48 |
+                 (uint64_t)RPG_COMMIT << 56;
+    __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t_rec.depth = d;
     return 0;
 }
 
