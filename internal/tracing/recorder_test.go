@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,6 +229,58 @@ func TestRecorderSignalHandlerRecords(t *testing.T) {
 	require.Equal(t, uint64(n+1), pr.stats.Count(tracing.KindMarker)+pr.info.Dropped)
 	require.LessOrEqual(t, pr.info.Dropped, uint64(2))
 	require.Zero(t, pr.stats.Torn)
+}
+
+// Traced calls keep TSC ticks (version-3 records) behind per-chunk clock
+// records: with several threads crossing chunks and a signal handler
+// recording traced calls in the middle of theirs, every record converts,
+// none is lost or invalid, and every time falls inside the run as the
+// recorder's own ns clock saw it.
+func TestRecorderTickRecordsConvert(t *testing.T) {
+	const threads, records = 2, 300000
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "ticks", strconv.Itoa(threads), strconv.Itoa(records))
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var signals, tsc int
+	var before, after uint64
+	_, err = fmt.Sscanf(string(out), "signals %d tsc %d before %d after %d", &signals, &tsc, &before, &after)
+	require.NoError(t, err, string(out))
+	require.Equal(t, 1, tsc, "no invariant TSC: this test needs the tick path")
+	require.Positive(t, signals, "no SIGALRM was delivered during the run")
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	r, err := tracing.Open(paths[0])
+	require.NoError(t, err)
+	defer r.Close()
+	perFunc := map[uint32]int{}
+	var ticks int
+	for r.Next() {
+		if r.Kind() != tracing.KindHSAAPI {
+			continue
+		}
+		if f := r.APICall().Function; f >= threads && f != 999 {
+			continue // the driver's fixture record
+		}
+		if r.Bytes()[6] == 3 {
+			ticks++
+		}
+		a := r.APICall()
+		perFunc[a.Function]++
+		require.LessOrEqual(t, a.Start, a.End)
+		require.GreaterOrEqual(t, a.Start, before, "call %d starts before the run", a.CorrelationID)
+		require.LessOrEqual(t, a.End, after, "call %d ends after the run", a.CorrelationID)
+	}
+	st := r.Stats()
+	require.Zero(t, st.Invalid)
+	require.Zero(t, st.Torn)
+	require.Zero(t, r.Process().Dropped)
+	for f := uint32(0); f < threads; f++ {
+		require.Equal(t, records, perFunc[f], "thread %d", f)
+	}
+	require.Equal(t, signals, perFunc[999], "one call per delivered signal")
+	require.Equal(t, threads*records+signals, ticks, "every call kept its ticks")
 }
 
 func TestRecorderOffWithoutSpoolDir(t *testing.T) {

@@ -14,6 +14,8 @@
  *   kill     write, print "ready" when every thread has written RECORDS, then
  *            keep writing until SIGKILLed
  *   signal   a SIGALRM handler records markers while the threads write
+ *   ticks    the threads (and a SIGALRM handler) record traced calls through
+ *            rpg_api_begin/end, after the clock has calibrated
  *   churn    THREADS × 100 short-lived threads one after another, each writing
  *            RECORDS records (their chunks are reused, not one per thread)
  *   decoy    after the fixture, put another file under the spool's descriptor
@@ -165,6 +167,28 @@ static void fixture(void)
     rpg_record_counter_sample(&cs, dims, "SQ_WAVES", 8);
 }
 
+/* "ticks" mode: traced calls through rpg_api_begin/end, whose records keep
+ * TSC ticks (version 3) behind per-chunk clock records. */
+static void *tick_writer(void *arg)
+{
+    uint32_t t = (uint32_t)(uintptr_t)arg;
+    for (long i = 0; i < g_records; i++) {
+        rpg_api_span s;
+        rpg_api_begin(&s);
+        rpg_api_end(&s, RPG_KIND_HSA_API, RPG_API_HSA_CORE, t);
+    }
+    return NULL;
+}
+
+static void on_alarm_ticks(int sig)
+{
+    (void)sig;
+    rpg_api_span s;
+    rpg_api_begin(&s);
+    rpg_api_end(&s, RPG_KIND_HSA_API, RPG_API_HSA_CORE, 999);
+    g_signals++;
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -267,6 +291,29 @@ int main(int argc, char **argv)
         setitimer(ITIMER_REAL, &off, NULL);
         signal(SIGALRM, SIG_IGN);
         printf("signals %d\n", (int)g_signals);
+        fflush(stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "ticks")) {
+        /* Let the clock calibrate (20 ms) so that the calls get tick stamps. */
+        (void)rpg_now();
+        struct timespec calib = {0, 30 * 1000 * 1000};
+        nanosleep(&calib, NULL);
+        (void)rpg_now();
+        uint64_t before = rpg_now();
+        signal(SIGALRM, on_alarm_ticks);
+        struct itimerval it = {{0, 200}, {0, 200}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        pthread_t th[64];
+        for (int t = 0; t < threads; t++)
+            pthread_create(&th[t], NULL, tick_writer, (void *)(uintptr_t)t);
+        for (int t = 0; t < threads; t++)
+            pthread_join(th[t], NULL);
+        struct itimerval off = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &off, NULL);
+        signal(SIGALRM, SIG_IGN);
+        printf("signals %d tsc %d before %llu after %llu\n", (int)g_signals, rpg_clock_uses_tsc(),
+               (unsigned long long)before, (unsigned long long)rpg_now());
         fflush(stdout);
         return 0;
     }
