@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,11 +31,17 @@ type measured struct {
 
 func measure(b *testing.B, profiled bool, vars []string, app string, args ...string) measured {
 	b.Helper()
+	return measureBuilt(b, profiled, vars, "test/shim/"+app, args...)
+}
+
+// measureBuilt runs a program of the build directory (rel) once.
+func measureBuilt(b *testing.B, profiled bool, vars []string, rel string, args ...string) measured {
+	b.Helper()
 	// Spools on tmpfs, as the launcher puts them.
 	spools, err := os.MkdirTemp("/dev/shm", "rpg-bench-")
 	require.NoError(b, err)
 	defer os.RemoveAll(spools)
-	cmd := exec.Command(artifact(b, "test/shim/"+app), args...)
+	cmd := exec.Command(artifact(b, rel), args...)
 	cmd.Env = appEnv(b, spools, !profiled, vars...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -193,4 +200,40 @@ func minF(v []float64) float64 {
 		r = min(r, x)
 	}
 	return r
+}
+
+// BenchmarkCopyTraceCPUPerCopy: 64 threads launching kernels and making
+// pinned async copies (launch_threads 64 30: 448 copies), with kernel
+// tracing alone and with copy tracing too, alternating; reports the CPU time
+// (user + system, whole process) copy tracing adds per traced copy. With the
+// runtime's async-handler thread this was ~0.5 ms per copy (docs/shim.md);
+// the shim's own completion thread polls and naps instead.
+func BenchmarkCopyTraceCPUPerCopy(b *testing.B) {
+	args := []string{"64", "30", artifact(b, "testdata/module_kernels.co")}
+	kern := []string{"ROCPROF_KERNEL_TRACE=1"}
+	copies := []string{"ROCPROF_KERNEL_TRACE=1", "ROCPROF_MEMORY_COPY_TRACE=1"}
+	for i := 0; i < b.N; i++ {
+		var bare, k, c []measured
+		for p := 0; p < 5; p++ {
+			bare = append(bare, measureBuilt(b, false, nil, "testdata/launch_threads", args...))
+			k = append(k, measureBuilt(b, true, kern, "testdata/launch_threads", args...))
+			c = append(c, measureBuilt(b, true, copies, "testdata/launch_threads", args...))
+		}
+		var n int
+		_, err := fmt.Sscanf(c[0].stdout[strings.Index(c[0].stdout, "copies="):], "copies=%d", &n)
+		require.NoError(b, err, c[0].stdout)
+		require.Positive(b, n)
+		med := func(ms []measured) time.Duration {
+			v := make([]time.Duration, len(ms))
+			for j, m := range ms {
+				v[j] = m.cpu
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		b.ReportMetric(float64(med(c)-med(k))/float64(n)/1e3, "cpu-us-added/copy")
+		b.ReportMetric(float64(med(k)-med(bare))/1e6, "kernel-trace-cpu-ms-added")
+		b.ReportMetric(float64(med(bare))/1e6, "bare-cpu-ms")
+		b.ReportMetric(float64(n), "copies")
+	}
 }

@@ -528,5 +528,6 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
 extern "C" __attribute__((visibility("default"))) void OnUnload()
 {
     // Only pure HSA apps get here: HIP never calls hsa_shut_down.
+    shim_copies_shutdown();
     shim_queues_shutdown();
 }

@@ -41,6 +41,8 @@ void shim_signal_put(hsa_signal_t s);
 
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
+// From OnUnload, first: stops the copy waiters (activity.cpp).
+void shim_copies_shutdown();
 
 // True when slot `member` lies inside the part of a table both we and the
 // running runtime know.

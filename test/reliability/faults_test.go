@@ -64,6 +64,25 @@ func TestUnderscoreExitKeepsPublishedRecords(t *testing.T) {
 		res.exit, completed, launched, kernels, launched, launches, res.duration.Seconds())
 }
 
+// A traced copy is recorded before the app sees it complete (the shim's
+// copy completion thread records it, then signals the app): copies that
+// returned right before _exit are all there, with no exit drain to help.
+func TestUnderscoreExitKeepsCompletedCopies(t *testing.T) {
+	t.Parallel()
+	opts := append([]string{"--memory-copy-trace"}, traceOpts...)
+	res := profiled{opts: opts, argv: []string{app(t, "fault_exit"), "5", "3", "40"}}.run(t)
+	require.Equal(t, 3, res.exit, "the app's own exit code; stderr:\n%s", res.stderr)
+	copies := intField(t, res.stdout, "copies")
+	out := readOutputs(t, res.dir)
+	pids := out.pids("memory_copy_trace")
+	require.Len(t, pids, 1)
+	mt := out[pids[0]]["memory_copy_trace"]
+	n := len(mt.where(t, "Direction", "MEMORY_COPY_HOST_TO_DEVICE"))
+	require.GreaterOrEqual(t, n, copies, "every copy that returned before _exit")
+	require.Equal(t, copies, out.apiCalls(t, pids[0], "hipMemcpy"))
+	report(t, "copies returned before _exit: %d; host-to-device copies traced: %d", copies, n)
+}
+
 // SIGKILL gives the app no chance at all: every dispatch the app saw
 // complete before the kill (its last progress line) must be in the trace.
 func TestSIGKILLMidRunKeepsPublishedRecords(t *testing.T) {
