@@ -19,8 +19,11 @@ import (
 
 // Thread trace of the fill3d dispatches only: one raw .att file per
 // dispatch for SE 0 (rocprofv3's default SE mask), holding AQLprofile's
-// 8-byte gfx9 header and then the virtual GPU's synthetic SQTT data for
-// exactly that dispatch (its waves on SE 0: 64 workgroups over 8 SEs).
+// 8-byte gfx9 header and then the virtual GPU's synthetic SQTT data, which
+// lists every dispatch that ran while the trace was on: the traced one with
+// its waves on SE 0 (64 workgroups over 8 SEs), and, as on hardware, any
+// dispatch another queue ran meanwhile (only --att-serialize-all keeps
+// those out; multistream's streams run concurrently).
 func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 	out := t.TempDir()
 	r := runApp(t, []string{"ROCPROF_ADVANCED_THREAD_TRACE=1", "ROCPROF_OUTPUT_PATH=" + out,
@@ -28,9 +31,11 @@ func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 	require.Equal(t, 0, r.exitCode, r.stderr)
 	rs := readSpools(t, r.spools)
 	var want []string
+	var fill3d uint64 // its kernel object
 	for _, d := range rs.dispatches {
 		if rs.kernelName(d) == "_Z6fill3dPff.kd" {
 			want = append(want, fmt.Sprintf("_agent_1_shader_engine_0_%d.att", d.DispatchID))
+			fill3d = rs.symbols[d.KernelID].KernelObject
 		}
 	}
 	require.Len(t, want, 4)
@@ -49,8 +54,24 @@ func TestThreadTraceWritesOneFilePerTracedDispatchAndSE(t *testing.T) {
 		data := raw[8:]
 		require.Equal(t, "VGPUSQTT", string(data[:8]))
 		require.Equal(t, uint32(0), binary.LittleEndian.Uint32(data[12:]), "SE 0")
-		require.Equal(t, uint32(1), binary.LittleEndian.Uint32(data[16:]), "one dispatch per trace")
-		require.Equal(t, uint64(8), binary.LittleEndian.Uint64(data[24:]), "waves on SE 0")
+		// The per-dispatch records follow the header and the userdata words.
+		ndisp := int(binary.LittleEndian.Uint32(data[16:]))
+		nuser := int(binary.LittleEndian.Uint32(data[20:]))
+		off := 32 + (nuser*4+31)/32*32
+		require.GreaterOrEqual(t, ndisp, 1)
+		require.GreaterOrEqual(t, len(data), off+32*ndisp)
+		traced := 0
+		for i := 0; i < ndisp; i++ {
+			rec := data[off+32*i:]
+			if binary.LittleEndian.Uint64(rec) == fill3d {
+				traced++
+				require.Equal(t, uint64(8), binary.LittleEndian.Uint64(rec[8:]), "fill3d's waves on SE 0")
+			}
+		}
+		require.Equal(t, 1, traced, "the traced dispatch, once, in its own trace")
+		if ndisp == 1 {
+			require.Equal(t, uint64(8), binary.LittleEndian.Uint64(data[24:]), "waves on SE 0")
+		}
 	}
 	// The loaded code objects are dumped for the decoder: ELF files, one of
 	// them holding the traced kernel.
