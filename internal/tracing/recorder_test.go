@@ -248,12 +248,7 @@ func TestRecorderTickRecordsConvert(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Equal(t, 1, tsc, "no invariant TSC: this test needs the tick path")
 	require.Positive(t, signals, "no SIGALRM was delivered during the run")
-	paths, err := tracing.List(dir)
-	require.NoError(t, err)
-	require.Len(t, paths, 1)
-	r, err := tracing.Open(paths[0])
-	require.NoError(t, err)
-	defer r.Close()
+	r := openOnlySpool(t, dir)
 	perFunc := map[uint32]int{}
 	var ticks int
 	for r.Next() {
@@ -300,12 +295,7 @@ func TestRecorderThreadChurn(t *testing.T) {
 	dir := t.TempDir()
 	cmd := driverCmd(t, dir, "churn", strconv.Itoa(threads), strconv.Itoa(records))
 	require.NoError(t, cmd.Run())
-	paths, err := tracing.List(dir)
-	require.NoError(t, err)
-	require.Len(t, paths, 1)
-	r, err := tracing.Open(paths[0])
-	require.NoError(t, err)
-	defer r.Close()
+	r := openOnlySpool(t, dir)
 	perFunc := map[uint32]uint64{}
 	for r.Next() {
 		if r.Kind() == tracing.KindHIPAPI {
@@ -445,4 +435,17 @@ func TestRecorderPrefaultHelper(t *testing.T) {
 		check(t, pr, 3, false)
 		require.LessOrEqual(t, pr.stats.Torn, uint64(3))
 	})
+}
+
+// openOnlySpool opens the one spool a single-process run left in dir; it is
+// closed when the test ends.
+func openOnlySpool(t *testing.T, dir string) *tracing.Reader {
+	t.Helper()
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	r, err := tracing.Open(paths[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
 }

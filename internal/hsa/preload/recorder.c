@@ -796,19 +796,8 @@ int rpg__record_api_stamped_slow(uint16_t kind, uint32_t domain, uint32_t functi
         c->clock_gen = a->gen;
     }
     c->cur = p + size;
-    rpg_api_rec2 *r = (rpg_api_rec2 *)p;
-    __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
-    r->function = (uint16_t)function;
-    r->domain = (uint8_t)domain;
-    r->args_pad = (uint8_t)(size - sizeof *r - args_size);
-    r->duration_ns = (uint32_t)(end - start);
-    r->correlation_id = correlation_id;
-    r->start_ns = start;
-    if (args_size)
-        memcpy(r + 1, args, args_size);
-    uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)3 << 48 |
-                 (uint64_t)RPG_COMMIT << 56;
-    __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
+    rpg__put_api_rec2(p, size, kind, 3, domain, function, correlation_id, start,
+                      (uint32_t)(end - start), args, args_size);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t_rec.depth = d;
     return 0;

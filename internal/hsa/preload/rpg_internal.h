@@ -180,68 +180,46 @@ static inline __attribute__((always_inline)) uint64_t rpg__correlation_set(uint6
     return prev;
 }
 
-/* The compact API record (rpg_api_rec2) when everything fits it, on the
- * thread's current chunk; anything else (no chunk yet, chunk full, nested in
- * a signal handler's record, values too large) goes through the exported
- * function. Same publication protocol as rpg_record_reserve/publish. */
-static inline __attribute__((always_inline)) int
-rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t correlation_id,
-                     uint64_t start_ns, uint64_t end_ns, const void *args, uint32_t args_size)
+/* Stores one compact API record (rpg_api_rec2; version 2: ns, 3: ticks) of
+ * size bytes at p and publishes it. The size goes first: a reader steps over
+ * a record the process died writing. */
+static inline __attribute__((always_inline)) void
+rpg__put_api_rec2(char *p, uint32_t size, uint16_t kind, uint8_t version, uint32_t domain,
+                  uint32_t function, uint64_t correlation_id, uint64_t start, uint32_t duration,
+                  const void *args, uint32_t args_size)
 {
-    rpg_thread_state *t = &RPG_T;
-    uint32_t d = t->depth;
-    uint64_t dur = end_ns - start_ns;
-    if (__builtin_expect(d < 2 && args_size <= RPG_API2_MAX_ARGS && function <= 0xffffu &&
-                             domain <= 0xffu && end_ns >= start_ns && dur <= 0xffffffffu,
-                         1)) {
-        uint32_t size = (uint32_t)(sizeof(rpg_api_rec2) + args_size + 7u) & ~7u;
-        t->depth = d + 1;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        rpg_cursor *c = &t->c[d];
-        char *p = c->cur;
-        if (__builtin_expect(p != NULL && (size_t)(c->end - p) >= size, 1)) {
-            c->cur = p + size;
-            rpg_api_rec2 *r = (rpg_api_rec2 *)p;
-            /* The size first: a reader steps over a record the process died
-             * writing. */
-            __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
-            r->function = (uint16_t)function;
-            r->domain = (uint8_t)domain;
-            r->args_pad = (uint8_t)(size - sizeof(rpg_api_rec2) - args_size);
-            r->duration_ns = (uint32_t)dur;
-            r->correlation_id = correlation_id;
-            r->start_ns = start_ns;
-            if (args_size)
-                memcpy(r + 1, args, args_size);
-            uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)2 << 48 |
-                         (uint64_t)RPG_COMMIT << 56;
-            __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
-            __atomic_signal_fence(__ATOMIC_SEQ_CST);
-            t->depth = d;
-            return 0;
-        }
-        t->depth = d;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    }
-    return RPG_RECORD_API_SLOW(kind, domain, function, correlation_id, start_ns, end_ns, args,
-                               args_size);
+    rpg_api_rec2 *r = (rpg_api_rec2 *)p;
+    __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
+    r->function = (uint16_t)function;
+    r->domain = (uint8_t)domain;
+    r->args_pad = (uint8_t)(size - sizeof(rpg_api_rec2) - args_size);
+    r->duration_ns = duration;
+    r->correlation_id = correlation_id;
+    r->start_ns = start;
+    if (args_size)
+        memcpy(r + 1, args, args_size);
+    uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)version << 48 |
+                 (uint64_t)RPG_COMMIT << 56;
+    __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
 }
 
-/* rpg__record_api_fast for two stamps (rpg__stamp): a version-3 record in
- * ticks when the thread's chunk already holds the current anchor's
- * rpg_clock_rec; everything else (the first record of a chunk or after a
- * re-anchoring, ns stamps, values too large) goes through the slow path,
- * which writes the clock record or converts to ns. */
+/* The compact API record on the thread's current chunk, when everything fits
+ * it: version 2 for ns (ticks == 0), version 3 for two stamps (rpg__stamp),
+ * which also needs the chunk to hold the current anchor's rpg_clock_rec.
+ * Anything else (no chunk yet, chunk full, no clock record yet, nested in a
+ * signal handler's record, ns stamps, values too large) goes through the
+ * slow paths in recorder.c. Same publication protocol as
+ * rpg_record_reserve/publish. ticks is a constant at every call site. */
 static inline __attribute__((always_inline)) int
-rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
-                             uint64_t correlation_id, uint64_t start, uint64_t end,
-                             const void *args, uint32_t args_size)
+rpg__record_api_compact(int ticks, uint16_t kind, uint32_t domain, uint32_t function,
+                        uint64_t correlation_id, uint64_t start, uint64_t end, const void *args,
+                        uint32_t args_size)
 {
-    rpg_clock_anchor *a = __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE);
+    rpg_clock_anchor *a = ticks ? __atomic_load_n(&RPG_CLOCK, __ATOMIC_ACQUIRE) : NULL;
     rpg_thread_state *t = &RPG_T;
     uint32_t d = t->depth;
     uint64_t dur = end - start;
-    if (__builtin_expect(a != NULL && d < 2 && !((start | end) & RPG_STAMP_NS) &&
+    if (__builtin_expect((!ticks || (a != NULL && !((start | end) & RPG_STAMP_NS))) && d < 2 &&
                              args_size <= RPG_API2_MAX_ARGS && function <= 0xffffu &&
                              domain <= 0xffu && end >= start && dur <= 0xffffffffu,
                          1)) {
@@ -250,23 +228,12 @@ rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         rpg_cursor *c = &t->c[d];
         char *p = c->cur;
-        if (__builtin_expect(p != NULL && c->clock_gen == a->gen &&
+        if (__builtin_expect(p != NULL && (!ticks || c->clock_gen == a->gen) &&
                                  (size_t)(c->end - p) >= size,
                              1)) {
             c->cur = p + size;
-            rpg_api_rec2 *r = (rpg_api_rec2 *)p;
-            __atomic_store_n(&r->h.size, size, __ATOMIC_RELAXED);
-            r->function = (uint16_t)function;
-            r->domain = (uint8_t)domain;
-            r->args_pad = (uint8_t)(size - sizeof(rpg_api_rec2) - args_size);
-            r->duration_ns = (uint32_t)dur;
-            r->correlation_id = correlation_id;
-            r->start_ns = start;
-            if (args_size)
-                memcpy(r + 1, args, args_size);
-            uint64_t w = (uint64_t)size | (uint64_t)kind << 32 | (uint64_t)3 << 48 |
-                         (uint64_t)RPG_COMMIT << 56;
-            __atomic_store_n((uint64_t *)p, w, __ATOMIC_RELEASE);
+            rpg__put_api_rec2(p, size, kind, ticks ? 3 : 2, domain, function, correlation_id,
+                              start, (uint32_t)dur, args, args_size);
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
             t->depth = d;
             return 0;
@@ -274,8 +241,28 @@ rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
         t->depth = d;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     }
-    return RPG_RECORD_API_STAMPED_SLOW(kind, domain, function, correlation_id, start, end, args,
-                                       args_size);
+    if (ticks)
+        return RPG_RECORD_API_STAMPED_SLOW(kind, domain, function, correlation_id, start, end,
+                                           args, args_size);
+    return RPG_RECORD_API_SLOW(kind, domain, function, correlation_id, start, end, args,
+                               args_size);
+}
+
+static inline __attribute__((always_inline)) int
+rpg__record_api_fast(uint16_t kind, uint32_t domain, uint32_t function, uint64_t correlation_id,
+                     uint64_t start_ns, uint64_t end_ns, const void *args, uint32_t args_size)
+{
+    return rpg__record_api_compact(0, kind, domain, function, correlation_id, start_ns, end_ns,
+                                   args, args_size);
+}
+
+static inline __attribute__((always_inline)) int
+rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
+                             uint64_t correlation_id, uint64_t start, uint64_t end,
+                             const void *args, uint32_t args_size)
+{
+    return rpg__record_api_compact(1, kind, domain, function, correlation_id, start, end, args,
+                                   args_size);
 }
 
 /* The spool's pre-faulting helper thread (recorder.c): wanted once a thread
