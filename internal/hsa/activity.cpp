@@ -150,11 +150,6 @@ uint64_t mono_ns()
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-long futex(std::atomic<uint32_t> *w, int op, uint32_t v, const struct timespec *ts)
-{
-    return syscall(SYS_futex, (uint32_t *)w, op, v, ts, nullptr, 0);
-}
-
 void *copy_completion_thread(void *)
 {
     CopyCompletions &cc = g_cc;
@@ -183,7 +178,7 @@ void *copy_completion_thread(void *)
                 return nullptr;
             cc.napping.store(1, std::memory_order_seq_cst);
             if (cc.kick.load(std::memory_order_seq_cst) == kick && !cc.stopping.load())
-                futex(&cc.kick, FUTEX_WAIT_PRIVATE, kick, nullptr);
+                shim_futex(&cc.kick, FUTEX_WAIT_PRIVATE, kick, nullptr);
             cc.napping.store(0, std::memory_order_relaxed);
             continue;
         }
@@ -225,7 +220,7 @@ void *copy_completion_thread(void *)
         struct timespec ts = {0, ns};
         cc.napping.store(1, std::memory_order_seq_cst);
         if (cc.kick.load(std::memory_order_seq_cst) == kick)
-            futex(&cc.kick, FUTEX_WAIT_PRIVATE, kick, &ts);
+            shim_futex(&cc.kick, FUTEX_WAIT_PRIVATE, kick, &ts);
         cc.napping.store(0, std::memory_order_relaxed);
     }
 }
@@ -276,7 +271,7 @@ bool cc_take(Copy *c)
     pthread_mutex_unlock(&cc.lock);
     cc.kick.fetch_add(1, std::memory_order_seq_cst);
     if (cc.napping.load(std::memory_order_seq_cst))
-        futex(&cc.kick, FUTEX_WAKE_PRIVATE, 1, nullptr);
+        shim_futex(&cc.kick, FUTEX_WAKE_PRIVATE, 1, nullptr);
     return true;
 }
 
@@ -499,7 +494,7 @@ void shim_copies_shutdown()
         return;
     g_cc.stopping.store(true);
     g_cc.kick.fetch_add(1, std::memory_order_seq_cst);
-    futex(&g_cc.kick, FUTEX_WAKE_PRIVATE, 1, nullptr);
+    shim_futex(&g_cc.kick, FUTEX_WAKE_PRIVATE, 1, nullptr);
     for (int i = 0; i < 2000 && g_copies_outstanding.load(std::memory_order_acquire) > 0; i++)
         usleep(100);
 }

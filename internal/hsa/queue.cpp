@@ -159,16 +159,11 @@ long g_test_publish_delay_us;
 decltype(hsa_queue_create) *g_next_queue_create;
 decltype(hsa_queue_destroy) *g_next_queue_destroy;
 
-long futex(std::atomic<uint32_t> *addr, int op, uint32_t val)
-{
-    return syscall(SYS_futex, (uint32_t *)addr, op, val, nullptr, nullptr, 0);
-}
-
 void wake(Queue *q)
 {
     if (q->sleeping.load(std::memory_order_seq_cst)) {
         q->sleeping.store(0, std::memory_order_seq_cst);
-        futex(&q->sleeping, FUTEX_WAKE_PRIVATE, 1);
+        shim_futex(&q->sleeping, FUTEX_WAKE_PRIVATE, 1);
     }
 }
 
@@ -225,7 +220,7 @@ void nap(Queue *q, long ns)
 {
     struct timespec ts = {0, ns};
     q->sleeping.store(1, std::memory_order_seq_cst);
-    syscall(SYS_futex, (uint32_t *)&q->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, nullptr, 0);
+    shim_futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts);
     q->sleeping.store(0, std::memory_order_relaxed);
 }
 
@@ -249,7 +244,7 @@ void *completion_thread(void *arg)
             // nap, 1, is only woken for app-visible packets).
             q->sleeping.store(2, std::memory_order_seq_cst);
             if (q->tail.load(std::memory_order_seq_cst) == head && !q->stopping.load())
-                futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 2);
+                shim_futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 2);
             q->sleeping.store(0, std::memory_order_relaxed);
             continue;
         }

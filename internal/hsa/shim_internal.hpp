@@ -5,6 +5,12 @@
 
 #include <hsa_api_trace.h>
 #include <hsa_ven_amd_loader.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include "shim.h"
 
@@ -29,6 +35,14 @@ const ShimAgent *shim_find_agent(hsa_agent_t a);
 const ShimAgent *shim_host_agent();
 // Node of the agent owning a memory pool or region (UINT32_MAX if unknown).
 uint32_t shim_pool_node(uint64_t pool_or_region);
+
+// futex(2) on a 32-bit atomic, for the shim's sleeping threads; ts bounds a
+// wait (relative), nullptr waits until woken.
+inline long shim_futex(std::atomic<uint32_t> *w, int op, uint32_t v,
+                       const struct timespec *ts = nullptr)
+{
+    return syscall(SYS_futex, (uint32_t *)w, op, v, ts, nullptr, 0);
+}
 
 // Hooks installed under the API tracers (activity.cpp, queue.cpp).
 void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t core_size,
