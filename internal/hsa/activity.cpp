@@ -134,21 +134,12 @@ struct CopyCompletions {
     pid_t pid = 0; // the process the thread runs in
 } g_cc;
 
-// The backoff: polling for up to 30 us after the last completion or
-// submission (a short copy is seen complete at once, for less CPU than the
-// runtime's 200 us), then naps from 20 us doubling to 500 us. A copy still
-// running after n naps costs n futex waits of CPU, and is seen complete at
-// most one nap late. The thread's timer slack is 1 ns: the default 50 us
-// would stretch every nap.
-const uint64_t kSpinNs = 0;
+// The naps: 10 us doubling to 160 us, then 500 us, from the last completion
+// or submission on. A copy still running after n naps costs n futex waits of
+// CPU and is seen complete at most one nap late. No spinning: it competes
+// with the app's own threads, which already poll in the runtime's waits. The
+// thread's timer slack is 1 ns: the default 50 us would stretch every nap.
 const long kFirstNapNs = 10000, kMaxNapNs = 500000;
-
-uint64_t mono_ns()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void *copy_completion_thread(void *)
 {
@@ -156,17 +147,14 @@ void *copy_completion_thread(void *)
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     Copy *mine = nullptr; // outstanding copies this thread has taken
     int naps = 0;
-    uint64_t spin_until = 0;
     for (;;) {
         uint32_t kick = cc.kick.load(std::memory_order_acquire);
         pthread_mutex_lock(&cc.lock);
         Copy *add = cc.submitted;
         cc.submitted = nullptr;
         pthread_mutex_unlock(&cc.lock);
-        if (add) {
+        if (add)
             naps = 0;
-            spin_until = mono_ns() + kSpinNs;
-        }
         while (add) {
             Copy *n = add->next;
             add->next = mine;
@@ -206,11 +194,6 @@ void *copy_completion_thread(void *)
         }
         if (progress) {
             naps = 0;
-            spin_until = mono_ns() + kSpinNs;
-            continue;
-        }
-        if (mono_ns() < spin_until) {
-            __builtin_ia32_pause();
             continue;
         }
         long ns = naps < 5 ? kFirstNapNs << naps : kMaxNapNs;
