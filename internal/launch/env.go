@@ -25,7 +25,7 @@ var inheritedToolVars = []string{
 	"ROCPROF_COUNTERS", "ROCPROF_COUNTER_GROUPS", "ROCPROF_COUNTER_GROUPS_INTERVAL",
 	"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_RANGE",
 	"ROCPROF_KERNEL_RENAME", "ROCPROF_SELECTED_REGIONS", "ROCPROF_COLLECTION_PERIOD", "ROCPROF_DEMANGLE_KERNELS",
-	"ROCPROF_TRUNCATE_KERNELS", "ROCPROF_ADVANCED_THREAD_TRACE", SpoolDirEnv,
+	"ROCPROF_TRUNCATE_KERNELS", "ROCPROF_ADVANCED_THREAD_TRACE", SpoolDirEnv, TSCEnv,
 }
 
 // AppEnv is the environment of one run of the app, and the part of it that
@@ -68,6 +68,9 @@ func composeEnv(s envSpec) *AppEnv {
 	}
 	added := s.cfg.ToolEnv(s.outputDir)
 	added[SpoolDirEnv] = s.spoolDir
+	if tsc := tscOnce(); tsc != "" {
+		added[TSCEnv] = tsc
+	}
 
 	var preload []string
 	preload = append(preload, s.cfg.Preload...)

@@ -74,6 +74,10 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 	require.Contains(t, env, "LD_LIBRARY_PATH="+r.Libs.Dir)
 	require.Contains(t, env, VGPUArchEnv+"=gfx908\n")
 	require.Contains(t, env, SpoolDirEnv+"=")
+	// The launcher's TSC verdict, so that no profiled process runs cpuid
+	// (a hypervisor trap) for it; x86 Linux always tells.
+	require.Contains(t, env, TSCEnv+"="+tscOnce()+"\n")
+	require.Contains(t, []string{"0", "1"}, tscOnce())
 }
 
 func TestSpoolDirIsPrivate(t *testing.T) {

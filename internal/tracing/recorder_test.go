@@ -152,9 +152,17 @@ func TestRecorderProcessInfo(t *testing.T) {
 }
 
 func TestRecorderFork(t *testing.T) {
+	// fork: the parent records before it forks; fork-idle: after (the fork
+	// handlers then have nothing to reset, and do nothing).
+	for _, mode := range []string{"fork", "fork-idle"} {
+		t.Run(mode, func(t *testing.T) { testRecorderFork(t, mode) })
+	}
+}
+
+func testRecorderFork(t *testing.T, mode string) {
 	const children, records = 3, 5000
 	dir := t.TempDir()
-	cmd := driverCmd(t, dir, "fork", strconv.Itoa(children), strconv.Itoa(records))
+	cmd := driverCmd(t, dir, mode, strconv.Itoa(children), strconv.Itoa(records))
 	require.NoError(t, cmd.Run())
 	procs := readAll(t, dir)
 	require.Len(t, procs, 1+children, "each fork child writes its own spool")

@@ -155,7 +155,7 @@ typedef struct rpg_spool_header {
     uint64_t chunks_reserved;   /* atomic: chunks handed out, header chunk included */
     uint64_t dropped;           /* atomic: records the writer could not store */
     uint64_t truncated;         /* atomic: records stored with a shortened string */
-    uint64_t fork_generation;   /* how many fork()s separate this image from its exec */
+    uint64_t fork_generation;   /* fork()s between this image and its exec (>= 1 if any) */
     uint8_t reserved[RPG_HEADER_FIXED - 96];
 } rpg_spool_header;
 

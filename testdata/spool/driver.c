@@ -266,6 +266,23 @@ int main(int argc, char **argv)
     }
     const char *h = getenv("DRIVER_HELPER");
     g_helper = h && !strcmp(h, "1");
+    if (!strcmp(mode, "fork-idle")) {
+        /* The children fork before this process recorded anything: the fork
+         * handlers had nothing to reset, the children still write their own
+         * spools under their own pids. */
+        for (int c = 0; c < threads; c++) {
+            pid_t p = fork();
+            if (p == 0) {
+                writer((void *)(uintptr_t)(100 + c));
+                _exit(0);
+            }
+        }
+        while (wait(NULL) > 0)
+            ;
+        fixture();
+        run_threads(threads);
+        return 0;
+    }
     fixture();
     if (!strcmp(mode, "fork")) {
         for (int c = 0; c < threads; c++) {

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #define RPG_RECORDER_IMPL
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "rpg_internal.h"
@@ -113,8 +114,18 @@ static uint64_t slow_now(void)
 }
 
 uint64_t rpg__now_slow(void) { return slow_now(); }
+
+void rpg__clock_start(void)
+{
+    const char *v = getenv(RPG_TSC_ENV);
+    if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0)
+        __atomic_store_n(&g_tsc_state, v[0] == '1' ? 1 : -1, __ATOMIC_RELAXED);
+    (void)slow_now();
+}
 #else
 uint64_t rpg__now_slow(void) { return boottime_ns(); }
+
+void rpg__clock_start(void) {}
 #endif
 
 uint64_t rpg_now(void) { return rpg__now_fast(); }

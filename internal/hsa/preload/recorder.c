@@ -59,6 +59,20 @@ static struct {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Set (once, never cleared in a process image) before this process first
+ * caches a thread id or opens its spool: until then a fork child has nothing
+ * to reset, and the fork handlers only read it. A shell forks for every
+ * subshell; a handler that wrote would cost each fork copy-on-write faults
+ * on the pages it touches, in the parent and in the child. */
+static int g_active;
+static int g_fork_locked; /* before_fork took g_lock */
+
+static void mark_active(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&g_active, __ATOMIC_RELAXED), 0))
+        __atomic_store_n(&g_active, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Partly used chunks of exited threads, handed to the next new chunk request
  * so that an app creating many short-lived threads does not use 64 KiB of
  * spool per thread. */
@@ -121,12 +135,14 @@ static void count(uint64_t *field)
 
 uint32_t rpg_tid(void)
 {
-    if (__builtin_expect(t_rec.tid == 0, 0))
+    if (__builtin_expect(t_rec.tid == 0, 0)) {
+        mark_active();
         t_rec.tid = (uint32_t)syscall(SYS_gettid);
+    }
     return t_rec.tid;
 }
 
-int32_t rpg_pid(void) { return g_pid; }
+int32_t rpg_pid(void) { return (int32_t)getpid(); }
 
 uint64_t rpg_correlation_next(void) { return rpg__correlation_next(); }
 
@@ -365,6 +381,14 @@ static char *map_segment_locked(uint32_t seg, int populate)
 
 static int open_spool_locked(void)
 {
+    /* A fork child that forked before its parent was active (after_fork_child
+     * had nothing to reset) still has the parent's pid here: one fork at
+     * least separates it from the image that took g_pid. */
+    int32_t pid = (int32_t)getpid();
+    if (pid != g_pid) {
+        g_pid = pid;
+        g_sp.fork_generation++;
+    }
     int fd = -1;
     uint64_t stamp = clock_ns(CLOCK_BOOTTIME);
     for (int n = 0; n < 1000 && fd < 0; n++) {
@@ -404,6 +428,7 @@ static int spool_ready(void)
     int st = __atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE);
     if (__builtin_expect(st != SPOOL_NONE, 1))
         return st == SPOOL_READY;
+    mark_active();
     if (!lock_spool())
         return 0;
     st = g_sp.state;
@@ -922,30 +947,52 @@ int rpg_record_counter_sample(const rpg_counter_sample_rec *r, const rpg_counter
 
 /* ---- process life ------------------------------------------------------- */
 
-static void before_fork(void) { pthread_mutex_lock(&g_lock); }
+static void before_fork(void)
+{
+    if (!__atomic_load_n(&g_active, __ATOMIC_SEQ_CST))
+        return;
+    pthread_mutex_lock(&g_lock);
+    g_fork_locked = 1;
+}
 
-static void after_fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+static void after_fork_parent(void)
+{
+    if (!g_fork_locked)
+        return;
+    g_fork_locked = 0;
+    pthread_mutex_unlock(&g_lock);
+}
 
 /* The child must never write into its parent's file: forget it (the pages
  * stay the parent's) and start a new spool on the child's first event. Only
- * the forking thread exists in the child, so its thread state is ours to reset. */
+ * the forking thread exists in the child, so its thread state is ours to
+ * reset. A process that was not active when before_fork looked may have
+ * become active since, in another thread (which then held g_lock, possibly
+ * half-way through opening the spool): the reset below copes with any state
+ * that thread may have left. */
 static void after_fork_child(void)
 {
+    if (!__atomic_load_n(&g_active, __ATOMIC_RELAXED))
+        return;
+    g_fork_locked = 0;
     pthread_mutex_init(&g_lock, NULL);
     g_pid = (int32_t)getpid();
-    for (uint32_t i = 0; i < g_sp.mapped_max; i++) {
+    uint32_t mapped = g_sp.mapped_max + 1 < MAX_SEGMENTS ? g_sp.mapped_max + 1 : MAX_SEGMENTS;
+    for (uint32_t i = 0; i < mapped; i++) {
         if (g_sp.segments[i]) {
             munmap(g_sp.segments[i], RPG_SEGMENT_SIZE);
             g_sp.segments[i] = NULL;
         }
     }
     g_sp.mapped_max = 0;
-    if (g_sp.fd >= 0 && g_sp.state == SPOOL_READY)
+    /* Only our own descriptor: the app may have closed it and reused the number. */
+    struct stat st;
+    if (g_sp.fd >= 0 && fstat(g_sp.fd, &st) == 0 && st.st_dev == g_sp.dev && st.st_ino == g_sp.ino)
         close(g_sp.fd);
     g_sp.fd = -1;
     g_sp.hdr = NULL;
     g_sp.fork_generation++;
-    if (g_sp.state == SPOOL_READY || g_sp.state == SPOOL_FAILED)
+    if (g_sp.state != SPOOL_OFF)
         g_sp.state = SPOOL_NONE;
     memset(&t_rec.c, 0, sizeof t_rec.c);
     pthread_mutex_init(&g_free_lock, NULL);
@@ -1003,8 +1050,9 @@ __attribute__((constructor)) static void rpg_init(void)
     /* The clock's first (tsc, ns) pair now, so that its 20 ms learning
      * window (clock_gettime on every read, ~3x the cost of rdtsc) passes
      * during the app's own start-up (HIP/HSA initialisation takes longer)
-     * instead of during its first traced calls. One clock read and two cpuid
-     * per profiled process with something to record. */
+     * instead of during its first traced calls. One clock read per profiled
+     * process with something to record (plus two cpuid without the
+     * launcher's RPG_TSC_ENV). */
     if (mask)
-        (void)rpg__now_slow();
+        rpg__clock_start();
 }

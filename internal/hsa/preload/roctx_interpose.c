@@ -108,6 +108,18 @@ static struct {
 
 static uint64_t g_range_id; /* atomic */
 
+/* Set before this process first takes g_started.lock: until then a fork
+ * child has nothing to reset, and its handler only reads (no copy-on-write
+ * fault per fork in shells). */
+static int g_started_used;
+
+static void lock_started(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&g_started_used, __ATOMIC_RELAXED), 0))
+        __atomic_store_n(&g_started_used, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&g_started.lock);
+}
+
 static int tracing(void) { return (rpg_domains & RPG_DOMAIN_MARKER) != 0; }
 
 static char *copy_msg(const char *msg, size_t *len)
@@ -212,7 +224,7 @@ ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
     s.corr = rpg_correlation_next();
     s.msg = copy_msg(message, &s.len);
     s.t0 = rpg_now();
-    pthread_mutex_lock(&g_started.lock);
+    lock_started();
     if (g_started.n == g_started.cap) {
         size_t cap = g_started.cap ? g_started.cap * 2 : 16;
         started *v = realloc(g_started.v, cap * sizeof *v);
@@ -239,7 +251,7 @@ ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
     }
     uint64_t t1 = rpg_now();
     started s = {0, 0, 0, NULL, 0};
-    pthread_mutex_lock(&g_started.lock);
+    lock_started();
     /* Ranges usually stop in the order they started: search from the end. */
     for (size_t i = g_started.n; i-- > 0;) {
         if (g_started.v[i].id == id) {
@@ -353,6 +365,8 @@ ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
  * lock are not its own. */
 static void after_fork_child(void)
 {
+    if (!__atomic_load_n(&g_started_used, __ATOMIC_RELAXED))
+        return;
     pthread_mutex_init(&g_started.lock, NULL);
     g_started.n = 0;
 }

@@ -89,6 +89,11 @@ RPG_API const rpg_inline_abi *rpg_inline_abi_get(void);
 #ifndef RPG_INLINE_FOREIGN
 extern RPG_HIDDEN rpg_clock_anchor *rpg__clock; /* NULL until calibrated */
 RPG_HIDDEN uint64_t rpg__now_slow(void);
+/* The clock's first (tsc, ns) pair, taken in the constructor of a profiled
+ * process; whether the TSC is invariant comes from RPG_TSC_ENV when the
+ * launcher set it (cpuid traps to the hypervisor in a VM: ~8 us a call). */
+#define RPG_TSC_ENV "ROCPROF_GO_TSC"
+RPG_HIDDEN void rpg__clock_start(void);
 extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
 extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id handed out */
 RPG_HIDDEN int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
