@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int rpg_hip_leave(rpg_hip_call *c, 
 {
     /* t0 == 0: not recorded at entry (a region may have opened since; the
      * call is left out rather than given a made-up start). */
-    c->t1 = c->t0 ? rpg_stamp() : 0;
+    c->t1 = c->t0 ? rpg__stamp_after(c->t0) : 0;
     rpg_correlation_set(c->prev_corr);
     rpg_hip_t.stream = c->prev_stream;
     rpg_hip_t.depth--;
@@ -155,8 +155,8 @@ static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_c
 {
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
         rpg_hip_record_names();
-    rpg_record_api_stamped(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
-                           a->len ? a->buf : NULL, a->len);
+    rpg__record_api_paired_fast(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
+                                a->len ? a->buf : NULL, a->len);
 }
 
 #endif /* RPG_HIP_TRACE_H */
