@@ -248,6 +248,20 @@ static void bench(void)
            (u2 - u1) * 1e9 / (double)n, rpg_clock_uses_tsc(), (unsigned long long)(sink & 1));
 }
 
+/* n children, each writing g_records HIP records as function 100 + its index. */
+static void fork_writers(int n)
+{
+    for (int c = 0; c < n; c++) {
+        pid_t p = fork();
+        if (p == 0) {
+            writer((void *)(uintptr_t)(100 + c));
+            _exit(0);
+        }
+    }
+    while (wait(NULL) > 0)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -270,30 +284,14 @@ int main(int argc, char **argv)
         /* The children fork before this process recorded anything: the fork
          * handlers had nothing to reset, the children still write their own
          * spools under their own pids. */
-        for (int c = 0; c < threads; c++) {
-            pid_t p = fork();
-            if (p == 0) {
-                writer((void *)(uintptr_t)(100 + c));
-                _exit(0);
-            }
-        }
-        while (wait(NULL) > 0)
-            ;
+        fork_writers(threads);
         fixture();
         run_threads(threads);
         return 0;
     }
     fixture();
     if (!strcmp(mode, "fork")) {
-        for (int c = 0; c < threads; c++) {
-            pid_t p = fork();
-            if (p == 0) {
-                writer((void *)(uintptr_t)(100 + c));
-                _exit(0);
-            }
-        }
-        while (wait(NULL) > 0)
-            ;
+        fork_writers(threads);
         run_threads(threads);
         if (g_helper && helper_running())
             printf("helper running\n");

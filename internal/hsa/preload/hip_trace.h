@@ -155,8 +155,9 @@ static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_c
 {
     if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
         rpg_hip_record_names();
-    rpg__record_api_paired_fast(RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
-                                a->len ? a->buf : NULL, a->len);
+    /* 2: t1 came from rpg__stamp_after(t0). */
+    rpg__record_api_compact(2, RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
+                            a->len ? a->buf : NULL, a->len);
 }
 
 #endif /* RPG_HIP_TRACE_H */

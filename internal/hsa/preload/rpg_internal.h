@@ -308,23 +308,14 @@ static inline __attribute__((always_inline)) void rpg__api_begin_fast(rpg_api_sp
     s->start = rpg__stamp();
 }
 
-/* A record whose end stamp came from rpg__stamp_after(start). */
-static inline __attribute__((always_inline)) int
-rpg__record_api_paired_fast(uint16_t kind, uint32_t domain, uint32_t function,
-                            uint64_t correlation_id, uint64_t start, uint64_t end,
-                            const void *args, uint32_t args_size)
-{
-    return rpg__record_api_compact(2, kind, domain, function, correlation_id, start, end, args,
-                                   args_size);
-}
-
 static inline __attribute__((always_inline)) int
 rpg__api_end_fast(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_t function)
 {
     uint64_t t1 = rpg__stamp_after(s->start);
     uint64_t parent = s->parent;
-    return rpg__record_api_paired_fast(kind, domain, function, s->correlation_id, s->start, t1,
-                                       &parent, parent ? (uint32_t)sizeof parent : 0u);
+    /* 2: t1 came from rpg__stamp_after(start). */
+    return rpg__record_api_compact(2, kind, domain, function, s->correlation_id, s->start, t1,
+                                   &parent, parent ? (uint32_t)sizeof parent : 0u);
 }
 
 #if !defined(RPG_RECORDER_IMPL) && !defined(RPG_INLINE_FOREIGN)
