@@ -20,4 +20,3 @@ func TestTSCInvariantFromCPUInfo(t *testing.T) {
 	require.Equal(t, "", tscInvariantFrom(write("processor\t: 0\nFeatures\t: fp asimd\n")), "no x86 flags line: let the library decide")
 	require.Equal(t, "", tscInvariantFrom(filepath.Join(dir, "missing")))
 }
-
