@@ -47,11 +47,19 @@ decltype(hsa_memory_free) *g_next_free;
 decltype(hsa_executable_freeze) *g_next_freeze;
 decltype(hsa_executable_destroy) *g_next_exec_destroy;
 
+// A traced copy. It runs on one of our signals (`ours`); whoever claims it
+// once that signal completes (copy_claim: the completion thread, or an app
+// thread waiting on `app`, see "waiters" below) records it and then passes
+// the completion on to the app's signal. refs counts the holders: the
+// completion thread, the waiters' registry, a waiter; the last one frees it.
 struct Copy {
     hsa_signal_t ours;
     hsa_signal_t app;
     rpg_memory_copy_rec rec;
-    Copy *next; // in the completion thread's lists
+    Copy *next;  // in the completion thread's lists
+    Copy *wnext; // in the waiters' registry
+    int refs;    // atomic
+    int claimed; // atomic: 0, then 1 for good
 };
 
 // The runtime ties a copy's timestamps to the signal the copy ran with,
@@ -98,7 +106,27 @@ hsa_status_t hook_copy_time(hsa_signal_t sig, hsa_amd_profiling_async_copy_time_
     return g_next_copy_time(sig, t);
 }
 
-void copy_done(Copy *c)
+// Copies submitted and not yet recorded: the exit drain waits for them.
+std::atomic<int> g_copies_outstanding;
+
+bool copy_claim(Copy *c)
+{
+    int no = 0;
+    return __atomic_compare_exchange_n(&c->claimed, &no, 1, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+void copy_unref(Copy *c)
+{
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        shim_signal_put(c->ours);
+        free(c);
+    }
+}
+
+// Records a claimed copy, then completes the app's signal: the record exists
+// before the app can see the copy done.
+void copy_finish(Copy *c)
 {
     hsa_amd_profiling_async_copy_time_t t{0, 0};
     if (shim_amd.hsa_amd_profiling_get_async_copy_time_fn(c->ours, &t) == HSA_STATUS_SUCCESS) {
@@ -111,14 +139,109 @@ void copy_done(Copy *c)
         copy_time_put(c->app.handle, t.start, t.end);
         shim_core.hsa_signal_subtract_screlease_fn(c->app, 1);
     }
-    shim_signal_put(c->ours);
-    free(c);
+    g_copies_outstanding.fetch_sub(1, std::memory_order_release);
+}
+
+// ---- waiters ------------------------------------------------------------------
+
+// A synchronous copy's app thread waits on the app's signal (ROCclr:
+// hsa_signal_wait_scacquire, LT 1, first actively for 30 us, then blocked).
+// That signal only completes when the shim passes the completion on, so
+// left to the completion thread every such copy cost the app its wake-up
+// latency (+50-90 us per copy on these VMs, spent polling in the runtime's
+// wait). Instead, a copy whose app signal can be waited on is registered
+// here, and the wait hooks wait on our signal in the app's own thread, with
+// the app's timeout and wait hint, then claim and finish the copy there. The
+// completion thread finishes the copies nobody waits on. The registry is a
+// short list (copies in flight with a waiter), so a wait that is not for a
+// traced copy costs one load while it is empty.
+pthread_mutex_t g_waitable_lock = PTHREAD_MUTEX_INITIALIZER;
+Copy *g_waitable;
+int g_waitable_n; // atomic: entries in g_waitable
+
+void waitable_add(Copy *c)
+{
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&g_waitable_lock);
+    c->wnext = g_waitable;
+    g_waitable = c;
+    __atomic_add_fetch(&g_waitable_n, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_waitable_lock);
+}
+
+// Drops a claimed copy from the registry (and the registry's reference).
+void waitable_remove(Copy *c)
+{
+    bool found = false;
+    pthread_mutex_lock(&g_waitable_lock);
+    for (Copy **pp = &g_waitable; *pp; pp = &(*pp)->wnext) {
+        if (*pp == c) {
+            *pp = c->wnext;
+            __atomic_sub_fetch(&g_waitable_n, 1, __ATOMIC_RELEASE);
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_waitable_lock);
+    if (found)
+        copy_unref(c);
+}
+
+// The registered copy that completes `app`, with a reference for the caller.
+Copy *waitable_get(uint64_t app)
+{
+    Copy *found = nullptr;
+    pthread_mutex_lock(&g_waitable_lock);
+    for (Copy *c = g_waitable; c; c = c->wnext) {
+        if (c->app.handle == app) {
+            __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+            found = c;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_waitable_lock);
+    return found;
+}
+
+// Claims and finishes c if nobody has (its signal has completed).
+void copy_complete(Copy *c)
+{
+    if (copy_claim(c)) {
+        waitable_remove(c);
+        copy_finish(c);
+    }
+}
+
+decltype(hsa_signal_wait_scacquire) *g_next_wait_scacquire;
+decltype(hsa_signal_wait_relaxed) *g_next_wait_relaxed;
+
+// A wait that ends when a registered copy's app signal drops below 1 (the
+// app signal held 1 when the copy was submitted): wait on the copy's own
+// signal, finish the copy here, then let the app's wait see its signal.
+template <decltype(hsa_signal_wait_scacquire) **Next>
+hsa_signal_value_t hook_wait(hsa_signal_t sig, hsa_signal_condition_t cond,
+                             hsa_signal_value_t cmp, uint64_t timeout, hsa_wait_state_t hint)
+{
+    if (__builtin_expect(__atomic_load_n(&g_waitable_n, __ATOMIC_ACQUIRE) == 0, 1) ||
+        !((cond == HSA_SIGNAL_CONDITION_LT && cmp == 1) ||
+          (cond == HSA_SIGNAL_CONDITION_EQ && cmp == 0)))
+        return (*Next)(sig, cond, cmp, timeout, hint);
+    Copy *c = waitable_get(sig.handle);
+    if (!c)
+        return (*Next)(sig, cond, cmp, timeout, hint);
+    hsa_signal_value_t v = shim_core.hsa_signal_wait_scacquire_fn(
+        c->ours, HSA_SIGNAL_CONDITION_LT, 1, timeout, hint);
+    bool done = v < 1;
+    if (done)
+        copy_complete(c);
+    copy_unref(c);
+    // Done: the app's signal is (or, if the completion thread claimed the
+    // copy first, is about to be) complete. Not done: the app's timeout has
+    // passed; its signal's value, at once.
+    return (*Next)(sig, cond, cmp, done ? timeout : 0, hint);
 }
 
 // ---- the copy completion thread -------------------------------------------------
-
-// Copies submitted and not yet recorded: the exit drain waits for them.
-std::atomic<int> g_copies_outstanding;
 
 // One thread per process polls the outstanding copies' signals (a load each)
 // and naps between rounds with a growing backoff, woken at once when a copy
@@ -175,19 +298,23 @@ void *copy_completion_thread(void *)
             Copy *c = *pp;
             if (shim_core.hsa_signal_load_scacquire_fn(c->ours) < 1) {
                 *pp = c->next;
-                copy_done(c);
-                g_copies_outstanding.fetch_sub(1, std::memory_order_release);
+                copy_complete(c); // unless a waiter has
+                copy_unref(c);
                 progress = true;
             } else {
                 pp = &c->next;
             }
         }
         if (cc.stopping.load()) {
-            // hsa_shut_down: what is still running will not complete.
+            // hsa_shut_down: what is still running will not complete. A
+            // waiter that still holds one of these finds it claimed.
             while (mine) {
                 Copy *n = mine->next;
-                free(mine);
-                g_copies_outstanding.fetch_sub(1, std::memory_order_release);
+                if (copy_claim(mine)) {
+                    waitable_remove(mine);
+                    g_copies_outstanding.fetch_sub(1, std::memory_order_release);
+                }
+                copy_unref(mine);
                 mine = n;
             }
             continue;
@@ -209,11 +336,22 @@ void *copy_completion_thread(void *)
 }
 
 // A fork child has no completion thread and none of its parent's copies.
-void cc_before_fork() { pthread_mutex_lock(&g_cc.lock); }
-void cc_after_fork_parent() { pthread_mutex_unlock(&g_cc.lock); }
+void cc_before_fork()
+{
+    pthread_mutex_lock(&g_cc.lock);
+    pthread_mutex_lock(&g_waitable_lock);
+}
+void cc_after_fork_parent()
+{
+    pthread_mutex_unlock(&g_waitable_lock);
+    pthread_mutex_unlock(&g_cc.lock);
+}
 void cc_after_fork_child()
 {
+    pthread_mutex_unlock(&g_waitable_lock);
     pthread_mutex_unlock(&g_cc.lock);
+    g_waitable = nullptr;
+    g_waitable_n = 0;
     g_cc.submitted = nullptr;
     g_cc.started = false;
     g_cc.stopping.store(false);
@@ -279,6 +417,7 @@ Copy *copy_begin(hsa_signal_t app)
         return nullptr;
     }
     c->app = app;
+    c->refs = 1; // the completion thread's
     c->rec.tid = rpg_tid();
     c->rec.correlation_id = shim_correlation();
     c->rec.stream_id = shim_hip_stream();
@@ -288,16 +427,22 @@ Copy *copy_begin(hsa_signal_t app)
 hsa_status_t copy_submitted(Copy *c, hsa_status_t st)
 {
     if (st != HSA_STATUS_SUCCESS) {
-        shim_signal_put(c->ours);
-        free(c);
+        copy_unref(c);
         return st;
     }
-    // Without a waiter the copy still completes on our signal: wait here so
-    // that the app's signal is not lost.
+    // Registered before the completion thread has it, so that a waiter
+    // always finds it. Only an app signal at 1 ends exactly when this copy
+    // completes; any other is left to the completion thread.
+    if (c->app.handle && shim_core.hsa_signal_load_relaxed_fn(c->app) == 1)
+        waitable_add(c);
+    // Without a completion thread the copy still completes on our signal:
+    // wait here so that the app's signal is not lost.
     if (!cc_take(c)) {
         shim_core.hsa_signal_wait_scacquire_fn(c->ours, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
                                                HSA_WAIT_STATE_BLOCKED);
-        copy_done(c);
+        g_copies_outstanding.fetch_add(1, std::memory_order_relaxed); // copy_finish's
+        copy_complete(c);
+        copy_unref(c);
     }
     return st;
 }
@@ -456,6 +601,12 @@ void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t 
     CORE_HOOK(hsa_memory_free_fn, g_next_free, hook_free);
     CORE_HOOK(hsa_executable_freeze_fn, g_next_freeze, hook_freeze);
     CORE_HOOK(hsa_executable_destroy_fn, g_next_exec_destroy, hook_exec_destroy);
+    if (rpg_domains & RPG_DOMAIN_MEMORY_COPY) {
+        CORE_HOOK(hsa_signal_wait_scacquire_fn, g_next_wait_scacquire,
+                  hook_wait<&g_next_wait_scacquire>);
+        CORE_HOOK(hsa_signal_wait_relaxed_fn, g_next_wait_relaxed,
+                  hook_wait<&g_next_wait_relaxed>);
+    }
     if (!amd)
         return;
     AMD_HOOK(hsa_amd_memory_async_copy_fn, g_next_copy, hook_copy);

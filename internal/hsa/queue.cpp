@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #include <atomic>
+
+#include <hsa/amd_hsa_queue.h>
 #include <new>
 
 #include "pmc.h"
@@ -134,6 +136,10 @@ struct Queue {
     std::atomic<uint64_t> tail{0}; // next free entry
     std::atomic<uint32_t> sleeping{0};
     std::atomic<bool> stopping{false};
+    // The runtime is destroying the queue: the thread only kicks `inactive`
+    // (kick_inactive) until stopping.
+    std::atomic<bool> destroying{false};
+    hsa_signal_t inactive{0}; // the queue's queue_inactive_signal (amd_queue_t)
     pthread_mutex_t lock; // producers: callbacks may come from several threads
     pthread_t thread;
 };
@@ -224,6 +230,30 @@ void nap(Queue *q, long ns)
     q->sleeping.store(0, std::memory_order_relaxed);
 }
 
+// ROCr 5.2.3 can lose the wake-up that ends hsa_queue_destroy. ~AqlQueue
+// stores a value into the queue's inactive signal and sleeps until the
+// async-events thread's handler stores another one. Every AQL queue's
+// inactive signal shares one event (AqlQueue::queue_event_), and the
+// async-events thread sleeps on that event too. Suppose the handler's store
+// sets the event while neither sleeps (the destroying thread was preempted
+// between testing the value and going to sleep). The event then stays set
+// for one waiter, and the async-events thread may consume it first: the
+// destroying thread then sleeps for ever on a value that has already changed.
+// Seen 1 in ~100-200 runs of 64 threads creating and destroying streams
+// (docs/shim.md). A kick, a compare-and-swap of the signal's value with
+// itself, changes nothing, but the runtime sets the signal's event when
+// someone waits on it, so every sleeper on the shared event wakes and tests
+// its value again. The completion thread kicks every kKickNs until the
+// runtime's destroy returns; a destroy that returns sooner is never kicked.
+// After the runtime has freed the signal, a kick returns an error.
+const long kKickNs = 20 * 1000 * 1000;
+
+void kick_inactive(Queue *q)
+{
+    hsa_signal_value_t v = shim_core.hsa_signal_load_relaxed_fn(q->inactive);
+    shim_core.hsa_signal_cas_relaxed_fn(q->inactive, v, v);
+}
+
 // Packets the app can observe (they carry its signal) use interrupt signals,
 // so this thread can block on them and hand the app its completion at once.
 // The others use memory-only signals: the GPU completes them without an
@@ -240,6 +270,12 @@ void *completion_thread(void *arg)
         if (head == tail) {
             if (q->stopping.load())
                 break;
+            if (q->destroying.load()) {
+                nap(q, kKickNs);
+                if (!q->stopping.load() && q->inactive.handle)
+                    kick_inactive(q);
+                continue;
+            }
             // 2 = asleep until woken: every producer must wake us (a timed
             // nap, 1, is only woken for app-visible packets).
             q->sleeping.store(2, std::memory_order_seq_cst);
@@ -605,12 +641,17 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
                 g_queues[i] = nullptr;
         g_queues_gen.fetch_add(1, std::memory_order_release);
         pthread_mutex_unlock(&g_queues_lock);
-        q->stopping.store(true);
+        // An intercept queue's amd_queue_t is a copy of the AQL queue's
+        // (QueueWrapper), inactive signal included.
+        q->inactive = reinterpret_cast<const amd_queue_t *>(hq)->queue_inactive_signal;
+        q->destroying.store(true);
         wake(q);
-        pthread_join(q->thread, nullptr);
     }
     hsa_status_t st = g_next_queue_destroy(hq);
     if (q) {
+        q->stopping.store(true);
+        wake(q);
+        pthread_join(q->thread, nullptr);
         for (uint64_t k = 0; k <= q->mask; k++)
             if (q->ring[k].slot_signal.handle)
                 shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
