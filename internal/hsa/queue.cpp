@@ -136,10 +136,10 @@ struct Queue {
     std::atomic<uint64_t> tail{0}; // next free entry
     std::atomic<uint32_t> sleeping{0};
     std::atomic<bool> stopping{false};
-    // The runtime is destroying the queue: the thread only kicks `inactive`
-    // (kick_inactive) until stopping.
+    // The runtime is destroying the queue: the thread only kicks the shared
+    // queue event through `kick` (kick_shared_queue_event) until stopping.
     std::atomic<bool> destroying{false};
-    hsa_signal_t inactive{0}; // the queue's queue_inactive_signal (amd_queue_t)
+    hsa_signal_t kick{0};
     pthread_mutex_t lock; // producers: callbacks may come from several threads
     pthread_t thread;
 };
@@ -233,25 +233,67 @@ void nap(Queue *q, long ns)
 // ROCr 5.2.3 can lose the wake-up that ends hsa_queue_destroy. ~AqlQueue
 // stores a value into the queue's inactive signal and sleeps until the
 // async-events thread's handler stores another one. Every AQL queue's
-// inactive signal shares one event (AqlQueue::queue_event_), and the
-// async-events thread sleeps on that event too. Suppose the handler's store
-// sets the event while neither sleeps (the destroying thread was preempted
-// between testing the value and going to sleep). The event then stays set
-// for one waiter, and the async-events thread may consume it first: the
-// destroying thread then sleeps for ever on a value that has already changed.
-// Seen 1 in ~100-200 runs of 64 threads creating and destroying streams
-// (docs/shim.md). A kick, a compare-and-swap of the signal's value with
-// itself, changes nothing, but the runtime sets the signal's event when
-// someone waits on it, so every sleeper on the shared event wakes and tests
-// its value again. The completion thread kicks every kKickNs until the
-// runtime's destroy returns; a destroy that returns sooner is never kicked.
-// After the runtime has freed the signal, a kick returns an error.
-const long kKickNs = 20 * 1000 * 1000;
+// inactive signal shares one event (AqlQueue::queue_event_, a static), and
+// the async-events thread sleeps on that event too. Suppose the handler's
+// store sets the event while neither sleeps (the destroying thread was
+// preempted between testing the value and going to sleep). The event then
+// stays set for one waiter, and the async-events thread may consume it
+// first: the destroying thread then sleeps for ever on a value that has
+// already changed. Seen 1 in ~100-200 runs of 64 threads creating and
+// destroying streams (docs/shim.md).
+//
+// The cure is a kick: any set of that event wakes every sleeper on it, and
+// each tests its value again. The completion thread of a queue being
+// destroyed kicks every g_kick_ns until the runtime's destroy returns (a
+// destroy that returns sooner is never kicked). The destroyed queue's own
+// signal cannot be the kicked one: the runtime frees it at the end of the
+// destroy, and this runtime is built with assertions, so touching it a
+// moment too late aborts the app (TestQueueDestroyKicksAreHarmless caught
+// exactly that). The kick therefore goes through a queue of the shim's own,
+// created on first need and kept for the process's life: a compare-and-swap
+// of its inactive signal with its own value changes nothing, but the
+// runtime then sets the signal's event, the shared one, whenever its
+// async-events thread is waiting, which is nearly always.
+// ROCPROF_GO_TEST_DESTROY_KICK_US (test hook, test/reliability) shortens the
+// interval so that every destroy is kicked, and notes the first kick on
+// stderr.
+long g_kick_ns = 20 * 1000 * 1000;
+bool g_test_kick_note;
+int g_kick_noted;
+pthread_mutex_t g_kick_lock = PTHREAD_MUTEX_INITIALIZER;
+hsa_queue_t *g_kick_queue; // never destroyed; nullptr until needed
 
-void kick_inactive(Queue *q)
+// The kick queue's inactive signal, the queue made on `agent` if need be
+// (before the first destroy, while the runtime is certainly alive).
+hsa_signal_t kick_signal(hsa_agent_t agent)
 {
-    hsa_signal_value_t v = shim_core.hsa_signal_load_relaxed_fn(q->inactive);
-    shim_core.hsa_signal_cas_relaxed_fn(q->inactive, v, v);
+    pthread_mutex_lock(&g_kick_lock);
+    if (!g_kick_queue) {
+        uint32_t size = 0;
+        if (shim_core.hsa_agent_get_info_fn(agent, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &size) !=
+                HSA_STATUS_SUCCESS ||
+            size == 0)
+            size = 4096;
+        if (g_next_queue_create(agent, size, HSA_QUEUE_TYPE_SINGLE, nullptr, nullptr, UINT32_MAX,
+                                UINT32_MAX, &g_kick_queue) != HSA_STATUS_SUCCESS)
+            g_kick_queue = nullptr;
+    }
+    hsa_signal_t sig = {0};
+    if (g_kick_queue)
+        sig = reinterpret_cast<const amd_queue_t *>(g_kick_queue)->queue_inactive_signal;
+    pthread_mutex_unlock(&g_kick_lock);
+    return sig;
+}
+
+void kick_shared_queue_event(Queue *q)
+{
+    hsa_signal_value_t v = shim_core.hsa_signal_load_relaxed_fn(q->kick);
+    shim_core.hsa_signal_cas_relaxed_fn(q->kick, v, v);
+    if (__builtin_expect(g_test_kick_note, 0) &&
+        !__atomic_exchange_n(&g_kick_noted, 1, __ATOMIC_RELAXED)) {
+        static const char note[] = "rocprof-go: test: a queue destroy was kicked\n";
+        (void)!write(2, note, sizeof note - 1);
+    }
 }
 
 // Packets the app can observe (they carry its signal) use interrupt signals,
@@ -271,9 +313,9 @@ void *completion_thread(void *arg)
             if (q->stopping.load())
                 break;
             if (q->destroying.load()) {
-                nap(q, kKickNs);
-                if (!q->stopping.load() && q->inactive.handle)
-                    kick_inactive(q);
+                nap(q, g_kick_ns);
+                if (!q->stopping.load() && q->kick.handle)
+                    kick_shared_queue_event(q);
                 continue;
             }
             // 2 = asleep until woken: every producer must wake us (a timed
@@ -641,9 +683,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
                 g_queues[i] = nullptr;
         g_queues_gen.fetch_add(1, std::memory_order_release);
         pthread_mutex_unlock(&g_queues_lock);
-        // An intercept queue's amd_queue_t is a copy of the AQL queue's
-        // (QueueWrapper), inactive signal included.
-        q->inactive = reinterpret_cast<const amd_queue_t *>(hq)->queue_inactive_signal;
+        q->kick = kick_signal(q->agent);
         q->destroying.store(true);
         wake(q);
     }
@@ -679,6 +719,13 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
 {
     if (const char *d = getenv("ROCPROF_GO_TEST_PUBLISH_DELAY_US"))
         g_test_publish_delay_us = strtol(d, nullptr, 10) > 0 ? strtol(d, nullptr, 10) : 0;
+    if (const char *k = getenv("ROCPROF_GO_TEST_DESTROY_KICK_US")) {
+        long us = strtol(k, nullptr, 10);
+        if (us > 0) {
+            g_kick_ns = us * 1000;
+            g_test_kick_note = true;
+        }
+    }
     uint64_t f = 0;
     if (shim_core.hsa_system_get_info_fn(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &f) ==
             HSA_STATUS_SUCCESS &&
@@ -725,6 +772,13 @@ void shim_install_profiler_hook(AmdExtTable *amd, uint32_t amd_size)
 // Entries still pending then belong to packets that will never complete.
 void shim_queues_shutdown()
 {
+    // The kick queue is the shim's own: its signals must not outlive the
+    // runtime (which reports them as leaked).
+    pthread_mutex_lock(&g_kick_lock);
+    if (g_kick_queue)
+        g_next_queue_destroy(g_kick_queue);
+    g_kick_queue = nullptr;
+    pthread_mutex_unlock(&g_kick_lock);
     pthread_mutex_lock(&g_queues_lock);
     for (int i = 0; i < g_nqueues; i++) {
         Queue *q = g_queues[i];
