@@ -212,6 +212,10 @@ void copy_complete(Copy *c)
     }
 }
 
+// Queues are intercepted (kernel tracing, counters): waits may finish their
+// packets (shim_queue_assist).
+bool g_assist_queues;
+
 decltype(hsa_signal_wait_scacquire) *g_next_wait_scacquire;
 decltype(hsa_signal_wait_relaxed) *g_next_wait_relaxed;
 
@@ -222,13 +226,18 @@ template <decltype(hsa_signal_wait_scacquire) **Next>
 hsa_signal_value_t hook_wait(hsa_signal_t sig, hsa_signal_condition_t cond,
                              hsa_signal_value_t cmp, uint64_t timeout, hsa_wait_state_t hint)
 {
-    if (__builtin_expect(__atomic_load_n(&g_waitable_n, __ATOMIC_ACQUIRE) == 0, 1) ||
-        !((cond == HSA_SIGNAL_CONDITION_LT && cmp == 1) ||
+    if (!((cond == HSA_SIGNAL_CONDITION_LT && cmp == 1) ||
           (cond == HSA_SIGNAL_CONDITION_EQ && cmp == 0)))
         return (*Next)(sig, cond, cmp, timeout, hint);
-    Copy *c = waitable_get(sig.handle);
-    if (!c)
+    Copy *c = __atomic_load_n(&g_waitable_n, __ATOMIC_ACQUIRE) ? waitable_get(sig.handle)
+                                                                : nullptr;
+    if (!c) {
+        // A kernel dispatch's or a barrier's: its queue's entries (queue.cpp).
+        bool done = false;
+        if (g_assist_queues && shim_queue_assist(sig, timeout, hint, &done))
+            return (*Next)(sig, cond, cmp, done ? timeout : 0, hint);
         return (*Next)(sig, cond, cmp, timeout, hint);
+    }
     hsa_signal_value_t v = shim_core.hsa_signal_wait_scacquire_fn(
         c->ours, HSA_SIGNAL_CONDITION_LT, 1, timeout, hint);
     bool done = v < 1;
@@ -601,7 +610,8 @@ void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t 
     CORE_HOOK(hsa_memory_free_fn, g_next_free, hook_free);
     CORE_HOOK(hsa_executable_freeze_fn, g_next_freeze, hook_freeze);
     CORE_HOOK(hsa_executable_destroy_fn, g_next_exec_destroy, hook_exec_destroy);
-    if (rpg_domains & RPG_DOMAIN_MEMORY_COPY) {
+    g_assist_queues = (rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) || shim_pmc_on;
+    if ((rpg_domains & RPG_DOMAIN_MEMORY_COPY) || g_assist_queues) {
         CORE_HOOK(hsa_signal_wait_scacquire_fn, g_next_wait_scacquire,
                   hook_wait<&g_next_wait_scacquire>);
         CORE_HOOK(hsa_signal_wait_relaxed_fn, g_next_wait_relaxed,

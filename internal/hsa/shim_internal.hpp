@@ -53,6 +53,10 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size);
 hsa_signal_t shim_signal_get();
 void shim_signal_put(hsa_signal_t s);
 
+// An app thread's wait on an intercepted queue's app-visible packet finishes
+// that packet itself (queue.cpp); false if `app` is no pending packet's.
+bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint, bool *done);
+
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
 // From OnUnload, first: stops the copy waiters (activity.cpp).

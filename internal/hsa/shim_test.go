@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"debug/buildinfo"
 	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -375,8 +377,13 @@ func TestROCclrBlitKernelsAreNamed(t *testing.T) {
 	r := runApp(t, []string{"ROCPROF_KERNEL_TRACE=1"}, "multistream", "blit", "5")
 	require.Equal(t, 5, r.exitCode)
 	rs := readSpools(t, r.spools)
+	// In dispatch order: the records come from the queue's completion thread
+	// or from the app thread whose wait finished them (shim_queue_assist),
+	// each in its own part of the spool.
+	ds := slices.Clone(rs.dispatches)
+	slices.SortFunc(ds, func(a, b tracing.KernelDispatch) int { return cmp.Compare(a.DispatchID, b.DispatchID) })
 	var names []string
-	for _, d := range rs.dispatches {
+	for _, d := range ds {
 		names = append(names, rs.kernelName(d))
 	}
 	require.Equal(t, []string{"__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_copyBuffer.kd",
