@@ -258,3 +258,32 @@ func BenchmarkCopyTraceCPUPerCopy(b *testing.B) {
 		b.ReportMetric(float64(n), "copies")
 	}
 }
+
+// BenchmarkKernelTraceSyncPerLaunch: one tiny kernel then
+// hipDeviceSynchronize, 2,000 times (tiny_kernels 2000 sync), bare and with
+// kernel tracing, alternating; the loop's wall time per launch, median of
+// the rounds' own ratios. Each synchronisation waits for a packet whose
+// completion the shim passes on; before the waiting app thread finished
+// that packet itself (shim_queue_assist) the loop ran 7-10x slower here.
+func BenchmarkKernelTraceSyncPerLaunch(b *testing.B) {
+	rounds := envInt("ROCPROF_GO_BENCH_ROUNDS", 6)
+	perLaunch := func(m measured) float64 {
+		_, after, ok := strings.Cut(m.stdout, "us_per_launch=")
+		require.True(b, ok, "tiny_kernels printed %q", m.stdout)
+		v, err := strconv.ParseFloat(strings.TrimSpace(after), 64)
+		require.NoError(b, err, "tiny_kernels printed %q", m.stdout)
+		return v
+	}
+	for i := 0; i < b.N; i++ {
+		var bare, traced, ratio []float64
+		for r := 0; r < rounds; r++ {
+			mb := measureBuilt(b, false, nil, "testdata/tiny_kernels", "2000", "sync")
+			mt := measureBuilt(b, true, []string{"ROCPROF_KERNEL_TRACE=1"}, "testdata/tiny_kernels", "2000", "sync")
+			bare, traced = append(bare, perLaunch(mb)), append(traced, perLaunch(mt))
+			ratio = append(ratio, perLaunch(mt)/perLaunch(mb))
+		}
+		b.ReportMetric(medianF(bare), "bare-us/launch")
+		b.ReportMetric(medianF(traced), "traced-us/launch")
+		b.ReportMetric(medianF(ratio), "ratio")
+	}
+}

@@ -348,7 +348,11 @@ void kick_shared_queue_event(Queue *q)
 // thread's wait (shim_queue_assist) before it waits on it itself, and how
 // long it naps meanwhile.
 const uint64_t kAssistGraceNs = 50000;
-const long kAssistNapNs = 20000;
+const long kAssistNapNs = 50000;
+// After its last entry, the completion thread naps kLingerNapNs at a time
+// for kLingerNs before it sleeps until woken.
+const uint64_t kLingerNs = 20 * 1000 * 1000;
+const long kLingerNapNs = 200000;
 
 // Packets the app can observe (they carry its signal) use interrupt signals,
 // so this thread can block on them and hand the app its completion at once.
@@ -361,6 +365,7 @@ void *completion_thread(void *arg)
     uint64_t scan = 0;    // entries in [head, scan) are known not app-visible
     uint64_t seen = ~0ull; // the app-visible entry this thread last found pending
     uint64_t seen_ns = 0;  // and when
+    uint64_t last_work = 0; // when this thread last found an entry
     long backoff = 0;
     for (;;) {
         // App threads may advance head too (shim_queue_assist).
@@ -375,14 +380,21 @@ void *completion_thread(void *arg)
                     kick_shared_queue_event(q);
                 continue;
             }
-            // 2 = asleep until woken: every producer must wake us (a timed
-            // nap, 1, is only woken for app-visible packets).
+            // Idle: timed naps for a while (new entries are found without a
+            // wake-up; an app that synchronises after every step keeps this
+            // thread here), then asleep until woken (2): every producer then
+            // wakes us.
+            if (rpg_now() - last_work < kLingerNs) {
+                nap(q, kLingerNapNs);
+                continue;
+            }
             q->sleeping.store(2, std::memory_order_seq_cst);
             if (q->tail.load(std::memory_order_seq_cst) == head && !q->stopping.load())
                 shim_futex(&q->sleeping, FUTEX_WAIT_PRIVATE, 2);
             q->sleeping.store(0, std::memory_order_relaxed);
             continue;
         }
+        last_work = rpg_now();
         Pending *p = &q->ring[head & q->mask];
         if (shim_core.hsa_signal_load_scacquire_fn(p->ours) < 1) {
             hsa_signal_t done{0};
@@ -573,10 +585,6 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     if (shim_pmc_on)
         count = shim_pmc_expand(q->agent, &buf, count, &tags);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
-    // An empty FIFO means the completion thread may be asleep for good, and
-    // an app-visible packet must be waited on promptly: only then is a wake-up
-    // (a syscall) worth it. Otherwise its timed poll finds the new entries.
-    bool need_wake = tail == q->head.load(std::memory_order_seq_cst);
     if (__builtin_expect(g_test_publish_delay_us != 0, 0)) {
         struct timespec ts = {g_test_publish_delay_us / 1000000,
                               g_test_publish_delay_us % 1000000 * 1000};
@@ -617,7 +625,6 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         p->ours = ours;
         p->interrupt = visible;
         p->waited.store(0, std::memory_order_relaxed);
-        need_wake |= visible;
         p->app = k->completion_signal;
         p->dispatch_id = 0;
         p->pmc = tags ? tags[i].complete : nullptr;
@@ -661,10 +668,13 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     // thread must know an entry before its signal can fire.
     q->tail.store(tail, std::memory_order_seq_cst);
     pthread_mutex_unlock(&q->lock);
-    // need_wake was decided before the FIFO was published; the completion
-    // thread may have drained it meanwhile and gone to sleep until woken, so
-    // that state is always woken (else new entries wait for the exit drain).
-    if (need_wake || q->sleeping.load(std::memory_order_seq_cst) == 2)
+    // Only a completion thread asleep until woken (2) needs a wake-up (a
+    // syscall, and a thread to schedule beside the app's): in its timed naps
+    // (1) it finds new entries by itself, and an app thread that waits for a
+    // packet finishes it without this thread (shim_queue_assist). Tested
+    // after publishing, against the thread's own store of 2 before it looks
+    // at tail once more: one of the two always sees the other.
+    if (q->sleeping.load(std::memory_order_seq_cst) == 2)
         wake(q);
     writer(buf, count);
 }
