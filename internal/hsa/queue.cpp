@@ -45,17 +45,37 @@ namespace {
 
 // ---- signal pool ------------------------------------------------------------
 
-pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-hsa_signal_t *g_pool;
-size_t g_pool_len, g_pool_cap;
+// A growable stack of signals under its own lock.
+struct SignalStack {
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    hsa_signal_t *v = nullptr;
+    size_t n = 0, cap = 0;
+
+    // With the lock held; false (s not kept) when memory runs out.
+    bool push_locked(hsa_signal_t s)
+    {
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 256;
+            hsa_signal_t *nv = (hsa_signal_t *)realloc(v, c * sizeof *nv);
+            if (!nv)
+                return false;
+            v = nv;
+            cap = c;
+        }
+        v[n++] = s;
+        return true;
+    }
+};
+
+SignalStack g_pool;
 
 hsa_signal_t pool_get()
 {
     hsa_signal_t s{0};
-    pthread_mutex_lock(&g_pool_lock);
-    if (g_pool_len)
-        s = g_pool[--g_pool_len];
-    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_lock(&g_pool.lock);
+    if (g_pool.n)
+        s = g_pool.v[--g_pool.n];
+    pthread_mutex_unlock(&g_pool.lock);
     if (!s.handle && shim_core.hsa_signal_create_fn(1, 0, nullptr, &s) != HSA_STATUS_SUCCESS)
         s.handle = 0;
     return s;
@@ -65,19 +85,9 @@ void pool_put(hsa_signal_t s)
 {
     // Silent: nobody waits on it yet, so no wake-up syscall.
     shim_core.hsa_signal_silent_store_relaxed_fn(s, 1);
-    pthread_mutex_lock(&g_pool_lock);
-    if (g_pool_len == g_pool_cap) {
-        size_t cap = g_pool_cap ? g_pool_cap * 2 : 256;
-        hsa_signal_t *p = (hsa_signal_t *)realloc(g_pool, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&g_pool_lock);
-            return; // leak one signal rather than fail
-        }
-        g_pool = p;
-        g_pool_cap = cap;
-    }
-    g_pool[g_pool_len++] = s;
-    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_lock(&g_pool.lock);
+    (void)g_pool.push_locked(s); // out of memory: leak one signal rather than fail
+    pthread_mutex_unlock(&g_pool.lock);
 }
 
 } // namespace
@@ -234,9 +244,7 @@ hsa_signal_t complete(Queue *q, Pending *p)
 // signals wait here instead of going back to the pool, where a new packet
 // could take one and keep that thread waiting for the wrong packet.
 std::atomic<int> g_assists_in_flight{0};
-pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
-hsa_signal_t *g_retired;
-size_t g_nretired, g_retired_cap;
+SignalStack g_retired;
 
 void recycle_signal(hsa_signal_t s)
 {
@@ -246,27 +254,17 @@ void recycle_signal(hsa_signal_t s)
         pool_put(s);
         return;
     }
-    pthread_mutex_lock(&g_retired_lock);
-    if (g_nretired == g_retired_cap) {
-        size_t cap = g_retired_cap ? g_retired_cap * 2 : 64;
-        hsa_signal_t *n = (hsa_signal_t *)realloc(g_retired, cap * sizeof *n);
-        if (!n) {
-            pthread_mutex_unlock(&g_retired_lock);
-            return; // leak one signal rather than hand it out early
-        }
-        g_retired = n;
-        g_retired_cap = cap;
-    }
-    g_retired[g_nretired++] = s;
-    pthread_mutex_unlock(&g_retired_lock);
+    pthread_mutex_lock(&g_retired.lock);
+    (void)g_retired.push_locked(s); // out of memory: leak it rather than hand it out early
+    pthread_mutex_unlock(&g_retired.lock);
 }
 
 void flush_retired()
 {
-    pthread_mutex_lock(&g_retired_lock);
-    while (g_nretired && g_assists_in_flight.load(std::memory_order_seq_cst) == 0)
-        pool_put(g_retired[--g_nretired]);
-    pthread_mutex_unlock(&g_retired_lock);
+    pthread_mutex_lock(&g_retired.lock);
+    while (g_retired.n && g_assists_in_flight.load(std::memory_order_seq_cst) == 0)
+        pool_put(g_retired.v[--g_retired.n]);
+    pthread_mutex_unlock(&g_retired.lock);
 }
 
 // Sleeps until a producer wakes us or ns pass.
@@ -953,11 +951,13 @@ void shim_queues_shutdown()
     g_nqueues = 0;
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
-    pthread_mutex_lock(&g_pool_lock);
-    for (size_t i = 0; i < g_pool_len; i++)
-        shim_core.hsa_signal_destroy_fn(g_pool[i]);
-    g_pool_len = 0;
-    pthread_mutex_unlock(&g_pool_lock);
+    for (SignalStack *st : {&g_pool, &g_retired}) {
+        pthread_mutex_lock(&st->lock);
+        for (size_t i = 0; i < st->n; i++)
+            shim_core.hsa_signal_destroy_fn(st->v[i]);
+        st->n = 0;
+        pthread_mutex_unlock(&st->lock);
+    }
 }
 
 // At exit, give packets already submitted a moment to complete and be
