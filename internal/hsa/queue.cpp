@@ -951,7 +951,8 @@ void shim_queues_shutdown()
     g_nqueues = 0;
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
-    for (SignalStack *st : {&g_pool, &g_retired}) {
+    SignalStack *stacks[] = {&g_pool, &g_retired};
+    for (SignalStack *st : stacks) {
         pthread_mutex_lock(&st->lock);
         for (size_t i = 0; i < st->n; i++)
             shim_core.hsa_signal_destroy_fn(st->v[i]);
