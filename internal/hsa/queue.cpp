@@ -156,6 +156,7 @@ struct Queue {
     // thread, or an app thread finishing the entries its wait ends with.
     pthread_mutex_t proc;
     std::atomic<int> assists{0}; // app threads holding this queue (assist)
+    std::atomic<uint64_t> last_assist_ns{0}; // when an app thread last finished entries
     pthread_t thread;
 };
 
@@ -351,6 +352,19 @@ const long kAssistNapNs = 50000;
 // for kLingerNs before it sleeps until woken.
 const uint64_t kLingerNs = 20 * 1000 * 1000;
 const long kLingerNapNs = 200000;
+// While app threads have been finishing this queue's packets (within
+// kAssistedNs), both naps are kAssistedNapNs instead: the packets are theirs
+// to finish, and each wake-up of this thread competes with them for a CPU
+// (on the virtual GPU also with the GPU's own thread). A kernel followed by
+// hipDeviceSynchronize, 10 paired rounds: 24.7 us per step against 34.7 us
+// with the short naps (bare 19.1 us).
+const uint64_t kAssistedNs = 100 * 1000 * 1000;
+const long kAssistedNapNs = 1000000;
+
+bool assisted(const Queue *q, uint64_t now)
+{
+    return now - q->last_assist_ns.load(std::memory_order_relaxed) < kAssistedNs;
+}
 
 // Packets the app can observe (they carry its signal) use interrupt signals,
 // so this thread can block on them and hand the app its completion at once.
@@ -382,8 +396,9 @@ void *completion_thread(void *arg)
             // wake-up; an app that synchronises after every step keeps this
             // thread here), then asleep until woken (2): every producer then
             // wakes us.
-            if (rpg_now() - last_work < kLingerNs) {
-                nap(q, kLingerNapNs);
+            uint64_t now = rpg_now();
+            if (now - last_work < kLingerNs) {
+                nap(q, assisted(q, now) ? kAssistedNapNs : kLingerNapNs);
                 continue;
             }
             q->sleeping.store(2, std::memory_order_seq_cst);
@@ -428,7 +443,7 @@ void *completion_thread(void *arg)
             }
             if (q->ring[i & q->mask].waited.load(std::memory_order_acquire) ||
                 now - seen_ns < kAssistGraceNs) {
-                nap(q, kAssistNapNs);
+                nap(q, assisted(q, now) ? kAssistedNapNs : kAssistNapNs);
                 continue;
             }
             shim_core.hsa_signal_wait_scacquire_fn(q->ring[i & q->mask].ours,
@@ -860,6 +875,7 @@ bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint
                 recycle[nrecycle++] = r;
             q->head.store(h + 1, std::memory_order_release);
         }
+        q->last_assist_ns.store(rpg_now(), std::memory_order_relaxed);
         pthread_mutex_unlock(&q->proc);
         for (int i = 0; i < nrecycle; i++)
             recycle_signal(recycle[i]);
