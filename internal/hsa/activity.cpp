@@ -219,35 +219,41 @@ bool g_assist_queues;
 decltype(hsa_signal_wait_scacquire) *g_next_wait_scacquire;
 decltype(hsa_signal_wait_relaxed) *g_next_wait_relaxed;
 
-// A wait that ends when a registered copy's app signal drops below 1 (the
-// app signal held 1 when the copy was submitted): wait on the copy's own
-// signal, finish the copy here, then let the app's wait see its signal.
+// The registered copy that completes `app` (its signal held 1 when the copy
+// was submitted): wait on the copy's own signal with the app's timeout and
+// wait hint, and finish the copy here if it completed. Same contract as
+// shim_queue_assist: false when `app` is no registered copy's.
+bool copy_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint, bool *done)
+{
+    Copy *c = __atomic_load_n(&g_waitable_n, __ATOMIC_ACQUIRE) ? waitable_get(app.handle)
+                                                                : nullptr;
+    if (!c)
+        return false;
+    *done = shim_core.hsa_signal_wait_scacquire_fn(c->ours, HSA_SIGNAL_CONDITION_LT, 1, timeout,
+                                                   hint) < 1;
+    if (*done)
+        copy_complete(c);
+    copy_unref(c);
+    return true;
+}
+
+// An app's wait for its signal to drop below 1: when the signal is a traced
+// copy's or an intercepted packet's, the copy or the packet is finished in
+// this thread first (copy_assist, shim_queue_assist). Then the app's own
+// wait: done, its signal is (or, if the completion thread got there first,
+// is about to be) complete; not done, the app's timeout has passed and the
+// wait returns its signal's value at once.
 template <decltype(hsa_signal_wait_scacquire) **Next>
 hsa_signal_value_t hook_wait(hsa_signal_t sig, hsa_signal_condition_t cond,
                              hsa_signal_value_t cmp, uint64_t timeout, hsa_wait_state_t hint)
 {
-    if (!((cond == HSA_SIGNAL_CONDITION_LT && cmp == 1) ||
-          (cond == HSA_SIGNAL_CONDITION_EQ && cmp == 0)))
-        return (*Next)(sig, cond, cmp, timeout, hint);
-    Copy *c = __atomic_load_n(&g_waitable_n, __ATOMIC_ACQUIRE) ? waitable_get(sig.handle)
-                                                                : nullptr;
-    if (!c) {
-        // A kernel dispatch's or a barrier's: its queue's entries (queue.cpp).
-        bool done = false;
-        if (g_assist_queues && shim_queue_assist(sig, timeout, hint, &done))
-            return (*Next)(sig, cond, cmp, done ? timeout : 0, hint);
-        return (*Next)(sig, cond, cmp, timeout, hint);
-    }
-    hsa_signal_value_t v = shim_core.hsa_signal_wait_scacquire_fn(
-        c->ours, HSA_SIGNAL_CONDITION_LT, 1, timeout, hint);
-    bool done = v < 1;
-    if (done)
-        copy_complete(c);
-    copy_unref(c);
-    // Done: the app's signal is (or, if the completion thread claimed the
-    // copy first, is about to be) complete. Not done: the app's timeout has
-    // passed; its signal's value, at once.
-    return (*Next)(sig, cond, cmp, done ? timeout : 0, hint);
+    bool done = false;
+    if (((cond == HSA_SIGNAL_CONDITION_LT && cmp == 1) ||
+         (cond == HSA_SIGNAL_CONDITION_EQ && cmp == 0)) &&
+        (copy_assist(sig, timeout, hint, &done) ||
+         (g_assist_queues && shim_queue_assist(sig, timeout, hint, &done))))
+        return (*Next)(sig, cond, cmp, done ? timeout : 0, hint);
+    return (*Next)(sig, cond, cmp, timeout, hint);
 }
 
 // ---- the copy completion thread -------------------------------------------------

@@ -382,6 +382,7 @@ void *completion_thread(void *arg)
     for (;;) {
         // App threads may advance head too (shim_queue_assist).
         uint64_t head = q->head.load(std::memory_order_acquire);
+        uint64_t now = rpg_now();
         uint64_t tail = q->tail.load(std::memory_order_acquire);
         if (head == tail) {
             if (q->stopping.load())
@@ -396,7 +397,6 @@ void *completion_thread(void *arg)
             // wake-up; an app that synchronises after every step keeps this
             // thread here), then asleep until woken (2): every producer then
             // wakes us.
-            uint64_t now = rpg_now();
             if (now - last_work < kLingerNs) {
                 nap(q, assisted(q, now) ? kAssistedNapNs : kLingerNapNs);
                 continue;
@@ -407,7 +407,7 @@ void *completion_thread(void *arg)
             q->sleeping.store(0, std::memory_order_relaxed);
             continue;
         }
-        last_work = rpg_now();
+        last_work = now;
         Pending *p = &q->ring[head & q->mask];
         if (shim_core.hsa_signal_load_scacquire_fn(p->ours) < 1) {
             hsa_signal_t done{0};
@@ -436,7 +436,6 @@ void *completion_thread(void *arg)
             // beside it for up to 200 us, taking the CPU that app thread, or
             // on the virtual GPU the GPU itself, needs. So first give the app
             // kAssistGraceNs to show up, and leave the entry to it if it does.
-            uint64_t now = rpg_now();
             if (i != seen) {
                 seen = i;
                 seen_ns = now;
@@ -770,16 +769,24 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     return st;
 }
 
+// Polls `done` every 100 us for up to 10 s: queue teardown waits for the
+// shim's own work, but never hangs the app on it.
+template <typename F> void wait_bounded(F done)
+{
+    for (int i = 0; i < 100000 && !done(); i++)
+        usleep(100);
+}
+
 hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
 {
     Queue *q = find_queue(hq);
     if (q) {
         // Let everything submitted so far finish and be recorded first, but
-        // never hang the app's teardown on a queue that stopped (10 s).
-        for (int i = 0; i < 100000 && q->head.load(std::memory_order_acquire) !=
-                                          q->tail.load(std::memory_order_acquire);
-             i++)
-            usleep(100);
+        // never hang the app's teardown on a queue that stopped.
+        wait_bounded([q] {
+            return q->head.load(std::memory_order_acquire) ==
+                   q->tail.load(std::memory_order_acquire);
+        });
         pthread_mutex_lock(&g_queues_lock);
         for (int i = 0; i < g_nqueues; i++)
             if (g_queues[i] == q)
@@ -795,9 +802,8 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         q->stopping.store(true);
         wake(q);
         pthread_join(q->thread, nullptr);
-        // App threads still finishing entries of this queue (bounded: 10 s).
-        for (int i = 0; i < 100000 && q->assists.load(std::memory_order_acquire) > 0; i++)
-            usleep(100);
+        // App threads still finishing entries of this queue.
+        wait_bounded([q] { return q->assists.load(std::memory_order_acquire) == 0; });
         for (uint64_t k = 0; k <= q->mask; k++)
             if (q->ring[k].slot_signal.handle)
                 shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
