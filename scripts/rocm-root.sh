@@ -95,8 +95,9 @@ load_entry() {
     n=$((n + 1))
     case $line in '#'* | '') continue ;; esac
     IFS=$'\t' read -r e k v <<<"$line"
-    [ -n "$e" ] && [ -n "$k" ] && [ -n "$v" ] ||
+    if [ -z "$e" ] || [ -z "$k" ] || [ -z "$v" ]; then
       die "$CONFIG:$n: expected three tab-separated columns (entry, package, version), got: $line"
+    fi
     [ "$e" = "$name" ] || [ "$e" = common ] || continue
     case $k in
       @suite) SUITE=$v ;;
@@ -133,7 +134,7 @@ safe_rm() {
   case $p in / | '' | /usr | /usr/* | /etc | /etc/*) die "refusing to remove '$p'" ;; esac
   [ -e "$p" ] || return 0
   m=$(awk -v p="$p" '{ gsub(/\\040/, " ", $5) } $5 == p || index($5, p "/") == 1 { print $5 }' /proc/self/mountinfo)
-  [ -z "$m" ] || die "cannot remove $p: something is mounted below it: $(echo $m)" "fix: umount -R $p/..., then run again"
+  [ -z "$m" ] || die "cannot remove $p: something is mounted below it: $(tr "\n" " " <<<"$m")" "fix: umount -R $p/..., then run again"
   rm -rf --one-file-system -- "$p"
 }
 
@@ -451,6 +452,7 @@ cmd_versions() {
   [ $# = 1 ] || usage_die "versions takes DIR"
   local dir=$1 p
   local -a pkgs
+  [ -f "$dir/$STAMP" ] || die "$dir has no $STAMP: not a root built by this script." "fix: $SELF build NAME $dir"
   mapfile -t pkgs < <(stamp_pkgs "$dir")
   # The pinned packages, then what they run on or compile with.
   local -a extra
