@@ -31,7 +31,7 @@ soak: soak-reliability
 soak-reliability: build $(BUILD)/testdata/tiny_kernels
 	@set -e; rm -rf $(SOAK_DIR); mkdir -p $(SOAK_DIR); app=$(BUILD)/testdata/tiny_kernels; \
 	for n in $(SOAK_BASELINE) $(SOAK_DISPATCHES); do \
-	  LD_LIBRARY_PATH=$(BUILD)/vgpu /usr/bin/time -f '%M' -o $(SOAK_DIR)/bare.$$n $$app $$n > /dev/null 2>&1; \
+	  LD_PRELOAD=$(VGPU_LIB) /usr/bin/time -f '%M' -o $(SOAK_DIR)/bare.$$n $$app $$n > /dev/null 2>&1; \
 	  s=$$(date +%s.%N); \
 	  $(CLI) --virtual-gpu --kernel-trace -f csv -d $(SOAK_DIR)/out.$$n -- $$app $$n > $(SOAK_DIR)/app.$$n 2> $(SOAK_DIR)/err.$$n & cli=$$!; \
 	  while kill -0 $$cli 2>/dev/null; do \

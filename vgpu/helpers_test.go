@@ -51,12 +51,12 @@ type result struct {
 // crash dumps never land in the tree.
 func run(t testing.TB, timeout time.Duration, env []string, prog string, args ...string) result {
 	t.Helper()
-	lib := filepath.Dir(artefact(t, "vgpu/libhsakmt.so.1"))
+	lib := artefact(t, "vgpu/librocprof-go-vgpu.so")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib)
 	for _, e := range os.Environ() {
 		if strings.HasPrefix(e, "ROCPROF_VGPU_") || strings.HasPrefix(e, "HSA_TOOLS_LIB=") {
 			cmd.Env = append(cmd.Env, strings.SplitN(e, "=", 2)[0]+"=")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,15 +48,21 @@ type run struct {
 	spools   string
 }
 
+// vgpuPreload is LD_PRELOAD for an app on the virtual GPU: its library
+// first (it stands in for the kernel), then the given libraries.
+func vgpuPreload(t testing.TB, libs ...string) string {
+	return "LD_PRELOAD=" + strings.Join(append([]string{artifact(t, "vgpu/librocprof-go-vgpu.so")}, libs...), ":")
+}
+
 // appEnv is the environment of an app run: virtual GPU, and unless bare the
 // preload library, the shim and the given ROCPROF_* variables.
 func appEnv(t testing.TB, spools string, bare bool, vars ...string) []string {
-	env := append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(buildDir(t), "vgpu"))
+	env := os.Environ()
 	if bare {
-		return env
+		return append(env, vgpuPreload(t))
 	}
 	env = append(env,
-		"LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so"),
+		vgpuPreload(t, artifact(t, "lib/librocprof-go-preload.so")),
 		"HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"),
 		"HSA_TOOLS_REPORT_LOAD_FAILURE=1",
 		"ROCPROF_GO_SPOOL_DIR="+spools)

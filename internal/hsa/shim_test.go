@@ -296,7 +296,7 @@ const void *rpg_inline_abi_get(void) { return abi; }
 	require.NoError(t, err, string(out))
 	cmd := exec.Command(artifact(t, "test/shim/multistream"), "run", "3")
 	env := appEnv(t, t.TempDir(), true)
-	cmd.Env = append(env, "LD_PRELOAD="+lib,
+	cmd.Env = append(env, vgpuPreload(t, lib),
 		"HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"), "ROCPROF_KERNEL_TRACE=1")
 	out, err = cmd.CombinedOutput()
 	var ee *exec.ExitError

@@ -43,13 +43,13 @@ type envSpec struct {
 	spoolDir  string
 	preload   string // path of the preload library
 	shim      string // path of the cgo shim, "" when the pass needs no HSA interception
-	vgpuDir   string // directory holding the virtual GPU's libhsakmt.so.1, "" for a real GPU
+	vgpu      string // path of the virtual GPU's library, "" for a real GPU
 	roctx     string // legacy libroctx64 interposer to preload, "" when not needed
 }
 
 // composeEnv builds the app's environment: rocprofv3's ROCPROF_* variables,
-// LD_PRELOAD (user --preload libraries, the inherited list, then ours),
-// HSA_TOOLS_LIB with the shim appended, and the virtual GPU when asked.
+// LD_PRELOAD (the virtual GPU when asked, user --preload libraries, the
+// inherited list, then ours), HSA_TOOLS_LIB with the shim appended.
 func composeEnv(s envSpec) *AppEnv {
 	vars := map[string]string{}
 	var order []string
@@ -73,6 +73,12 @@ func composeEnv(s envSpec) *AppEnv {
 	}
 
 	var preload []string
+	if s.vgpu != "" {
+		// First, so that its open/ioctl/mmap are the ones every library of
+		// the process reaches: it plays the kernel's part for any ROCm.
+		preload = append(preload, s.vgpu)
+		added[VGPUArchEnv] = s.cfg.VirtualGPU
+	}
 	preload = append(preload, s.cfg.Preload...)
 	if cur := vars["LD_PRELOAD"]; cur != "" {
 		preload = append(preload, strings.FieldsFunc(cur, func(r rune) bool { return r == ':' || r == ' ' })...)
@@ -89,14 +95,6 @@ func composeEnv(s envSpec) *AppEnv {
 			tools = cur + " " + s.shim
 		}
 		added["HSA_TOOLS_LIB"] = tools
-	}
-	if s.vgpuDir != "" {
-		ld := s.vgpuDir
-		if cur := vars["LD_LIBRARY_PATH"]; cur != "" {
-			ld += ":" + cur
-		}
-		added["LD_LIBRARY_PATH"] = ld
-		added[VGPUArchEnv] = s.cfg.VirtualGPU
 	}
 	for k, v := range added {
 		if _, dup := vars[k]; !dup {

@@ -69,9 +69,9 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 	env := string(data)
 	require.Contains(t, env, "ROCPROF_HIP_RUNTIME_API_TRACE=1\n")
 	require.NotContains(t, env, "ROCPROF_KERNEL_TRACE=", "the resolved configuration replaces inherited switches")
-	require.Contains(t, env, "LD_PRELOAD=/lib/x/libfirst.so:"+filepath.Join(r.Libs.Dir, PreloadLib)+"\n")
+	require.Contains(t, env, "LD_PRELOAD="+filepath.Join(r.Libs.Dir, VGPULib)+":/lib/x/libfirst.so:"+
+		filepath.Join(r.Libs.Dir, PreloadLib)+"\n", "the virtual GPU comes first: it plays the kernel")
 	require.NotContains(t, env, "HSA_TOOLS_LIB=", "HIP API tracing alone needs no HSA interception")
-	require.Contains(t, env, "LD_LIBRARY_PATH="+r.Libs.Dir)
 	require.Contains(t, env, VGPUArchEnv+"=gfx908\n")
 	require.Contains(t, env, SpoolDirEnv+"=")
 	// The launcher's TSC verdict, so that no profiled process runs cpuid

@@ -24,7 +24,7 @@ var payload embed.FS
 const (
 	PreloadLib = "librocprof-go-preload.so"
 	ShimLib    = "librocprof-go-shim.so"
-	VGPULib    = "libhsakmt.so.1"
+	VGPULib    = "librocprof-go-vgpu.so"
 	ROCTxLib   = "libroctx64.so"
 )
 

@@ -156,10 +156,9 @@ func (r *Runner) Prepare(cfg *options.Config, spoolDir string) (*AppEnv, error) 
 		}
 	}
 	if cfg.VirtualGPU != "" {
-		if _, err := r.Libs.Path(VGPULib); err != nil {
+		if spec.vgpu, err = r.Libs.Path(VGPULib); err != nil {
 			return nil, err
 		}
-		spec.vgpuDir = r.Libs.Dir
 	}
 	return composeEnv(spec), nil
 }

@@ -28,7 +28,7 @@ func buildDir() string {
 // are the same files when the CLI was built by make).
 func libEnv(t *testing.T) {
 	lib := t.TempDir()
-	for _, p := range []string{"lib/librocprof-go-preload.so", "lib/librocprof-go-shim.so", "vgpu/libhsakmt.so.1"} {
+	for _, p := range []string{"lib/librocprof-go-preload.so", "lib/librocprof-go-shim.so", "vgpu/librocprof-go-vgpu.so"} {
 		src := filepath.Join(buildDir(), p)
 		require.FileExists(t, src, "run make build first")
 		require.NoError(t, os.Symlink(src, filepath.Join(lib, filepath.Base(p))))

@@ -1,7 +1,7 @@
 /* Run configuration from ROCPROF_VGPU_* environment variables, and the
- * JSON-lines packet log. Bad values make hsaKmtOpenKFD fail with a message
- * naming the variable, so hsa_init reports an error instead of running a
- * configuration the user did not ask for. */
+ * JSON-lines packet log. Bad values make the open of /dev/kfd fail with a
+ * message naming the variable, so hsa_init reports an error instead of
+ * running a configuration the user did not ask for. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -57,11 +57,13 @@ static uint64_t parse_u64(const char *var, uint64_t def) {
   return x;
 }
 
-void vgpu_config_init(void) {
+static void config_init_once(void) {
   const char *v = getenv("ROCPROF_VGPU_ARCH");
   vgpu_cfg.arch = vgpu_arch_lookup(v && *v ? v : "gfx90a");
   if (!vgpu_cfg.arch) {
-    bad("ROCPROF_VGPU_ARCH", v, "supported: gfx90a (default), gfx908, gfx906, gfx900, gfx1030");
+    char fix[320];
+    snprintf(fix, sizeof fix, "supported: %s", vgpu_arch_names());
+    bad("ROCPROF_VGPU_ARCH", v, fix);
     vgpu_cfg.arch = vgpu_arch_lookup("gfx90a");
   }
   vgpu_cfg.gpus = (unsigned)parse_u64("ROCPROF_VGPU_COUNT", 1);
@@ -97,6 +99,15 @@ void vgpu_config_init(void) {
     if (log_fd < 0) bad("ROCPROF_VGPU_LOG", v, strerror(errno));
     vgpu_cfg.log = log_fd >= 0;
   }
+  vgpu_logf("{\"type\":\"open\",\"pid\":%d,\"arch\":\"%s\",\"gpus\":%u,\"clock\":\"%s\"}", (int)getpid(),
+            vgpu_cfg.arch->name, vgpu_cfg.gpus, vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL ? "virtual" : "real");
+}
+
+/* Read on first use by any entry point (a device open, a sysfs path):
+ * processes that never touch a GPU pay nothing. */
+void vgpu_config_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, config_init_once);
 }
 
 /* One write(2) per record keeps lines whole across threads and processes. */
@@ -139,4 +150,26 @@ void vgpu_error(const char *fmt, ...) {
     if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) *p = '\'';
   if (vgpu_cfg.verbose || log_fd < 0) fprintf(stderr, "rocprof-go virtual GPU: error: %s\n", msg);
   vgpu_logf("{\"type\":\"error\",\"pid\":%d,\"message\":\"%s\"}", (int)getpid(), msg);
+}
+
+/* Interfaces the emulation does not serve are answered as a driver without
+ * the feature would answer; each is reported once per process so a gap in
+ * the emulation is never silent. */
+void vgpu_unknown(const char *what, const char *name, const char *answer) {
+  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  static char seen[64][96];
+  static unsigned nseen;
+  char key[96];
+  snprintf(key, sizeof key, "%s %s", what, name);
+  pthread_mutex_lock(&m);
+  for (unsigned i = 0; i < nseen; i++)
+    if (!strcmp(seen[i], key)) {
+      pthread_mutex_unlock(&m);
+      return;
+    }
+  if (nseen < 64) snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+  pthread_mutex_unlock(&m);
+  fprintf(stderr, "rocprof-go virtual GPU: %s %s is not emulated; answered %s\n", what, name, answer);
+  vgpu_logf("{\"type\":\"unknown\",\"pid\":%d,\"what\":\"%s\",\"name\":\"%s\",\"answer\":\"%s\"}",
+            (int)getpid(), what, name, answer);
 }

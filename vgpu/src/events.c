@@ -1,40 +1,50 @@
-/* Events: the interrupt half of HSA signals. Each event owns an 8-byte
- * mailbox (HWData2) that the packet processor writes before waking waiters,
- * mirroring the KFD event page. One mutex/condvar pair serves all events:
- * waits are rare (ROCR spins first) and this keeps WaitOnMultipleEvents simple.
+/* Events: the interrupt half of HSA signals, with amdkfd's semantics.
  *
- * Setting an event follows KFD: every thread waiting on it at that moment is
- * released, and an auto-reset event stays signaled only if nobody was waiting.
- * ROCR relies on this: queue teardown has the application thread and the
- * async-events thread wait on the same event, and a single-consumer event
- * would let one of them swallow the other's wake-up and deadlock. */
+ * Signal events own a slot of the event page (slot index = event id); the
+ * command processor writes the event id into a signal's mailbox (that slot)
+ * and then sets the event, which is what the GPU's end-of-pipe interrupt
+ * does on hardware. Setting an event releases every thread waiting on it
+ * at that moment; an auto-reset event stays signaled only if nobody was
+ * waiting. Every set also bumps the event's age: a waiter that passes the
+ * age it last saw (KFD 1.14, ROCR 6+) returns at once if the event fired in
+ * between, so no wake-up is lost between a runtime's checks. ROCR 5.2 does
+ * not pass ages and relies on the release-all rule instead: queue teardown
+ * has two threads waiting on one event.
+ *
+ * One mutex and condition variable serve all events: waits are rare (ROCR
+ * spins first) and a set is a short critical section. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "kfd_uapi.h"
 #include "vgpu.h"
 
-struct vgpu_event {
-  HsaEvent pub; /* first: callers hold HsaEvent* */
-  volatile uint64_t mailbox;
-  bool manual_reset;
-  bool signaled;
-  bool live;
-  uint32_t waiters;
-  uint64_t gen; /* bumped by every set, so current waiters see it */
+#define FIRST_NONSIGNAL_ID KFD_SIGNAL_EVENT_LIMIT
+#define MAX_EVENTS (2 * KFD_SIGNAL_EVENT_LIMIT)
+#define UNSIGNALED_SLOT UINT64_MAX
+#define TIMEOUT_INFINITE 0xffffffffu /* KFD_EVENT_TIMEOUT_INFINITE */
+
+struct waiter {
+  bool activated;
+  struct waiter *next;
 };
 
-#define CHUNK 4096
-#define NCHUNKS 256
-static struct vgpu_event *chunks[NCHUNKS];
+struct event {
+  bool live, auto_reset, signaled;
+  uint32_t type;
+  uint64_t age; /* starts at 1; 0 means "no age" to the waiter */
+  struct waiter *waiters;
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static uint32_t next_id = 1;
-static uint32_t *free_ids;
-static size_t nfree, capfree;
+static pthread_once_t cond_once = PTHREAD_ONCE_INIT;
+static struct event events[MAX_EVENTS];
+static uint64_t *page; /* the event page: one 8-byte slot per signal event */
 
 static void init_cond(void) {
   pthread_condattr_t a;
@@ -43,159 +53,172 @@ static void init_cond(void) {
   pthread_cond_init(&cond, &a);
 }
 
-static struct vgpu_event *slot(uint32_t id) {
-  uint32_t c = id / CHUNK;
-  if (c >= NCHUNKS) return NULL;
-  if (!chunks[c]) {
-    struct vgpu_event *n = calloc(CHUNK, sizeof *n);
-    if (!n) return NULL;
-    chunks[c] = n;
-  }
-  return &chunks[c][id % CHUNK];
-}
+static struct event *lookup(uint32_t id) { return id < MAX_EVENTS && events[id].live ? &events[id] : NULL; }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtCreateEvent(HsaEventDescriptor *desc, bool manual, bool signaled,
-                                          HsaEvent **out) {
-  if (!desc || !out) return HSAKMT_STATUS_INVALID_PARAMETER;
-  pthread_once(&once, init_cond);
-  pthread_mutex_lock(&lock);
-  uint32_t id = nfree ? free_ids[--nfree] : next_id++;
-  struct vgpu_event *e = slot(id);
-  if (!e) {
-    pthread_mutex_unlock(&lock);
-    return HSAKMT_STATUS_NO_MEMORY;
-  }
-  memset(e, 0, sizeof *e);
-  e->pub.EventId = id;
-  e->pub.EventData.EventType = desc->EventType;
-  e->pub.EventData.HWData1 = id;
-  e->pub.EventData.HWData2 = (HSAuint64)(uintptr_t)&e->mailbox;
-  e->pub.EventData.HWData3 = id;
-  e->pub.EventData.EventData.SyncVar = desc->SyncVar;
-  e->manual_reset = manual;
-  e->signaled = signaled;
-  e->live = true;
-  pthread_mutex_unlock(&lock);
-  *out = &e->pub;
-  return HSAKMT_STATUS_SUCCESS;
-}
+void *vgpu_events_page(void);
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtDestroyEvent(HsaEvent *ev) {
-  if (!ev) return HSAKMT_STATUS_INVALID_PARAMETER;
-  struct vgpu_event *e = (struct vgpu_event *)ev;
+int vgpu_event_create(void *argp) {
+  struct kfd_ioctl_create_event_args *a = argp;
+  pthread_once(&cond_once, init_cond);
+  bool sig = a->event_type == KFD_IOC_EVENT_SIGNAL || a->event_type == KFD_IOC_EVENT_DEBUG_EVENT;
   pthread_mutex_lock(&lock);
-  if (e->live) {
-    e->live = false;
-    if (nfree == capfree) {
-      size_t nc = capfree ? capfree * 2 : 256;
-      uint32_t *n = realloc(free_ids, nc * sizeof *n);
-      if (n) {
-        free_ids = n;
-        capfree = nc;
-      }
+  if (sig && !page) {
+    /* A discrete GPU's thunk hands in a buffer of its own (its handle in
+     * event_page_offset); KFD then uses that memory as the page. */
+    uint64_t size = 0;
+    page = a->event_page_offset ? vgpu_mem_by_handle(a->event_page_offset, &size) : vgpu_events_page();
+    if (!page || (a->event_page_offset && size < KFD_SIGNAL_EVENT_LIMIT * 8)) {
+      page = NULL;
+      pthread_mutex_unlock(&lock);
+      return -EINVAL;
     }
-    if (nfree < capfree) free_ids[nfree++] = ev->EventId;
+    memset(page, 0xff, KFD_SIGNAL_EVENT_LIMIT * 8);
   }
+  uint32_t lo = sig ? 1 : FIRST_NONSIGNAL_ID, hi = sig ? KFD_SIGNAL_EVENT_LIMIT : MAX_EVENTS;
+  uint32_t id = lo;
+  while (id < hi && events[id].live) id++;
+  if (id == hi) {
+    pthread_mutex_unlock(&lock);
+    return -ENOSPC; /* ROCR falls back to signals without interrupts */
+  }
+  events[id] = (struct event){.live = true, .auto_reset = a->auto_reset != 0, .type = a->event_type, .age = 1};
+  if (sig) page[id] = UNSIGNALED_SLOT;
   pthread_mutex_unlock(&lock);
-  return HSAKMT_STATUS_SUCCESS;
+  a->event_id = id;
+  if (sig) {
+    a->event_trigger_data = id;
+    a->event_slot_index = id;
+    a->event_page_offset = vgpu_special_mmap_offset(KFD_MMAP_TYPE_EVENTS_V, 0);
+  }
+  return 0;
 }
 
-static void set_locked(struct vgpu_event *e) {
-  e->gen++;
-  e->signaled = e->manual_reset || e->waiters == 0;
+int vgpu_event_destroy(void *argp) {
+  struct kfd_ioctl_destroy_event_args *a = argp;
+  pthread_mutex_lock(&lock);
+  struct event *e = lookup(a->event_id);
+  if (e) {
+    /* Waiters still blocked on it are woken as by a set, as KFD does. */
+    for (struct waiter *w = e->waiters; w; w = w->next) w->activated = true;
+    e->waiters = NULL;
+    e->live = false;
+    pthread_cond_broadcast(&cond);
+  }
+  pthread_mutex_unlock(&lock);
+  return e ? 0 : -EINVAL;
+}
+
+static void set_locked(struct event *e) {
+  e->signaled = !e->auto_reset || !e->waiters;
+  if (!++e->age) e->age = 2; /* never wrap to the reserved 0 and 1 */
+  for (struct waiter *w = e->waiters; w; w = w->next) w->activated = true;
   pthread_cond_broadcast(&cond);
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtSetEvent(HsaEvent *ev) {
-  if (!ev) return HSAKMT_STATUS_INVALID_PARAMETER;
-  pthread_once(&once, init_cond);
+int vgpu_event_set_ioctl(void *argp) {
+  struct kfd_ioctl_set_event_args *a = argp;
+  pthread_once(&cond_once, init_cond);
   pthread_mutex_lock(&lock);
-  set_locked((struct vgpu_event *)ev);
+  struct event *e = lookup(a->event_id);
+  if (e) set_locked(e);
   pthread_mutex_unlock(&lock);
-  return HSAKMT_STATUS_SUCCESS;
+  return e ? 0 : -EINVAL;
 }
 
 void vgpu_event_signal_id(uint32_t id) {
-  pthread_once(&once, init_cond);
+  pthread_once(&cond_once, init_cond);
   pthread_mutex_lock(&lock);
-  struct vgpu_event *e = id / CHUNK < NCHUNKS && chunks[id / CHUNK] ? &chunks[id / CHUNK][id % CHUNK] : NULL;
-  if (e && e->live) {
-    e->mailbox = id;
+  struct event *e = lookup(id);
+  if (e) {
+    if (page && id < KFD_SIGNAL_EVENT_LIMIT) page[id] = UNSIGNALED_SLOT; /* acknowledged, as KFD does */
     set_locked(e);
   }
   pthread_mutex_unlock(&lock);
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtResetEvent(HsaEvent *ev) {
-  if (!ev) return HSAKMT_STATUS_INVALID_PARAMETER;
+int vgpu_event_reset(void *argp) {
+  struct kfd_ioctl_reset_event_args *a = argp;
   pthread_mutex_lock(&lock);
-  ((struct vgpu_event *)ev)->signaled = false;
+  struct event *e = lookup(a->event_id);
+  if (e) e->signaled = false;
   pthread_mutex_unlock(&lock);
-  return HSAKMT_STATUS_SUCCESS;
+  return e ? 0 : -EINVAL;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtQueryEventState(HsaEvent *ev) {
-  if (!ev) return HSAKMT_STATUS_INVALID_PARAMETER;
-  pthread_mutex_lock(&lock);
-  bool s = ((struct vgpu_event *)ev)->signaled;
-  pthread_mutex_unlock(&lock);
-  return s ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_WAIT_TIMEOUT;
+#define MAX_WAIT 256
+
+static void unlink_waiter(struct event *e, struct waiter *w) {
+  for (struct waiter **pp = &e->waiters; *pp; pp = &(*pp)->next)
+    if (*pp == w) {
+      *pp = w->next;
+      return;
+    }
 }
 
-#define MAX_WAIT_EVENTS 256
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n, bool all,
-                                                   HSAuint32 ms) {
-  if ((!evs && n) || n > MAX_WAIT_EVENTS) return HSAKMT_STATUS_INVALID_PARAMETER;
-  pthread_once(&once, init_cond);
+int vgpu_event_wait(void *argp) {
+  struct kfd_ioctl_wait_events_args *a = argp;
+  uint32_t n = a->num_events;
+  if (n > MAX_WAIT || (n && !a->events_ptr)) return -EINVAL;
+  pthread_once(&cond_once, init_cond);
+  struct vgpu_event_data *data = (void *)(uintptr_t)a->events_ptr;
+  struct waiter w[MAX_WAIT];
+  bool age_enabled[MAX_WAIT];
+  struct event *ev[MAX_WAIT];
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
+  uint32_t ms = a->timeout;
   dl.tv_sec += ms / 1000;
   dl.tv_nsec += (long)(ms % 1000) * 1000000L;
   if (dl.tv_nsec >= 1000000000L) {
     dl.tv_sec++;
     dl.tv_nsec -= 1000000000L;
   }
-  uint64_t gen0[MAX_WAIT_EVENTS];
-  bool got[MAX_WAIT_EVENTS] = {0};
-  HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
+  int rc = 0;
   pthread_mutex_lock(&lock);
-  for (HSAuint32 i = 0; i < n; i++) {
-    struct vgpu_event *e = (struct vgpu_event *)evs[i];
-    if (!e) continue;
-    gen0[i] = e->gen;
-    e->waiters++;
-  }
-  for (;;) {
-    HSAuint32 hit = 0;
-    for (HSAuint32 i = 0; i < n; i++) {
-      struct vgpu_event *e = (struct vgpu_event *)evs[i];
-      if (!e) continue;
-      if (!got[i] && (e->signaled || e->gen != gen0[i])) {
-        got[i] = true;
-        if (e->signaled && !e->manual_reset) e->signaled = false; /* consumed */
-      }
-      if (got[i]) hit++;
+  uint32_t k;
+  for (k = 0; k < n; k++) {
+    ev[k] = lookup(data[k].event_id);
+    if (!ev[k]) {
+      rc = -EINVAL;
+      break;
     }
-    if ((all && hit == n) || (!all && hit > 0)) break;
+    w[k].activated = ev[k]->signaled;
+    ev[k]->signaled = ev[k]->signaled && !ev[k]->auto_reset;
+    age_enabled[k] = ev[k]->type == KFD_IOC_EVENT_SIGNAL && data[k].signal_event_data.last_event_age;
+    if (age_enabled[k] && ev[k]->age != data[k].signal_event_data.last_event_age) w[k].activated = true;
+    w[k].next = ev[k]->waiters;
+    ev[k]->waiters = &w[k];
+  }
+  uint32_t result = KFD_IOC_WAIT_RESULT_COMPLETE;
+  while (!rc) {
+    uint32_t hit = 0;
+    for (uint32_t i = 0; i < n; i++) hit += w[i].activated;
+    if (a->wait_for_all ? hit == n : hit > 0 || !n) break;
     if (ms == 0) {
-      st = HSAKMT_STATUS_WAIT_TIMEOUT;
+      result = KFD_IOC_WAIT_RESULT_TIMEOUT;
       break;
     }
-    int rc = ms == HSA_EVENTTIMEOUT_INFINITE ? pthread_cond_wait(&cond, &lock)
+    int e = ms == TIMEOUT_INFINITE ? pthread_cond_wait(&cond, &lock)
                                              : pthread_cond_timedwait(&cond, &lock, &dl);
-    if (rc == ETIMEDOUT) {
-      st = HSAKMT_STATUS_WAIT_TIMEOUT;
+    if (e == ETIMEDOUT) {
+      hit = 0;
+      for (uint32_t i = 0; i < n; i++) hit += w[i].activated;
+      if (!(a->wait_for_all ? hit == n : hit > 0)) result = KFD_IOC_WAIT_RESULT_TIMEOUT;
       break;
     }
   }
-  for (HSAuint32 i = 0; i < n; i++)
-    if (evs[i]) ((struct vgpu_event *)evs[i])->waiters--;
+  for (uint32_t i = 0; i < k; i++) {
+    if (ev[i]->live) unlink_waiter(ev[i], &w[i]);
+    if (age_enabled[i]) data[i].signal_event_data.last_event_age = ev[i]->age;
+  }
   pthread_mutex_unlock(&lock);
-  return st;
+  a->wait_result = result;
+  return rc;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtWaitOnEvent(HsaEvent *ev, HSAuint32 ms) {
-  if (!ev) return HSAKMT_STATUS_INVALID_PARAMETER;
-  return hsaKmtWaitOnMultipleEvents(&ev, 1, true, ms);
+void vgpu_events_after_fork(void) {
+  pthread_mutex_init(&lock, NULL);
+  init_cond();
+  memset(events, 0, sizeof events);
+  page = NULL;
 }

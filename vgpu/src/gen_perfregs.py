@@ -23,12 +23,12 @@ MODELLED = ["SQ_WAVES", "SQ_LEVEL_WAVES", "SQ_BUSY_CYCLES", "SQ_BUSY_CU_CYCLES",
             "SPI_CSN_BUSY", "SPI_CSN_WAVE", "TCC_REQ", "TCC_HIT", "TCC_MISS", "TCC_READ",
             "TCC_WRITE", "TCC_EA_RDREQ", "TCC_EA_WRREQ"]
 FAMILY = {"gfx90a": "gfx9", "gfx908": "gfx9", "gfx906": "gfx9", "gfx900": "gfx9", "gfx1030": "gfx10",
-          "gfx942": "gfx9"}
+          "gfx942": "gfx9", "gfx1100": "gfx11"}
 
 ARCHES = [("gfx90a", "gfx90a_mi210"), ("gfx908", "gfx908_mi100"), ("gfx906", "gfx906_mi50"),
           ("gfx900", "gfx900_vega10"), ("gfx1030", "gfx1030_rx6800xt"),
-          # Not runnable through ROCR 5.2.3; for the standalone interpreter (multi-XCC).
-          ("gfx942", "gfx942_mi300x")]
+          # ROCR 6.x and later only (ROCR 5.2.3's ISA table has neither).
+          ("gfx942", "gfx942_mi300x"), ("gfx1100", "gfx1100_rx7900xtx")]
 
 
 def addr(r):

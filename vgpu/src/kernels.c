@@ -25,10 +25,9 @@ struct name_entry {
 static struct name_entry cache[NAME_CACHE];
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool readable(uintptr_t a, uint64_t len) {
-  struct vgpu_range r;
-  return vgpu_mem_lookup(a, &r) && a + len <= r.base + r.size;
-}
+/* Code objects sit in buffers the runtime allocated (GPU address = CPU
+ * address), so reading them needs only a bounds check. */
+static bool readable(uintptr_t a, uint64_t len) { return vgpu_mem_known(a, len, false); }
 
 /* Looks for kernel_object among the .kd symbols of the ELF image at base. */
 static char *name_from_elf(uintptr_t base, uint64_t ko) {
@@ -77,16 +76,16 @@ static char *name_from_elf(uintptr_t base, uint64_t ko) {
 }
 
 static char *lookup(uint64_t ko) {
-  struct vgpu_range r;
-  if (!vgpu_mem_lookup(ko, &r)) return NULL;
+  uint64_t base, size;
+  if (!vgpu_mem_range(ko, &base, &size)) return NULL;
   /* Code objects are loaded page-aligned; the first PT_LOAD holds the ELF header. */
-  for (uintptr_t b = ko & ~(uintptr_t)4095; b >= r.base; b -= 4096) {
+  for (uintptr_t b = ko & ~(uintptr_t)4095; b >= base; b -= 4096) {
     const unsigned char *p = (const unsigned char *)b;
     if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
       char *n = name_from_elf(b, ko);
       if (n) return n;
     }
-    if (b == r.base || ko - b > (64u << 20)) break;
+    if (b == base || ko - b > (64u << 20)) break;
   }
   return NULL;
 }
@@ -143,20 +142,21 @@ static const char *rocr_blit(const uint8_t *kd, const uint8_t *ka) {
   if (vg == 2 && sg == 3) { /* CopyAligned */
     memcpy(a, ka, sizeof a);
     uint64_t n = a[8] - a[0];
-    memmove((void *)(uintptr_t)a[1], (void *)(uintptr_t)a[0], n);
+    memmove(vgpu_host(a[1]), vgpu_host(a[0]), n);
     return "rocr_copy_aligned";
   }
   if (vg == 2 && sg == 2) { /* CopyMisaligned */
     memcpy(a, ka, 6 * 8);
     uint64_t n = a[4] - a[0];
-    memmove((void *)(uintptr_t)a[1], (void *)(uintptr_t)a[0], n);
+    memmove(vgpu_host(a[1]), vgpu_host(a[0]), n);
     return "rocr_copy_misaligned";
   }
   if (vg == 1 && sg == 2) { /* Fill */
     memcpy(a, ka, 3 * 8);
     uint32_t v;
     memcpy(&v, ka + 24, 4);
-    for (uint32_t *p = (uint32_t *)(uintptr_t)a[0]; (uintptr_t)p + 4 <= a[2]; p++) *p = v;
+    uint32_t *p = vgpu_host(a[0]);
+    for (uint64_t i = 0; a[0] + 4 * (i + 1) <= a[2]; i++) p[i] = v;
     return "rocr_fill";
   }
   return NULL;
@@ -165,7 +165,7 @@ static const char *rocr_blit(const uint8_t *kd, const uint8_t *ka) {
 const char *vgpu_blit_emulate(uint64_t ko, const char *name, void *kernarg,
                               const struct vgpu_dispatch_info *d) {
   if (!ko || !kernarg) return NULL;
-  if (!vgpu_mem_is_ours(ko, 64)) return NULL;
+  if (!vgpu_mem_known(ko, 64, true)) return NULL;
   if (name) return vgpu_rocclr_blit(name, kernarg, d);
-  return rocr_blit((const uint8_t *)(uintptr_t)ko, kernarg);
+  return rocr_blit(vgpu_host(ko), kernarg);
 }

@@ -1,265 +1,443 @@
-/* Memory: every "device" allocation is anonymous host memory with GPU VA ==
- * CPU VA. A sorted range table (read by packet threads) remembers what was
- * allocated or registered, for QueryPointerInfo and for deciding which
- * kernel objects are ours to emulate. */
+/* Memory: KFD buffer objects.
+ *
+ * VRAM and GTT buffers are ranges of one sparse memfd (pages exist only once
+ * touched; a freed range is punched out). When a buffer gets a GPU virtual
+ * address, this library maps its range there at once, replacing the
+ * PROT_NONE reservation the thunk made, so the GPU address is a CPU address
+ * the command processor can use, even for VRAM the thunk never maps for
+ * the CPU. The thunk's own mmap of the render node (at the buffer's
+ * "mmap offset") maps the same pages again, with PROT_NONE raised to
+ * read/write for the same reason.
+ *
+ * User memory (USERPTR) is the application's own pages. Allocations the
+ * thunk makes that way use the same address for the GPU; memory the
+ * application registers gets a GPU address elsewhere, which the command
+ * processor translates back with vgpu_host() (a short sorted table, empty
+ * and skipped in most runs).
+ *
+ * Doorbell, MMIO-remap and event pages are small memfd ranges served by
+ * mmap on /dev/kfd at the offsets KFD uses (type in bits 62-63, gpu_id in
+ * bits 46-61). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kfd_ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include "kfd_uapi.h"
 #include "vgpu.h"
 
-struct entry {
-  struct vgpu_range r;
-  unsigned refs; /* registrations of the same user range */
+#define PAGE 4096ull
+#define ALIGN_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+/* Offsets the render node's mmap uses for buffers: DRM's fake-offset space
+ * starts at 4 GiB. */
+#define BO_MMAP_BASE (1ull << 32)
+#define MEMFD_SPAN (1ull << 44) /* 16 TiB of offsets: eight GPUs' worth of VRAM */
+
+enum bo_kind { BO_DEVICE, BO_USER_SAME_VA, BO_USER_ALIASED, BO_DOORBELL, BO_MMIO };
+
+struct bo {
+  bool live;
+  enum bo_kind kind;
+  unsigned gpu;
+  uint32_t flags;
+  uint64_t va, size;
+  uint64_t backing; /* memfd offset (BO_DEVICE) or CPU address (BO_USER_*) */
+  uint32_t mapped;  /* bit g: mapped to GPU g */
 };
 
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct entry *tab;
-static size_t ntab, captab;
+static struct bo *bos;
+static size_t nbos, capbos;
+static int memfd = -1;
 
-/* Index of the last entry with base <= addr, or -1. Caller holds lock. */
-static long find_le(uintptr_t addr) {
-  long lo = 0, hi = (long)ntab - 1, ans = -1;
-  while (lo <= hi) {
-    long mid = (lo + hi) / 2;
-    if (tab[mid].r.base <= addr) {
-      ans = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
+/* --- the memfd's offset space: first fit over a sorted free list ---------------- */
+
+struct extent {
+  uint64_t off, len;
+};
+static struct extent *freel;
+static size_t nfree, capfree;
+
+static int memfd_ready(void) {
+  if (memfd >= 0) return 0;
+  int fd = memfd_create("vgpu-memory", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)MEMFD_SPAN)) {
+    vgpu_error("cannot create the virtual GPU's memory file: %s", strerror(errno));
+    if (fd >= 0) vgpu_real_close(fd);
+    return -1;
   }
-  return ans;
-}
-
-static long find_containing(uintptr_t addr) {
-  /* Registered ranges may nest inside allocations, so look back a little. */
-  long i = find_le(addr);
-  for (long k = i; k >= 0 && k > i - 8; k--)
-    if (addr >= tab[k].r.base && addr - tab[k].r.base < (tab[k].r.size ? tab[k].r.size : 1)) return k;
-  return -1;
-}
-
-static int insert(const struct vgpu_range *r) {
-  if (ntab == captab) {
-    size_t nc = captab ? captab * 2 : 256;
-    struct entry *n = realloc(tab, nc * sizeof *n);
-    if (!n) return -1;
-    tab = n;
-    captab = nc;
-  }
-  long i = find_le(r->base) + 1;
-  memmove(&tab[i + 1], &tab[i], (ntab - (size_t)i) * sizeof *tab);
-  tab[i].r = *r;
-  tab[i].refs = 1;
-  ntab++;
+  freel = malloc(sizeof *freel * 16);
+  if (!freel) return -1;
+  capfree = 16;
+  nfree = 1;
+  freel[0] = (struct extent){0, MEMFD_SPAN};
+  memfd = fd;
   return 0;
 }
 
-static void remove_at(long i) {
-  memmove(&tab[i], &tab[i + 1], (ntab - (size_t)i - 1) * sizeof *tab);
-  ntab--;
-}
-
-static long find_exact(uintptr_t base, bool allocated) {
-  long i = find_le(base);
-  for (; i >= 0 && tab[i].r.base == base; i--)
-    if (tab[i].r.allocated == allocated) return i;
+static int64_t extent_alloc(uint64_t len) {
+  for (size_t i = 0; i < nfree; i++) {
+    if (freel[i].len < len) continue;
+    uint64_t off = freel[i].off;
+    freel[i].off += len;
+    freel[i].len -= len;
+    if (!freel[i].len) {
+      memmove(&freel[i], &freel[i + 1], (nfree - i - 1) * sizeof *freel);
+      nfree--;
+    }
+    return (int64_t)off;
+  }
   return -1;
 }
 
-bool vgpu_mem_lookup(uintptr_t addr, struct vgpu_range *out) {
-  pthread_rwlock_rdlock(&lock);
-  long i = find_containing(addr);
-  if (i >= 0 && out) *out = tab[i].r;
-  pthread_rwlock_unlock(&lock);
-  return i >= 0;
-}
-
-bool vgpu_mem_is_ours(uintptr_t addr, uint64_t len) {
-  struct vgpu_range r;
-  if (!vgpu_mem_lookup(addr, &r) || !r.allocated) return false;
-  return addr + len <= r.base + r.size;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtAllocMemory(HSAuint32 node, HSAuint64 size, HsaMemFlags flags,
-                                          void **addr) {
-  if (!addr || !size) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (node >= vgpu_node_count()) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  size = (size + 4095) & ~4095ull;
-  int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-  void *hint = NULL;
-  if (flags.ui32.FixedAddress) {
-    hint = *addr;
-    mflags |= MAP_FIXED_NOREPLACE;
-  }
-  void *p = mmap(hint, size, PROT_READ | PROT_WRITE | PROT_EXEC, mflags, -1, 0);
-  if (p == MAP_FAILED) return HSAKMT_STATUS_NO_MEMORY;
-  if (hint && p != hint) {
-    munmap(p, size);
-    return HSAKMT_STATUS_NO_MEMORY;
-  }
-  struct vgpu_range r = {.base = (uintptr_t)p, .size = size, .allocated = true, .node = node, .flags = flags};
-  pthread_rwlock_wrlock(&lock);
-  int rc = insert(&r);
-  pthread_rwlock_unlock(&lock);
-  if (rc) {
-    munmap(p, size);
-    return HSAKMT_STATUS_NO_MEMORY;
-  }
-  *addr = p;
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtFreeMemory(void *addr, HSAuint64 size) {
-  pthread_rwlock_wrlock(&lock);
-  long i = find_exact((uintptr_t)addr, true);
-  uint64_t sz = i >= 0 ? tab[i].r.size : size;
-  if (i >= 0) remove_at(i);
-  pthread_rwlock_unlock(&lock);
-  if (i < 0) return HSAKMT_STATUS_INVALID_PARAMETER;
-  vgpu_kernel_names_forget((uintptr_t)addr, sz);
-  munmap(addr, sz);
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtRegisterMemoryWithFlags(void *addr, HSAuint64 size, HsaMemFlags flags) {
-  if (!addr || !size) return HSAKMT_STATUS_INVALID_PARAMETER;
-  pthread_rwlock_wrlock(&lock);
-  long i = find_containing((uintptr_t)addr);
-  HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
-  if (i >= 0 && tab[i].r.allocated) {
-    /* Registering our own allocation is a no-op. */
-  } else if ((i = find_exact((uintptr_t)addr, false)) >= 0 && tab[i].r.size == size) {
-    tab[i].refs++;
+static void extent_free(uint64_t off, uint64_t len) {
+  fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+  size_t i = 0;
+  while (i < nfree && freel[i].off < off) i++;
+  bool prev = i > 0 && freel[i - 1].off + freel[i - 1].len == off;
+  bool next = i < nfree && off + len == freel[i].off;
+  if (prev && next) {
+    freel[i - 1].len += len + freel[i].len;
+    memmove(&freel[i], &freel[i + 1], (nfree - i - 1) * sizeof *freel);
+    nfree--;
+  } else if (prev) {
+    freel[i - 1].len += len;
+  } else if (next) {
+    freel[i].off = off;
+    freel[i].len += len;
   } else {
-    struct vgpu_range r = {.base = (uintptr_t)addr, .size = size, .allocated = false, .node = 0, .flags = flags};
-    if (insert(&r)) st = HSAKMT_STATUS_NO_MEMORY;
-  }
-  pthread_rwlock_unlock(&lock);
-  return st;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtRegisterMemory(void *addr, HSAuint64 size) {
-  HsaMemFlags f = {0};
-  return hsaKmtRegisterMemoryWithFlags(addr, size, f);
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtRegisterMemoryToNodes(void *addr, HSAuint64 size, HSAuint64 n,
-                                                    HSAuint32 *nodes) {
-  (void)n;
-  (void)nodes;
-  return hsaKmtRegisterMemory(addr, size);
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtDeregisterMemory(void *addr) {
-  pthread_rwlock_wrlock(&lock);
-  long i = find_exact((uintptr_t)addr, false);
-  if (i >= 0 && --tab[i].refs == 0) remove_at(i);
-  pthread_rwlock_unlock(&lock);
-  /* Deregistering one of our allocations never frees it. */
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-static void set_nodes(struct vgpu_range *r, HSAuint64 n, const HSAuint32 *nodes) {
-  r->nnodes = 0;
-  if (n && nodes) {
-    for (HSAuint64 k = 0; k < n && r->nnodes < VGPU_MAX_NODES; k++) r->nodes[r->nnodes++] = nodes[k];
-  } else if (vgpu_node_is_gpu(r->node)) {
-    r->nodes[r->nnodes++] = r->node;
-  } else {
-    for (uint32_t g = 1; g <= vgpu_cfg.gpus; g++) r->nodes[r->nnodes++] = g;
-  }
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtMapMemoryToGPUNodes(void *addr, HSAuint64 size, HSAuint64 *gpuva,
-                                                  HsaMemMapFlags mf, HSAuint64 n, HSAuint32 *nodes) {
-  (void)size;
-  (void)mf;
-  pthread_rwlock_wrlock(&lock);
-  long i = find_containing((uintptr_t)addr);
-  if (i >= 0) {
-    tab[i].r.mapped = true;
-    set_nodes(&tab[i].r, n, nodes);
-  }
-  pthread_rwlock_unlock(&lock);
-  if (gpuva) *gpuva = (HSAuint64)(uintptr_t)addr;
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtMapMemoryToGPU(void *addr, HSAuint64 size, HSAuint64 *gpuva) {
-  HsaMemMapFlags mf = {0};
-  return hsaKmtMapMemoryToGPUNodes(addr, size, gpuva, mf, 0, NULL);
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtUnmapMemoryToGPU(void *addr) {
-  pthread_rwlock_wrlock(&lock);
-  long i = find_containing((uintptr_t)addr);
-  if (i >= 0) tab[i].r.mapped = false;
-  pthread_rwlock_unlock(&lock);
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-/* Node arrays handed out by QueryPointerInfo must stay valid after the call,
- * so they are interned here and never freed. */
-static const HSAuint32 *intern_nodes(const uint32_t *nodes, uint32_t n) {
-  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-  static HSAuint32 *pool[512];
-  static uint32_t poolsz[512];
-  static unsigned npool;
-  pthread_mutex_lock(&m);
-  for (unsigned k = 0; k < npool; k++)
-    if (poolsz[k] == n && !memcmp(pool[k], nodes, n * sizeof *nodes)) {
-      pthread_mutex_unlock(&m);
-      return pool[k];
+    if (nfree == capfree) {
+      struct extent *n = realloc(freel, sizeof *n * capfree * 2);
+      if (!n) return; /* the range is lost to reuse, not to correctness */
+      freel = n;
+      capfree *= 2;
     }
-  HSAuint32 *p = calloc(n ? n : 1, sizeof *p);
-  if (p) memcpy(p, nodes, n * sizeof *nodes);
-  if (p && npool < 512) {
-    pool[npool] = p;
-    poolsz[npool++] = n;
+    memmove(&freel[i + 1], &freel[i], (nfree - i) * sizeof *freel);
+    freel[i] = (struct extent){off, len};
+    nfree++;
   }
-  pthread_mutex_unlock(&m);
+}
+
+/* --- GPU address ranges, for lookups from the command processor --------------- */
+
+struct range {
+  uint64_t va, end;
+  int64_t delta; /* host address - GPU address */
+  bool device;   /* allocated by the runtime (not memory the app registered) */
+};
+static struct range *ranges;
+static size_t nranges, capranges;
+static _Atomic size_t naliased; /* ranges with delta != 0 */
+
+static size_t range_upper(uint64_t va) { /* first range with start > va */
+  size_t lo = 0, hi = nranges;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (ranges[mid].va <= va) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static int range_add(uint64_t va, uint64_t size, int64_t delta, bool device) {
+  if (nranges == capranges) {
+    size_t nc = capranges ? capranges * 2 : 256;
+    struct range *n = realloc(ranges, nc * sizeof *n);
+    if (!n) return -1;
+    ranges = n;
+    capranges = nc;
+  }
+  size_t i = range_upper(va);
+  memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
+  ranges[i] = (struct range){va, va + size, delta, device};
+  nranges++;
+  if (delta) naliased++;
+  return 0;
+}
+
+static void range_remove(uint64_t va) {
+  size_t i = range_upper(va);
+  if (!i || ranges[i - 1].va != va) return;
+  if (ranges[i - 1].delta) naliased--;
+  memmove(&ranges[i - 1], &ranges[i], (nranges - i) * sizeof *ranges);
+  nranges--;
+}
+
+static const struct range *range_find(uint64_t va) {
+  size_t i = range_upper(va);
+  if (!i || va >= ranges[i - 1].end) return NULL;
+  return &ranges[i - 1];
+}
+
+void *vgpu_host(uint64_t va) {
+  if (!atomic_load_explicit(&naliased, memory_order_relaxed)) return (void *)(uintptr_t)va;
+  pthread_rwlock_rdlock(&lock);
+  const struct range *r = range_find(va);
+  int64_t d = r ? r->delta : 0;
+  pthread_rwlock_unlock(&lock);
+  return (void *)(uintptr_t)(va + (uint64_t)d);
+}
+
+bool vgpu_mem_known(uint64_t va, uint64_t len, bool device_only) {
+  pthread_rwlock_rdlock(&lock);
+  const struct range *r = range_find(va);
+  bool ok = r && va + len <= r->end && (!device_only || r->device);
+  pthread_rwlock_unlock(&lock);
+  return ok;
+}
+
+bool vgpu_mem_range(uint64_t va, uint64_t *base, uint64_t *size) {
+  pthread_rwlock_rdlock(&lock);
+  const struct range *r = range_find(va);
+  if (r) {
+    *base = r->va;
+    *size = r->end - r->va;
+  }
+  pthread_rwlock_unlock(&lock);
+  return r != NULL;
+}
+
+/* --- buffer objects ------------------------------------------------------------- */
+
+static uint64_t handle_of(size_t slot) { return ((uint64_t)vgpu_gpu_id(bos[slot].gpu) << 32) | (slot + 1); }
+
+static struct bo *bo_by_handle(uint64_t handle) {
+  uint64_t slot = (handle & 0xffffffffu) - 1;
+  if (slot >= nbos || !bos[slot].live || handle_of(slot) != handle) return NULL;
+  return &bos[slot];
+}
+
+static long new_slot(void) {
+  for (size_t i = 0; i < nbos; i++)
+    if (!bos[i].live) return (long)i;
+  if (nbos == capbos) {
+    size_t nc = capbos ? capbos * 2 : 256;
+    struct bo *n = realloc(bos, nc * sizeof *n);
+    if (!n) return -1;
+    bos = n;
+    capbos = nc;
+  }
+  return (long)nbos++;
+}
+
+static uint64_t vram_used(unsigned gpu) {
+  uint64_t used = 0;
+  for (size_t i = 0; i < nbos; i++)
+    if (bos[i].live && bos[i].gpu == gpu && (bos[i].flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)) used += bos[i].size;
+  return used;
+}
+
+int vgpu_mem_alloc(void *argp) {
+  struct kfd_ioctl_alloc_memory_of_gpu_args *a = argp;
+  int g = vgpu_gpu_index(a->gpu_id);
+  if (g < 0 || !a->size) return -EINVAL;
+  uint64_t size = ALIGN_UP(a->size);
+  uint32_t f = a->flags;
+  struct bo b = {.live = true, .gpu = (unsigned)g, .flags = f, .va = a->va_addr, .size = size};
+  int rc = 0;
+  pthread_rwlock_wrlock(&lock);
+  if (f & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL) {
+    b.kind = BO_DOORBELL;
+  } else if (f & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) {
+    b.kind = BO_MMIO;
+    a->mmap_offset = vgpu_special_mmap_offset(KFD_MMAP_TYPE_MMIO_V, (unsigned)g);
+  } else if (f & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
+    b.backing = a->mmap_offset; /* the CPU address of the user pages */
+    b.kind = b.backing == b.va ? BO_USER_SAME_VA : BO_USER_ALIASED;
+  } else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
+    b.kind = BO_DEVICE;
+    if ((f & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) && vram_used(b.gpu) + size > vgpu_cfg.arch->vram_bytes) {
+      rc = -ENOMEM;
+      goto out;
+    }
+    int64_t off = memfd_ready() ? -1 : extent_alloc(size);
+    if (off < 0) {
+      rc = -ENOMEM;
+      goto out;
+    }
+    b.backing = (uint64_t)off;
+    a->mmap_offset = BO_MMAP_BASE + b.backing;
+    if (b.va) {
+      void *p = vgpu_real_mmap((void *)(uintptr_t)b.va, size, PROT_READ | PROT_WRITE | PROT_EXEC,
+                               MAP_SHARED | MAP_FIXED, memfd, (off_t)b.backing);
+      if (p == MAP_FAILED) {
+        extent_free(b.backing, size);
+        rc = -ENOMEM;
+        goto out;
+      }
+      /* As KFD's mappings: a forked child does not share the GPU's memory. */
+      madvise(p, size, MADV_DONTFORK);
+    }
+  } else {
+    rc = -EINVAL;
+    goto out;
+  }
+  long slot = new_slot();
+  if (slot < 0 || (b.va && b.kind != BO_DOORBELL && b.kind != BO_MMIO &&
+                   range_add(b.va, size, b.kind == BO_USER_ALIASED ? (int64_t)(b.backing - b.va) : 0,
+                             b.kind != BO_USER_ALIASED))) {
+    if (b.kind == BO_DEVICE) extent_free(b.backing, size);
+    rc = -ENOMEM;
+    goto out;
+  }
+  bos[slot] = b;
+  a->handle = handle_of((size_t)slot);
+out:
+  pthread_rwlock_unlock(&lock);
+  vgpu_logf("{\"type\":\"alloc\",\"pid\":%d,\"gpu\":%d,\"flags\":%u,\"va\":%llu,\"bytes\":%llu,\"handle\":%llu,"
+            "\"result\":%d}",
+            (int)getpid(), g, f, (unsigned long long)b.va, (unsigned long long)size,
+            (unsigned long long)(rc ? 0 : a->handle), rc);
+  return rc;
+}
+
+int vgpu_mem_free(void *argp) {
+  struct kfd_ioctl_free_memory_of_gpu_args *a = argp;
+  pthread_rwlock_wrlock(&lock);
+  struct bo *b = bo_by_handle(a->handle);
+  if (!b) {
+    pthread_rwlock_unlock(&lock);
+    return -EINVAL;
+  }
+  struct bo copy = *b;
+  b->live = false;
+  if (copy.va && copy.kind != BO_DOORBELL && copy.kind != BO_MMIO) range_remove(copy.va);
+  if (copy.kind == BO_DEVICE) extent_free(copy.backing, copy.size);
+  pthread_rwlock_unlock(&lock);
+  if (copy.va) vgpu_kernel_names_forget((uintptr_t)copy.va, copy.size);
+  return 0;
+}
+
+int vgpu_mem_map(void *argp, bool map) {
+  struct kfd_ioctl_map_memory_to_gpu_args *a = argp; /* same layout as unmap */
+  uint32_t ids[VGPU_MAX_GPUS];
+  uint32_t n = a->n_devices;
+  if (n > VGPU_MAX_GPUS || a->n_success > n) return -EINVAL;
+  memcpy(ids, (void *)(uintptr_t)a->device_ids_array_ptr, n * sizeof *ids);
+  pthread_rwlock_wrlock(&lock);
+  struct bo *b = bo_by_handle(a->handle);
+  int rc = b ? 0 : -EINVAL;
+  for (uint32_t i = a->n_success; b && i < n; i++) {
+    int g = vgpu_gpu_index(ids[i]);
+    if (g < 0) {
+      rc = -EINVAL;
+      break;
+    }
+    if (map) b->mapped |= 1u << g;
+    else b->mapped &= ~(1u << g);
+    a->n_success = i + 1;
+  }
+  pthread_rwlock_unlock(&lock);
+  return rc;
+}
+
+int vgpu_mem_available(void *argp) {
+  struct kfd_ioctl_get_available_memory_args *a = argp;
+  int g = vgpu_gpu_index(a->gpu_id);
+  if (g < 0) return -EINVAL;
+  pthread_rwlock_rdlock(&lock);
+  uint64_t used = vram_used((unsigned)g);
+  pthread_rwlock_unlock(&lock);
+  a->available = vgpu_cfg.arch->vram_bytes - used;
+  return 0;
+}
+
+void *vgpu_mem_by_handle(uint64_t handle, uint64_t *size) {
+  pthread_rwlock_rdlock(&lock);
+  struct bo *b = bo_by_handle(handle);
+  void *p = b && b->va ? vgpu_host(b->va) : NULL;
+  if (b && size) *size = b->size;
+  pthread_rwlock_unlock(&lock);
   return p;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtQueryPointerInfo(const void *ptr, HsaPointerInfo *info) {
-  if (!info) return HSAKMT_STATUS_INVALID_PARAMETER;
-  memset(info, 0, sizeof *info);
-  struct vgpu_range r;
-  if (!vgpu_mem_lookup((uintptr_t)ptr, &r)) {
-    info->Type = HSA_POINTER_UNKNOWN;
-    return HSAKMT_STATUS_ERROR;
-  }
-  info->Type = r.allocated ? HSA_POINTER_ALLOCATED : HSA_POINTER_REGISTERED_USER;
-  info->Node = r.node;
-  info->MemFlags = r.flags;
-  info->CPUAddress = (void *)r.base;
-  info->GPUAddress = r.base;
-  info->SizeInBytes = r.size;
-  uint32_t nodes[VGPU_MAX_NODES];
-  uint32_t n = r.nnodes;
-  memcpy(nodes, r.nodes, sizeof nodes);
-  if (!n) {
-    struct vgpu_range tmp = r;
-    set_nodes(&tmp, 0, NULL);
-    n = tmp.nnodes;
-    memcpy(nodes, tmp.nodes, sizeof nodes);
-  }
-  const HSAuint32 *arr = intern_nodes(nodes, n);
-  info->NRegisteredNodes = n;
-  info->RegisteredNodes = arr;
-  info->NMappedNodes = r.mapped ? n : 0;
-  info->MappedNodes = arr;
-  info->UserData = r.user_data;
-  return HSAKMT_STATUS_SUCCESS;
+/* --- pages served through /dev/kfd ------------------------------------------------ */
+
+/* Per GPU: doorbells (1024 x 8 bytes), the MMIO-remap page; per process:
+ * the event page (KFD_SIGNAL_EVENT_LIMIT slots), used only when the thunk
+ * does not supply its own buffer. Allocated on first use. */
+static int64_t doorbell_off[VGPU_MAX_GPUS], mmio_off[VGPU_MAX_GPUS], events_off = -1;
+static bool special_init;
+
+static int64_t special(int64_t *slot, uint64_t len) {
+  if (*slot < 0 && !memfd_ready()) *slot = extent_alloc(len);
+  return *slot;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtSetMemoryUserData(const void *ptr, void *data) {
+uint64_t vgpu_special_mmap_offset(int type, unsigned gpu) {
+  uint64_t off = (uint64_t)type << KFD_MMAP_TYPE_SHIFT_V;
+  if (type != KFD_MMAP_TYPE_EVENTS_V) off |= ((uint64_t)vgpu_gpu_id(gpu) & 0xffff) << KFD_MMAP_GPU_ID_SHIFT_V;
+  return off;
+}
+
+void *vgpu_mem_mmap(int kind, void *addr, size_t len, int prot, int flags, off_t off) {
+  uint64_t o = (uint64_t)off, memoff;
+  if (!prot) prot = PROT_READ | PROT_WRITE; /* the command processor reaches the GPU's memory here */
   pthread_rwlock_wrlock(&lock);
-  long i = find_containing((uintptr_t)ptr);
-  if (i >= 0) tab[i].r.user_data = data;
+  if (!special_init) {
+    for (unsigned g = 0; g < VGPU_MAX_GPUS; g++) doorbell_off[g] = mmio_off[g] = -1;
+    special_init = true;
+  }
+  int64_t got = -1;
+  uint64_t avail = 0;
+  if (kind == VGPU_FD_KFD) {
+    unsigned type = (unsigned)(o >> KFD_MMAP_TYPE_SHIFT_V);
+    int g = vgpu_gpu_index((uint32_t)((o >> KFD_MMAP_GPU_ID_SHIFT_V) & 0xffff));
+    if (type == KFD_MMAP_TYPE_DOORBELL_V && g >= 0) got = special(&doorbell_off[g], avail = 8192);
+    else if (type == KFD_MMAP_TYPE_MMIO_V && g >= 0) got = special(&mmio_off[g], avail = PAGE);
+    else if (type == KFD_MMAP_TYPE_EVENTS_V) got = special(&events_off, avail = KFD_SIGNAL_EVENT_LIMIT * 8);
+  } else {
+    memoff = o - BO_MMAP_BASE;
+    for (size_t i = 0; i < nbos; i++)
+      if (bos[i].live && bos[i].kind == BO_DEVICE && memoff >= bos[i].backing &&
+          memoff < bos[i].backing + bos[i].size) {
+        got = (int64_t)memoff;
+        avail = bos[i].backing + bos[i].size - memoff;
+        break;
+      }
+  }
+  void *p = MAP_FAILED;
+  if (got >= 0 && len <= avail) {
+    p = vgpu_real_mmap(addr, len, prot, (flags & ~MAP_PRIVATE) | MAP_SHARED, memfd, (off_t)got);
+  } else {
+    errno = EINVAL;
+  }
   pthread_rwlock_unlock(&lock);
-  return i >= 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_PARAMETER;
+  if (p == MAP_FAILED)
+    vgpu_logf("{\"type\":\"mmap_refused\",\"pid\":%d,\"fd_kind\":%d,\"offset\":%llu,\"bytes\":%zu}", (int)getpid(),
+              kind, (unsigned long long)o, len);
+  return p;
+}
+
+/* The event page when the thunk supplied none (the APU path of KFD). */
+void *vgpu_events_page(void) {
+  pthread_rwlock_wrlock(&lock);
+  int64_t off = special(&events_off, KFD_SIGNAL_EVENT_LIMIT * 8);
+  void *p = MAP_FAILED;
+  if (off >= 0)
+    p = vgpu_real_mmap(NULL, KFD_SIGNAL_EVENT_LIMIT * 8, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, (off_t)off);
+  pthread_rwlock_unlock(&lock);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* After fork: the child is a new KFD process with no buffers, and must not
+ * allocate from the parent's memory file. Locks are reinitialised because
+ * another thread may have held them at the fork. */
+void vgpu_memory_after_fork(void) {
+  pthread_rwlock_init(&lock, NULL);
+  if (memfd >= 0) vgpu_real_close(memfd);
+  memfd = -1;
+  free(freel);
+  freel = NULL;
+  nfree = capfree = 0;
+  nbos = 0;
+  nranges = 0;
+  naliased = 0;
+  special_init = false;
+  events_off = -1;
 }

@@ -3,8 +3,8 @@
  * GRBM_GFX_INDEX; counters count only while CP_PERFMON_CNTL's PERFMON_STATE
  * is 1 ("counting"); a write of state 0 resets them. One instance models one
  * XCC: PRED_EXEC runs its dwords when the instance's bit of the XCC mask is
- * set. ROCR-emulated GPUs have one XCC; the standalone interpreter
- * (vgpu_test_pm4_*) runs multi-XCC agents as one instance per XCC.
+ * set; an agent (a virtual GPU, or the standalone interpreter of the
+ * tests) has one instance per XCC.
  * Unknown opcodes and registers are reported through vgpu_error. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -288,7 +288,7 @@ static void sqtt_flush(struct vgpu_perf *p) {
       t->wptr = 0;
       continue;
     }
-    uint8_t *out = (uint8_t *)(uintptr_t)addr;
+    uint8_t *out = vgpu_host(addr);
     memcpy(out, hdr, 32);
     uint64_t off = 32;
     memset(out + off, 0, ((t->nuser * 4 + 31) / 32) * 32);
@@ -440,12 +440,12 @@ void vgpu_perf_dispatch(struct vgpu_perf *p, const struct vgpu_dispatch_info *d)
 /* --- PM4 ---------------------------------------------------------------------- */
 
 static uint64_t mem_read(uint64_t a, bool is64) {
-  if (is64) return *(volatile uint64_t *)(uintptr_t)a;
-  return *(volatile uint32_t *)(uintptr_t)a;
+  if (is64) return *(volatile uint64_t *)vgpu_host(a);
+  return *(volatile uint32_t *)vgpu_host(a);
 }
 static void mem_write(uint64_t a, uint64_t v, bool is64) {
-  if (is64) *(volatile uint64_t *)(uintptr_t)a = v;
-  else *(volatile uint32_t *)(uintptr_t)a = (uint32_t)v;
+  if (is64) *(volatile uint64_t *)vgpu_host(a) = v;
+  else *(volatile uint32_t *)vgpu_host(a) = (uint32_t)v;
 }
 
 static bool cmp_fn(unsigned fn, uint32_t v, uint32_t ref) {
@@ -494,7 +494,7 @@ static int run_ib(struct vgpu_perf *p, const uint32_t *ib, uint32_t ndw, int dep
         vgpu_error("PM4: INDIRECT_BUFFER without VALID bit or address");
         break;
       }
-      run_ib(p, (const uint32_t *)(uintptr_t)a, n, depth + 1);
+      run_ib(p, vgpu_host(a), n, depth + 1);
       break;
     }
     case 0x79:   /* SET_UCONFIG_REG */
@@ -586,50 +586,58 @@ int vgpu_perf_pm4(struct vgpu_perf *p, uint64_t queue_id, const uint32_t *ib, ui
   return rc;
 }
 
-/* --- standalone interpreter (exported for tests) ---------------------------------
- * Runs PM4 for any architecture in the generated table, including multi-XCC
- * ones ROCR 5.2.3 cannot emulate: one register file per XCC, every IB runs
- * once per XCC, and workgroup i of a dispatch goes to XCC (i mod X), then
- * SE ((i div X) mod S) inside it. */
+/* --- agents: one register file per XCC --------------------------------------------
+ * Every IB runs once per XCC (PRED_EXEC selects the dwords meant for each),
+ * and workgroup i of a dispatch goes to XCC (i mod X), then SE
+ * ((i div X) mod S) inside it. The virtual GPUs use this, and so does the
+ * standalone interpreter exported for tests (vgpu_test_pm4_*), which runs
+ * any architecture of the table without a runtime. */
 
 struct vgpu_test_pm4 {
   unsigned nxcc;
   struct vgpu_perf *xcc[16];
 };
 
-static const struct {
-  const struct vgpu_perf_arch *pa;
-  unsigned gfx, clock_mhz;
-} standalone_arches[] = {
-    {&vgpu_perf_gfx90a, 9, 1700}, {&vgpu_perf_gfx908, 9, 1502},   {&vgpu_perf_gfx906, 9, 1725},
-    {&vgpu_perf_gfx900, 9, 1500}, {&vgpu_perf_gfx1030, 10, 2250}, {&vgpu_perf_gfx942, 9, 2100},
-};
-
-struct vgpu_test_pm4 *vgpu_test_pm4_new(const char *label) {
-  for (size_t k = 0; k < sizeof standalone_arches / sizeof standalone_arches[0]; k++) {
-    const struct vgpu_perf_arch *pa = standalone_arches[k].pa;
-    if (strcmp(pa->label, label)) continue;
-    struct vgpu_test_pm4 *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    t->nxcc = pa->xcc ? pa->xcc : 1;
-    if (t->nxcc > 16) t->nxcc = 16;
-    for (unsigned x = 0; x < t->nxcc; x++) {
-      t->xcc[x] = vgpu_perf_new(pa, standalone_arches[k].gfx, standalone_arches[k].clock_mhz);
-      if (!t->xcc[x]) return NULL;
-      t->xcc[x]->xcc_id = x;
-    }
-    return t;
+static struct vgpu_test_pm4 *agent_new(const struct vgpu_arch *a) {
+  struct vgpu_test_pm4 *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->nxcc = a->perf->xcc ? a->perf->xcc : 1;
+  if (t->nxcc > 16) t->nxcc = 16;
+  for (unsigned x = 0; x < t->nxcc; x++) {
+    t->xcc[x] = vgpu_perf_new(a->perf, a->gfx_level, a->max_clock_mhz);
+    if (!t->xcc[x]) return NULL;
+    t->xcc[x]->xcc_id = x;
   }
-  return NULL;
+  return t;
 }
 
-int vgpu_test_pm4_run(struct vgpu_test_pm4 *t, const uint32_t *ib, uint32_t ndw) {
+static int agent_pm4(struct vgpu_test_pm4 *t, uint64_t queue_id, const uint32_t *ib, uint32_t ndw, int depth) {
   int rc = 0;
-  for (unsigned x = 0; x < t->nxcc; x++) rc |= vgpu_perf_pm4(t->xcc[x], 0, ib, ndw, 0);
+  for (unsigned x = 0; x < t->nxcc; x++) rc |= vgpu_perf_pm4(t->xcc[x], queue_id, ib, ndw, depth);
   return rc;
 }
 
-void vgpu_test_pm4_dispatch(struct vgpu_test_pm4 *t, uint32_t grid, uint32_t wg) {
+static void agent_dispatch(struct vgpu_test_pm4 *t, const struct vgpu_dispatch_info *d) {
+  uint64_t wgsize = (uint64_t)d->wg[0] * d->wg[1] * d->wg[2];
+  uint64_t wpg = (wgsize + d->wave_size - 1) / d->wave_size;
+  for (unsigned x = 0; x < t->nxcc; x++) {
+    struct vgpu_dispatch_info dx = *d;
+    dx.workgroups = d->workgroups / t->nxcc + (x < d->workgroups % t->nxcc ? 1 : 0);
+    dx.waves = dx.workgroups * wpg;
+    vgpu_perf_dispatch(t->xcc[x], &dx);
+  }
+}
+
+VGPU_EXPORT struct vgpu_test_pm4 *vgpu_test_pm4_new(const char *label) {
+  const struct vgpu_arch *a;
+  for (size_t k = 0; (a = vgpu_arch_at(k)); k++)
+    if (!strcmp(a->perf->label, label)) return agent_new(a);
+  return NULL;
+}
+
+VGPU_EXPORT int vgpu_test_pm4_run(struct vgpu_test_pm4 *t, const uint32_t *ib, uint32_t ndw) { return agent_pm4(t, 0, ib, ndw, 0); }
+
+VGPU_EXPORT void vgpu_test_pm4_dispatch(struct vgpu_test_pm4 *t, uint32_t grid, uint32_t wg) {
   struct vgpu_dispatch_info d;
   memset(&d, 0, sizeof d);
   d.grid[0] = grid;
@@ -637,36 +645,32 @@ void vgpu_test_pm4_dispatch(struct vgpu_test_pm4 *t, uint32_t grid, uint32_t wg)
   d.wg[0] = wg ? wg : 1;
   d.wg[1] = d.wg[2] = 1;
   d.wave_size = 64;
-  uint64_t wgs = (grid + d.wg[0] - 1) / d.wg[0], wpg = (d.wg[0] + 63) / 64;
-  d.duration_ns = 2000 + 8 * wgs * wpg; /* the default duration model */
-  for (unsigned x = 0; x < t->nxcc; x++) {
-    struct vgpu_dispatch_info dx = d;
-    dx.workgroups = wgs / t->nxcc + (x < wgs % t->nxcc ? 1 : 0);
-    dx.waves = dx.workgroups * wpg;
-    vgpu_perf_dispatch(t->xcc[x], &dx);
-  }
+  d.workgroups = (grid + d.wg[0] - 1) / d.wg[0];
+  d.waves = d.workgroups * ((d.wg[0] + 63) / 64);
+  d.duration_ns = 2000 + 8 * d.waves; /* the default duration model */
+  agent_dispatch(t, &d);
 }
 
-/* --- per-GPU instances for the thunk --------------------------------------------- */
+/* --- the virtual GPUs' agents ---------------------------------------------------- */
 
-static struct vgpu_perf *gpus[VGPU_MAX_GPUS];
+static struct vgpu_test_pm4 *gpus[VGPU_MAX_GPUS];
 static pthread_mutex_t gpus_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct vgpu_perf *perf_of(uint32_t node) {
-  if (!vgpu_node_is_gpu(node)) return NULL;
+static struct vgpu_test_pm4 *agent_of(unsigned gpu) {
+  if (gpu >= vgpu_cfg.gpus) return NULL;
   pthread_mutex_lock(&gpus_lock);
-  struct vgpu_perf **pp = &gpus[node - 1];
-  if (!*pp) *pp = vgpu_perf_new(vgpu_cfg.arch->perf, vgpu_cfg.arch->gfx_level, vgpu_cfg.arch->max_clock_mhz);
+  struct vgpu_test_pm4 **pp = &gpus[gpu];
+  if (!*pp) *pp = agent_new(vgpu_cfg.arch);
   pthread_mutex_unlock(&gpus_lock);
   return *pp;
 }
 
-void vgpu_perf_on_dispatch(uint32_t node, const struct vgpu_dispatch_info *d) {
-  struct vgpu_perf *p = perf_of(node);
-  if (p) vgpu_perf_dispatch(p, d);
+void vgpu_perf_on_dispatch(unsigned gpu, const struct vgpu_dispatch_info *d) {
+  struct vgpu_test_pm4 *t = agent_of(gpu);
+  if (t) agent_dispatch(t, d);
 }
 
-int vgpu_pm4_execute(uint32_t node, uint64_t queue_id, const uint32_t *ib, uint32_t ndw, int depth) {
-  struct vgpu_perf *p = perf_of(node);
-  return p ? vgpu_perf_pm4(p, queue_id, ib, ndw, depth) : -1;
+int vgpu_pm4_execute(unsigned gpu, uint64_t queue_id, const uint32_t *ib, uint32_t ndw, int depth) {
+  struct vgpu_test_pm4 *t = agent_of(gpu);
+  return t ? agent_pm4(t, queue_id, ib, ndw, depth) : -1;
 }

@@ -47,5 +47,5 @@ struct vgpu_perf_arch {
 };
 
 extern const struct vgpu_perf_arch vgpu_perf_gfx90a, vgpu_perf_gfx908, vgpu_perf_gfx906,
-    vgpu_perf_gfx900, vgpu_perf_gfx1030, vgpu_perf_gfx942;
+    vgpu_perf_gfx900, vgpu_perf_gfx1030, vgpu_perf_gfx942, vgpu_perf_gfx1100;
 #endif

@@ -1,8 +1,12 @@
-/* Queues and the software command processor. Every queue gets its own
- * thread so a queue blocked on a barrier or busy with a long kernel never
- * stalls another. Doorbells are plain stores, so idle threads poll, backing
- * off from microseconds to a few milliseconds of sleep. */
+/* Queues and the software command processor. CREATE_QUEUE hands over a
+ * ring and its read/write pointers (for AQL, fields of ROCR's amd_queue_t);
+ * every queue gets its own thread so a queue blocked on a barrier or busy
+ * with a long kernel never stalls another. Doorbells are plain stores that
+ * no kernel sees, so idle threads poll the ring, backing off from
+ * microseconds to a parked state (see "idling"). Every address a packet
+ * holds is a GPU address, turned into a CPU one by vgpu_host(). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fnmatch.h>
 #include <hsa/amd_hsa_queue.h>
 #include <hsa/amd_hsa_signal.h>
@@ -16,12 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kfd_uapi.h"
 #include "vgpu.h"
 
 struct vgpu_queue {
-  uint64_t id;
-  uint32_t node;
-  HSA_QUEUE_TYPE type;
+  uint32_t id; /* KFD queue id, per process */
+  unsigned gpu;
+  bool aql;
   volatile bool active;
   volatile bool stop;
   pthread_t thread;
@@ -29,9 +34,8 @@ struct vgpu_queue {
   uint64_t ring_bytes;
   /* AQL */
   amd_queue_t *amd;
-  volatile uint64_t *aql_doorbell;
-  /* SDMA: slots the thunk owns */
-  volatile uint64_t *rptr, *wptr, *doorbell;
+  /* SDMA: 64-bit byte offsets in the thunk's memory */
+  volatile uint64_t *rptr, *wptr;
   uint64_t packets; /* processed, for the log */
   volatile uint32_t parked;
   struct vgpu_queue *next;
@@ -39,7 +43,9 @@ struct vgpu_queue {
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static struct vgpu_queue *queues;
-static uint64_t next_qid = 1;
+#define MAX_QUEUES 1024 /* KFD's per-process limit, one doorbell each */
+static uint8_t qid_used[MAX_QUEUES];
+static bool watcher_started;
 
 /* --- idling --------------------------------------------------------------
  * A queue that finds no work sleeps 10 us at a time for its first 1 ms idle
@@ -87,7 +93,7 @@ static void backoff_reset(struct backoff *b) { b->idle_since = 0; }
 
 static bool has_work(struct vgpu_queue *q) {
   if (!q->active) return false;
-  if (q->type == HSA_QUEUE_COMPUTE_AQL) {
+  if (q->aql) {
     uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
     uint8_t *slot = q->ring + (rd % (q->ring_bytes / 64)) * 64;
     return (__atomic_load_n((uint16_t *)slot, __ATOMIC_ACQUIRE) & 0xff) != HSA_PACKET_TYPE_INVALID;
@@ -125,7 +131,7 @@ static void start_watcher(void) {
 
 void vgpu_signal_complete(uint64_t handle, bool profiling, uint64_t start, uint64_t end) {
   if (!handle) return;
-  amd_signal_t *s = (amd_signal_t *)(uintptr_t)handle;
+  amd_signal_t *s = vgpu_host(handle);
   if (profiling) {
     if (end <= start) end = start + 1;
     s->start_ts = start;
@@ -133,14 +139,13 @@ void vgpu_signal_complete(uint64_t handle, bool profiling, uint64_t start, uint6
   }
   __atomic_fetch_sub(&s->value, 1, __ATOMIC_ACQ_REL);
   if (s->event_mailbox_ptr) {
-    __atomic_store_n((uint64_t *)(uintptr_t)s->event_mailbox_ptr, (uint64_t)s->event_id,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)vgpu_host(s->event_mailbox_ptr), (uint64_t)s->event_id, __ATOMIC_RELEASE);
     vgpu_event_signal_id(s->event_id);
   }
 }
 
 static int64_t signal_value(uint64_t handle) {
-  amd_signal_t *s = (amd_signal_t *)(uintptr_t)handle;
+  amd_signal_t *s = vgpu_host(handle);
   return __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
 }
 
@@ -174,8 +179,8 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   d.wg[1] = p->workgroup_size_y ? p->workgroup_size_y : 1;
   d.wg[2] = p->workgroup_size_z ? p->workgroup_size_z : 1;
   d.wave_size = vgpu_cfg.arch->wave_size;
-  const uint8_t *kd = (const uint8_t *)(uintptr_t)p->kernel_object;
-  bool kd_ok = p->kernel_object && vgpu_mem_lookup(p->kernel_object, NULL);
+  const uint8_t *kd = vgpu_host(p->kernel_object);
+  bool kd_ok = p->kernel_object && vgpu_mem_known(p->kernel_object, 64, false);
   if (kd_ok) {
     uint32_t rsrc1;
     memcpy(&d.lds, kd + 0, 4);
@@ -204,8 +209,8 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   uint64_t start_ns;
   if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) start_ns = vgpu_virtual_advance(d.duration_ns);
   else start_ns = vgpu_now_ns();
-  const char *emu = vgpu_blit_emulate(p->kernel_object, d.name, (void *)p->kernarg_address, &d);
-  vgpu_perf_on_dispatch(q->node, &d);
+  const char *emu = vgpu_blit_emulate(p->kernel_object, d.name, p->kernarg_address ? vgpu_host((uint64_t)(uintptr_t)p->kernarg_address) : NULL, &d);
+  vgpu_perf_on_dispatch(q->gpu, &d);
   uint64_t end_ns = start_ns + d.duration_ns;
   if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {
     /* The kernel "runs" until its modelled end: short remainders are spun
@@ -221,14 +226,13 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   if (et <= st) et = st + 1;
   vgpu_signal_complete(p->completion_signal.handle, profiling, st, et);
   if (vgpu_cfg.log)
-    vgpu_logf("{\"type\":\"dispatch\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,"
+    vgpu_logf("{\"type\":\"dispatch\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,"
               "\"header\":%u,\"kernel_object\":%llu,\"name\":\"%s\",\"kernarg\":%llu,"
               "\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u],\"workgroups\":%llu,\"waves\":%llu,"
               "\"wave_size\":%u,\"kernarg_size\":%u,\"group_segment\":%u,\"private_segment\":%u,"
               "\"vgpr_granule\":%u,\"sgpr_granule\":%u,\"emulated\":\"%s\",\"signal\":%llu,"
               "\"start_ts\":%llu,\"end_ts\":%llu,\"duration_ns\":%llu}",
-              (int)getpid(), q->node, (unsigned long long)q->id, (unsigned long long)idx,
-              p->header, (unsigned long long)p->kernel_object, d.name ? d.name : "",
+              (int)getpid(), q->gpu, q->id, (unsigned long long)idx, p->header, (unsigned long long)p->kernel_object, d.name ? d.name : "",
               (unsigned long long)(uintptr_t)p->kernarg_address, d.grid[0], d.grid[1], d.grid[2],
               d.wg[0], d.wg[1], d.wg[2], (unsigned long long)d.workgroups,
               (unsigned long long)d.waves, d.wave_size, d.kernarg_size, d.lds, d.scratch, d.vgprs,
@@ -279,10 +283,10 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
     const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)slot;
     if (!barrier_ready(b, type == HSA_PACKET_TYPE_BARRIER_OR)) return NOT_READY;
     complete_simple(signal, profiling);
-    vgpu_logf("{\"type\":\"%s\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u,"
+    vgpu_logf("{\"type\":\"%s\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,\"header\":%u,"
               "\"deps\":[%llu,%llu,%llu,%llu,%llu],\"signal\":%llu}",
-              type == HSA_PACKET_TYPE_BARRIER_OR ? "barrier_or" : "barrier_and", (int)getpid(), q->node,
-              (unsigned long long)q->id, (unsigned long long)idx, header,
+              type == HSA_PACKET_TYPE_BARRIER_OR ? "barrier_or" : "barrier_and", (int)getpid(), q->gpu, q->id,
+              (unsigned long long)idx, header,
               (unsigned long long)b->dep_signal[0].handle, (unsigned long long)b->dep_signal[1].handle,
               (unsigned long long)b->dep_signal[2].handle, (unsigned long long)b->dep_signal[3].handle,
               (unsigned long long)b->dep_signal[4].handle, (unsigned long long)signal);
@@ -290,17 +294,17 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
   }
   case HSA_PACKET_TYPE_AGENT_DISPATCH:
     complete_simple(signal, profiling);
-    vgpu_logf("{\"type\":\"agent_dispatch\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
-              (unsigned long long)q->id, (unsigned long long)idx);
+    vgpu_logf("{\"type\":\"agent_dispatch\",\"pid\":%d,\"queue\":%u,\"index\":%llu}", (int)getpid(), q->id,
+              (unsigned long long)idx);
     return DONE;
   case HSA_PACKET_TYPE_VENDOR_SPECIFIC: {
     uint8_t fmt = slot[2];
     if (fmt == 1) { /* AMD PM4 IB: dwords 1..4 hold an INDIRECT_BUFFER packet */
       uint32_t dw[4];
       memcpy(dw, slot + 4, 16);
-      vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"index\":%llu,\"header\":%u}",
-                (int)getpid(), q->node, (unsigned long long)q->id, (unsigned long long)idx, header);
-      vgpu_pm4_execute(q->node, q->id, dw, 4, 0);
+      vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,\"header\":%u}",
+                (int)getpid(), q->gpu, q->id, (unsigned long long)idx, header);
+      vgpu_pm4_execute(q->gpu, q->id, dw, 4, 0);
       complete_simple(signal, profiling);
       return DONE;
     }
@@ -309,17 +313,17 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
       int64_t v = b->signal.handle ? signal_value(b->signal.handle) : 0;
       if (!cond_holds(b->cond, v & b->mask, b->value)) return NOT_READY;
       complete_simple(signal, profiling);
-      vgpu_logf("{\"type\":\"barrier_value\",\"pid\":%d,\"queue\":%llu,\"index\":%llu}", (int)getpid(),
-                (unsigned long long)q->id, (unsigned long long)idx);
+      vgpu_logf("{\"type\":\"barrier_value\",\"pid\":%d,\"queue\":%u,\"index\":%llu}", (int)getpid(), q->id,
+                (unsigned long long)idx);
       return DONE;
     }
-    vgpu_error("queue %llu packet %llu: unknown AMD vendor packet format %u", (unsigned long long)q->id,
+    vgpu_error("queue %u packet %llu: unknown AMD vendor packet format %u", q->id,
                (unsigned long long)idx, fmt);
     complete_simple(signal, profiling);
     return DONE;
   }
   default:
-    vgpu_error("queue %llu packet %llu: unknown AQL packet type %u", (unsigned long long)q->id,
+    vgpu_error("queue %u packet %llu: unknown AQL packet type %u", q->id,
                (unsigned long long)idx, type);
     complete_simple(signal, profiling);
     return DONE;
@@ -388,10 +392,10 @@ static unsigned sdma_copy_rect(struct vgpu_queue *q, uint64_t off) {
 #define D(i) ring_dw(q, off, i)
   uint32_t h = D(0);
   uint64_t el = 1ull << ((h >> 29) & 7);
-  uint8_t *src = (uint8_t *)(uintptr_t)u64(D(1), D(2));
+  uint8_t *src = vgpu_host(u64(D(1), D(2)));
   uint64_t sx = D(3) & 0x3fff, sy = (D(3) >> 16) & 0x3fff, sz = D(4) & 0x7ff;
   uint64_t spitch = (uint64_t)(D(4) >> 13) + 1, sslice = (uint64_t)(D(5) & 0xfffffff) + 1;
-  uint8_t *dst = (uint8_t *)(uintptr_t)u64(D(6), D(7));
+  uint8_t *dst = vgpu_host(u64(D(6), D(7)));
   uint64_t dx = D(8) & 0x3fff, dy = (D(8) >> 16) & 0x3fff, dz = D(9) & 0x7ff;
   uint64_t dpitch = (uint64_t)(D(9) >> 13) + 1, dslice = (uint64_t)(D(10) & 0xfffffff) + 1;
   uint64_t rx = (uint64_t)(D(11) & 0x3fff) + 1, ry = (uint64_t)((D(11) >> 16) & 0x3fff) + 1;
@@ -400,8 +404,8 @@ static unsigned sdma_copy_rect(struct vgpu_queue *q, uint64_t off) {
     for (uint64_t y = 0; y < ry; y++)
       memmove(dst + ((dz + z) * dslice + (dy + y) * dpitch + dx) * el,
               src + ((sz + z) * sslice + (sy + y) * spitch + sx) * el, rx * el);
-  vgpu_logf("{\"type\":\"sdma_copy_rect\",\"pid\":%d,\"queue\":%llu,\"rect\":[%llu,%llu,%llu],\"element\":%llu}",
-            (int)getpid(), (unsigned long long)q->id, (unsigned long long)rx, (unsigned long long)ry,
+  vgpu_logf("{\"type\":\"sdma_copy_rect\",\"pid\":%d,\"queue\":%u,\"rect\":[%llu,%llu,%llu],\"element\":%llu}",
+            (int)getpid(), q->id, (unsigned long long)rx, (unsigned long long)ry,
             (unsigned long long)rz, (unsigned long long)el);
   return 13;
 #undef D
@@ -417,23 +421,23 @@ static unsigned sdma_packet(struct vgpu_queue *q, uint64_t off) {
   case 1: {
     if (sub == 4) return sdma_copy_rect(q, off);
     if (sub != 0) {
-      vgpu_error("SDMA queue %llu: unsupported COPY sub-op %u", (unsigned long long)q->id, sub);
+      vgpu_error("SDMA queue %u: unsupported COPY sub-op %u", q->id, sub);
       return 7;
     }
     uint64_t n = (uint64_t)(D(1) & 0x3fffff) + 1;
-    void *src = (void *)(uintptr_t)u64(D(3), D(4));
-    void *dst = (void *)(uintptr_t)u64(D(5), D(6));
+    uint64_t srcva = u64(D(3), D(4)), dstva = u64(D(5), D(6));
+    void *src = vgpu_host(srcva), *dst = vgpu_host(dstva);
     uint64_t t0 = vgpu_now_ns();
     memmove(dst, src, n);
     if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) vgpu_virtual_advance(1000 + n / 10);
-    vgpu_logf("{\"type\":\"sdma_copy\",\"pid\":%d,\"queue\":%llu,\"src\":%llu,\"dst\":%llu,\"bytes\":%llu,"
+    vgpu_logf("{\"type\":\"sdma_copy\",\"pid\":%d,\"queue\":%u,\"src\":%llu,\"dst\":%llu,\"bytes\":%llu,"
               "\"ts\":%llu}",
-              (int)getpid(), (unsigned long long)q->id, (unsigned long long)(uintptr_t)src,
-              (unsigned long long)(uintptr_t)dst, (unsigned long long)n, (unsigned long long)t0);
+              (int)getpid(), q->id, (unsigned long long)srcva, (unsigned long long)dstva, (unsigned long long)n,
+              (unsigned long long)t0);
     return 7;
   }
   case 5: {
-    volatile uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+    volatile uint32_t *a = vgpu_host(u64(D(1), D(2)));
     __atomic_store_n(a, D(3), __ATOMIC_RELEASE);
     return 4;
   }
@@ -444,33 +448,33 @@ static unsigned sdma_packet(struct vgpu_queue *q, uint64_t off) {
   }
   case 8: {
     if (h & (1u << 31)) {
-      volatile uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+      volatile uint32_t *a = vgpu_host(u64(D(1), D(2)));
       uint32_t v = __atomic_load_n(a, __ATOMIC_ACQUIRE) & D(4);
       if (!poll_holds((h >> 28) & 7, v, D(3))) return 0;
     }
     return 6;
   }
   case 10: {
-    int64_t *a = (int64_t *)(uintptr_t)u64(D(1), D(2));
+    int64_t *a = vgpu_host(u64(D(1), D(2)));
     __atomic_fetch_add(a, (int64_t)u64(D(3), D(4)), __ATOMIC_ACQ_REL);
     return 8;
   }
   case 11: {
-    uint32_t *a = (uint32_t *)(uintptr_t)u64(D(1), D(2));
+    uint32_t *a = vgpu_host(u64(D(1), D(2)));
     uint64_t bytes = (uint64_t)(D(4) & 0x3fffff) + 1;
     uint32_t v = D(3);
     for (uint64_t i = 0; i < bytes / 4; i++) a[i] = v;
     return 5;
   }
   case 13: {
-    uint64_t *a = (uint64_t *)(uintptr_t)u64(D(1), D(2));
+    uint64_t *a = vgpu_host(u64(D(1), D(2)));
     if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) vgpu_virtual_advance(VIRTUAL_PACKET_NS);
     *a = vgpu_gpu_ticks();
     return 3;
   }
   case 17: return 5;
   default:
-    vgpu_error("SDMA queue %llu: unknown opcode %u (dword 0x%08x)", (unsigned long long)q->id, op, h);
+    vgpu_error("SDMA queue %u: unknown opcode %u (dword 0x%08x)", q->id, op, h);
     return 1;
   }
 #undef D
@@ -500,117 +504,127 @@ static void *sdma_thread(void *arg) {
   return NULL;
 }
 
-/* --- thunk API ------------------------------------------------------------ */
+/* --- the KFD queue ioctls -------------------------------------------------------- */
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type, HSAuint32 pct,
-                                          HSA_QUEUE_PRIORITY prio, void *addr, HSAuint64 size,
-                                          HsaEvent *ev, HsaQueueResource *res) {
-  (void)prio;
-  (void)ev;
-  if (!res || !addr || !size) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (!vgpu_node_is_gpu(node)) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  bool aql = type == HSA_QUEUE_COMPUTE_AQL;
-  bool sdma = type == HSA_QUEUE_SDMA || type == HSA_QUEUE_SDMA_XGMI;
-  if (!aql && !sdma) return HSAKMT_STATUS_NOT_SUPPORTED;
-  struct vgpu_queue *q = calloc(1, sizeof *q);
-  if (!q) return HSAKMT_STATUS_NO_MEMORY;
-  q->node = node;
-  q->type = type;
-  q->active = pct > 0;
-  q->ring = addr;
-  q->ring_bytes = size;
-  /* One cache line per pointer keeps host stores off the engine's lines. */
-  uint64_t *slots = aligned_alloc(64, 64 * 3);
-  if (!slots) {
-    free(q);
-    return HSAKMT_STATUS_NO_MEMORY;
-  }
-  memset(slots, 0, 64 * 3);
-  if (aql) {
-    q->amd = (amd_queue_t *)((uint8_t *)res->Queue_read_ptr_aql - offsetof(amd_queue_t, read_dispatch_id));
-    q->aql_doorbell = &slots[0];
-    *q->aql_doorbell = UINT64_MAX;
-    res->Queue_DoorBell_aql = (HSAuint64 *)q->aql_doorbell;
-  } else {
-    q->rptr = &slots[0];
-    q->wptr = &slots[8];
-    q->doorbell = &slots[16];
-    res->Queue_read_ptr_aql = (HSAuint64 *)q->rptr;
-    res->Queue_write_ptr_aql = (HSAuint64 *)q->wptr;
-    res->Queue_DoorBell_aql = (HSAuint64 *)q->doorbell;
-  }
-  static pthread_once_t watcher_once = PTHREAD_ONCE_INIT;
-  pthread_once(&watcher_once, start_watcher);
-  pthread_mutex_lock(&qlock);
-  q->id = next_qid++;
-  q->next = queues;
-  queues = q;
-  pthread_mutex_unlock(&qlock);
-  res->QueueId = q->id;
-  res->ErrorReason = NULL;
-  if (pthread_create(&q->thread, NULL, aql ? aql_thread : sdma_thread, q)) {
-    pthread_mutex_lock(&qlock);
-    queues = q->next;
-    pthread_mutex_unlock(&qlock);
-    free(slots);
-    free(q);
-    return HSAKMT_STATUS_NO_MEMORY;
-  }
-  vgpu_logf("{\"type\":\"queue_create\",\"pid\":%d,\"node\":%u,\"queue\":%llu,\"kind\":\"%s\",\"ring\":%llu,"
-            "\"bytes\":%llu}",
-            (int)getpid(), node, (unsigned long long)q->id, aql ? "aql" : "sdma",
-            (unsigned long long)(uintptr_t)addr, (unsigned long long)size);
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-static struct vgpu_queue *find_queue(HSA_QUEUEID id) {
-  pthread_mutex_lock(&qlock);
+static struct vgpu_queue *find_locked(uint32_t id) {
   struct vgpu_queue *q = queues;
   while (q && q->id != id) q = q->next;
-  pthread_mutex_unlock(&qlock);
   return q;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
-                                          void *addr, HSAuint64 size, HsaEvent *ev) {
-  (void)prio;
-  (void)addr;
-  (void)size;
-  (void)ev;
-  struct vgpu_queue *q = find_queue(id);
-  if (!q) return HSAKMT_STATUS_INVALID_PARAMETER;
-  q->active = pct > 0;
-  return HSAKMT_STATUS_SUCCESS;
+bool vgpu_queue_exists(uint32_t id) {
+  pthread_mutex_lock(&qlock);
+  bool ok = find_locked(id) != NULL;
+  pthread_mutex_unlock(&qlock);
+  return ok;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtDestroyQueue(HSA_QUEUEID id) {
+int vgpu_queue_create(void *argp, size_t size) {
+  (void)size;
+  struct vgpu_create_queue_args *a = argp;
+  int g = vgpu_gpu_index(a->gpu_id);
+  if (g < 0 || !a->ring_base_address || !a->ring_size || !a->read_pointer_address || !a->write_pointer_address)
+    return -EINVAL;
+  bool aql = a->queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+  bool sdma = a->queue_type == KFD_IOC_QUEUE_TYPE_SDMA || a->queue_type == KFD_IOC_QUEUE_TYPE_SDMA_XGMI ||
+              a->queue_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID_V;
+  if (!aql && !sdma) {
+    /* PM4 compute rings (type 0) are not emulated; no ROCm runtime uses them. */
+    vgpu_unknown("KFD queue type", a->queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE ? "COMPUTE (PM4 ring)" : "unknown",
+                 "EINVAL");
+    return -EINVAL;
+  }
+  struct vgpu_queue *q = calloc(1, sizeof *q);
+  if (!q) return -ENOMEM;
+  q->gpu = (unsigned)g;
+  q->aql = aql;
+  q->active = a->queue_percentage > 0;
+  q->ring = vgpu_host(a->ring_base_address);
+  q->ring_bytes = a->ring_size;
+  if (aql) {
+    q->amd = (amd_queue_t *)((uint8_t *)vgpu_host(a->read_pointer_address) -
+                             offsetof(amd_queue_t, read_dispatch_id));
+  } else {
+    q->rptr = vgpu_host(a->read_pointer_address);
+    q->wptr = vgpu_host(a->write_pointer_address);
+  }
+  pthread_mutex_lock(&qlock);
+  if (!watcher_started) {
+    start_watcher();
+    watcher_started = true;
+  }
+  uint32_t id = 0;
+  while (id < MAX_QUEUES && qid_used[id]) id++;
+  if (id == MAX_QUEUES) {
+    pthread_mutex_unlock(&qlock);
+    free(q);
+    return -ENOSPC;
+  }
+  qid_used[id] = 1;
+  q->id = id;
+  q->next = queues;
+  queues = q;
+  if (pthread_create(&q->thread, NULL, aql ? aql_thread : sdma_thread, q)) {
+    queues = q->next;
+    qid_used[id] = 0;
+    pthread_mutex_unlock(&qlock);
+    free(q);
+    return -ENOMEM;
+  }
+  pthread_mutex_unlock(&qlock);
+  /* SOC15 doorbells are 8 bytes: the offset within the process's doorbell
+   * page is in the low bits, the page's mmap offset above them. */
+  a->queue_id = id;
+  a->doorbell_offset = vgpu_special_mmap_offset(KFD_MMAP_TYPE_DOORBELL_V, q->gpu) | ((uint64_t)id * 8);
+  vgpu_logf("{\"type\":\"queue_create\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"kind\":\"%s\",\"ring\":%llu,"
+            "\"bytes\":%llu}",
+            (int)getpid(), q->gpu, id, aql ? "aql" : "sdma", (unsigned long long)a->ring_base_address,
+            (unsigned long long)a->ring_size);
+  return 0;
+}
+
+int vgpu_queue_update(void *argp) {
+  struct kfd_ioctl_update_queue_args *a = argp;
+  pthread_mutex_lock(&qlock);
+  struct vgpu_queue *q = find_locked(a->queue_id);
+  if (q) {
+    if (a->ring_base_address) {
+      q->ring = vgpu_host(a->ring_base_address);
+      q->ring_bytes = a->ring_size;
+    }
+    q->active = a->queue_percentage > 0;
+  }
+  pthread_mutex_unlock(&qlock);
+  return q ? 0 : -EINVAL;
+}
+
+int vgpu_queue_destroy(void *argp) {
+  struct kfd_ioctl_destroy_queue_args *a = argp;
   pthread_mutex_lock(&qlock);
   struct vgpu_queue **pp = &queues;
-  while (*pp && (*pp)->id != id) pp = &(*pp)->next;
+  while (*pp && (*pp)->id != a->queue_id) pp = &(*pp)->next;
   struct vgpu_queue *q = *pp;
   if (q) *pp = q->next;
   pthread_mutex_unlock(&qlock);
-  if (!q) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if (!q) return -EINVAL;
   q->stop = true;
   __atomic_store_n(&q->parked, 0, __ATOMIC_SEQ_CST);
   futex_wake(&q->parked);
   pthread_join(q->thread, NULL);
-  vgpu_logf("{\"type\":\"queue_destroy\",\"pid\":%d,\"queue\":%llu,\"packets\":%llu}", (int)getpid(),
-            (unsigned long long)q->id, (unsigned long long)q->packets);
-  /* The pointer slots stay allocated: ROCR may still read them. */
+  vgpu_logf("{\"type\":\"queue_destroy\",\"pid\":%d,\"queue\":%u,\"packets\":%llu}", (int)getpid(), q->id,
+            (unsigned long long)q->packets);
+  pthread_mutex_lock(&qlock);
+  qid_used[q->id] = 0;
+  pthread_mutex_unlock(&qlock);
   free(q);
-  return HSAKMT_STATUS_SUCCESS;
+  return 0;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 n, HSAuint32 *mask) {
-  (void)n;
-  (void)mask;
-  return find_queue(id) ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_PARAMETER;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n, HSAuint32 *first) {
-  (void)id;
-  (void)n;
-  if (first) *first = 0;
-  return HSAKMT_STATUS_SUCCESS;
+/* After fork the queues' threads do not exist in the child: forget them
+ * (their memory belongs to the parent's runtime, so nothing is freed). */
+void vgpu_queues_after_fork(void) {
+  pthread_mutex_init(&qlock, NULL);
+  queues = NULL;
+  memset(qid_used, 0, sizeof qid_used);
+  watcher_started = false;
 }

@@ -14,6 +14,9 @@ static uint64_t arg64(const uint8_t *ka, unsigned off) {
   memcpy(&v, ka + off, 8);
   return v;
 }
+/* A pointer argument: a GPU address, as the kernel would dereference it. */
+static uint8_t *argptr(const uint8_t *ka, unsigned off) { return arg64(ka, off) ? vgpu_host(arg64(ka, off)) : NULL; }
+
 static uint32_t arg32(const uint8_t *ka, unsigned off) {
   uint32_t v;
   memcpy(&v, ka + off, 4);
@@ -24,8 +27,8 @@ static uint32_t arg32(const uint8_t *ka, unsigned off) {
  * remain == 8 means a byte copy of size bytes; otherwise size-1 dwords plus
  * remain trailing bytes. Origins are in bytes. */
 static void copy_buffer(const uint8_t *ka) {
-  uint8_t *src = (uint8_t *)(uintptr_t)(arg64(ka, 0) + arg64(ka, 16));
-  uint8_t *dst = (uint8_t *)(uintptr_t)(arg64(ka, 8) + arg64(ka, 24));
+  uint8_t *src = vgpu_host(arg64(ka, 0) + arg64(ka, 16));
+  uint8_t *dst = vgpu_host(arg64(ka, 8) + arg64(ka, 24));
   uint64_t size = arg64(ka, 32);
   uint32_t remain = arg32(ka, 40);
   if (!size) return;
@@ -37,8 +40,8 @@ static void copy_buffer(const uint8_t *ka) {
  * elements are 16 bytes when alignment == 16, else 4; origins in elements. */
 static void copy_buffer_aligned(const uint8_t *ka) {
   uint64_t el = arg32(ka, 40) == 16 ? 16 : 4;
-  uint8_t *src = (uint8_t *)(uintptr_t)(arg64(ka, 0) + arg64(ka, 16) * el);
-  uint8_t *dst = (uint8_t *)(uintptr_t)(arg64(ka, 8) + arg64(ka, 24) * el);
+  uint8_t *src = vgpu_host(arg64(ka, 0) + arg64(ka, 16) * el);
+  uint8_t *dst = vgpu_host(arg64(ka, 8) + arg64(ka, 24) * el);
   memmove(dst, src, arg64(ka, 32) * el);
 }
 
@@ -50,7 +53,7 @@ static unsigned fill_width(const uint8_t *ka, uint8_t **buf) {
   for (int i = 0; i < 4; i++) {
     uint64_t p = arg64(ka, offs[i]);
     if (p || i == 3) {
-      *buf = (uint8_t *)(uintptr_t)p;
+      *buf = p ? vgpu_host(p) : NULL;
       return widths[i];
     }
   }
@@ -62,7 +65,7 @@ static unsigned fill_width(const uint8_t *ka, uint8_t **buf) {
 static void fill_buffer(const uint8_t *ka) {
   uint8_t *buf;
   unsigned w = fill_width(ka, &buf);
-  const uint8_t *pat = (const uint8_t *)(uintptr_t)arg64(ka, 32);
+  const uint8_t *pat = argptr(ka, 32);
   uint64_t ps = arg32(ka, 40), off = arg64(ka, 48), size = arg64(ka, 56);
   if (!buf || !pat || !ps) return;
   uint64_t chunk = ps * w;
@@ -75,7 +78,7 @@ static void fill_buffer(const uint8_t *ka) {
 static void fill_buffer_2d(const uint8_t *ka) {
   uint8_t *buf;
   unsigned w = fill_width(ka, &buf);
-  const uint8_t *pat = (const uint8_t *)(uintptr_t)arg64(ka, 32);
+  const uint8_t *pat = argptr(ka, 32);
   uint64_t ps = arg32(ka, 40), off = arg64(ka, 48), width = arg64(ka, 56), height = arg64(ka, 64),
            pitch = arg64(ka, 72);
   if (!buf || !pat || !ps) return;
@@ -86,8 +89,8 @@ static void fill_buffer_2d(const uint8_t *ka) {
 /* copyBufferRect(src, dst, ulong4 srcRect, ulong4 dstRect, ulong4 size):
  * element (x, y, z) sits at x + rect.z + y * rect.x + z * rect.y. */
 static void copy_rect(const uint8_t *ka, unsigned el) {
-  uint8_t *src = (uint8_t *)(uintptr_t)arg64(ka, 0);
-  uint8_t *dst = (uint8_t *)(uintptr_t)arg64(ka, 8);
+  uint8_t *src = argptr(ka, 0);
+  uint8_t *dst = argptr(ka, 8);
   uint64_t sr[3] = {arg64(ka, 32), arg64(ka, 40), arg64(ka, 48)};
   uint64_t dr[3] = {arg64(ka, 64), arg64(ka, 72), arg64(ka, 80)};
   uint64_t sz[3] = {arg64(ka, 96), arg64(ka, 104), arg64(ka, 112)};

@@ -1,27 +1,64 @@
-/* Topology: one CPU node (node 0) followed by 1-8 GPU nodes of the configured
- * architecture. Field values are the ones ROCR 5.2.3 asserts on or derives
- * its agent properties from (see docs/virtual-gpu.md, "Topology"). */
+/* Topology: the emulated architectures and the KFD sysfs tree that
+ * describes them (node 0 is the real CPU, GPUs follow). The files hold what
+ * the kernel's KFD writes there ("name value" lines); every thunk since ROCm
+ * 5.2 parses them, ignoring names it does not know, so newer keys
+ * (gfx_target_version, num_xcc, ...) are simply there for the runtimes that
+ * read them. Values ROCR asserts on are explained in docs/virtual-gpu.md. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfregs.h"
 #include "vgpu.h"
 
+/* libdrm's AMDGPU_FAMILY_* values. */
+enum { FAMILY_AI = 141, FAMILY_NV = 143, FAMILY_GC_11_0_0 = 145 };
+
 /* GbAddrConfig 0x2a114042 is the gfx9 golden value from amdgpu's
  * gfx_v9_0.c (256-byte pipe interleave, which ROCR's image addrlib asserts).
- * SE/SA/CU counts match the AQLprofile golden agents in blocks.json. */
+ * SE/SA/CU counts match the AQLprofile golden agents in blocks.json; MI300X
+ * is 8 XCCs of 4 SEs with 38 of 40 CUs enabled per XCC. */
 static const struct vgpu_arch arches[] = {
-    {"gfx90a", 9, 0, 10, 0x740f, "AMD Instinct MI210", 8, 1, 104, 8, 64, true, 0x2a114042, 9, 32,
-     1700, 64ull << 30, &vgpu_perf_gfx90a},
-    {"gfx908", 9, 0, 8, 0x738c, "AMD Instinct MI100", 8, 1, 120, 10, 64, true, 0x2a114042, 9, 32,
-     1502, 32ull << 30, &vgpu_perf_gfx908},
-    {"gfx906", 9, 0, 6, 0x66a1, "AMD Instinct MI50", 4, 1, 60, 10, 64, false, 0x2a114042, 9, 16,
-     1725, 16ull << 30, &vgpu_perf_gfx906},
-    {"gfx900", 9, 0, 0, 0x6860, "Radeon Instinct MI25", 4, 1, 64, 10, 64, false, 0x2a114042, 9, 16,
-     1500, 16ull << 30, &vgpu_perf_gfx900},
-    {"gfx1030", 10, 3, 0, 0x73bf, "AMD Radeon RX 6800 XT", 4, 2, 72, 16, 32, false, 0x00000444, 10,
-     32, 2250, 16ull << 30, &vgpu_perf_gfx1030},
+    {.name = "gfx90a", .major = 9, .minor = 0, .stepping = 10, .device_id = 0x740f,
+     .marketing = "AMD Instinct MI210", .asic = "aldebaran", .family_id = FAMILY_AI, .xcc = 1, .se = 8,
+     .sa_per_se = 1, .cu = 104, .cu_per_sa_max = 13, .waves_per_simd = 8, .wave_size = 64, .sramecc = true,
+     .gb_addr_config = 0x2a114042, .gfx_level = 9, .tcc_instances = 32, .max_clock_mhz = 1700,
+     .vram_bytes = 64ull << 30, .perf = &vgpu_perf_gfx90a},
+    {.name = "gfx908", .major = 9, .minor = 0, .stepping = 8, .device_id = 0x738c,
+     .marketing = "AMD Instinct MI100", .asic = "arcturus", .family_id = FAMILY_AI, .xcc = 1, .se = 8,
+     .sa_per_se = 1, .cu = 120, .cu_per_sa_max = 15, .waves_per_simd = 10, .wave_size = 64, .sramecc = true,
+     .gb_addr_config = 0x2a114042, .gfx_level = 9, .tcc_instances = 32, .max_clock_mhz = 1502,
+     .vram_bytes = 32ull << 30, .perf = &vgpu_perf_gfx908},
+    {.name = "gfx906", .major = 9, .minor = 0, .stepping = 6, .device_id = 0x66a1,
+     .marketing = "AMD Instinct MI50", .asic = "vega20", .family_id = FAMILY_AI, .xcc = 1, .se = 4,
+     .sa_per_se = 1, .cu = 60, .cu_per_sa_max = 15, .waves_per_simd = 10, .wave_size = 64, .sramecc = false,
+     .gb_addr_config = 0x2a114042, .gfx_level = 9, .tcc_instances = 16, .max_clock_mhz = 1725,
+     .vram_bytes = 16ull << 30, .perf = &vgpu_perf_gfx906},
+    {.name = "gfx900", .major = 9, .minor = 0, .stepping = 0, .device_id = 0x6860,
+     .marketing = "Radeon Instinct MI25", .asic = "vega10", .family_id = FAMILY_AI, .xcc = 1, .se = 4,
+     .sa_per_se = 1, .cu = 64, .cu_per_sa_max = 16, .waves_per_simd = 10, .wave_size = 64, .sramecc = false,
+     .gb_addr_config = 0x2a114042, .gfx_level = 9, .tcc_instances = 16, .max_clock_mhz = 1500,
+     .vram_bytes = 16ull << 30, .perf = &vgpu_perf_gfx900},
+    {.name = "gfx942", .major = 9, .minor = 4, .stepping = 2, .device_id = 0x74a1,
+     .marketing = "AMD Instinct MI300X", .asic = "ip discovery", .family_id = FAMILY_AI, .xcc = 8, .se = 32,
+     .sa_per_se = 1, .cu = 304, .cu_per_sa_max = 10, .waves_per_simd = 8, .wave_size = 64, .sramecc = true,
+     .gb_addr_config = 0x2a114042, .gfx_level = 9, .tcc_instances = 16, .max_clock_mhz = 2100,
+     .vram_bytes = 192ull << 30, .perf = &vgpu_perf_gfx942},
+    {.name = "gfx1030", .major = 10, .minor = 3, .stepping = 0, .device_id = 0x73bf,
+     .marketing = "AMD Radeon RX 6800 XT", .asic = "sienna_cichlid", .family_id = FAMILY_NV, .xcc = 1, .se = 4,
+     .sa_per_se = 2, .cu = 72, .cu_per_sa_max = 10, .waves_per_simd = 16, .wave_size = 32, .sramecc = false,
+     .gb_addr_config = 0x00000444, .gfx_level = 10, .tcc_instances = 16, .max_clock_mhz = 2250,
+     .vram_bytes = 16ull << 30, .perf = &vgpu_perf_gfx1030},
+    {.name = "gfx1100", .major = 11, .minor = 0, .stepping = 0, .device_id = 0x744c,
+     .marketing = "AMD Radeon RX 7900 XTX", .asic = "ip discovery", .family_id = FAMILY_GC_11_0_0, .xcc = 1,
+     .se = 6, .sa_per_se = 2, .cu = 96, .cu_per_sa_max = 8, .waves_per_simd = 16, .wave_size = 32,
+     .sramecc = false, .gb_addr_config = 0x00000545, .gfx_level = 11, .tcc_instances = 24,
+     .max_clock_mhz = 2500, .vram_bytes = 24ull << 30, .perf = &vgpu_perf_gfx1100},
 };
 
 const struct vgpu_arch *vgpu_arch_lookup(const char *name) {
@@ -30,213 +67,303 @@ const struct vgpu_arch *vgpu_arch_lookup(const char *name) {
   return NULL;
 }
 
-#define LDS_APERTURE 0x1000000000000ull
-#define SCRATCH_APERTURE 0x2000000000000ull
+const struct vgpu_arch *vgpu_arch_at(size_t i) { return i < sizeof arches / sizeof arches[0] ? &arches[i] : NULL; }
 
-static unsigned simd_per_cu(const struct vgpu_arch *a) { return a->gfx_level >= 10 ? 2 : 4; }
+const char *vgpu_arch_names(void) {
+  static char buf[256];
+  if (!buf[0]) {
+    size_t o = 0;
+    for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
+      o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s", i ? ", " : "", arches[i].name,
+                            i ? "" : " (default)");
+  }
+  return buf;
+}
 
-unsigned vgpu_node_count(void) { return 1 + vgpu_cfg.gpus; }
-bool vgpu_node_is_gpu(uint32_t node) { return node >= 1 && node <= vgpu_cfg.gpus; }
+unsigned vgpu_simd_per_cu(const struct vgpu_arch *a) { return a->gfx_level >= 10 ? 2 : 4; }
 
-static unsigned cpu_cores(void) {
+/* KFD gpu_ids are 16-bit hashes of the device; any stable nonzero value
+ * distinct per GPU serves (they end up in mmap offsets, bits 46..61). */
+uint32_t vgpu_gpu_id(unsigned gpu) { return 0x3e10u + gpu * 0x1111u; }
+
+int vgpu_gpu_index(uint32_t gpu_id) {
+  for (unsigned g = 0; g < vgpu_cfg.gpus; g++)
+    if (vgpu_gpu_id(g) == gpu_id) return (int)g;
+  return -1;
+}
+
+unsigned vgpu_render_minor(unsigned gpu) { return 128 + gpu; }
+
+/* --- the sysfs tree ------------------------------------------------------------
+ * Built in memory first so that its hash names the cache directory
+ * (sysfs.c) and a change of configuration or machine gets a new tree. */
+
+struct tree {
+  int dirfd; /* -1: hashing only */
+  uint64_t hash;
+  int err;
+};
+
+static void fnv(uint64_t *h, const char *s) {
+  for (; *s; s++) *h = (*h ^ (uint8_t)*s) * 0x100000001b3ull;
+  *h = (*h ^ 0xff) * 0x100000001b3ull; /* separator */
+}
+
+static int mkdirs(int dirfd, const char *rel) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", rel);
+  for (char *p = buf; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdirat(dirfd, buf, 0700) && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return 0;
+}
+
+static void emit(struct tree *t, const char *rel, const char *content) {
+  fnv(&t->hash, rel);
+  fnv(&t->hash, content);
+  if (t->dirfd < 0 || t->err) return;
+  if (mkdirs(t->dirfd, rel)) {
+    t->err = errno;
+    return;
+  }
+  size_t n = strlen(rel);
+  if (n && rel[n - 1] == '/') return; /* an empty directory */
+  int fd = openat(t->dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    t->err = errno;
+    return;
+  }
+  size_t len = strlen(content);
+  if (write(fd, content, len) != (ssize_t)len) t->err = errno ? errno : EIO;
+  close(fd);
+}
+
+/* A growing text buffer for one properties file. */
+struct props {
+  char buf[4096];
+  size_t n;
+};
+
+static void prop(struct props *p, const char *name, unsigned long long v) {
+  p->n += (size_t)snprintf(p->buf + p->n, sizeof p->buf - p->n, "%s %llu\n", name, v);
+}
+
+static void emitf(struct tree *t, const char *content, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void emitf(struct tree *t, const char *content, const char *fmt, ...) {
+  char rel[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rel, sizeof rel, fmt, ap);
+  va_end(ap);
+  emit(t, rel, content);
+}
+
+#define TOPO "kfd/kfd/topology"
+
+static unsigned online_cpus(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (unsigned)n : 1;
 }
 
-static unsigned gpu_links(void) { return vgpu_cfg.gpus; /* CPU + each peer */ }
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtAcquireSystemProperties(HsaSystemProperties *p) {
-  if (!p) return HSAKMT_STATUS_INVALID_PARAMETER;
-  memset(p, 0, sizeof *p);
-  p->NumNodes = vgpu_node_count();
-  p->PlatformOem = 0x414d44; /* "AMD" */
-  p->PlatformId = 1;
-  p->PlatformRev = 1;
-  return HSAKMT_STATUS_SUCCESS;
+static unsigned long long system_ram(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psz > 0 ? (unsigned long long)pages * (unsigned long long)psz : 1ull << 34;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtReleaseSystemProperties(void) { return HSAKMT_STATUS_SUCCESS; }
+/* HSA_CAP_* bits of the KFD node "capability" property. */
+enum {
+  CAP_QUEUE_SIZE_POW2 = 1u << 3,
+  CAP_QUEUE_SIZE_32BIT = 1u << 4,
+  CAP_WATCH_POINTS_SUPPORTED = 1u << 7,
+  CAP_WATCH_POINTS_TOTALBITS_SHIFT = 8,
+  CAP_DOORBELL_TYPE_SHIFT = 12, /* 2: 64-bit AQL doorbells (gfx9 and later) */
+  CAP_SRAM_EDCSUPPORTED = 1u << 26,
+};
 
-static void set_name16(HSAuint16 *dst, const char *s) {
-  size_t i = 0;
-  for (; s[i] && i < HSA_PUBLIC_NAME_SIZE - 1; i++) dst[i] = (HSAuint16)s[i];
-  dst[i] = 0;
+/* CRAT I/O link types and flags. */
+enum { IOLINK_PCIE = 2, IOLINK_XGMI = 11, IOLINK_ENABLED = 1 };
+
+static void iolink(struct tree *t, unsigned node, unsigned idx, unsigned to) {
+  bool xgmi = node && to;
+  struct props p = {.n = 0};
+  prop(&p, "type", xgmi ? IOLINK_XGMI : IOLINK_PCIE);
+  prop(&p, "version_major", xgmi ? 1 : 4);
+  prop(&p, "version_minor", 0);
+  prop(&p, "node_from", node);
+  prop(&p, "node_to", to);
+  prop(&p, "weight", xgmi ? 15 : 20);
+  prop(&p, "min_latency", xgmi ? 100 : 500);
+  prop(&p, "max_latency", xgmi ? 200 : 1000);
+  prop(&p, "min_bandwidth", xgmi ? 50000 : 16000);
+  prop(&p, "max_bandwidth", xgmi ? 50000 : 32000);
+  prop(&p, "recommended_transfer_size", 0);
+  prop(&p, "recommended_sdma_engine_id_mask", 0);
+  prop(&p, "flags", IOLINK_ENABLED);
+  emitf(t, p.buf, TOPO "/nodes/%u/io_links/%u/properties", node, idx);
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetNodeProperties(HSAuint32 node, HsaNodeProperties *p) {
-  if (!p) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (node >= vgpu_node_count()) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  memset(p, 0, sizeof *p);
-  if (node == 0) {
-    p->NumCPUCores = cpu_cores();
-    p->NumMemoryBanks = 1;
-    p->NumCaches = 3;
-    p->NumIOLinks = vgpu_cfg.gpus;
-    p->CComputeIdLo = 0;
-    p->MaxEngineClockMhzCCompute = 3000;
-    set_name16(p->MarketingName, "rocprof-go virtual CPU");
-    memcpy(p->AMDName, "CPU", 4);
-    return HSAKMT_STATUS_SUCCESS;
-  }
+static void cpu_node(struct tree *t) {
+  unsigned gpus = vgpu_cfg.gpus;
+  struct props p = {.n = 0};
+  prop(&p, "cpu_cores_count", online_cpus());
+  prop(&p, "simd_count", 0);
+  prop(&p, "mem_banks_count", 1);
+  prop(&p, "caches_count", 0); /* CPU caches come from /sys/devices/system/cpu */
+  prop(&p, "io_links_count", gpus);
+  prop(&p, "p2p_links_count", 0);
+  prop(&p, "cpu_core_id_base", 0);
+  prop(&p, "simd_id_base", 0);
+  prop(&p, "max_waves_per_simd", 0);
+  prop(&p, "lds_size_in_kb", 0);
+  prop(&p, "gds_size_in_kb", 0);
+  prop(&p, "num_gws", 0);
+  prop(&p, "wave_front_size", 0);
+  prop(&p, "array_count", 0);
+  prop(&p, "simd_arrays_per_engine", 0);
+  prop(&p, "cu_per_simd_array", 0);
+  prop(&p, "simd_per_cu", 0);
+  prop(&p, "max_slots_scratch_cu", 0);
+  prop(&p, "gfx_target_version", 0);
+  prop(&p, "vendor_id", 0);
+  prop(&p, "device_id", 0);
+  prop(&p, "location_id", 0);
+  prop(&p, "domain", 0);
+  prop(&p, "drm_render_minor", 0);
+  prop(&p, "hive_id", 0);
+  prop(&p, "num_sdma_engines", 0);
+  prop(&p, "num_sdma_xgmi_engines", 0);
+  prop(&p, "num_sdma_queues_per_engine", 0);
+  prop(&p, "num_cp_queues", 0);
+  prop(&p, "max_engine_clk_ccompute", 3000);
+  emit(t, TOPO "/nodes/0/properties", p.buf);
+  emit(t, TOPO "/nodes/0/gpu_id", "0\n");
+  emit(t, TOPO "/nodes/0/name", "\n");
+  struct props m = {.n = 0};
+  prop(&m, "heap_type", 0); /* HSA_HEAPTYPE_SYSTEM */
+  prop(&m, "size_in_bytes", system_ram());
+  prop(&m, "flags", 0);
+  prop(&m, "width", 64);
+  prop(&m, "mem_clk_max", 3200);
+  emit(t, TOPO "/nodes/0/mem_banks/0/properties", m.buf);
+  emit(t, TOPO "/nodes/0/caches/", "");
+  emit(t, TOPO "/nodes/0/p2p_links/", "");
+  for (unsigned g = 0; g < gpus; g++) iolink(t, 0, g, g + 1);
+  if (!gpus) emit(t, TOPO "/nodes/0/io_links/", "");
+}
+
+static void gpu_node(struct tree *t, unsigned g) {
   const struct vgpu_arch *a = vgpu_cfg.arch;
-  unsigned g = node - 1;
-  p->NumCPUCores = 0; /* dGPU, not APU */
-  p->NumFComputeCores = a->cu * simd_per_cu(a);
-  p->NumMemoryBanks = 3;
-  p->NumCaches = 2;
-  p->NumIOLinks = gpu_links();
-  p->FComputeIdLo = 0x80001000u + g * 0x1000u;
-  p->Capability.ui32.QueueSizePowerOfTwo = 1;
-  p->Capability.ui32.QueueSize32bit = 1;
-  p->Capability.ui32.WatchPointsSupported = 1;
-  p->Capability.ui32.WatchPointsTotalBits = 2;
-  p->Capability.ui32.DoorbellType = 2;
-  p->Capability.ui32.SRAM_EDCSupport = a->sramecc;
-  p->Capability.ui32.SVMAPISupported = 0;
-  p->MaxWavesPerSIMD = a->waves_per_simd;
-  p->LDSSizeInKB = 64;
-  p->GDSSizeInKB = 0;
-  p->WaveFrontSize = a->wave_size;
-  p->NumShaderBanks = a->se;
-  p->NumArrays = a->sa_per_se;
-  p->NumCUPerArray = a->cu / (a->se * a->sa_per_se);
-  p->NumSIMDPerCU = simd_per_cu(a);
-  p->MaxSlotsScratchCU = 32;
-  p->EngineId.ui32.uCode = 60;
-  p->EngineId.ui32.Major = a->major;
-  p->EngineId.ui32.Minor = a->minor;
-  p->EngineId.ui32.Stepping = a->stepping;
-  p->VendorId = 0x1002;
-  p->DeviceId = a->device_id;
-  p->LocationId = (0x10u + g) << 8; /* bus 0x10+g, device 0, function 0 */
-  p->LocalMemSize = a->vram_bytes;
-  p->MaxEngineClockMhzFCompute = a->max_clock_mhz;
-  p->MaxEngineClockMhzCCompute = 3000;
-  p->DrmRenderMinor = 128 + (int)g;
-  set_name16(p->MarketingName, a->marketing);
-  snprintf((char *)p->AMDName, HSA_PUBLIC_NAME_SIZE, "%s", a->name);
-  p->uCodeEngineVersions.uCodeSDMA = 8;
-  p->HiveID = vgpu_cfg.gpus > 1 ? 0x5647505548495645ull : 0;
-  p->NumSdmaEngines = 2;
-  p->NumSdmaXgmiEngines = 0;
-  p->NumSdmaQueuesPerEngine = 8;
-  p->NumCpQueues = 24;
-  p->NumGws = 64;
-  p->Domain = 0;
-  p->UniqueID = 0x76677075000000ull + g + 1;
-  p->VGPRSizePerCU = 512 * 1024;
-  p->SGPRSizePerCU = 800 * 4 * 4;
-  return HSAKMT_STATUS_SUCCESS;
-}
+  unsigned node = g + 1, gpus = vgpu_cfg.gpus;
+  unsigned simd = vgpu_simd_per_cu(a);
+  unsigned links = 1 + (gpus > 1 ? gpus - 1 : 0);
+  struct props p = {.n = 0};
+  prop(&p, "cpu_cores_count", 0); /* 0: a discrete GPU, not an APU */
+  prop(&p, "simd_count", (unsigned long long)a->cu * simd);
+  prop(&p, "mem_banks_count", 1);
+  prop(&p, "caches_count", 2);
+  prop(&p, "io_links_count", links);
+  prop(&p, "p2p_links_count", 0);
+  prop(&p, "cpu_core_id_base", 0);
+  prop(&p, "simd_id_base", 0x80001000ull + g * 0x1000ull);
+  prop(&p, "max_waves_per_simd", a->waves_per_simd);
+  prop(&p, "lds_size_in_kb", 64);
+  prop(&p, "gds_size_in_kb", 0);
+  prop(&p, "num_gws", 64); /* cooperative launches need GWS */
+  prop(&p, "wave_front_size", a->wave_size);
+  prop(&p, "array_count", (unsigned long long)a->se * a->sa_per_se);
+  prop(&p, "simd_arrays_per_engine", a->sa_per_se);
+  prop(&p, "cu_per_simd_array", a->cu_per_sa_max);
+  prop(&p, "simd_per_cu", simd);
+  prop(&p, "max_slots_scratch_cu", 32);
+  prop(&p, "gfx_target_version", a->major * 10000ull + a->minor * 100ull + a->stepping);
+  prop(&p, "vendor_id", 0x1002);
+  prop(&p, "device_id", a->device_id);
+  prop(&p, "location_id", (0x10u + g) << 8); /* bus 0x10+g, device 0, function 0 */
+  prop(&p, "domain", 0);
+  prop(&p, "drm_render_minor", vgpu_render_minor(g));
+  prop(&p, "hive_id", gpus > 1 ? 0x5647505548495645ull : 0);
+  prop(&p, "num_sdma_engines", 2);
+  prop(&p, "num_sdma_xgmi_engines", gpus > 1 ? 2 : 0);
+  prop(&p, "num_sdma_queues_per_engine", 8);
+  prop(&p, "num_cp_queues", 24);
+  prop(&p, "num_xcc", a->xcc);
+  prop(&p, "max_engine_clk_fcompute", a->max_clock_mhz);
+  prop(&p, "local_mem_size", a->vram_bytes);
+  prop(&p, "fw_version", 60);
+  prop(&p, "capability",
+       CAP_QUEUE_SIZE_POW2 | CAP_QUEUE_SIZE_32BIT | CAP_WATCH_POINTS_SUPPORTED |
+           (2u << CAP_WATCH_POINTS_TOTALBITS_SHIFT) | (2u << CAP_DOORBELL_TYPE_SHIFT) |
+           (a->sramecc ? CAP_SRAM_EDCSUPPORTED : 0));
+  prop(&p, "debug_prop", 0);
+  prop(&p, "sdma_fw_version", 8);
+  prop(&p, "unique_id", 0x76677075000000ull + g + 1);
+  prop(&p, "max_engine_clk_ccompute", 3000);
+  emitf(t, p.buf, TOPO "/nodes/%u/properties", node);
+  char v[64];
+  snprintf(v, sizeof v, "%u\n", vgpu_gpu_id(g));
+  emitf(t, v, TOPO "/nodes/%u/gpu_id", node);
+  snprintf(v, sizeof v, "%s\n", a->asic);
+  emitf(t, v, TOPO "/nodes/%u/name", node);
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetNodeMemoryProperties(HSAuint32 node, HSAuint32 n,
-                                                      HsaMemoryProperties *m) {
-  if (!m) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (node >= vgpu_node_count()) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  memset(m, 0, sizeof *m * n);
-  if (node == 0) {
-    if (n >= 1) {
-      long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-      m[0].HeapType = HSA_HEAPTYPE_SYSTEM;
-      m[0].SizeInBytes = (HSAuint64)pages * (HSAuint64)psz;
-      m[0].Width = 64;
-      m[0].MemoryClockMax = 3200;
-    }
-    return HSAKMT_STATUS_SUCCESS;
+  struct props m = {.n = 0};
+  prop(&m, "heap_type", 2); /* HSA_HEAPTYPE_FRAME_BUFFER_PRIVATE */
+  prop(&m, "size_in_bytes", a->vram_bytes);
+  prop(&m, "flags", 0);
+  prop(&m, "width", 4096);
+  prop(&m, "mem_clk_max", 1600);
+  emitf(t, m.buf, TOPO "/nodes/%u/mem_banks/0/properties", node);
+
+  /* Cache type 9 = data + HSACU: ROCR asserts on GPU cache info without it. */
+  for (unsigned c = 0; c < 2; c++) {
+    struct props cp = {.n = 0};
+    prop(&cp, "processor_id_low", 0x80001000ull + g * 0x1000ull);
+    prop(&cp, "level", c + 1);
+    prop(&cp, "size", c == 0 ? 16 : 8192); /* KiB */
+    prop(&cp, "cache_line_size", c == 0 ? 64 : 128);
+    prop(&cp, "cache_lines_per_tag", 1);
+    prop(&cp, "association", 16);
+    prop(&cp, "latency", 1);
+    prop(&cp, "type", 9);
+    cp.n += (size_t)snprintf(cp.buf + cp.n, sizeof cp.buf - cp.n, "sibling_map 1\n");
+    emitf(t, cp.buf, TOPO "/nodes/%u/caches/%u/properties", node, c);
   }
-  const HsaMemoryProperties banks[3] = {
-      {.HeapType = HSA_HEAPTYPE_FRAME_BUFFER_PRIVATE,
-       .SizeInBytes = vgpu_cfg.arch->vram_bytes,
-       .Width = 4096,
-       .MemoryClockMax = 1600},
-      {.HeapType = HSA_HEAPTYPE_GPU_LDS, .SizeInBytes = 64 * 1024, .VirtualBaseAddress = LDS_APERTURE},
-      {.HeapType = HSA_HEAPTYPE_GPU_SCRATCH,
-       .SizeInBytes = 4ull << 30,
-       .VirtualBaseAddress = SCRATCH_APERTURE},
-  };
-  for (HSAuint32 i = 0; i < n && i < 3; i++) m[i] = banks[i];
-  return HSAKMT_STATUS_SUCCESS;
+  unsigned k = 0;
+  iolink(t, node, k++, 0);
+  for (unsigned peer = 1; peer <= gpus && gpus > 1; peer++)
+    if (peer != node) iolink(t, node, k++, peer);
+  emitf(t, "", TOPO "/nodes/%u/p2p_links/", node);
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetNodeCacheProperties(HSAuint32 node, HSAuint32 proc, HSAuint32 n,
-                                                     HsaCacheProperties *c) {
-  if (!c) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (node >= vgpu_node_count()) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  memset(c, 0, sizeof *c * n);
-  if (node == 0) {
-    /* ROCR's CPU agent refuses to start without cache entries. */
-    static const HSAuint32 sizes[3] = {32 * 1024, 512 * 1024, 32 * 1024 * 1024};
-    for (HSAuint32 i = 0; i < n && i < 3; i++) {
-      c[i].ProcessorIdLow = proc;
-      c[i].CacheLevel = i + 1;
-      c[i].CacheSize = sizes[i] / 1024; /* KiB, as KFD's sysfs reports */
-      c[i].CacheLineSize = 64;
-      c[i].CacheLinesPerTag = 1;
-      c[i].CacheAssociativity = 8;
-      c[i].CacheLatency = 1 + 4 * i;
-      c[i].CacheType.ui32.Data = 1;
-      c[i].CacheType.ui32.CPU = 1;
-      c[i].SiblingMap[0] = 1;
-    }
-    return HSAKMT_STATUS_SUCCESS;
-  }
-  for (HSAuint32 i = 0; i < n && i < 2; i++) {
-    c[i].ProcessorIdLow = proc;
-    c[i].CacheLevel = i + 1;
-    c[i].CacheSize = i == 0 ? 16 : 8 * 1024; /* KiB */
-    c[i].CacheLineSize = i == 0 ? 64 : 128;
-    c[i].CacheLinesPerTag = 1;
-    c[i].CacheAssociativity = 16;
-    c[i].CacheType.ui32.Data = 1;
-    c[i].CacheType.ui32.HSACU = 1;
-    c[i].SiblingMap[0] = 1;
-  }
-  return HSAKMT_STATUS_SUCCESS;
+static void build(struct tree *t) {
+  emit(t, TOPO "/generation_id", "1\n");
+  struct props s = {.n = 0};
+  prop(&s, "platform_oem", 0x414d44); /* "AMD" */
+  prop(&s, "platform_id", 1);
+  prop(&s, "platform_rev", 1);
+  emit(t, TOPO "/system_properties", s.buf);
+  cpu_node(t);
+  for (unsigned g = 0; g < vgpu_cfg.gpus; g++) gpu_node(t, g);
+  /* rocminfo looks for a live amdgpu driver: ROCm 5.2's through
+   * "lsmod | grep amdgpu" (libkmod reads /proc/modules, then
+   * /sys/module/amdgpu), later ones in /sys/module/amdgpu/initstate. */
+  emit(t, "module/initstate", "live\n");
+  emit(t, "module/refcnt", "0\n");
+  emit(t, "module/holders/", "");
+  emit(t, "proc-modules", "amdgpu 16777216 0 - Live 0x0000000000000000\n");
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetNodeIoLinkProperties(HSAuint32 node, HSAuint32 n,
-                                                      HsaIoLinkProperties *l) {
-  if (!l) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (node >= vgpu_node_count()) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  memset(l, 0, sizeof *l * n);
-  HSAuint32 k = 0;
-  for (HSAuint32 to = 0; to < vgpu_node_count() && k < n; to++) {
-    if (to == node) continue;
-    if (node != 0 && to != 0 && vgpu_cfg.gpus < 2) continue;
-    bool xgmi = node != 0 && to != 0;
-    l[k].IoLinkType = xgmi ? HSA_IOLINK_TYPE_XGMI : HSA_IOLINKTYPE_PCIEXPRESS;
-    l[k].VersionMajor = xgmi ? 1 : 4;
-    l[k].NodeFrom = node;
-    l[k].NodeTo = to;
-    l[k].Weight = xgmi ? 15 : 20;
-    l[k].MinimumLatency = xgmi ? 100 : 500;
-    l[k].MaximumLatency = xgmi ? 200 : 1000;
-    l[k].MinimumBandwidth = xgmi ? 50000 : 16000;
-    l[k].MaximumBandwidth = xgmi ? 50000 : 32000;
-    l[k].RecTransferSize = 0;
-    k++;
-  }
-  return HSAKMT_STATUS_SUCCESS;
+uint64_t vgpu_topology_hash(void) {
+  struct tree t = {.dirfd = -1, .hash = 0xcbf29ce484222325ull};
+  build(&t);
+  return t.hash;
 }
 
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetTileConfig(HSAuint32 node, HsaGpuTileConfig *t) {
-  if (!t) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (!vgpu_node_is_gpu(node)) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  t->NumTileConfigs = 0;
-  t->NumMacroTileConfigs = 0;
-  t->GbAddrConfig = vgpu_cfg.arch->gb_addr_config;
-  t->NumBanks = 16;
-  t->NumRanks = 1;
-  return HSAKMT_STATUS_SUCCESS;
-}
-
-HSAKMT_STATUS HSAKMTAPI hsaKmtGetClockCounters(HSAuint32 node, HsaClockCounters *c) {
-  (void)node;
-  if (!c) return HSAKMT_STATUS_INVALID_PARAMETER;
-  uint64_t ns = vgpu_now_ns();
-  c->GPUClockCounter = ns / VGPU_GPU_TICK_NS;
-  c->CPUClockCounter = ns;
-  c->SystemClockCounter = ns;
-  c->SystemClockFrequencyHz = 1000000000ull;
-  return HSAKMT_STATUS_SUCCESS;
+int vgpu_topology_write(int dirfd) {
+  struct tree t = {.dirfd = dirfd, .hash = 0xcbf29ce484222325ull};
+  build(&t);
+  errno = t.err;
+  return t.err ? -1 : 0;
 }

@@ -1,6 +1,11 @@
-/* Internal interfaces of the virtual GPU (a libhsakmt.so.1 replacement).
- * Everything here is private to the library; only hsaKmt* symbols and the
- * vgpu_test_* hooks are exported (see libhsakmt.map). */
+/* Internal interfaces of the virtual GPU: a plain-C LD_PRELOAD library that
+ * plays the Linux kernel's side of the ROCm stack. The unmodified thunk of
+ * any ROCm version (shared libhsakmt.so.1 or linked into ROCR) opens
+ * /dev/kfd and /dev/dri/renderD<n>, reads the KFD topology in sysfs, issues
+ * KFD ioctls and mmaps device memory; this library answers all of that and
+ * runs a software command processor behind the queues it creates. Only the
+ * libc/libdrm entry points in interpose.c and drm.c and the vgpu_test_*
+ * hooks are exported (see vgpu.map). */
 #ifndef VGPU_H
 #define VGPU_H
 
@@ -10,26 +15,33 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
-#include <hsakmt.h>
+/* Symbols the library exports (all others are hidden; vgpu.map lists them). */
+#define VGPU_EXPORT __attribute__((visibility("default")))
 
 #define VGPU_MAX_GPUS 8
 #define VGPU_MAX_NODES (VGPU_MAX_GPUS + 1)
 
-/* Static description of one emulated architecture. */
+/* Static description of one emulated architecture (topology.c). */
 struct vgpu_arch {
   const char *name;       /* gfx90a */
   unsigned major, minor, stepping;
   uint16_t device_id;
   const char *marketing;  /* becomes HIP's device name */
-  unsigned se;            /* shader engines */
+  const char *asic;       /* KFD's node "name" file */
+  unsigned family_id;     /* libdrm AMDGPU_FAMILY_* */
+  unsigned xcc;           /* compute dies (XCCs) per agent */
+  unsigned se;            /* shader engines, all XCCs together */
   unsigned sa_per_se;     /* shader arrays per SE */
-  unsigned cu;            /* compute units */
+  unsigned cu;            /* compute units, all XCCs together */
+  unsigned cu_per_sa_max; /* KFD's cu_per_simd_array (harvesting rounds up) */
   unsigned waves_per_simd;
   unsigned wave_size;     /* default wave size */
   bool sramecc;
   uint32_t gb_addr_config;
-  unsigned gfx_level;     /* 9 or 10: selects PM4 and SDMA flavours */
+  unsigned gfx_level;     /* 9, 10 or 11: selects PM4 and SDMA flavours */
   unsigned tcc_instances; /* L2 channels, for TCC counters */
   unsigned max_clock_mhz;
   uint64_t vram_bytes;
@@ -37,8 +49,11 @@ struct vgpu_arch {
 };
 
 const struct vgpu_arch *vgpu_arch_lookup(const char *name);
+const struct vgpu_arch *vgpu_arch_at(size_t i); /* NULL past the last */
+const char *vgpu_arch_names(void); /* "gfx90a (default), gfx908, ..." */
+unsigned vgpu_simd_per_cu(const struct vgpu_arch *a);
 
-/* Run configuration, read once from ROCPROF_VGPU_* variables. */
+/* Run configuration, read once from ROCPROF_VGPU_* variables (config.c). */
 enum vgpu_clock_mode { VGPU_CLOCK_REAL = 0, VGPU_CLOCK_VIRTUAL = 1 };
 
 struct vgpu_scale_rule {
@@ -60,45 +75,93 @@ struct vgpu_config {
 
 extern struct vgpu_config vgpu_cfg;
 void vgpu_config_init(void);
+int vgpu_config_failed(void);
 
 /* Clocks. GPU ticks are 100 MHz (ns / 10); the system clock is ns. */
 #define VGPU_GPU_TICK_NS 10
+#define VGPU_GPU_CLOCK_KHZ (1000000 / VGPU_GPU_TICK_NS)
 uint64_t vgpu_now_ns(void);            /* system clock: CLOCK_BOOTTIME or virtual */
 uint64_t vgpu_gpu_ticks(void);         /* vgpu_now_ns() / 10 */
 uint64_t vgpu_virtual_advance(uint64_t ns); /* virtual mode: returns time before advance */
 void vgpu_sleep_until_ns(uint64_t ns); /* real mode only */
 
-/* Memory range table. */
-struct vgpu_range {
-  uintptr_t base;
-  uint64_t size;
-  bool allocated;         /* by us (vs registered user memory) */
-  bool mapped;
-  uint32_t node;
-  HsaMemFlags flags;
-  void *user_data;
-  uint32_t nodes[VGPU_MAX_NODES];
-  uint32_t nnodes;
-};
-bool vgpu_mem_lookup(uintptr_t addr, struct vgpu_range *out);
-bool vgpu_mem_is_ours(uintptr_t addr, uint64_t len);
+/* Logging: one JSON object per line (config.c). vgpu_unknown reports an
+ * interface the emulation does not serve, once per name, on stderr and in
+ * the log. */
+void vgpu_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vgpu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vgpu_unknown(const char *what, const char *name, const char *answer);
 
-/* Events. */
+/* The real libc functions behind the interposed ones (interpose.c). */
+int vgpu_real_open(const char *path, int flags, mode_t mode);
+int vgpu_real_close(int fd);
+void *vgpu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+
+/* Device files (devices.c): the fds this process opened on /dev/kfd and
+ * the render nodes, and what stat() says about those paths. */
+enum vgpu_fd_kind { VGPU_FD_NONE = 0, VGPU_FD_KFD = 1, VGPU_FD_RENDER = 2 /* + gpu index */ };
+int vgpu_device_open(const char *path, int flags, bool *handled);
+int vgpu_fd_kind(int fd);                 /* VGPU_FD_* (RENDER + g for GPU g) */
+void vgpu_fd_forget(int fd);
+int vgpu_fd_register(int fd, int kind);
+bool vgpu_device_stat(const char *path, struct stat *st);
+bool vgpu_fd_stat(int fd, struct stat *st);
+int vgpu_render_open(unsigned gpu, int flags); /* a new fd on GPU gpu's render node */
+
+/* Sysfs (sysfs.c): KFD topology paths are served from a generated tree. */
+const char *vgpu_sysfs_redirect(const char *path, char *buf, size_t n);
+
+/* Topology values shared by sysfs, the ioctls and libdrm (topology.c). */
+uint32_t vgpu_gpu_id(unsigned gpu);              /* KFD gpu_id of GPU g (0-based) */
+int vgpu_gpu_index(uint32_t gpu_id);             /* -1 if unknown */
+unsigned vgpu_render_minor(unsigned gpu);        /* 128 + g */
+int vgpu_topology_write(int dirfd);              /* the sysfs tree, under dirfd */
+uint64_t vgpu_topology_hash(void);               /* of everything the tree holds */
+
+/* The KFD ioctl interface (kfd.c) and the DRM one (drm.c). */
+int vgpu_kfd_ioctl(unsigned long req, void *arg);
+int vgpu_drm_ioctl(unsigned gpu, unsigned long req, void *arg);
+
+/* Memory: buffer objects (memory.c). GPU virtual addresses equal CPU
+ * addresses for VRAM and GTT buffers (the library maps them there); user
+ * memory registered at another GPU address is translated. */
+#define VGPU_GPU_ANY UINT32_MAX
+int vgpu_mem_alloc(void *args);
+int vgpu_mem_free(void *args);
+int vgpu_mem_map(void *args, bool map);
+int vgpu_mem_available(void *args);
+void *vgpu_mem_mmap(int kind, void *addr, size_t len, int prot, int flags, off_t off);
+void *vgpu_host(uint64_t gpu_va);           /* CPU address the GPU reaches at gpu_va */
+bool vgpu_mem_known(uint64_t gpu_va, uint64_t len, bool device_only);
+bool vgpu_mem_range(uint64_t gpu_va, uint64_t *base, uint64_t *size); /* the buffer holding gpu_va */
+void *vgpu_events_page(void); /* the event page when the thunk brings none */
+void *vgpu_mem_by_handle(uint64_t handle, uint64_t *size);
+uint64_t vgpu_special_mmap_offset(int type, unsigned gpu); /* KFD_MMAP_TYPE_* offsets */
+
+/* Events (events.c). */
+int vgpu_event_create(void *args);
+int vgpu_event_destroy(void *args);
+int vgpu_event_set_ioctl(void *args);
+int vgpu_event_reset(void *args);
+int vgpu_event_wait(void *args);
 void vgpu_event_signal_id(uint32_t event_id);
 
-/* Signals (amd_signal_t) completion with timestamps and interrupt. */
+/* Queues and the command processor (queues.c). */
+int vgpu_queue_create(void *args, size_t size);
+int vgpu_queue_destroy(void *args);
+int vgpu_queue_update(void *args);
+bool vgpu_queue_exists(uint32_t queue_id);
 void vgpu_signal_complete(uint64_t signal_handle, bool profiling, uint64_t start_ticks,
                           uint64_t end_ticks);
 
-/* Logging: one JSON object per line. */
-void vgpu_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void vgpu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Process life: a forked child starts with no KFD state, like a new KFD
+ * process (it must reopen /dev/kfd). */
+void vgpu_forget_process_state(void);
+void vgpu_memory_after_fork(void);
+void vgpu_events_after_fork(void);
+void vgpu_queues_after_fork(void);
 
-/* Topology helpers. */
-unsigned vgpu_node_count(void);
-bool vgpu_node_is_gpu(uint32_t node);
-
-/* Kernel names from code objects in memory. */
+/* Kernel names from code objects in memory (kernels.c). */
 const char *vgpu_kernel_name(uint64_t kernel_object);
 void vgpu_kernel_names_forget(uintptr_t base, uint64_t size);
 
@@ -112,17 +175,12 @@ struct vgpu_dispatch_info {
   uint32_t vgprs, sgprs, lds, scratch, kernarg_size;
   uint64_t duration_ns;
 };
-void vgpu_perf_on_dispatch(uint32_t node, const struct vgpu_dispatch_info *d);
-int vgpu_pm4_execute(uint32_t node, uint64_t queue_id, const uint32_t *ib, uint32_t ndw, int depth);
+void vgpu_perf_on_dispatch(unsigned gpu, const struct vgpu_dispatch_info *d);
+int vgpu_pm4_execute(unsigned gpu, uint64_t queue_id, const uint32_t *ib, uint32_t ndw, int depth);
 
 /* Kernel emulation (ROCR and ROCclr blit kernels). Returns a short tag of
  * what was emulated, or NULL. */
 const char *vgpu_blit_emulate(uint64_t kernel_object, const char *name, void *kernarg,
                               const struct vgpu_dispatch_info *d);
-
-
-
-/* ROCclr (HIP) blit kernels, recognised by name. */
 const char *vgpu_rocclr_blit(const char *name, void *kernarg, const struct vgpu_dispatch_info *d);
-int vgpu_config_failed(void);
 #endif

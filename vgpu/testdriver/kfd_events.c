@@ -1,6 +1,7 @@
-/* Exercises the thunk's event semantics directly (linked against the
- * virtual GPU's libhsakmt.so.1, no HSA runtime): prints one "ok <case>" line
- * per passing case and exits non-zero on the first failure.
+/* Exercises the emulated KFD's event semantics through Debian's real ROCm
+ * 5.2 thunk (libhsakmt.so.1, no HSA runtime; run with the virtual GPU
+ * preloaded): prints one "ok <case>" line per passing case and exits
+ * non-zero on the first failure.
  *  - a set releases every thread waiting on an auto-reset event at that
  *    moment, and leaves it unsignaled (KFD semantics);
  *  - a set with nobody waiting stays pending for the next wait only;
@@ -29,6 +30,10 @@ static void *waiter(void *arg) {
 
 int main(void) {
   if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) FAIL("OpenKFD failed");
+  /* As every runtime does first: the thunk reads the topology and sets up
+   * its GPU address spaces (the event page is GPU memory). */
+  HsaSystemProperties sys;
+  if (hsaKmtAcquireSystemProperties(&sys) != HSAKMT_STATUS_SUCCESS) FAIL("AcquireSystemProperties failed");
   HsaEventDescriptor d = {.EventType = HSA_EVENTTYPE_SIGNAL};
   if (hsaKmtCreateEvent(&d, false, false, &ev) != HSAKMT_STATUS_SUCCESS) FAIL("CreateEvent failed");
   if (!ev->EventId || !ev->EventData.HWData2) FAIL("event has no id or mailbox");

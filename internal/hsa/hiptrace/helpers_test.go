@@ -49,12 +49,11 @@ func (r run) exec(t testing.TB) (string, string) { return r.execIn(t, t.TempDir(
 // execIn is exec with the spools written into dir.
 func (r run) execIn(t testing.TB, spools string) (string, string) {
 	cmd := exec.Command(artifact(t, r.app), r.args...)
-	env := append(os.Environ(),
-		"LD_LIBRARY_PATH="+filepath.Join(buildDir(t), "vgpu"),
-		"ROCPROF_GO_SPOOL_DIR="+spools)
+	preload := artifact(t, "vgpu/librocprof-go-vgpu.so")
 	if r.preload {
-		env = append(env, "LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so"))
+		preload += ":" + artifact(t, "lib/librocprof-go-preload.so")
 	}
+	env := append(os.Environ(), "LD_PRELOAD="+preload, "ROCPROF_GO_SPOOL_DIR="+spools)
 	if r.shim {
 		env = append(env, "HSA_TOOLS_LIB="+artifact(t, "lib/librocprof-go-shim.so"))
 	}

@@ -81,10 +81,9 @@ func TestHIPSubmitsOnTheCallersThreadInsideTheCall(t *testing.T) {
 	spools := t.TempDir()
 	cmd := exec.Command(artifact(t, "testdata/hip_calls_counts"))
 	cmd.Env = append(os.Environ(),
-		"LD_LIBRARY_PATH="+filepath.Join(buildDir(t), "vgpu"),
 		"ROCPROF_GO_SPOOL_DIR="+spools, "ROCPROF_HIP_RUNTIME_API_TRACE=1",
 		"ROCPROF_MARKER_API_TRACE=1",
-		"LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so")+":"+probe)
+		"LD_PRELOAD="+artifact(t, "vgpu/librocprof-go-vgpu.so")+":"+artifact(t, "lib/librocprof-go-preload.so")+":"+probe)
 	var lines []probeLine
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 )
 
 // Library names, as internal/launch expects them.
-var names = []string{"librocprof-go-preload.so", "librocprof-go-shim.so", "libhsakmt.so.1"}
+var names = []string{"librocprof-go-preload.so", "librocprof-go-shim.so", "librocprof-go-vgpu.so"}
 
 // FakeLibDir builds empty shared libraries with the injected libraries'
 // names into a temporary directory and returns it (for ROCPROF_GO_LIBDIR).
