@@ -130,6 +130,21 @@ EXPORT int amdgpu_query_gpu_info(amdgpu_device_handle h, struct amdgpu_gpu_info 
   return 0;
 }
 
+/* ROCR imports DMA-buf handles (IPC, graphics interop) through libdrm. The
+ * virtual GPU has no DMA-buf: refuse, as importing a foreign buffer fails.
+ * The other amdgpu_bo_* calls ROCR makes take a buffer from this import,
+ * so they never see the virtual device. */
+EXPORT int amdgpu_bo_import(amdgpu_device_handle h, enum amdgpu_bo_handle_type type, uint32_t shared,
+                            struct amdgpu_bo_import_result *out) {
+  if (ours(h) < 0) {
+    int (*f)(amdgpu_device_handle, enum amdgpu_bo_handle_type, uint32_t, struct amdgpu_bo_import_result *) =
+        next("amdgpu_bo_import");
+    return f ? f(h, type, shared, out) : -EINVAL;
+  }
+  vgpu_unknown("libdrm function", "amdgpu_bo_import (DMA-buf import)", "-EINVAL");
+  return -EINVAL;
+}
+
 int vgpu_drm_ioctl(unsigned gpu, unsigned long req, void *arg) {
   (void)gpu;
   (void)arg;

@@ -202,14 +202,15 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   d.workgroups = wgs;
   d.workitems = (uint64_t)d.grid[0] * d.grid[1] * d.grid[2];
   d.waves = wgs * ((wgsize + d.wave_size - 1) / d.wave_size);
-  d.name = vgpu_kernel_name(p->kernel_object);
+  const struct vgpu_kernel *k = vgpu_kernel_info(p->kernel_object);
+  d.name = k ? k->name : NULL;
   double f = name_scale(d.name);
   d.duration_ns = (uint64_t)((double)(vgpu_cfg.kernel_base_ns + vgpu_cfg.kernel_wave_ns * d.waves) * f);
 
   uint64_t start_ns;
   if (vgpu_cfg.clock == VGPU_CLOCK_VIRTUAL) start_ns = vgpu_virtual_advance(d.duration_ns);
   else start_ns = vgpu_now_ns();
-  const char *emu = vgpu_blit_emulate(p->kernel_object, d.name, p->kernarg_address ? vgpu_host((uint64_t)(uintptr_t)p->kernarg_address) : NULL, &d);
+  const char *emu = vgpu_blit_emulate(p->kernel_object, k, p->kernarg_address ? vgpu_host((uint64_t)(uintptr_t)p->kernarg_address) : NULL, &d);
   vgpu_perf_on_dispatch(q->gpu, &d);
   uint64_t end_ns = start_ns + d.duration_ns;
   if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {

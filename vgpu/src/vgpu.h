@@ -161,7 +161,18 @@ void vgpu_memory_after_fork(void);
 void vgpu_events_after_fork(void);
 void vgpu_queues_after_fork(void);
 
-/* Kernel names from code objects in memory (kernels.c). */
+/* Kernels, from code objects in memory (kernels.c): the name, and for the
+ * runtimes' blit kernels the explicit arguments (offset, size) in order. */
+#define VGPU_KERNEL_MAX_ARGS 16
+struct vgpu_kernel {
+  const char *name;
+  bool has_args;
+  unsigned nargs;
+  struct {
+    uint32_t offset, size;
+  } args[VGPU_KERNEL_MAX_ARGS];
+};
+const struct vgpu_kernel *vgpu_kernel_info(uint64_t kernel_object);
 const char *vgpu_kernel_name(uint64_t kernel_object);
 void vgpu_kernel_names_forget(uintptr_t base, uint64_t size);
 
@@ -180,7 +191,7 @@ int vgpu_pm4_execute(unsigned gpu, uint64_t queue_id, const uint32_t *ib, uint32
 
 /* Kernel emulation (ROCR and ROCclr blit kernels). Returns a short tag of
  * what was emulated, or NULL. */
-const char *vgpu_blit_emulate(uint64_t kernel_object, const char *name, void *kernarg,
+const char *vgpu_blit_emulate(uint64_t kernel_object, const struct vgpu_kernel *k, void *kernarg,
                               const struct vgpu_dispatch_info *d);
-const char *vgpu_rocclr_blit(const char *name, void *kernarg, const struct vgpu_dispatch_info *d);
+const char *vgpu_rocclr_blit(const struct vgpu_kernel *k, void *kernarg, const struct vgpu_dispatch_info *d);
 #endif
