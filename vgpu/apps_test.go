@@ -1,6 +1,7 @@
 package vgpu
 
 import (
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -8,17 +9,24 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 )
 
 type appCase struct {
 	name   string
-	bin    string // under build/testdata
-	args   []string
+	bin    string   // under the runtime's apps directory (build/testdata on the host)
+	args   []string // "@file": a file of the apps directory
 	env    []string
 	code   int
 	stdout string // regular expression the output must match
 	tool   bool   // also run under the intercepting HSA_TOOLS_LIB tool
 	idle   bool   // submits no packets (the tool then sees none)
+	// hostOnly: built for the host's ROCm only (the other architectures'
+	// builds; the roots carry gfx90a and gfx942 builds).
+	hostOnly bool
+	// newer: needs a runtime newer than ROCm 5.2 (gfx942).
+	newer bool
 }
 
 var appCases = []appCase{
@@ -36,49 +44,60 @@ var appCases = []appCase{
 	{name: "tiny_kernels", bin: "tiny_kernels", args: []string{"20000"}, code: 0, stdout: `dispatches=20000 event_ms=[0-9]*[1-9][0-9]*\.`, tool: true},
 	{name: "callrate", bin: "callrate", args: []string{"0.2"}, code: 0, stdout: `calls=200000 ns_per_call=`, tool: true, idle: true},
 	{name: "hsa_queues", bin: "hsa_queues", args: []string{"6"}, code: 0, stdout: `queues=6 packets=10 memory=ok`, tool: true},
-	{name: "gfx908-multistream", bin: "gfx908/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
-	{name: "gfx908-memcheck", bin: "gfx908/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `round-trip`},
-	{name: "gfx908-devices", bin: "gfx908/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `name=AMD Instinct MI100 arch=gfx908:sramecc\+:xnack- cus=120`},
-	{name: "gfx906-devices", bin: "gfx906/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx906"}, code: 0, stdout: `arch=gfx906:sramecc-:xnack- cus=60`},
-	{name: "gfx900-devices", bin: "gfx900/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `arch=gfx900:xnack- cus=64`},
-	{name: "gfx1030-devices", bin: "gfx1030/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `arch=gfx1030 `},
-	{name: "gfx1030-memcheck", bin: "gfx1030/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `round-trip`},
+	{name: "gfx908-multistream", hostOnly: true, bin: "gfx908/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
+	{name: "gfx908-memcheck", hostOnly: true, bin: "gfx908/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `round-trip`},
+	{name: "gfx908-devices", hostOnly: true, bin: "gfx908/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx908"}, code: 0, stdout: `name=AMD Instinct MI100 arch=gfx908:sramecc\+:xnack- cus=120`},
+	{name: "gfx906-devices", hostOnly: true, bin: "gfx906/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx906"}, code: 0, stdout: `arch=gfx906:sramecc-:xnack- cus=60`},
+	{name: "gfx900-devices", hostOnly: true, bin: "gfx900/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `arch=gfx900:xnack- cus=64`},
+	{name: "gfx1030-devices", hostOnly: true, bin: "gfx1030/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `arch=gfx1030 `},
+	{name: "gfx1030-memcheck", hostOnly: true, bin: "gfx1030/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx1030"}, code: 0, stdout: `round-trip`},
 	{name: "gfx900-hsa_queues", bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `queues=4 packets=8 memory=ok`},
+	{name: "gfx942-devices", newer: true, bin: "gfx942/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, code: 0, stdout: `name=AMD Instinct MI300X arch=gfx942:sramecc\+:xnack- cus=304`, tool: true},
+	{name: "gfx942-multistream", newer: true, bin: "gfx942/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
+	{name: "gfx942-hsa_queues", newer: true, bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, code: 0, stdout: `queues=4 packets=8 memory=ok`},
 }
 
 var toolLine = regexp.MustCompile(`vgpu-testtool: queues=(\d+) packets=(\d+)`)
 
-// Every sample app reaches its expected exit code on the virtual GPU, alone
-// and under a minimal intercepting HSA_TOOLS_LIB tool.
+// Every sample app, compiled with each runtime's own hipcc, reaches its
+// expected exit code on the virtual GPU under every ROCm of the matrix,
+// alone and under a minimal intercepting HSA_TOOLS_LIB tool built against
+// that runtime's headers.
 func TestSampleApps(t *testing.T) {
-	tool := artefact(t, "vgpu-tests/libvgpu_testtool.so")
-	for _, c := range appCases {
-		t.Run(c.name, func(t *testing.T) {
-			bin := artefact(t, "testdata/"+c.bin)
-			args := append([]string(nil), c.args...)
-			for i, a := range args { // @file: a file next to the apps
-				if strings.HasPrefix(a, "@") {
-					args[i] = artefact(t, "testdata/"+a[1:])
-				}
+	for _, rt := range runtimes(t) {
+		for _, c := range appCases {
+			if (c.hostOnly && rt.Name != rocmmatrix.HostName) || (c.newer && rt.Name == rocmmatrix.HostName) {
+				continue
 			}
-			r := run(t, 2*time.Minute, c.env, bin, args...)
-			require.Equalf(t, c.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
-			require.Regexp(t, c.stdout, r.stdout)
-			require.NotContains(t, r.stderr, "rocprof-go virtual GPU: error")
-			if !c.tool {
-				return
-			}
-			env := append([]string{"HSA_TOOLS_LIB=" + tool, "HSA_TOOLS_REPORT_LOAD_FAILURE=1"}, c.env...)
-			r = run(t, 2*time.Minute, env, bin, args...)
-			require.Equalf(t, c.code, r.code, "under the tool\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
-			require.Regexp(t, c.stdout, r.stdout)
-			if c.code == 0 && !c.idle {
-				m := toolLine.FindStringSubmatch(r.stderr)
-				require.NotNilf(t, m, "the tool did not report: %s", r.stderr)
-				n, _ := strconv.Atoi(m[2])
-				require.Positive(t, n, "the tool intercepted no packets")
-			}
-		})
+			t.Run(rt.Name+"/"+c.name, func(t *testing.T) { sampleApp(t, rt, c) })
+		}
+	}
+}
+
+func sampleApp(t *testing.T, rt rocmmatrix.Runtime, c appCase) {
+	bin := filepath.Join(rt.Apps, c.bin)
+	args := append([]string(nil), c.args...)
+	for i, a := range args {
+		if strings.HasPrefix(a, "@") {
+			args[i] = filepath.Join(rt.Apps, a[1:])
+		}
+	}
+	r := runOn(t, rt, 2*time.Minute, c.env, bin, args...)
+	require.Equalf(t, c.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	require.Regexp(t, c.stdout, r.stdout)
+	require.NotContains(t, r.stderr, "rocprof-go virtual GPU:", "the emulation reported an error or a gap")
+	if !c.tool {
+		return
+	}
+	env := append([]string{"HSA_TOOLS_LIB=" + rt.Tool, "HSA_TOOLS_REPORT_LOAD_FAILURE=1"}, c.env...)
+	r = runOn(t, rt, 2*time.Minute, env, bin, args...)
+	require.Equalf(t, c.code, r.code, "under the tool\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	require.Regexp(t, c.stdout, r.stdout)
+	if c.code == 0 && !c.idle {
+		m := toolLine.FindStringSubmatch(r.stderr)
+		require.NotNilf(t, m, "the tool did not report: %s", r.stderr)
+		n, _ := strconv.Atoi(m[2])
+		require.Positive(t, n, "the tool intercepted no packets")
 	}
 }
 

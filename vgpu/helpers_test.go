@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 
 	"github.com/stretchr/testify/require"
 )
@@ -46,15 +50,59 @@ type result struct {
 	stdout, stderr string
 }
 
-// run starts a program on the virtual GPU with extra environment variables
-// and returns its exit code and output. It runs in a temporary directory so
-// crash dumps never land in the tree.
+var (
+	versionsOnce sync.Once
+	versionsLog  string
+)
+
+// runtimes is the ROCm matrix: the host's ROCm 5.2 and the roots of
+// configs/rocm-matrix.tsv. A runtime that is not built fails the test
+// (`make test` builds them); their package versions go to the test log.
+func runtimes(t testing.TB) []rocmmatrix.Runtime {
+	t.Helper()
+	rs, err := rocmmatrix.Runtimes(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, r := range rs {
+		require.NoError(t, r.Check())
+	}
+	versionsOnce.Do(func() {
+		var b strings.Builder
+		for _, r := range rs {
+			v, err := r.Versions()
+			fmt.Fprintf(&b, "ROCm %s:\n%s", r.Name, v)
+			if err != nil {
+				fmt.Fprintf(&b, "(versions: %v)\n", err)
+			}
+		}
+		versionsLog = b.String()
+	})
+	t.Log("the ROCm matrix:\n" + versionsLog)
+	return rs
+}
+
+// host is the matrix's host runtime (ROCm 5.2, no root).
+func host(t testing.TB) rocmmatrix.Runtime {
+	rs, err := rocmmatrix.Runtimes(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	return rs[0]
+}
+
+// run starts a program on the virtual GPU under the host's ROCm.
 func run(t testing.TB, timeout time.Duration, env []string, prog string, args ...string) result {
+	t.Helper()
+	return runOn(t, host(t), timeout, env, prog, args...)
+}
+
+// runOn starts a program on the virtual GPU under one runtime of the
+// matrix, with extra environment variables, and returns its exit code and
+// output. It runs in a temporary directory so crash dumps never land in
+// the tree.
+func runOn(t testing.TB, rt rocmmatrix.Runtime, timeout time.Duration, env []string, prog string, args ...string) result {
 	t.Helper()
 	lib := artefact(t, "vgpu/librocprof-go-vgpu.so")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := rt.Command(ctx, prog, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib)
 	for _, e := range os.Environ() {
@@ -66,7 +114,7 @@ func run(t testing.TB, timeout time.Duration, env []string, prog string, args ..
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	require.NoErrorf(t, ctx.Err(), "%s %v hung (over %v)\nstdout: %s\nstderr: %s", prog, args, timeout, out.String(), errb.String())
+	require.NoErrorf(t, ctx.Err(), "ROCm %s: %s %v hung (over %v)\nstdout: %s\nstderr: %s", rt.Name, prog, args, timeout, out.String(), errb.String())
 	r := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
