@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 )
 
 // goldenSet is the part of an AQLprofile golden PMC description the test needs.
@@ -53,7 +56,7 @@ type shape struct {
 var (
 	mi210  = shape{"gfx90a_mi210", "gfx90a", 8, 104, 32, 1700, 1}
 	vega10 = shape{"gfx900_vega10", "gfx900", 4, 64, 16, 1500, 1}
-	// Only through the standalone interpreter: ROCR 5.2.3 has no gfx942.
+	// ROCR 5.2.3 has no gfx942: there, the standalone interpreter runs it.
 	mi300x = shape{"gfx942_mi300x", "gfx942", 4, 38, 16, 2100, 8}
 )
 
@@ -98,10 +101,10 @@ func (a shape) expected(counter string, grid, wg, xcd, se, inst int) uint64 {
 }
 
 // Runs AQLprofile's golden start packet, one dispatch of known grid, then the
-// golden stop and read packets on the virtual GPU, and checks that the output
-// buffer holds exactly the modelled values.
+// golden stop and read packets on the virtual GPU under every runtime of
+// the ROCm matrix, and checks that the output buffer holds exactly the
+// modelled values.
 func TestGoldenPMCPackets(t *testing.T) {
-	driver := artefact(t, "vgpu-tests/pmc_golden")
 	standalone := artefact(t, "vgpu-tests/pm4_standalone")
 	cases := []struct {
 		agent    shape
@@ -125,66 +128,81 @@ func TestGoldenPMCPackets(t *testing.T) {
 		{mi300x, "l2_hit_miss", 50000, 128},
 		{mi300x, "sq_insts_valu_salu", 9999, 192},
 	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/%s/grid%d/wg%d", c.agent.arch, c.set, c.grid, c.wg), func(t *testing.T) {
-			golden := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", c.agent.golden)
-			_, err := os.Stat(golden)
-			require.NoErrorf(t, err, "golden packets missing: %s must exist (the shared folder next to the checkout)", golden)
-			base := filepath.Join(golden, "pmc_"+c.set)
-			raw, err := os.ReadFile(base + ".json")
-			require.NoError(t, err)
-			var g goldenSet
-			require.NoError(t, json.Unmarshal(raw, &g))
-			log := filepath.Join(t.TempDir(), "vgpu.jsonl")
-			require.NoError(t, os.WriteFile(log, nil, 0o644))
-			args := []string{base + ".aql.bin", base + ".cmdbuf.bin", g.CmdbufAddr, g.OutAddr,
-				strconv.Itoa(g.OutSize), strconv.Itoa(c.grid), strconv.Itoa(c.wg)}
-			var r result
-			if c.agent.xcc > 1 {
-				r = run(t, time.Minute, nil, standalone, append([]string{c.agent.golden}, args...)...)
-				require.NotContains(t, r.stderr, "error", "the interpreter met an unknown opcode or register")
-			} else {
-				r = run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_ARCH=" + c.agent.arch}, driver, args...)
-			}
-			require.Equalf(t, 0, r.code, "stderr: %s", r.stderr)
-			var out []uint64
-			for _, f := range strings.Fields(r.stdout) {
-				v, err := strconv.ParseUint(f, 0, 64)
-				require.NoError(t, err)
-				out = append(out, v)
-			}
-			require.NotEmpty(t, g.Iterate)
-			nonzero := 0
-			for _, it := range g.Iterate {
-				name := ""
-				for _, e := range g.Events {
-					if e.EventID == it.EventID && e.BlockIndex == it.BlockIndex {
-						name = e.Counter
-					}
-				}
-				require.NotEmpty(t, name, "slot %d: no event %d", it.Slot, it.EventID)
-				xcd, se, inst := 0, 0, it.BlockIndex
-				for _, co := range it.Coords {
-					switch co.Name {
-					case "SE":
-						se = co.Coord
-					case "XCD":
-						xcd = co.Coord
-					}
-				}
-				want := c.agent.expected(name, c.grid, c.wg, xcd, se, inst)
-				require.Lessf(t, it.Slot, len(out), "output too short")
-				require.Equalf(t, want, out[it.Slot], "%s at XCC %d SE %d instance %d (slot %d)", name, xcd, se, inst, it.Slot)
-				if want != 0 {
-					nonzero++
-				}
-			}
-			require.Positive(t, nonzero)
-			logged, err := os.ReadFile(log)
-			require.NoError(t, err)
-			require.NotContains(t, string(logged), `"type":"error"`, "the interpreter met an unknown opcode or register")
-		})
+	shared := filepath.Join(repoRoot(t), "..", "shared")
+	for _, rt := range runtimes(t) {
+		rt := rt.WithBinds(shared)
+		driver := filepath.Join(rt.Apps, "pmc_golden")
+		if rt.Name == rocmmatrix.HostName {
+			driver = artefact(t, "vgpu-tests/pmc_golden")
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/%s/%s/grid%d/wg%d", rt.Name, c.agent.arch, c.set, c.grid, c.wg), func(t *testing.T) {
+				goldenPMC(t, rt, driver, standalone, c.agent, c.set, c.grid, c.wg)
+			})
+		}
 	}
+}
+
+// goldenPMC runs one golden packet set around one dispatch on one runtime
+// (through the standalone interpreter where the runtime lacks the
+// architecture) and checks every output slot against the counter model.
+func goldenPMC(t *testing.T, rt rocmmatrix.Runtime, driver, standalone string, agent shape, set string, grid, wg int) {
+	golden := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", agent.golden)
+	_, err := os.Stat(golden)
+	require.NoErrorf(t, err, "golden packets missing: %s must exist (the shared folder next to the checkout)", golden)
+	base := filepath.Join(golden, "pmc_"+set)
+	raw, err := os.ReadFile(base + ".json")
+	require.NoError(t, err)
+	var g goldenSet
+	require.NoError(t, json.Unmarshal(raw, &g))
+	log := filepath.Join(t.TempDir(), "vgpu.jsonl")
+	require.NoError(t, os.WriteFile(log, nil, 0o644))
+	args := []string{base + ".aql.bin", base + ".cmdbuf.bin", g.CmdbufAddr, g.OutAddr,
+		strconv.Itoa(g.OutSize), strconv.Itoa(grid), strconv.Itoa(wg)}
+	var r result
+	if !slices.Contains(rt.Archs(), agent.arch) {
+		r = run(t, time.Minute, nil, standalone, append([]string{agent.golden}, args...)...)
+		require.NotContains(t, r.stderr, "error", "the interpreter met an unknown opcode or register")
+	} else {
+		r = runOn(t, rt, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_ARCH=" + agent.arch}, driver, args...)
+	}
+	require.Equalf(t, 0, r.code, "stderr: %s", r.stderr)
+	var out []uint64
+	for _, f := range strings.Fields(r.stdout) {
+		v, err := strconv.ParseUint(f, 0, 64)
+		require.NoError(t, err)
+		out = append(out, v)
+	}
+	require.NotEmpty(t, g.Iterate)
+	nonzero := 0
+	for _, it := range g.Iterate {
+		name := ""
+		for _, e := range g.Events {
+			if e.EventID == it.EventID && e.BlockIndex == it.BlockIndex {
+				name = e.Counter
+			}
+		}
+		require.NotEmpty(t, name, "slot %d: no event %d", it.Slot, it.EventID)
+		xcd, se, inst := 0, 0, it.BlockIndex
+		for _, co := range it.Coords {
+			switch co.Name {
+			case "SE":
+				se = co.Coord
+			case "XCD":
+				xcd = co.Coord
+			}
+		}
+		want := agent.expected(name, grid, wg, xcd, se, inst)
+		require.Lessf(t, it.Slot, len(out), "output too short")
+		require.Equalf(t, want, out[it.Slot], "%s at XCC %d SE %d instance %d (slot %d)", name, xcd, se, inst, it.Slot)
+		if want != 0 {
+			nonzero++
+		}
+	}
+	require.Positive(t, nonzero)
+	logged, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.NotContains(t, string(logged), `"type":"error"`, "the interpreter met an unknown opcode or register")
 }
 
 // SQ_WAVES per SE sums to the dispatch's wave count and every SE is busy.

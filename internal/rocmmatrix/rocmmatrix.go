@@ -32,7 +32,16 @@ type Runtime struct {
 	// Tool is the minimal intercepting HSA_TOOLS_LIB tool.
 	Tool string
 
-	repo string
+	repo  string
+	binds []string
+}
+
+// WithBinds returns the runtime with more host directories visible at the
+// same paths inside its root (the repository, /tmp, /dev, /proc and /sys
+// always are).
+func (r Runtime) WithBinds(paths ...string) Runtime {
+	r.binds = append(append([]string(nil), r.binds...), paths...)
+	return r
 }
 
 // archSupport lists the architectures each runtime's ROCR accepts, from
@@ -123,7 +132,11 @@ func (r Runtime) Command(ctx context.Context, prog string, args ...string) *exec
 	if r.Root == "" {
 		return exec.CommandContext(ctx, prog, args...)
 	}
-	full := append([]string{"run", r.Root, "--", prog}, args...)
+	full := []string{"run", r.Root}
+	for _, b := range r.binds {
+		full = append(full, "--bind", b)
+	}
+	full = append(append(full, "--", prog), args...)
 	return exec.CommandContext(ctx, filepath.Join(r.repo, "scripts", "rocm-root.sh"), full...)
 }
 
