@@ -49,6 +49,7 @@ generate:
 	$(GO) generate ./...
 
 test: build $(TEST_PREREQS)
+	@$(MAKE) --no-print-directory rocm-versions
 	$(GO) test $(GOTEST_FLAGS) ./...
 
 bench: build $(TEST_PREREQS)

@@ -5,7 +5,8 @@
 # and HSA headers into build/rocm/<name>-apps (beside the root, not in it:
 # rebuilding a root keeps them; they are rebuilt when the root's stamp moves).
 # The host's own ROCm 5.2.3 is the matrix's fourth entry (build/testdata).
-# Not part of `make build` or `make test`: needs root and the Debian mirror.
+# `make test` builds the matrix first (the tests run on every runtime), which
+# needs root and the Debian mirror; `make build` does not.
 ROCM_NAMES     := 6.1 6.4 7.2
 ROCM_DIR       := $(BUILD)/rocm
 ROCM_ROOT_SH   := scripts/rocm-root.sh
@@ -86,6 +87,7 @@ endef
 $(foreach n,$(ROCM_NAMES),$(eval $(call rocm_root_rules,$(n))))
 
 rocm-roots: $(foreach n,$(ROCM_NAMES),$(ROCM_STAMP_$(n)))
+TEST_PREREQS += rocm-testapps
 rocm-testapps: $(foreach n,$(ROCM_NAMES),rocm-testapps-$(n))
 
 # The installed versions of each root (what the tests print into their log).

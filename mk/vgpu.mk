@@ -50,3 +50,25 @@ $(VGPU_TEST_DIR)/pm4_standalone: vgpu/testdriver/pm4_standalone.c $(VGPU_LIB)
 $(VGPU_TEST_DIR)/libvgpu_testtool.so: vgpu/testtool/tool.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -Wall -fPIC -shared -DAMD_INTERNAL_BUILD -I/usr/include/hsa -o $@ $<
+
+# Outside CI: the multi-stream app 1,000 times per runtime of the ROCm matrix
+# (the host's 5.2 and the roots), each run under a 60 s limit; reports the
+# runs, failures and hangs (a run over the limit) per runtime.
+SOAK_RUNS ?= 1000
+.PHONY: soak
+soak: $(VGPU_LIB) $(TESTAPPS_DIR)/multistream rocm-testapps
+	@bad=0; \
+	for rt in 5.2 $(ROCM_NAMES); do \
+	  if [ $$rt = 5.2 ]; then app=$(TESTAPPS_DIR)/multistream; wrap=""; \
+	  else app=$(ROCM_DIR)/$$rt-apps/multistream; wrap="$(ROCM_ROOT_SH) run $(ROCM_DIR)/$$rt --"; fi; \
+	  ok=0; fail=0; hang=0; \
+	  for i in $$(seq 1 $(SOAK_RUNS)); do \
+	    LD_PRELOAD=$(VGPU_LIB) timeout 60 $$wrap $$app >/dev/null 2>&1; rc=$$?; \
+	    if [ $$rc = 0 ]; then ok=$$((ok+1)); elif [ $$rc = 124 ]; then hang=$$((hang+1)); \
+	    else fail=$$((fail+1)); echo "soak: ROCm $$rt run $$i failed with exit code $$rc"; fi; \
+	    [ $$((i % 250)) = 0 ] && echo "soak: ROCm $$rt $$i/$(SOAK_RUNS) runs, ok=$$ok failed=$$fail hangs=$$hang"; \
+	  done; \
+	  echo "soak: ROCm $$rt runs=$(SOAK_RUNS) ok=$$ok failed=$$fail hangs=$$hang"; \
+	  [ $$fail = 0 ] && [ $$hang = 0 ] || bad=1; \
+	done; \
+	[ $$bad = 0 ]

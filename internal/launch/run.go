@@ -184,6 +184,9 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		if err := CheckOutputDir(PassDir(cfg)); err != nil {
 			return nil, err
 		}
+		if err := CheckVirtualGPU(plan.App, cfg.VirtualGPU, r.Environ); err != nil {
+			return nil, err
+		}
 	}
 	runDir, err := os.MkdirTemp(r.spoolRoot(), "rocprof-go-run-")
 	if err != nil {

@@ -302,8 +302,8 @@ var Specs = []Spec{
 		"write Parquet hive-partitioned (domain=<d>/rank=<n>/...) so DuckDB, Spark or Trino query many ranks in place",
 		func(c *Config) *Tri { return &c.ParquetHive }),
 	{Long: "virtual-gpu", Dest: "virtual_gpu", Kind: KindOptional, Group: gOwn, Metavar: "ARCH",
-		Help:    "run the app on rocprof-go's virtual GPU (no AMD GPU needed; gfx90a by default): timings and counter values are emulated",
-		Choices: []string{"gfx90a", "gfx908", "gfx906", "gfx900", "gfx1030"},
+		Help:    "run the app on rocprof-go's virtual GPU (no AMD GPU needed; gfx90a by default; gfx942 and gfx1100 need ROCm 6.1 or later): timings and counter values are emulated",
+		Choices: VirtualGPUArchs,
 		field:   func(c *Config) any { return &c.VirtualGPU }},
 	{Long: "timeout", Dest: "timeout", Kind: KindDuration, Group: gOwn, Metavar: "DURATION",
 		Help:  "end the app (SIGTERM, then SIGKILL) after DURATION per run; exit status 124",
@@ -311,6 +311,10 @@ var Specs = []Spec{
 	strOpt("config", "", "config", gOwn, "", "FILE", "rocprof-go configuration file (default $XDG_CONFIG_HOME/rocprof-go/config.yaml)",
 		func(c *Config) *string { return &c.ConfigFile }),
 }
+
+// VirtualGPUArchs are the architectures the virtual GPU emulates (its own
+// table is vgpu/src/topology.c); the first is the default.
+var VirtualGPUArchs = []string{"gfx90a", "gfx908", "gfx906", "gfx900", "gfx1030", "gfx942", "gfx1100"}
 
 // SpecByDest returns the option whose destination is dest.
 func SpecByDest(dest string) (*Spec, bool) {

@@ -2,6 +2,7 @@ package rocprof_test
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -128,4 +130,57 @@ func TestParquetHiveByRank(t *testing.T) {
 	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "1"})
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(out, "domain=kernels", "rank=3", "run.parquet"))
+}
+
+// The CLI runs an app on the virtual GPU under every runtime of the ROCm
+// matrix (HIP compiled with that runtime's hipcc; inside its root, which the
+// injected libraries reach through ROCPROF_GO_LIBDIR): the app completes and
+// its HIP calls are traced.
+func TestVirtualGPUOnEveryRuntime(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	rts, err := rocmmatrix.Runtimes(repo, buildDir())
+	require.NoError(t, err)
+	libEnv(t)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			require.NoError(t, rt.Check())
+			argv := []string{filepath.Join(rt.Apps, "multistream"), "2", "3"}
+			if rt.Root != "" {
+				argv = append([]string{filepath.Join(repo, "scripts", "rocm-root.sh"), "run", rt.Root, "--"}, argv...)
+			}
+			out := t.TempDir()
+			var stdout strings.Builder
+			res, err := rocprof.Run(context.Background(), rocprof.Options{
+				Args:   []string{"--virtual-gpu", "--hip-trace", "-f", "csv", "-d", out, "-o", "run"},
+				Stdout: &stdout,
+			}, argv)
+			require.NoError(t, err)
+			require.Equal(t, 0, res.ExitStatus)
+			require.Contains(t, stdout.String(), "streams=2 iterations=3 dispatches=12 copies=24")
+			calls := map[string]int{}
+			for _, f := range res.Manifest.Files {
+				if !strings.HasSuffix(f.Path, "hip_api_trace.csv") {
+					continue
+				}
+				rows := readCSV(t, filepath.Join(res.Dir, f.Path))
+				for _, r := range rows[1:] {
+					calls[r[1]]++
+				}
+			}
+			require.Equal(t, 24, calls["hipMemcpyAsync"], "ROCm %s: %v", rt.Name, calls)
+			require.Equal(t, 12, calls["hipLaunchKernel"], "ROCm %s: %v", rt.Name, calls)
+		})
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, rows)
+	require.Equal(t, "Function", rows[0][1])
+	return rows
 }
