@@ -220,6 +220,7 @@ int vgpu_kfd_ioctl(unsigned long req, void *arg) {
   int rc = d->serve(buf);
   memcpy(arg, buf, size);
   if (rc < 0) {
+    vgpu_logf("{\"type\":\"ioctl_failed\",\"pid\":%d,\"name\":\"%s\",\"errno\":%d}", (int)getpid(), d->name + 7, -rc);
     errno = -rc;
     return -1;
   }
