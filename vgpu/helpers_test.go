@@ -45,6 +45,15 @@ func artefact(t testing.TB, rel string) string {
 	return p
 }
 
+// sharedDir is the shared reference folder beside the checkout, with
+// symlinks resolved: the runtimes' roots see it through a bind mount of
+// its real path.
+func sharedDir(t testing.TB) string {
+	d, err := filepath.EvalSymlinks(filepath.Join(repoRoot(t), "..", "shared"))
+	require.NoErrorf(t, err, "the shared folder must sit beside the checkout")
+	return d
+}
+
 type result struct {
 	code           int // exit code, or 128+signal like a shell
 	stdout, stderr string

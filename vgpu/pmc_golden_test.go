@@ -128,7 +128,7 @@ func TestGoldenPMCPackets(t *testing.T) {
 		{mi300x, "l2_hit_miss", 50000, 128},
 		{mi300x, "sq_insts_valu_salu", 9999, 192},
 	}
-	shared := filepath.Join(repoRoot(t), "..", "shared")
+	shared := sharedDir(t)
 	for _, rt := range runtimes(t) {
 		rt := rt.WithBinds(shared)
 		driver := filepath.Join(rt.Apps, "pmc_golden")
@@ -147,7 +147,7 @@ func TestGoldenPMCPackets(t *testing.T) {
 // (through the standalone interpreter where the runtime lacks the
 // architecture) and checks every output slot against the counter model.
 func goldenPMC(t *testing.T, rt rocmmatrix.Runtime, driver, standalone string, agent shape, set string, grid, wg int) {
-	golden := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", agent.golden)
+	golden := filepath.Join(sharedDir(t), "golden", "aqlprofile", agent.golden)
 	_, err := os.Stat(golden)
 	require.NoErrorf(t, err, "golden packets missing: %s must exist (the shared folder next to the checkout)", golden)
 	base := filepath.Join(golden, "pmc_"+set)
@@ -220,7 +220,7 @@ func TestSQWavesPerSE(t *testing.T) {
 // a well-formed synthetic trace in the buffer, and the stop packet's reads of
 // STATUS, CNTR and WPTR agree with it.
 func TestGoldenSQTTPackets(t *testing.T) {
-	base := filepath.Join(repoRoot(t), "..", "shared", "golden", "aqlprofile", "gfx90a_mi210", "att_cu0_se1_64mb")
+	base := filepath.Join(sharedDir(t), "golden", "aqlprofile", "gfx90a_mi210", "att_cu0_se1_64mb")
 	_, err := os.Stat(base + ".aql.bin")
 	require.NoErrorf(t, err, "golden packets missing: %s.aql.bin must exist", base)
 	// Control words at 0x100000000000, trace buffer at 0x100000001000 (the
