@@ -238,3 +238,33 @@ func TestCountersAreValidatedBeforeTheAppStarts(t *testing.T) {
 	require.Contains(t, r.stderr, "\npmc: SQ_BUSY_CYCLES")
 	require.NoFileExists(t, ran, "the app never started")
 }
+
+// --virtual-gpu is refused before the app runs when the app cannot get it:
+// a static program, or an architecture its ROCm runtime (the host's 5.2.3
+// here) does not know. The errors say what to do.
+func TestVirtualGPUPreflight(t *testing.T) {
+	env := []string{launch.LibDirEnv + "=" + launchtest.FakeLibDir(t)}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.c")
+	require.NoError(t, os.WriteFile(src, []byte("#include <stdio.h>\nint main(void){puts(\"ran\");return 0;}\n"), 0o600))
+	static := filepath.Join(dir, "static")
+	out, err := exec.Command("cc", "-static", "-o", static, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+	r := runCLI(t, env, "--virtual-gpu", "--hip-trace", "-d", dir, "--", static)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "is statically linked; the virtual GPU is loaded with LD_PRELOAD, which a static program ignores: link it dynamically")
+	require.NotContains(t, r.stdout, "ran", "nothing ran")
+
+	dynamic := filepath.Join(dir, "dynamic")
+	out, err = exec.Command("cc", "-o", dynamic, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+	r = runCLI(t, env, "--virtual-gpu=gfx942", "--hip-trace", "-d", dir, "--", dynamic)
+	require.Equal(t, 1, r.code)
+	require.Regexp(t, `--virtual-gpu=gfx942: the ROCm runtime /\S+/libhsa-runtime64\.so\.1 does not know gfx942`, r.stderr)
+	require.Contains(t, r.stderr, "choose an architecture it knows (gfx90a, gfx908, gfx906, gfx900, gfx1030), or run the app with ROCm 6.1 or later")
+	require.NotContains(t, r.stdout, "ran")
+
+	r = runCLI(t, env, "--virtual-gpu=gfx1201", "--", dynamic)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `invalid choice "gfx1201" (choose from gfx90a, gfx908, gfx906, gfx900, gfx1030, gfx942, gfx1100)`)
+}
