@@ -21,16 +21,17 @@ ROCM_HSA_APPS  := hsa_queues hsa_late_wakeup
 # vgpu/testdriver's kfd_events and pm4_standalone link the virtual GPU itself
 # (no ROCm runtime in them), so they are not per-suite and not built here.
 ROCM_DRIVERS   := pmc_golden pm4_ib
-# The suites whose hipcc compiles for gfx942 (all three: clang 17, 21, 22).
-ROCM_GFX942    := 6.1 6.4 7.2
-ROCM_GFX942_APPS := multistream devices
+# Architectures ROCm 5.2 cannot run, built in every root (all three hipccs,
+# clang 17, 21 and 22, compile for them) into <name>-apps/<arch>/.
+ROCM_NEW_ARCHS := gfx942 gfx1100
+ROCM_NEW_ARCH_APPS := multistream devices memcheck
 ROCM_ROCTX_LIB := $(BUILD)/lib/librocprofiler-sdk-roctx.so.1
 ROCM_ROCTX_LEGACY_LIB := $(BUILD)/lib/libroctx64.so.4
 
 # rocm_apps NAME: the files `make rocm-testapps` builds for NAME.
 rocm_apps = $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS) $(ROCM_ROCTX_APPS) roctx_legacy \
               module_kernels.co $(ROCM_HSA_APPS) $(ROCM_DRIVERS) libvgpu_testtool.so \
-              $(if $(filter $(1),$(ROCM_GFX942)),$(addprefix gfx942/,$(ROCM_GFX942_APPS))))
+              $(foreach a,$(ROCM_NEW_ARCHS),$(addprefix $(a)/,$(ROCM_NEW_ARCH_APPS))))
 
 .PHONY: rocm-roots rocm-testapps rocm-versions rocm-force
 rocm-force:
@@ -38,6 +39,13 @@ rocm-force:
 # The script decides (from the stamp) whether anything is to be done and
 # rewrites the stamp only when it rebuilt the root, so the apps below are
 # recompiled only then.
+# rocm_arch_rule NAME ARCH: the apps of ROCM_NEW_ARCH_APPS built for ARCH.
+define rocm_arch_rule
+$(addprefix $(ROCM_DIR)/$(1)-apps/$(2)/,$(ROCM_NEW_ARCH_APPS)): $(ROCM_DIR)/$(1)-apps/$(2)/%: testdata/apps/%.cpp testdata/apps/common.h $$(ROCM_STAMP_$(1))
+	@mkdir -p $$(@D)
+	$$(ROCM_RUN_$(1)) hipcc --offload-arch=$(2) $(ROCM_HIPFLAGS) -o $$@ $$<
+endef
+
 define rocm_root_rules
 ROCM_STAMP_$(1) := $(ROCM_DIR)/$(1)/.rocm-root-stamp
 ROCM_RUN_$(1)   := $(ROCM_ROOT_SH) run $(ROCM_DIR)/$(1) --
@@ -53,9 +61,7 @@ $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS)): $(ROCM_DIR)/$(1)-apps/%: t
 	@mkdir -p $$(@D)
 	$$(ROCM_RUN_$(1)) hipcc --offload-arch=gfx90a $(ROCM_HIPFLAGS) -o $$@ $$<
 
-$(addprefix $(ROCM_DIR)/$(1)-apps/gfx942/,$(ROCM_GFX942_APPS)): $(ROCM_DIR)/$(1)-apps/gfx942/%: testdata/apps/%.cpp testdata/apps/common.h $$(ROCM_STAMP_$(1))
-	@mkdir -p $$(@D)
-	$$(ROCM_RUN_$(1)) hipcc --offload-arch=gfx942 $(ROCM_HIPFLAGS) -o $$@ $$<
+$(foreach a,$(ROCM_NEW_ARCHS),$$(eval $$(call rocm_arch_rule,$(1),$(a))))
 
 $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_ROCTX_APPS)): $(ROCM_DIR)/$(1)-apps/%: testdata/apps/%.cpp $(ROCM_ROCTX_LIB) $$(ROCM_STAMP_$(1))
 	@mkdir -p $$(@D)

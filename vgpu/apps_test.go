@@ -25,7 +25,7 @@ type appCase struct {
 	// hostOnly: built for the host's ROCm only (the other architectures'
 	// builds; the roots carry gfx90a and gfx942 builds).
 	hostOnly bool
-	// newer: needs a runtime newer than ROCm 5.2 (gfx942).
+	// newer: needs a runtime newer than ROCm 5.2 (gfx942, gfx1100).
 	newer bool
 }
 
@@ -54,6 +54,10 @@ var appCases = []appCase{
 	{name: "gfx900-hsa_queues", bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx900"}, code: 0, stdout: `queues=4 packets=8 memory=ok`},
 	{name: "gfx942-devices", newer: true, bin: "gfx942/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, code: 0, stdout: `name=AMD Instinct MI300X arch=gfx942:sramecc\+:xnack- cus=304`, tool: true},
 	{name: "gfx942-multistream", newer: true, bin: "gfx942/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
+	{name: "gfx942-memcheck", newer: true, bin: "gfx942/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, code: 0, stdout: `round-trip`},
+	{name: "gfx1100-devices", newer: true, bin: "gfx1100/devices", env: []string{"ROCPROF_VGPU_ARCH=gfx1100"}, code: 0, stdout: `name=AMD Radeon RX 7900 XTX arch=gfx1100 cus=48`, tool: true},
+	{name: "gfx1100-multistream", newer: true, bin: "gfx1100/multistream", env: []string{"ROCPROF_VGPU_ARCH=gfx1100"}, args: []string{"2", "4"}, code: 0, stdout: `dispatches=16 copies=32`, tool: true},
+	{name: "gfx1100-memcheck", newer: true, bin: "gfx1100/memcheck", env: []string{"ROCPROF_VGPU_ARCH=gfx1100"}, code: 0, stdout: `round-trip`},
 	{name: "gfx942-hsa_queues", newer: true, bin: "hsa_queues", env: []string{"ROCPROF_VGPU_ARCH=gfx942"}, code: 0, stdout: `queues=4 packets=8 memory=ok`},
 }
 
