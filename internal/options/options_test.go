@@ -96,7 +96,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-p", "12"}, "-P/--collection-period"},
 		{[]string{"--output-directory"}, "expected one argument"},
 		{[]string{"-Mz"}, "cannot be combined"},
-		{[]string{"--virtual-gpu=gfx942", "--", "a"}, "choose from gfx90a"},
+		{[]string{"--virtual-gpu=gfx1201", "--", "a"}, "choose from gfx90a, gfx908, gfx906, gfx900, gfx1030, gfx942, gfx1100"},
 	} {
 		_, err := ParseArgs(tc.args)
 		var ue *UsageError
