@@ -55,6 +55,19 @@ static struct bo *bos;
 static size_t nbos, capbos;
 static int memfd = -1;
 
+/* Makes room for one more element in a growable array of *cap elements
+ * holding n. */
+static int grow(void *arrp, size_t *cap, size_t n, size_t elem) {
+  void **arr = arrp;
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 256;
+  void *p = realloc(*arr, nc * elem);
+  if (!p) return -1;
+  *arr = p;
+  *cap = nc;
+  return 0;
+}
+
 /* --- the memfd's offset space: first fit over a sorted free list ---------------- */
 
 struct extent {
@@ -71,9 +84,7 @@ static int memfd_ready(void) {
     if (fd >= 0) vgpu_real_close(fd);
     return -1;
   }
-  freel = malloc(sizeof *freel * 16);
-  if (!freel) return -1;
-  capfree = 16;
+  if (grow(&freel, &capfree, 0, sizeof *freel)) return -1;
   nfree = 1;
   freel[0] = (struct extent){0, MEMFD_SPAN};
   memfd = fd;
@@ -111,12 +122,7 @@ static void extent_free(uint64_t off, uint64_t len) {
     freel[i].off = off;
     freel[i].len += len;
   } else {
-    if (nfree == capfree) {
-      struct extent *n = realloc(freel, sizeof *n * capfree * 2);
-      if (!n) return; /* the range is lost to reuse, not to correctness */
-      freel = n;
-      capfree *= 2;
-    }
+    if (grow(&freel, &capfree, nfree, sizeof *freel)) return; /* lost to reuse, not to correctness */
     memmove(&freel[i + 1], &freel[i], (nfree - i) * sizeof *freel);
     freel[i] = (struct extent){off, len};
     nfree++;
@@ -145,13 +151,7 @@ static size_t range_upper(uint64_t va) { /* first range with start > va */
 }
 
 static int range_add(uint64_t va, uint64_t size, int64_t delta, bool device) {
-  if (nranges == capranges) {
-    size_t nc = capranges ? capranges * 2 : 256;
-    struct range *n = realloc(ranges, nc * sizeof *n);
-    if (!n) return -1;
-    ranges = n;
-    capranges = nc;
-  }
+  if (grow(&ranges, &capranges, nranges, sizeof *ranges)) return -1;
   size_t i = range_upper(va);
   memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
   ranges[i] = (struct range){va, va + size, delta, device};
@@ -215,13 +215,7 @@ static struct bo *bo_by_handle(uint64_t handle) {
 static long new_slot(void) {
   for (size_t i = 0; i < nbos; i++)
     if (!bos[i].live) return (long)i;
-  if (nbos == capbos) {
-    size_t nc = capbos ? capbos * 2 : 256;
-    struct bo *n = realloc(bos, nc * sizeof *n);
-    if (!n) return -1;
-    bos = n;
-    capbos = nc;
-  }
+  if (grow(&bos, &capbos, nbos, sizeof *bos)) return -1;
   return (long)nbos++;
 }
 
