@@ -33,11 +33,13 @@ extern "C" {
 #include "_cgo_export.h"
 }
 
-void shim_install_profiler_hook(AmdExtTable *amd, uint32_t amd_size);
+void shim_install_profiler_hook();
 
 namespace {
 
 decltype(hsa_amd_memory_async_copy) *g_next_copy;
+hsa_status_t (*g_next_copy_on_engine)(void *, hsa_agent_t, const void *, hsa_agent_t, size_t, uint32_t,
+                                      const hsa_signal_t *, hsa_signal_t, uint32_t, bool);
 decltype(hsa_amd_memory_async_copy_rect) *g_next_copy_rect;
 decltype(hsa_amd_profiling_async_copy_enable) *g_next_copy_enable;
 decltype(hsa_amd_memory_pool_allocate) *g_next_pool_allocate;
@@ -462,13 +464,10 @@ hsa_status_t copy_submitted(Copy *c, hsa_status_t st)
     return st;
 }
 
-hsa_status_t hook_copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_agent_t src_agent,
-                       size_t size, uint32_t num_dep, const hsa_signal_t *deps,
-                       hsa_signal_t completion)
+// A linear copy's record: direction, agents, bytes, addresses.
+void describe_copy(Copy *c, void *dst, hsa_agent_t dst_agent, const void *src, hsa_agent_t src_agent,
+                   size_t size)
 {
-    Copy *c = copy_begin(completion);
-    if (!c)
-        return g_next_copy(dst, dst_agent, src, src_agent, size, num_dep, deps, completion);
     const ShimAgent *s = shim_find_agent(src_agent), *d = shim_find_agent(dst_agent);
     c->rec.direction = direction(s && s->type == HSA_DEVICE_TYPE_GPU,
                                  d && d->type == HSA_DEVICE_TYPE_GPU);
@@ -477,8 +476,35 @@ hsa_status_t hook_copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_ag
     c->rec.bytes = size;
     c->rec.src_address = (uint64_t)(uintptr_t)src;
     c->rec.dst_address = (uint64_t)(uintptr_t)dst;
+}
+
+hsa_status_t hook_copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_agent_t src_agent,
+                       size_t size, uint32_t num_dep, const hsa_signal_t *deps,
+                       hsa_signal_t completion)
+{
+    Copy *c = copy_begin(completion);
+    if (!c)
+        return g_next_copy(dst, dst_agent, src, src_agent, size, num_dep, deps, completion);
+    describe_copy(c, dst, dst_agent, src, src_agent, size);
     return copy_submitted(
         c, g_next_copy(dst, dst_agent, src, src_agent, size, num_dep, deps, c->ours));
+}
+
+// ROCm 6's copy on a chosen SDMA engine (HIP 6 copies only through it). Its
+// prototype is declared here: the shim is built against ROCm 5.2's headers,
+// which predate it (the engine id is an enum, passed as a 32-bit integer).
+hsa_status_t hook_copy_on_engine(void *dst, hsa_agent_t dst_agent, const void *src,
+                                 hsa_agent_t src_agent, size_t size, uint32_t num_dep,
+                                 const hsa_signal_t *deps, hsa_signal_t completion, uint32_t engine,
+                                 bool force_sdma)
+{
+    Copy *c = copy_begin(completion);
+    if (!c)
+        return g_next_copy_on_engine(dst, dst_agent, src, src_agent, size, num_dep, deps, completion,
+                                     engine, force_sdma);
+    describe_copy(c, dst, dst_agent, src, src_agent, size);
+    return copy_submitted(c, g_next_copy_on_engine(dst, dst_agent, src, src_agent, size, num_dep,
+                                                   deps, c->ours, engine, force_sdma));
 }
 
 hsa_status_t hook_copy_rect(const hsa_pitched_ptr_t *dst, const hsa_dim3_t *dst_offset,
@@ -596,42 +622,29 @@ hsa_status_t hook_exec_destroy(hsa_executable_t exec)
     return g_next_exec_destroy(exec);
 }
 
-template <typename T, typename F> void hook(T *table, uint32_t size, size_t off, F **next, F *fn)
-{
-    F **slot = (F **)((char *)table + off);
-    if (off + sizeof(void *) > size || !*slot)
-        return;
-    *next = *slot;
-    *slot = fn;
-}
-
 } // namespace
 
-void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t core_size,
-                                 uint32_t amd_size)
+void shim_install_activity_hooks()
 {
-#define CORE_HOOK(member, next, fn) hook(core, core_size, offsetof(CoreApiTable, member), &next, fn)
-#define AMD_HOOK(member, next, fn) hook(amd, amd_size, offsetof(AmdExtTable, member), &next, fn)
-    CORE_HOOK(hsa_memory_allocate_fn, g_next_allocate, hook_allocate);
-    CORE_HOOK(hsa_memory_free_fn, g_next_free, hook_free);
-    CORE_HOOK(hsa_executable_freeze_fn, g_next_freeze, hook_freeze);
-    CORE_HOOK(hsa_executable_destroy_fn, g_next_exec_destroy, hook_exec_destroy);
+#define CORE_HOOK(name, next, fn) shim_hook(SHIM_CORE, CORE_##name, &next, fn)
+#define AMD_HOOK(name, next, fn) shim_hook(SHIM_AMD, AMD_##name, &next, fn)
+    CORE_HOOK(hsa_memory_allocate, g_next_allocate, hook_allocate);
+    CORE_HOOK(hsa_memory_free, g_next_free, hook_free);
+    CORE_HOOK(hsa_executable_freeze, g_next_freeze, hook_freeze);
+    CORE_HOOK(hsa_executable_destroy, g_next_exec_destroy, hook_exec_destroy);
     g_assist_queues = (rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) || shim_pmc_on;
     if ((rpg_domains & RPG_DOMAIN_MEMORY_COPY) || g_assist_queues) {
-        CORE_HOOK(hsa_signal_wait_scacquire_fn, g_next_wait_scacquire,
-                  hook_wait<&g_next_wait_scacquire>);
-        CORE_HOOK(hsa_signal_wait_relaxed_fn, g_next_wait_relaxed,
-                  hook_wait<&g_next_wait_relaxed>);
+        CORE_HOOK(hsa_signal_wait_scacquire, g_next_wait_scacquire, hook_wait<&g_next_wait_scacquire>);
+        CORE_HOOK(hsa_signal_wait_relaxed, g_next_wait_relaxed, hook_wait<&g_next_wait_relaxed>);
     }
-    if (!amd)
-        return;
-    AMD_HOOK(hsa_amd_memory_async_copy_fn, g_next_copy, hook_copy);
-    AMD_HOOK(hsa_amd_memory_async_copy_rect_fn, g_next_copy_rect, hook_copy_rect);
-    AMD_HOOK(hsa_amd_profiling_async_copy_enable_fn, g_next_copy_enable, hook_copy_enable);
-    AMD_HOOK(hsa_amd_profiling_get_async_copy_time_fn, g_next_copy_time, hook_copy_time);
-    AMD_HOOK(hsa_amd_memory_pool_allocate_fn, g_next_pool_allocate, hook_pool_allocate);
-    AMD_HOOK(hsa_amd_memory_pool_free_fn, g_next_pool_free, hook_pool_free);
-    shim_install_profiler_hook(amd, amd_size);
+    AMD_HOOK(hsa_amd_memory_async_copy, g_next_copy, hook_copy);
+    AMD_HOOK(hsa_amd_memory_async_copy_on_engine, g_next_copy_on_engine, hook_copy_on_engine);
+    AMD_HOOK(hsa_amd_memory_async_copy_rect, g_next_copy_rect, hook_copy_rect);
+    AMD_HOOK(hsa_amd_profiling_async_copy_enable, g_next_copy_enable, hook_copy_enable);
+    AMD_HOOK(hsa_amd_profiling_get_async_copy_time, g_next_copy_time, hook_copy_time);
+    AMD_HOOK(hsa_amd_memory_pool_allocate, g_next_pool_allocate, hook_pool_allocate);
+    AMD_HOOK(hsa_amd_memory_pool_free, g_next_pool_free, hook_pool_free);
+    shim_install_profiler_hook();
     if ((rpg_domains & RPG_DOMAIN_MEMORY_COPY) && shim_amd.hsa_amd_profiling_async_copy_enable_fn)
         shim_amd.hsa_amd_profiling_async_copy_enable_fn(true);
 }

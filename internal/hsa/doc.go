@@ -13,7 +13,8 @@
 // at set-up and when an executable is frozen or destroyed, and every C->Go
 // call is guarded by "Go is ready in this pid" (guard.c).
 //
-// The wrapper lists are generated from the installed hsa_api_trace.h.
+// The API-table layouts are generated from the hsa_api_trace.h of every
+// runtime of the ROCm matrix (the host's and the roots of make rocm-roots).
 //
-//go:generate go run ../cmd/genhsa -header /usr/include/hsa/hsa_api_trace.h -out .
+//go:generate go run ../cmd/genhsa -out .
 package main

@@ -1,16 +1,14 @@
-// onload.cpp: OnLoad, the API-table tracers and the agent records.
+// onload.cpp: OnLoad and the agent records.
 //
-// Every slot of the core, AMD-extension, image and finalizer tables that both
-// the running runtime and these headers know is replaced by a tracer
-// instantiated from the generated lists in api_table.h. A tracer costs one
-// branch when its domain is off; when on, two clock reads, a correlation id
-// and one record, all in C++ (no Go on this path).
+// OnLoad maps the runtime's API tables (tables.cpp, by version), installs
+// the activity hooks, then puts a tracer over every slot of the core,
+// AMD-extension, image and finalizer tables. A tracer costs one branch when
+// its domain is off; when on, two clock reads, a correlation id and one
+// record, all in C++ (no Go on this path).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <type_traits>
 
 #include "api_table.h"
 #include "pmc.h"
@@ -35,61 +33,6 @@ hsa_ven_amd_loader_1_01_pfn_t shim_loader;
 bool shim_loader_ok;
 
 namespace {
-
-// Tracer<Domain, Bit, Id, F>::fn replaces one table slot; real is what the
-// slot held (the runtime's function, or one of the shim's activity hooks).
-template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename F> struct Tracer;
-
-template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
-struct Tracer<Dom, Bit, Id, R (*)(A...)> {
-    static R (*real)(A...);
-
-    // The preload library's begin (parent and new correlation ids, start
-    // time) and end (end time and the record), inlined: no call into the
-    // preload library unless a record takes its slow path. The HIP call this
-    // one runs under, if any, travels as the argument blob's first u64 (the
-    // record has no parent field).
-    static R fn(A... a)
-    {
-        if (__builtin_expect(!(rpg_domains & Bit), 1))
-            return real(a...);
-        rpg_api_span s;
-        rpg__api_begin_fast(&s);
-        if constexpr (std::is_void_v<R>) {
-            real(a...);
-            rpg__api_end_fast(&s, RPG_KIND_HSA_API, Dom, Id);
-        } else {
-            R r = real(a...);
-            rpg__api_end_fast(&s, RPG_KIND_HSA_API, Dom, Id);
-            return r;
-        }
-    }
-};
-
-template <uint32_t Dom, uint32_t Bit, uint32_t Id, typename R, typename... A>
-R (*Tracer<Dom, Bit, Id, R (*)(A...)>::real)(A...);
-
-template <typename Table, uint32_t Dom, uint32_t Bit>
-struct Wrapper {
-    // Replaces the slot at `slot` when it lies inside `size` bytes; counts it.
-    template <uint32_t Id, typename F>
-    static void wrap(F *slot, size_t offset, size_t size, uint64_t *wrapped, uint64_t *known)
-    {
-        if (offset + sizeof(void *) > size || *slot == nullptr)
-            return;
-        (*known)++;
-        Tracer<Dom, Bit, Id, F>::real = *slot;
-        *slot = &Tracer<Dom, Bit, Id, F>::fn;
-        (*wrapped)++;
-    }
-};
-
-template <typename T> uint32_t known_size(const T *t)
-{
-    if (!t || t->version.major_id != 1)
-        return 0;
-    return t->version.minor_id < sizeof(T) ? t->version.minor_id : (uint32_t)sizeof(T);
-}
 
 // ---- agents ---------------------------------------------------------------
 
@@ -366,7 +309,7 @@ void record_agents()
 
 // ---- function names -------------------------------------------------------
 
-#define NAME_OF(id, name) #name,
+#define NAME_OF(id, name, nargs) #name,
 const char *const kCoreNames[] = {RPG_HSA_CORE_FUNCS(NAME_OF)};
 const char *const kAmdNames[] = {RPG_HSA_AMD_EXT_FUNCS(NAME_OF)};
 const char *const kImageNames[] = {RPG_HSA_IMAGE_EXT_FUNCS(NAME_OF)};
@@ -431,28 +374,11 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
         return false;
     }
     rpg__foreign = *abi;
-    if (!table || table->version.major_id != HSA_API_TABLE_MAJOR_VERSION ||
-        table->version.minor_id < offsetof(HsaApiTable, amd_ext_) + sizeof(void *)) {
-        fprintf(stderr, "rocprof-go: unsupported HSA API table version\n");
+    char why[256];
+    if (!shim_tables_open(table, why, sizeof why)) {
+        fprintf(stderr, "rocprof-go: %s: HSA tracing, kernels, copies and counters are off\n", why);
         return false;
     }
-    uint32_t root = table->version.minor_id;
-    CoreApiTable *core = table->core_;
-    AmdExtTable *amd = SHIM_HAS(HsaApiTable, root, amd_ext_) ? table->amd_ext_ : nullptr;
-    FinalizerExtTable *fin =
-        SHIM_HAS(HsaApiTable, root, finalizer_ext_) ? table->finalizer_ext_ : nullptr;
-    ImageExtTable *img = SHIM_HAS(HsaApiTable, root, image_ext_) ? table->image_ext_ : nullptr;
-    uint32_t core_size = known_size(core), amd_size = known_size(amd);
-    uint32_t fin_size = known_size(fin), img_size = known_size(img);
-    if (core_size < offsetof(CoreApiTable, hsa_agent_iterate_isas_fn) + sizeof(void *)) {
-        fprintf(stderr, "rocprof-go: HSA core API table too small (%u bytes)\n", core_size);
-        return false;
-    }
-    memset(&shim_core, 0, sizeof shim_core);
-    memset(&shim_amd, 0, sizeof shim_amd);
-    memcpy(&shim_core, core, core_size);
-    if (amd_size)
-        memcpy(&shim_amd, amd, amd_size);
 
     // Go must be initialised before any executable is frozen; the first call
     // waits for the runtime (only safe in the pid that loaded us).
@@ -481,47 +407,18 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
         record_names(RPG_API_HSA_FINALIZE_EXT, kFinalizerNames, RPG_HSA_FINALIZER_EXT_FUNCS_COUNT);
 
     // Activity hooks first, so that the API tracers wrap them.
-    shim_install_queue_hooks(core, core_size);
-    shim_install_activity_hooks(core, amd, core_size, amd_size);
+    shim_install_queue_hooks();
+    shim_install_activity_hooks();
 
     uint64_t *w = shim_counters.tables_wrapped, *k = shim_counters.tables_known;
-#define WRAP(T, DOM, BIT, IDX, tbl, size)                                                     \
-    [&](auto id_tag, auto *slot, size_t off) {                                                \
-        Wrapper<T, DOM, BIT>::template wrap<decltype(id_tag)::value>(slot, off, size, &w[IDX], \
-                                                                      &k[IDX]);               \
+    shim_tables_wrap(w, k);
+    if (getenv("ROCPROF_GO_SHIM_DEBUG")) {
+        char tabs[256];
+        shim_tables_describe(tabs, sizeof tabs);
+        fprintf(stderr, "rocprof-go shim: tables %s; wrapped %llu/%llu/%llu/%llu; agents %d\n", tabs,
+                (unsigned long long)w[0], (unsigned long long)w[1], (unsigned long long)w[2],
+                (unsigned long long)w[3], g_nagents);
     }
-    auto wc = WRAP(CoreApiTable, RPG_API_HSA_CORE, RPG_DOMAIN_HSA_CORE, 0, core, core_size);
-#define X_CORE(id, name) \
-    wc(std::integral_constant<uint32_t, id>{}, &core->name##_fn, offsetof(CoreApiTable, name##_fn));
-    RPG_HSA_CORE_FUNCS(X_CORE)
-    if (amd) {
-        auto wa = WRAP(AmdExtTable, RPG_API_HSA_AMD_EXT, RPG_DOMAIN_HSA_AMD_EXT, 1, amd, amd_size);
-#define X_AMD(id, name) \
-    wa(std::integral_constant<uint32_t, id>{}, &amd->name##_fn, offsetof(AmdExtTable, name##_fn));
-        RPG_HSA_AMD_EXT_FUNCS(X_AMD)
-    }
-    if (img) {
-        auto wi = WRAP(ImageExtTable, RPG_API_HSA_IMAGE_EXT, RPG_DOMAIN_HSA_IMAGE_EXT, 2, img,
-                       img_size);
-#define X_IMG(id, name) \
-    wi(std::integral_constant<uint32_t, id>{}, &img->name##_fn, offsetof(ImageExtTable, name##_fn));
-        RPG_HSA_IMAGE_EXT_FUNCS(X_IMG)
-    }
-    if (fin) {
-        auto wf = WRAP(FinalizerExtTable, RPG_API_HSA_FINALIZE_EXT, RPG_DOMAIN_HSA_FINALIZER_EXT, 3,
-                       fin, fin_size);
-#define X_FIN(id, name)                                  \
-    wf(std::integral_constant<uint32_t, id>{}, &fin->name##_fn, \
-       offsetof(FinalizerExtTable, name##_fn));
-        RPG_HSA_FINALIZER_EXT_FUNCS(X_FIN)
-    }
-    if (getenv("ROCPROF_GO_SHIM_DEBUG"))
-        fprintf(stderr,
-                "rocprof-go shim: tables core %u amd %u image %u finalizer %u bytes; wrapped "
-                "%llu/%llu/%llu/%llu; agents %d\n",
-                core_size, amd_size, img_size, fin_size, (unsigned long long)w[0],
-                (unsigned long long)w[1], (unsigned long long)w[2], (unsigned long long)w[3],
-                g_nagents);
     return true;
 }
 

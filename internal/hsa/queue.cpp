@@ -892,7 +892,7 @@ bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint
     return true;
 }
 
-void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
+void shim_install_queue_hooks()
 {
     if (const char *d = getenv("ROCPROF_GO_TEST_PUBLISH_DELAY_US"))
         g_test_publish_delay_us = strtol(d, nullptr, 10) > 0 ? strtol(d, nullptr, 10) : 0;
@@ -908,21 +908,12 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
             HSA_STATUS_SUCCESS &&
         f)
         g_tick_per_second = f;
-    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_create_fn) && core->hsa_queue_create_fn) {
-        g_next_queue_create = core->hsa_queue_create_fn;
-        core->hsa_queue_create_fn = hook_queue_create;
-    }
-    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_destroy_fn) && core->hsa_queue_destroy_fn) {
-        g_next_queue_destroy = core->hsa_queue_destroy_fn;
-        core->hsa_queue_destroy_fn = hook_queue_destroy;
-    }
+    shim_hook(SHIM_CORE, CORE_hsa_queue_create, &g_next_queue_create, hook_queue_create);
+    shim_hook(SHIM_CORE, CORE_hsa_queue_destroy, &g_next_queue_destroy, hook_queue_destroy);
     // Slot reservations tag their slots (see tag_slots).
-#define RPG_HOOK_WRITE_INDEX(op, order)                                                        \
-    if (SHIM_HAS(CoreApiTable, core_size, hsa_queue_##op##_write_index_##order##_fn) &&        \
-        core->hsa_queue_##op##_write_index_##order##_fn) {                                     \
-        g_next_##op##_##order = core->hsa_queue_##op##_write_index_##order##_fn;               \
-        core->hsa_queue_##op##_write_index_##order##_fn = hook_##op##_##order;                 \
-    }
+#define RPG_HOOK_WRITE_INDEX(op, order)                                                  \
+    shim_hook(SHIM_CORE, CORE_hsa_queue_##op##_write_index_##order, &g_next_##op##_##order, \
+              hook_##op##_##order);
     RPG_HOOK_WRITE_INDEX(add, scacq_screl)
     RPG_HOOK_WRITE_INDEX(add, scacquire)
     RPG_HOOK_WRITE_INDEX(add, relaxed)
@@ -935,13 +926,10 @@ void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size)
 }
 
 // Called by activity.cpp, which owns the AMD-table hooks.
-void shim_install_profiler_hook(AmdExtTable *amd, uint32_t amd_size)
+void shim_install_profiler_hook()
 {
-    if (SHIM_HAS(AmdExtTable, amd_size, hsa_amd_profiling_set_profiler_enabled_fn) &&
-        amd->hsa_amd_profiling_set_profiler_enabled_fn) {
-        g_next_set_profiler = amd->hsa_amd_profiling_set_profiler_enabled_fn;
-        amd->hsa_amd_profiling_set_profiler_enabled_fn = hook_set_profiler_enabled;
-    }
+    shim_hook(SHIM_AMD, AMD_hsa_amd_profiling_set_profiler_enabled, &g_next_set_profiler,
+              hook_set_profiler_enabled);
 }
 
 // From OnUnload (hsa_shut_down): the runtime is about to free its queues and

@@ -12,6 +12,7 @@
 
 #include <atomic>
 
+#include "api_table.h"
 #include "shim.h"
 
 // The runtime's own functions, copied before any slot is replaced: the shim
@@ -44,10 +45,43 @@ inline long shim_futex(std::atomic<uint32_t> *w, int op, uint32_t v,
     return syscall(SYS_futex, (uint32_t *)w, op, v, ts, nullptr, 0);
 }
 
+// The runtime's API tables (tables.cpp). Functions are named by their ids
+// in api_table.h (CORE_hsa_queue_create, AMD_hsa_amd_memory_async_copy...),
+// whatever slot the running runtime gives them.
+enum ShimTableIndex { SHIM_CORE, SHIM_AMD, SHIM_IMAGE, SHIM_FINALIZER, SHIM_NTABLES };
+#define RPG_ID_CORE(id, name, n) CORE_##name = id,
+#define RPG_ID_AMD(id, name, n) AMD_##name = id,
+enum CoreFn : uint32_t { RPG_HSA_CORE_FUNCS(RPG_ID_CORE) };
+enum AmdFn : uint32_t { RPG_HSA_AMD_EXT_FUNCS(RPG_ID_AMD) };
+#undef RPG_ID_CORE
+#undef RPG_ID_AMD
+// Reads the runtime's table versions and maps every slot; false (with the
+// reason in why) when the root, core or AMD table is of a version this build
+// does not know. Fills shim_core and shim_amd.
+bool shim_tables_open(HsaApiTable *root, char *why, size_t whylen);
+// Puts a tracer in every slot, over whatever hook the slot holds.
+void shim_tables_wrap(uint64_t wrapped[SHIM_NTABLES], uint64_t known[SHIM_NTABLES]);
+// "core 2.0 (125 slots), AMD extension 2.8 (76 slots), ...", for diagnostics.
+void shim_tables_describe(char *buf, size_t n);
+// The address of function id's slot in table t, or null where the runtime
+// has none; the runtime's own function there before any hook.
+void **shim_slot(int t, uint32_t id);
+void *shim_original(int t, uint32_t id);
+
+// Hooks a slot: *next gets what it held (the runtime's function), the slot
+// gets fn. Nothing happens where the runtime has no such function.
+template <typename F> void shim_hook(int t, uint32_t id, F **next, F *fn)
+{
+    F **slot = (F **)shim_slot(t, id);
+    if (!slot || !*slot)
+        return;
+    *next = *slot;
+    *slot = fn;
+}
+
 // Hooks installed under the API tracers (activity.cpp, queue.cpp).
-void shim_install_activity_hooks(CoreApiTable *core, AmdExtTable *amd, uint32_t core_size,
-                                 uint32_t amd_size);
-void shim_install_queue_hooks(CoreApiTable *core, uint32_t core_size);
+void shim_install_activity_hooks();
+void shim_install_queue_hooks();
 
 // Interrupt signals (value 1) from a shared pool; put them back once done.
 hsa_signal_t shim_signal_get();
@@ -62,10 +96,6 @@ void shim_queues_shutdown();
 // From OnUnload, first: stops the copy waiters (activity.cpp).
 void shim_copies_shutdown();
 
-// True when slot `member` lies inside the part of a table both we and the
-// running runtime know.
-#define SHIM_HAS(tbl, size, member) \
-    (offsetof(tbl, member) + sizeof(void *) <= (size_t)(size))
 
 static inline uint64_t shim_correlation()
 {

@@ -1,137 +1,72 @@
-// Command genhsa generates the shim's HSA API-table function lists from the
-// installed hsa_api_trace.h: the order of the decltype(...) members of each
-// table struct is the ABI the runtime hands to OnLoad, so the function ids
-// (slot index in the table) and the wrappers are derived from it rather than
-// written by hand.
+// Command genhsa generates the shim's HSA API-table descriptions from the
+// hsa_api_trace.h of every ROCm runtime of the test matrix (the host's 5.2.3
+// and the roots of configs/rocm-matrix.tsv): the order of each table
+// struct's members is the ABI the runtime hands to OnLoad, and it differs
+// between table major versions (ROCm 6 inserted slots in the AMD extension
+// table). So the layouts are derived from the headers, not written by hand:
 //
-// Usage (from internal/hsa, via go generate):
+//   - every function of every version gets one function id per table (the
+//     union of the versions' functions: 5.2.3's in slot order, then the ones
+//     later versions added, in their slot order), the id recorded in the
+//     spool;
+//   - every table major version gets its slot order as a list of those ids
+//     (within one major, later versions only append slots, which the
+//     generator checks, so the newest layout serves every minor);
+//   - every function gets its argument count, from a probe program compiled
+//     against each runtime's headers, which also checks that every argument
+//     and result is passed in integer registers (the generic tracers forward
+//     them as 64-bit words).
 //
-//	go run ../cmd/genhsa -header /usr/include/hsa/hsa_api_trace.h -out .
+// Usage (from internal/hsa, via go generate; needs the matrix, `make
+// rocm-roots`):
 //
-// It writes api_table.h (X-macro lists for the C++ wrappers) and
-// api_names.go (the same names for Go).
+//	go run ../cmd/genhsa -out .
+//
+// It writes api_table.h (X-macro lists and layouts for the C++ shim) and
+// api_names.go (the names for Go).
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"go/format"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
+	"runtime"
 )
 
-// table is one API table struct of hsa_api_trace.h and the domain it traces.
-type table struct {
-	Struct string // C++ struct name in hsa_api_trace.h
-	Macro  string // X-macro list name in api_table.h
-	GoName string // Go variable holding the names
-	Funcs  []string
-}
-
-var tables = []*table{
-	{Struct: "CoreApiTable", Macro: "RPG_HSA_CORE_FUNCS", GoName: "CoreFunctions"},
-	{Struct: "AmdExtTable", Macro: "RPG_HSA_AMD_EXT_FUNCS", GoName: "AmdExtFunctions"},
-	{Struct: "ImageExtTable", Macro: "RPG_HSA_IMAGE_EXT_FUNCS", GoName: "ImageExtFunctions"},
-	{Struct: "FinalizerExtTable", Macro: "RPG_HSA_FINALIZER_EXT_FUNCS", GoName: "FinalizerExtFunctions"},
-}
-
-var member = regexp.MustCompile(`decltype\(\s*([A-Za-z0-9_]+)\s*\)\s*\*\s*([A-Za-z0-9_]+)_fn\s*;`)
-
-// parse returns the function names of struct name, in member order.
-func parse(src, name string) ([]string, error) {
-	start := strings.Index(src, "struct "+name+" {")
-	if start < 0 {
-		return nil, fmt.Errorf("struct %s not found", name)
-	}
-	end := strings.Index(src[start:], "\n};")
-	if end < 0 {
-		return nil, fmt.Errorf("struct %s has no end", name)
-	}
-	body := src[start : start+end]
-	var out []string
-	for _, m := range member.FindAllStringSubmatch(body, -1) {
-		if m[1] != m[2] {
-			return nil, fmt.Errorf("%s: member %s_fn wraps %s", name, m[2], m[1])
-		}
-		out = append(out, m[1])
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("struct %s has no functions", name)
-	}
-	return out, nil
-}
-
-var wrapped = regexp.MustCompile(`\*\s*\n\s*`)
-
-// joinMembers undoes the header's line wrapping of long members.
-func joinMembers(src string) string { return wrapped.ReplaceAllString(src, "* ") }
-
 func main() {
-	header := flag.String("header", "/usr/include/hsa/hsa_api_trace.h", "hsa_api_trace.h to read")
 	out := flag.String("out", ".", "directory to write api_table.h and api_names.go into")
+	repo := flag.String("repo", "", "repository top (default: found from this source file)")
+	build := flag.String("build", "", "build directory holding the ROCm matrix (default <repo>/build)")
 	flag.Parse()
-	if err := run(*header, *out); err != nil {
+	if *repo == "" {
+		_, file, _, _ := runtime.Caller(0)
+		*repo = filepath.Join(filepath.Dir(file), "..", "..", "..")
+	}
+	if *build == "" {
+		*build = filepath.Join(*repo, "build")
+	}
+	if err := run(*repo, *build, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "genhsa:", err)
 		os.Exit(1)
 	}
 }
 
-func run(header, out string) error {
-	b, err := os.ReadFile(header)
+func run(repo, build, out string) error {
+	versions, err := probeMatrix(repo, build)
 	if err != nil {
-		return fmt.Errorf("%w (install libhsa-runtime-dev)", err)
-	}
-	src := joinMembers(string(b))
-	for _, t := range tables {
-		if t.Funcs, err = parse(src, t.Struct); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(out, "api_table.h"), genC(header), 0o644); err != nil {
 		return err
 	}
-	g, err := genGo(header)
+	tabs, err := merge(versions)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "api_table.h"), genC(tabs, versions), 0o644); err != nil {
+		return err
+	}
+	g, err := genGo(tabs)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, "api_names.go"), g, 0o644)
-}
-
-func genC(header string) []byte {
-	var w bytes.Buffer
-	fmt.Fprintf(&w, "/* Code generated by genhsa from %s. DO NOT EDIT. */\n", filepath.Base(header))
-	w.WriteString("/* X(id, name): id is the function's slot in its table (the function id\n" +
-		" * recorded in the spool), name its HSA name (the table member is name_fn). */\n")
-	w.WriteString("#ifndef RPG_API_TABLE_H\n#define RPG_API_TABLE_H\n\n")
-	for _, t := range tables {
-		fmt.Fprintf(&w, "#define %s_COUNT %d\n", t.Macro, len(t.Funcs))
-		fmt.Fprintf(&w, "#define %s(X) \\\n", t.Macro)
-		for i, f := range t.Funcs {
-			sep := " \\"
-			if i == len(t.Funcs)-1 {
-				sep = ""
-			}
-			fmt.Fprintf(&w, "    X(%d, %s)%s\n", i, f, sep)
-		}
-		w.WriteString("\n")
-	}
-	w.WriteString("#endif /* RPG_API_TABLE_H */\n")
-	return w.Bytes()
-}
-
-func genGo(header string) ([]byte, error) {
-	var w bytes.Buffer
-	fmt.Fprintf(&w, "// Code generated by genhsa from %s. DO NOT EDIT.\n\npackage main\n\n", filepath.Base(header))
-	for _, t := range tables {
-		fmt.Fprintf(&w, "// %s names the %s functions by function id (slot index).\n", t.GoName, t.Struct)
-		fmt.Fprintf(&w, "var %s = []string{\n", t.GoName)
-		for _, f := range t.Funcs {
-			fmt.Fprintf(&w, "\t%q,\n", f)
-		}
-		w.WriteString("}\n\n")
-	}
-	return format.Source(w.Bytes())
 }

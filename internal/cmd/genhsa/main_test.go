@@ -3,29 +3,31 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// The committed wrapper lists must be what the installed header gives
-// (run `go generate ./internal/hsa` after a runtime upgrade).
+// The committed tables must be what the matrix's headers give (run
+// `go generate ./internal/hsa` after a runtime changes; `make test` builds
+// the matrix first).
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	out := t.TempDir()
-	require.NoError(t, run("/usr/include/hsa/hsa_api_trace.h", out))
+	require.NoError(t, run(filepath.Join("..", "..", ".."), filepath.Join("..", "..", "..", "build"), out))
 	for _, f := range []string{"api_table.h", "api_names.go"} {
 		got, err := os.ReadFile(filepath.Join(out, f))
 		require.NoError(t, err)
 		want, err := os.ReadFile(filepath.Join("..", "..", "hsa", f))
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(got), "%s is stale", f)
+		require.Equal(t, string(want), string(got), "%s is stale: go generate ./internal/hsa", f)
 	}
 }
 
-// Table order is the ABI: ids are slot indexes, and the sizes must match
-// what ROCR 5.2.3 reports in minor_id (1016 and 400 bytes: 16-byte version
-// plus 8 bytes per function).
-func TestTablesFollowTheHeader(t *testing.T) {
+// Table order is the ABI: ROCm 5.2.3's tables are 1016 and 400 bytes (a
+// 16-byte version, then 8 bytes per function); ROCm 6 moved 32 of the AMD
+// table's 48 slots by inserting two at slot 16 and three more later.
+func TestTablesFollowTheHeaders(t *testing.T) {
 	src, err := os.ReadFile("/usr/include/hsa/hsa_api_trace.h")
 	require.NoError(t, err)
 	joined := joinMembers(string(src))
@@ -39,4 +41,27 @@ func TestTablesFollowTheHeader(t *testing.T) {
 	require.Equal(t, (400-16)/8, len(amd))
 	_, err = parse(joined, "NoSuchTable")
 	require.Error(t, err)
+
+	versions, err := probeMatrix(filepath.Join("..", "..", ".."), filepath.Join("..", "..", "..", "build"))
+	require.NoError(t, err)
+	tabs, err := merge(versions)
+	require.NoError(t, err)
+	var amdTab *merged
+	for _, m := range tabs {
+		if m.Spec.Struct == "AmdExtTable" {
+			amdTab = m
+		}
+	}
+	require.NotNil(t, amdTab)
+	require.Len(t, amdTab.Layouts, 2, "majors 1 (ROCm 5.2) and 2 (ROCm 6 and 7)")
+	v1, v2 := amdTab.Layouts[0].IDs, amdTab.Layouts[1].IDs
+	moved := 0
+	for slot, id := range v1 {
+		if slot >= len(v2) || v2[slot] != id {
+			moved++
+		}
+	}
+	require.Equal(t, 32, moved)
+	require.Equal(t, "hsa_amd_memory_async_copy_on_engine", amdTab.Names[amdTab.ID["hsa_amd_memory_async_copy_on_engine"]])
+	require.True(t, strings.HasPrefix(amdTab.Names[0], "hsa_amd_"))
 }
