@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // Each benchmark runs the same app with and without the profiler in the same
@@ -23,10 +22,11 @@ import (
 
 // measured is one app run.
 type measured struct {
-	wall   time.Duration
-	cpu    time.Duration // user + system
-	maxRSS int64         // bytes
-	stdout string
+	wall     time.Duration
+	cpu      time.Duration // user + system
+	maxRSS   int64         // bytes
+	stdout   string
+	recorded map[tracing.Kind]uint64 // a profiled run's records per kind
 }
 
 func measure(b *testing.B, profiled bool, vars []string, app string, args ...string) measured {
@@ -34,26 +34,11 @@ func measure(b *testing.B, profiled bool, vars []string, app string, args ...str
 	return measureBuilt(b, profiled, vars, "test/shim/"+app, args...)
 }
 
-// measureBuilt runs a program of the build directory (rel) once.
+// measureBuilt runs a program of the build directory (rel) once on the
+// host's ROCm.
 func measureBuilt(b *testing.B, profiled bool, vars []string, rel string, args ...string) measured {
 	b.Helper()
-	// Spools on tmpfs, as the launcher puts them.
-	spools, err := os.MkdirTemp("/dev/shm", "rpg-bench-")
-	require.NoError(b, err)
-	defer os.RemoveAll(spools)
-	cmd := exec.Command(artifact(b, rel), args...)
-	cmd.Env = appEnv(b, spools, !profiled, vars...)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	t0 := time.Now()
-	require.NoError(b, cmd.Run())
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return measured{
-		wall:   time.Since(t0),
-		cpu:    cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		maxRSS: ru.Maxrss * 1024,
-		stdout: out.String(),
-	}
+	return measureOn(b, hostRuntime, profiled, vars, artifact(b, rel), args...)
 }
 
 func envInt(name string, def int) int {
@@ -65,23 +50,40 @@ func envInt(name string, def int) int {
 
 const benchPairs = 3
 
+// BenchmarkKernelTraceOverheadPerDispatch: n empty kernels back to back
+// (multistream bench n), bare and with kernel tracing, on every runtime of
+// the ROCm matrix (a sub-benchmark per runtime, with that runtime's own
+// build of the app); each profiled run must record every dispatch.
 func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 	n := envInt("ROCPROF_GO_BENCH_DISPATCHES", 100000)
 	vars := []string{"ROCPROF_KERNEL_TRACE=1"}
-	for i := 0; i < b.N; i++ {
-		var base, prof []measured
-		for p := 0; p < benchPairs; p++ {
-			base = append(base, measure(b, false, nil, "multistream", "bench", strconv.Itoa(n)))
-			prof = append(prof, measure(b, true, vars, "multistream", "bench", strconv.Itoa(n)))
-		}
-		bw, pw := best(base, wallOf), best(prof, wallOf)
-		bc, pc := best(base, cpuOf), best(prof, cpuOf)
-		b.ReportMetric(float64(pw-bw)/float64(n), "wall-ns-added/dispatch")
-		b.ReportMetric(float64(pc-bc)/float64(n), "cpu-ns-added/dispatch")
-		b.ReportMetric(float64(pw)/float64(bw), "wall-ratio")
-		b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
-		b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
-			"app-thread-cpu-ns-added/dispatch")
+	for _, rt := range benchRuntimes(b) {
+		app := shimApp(b, rt, "multistream")
+		b.Run(rt.Name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var base, prof []measured
+				for p := 0; p < benchPairs; p++ {
+					base = append(base, measureOn(b, rt, false, nil, app, "bench", strconv.Itoa(n)))
+					prof = append(prof, measureOn(b, rt, true, vars, app, "bench", strconv.Itoa(n)))
+				}
+				requireRecorded(b, rt, prof, tracing.KindKernelDispatch, uint64(n))
+				bw, pw := best(base, wallOf), best(prof, wallOf)
+				bc, pc := best(base, cpuOf), best(prof, cpuOf)
+				b.ReportMetric(float64(pw-bw)/float64(n), "wall-ns-added/dispatch")
+				b.ReportMetric(float64(pc-bc)/float64(n), "cpu-ns-added/dispatch")
+				b.ReportMetric(float64(pw)/float64(bw), "wall-ratio")
+				// Each pair's own ratio (runs a second apart), median over the
+				// pairs: steadier than the ratio of bests on a shared machine.
+				var ratios []float64
+				for p := range base {
+					ratios = append(ratios, float64(prof[p].wall)/float64(base[p].wall))
+				}
+				b.ReportMetric(medianF(ratios), "wall-ratio-median")
+				b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
+				b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
+					"app-thread-cpu-ns-added/dispatch")
+			}
+		})
 	}
 }
 
@@ -97,20 +99,32 @@ func threadCPU(b *testing.B, ms []measured) []float64 {
 	return r
 }
 
-// The app's thread alone: raw HSA submission of 100k dispatches (25 rounds
-// of 4000 wait in between), timed by the app around its submission loops.
-// This is the intercept path's cost (ROCR's intercept queue plus the shim's
-// callback) without the virtual GPU's or HIP's waiting in the figure.
+// BenchmarkKernelTraceSubmitOverheadPerDispatch: the app's thread alone:
+// raw HSA submission of 100k dispatches (25 rounds of 4000 wait in
+// between), timed by the app around its submission loops, on every runtime
+// of the ROCm matrix. This is the intercept path's cost (ROCR's intercept
+// queue plus the shim's callback) without the virtual GPU's or HIP's
+// waiting in the figure; each profiled run must record every dispatch.
 func BenchmarkKernelTraceSubmitOverheadPerDispatch(b *testing.B) {
+	const rounds, batch = 25, 4000
 	vars := []string{"ROCPROF_KERNEL_TRACE=1"}
-	for i := 0; i < b.N; i++ {
-		var base, prof []float64
-		for p := 0; p < benchPairs; p++ {
-			base = append(base, submitNs(b, measure(b, false, nil, "dispatch", "25", "4000")))
-			prof = append(prof, submitNs(b, measure(b, true, vars, "dispatch", "25", "4000")))
-		}
-		b.ReportMetric(minF(prof)-minF(base), "app-thread-ns-added/dispatch")
-		b.ReportMetric(minF(prof)/minF(base), "submit-ratio")
+	args := []string{strconv.Itoa(rounds), strconv.Itoa(batch)}
+	for _, rt := range benchRuntimes(b) {
+		app := shimApp(b, rt, "dispatch")
+		b.Run(rt.Name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var base, prof []float64
+				var runs []measured
+				for p := 0; p < benchPairs; p++ {
+					base = append(base, submitNs(b, measureOn(b, rt, false, nil, app, args...)))
+					runs = append(runs, measureOn(b, rt, true, vars, app, args...))
+					prof = append(prof, submitNs(b, runs[len(runs)-1]))
+				}
+				requireRecorded(b, rt, runs, tracing.KindKernelDispatch, rounds*batch)
+				b.ReportMetric(minF(prof)-minF(base), "app-thread-ns-added/dispatch")
+				b.ReportMetric(minF(prof)/minF(base), "submit-ratio")
+			}
+		})
 	}
 }
 
