@@ -13,7 +13,7 @@ TEST_PREREQS :=
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 # Debian packages the build and tests need.
 APT_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libhsakmt-dev libdrm-dev rocminfo llvm debootstrap \
-                libotf2-trace-dev otf2-tools sqlite3 libsqlite3-dev pkg-config python3 bash
+                libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev python3 bash
 
 export ROCPROF_GO_BUILD := $(BUILD)
 

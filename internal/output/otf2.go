@@ -188,7 +188,15 @@ func (t *otf2Trace) flush() error {
 // names; locations are per process, host thread and category for API
 // calls, per agent and queue for kernels and per destination agent for
 // copies. ROCTx marks (instants) are not encoded, as rocprofv3 does not.
+//
+// The OTF2 library is loaded here, on first use, before anything at path is
+// touched: without it the error (an *OTF2LibraryError, matching
+// ErrOTF2Unavailable) says which package to install, and no file is
+// created or removed.
 func WriteOTF2(path string, in *Input) error {
+	if err := loadOTF2(); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(path); err != nil {
 		return err
 	}

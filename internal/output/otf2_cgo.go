@@ -2,15 +2,51 @@
 
 package output
 
-// The OTF2 writer links Debian's OTF2 library (libotf2-trace-dev). Events
-// cross into C in batches; definitions, written once at the end, one call
-// each.
+// The OTF2 writer calls the OTF2 library through function pointers that
+// rpg_otf2_load resolves with dlopen and dlsym the first time -f otf2
+// writes, so the binary neither links OTF2 nor needs its headers
+// (otf2_api.h declares what is called). Events cross into C in batches;
+// definitions, written once at the end, one call each.
 
 /*
-#cgo pkg-config: otf2
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
-#include <otf2/otf2.h>
+#include "otf2_api.h"
+
+// rpg_api holds the library's functions once rpg_otf2_load succeeded; it
+// is never unloaded.
+struct rpg_otf2_api {
+#define RPG_OTF2_FIELD(ret, name, params) ret(*name) params;
+	RPG_OTF2_FUNCTIONS(RPG_OTF2_FIELD)
+#undef RPG_OTF2_FIELD
+};
+static struct rpg_otf2_api rpg_api;
+
+// rpg_otf2_load opens lib and resolves every function the writer calls.
+// It returns 0 on success, 1 when dlopen fails (err holds dlerror's
+// message), 2 when a function is missing (err names it). The Go side
+// serialises calls.
+static int rpg_otf2_load(const char *lib, char *err, size_t errlen) {
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "%s", dlerror());
+		return 1;
+	}
+	struct rpg_otf2_api api;
+#define RPG_OTF2_RESOLVE(ret, name, params)                                     \
+	*(void **)&api.name = dlsym(h, #name);                                      \
+	if (!api.name) {                                                            \
+		snprintf(err, errlen, "%s has no %s: it is not OTF2 3.x", lib, #name); \
+		dlclose(h);                                                             \
+		return 2;                                                               \
+	}
+	RPG_OTF2_FUNCTIONS(RPG_OTF2_RESOLVE)
+#undef RPG_OTF2_RESOLVE
+	rpg_api = api;
+	return 0;
+}
 
 typedef struct {
 	uint64_t loc;
@@ -43,13 +79,13 @@ static OTF2_FlushCallbacks rpg_flush_callbacks = {
 static int rpg_otf2_open(const char *dir, const char *name, rpg_otf2 **out) {
 	rpg_otf2 *t = calloc(1, sizeof *t);
 	if (!t) return -1;
-	t->archive = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-	                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+	t->archive = rpg_api.OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+	                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!t->archive) { free(t); return -2; }
-	if (OTF2_Archive_SetFlushCallbacks(t->archive, &rpg_flush_callbacks, NULL) != OTF2_SUCCESS ||
-	    OTF2_Archive_SetSerialCollectiveCallbacks(t->archive) != OTF2_SUCCESS ||
-	    OTF2_Archive_OpenEvtFiles(t->archive) != OTF2_SUCCESS) {
-		OTF2_Archive_Close(t->archive);
+	if (rpg_api.OTF2_Archive_SetFlushCallbacks(t->archive, &rpg_flush_callbacks, NULL) != OTF2_SUCCESS ||
+	    rpg_api.OTF2_Archive_SetSerialCollectiveCallbacks(t->archive) != OTF2_SUCCESS ||
+	    rpg_api.OTF2_Archive_OpenEvtFiles(t->archive) != OTF2_SUCCESS) {
+		rpg_api.OTF2_Archive_Close(t->archive);
 		free(t);
 		return -3;
 	}
@@ -67,7 +103,7 @@ static OTF2_EvtWriter *rpg_writer(rpg_otf2 *t, uint64_t loc) {
 		t->writers = w;
 		t->nwriters = n;
 	}
-	if (!t->writers[loc]) t->writers[loc] = OTF2_Archive_GetEvtWriter(t->archive, loc);
+	if (!t->writers[loc]) t->writers[loc] = rpg_api.OTF2_Archive_GetEvtWriter(t->archive, loc);
 	return t->writers[loc];
 }
 
@@ -75,8 +111,8 @@ static int rpg_otf2_events(rpg_otf2 *t, const rpg_otf2_event *ev, int n) {
 	for (int i = 0; i < n; i++) {
 		OTF2_EvtWriter *w = rpg_writer(t, ev[i].loc);
 		if (!w) return -1;
-		OTF2_ErrorCode rc = ev[i].leave ? OTF2_EvtWriter_Leave(w, NULL, ev[i].time, ev[i].region)
-		                                : OTF2_EvtWriter_Enter(w, NULL, ev[i].time, ev[i].region);
+		OTF2_ErrorCode rc = ev[i].leave ? rpg_api.OTF2_EvtWriter_Leave(w, NULL, ev[i].time, ev[i].region)
+		                                : rpg_api.OTF2_EvtWriter_Enter(w, NULL, ev[i].time, ev[i].region);
 		if (rc != OTF2_SUCCESS) return (int)rc;
 	}
 	return 0;
@@ -85,58 +121,59 @@ static int rpg_otf2_events(rpg_otf2 *t, const rpg_otf2_event *ev, int n) {
 // rpg_otf2_begin_defs closes the event files and opens the definitions.
 static int rpg_otf2_begin_defs(rpg_otf2 *t, uint64_t nlocs, uint64_t begin, uint64_t length) {
 	for (size_t i = 0; i < t->nwriters; i++)
-		if (t->writers[i]) OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
+		if (t->writers[i]) rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
 	free(t->writers);
 	t->writers = NULL;
 	t->nwriters = 0;
-	if (OTF2_Archive_CloseEvtFiles(t->archive) != OTF2_SUCCESS) return -1;
+	if (rpg_api.OTF2_Archive_CloseEvtFiles(t->archive) != OTF2_SUCCESS) return -1;
 	// Every location needs a (here empty) local definitions file.
-	if (OTF2_Archive_OpenDefFiles(t->archive) != OTF2_SUCCESS) return -2;
+	if (rpg_api.OTF2_Archive_OpenDefFiles(t->archive) != OTF2_SUCCESS) return -2;
 	for (uint64_t l = 0; l < nlocs; l++) {
-		OTF2_DefWriter *d = OTF2_Archive_GetDefWriter(t->archive, l);
-		if (d) OTF2_Archive_CloseDefWriter(t->archive, d);
+		OTF2_DefWriter *d = rpg_api.OTF2_Archive_GetDefWriter(t->archive, l);
+		if (d) rpg_api.OTF2_Archive_CloseDefWriter(t->archive, d);
 	}
-	if (OTF2_Archive_CloseDefFiles(t->archive) != OTF2_SUCCESS) return -3;
-	t->defs = OTF2_Archive_GetGlobalDefWriter(t->archive);
+	if (rpg_api.OTF2_Archive_CloseDefFiles(t->archive) != OTF2_SUCCESS) return -3;
+	t->defs = rpg_api.OTF2_Archive_GetGlobalDefWriter(t->archive);
 	if (!t->defs) return -4;
-	return OTF2_GlobalDefWriter_WriteClockProperties(t->defs, 1000000000, begin, length, OTF2_UNDEFINED_TIMESTAMP);
+	return rpg_api.OTF2_GlobalDefWriter_WriteClockProperties(t->defs, 1000000000, begin, length, OTF2_UNDEFINED_TIMESTAMP);
 }
 
 static int rpg_otf2_string(rpg_otf2 *t, uint32_t id, const char *s) {
-	return OTF2_GlobalDefWriter_WriteString(t->defs, id, s);
+	return rpg_api.OTF2_GlobalDefWriter_WriteString(t->defs, id, s);
 }
 
 static int rpg_otf2_region(rpg_otf2 *t, uint32_t id, uint32_t name, uint32_t canonical, uint32_t file) {
-	return OTF2_GlobalDefWriter_WriteRegion(t->defs, id, name, canonical, canonical,
-	                                        OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
-	                                        OTF2_REGION_FLAG_NONE, file, 0, 0);
+	return rpg_api.OTF2_GlobalDefWriter_WriteRegion(t->defs, id, name, canonical, canonical,
+	                                                OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
+	                                                OTF2_REGION_FLAG_NONE, file, 0, 0);
 }
 
 static int rpg_otf2_node(rpg_otf2 *t, uint32_t name, uint32_t cls) {
-	return OTF2_GlobalDefWriter_WriteSystemTreeNode(t->defs, 0, name, cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+	return rpg_api.OTF2_GlobalDefWriter_WriteSystemTreeNode(t->defs, 0, name, cls,
+	                                                        OTF2_UNDEFINED_SYSTEM_TREE_NODE);
 }
 
 static int rpg_otf2_group(rpg_otf2 *t, uint32_t id, uint32_t name) {
-	return OTF2_GlobalDefWriter_WriteLocationGroup(t->defs, id, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-	                                               OTF2_UNDEFINED_LOCATION_GROUP);
+	return rpg_api.OTF2_GlobalDefWriter_WriteLocationGroup(t->defs, id, name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+	                                                       0, OTF2_UNDEFINED_LOCATION_GROUP);
 }
 
 static int rpg_otf2_location(rpg_otf2 *t, uint64_t id, uint32_t name, uint64_t events, uint32_t group,
                              int gpu) {
-	return OTF2_GlobalDefWriter_WriteLocation(t->defs, id, name,
-	                                          gpu ? OTF2_LOCATION_TYPE_ACCELERATOR_STREAM : OTF2_LOCATION_TYPE_CPU_THREAD,
-	                                          events, group);
+	return rpg_api.OTF2_GlobalDefWriter_WriteLocation(
+		t->defs, id, name, gpu ? OTF2_LOCATION_TYPE_ACCELERATOR_STREAM : OTF2_LOCATION_TYPE_CPU_THREAD, events,
+		group);
 }
 
 static int rpg_otf2_close(rpg_otf2 *t) {
 	int rc = 0;
 	if (t->writers) {
 		for (size_t i = 0; i < t->nwriters; i++)
-			if (t->writers[i]) OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
+			if (t->writers[i]) rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
 		free(t->writers);
-		OTF2_Archive_CloseEvtFiles(t->archive);
+		rpg_api.OTF2_Archive_CloseEvtFiles(t->archive);
 	}
-	if (OTF2_Archive_Close(t->archive) != OTF2_SUCCESS) rc = -1;
+	if (rpg_api.OTF2_Archive_Close(t->archive) != OTF2_SUCCESS) rc = -1;
 	free(t);
 	return rc;
 }
@@ -146,13 +183,53 @@ import "C"
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 )
+
+// otf2Loaded is the library rpg_api was resolved from; "" until then. A
+// failed load is tried again on the next write.
+var otf2Loaded struct {
+	sync.Mutex
+	soname string
+}
+
+// loadOTF2 opens the OTF2 library, unless it is open already: the first of
+// otf2Sonames that dlopen finds and that has every function the writer
+// calls. Its error is an *OTF2LibraryError.
+func loadOTF2() error {
+	otf2Loaded.Lock()
+	defer otf2Loaded.Unlock()
+	if otf2Loaded.soname != "" {
+		return nil
+	}
+	e := &OTF2LibraryError{Tried: otf2Sonames}
+	var msg [512]C.char
+	for _, name := range otf2Sonames {
+		cname := C.CString(name)
+		rc := C.rpg_otf2_load(cname, &msg[0], C.size_t(len(msg)))
+		C.free(unsafe.Pointer(cname))
+		if rc == 0 {
+			otf2Loaded.soname = name
+			return nil
+		}
+		// Not there at all is the usual case; anything else (another
+		// architecture, a missing dependency or function) is worth saying.
+		if reason := C.GoString(&msg[0]); !strings.HasPrefix(reason, name+": cannot open shared object file") {
+			e.Failures = append(e.Failures, reason)
+		}
+	}
+	e.OSRelease = readOSRelease()
+	return e
+}
 
 // otf2Archive is the C library's archive.
 type otf2Archive struct{ t *C.rpg_otf2 }
 
 func openOTF2(dir, name string) (otf2Archive, error) {
+	if err := loadOTF2(); err != nil {
+		return otf2Archive{}, err
+	}
 	cdir, cname := C.CString(dir), C.CString(name)
 	defer C.free(unsafe.Pointer(cdir))
 	defer C.free(unsafe.Pointer(cname))
