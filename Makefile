@@ -45,7 +45,7 @@ cli: $(NATIVE_LIBS)
 	@for f in $(PAYLOAD); do cp $$f $(PAYLOAD_DIR)/; done
 	$(GO) build -trimpath -o $(CLI) ./cmd/rocprof-go
 
-generate:
+generate: rocm-roots
 	$(GO) generate ./...
 
 test: build $(TEST_PREREQS)

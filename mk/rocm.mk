@@ -29,7 +29,7 @@ ROCM_ROCTX_LIB := $(BUILD)/lib/librocprofiler-sdk-roctx.so.1
 ROCM_ROCTX_LEGACY_LIB := $(BUILD)/lib/libroctx64.so.4
 
 # rocm_apps NAME: the files `make rocm-testapps` builds for NAME.
-rocm_apps = $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS) $(ROCM_ROCTX_APPS) roctx_legacy \
+rocm_apps = $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS) $(ROCM_ROCTX_APPS) hip_calls_systrace_spt roctx_legacy \
               module_kernels.co $(ROCM_HSA_APPS) $(ROCM_DRIVERS) libvgpu_testtool.so \
               $(foreach a,$(ROCM_NEW_ARCHS),$(addprefix $(a)/,$(ROCM_NEW_ARCH_APPS))))
 
@@ -63,9 +63,14 @@ $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS)): $(ROCM_DIR)/$(1)-apps/%: t
 
 $(foreach a,$(ROCM_NEW_ARCHS),$$(eval $$(call rocm_arch_rule,$(1),$(a))))
 
-$(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_ROCTX_APPS)): $(ROCM_DIR)/$(1)-apps/%: testdata/apps/%.cpp $(ROCM_ROCTX_LIB) $$(ROCM_STAMP_$(1))
+$(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_ROCTX_APPS)): $(ROCM_DIR)/$(1)-apps/%: testdata/apps/%.cpp testdata/apps/common.h $(ROCM_ROCTX_LIB) $$(ROCM_STAMP_$(1))
 	@mkdir -p $$(@D)
 	$$(ROCM_RUN_$(1)) hipcc --offload-arch=gfx90a $(ROCM_HIPFLAGS) -Iinternal/roctx/include -o $$@ $$< \
+	  -L$(BUILD)/lib -lrocprofiler-sdk-roctx -Wl,-rpath,'$$$$ORIGIN/../../lib'
+
+$(ROCM_DIR)/$(1)-apps/hip_calls_systrace_spt: testdata/apps/hip_calls_systrace.cpp testdata/apps/common.h $(ROCM_ROCTX_LIB) $$(ROCM_STAMP_$(1))
+	@mkdir -p $$(@D)
+	$$(ROCM_RUN_$(1)) hipcc --offload-arch=gfx90a $(ROCM_HIPFLAGS) $(HIP_SPT_FLAGS) -Iinternal/roctx/include -o $$@ $$< \
 	  -L$(BUILD)/lib -lrocprofiler-sdk-roctx -Wl,-rpath,'$$$$ORIGIN/../../lib'
 
 $(ROCM_DIR)/$(1)-apps/roctx_legacy: testdata/apps/roctx_legacy.cpp $(ROCM_ROCTX_LEGACY_LIB) $$(ROCM_STAMP_$(1))

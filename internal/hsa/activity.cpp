@@ -57,6 +57,10 @@ decltype(hsa_executable_destroy) *g_next_exec_destroy;
 struct Copy {
     hsa_signal_t ours;
     hsa_signal_t app;
+    bool record; // the memory-copy domain is on (else it is only fenced)
+    bool fenced; // registered with the counters' copy fence
+    int nheld;                                   // the fence's signals this copy waits for
+    hsa_signal_t held[SHIM_PMC_MAX_AGENTS + 1];
     rpg_memory_copy_rec rec;
     Copy *next;  // in the completion thread's lists
     Copy *wnext; // in the waiters' registry
@@ -102,8 +106,8 @@ decltype(hsa_amd_profiling_get_async_copy_time) *g_next_copy_time;
 
 hsa_status_t hook_copy_time(hsa_signal_t sig, hsa_amd_profiling_async_copy_time_t *t)
 {
-    // A signal a traced copy completed: our times are its latest.
-    if (t && (rpg_domains & RPG_DOMAIN_MEMORY_COPY) && copy_time_get(sig.handle, t))
+    // A signal a traced (or fenced) copy completed: our times are its latest.
+    if (t && copy_time_get(sig.handle, t))
         return HSA_STATUS_SUCCESS;
     return g_next_copy_time(sig, t);
 }
@@ -121,7 +125,8 @@ bool copy_claim(Copy *c)
 void copy_unref(Copy *c)
 {
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        shim_signal_put(c->ours);
+        if (!c->fenced || shim_pmc_copy_done(c->ours, c->held, c->nheld))
+            shim_signal_put(c->ours);
         free(c);
     }
 }
@@ -131,14 +136,18 @@ void copy_unref(Copy *c)
 void copy_finish(Copy *c)
 {
     hsa_amd_profiling_async_copy_time_t t{0, 0};
-    if (shim_amd.hsa_amd_profiling_get_async_copy_time_fn(c->ours, &t) == HSA_STATUS_SUCCESS) {
+    bool timed = shim_amd.hsa_amd_profiling_get_async_copy_time_fn(c->ours, &t) == HSA_STATUS_SUCCESS;
+    if (timed) {
         c->rec.start_ns = t.start;
         c->rec.end_ns = t.end;
     }
-    rpg_record_memory_copy(&c->rec);
-    __atomic_fetch_add(&shim_counters.copies, 1, __ATOMIC_RELAXED);
+    if (c->record) {
+        rpg_record_memory_copy(&c->rec);
+        __atomic_fetch_add(&shim_counters.copies, 1, __ATOMIC_RELAXED);
+    }
     if (c->app.handle) {
-        copy_time_put(c->app.handle, t.start, t.end);
+        if (timed)
+            copy_time_put(c->app.handle, t.start, t.end);
         shim_core.hsa_signal_subtract_screlease_fn(c->app, 1);
     }
     g_copies_outstanding.fetch_sub(1, std::memory_order_release);
@@ -420,10 +429,12 @@ uint32_t direction(bool src_gpu, bool dst_gpu)
     return dst_gpu ? RPG_COPY_HOST_TO_DEVICE : RPG_COPY_HOST_TO_HOST;
 }
 
-// Prepares a traced copy; nullptr means run it untraced.
+// Prepares a traced copy (or, while counting, a fenced one); nullptr means
+// run it as is.
 Copy *copy_begin(hsa_signal_t app)
 {
-    if (!(rpg_domains & RPG_DOMAIN_MEMORY_COPY))
+    bool record = rpg_domains & RPG_DOMAIN_MEMORY_COPY;
+    if (!record && !shim_pmc_fencing())
         return nullptr;
     Copy *c = (Copy *)calloc(1, sizeof(Copy));
     if (!c)
@@ -434,11 +445,26 @@ Copy *copy_begin(hsa_signal_t app)
         return nullptr;
     }
     c->app = app;
+    c->record = record;
     c->refs = 1; // the completion thread's
     c->rec.tid = rpg_tid();
     c->rec.correlation_id = shim_correlation();
     c->rec.stream_id = shim_hip_stream();
     return c;
+}
+
+// Submits a prepared copy through submit(deps): as is, or while counting
+// behind the counters' fence (shim_pmc_fenced_copy).
+template <typename F> hsa_status_t copy_submit(Copy *c, uint32_t num_dep, const hsa_signal_t *deps, F submit)
+{
+    if (!shim_pmc_fencing())
+        return submit(num_dep, deps);
+    hsa_status_t st = shim_pmc_fenced_copy(
+        c->ours, num_dep, deps,
+        [](void *ctx, uint32_t n, const hsa_signal_t *d) { return (*static_cast<F *>(ctx))(n, d); },
+        &submit, c->held, &c->nheld);
+    c->fenced = st == HSA_STATUS_SUCCESS;
+    return st;
 }
 
 hsa_status_t copy_submitted(Copy *c, hsa_status_t st)
@@ -486,8 +512,9 @@ hsa_status_t hook_copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_ag
     if (!c)
         return g_next_copy(dst, dst_agent, src, src_agent, size, num_dep, deps, completion);
     describe_copy(c, dst, dst_agent, src, src_agent, size);
-    return copy_submitted(
-        c, g_next_copy(dst, dst_agent, src, src_agent, size, num_dep, deps, c->ours));
+    return copy_submitted(c, copy_submit(c, num_dep, deps, [&](uint32_t n, const hsa_signal_t *d) {
+                              return g_next_copy(dst, dst_agent, src, src_agent, size, n, d, c->ours);
+                          }));
 }
 
 // ROCm 6's copy on a chosen SDMA engine (HIP 6 copies only through it). Its
@@ -503,8 +530,10 @@ hsa_status_t hook_copy_on_engine(void *dst, hsa_agent_t dst_agent, const void *s
         return g_next_copy_on_engine(dst, dst_agent, src, src_agent, size, num_dep, deps, completion,
                                      engine, force_sdma);
     describe_copy(c, dst, dst_agent, src, src_agent, size);
-    return copy_submitted(c, g_next_copy_on_engine(dst, dst_agent, src, src_agent, size, num_dep,
-                                                   deps, c->ours, engine, force_sdma));
+    return copy_submitted(c, copy_submit(c, num_dep, deps, [&](uint32_t n, const hsa_signal_t *d) {
+                              return g_next_copy_on_engine(dst, dst_agent, src, src_agent, size, n, d,
+                                                           c->ours, engine, force_sdma);
+                          }));
 }
 
 hsa_status_t hook_copy_rect(const hsa_pitched_ptr_t *dst, const hsa_dim3_t *dst_offset,
@@ -532,8 +561,10 @@ hsa_status_t hook_copy_rect(const hsa_pitched_ptr_t *dst, const hsa_dim3_t *dst_
         c->rec.bytes = (uint64_t)range->x * range->y * range->z;
     c->rec.src_address = src ? (uint64_t)(uintptr_t)src->base : 0;
     c->rec.dst_address = dst ? (uint64_t)(uintptr_t)dst->base : 0;
-    return copy_submitted(c, g_next_copy_rect(dst, dst_offset, src, src_offset, range, copy_agent,
-                                              dir, num_dep, deps, c->ours));
+    return copy_submitted(c, copy_submit(c, num_dep, deps, [&](uint32_t n, const hsa_signal_t *d) {
+                              return g_next_copy_rect(dst, dst_offset, src, src_offset, range,
+                                                      copy_agent, dir, n, d, c->ours);
+                          }));
 }
 
 // Copy timestamps must stay on while copies are traced, whatever the app asks.
@@ -608,11 +639,46 @@ hsa_status_t hook_free(void *ptr)
 // for any activity: symbols are gathered at every freeze.
 hsa_status_t hook_freeze(hsa_executable_t exec, const char *options)
 {
+    bool held = shim_pmc_exclusive_begin();
     hsa_status_t st = g_next_freeze(exec, options);
+    shim_pmc_exclusive_end(held);
     // Thread trace alone records nothing else but needs the kernel filters.
     if (st == HSA_STATUS_SUCCESS && (rpg_domains || shim_pmc_on) && shim_go_ok())
         rpgGoExecutableFrozen(exec.handle);
     return st;
+}
+
+// The runtime's calls that run blit kernels of their own (counters must not
+// see them): exclusive of counted dispatches.
+decltype(hsa_executable_load_agent_code_object) *g_next_load_agent_co;
+decltype(hsa_executable_load_code_object) *g_next_load_co;
+decltype(hsa_memory_copy) *g_next_memory_copy;
+decltype(hsa_amd_memory_fill) *g_next_memory_fill;
+
+template <typename Next, typename... Args> hsa_status_t exclusive(Next next, Args... args)
+{
+    bool held = shim_pmc_exclusive_begin();
+    hsa_status_t st = next(args...);
+    shim_pmc_exclusive_end(held);
+    return st;
+}
+
+hsa_status_t hook_load_agent_co(hsa_executable_t e, hsa_agent_t a, hsa_code_object_reader_t r,
+                                const char *opts, hsa_loaded_code_object_t *out)
+{
+    return exclusive(g_next_load_agent_co, e, a, r, opts, out);
+}
+hsa_status_t hook_load_co(hsa_executable_t e, hsa_agent_t a, hsa_code_object_t co, const char *opts)
+{
+    return exclusive(g_next_load_co, e, a, co, opts);
+}
+hsa_status_t hook_memory_copy(void *dst, const void *src, size_t size)
+{
+    return exclusive(g_next_memory_copy, dst, src, size);
+}
+hsa_status_t hook_memory_fill(void *ptr, uint32_t value, size_t count)
+{
+    return exclusive(g_next_memory_fill, ptr, value, count);
 }
 
 hsa_status_t hook_exec_destroy(hsa_executable_t exec)
@@ -632,6 +698,12 @@ void shim_install_activity_hooks()
     CORE_HOOK(hsa_memory_free, g_next_free, hook_free);
     CORE_HOOK(hsa_executable_freeze, g_next_freeze, hook_freeze);
     CORE_HOOK(hsa_executable_destroy, g_next_exec_destroy, hook_exec_destroy);
+    if (shim_pmc_on) {
+        CORE_HOOK(hsa_executable_load_agent_code_object, g_next_load_agent_co, hook_load_agent_co);
+        CORE_HOOK(hsa_executable_load_code_object, g_next_load_co, hook_load_co);
+        CORE_HOOK(hsa_memory_copy, g_next_memory_copy, hook_memory_copy);
+        AMD_HOOK(hsa_amd_memory_fill, g_next_memory_fill, hook_memory_fill);
+    }
     g_assist_queues = (rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) || shim_pmc_on;
     if ((rpg_domains & RPG_DOMAIN_MEMORY_COPY) || g_assist_queues) {
         CORE_HOOK(hsa_signal_wait_scacquire, g_next_wait_scacquire, hook_wait<&g_next_wait_scacquire>);

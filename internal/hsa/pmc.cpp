@@ -153,6 +153,7 @@ struct PmcSlot {
     hsa_signal_t signal;              // the read packet's completion, 1 -> 0
     std::atomic<int64_t> done_seq;    // last sequence number decoded in this slot
     std::atomic<uint64_t> dispatch_id;
+    hsa_signal_t held;                // the copy signal this use waits for (fence_dispatch)
 };
 
 struct PmcAgent {
@@ -427,6 +428,216 @@ extern "C" void shim_pmc_init(void)
     rpgGoPMCSetup();
 }
 
+// ---- copies against counted dispatches -------------------------------------------
+
+// A counted (or traced) dispatch's window must hold its own waves only. The
+// runtime runs some copies as blit kernels on queues of its own, which the
+// shim does not intercept (ROCR's "BlitKernel", e.g. a device-to-device
+// hsa_amd_memory_async_copy): one running during a counted dispatch adds its
+// waves to that dispatch's counters. So while counting, copies and counted
+// dispatches take turns on the GPU, without blocking the host: each copy
+// waits (dependency signals) for the last counted dispatch of every agent
+// and for the copy submitted before it, and each counted dispatch waits (a
+// barrier) for the last copy. Everything is decided under g_fence_lock, in
+// one order of submission, and every added wait points to work submitted
+// earlier: no cycle. Copies run one after another while counting, as counted
+// dispatches already do.
+//
+// A signal some copy or counted dispatch waits for must not be re-armed
+// before the GPU has seen it complete, or that wait never ends: a copy's own
+// signal goes back to the shim's pool when the copy is done (the pool resets
+// it to 1), and a slot's signal is re-armed when the slot is used again. So
+// such signals are held (g_held) until their waiters have completed: a held
+// copy signal goes back to the pool only then, and a slot is not reused
+// while its signal is held (hold_wait).
+
+// Nothing waits for the GPU while holding g_fence_lock: a copy's completion
+// (its app signal, which later GPU work may wait for) is passed on by a
+// thread that takes the lock (shim_pmc_copy_done).
+pthread_mutex_t g_fence_lock = PTHREAD_MUTEX_INITIALIZER;
+hsa_signal_t g_fence_copy;                      // the last copy (its own signal), until done
+hsa_signal_t g_fence_last[SHIM_PMC_MAX_AGENTS]; // each agent's last counted slot
+// Runtime calls in progress that run GPU work of their own (exclusive_begin);
+// a futex word: counted dispatches wait for it to be 0.
+std::atomic<uint32_t> g_exclusive{0};
+
+// Signals waited for by work not yet complete.
+struct Held {
+    hsa_signal_t sig;
+    int refs;      // waiters not yet complete
+    bool released; // a copy's signal the copy is done with: back to the pool at refs 0
+};
+const int kHeld = 128;
+Held g_held[kHeld];
+int g_nheld;
+std::atomic<uint32_t> g_unheld{0}; // futex word, bumped whenever a signal is let go
+
+bool shim_pmc_fencing() { return g_enabled.load(std::memory_order_relaxed); }
+
+// Under g_fence_lock: one more waiter for sig; false if the table is full
+// (then the wait must not be added).
+bool hold(hsa_signal_t sig)
+{
+    for (int i = 0; i < g_nheld; i++)
+        if (g_held[i].sig.handle == sig.handle) {
+            g_held[i].refs++;
+            return true;
+        }
+    if (g_nheld == kHeld)
+        return false;
+    g_held[g_nheld++] = Held{sig, 1, false};
+    return true;
+}
+
+// A waiter of sig completed; a copy signal goes back to the pool if its
+// copy is done and nothing else waits for it.
+void unhold(hsa_signal_t sig)
+{
+    if (!sig.handle)
+        return;
+    bool put = false, gone = false;
+    pthread_mutex_lock(&g_fence_lock);
+    for (int i = 0; i < g_nheld; i++)
+        if (g_held[i].sig.handle == sig.handle) {
+            if (--g_held[i].refs == 0) {
+                put = g_held[i].released;
+                g_held[i] = g_held[--g_nheld];
+                gone = true;
+            }
+            break;
+        }
+    pthread_mutex_unlock(&g_fence_lock);
+    if (put)
+        shim_signal_put(sig);
+    if (gone) {
+        g_unheld.fetch_add(1, std::memory_order_seq_cst);
+        syscall(SYS_futex, (uint32_t *)&g_unheld, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+    }
+}
+
+// Before a slot's signal is re-armed: waits until no copy waits for its
+// previous use (those copies wait for nothing this thread holds).
+void hold_wait(hsa_signal_t sig)
+{
+    for (;;) {
+        uint32_t epoch = g_unheld.load(std::memory_order_seq_cst);
+        bool held = false;
+        pthread_mutex_lock(&g_fence_lock);
+        for (int i = 0; i < g_nheld && !held; i++)
+            held = g_held[i].sig.handle == sig.handle;
+        pthread_mutex_unlock(&g_fence_lock);
+        if (!held)
+            return;
+        syscall(SYS_futex, (uint32_t *)&g_unheld, FUTEX_WAIT_PRIVATE, epoch, nullptr, nullptr, 0);
+    }
+}
+
+hsa_status_t shim_pmc_fenced_copy(hsa_signal_t ours, uint32_t num_dep, const hsa_signal_t *deps,
+                                  hsa_status_t (*submit)(void *ctx, uint32_t n, const hsa_signal_t *deps),
+                                  void *ctx, hsa_signal_t *held, int *nheld)
+{
+    hsa_signal_t all[SHIM_PMC_MAX_AGENTS + 17];
+    uint32_t n = 0;
+    *nheld = 0;
+    if (num_dep > 16)
+        return submit(ctx, num_dep, deps); // not seen from any runtime: leave it unfenced
+    for (uint32_t i = 0; i < num_dep; i++)
+        all[n++] = deps[i];
+    pthread_mutex_lock(&g_fence_lock);
+    for (int a = 0; a < g_nagents; a++)
+        if (g_fence_last[a].handle && shim_core.hsa_signal_load_relaxed_fn(g_fence_last[a]) != 0 &&
+            hold(g_fence_last[a]))
+            held[(*nheld)++] = all[n++] = g_fence_last[a];
+    if (g_fence_copy.handle && hold(g_fence_copy))
+        held[(*nheld)++] = all[n++] = g_fence_copy;
+    hsa_status_t st = submit(ctx, n, n ? all : nullptr);
+    if (st == HSA_STATUS_SUCCESS)
+        g_fence_copy = ours;
+    pthread_mutex_unlock(&g_fence_lock);
+    if (st != HSA_STATUS_SUCCESS) {
+        for (int i = 0; i < *nheld; i++)
+            unhold(held[i]);
+        *nheld = 0;
+    }
+    return st;
+}
+
+bool shim_pmc_copy_done(hsa_signal_t ours, const hsa_signal_t *held, int nheld)
+{
+    for (int i = 0; i < nheld; i++)
+        unhold(held[i]); // this copy has run: its waits are over
+    bool put = true;
+    pthread_mutex_lock(&g_fence_lock);
+    if (g_fence_copy.handle == ours.handle)
+        g_fence_copy.handle = 0;
+    for (int i = 0; i < g_nheld; i++)
+        if (g_held[i].sig.handle == ours.handle) {
+            g_held[i].released = true;
+            put = false;
+            break;
+        }
+    pthread_mutex_unlock(&g_fence_lock);
+    return put;
+}
+
+// The runtime's own GPU work outside any copy call: loading a code object
+// (its segments are copied by a blit kernel inside hsa_executable_freeze and
+// the load calls), hsa_memory_copy, hsa_amd_memory_fill. Around such a call,
+// the counted dispatches already submitted finish first and no new one is
+// submitted (fence_dispatch waits); these calls are rare (module loads,
+// setup). Returns whether the section was entered.
+bool shim_pmc_exclusive_begin()
+{
+    if (!shim_pmc_fencing())
+        return false;
+    hsa_signal_t last[SHIM_PMC_MAX_AGENTS];
+    int n = 0;
+    pthread_mutex_lock(&g_fence_lock);
+    g_exclusive.fetch_add(1, std::memory_order_seq_cst);
+    for (int a = 0; a < g_nagents; a++)
+        if (g_fence_last[a].handle)
+            last[n++] = g_fence_last[a];
+    pthread_mutex_unlock(&g_fence_lock);
+    for (int i = 0; i < n; i++)
+        shim_core.hsa_signal_wait_scacquire_fn(last[i], HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                               HSA_WAIT_STATE_BLOCKED);
+    return true;
+}
+
+void shim_pmc_exclusive_end(bool entered)
+{
+    if (!entered)
+        return;
+    if (g_exclusive.fetch_sub(1, std::memory_order_seq_cst) == 1)
+        syscall(SYS_futex, (uint32_t *)&g_exclusive, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+// Under the agent's lock, for a counted dispatch about to use slot s: waits
+// out an exclusive section, makes the dispatch the copies' new fence and
+// returns the signals it must wait for: the previous counted dispatch (prev,
+// if any) and the last copy, held for the slot until it completes.
+int fence_dispatch(PmcAgent *a, PmcSlot *s, hsa_signal_t prev, hsa_signal_t *out)
+{
+    int n = 0;
+    if (prev.handle)
+        out[n++] = prev;
+    s->held.handle = 0;
+    pthread_mutex_lock(&g_fence_lock);
+    for (uint32_t x; (x = g_exclusive.load(std::memory_order_seq_cst)) != 0;) {
+        pthread_mutex_unlock(&g_fence_lock);
+        syscall(SYS_futex, (uint32_t *)&g_exclusive, FUTEX_WAIT_PRIVATE, x, nullptr, nullptr, 0);
+        pthread_mutex_lock(&g_fence_lock);
+    }
+    g_fence_last[a - g_agents] = s->signal;
+    if (g_fence_copy.handle && shim_core.hsa_signal_load_relaxed_fn(g_fence_copy) >= 1 &&
+        hold(g_fence_copy)) {
+        s->held = g_fence_copy;
+        out[n++] = g_fence_copy;
+    }
+    pthread_mutex_unlock(&g_fence_lock);
+    return n;
+}
+
 uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts, uint64_t count,
                          const ShimPmcTag **tags)
 {
@@ -497,13 +708,21 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
         PmcSlot *prev = seq && a->nslots > 1 ? &a->slots[(seq - 1) % a->nslots] : nullptr;
         s->group = group;
         s->dispatch_id.store(0, std::memory_order_relaxed);
+        if (shim_pmc_fencing())
+            hold_wait(s->signal);
         shim_core.hsa_signal_store_relaxed_fn(s->signal, 1);
         // Serialise: wait for the agent's previous profiled dispatch unless
-        // it is already done (its signal went to 0).
-        if (prev && shim_core.hsa_signal_load_relaxed_fn(prev->signal) != 0) {
+        // it is already done (its signal went to 0), and for the copies in
+        // flight (fence_dispatch).
+        hsa_signal_t waits[2];
+        hsa_signal_t prev_sig{0};
+        if (prev && shim_core.hsa_signal_load_relaxed_fn(prev->signal) != 0)
+            prev_sig = prev->signal;
+        if (int nwaits = fence_dispatch(a, s, prev_sig, waits)) {
             hsa_barrier_and_packet_t b;
             memset(&b, 0, sizeof b);
-            b.dep_signal[0] = prev->signal;
+            for (int d = 0; d < nwaits; d++)
+                b.dep_signal[d] = waits[d];
             b.header = header(HSA_PACKET_TYPE_BARRIER_AND);
             memcpy(&t_out[out], &b, sizeof b);
             t_tags[out++] = ShimPmcTag{nullptr, nullptr};
@@ -572,12 +791,21 @@ void shim_pmc_complete(void *slot)
         rpgGoPMCSample((int)(a - g_agents), s->group, s->index, a->node,
                        s->dispatch_id.load(std::memory_order_relaxed));
     __atomic_fetch_add(&shim_pmc_counters.completed, 1, __ATOMIC_RELAXED);
+    if (g_timing)
+        add(&shim_pmc_counters.complete_ns, now_ns() - t0);
+}
+
+void shim_pmc_release(void *slot)
+{
+    PmcSlot *s = (PmcSlot *)slot;
+    PmcAgent *a = s->agent;
+    hsa_signal_t held = s->held;
+    s->held.handle = 0;
+    unhold(held);
     // done_seq grows by the slot count per use of the slot.
     s->done_seq.fetch_add(a->nslots, std::memory_order_release);
     a->released.fetch_add(1, std::memory_order_seq_cst);
     if (a->waiters.load(std::memory_order_seq_cst))
         syscall(SYS_futex, (uint32_t *)&a->released, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
                 nullptr, 0);
-    if (g_timing)
-        add(&shim_pmc_counters.complete_ns, now_ns() - t0);
 }

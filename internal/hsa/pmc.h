@@ -116,7 +116,27 @@ uint64_t shim_pmc_expand(hsa_agent_t agent, hsa_kernel_dispatch_packet_t **pkts,
                          const ShimPmcTag **tags);
 // The slot's dispatch got its id.
 void shim_pmc_bind(void *slot, uint64_t dispatch_id);
-// The slot's read packet completed (completion thread).
+// Copies while counting (pmc.cpp, "copies against counted dispatches"):
+// whether copies must be fenced; submits a copy with the extra dependencies
+// (submit gets the full list) and makes its own signal the copies' fence;
+// held[0..*nheld) (room for SHIM_PMC_MAX_AGENTS + 1) are the fence's signals
+// the copy waits for, released with the copy (shim_pmc_copy_done), which
+// also says whether the copy's own signal may go back to the pool now
+// (false: the fence returns it later itself).
+bool shim_pmc_fencing();
+hsa_status_t shim_pmc_fenced_copy(hsa_signal_t ours, uint32_t num_dep, const hsa_signal_t *deps,
+                                  hsa_status_t (*submit)(void *ctx, uint32_t n, const hsa_signal_t *deps),
+                                  void *ctx, hsa_signal_t *held, int *nheld);
+bool shim_pmc_copy_done(hsa_signal_t ours, const hsa_signal_t *held, int nheld);
+// Around a runtime call that runs GPU work of its own (code object loads,
+// hsa_memory_copy, hsa_amd_memory_fill): no counted dispatch runs meanwhile.
+bool shim_pmc_exclusive_begin();
+void shim_pmc_exclusive_end(bool held);
+// The slot's read packet completed (completion thread): decode it.
 void shim_pmc_complete(void *slot);
+// Then, once the slot's signal has been passed on (it is 0): the slot may be
+// used again. In this order, so that a slot's signal is never re-armed
+// before the completion of its previous use has reached it.
+void shim_pmc_release(void *slot);
 #endif
 #endif /* RPG_SHIM_PMC_H */

@@ -234,6 +234,8 @@ hsa_signal_t complete(Queue *q, Pending *p)
         a->end_ts = o->end_ts;
         shim_core.hsa_signal_subtract_screlease_fn(p->app, 1);
     }
+    if (p->pmc)
+        shim_pmc_release(p->pmc); // its signal (p->app) is 0 now: the slot may be reused
     if (p->interrupt)
         return p->ours;
     shim_core.hsa_signal_silent_store_relaxed_fn(p->ours, 1);

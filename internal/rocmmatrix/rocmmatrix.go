@@ -140,6 +140,16 @@ func (r Runtime) Command(ctx context.Context, prog string, args ...string) *exec
 	return exec.CommandContext(ctx, filepath.Join(r.repo, "scripts", "rocm-root.sh"), full...)
 }
 
+// HIPMajor is the major version of the runtime's HIP (libamdhip64.so.N).
+func (r Runtime) HIPMajor() (int, error) {
+	dir := filepath.Join("/", r.Root, "usr", "lib", "x86_64-linux-gnu")
+	libs, _ := filepath.Glob(filepath.Join(dir, "libamdhip64.so.[0-9]"))
+	if len(libs) != 1 {
+		return 0, fmt.Errorf("ROCm %s: want one libamdhip64.so.N in %s, found %v", r.Name, dir, libs)
+	}
+	return int(libs[0][len(libs[0])-1] - '0'), nil
+}
+
 // Versions returns the installed versions of the runtime's packages, one
 // "package version" per line, for test logs.
 func (r Runtime) Versions() (string, error) {

@@ -12,8 +12,59 @@ const (
 	kindStruct = "struct" // a struct passed by value: its bytes
 )
 
-// typedefs maps a typedef name to the tokens it stands for.
+// typedefs maps a typedef name to the tokens it stands for; a name defined
+// with a body maps to "{}" ("{float}" when the body holds a floating-point
+// member; "int" for an enum). Struct tags are recorded as "struct TAG".
 type typedefs map[string][]string
+
+// Markers of a type defined with a body (kindOf classifies them as structs).
+const (
+	bodyPlain     = "{}"
+	bodyWithFloat = "{float}"
+)
+
+// defineBody records a struct or union body under name.
+func (t typedefs) defineBody(name string, body []string) {
+	for _, w := range body {
+		if w == "float" || w == "double" || t.hasFloat(w) {
+			t[name] = []string{bodyWithFloat}
+			return
+		}
+	}
+	t[name] = []string{bodyPlain}
+}
+
+// hasFloat reports whether a struct type holds a floating-point member.
+func (t typedefs) hasFloat(typ string) bool {
+	return t.hasFloatToks(tokenize(typ), 0)
+}
+
+func (t typedefs) hasFloatToks(toks []string, depth int) bool {
+	var words []string
+	for _, w := range toks {
+		if w != "const" && w != "volatile" {
+			words = append(words, w)
+		}
+	}
+	if depth > 16 || len(words) == 0 || len(words) > 2 {
+		return false
+	}
+	key := words[0]
+	if len(words) == 2 {
+		if words[0] != "struct" && words[0] != "union" {
+			return false
+		}
+		key = "struct " + words[1]
+	}
+	under, ok := t[key]
+	switch {
+	case !ok:
+		return false
+	case len(under) == 1 && (under[0] == bodyPlain || under[0] == bodyWithFloat):
+		return under[0] == bodyWithFloat
+	}
+	return t.hasFloatToks(under, depth+1)
+}
 
 // add records one typedef statement (without the leading "typedef").
 func (t typedefs) add(st []string) {
@@ -33,11 +84,15 @@ func (t typedefs) add(st []string) {
 	}
 	under := st[:len(st)-1]
 	if i := indexOf(under, "{"); i >= 0 {
-		// A definition: what matters is whether it is an enum.
+		// A definition: what matters is whether it is an enum, and whether
+		// a struct holds floats.
 		if under[0] == "enum" {
 			t[name] = []string{"int"}
-		} else {
-			t[name] = []string{"struct"}
+			return
+		}
+		t.defineBody(name, under[i:])
+		if i == 2 && (under[0] == "struct" || under[0] == "union") {
+			t.defineBody("struct "+under[1], under[i:])
 		}
 		return
 	}

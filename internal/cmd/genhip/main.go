@@ -1,13 +1,17 @@
 // Command genhip generates the preload library's HIP API wrappers: one C
-// function per hip*/__hip* function that libamdhip64 exports, with the
-// prototype from the installed headers, the symbol version from the library,
-// and an id -> name table for the spool's string table.
+// function per hip*/__hip* function that the libamdhip64 of any HIP release
+// of the ROCm matrix exports (the host's 5.2.3, and 5.7.1, 6.4.3 and 7.2.4 in
+// the roots of configs/rocm-matrix.tsv), with the prototype from that
+// release's headers, the symbol version from its library, and an id -> name
+// table for the spool's string table (see union.go).
 //
-//	genhip [-lib libamdhip64.so.5] [-include /usr/include] [-cc cc] [-out dir] [-go file]
+// Usage (from internal/hsa/hiptrace, via go generate; needs the matrix,
+// `make rocm-roots`):
+//
+//	go run ../../cmd/genhip -out ../preload -go functions_gen.go
 //
 // It writes hip_api_gen.c and hip_exports.map into -out and the Go copy of
-// the name table into -go (only when their content changes), and lists on
-// stderr what it could not wrap.
+// the name table into -go (only when their content changes).
 package main
 
 import (
@@ -16,13 +20,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"runtime"
 )
 
 type config struct {
-	Lib     string
-	Include string
-	CC      string
+	Repo  string // the repository's top directory
+	Build string // its build directory (holding build/rocm/<name>)
 }
 
 // goFile is the key of the Go name table in generated; main writes it to -go.
@@ -31,76 +34,44 @@ const goFile = "functions_gen.go"
 // generated is the generator's output, file name -> content.
 type generated map[string][]byte
 
-func generate(cfg config) (generated, []string, error) {
-	exps, err := readExports(cfg.Lib)
+func generate(cfg config) (generated, []function, error) {
+	srcs, err := readSources(cfg.Repo, cfg.Build)
 	if err != nil {
 		return nil, nil, err
 	}
-	seenMangled := map[string]bool{}
-	wanted := map[string]bool{}
-	for _, e := range exps {
-		if strings.HasPrefix(e.Symbol, "_Z") {
-			seenMangled[e.Symbol] = true
-		} else {
-			wanted[e.Symbol] = true
-		}
-	}
-	for m := range mangled {
-		if !seenMangled[m] {
-			return nil, nil, fmt.Errorf("%s no longer exports %s: update internal/cmd/genhip/mangled.go", cfg.Lib, m)
-		}
-	}
-	src, err := preprocess(cfg.CC, cfg.Include)
+	fns, err := unionFunctions(srcs)
 	if err != nil {
 		return nil, nil, err
 	}
-	protos, tds, err := parseDeclarations(src, wanted)
-	if err != nil {
-		return nil, nil, err
-	}
-	var fns []function
-	var skipped []string
-	for _, e := range exps {
-		p, ok := mangled[e.Symbol]
-		if !ok {
-			p, ok = protos[e.Symbol]
-		}
-		if !ok {
-			skipped = append(skipped, e.Symbol+"@"+e.Version)
-			continue
-		}
-		p.Kinds = nil
-		for _, typ := range p.Types {
-			p.Kinds = append(p.Kinds, tds.kind(typ))
-		}
-		dom := "RPG_API_HIP_RUNTIME"
-		if strings.HasPrefix(e.Symbol, "__hip") {
-			dom = "RPG_API_HIP_COMPILER"
-		}
-		fns = append(fns, function{ID: len(fns), Symbol: e.Symbol, Version: e.Version, Proto: p, Domain: dom})
+	var names []string
+	for _, s := range srcs {
+		names = append(names, s.Name)
 	}
 	return generated{
-		"hip_api_gen.c":   emitC(fns, skipped),
+		"hip_api_gen.c":   emitC(fns, names),
 		"hip_exports.map": emitMap(fns),
 		goFile:            emitGo(fns),
-	}, skipped, nil
+	}, fns, nil
 }
 
 func main() {
 	var cfg config
 	out := flag.String("out", ".", "directory to write hip_api_gen.c and hip_exports.map into")
-	flag.StringVar(&cfg.Lib, "lib", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", "the HIP runtime library")
-	flag.StringVar(&cfg.Include, "include", "/usr/include", "directory holding hip/hip_runtime_api.h")
-	flag.StringVar(&cfg.CC, "cc", "cc", "C compiler used as preprocessor")
+	flag.StringVar(&cfg.Repo, "repo", "", "repository top (default: found from this source file)")
+	flag.StringVar(&cfg.Build, "build", "", "build directory holding the ROCm matrix (default <repo>/build)")
 	goOut := flag.String("go", "", "where to write the Go name table (skipped when empty)")
 	flag.Parse()
-	files, skipped, err := generate(cfg)
+	if cfg.Repo == "" {
+		_, file, _, _ := runtime.Caller(0)
+		cfg.Repo = filepath.Join(filepath.Dir(file), "..", "..", "..")
+	}
+	if cfg.Build == "" {
+		cfg.Build = filepath.Join(cfg.Repo, "build")
+	}
+	files, _, err := generate(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genhip:", err)
 		os.Exit(1)
-	}
-	for _, s := range skipped {
-		fmt.Fprintln(os.Stderr, "genhip: not wrapped (no prototype in the C headers):", s)
 	}
 	for name, data := range files {
 		path := filepath.Join(*out, name)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
 )
 
@@ -16,30 +14,29 @@ type proto struct {
 	Names  []string // the parameter names the declaration gives ("" if none)
 	Kinds  []string // how to print each argument (see argKind)
 	Stream int      // index of the first hipStream_t parameter, or -1
+
+	RetKind string   // the result's kind
+	CTypes  []string // each parameter's type as passed (passedAs)
+	CRet    string   // the result's type as passed
 }
 
-// preprocess runs the C preprocessor over the HIP runtime API header in C
-// mode: the C declarations are exactly what the wrappers (plain C) define.
-func preprocess(cc, includeDir string) (string, error) {
-	args := []string{"-E", "-P", "-x", "c", "-D__HIP_PLATFORM_AMD__", "-I", includeDir, "-"}
-	cmd := exec.Command(cc, args...)
-	cmd.Stdin = strings.NewReader(headerIncludes)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s: %v: %s", cc, strings.Join(args, " "), err, errb.String())
-	}
-	return out.String() + compilerDecls, nil
-}
+// preprocessArgs run the C preprocessor over the HIP runtime API header (on
+// standard input) in C mode: the C declarations are what the wrappers (plain
+// C) define.
+var preprocessArgs = []string{"-E", "-P", "-x", "c", "-D__HIP_PLATFORM_AMD__", "-I", "/usr/include", "-"}
 
-// headerIncludes are the headers declaring the runtime API in C; the
-// generated file includes the same ones (through hip_trace.h).
-const headerIncludes = "#include <hip/hip_runtime_api.h>\n#include <hip/amd_detail/hip_runtime_prof.h>\n"
+// headerIncludes are the headers declaring the runtime API in C.
+// hip_deprecated.h (HIP 6+) declares the R0000 entry points, which keep the
+// HIP 5 ABI of the functions HIP 6 headers #define to R0600 names.
+const headerIncludes = "#include <hip/hip_runtime_api.h>\n#include <hip/amd_detail/hip_runtime_prof.h>\n" +
+	"#if __has_include(<hip/hip_deprecated.h>)\n#include <hip/hip_deprecated.h>\n#endif\n"
 
 // compilerDecls declares the registration half of the compiler API, which
 // clang calls from generated code and no installed header declares. The
 // prototypes are those of HIP's own definitions (hip_platform.cpp), written
-// in C.
+// in C. hipRegisterTracerCallback (HIP 5.3+, the hook roctracer registers
+// its callback through; its argument is a function pointer) is not declared
+// either.
 const compilerDecls = `
 void** __hipRegisterFatBinary(const void* data);
 void __hipUnregisterFatBinary(void** modules);
@@ -54,6 +51,7 @@ void __hipRegisterSurface(void** modules, void* var, char* hostVar, char* device
     int ext);
 void __hipRegisterTexture(void** modules, void* var, char* hostVar, char* deviceVar, int type,
     int norm, int ext);
+int hipRegisterTracerCallback(const void* function);
 `
 
 // tokenize splits preprocessed C into identifiers, numbers, literals and
@@ -183,6 +181,10 @@ func parseDeclarations(src string, wanted map[string]bool) (map[string]proto, ty
 		st = stripAttributes(st)
 		if len(st) > 0 && st[0] == "typedef" {
 			tds.add(st[1:])
+			continue
+		}
+		if len(st) > 2 && (st[0] == "struct" || st[0] == "union") && st[2] == "{" {
+			tds.defineBody("struct "+st[1], st[2:])
 			continue
 		}
 		if len(st) == 0 {

@@ -37,7 +37,8 @@ __attribute__((constructor)) static void hip_args_init(void)
  * wrappers through the global scope. */
 static void *hip_handle(void)
 {
-    static const char *const names[] = {"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"};
+    static const char *const names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
+                                        "libamdhip64.so"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
         if (h)
@@ -75,6 +76,46 @@ void *rpg_hip_resolve(uint32_t id)
     }
     __atomic_store_n(&rpg_hip_real_fns[id], p, __ATOMIC_RELAXED);
     return p;
+}
+
+/* The preload library's own handle, for looking up its wrappers by name and
+ * version (every wrapper is exported under the symbol it wraps). */
+static void *self_handle(void)
+{
+    static void *self;
+    void *h = __atomic_load_n(&self, __ATOMIC_ACQUIRE);
+    if (h)
+        return h;
+    Dl_info info;
+    if (!dladdr((void *)self_handle, &info) || !info.dli_fname)
+        return NULL;
+    h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        __atomic_store_n(&self, h, __ATOMIC_RELEASE);
+    return h;
+}
+
+void rpg_hip_wrap_proc(void *out)
+{
+    void **pfn = out;
+    if (!pfn || !*pfn)
+        return;
+    Dl_info info;
+    if (!dladdr(*pfn, &info) || !info.dli_sname || info.dli_saddr != *pfn)
+        return; /* not the start of a named function: leave it */
+    for (uint32_t i = 0; i < rpg_hip_function_count; i++) {
+        const rpg_hip_function *f = &rpg_hip_functions[i];
+        if (strcmp(rpg_hip_str(f->symbol), info.dli_sname) != 0)
+            continue;
+        /* The same function our wrapper calls, so the wrapper can stand in. */
+        if (rpg_hip_real(i) != *pfn)
+            return;
+        void *self = self_handle();
+        void *w = self ? dlvsym(self, rpg_hip_str(f->symbol), rpg_hip_str(f->version)) : NULL;
+        if (w)
+            *pfn = w;
+        return;
+    }
 }
 
 /* A fork child writes a new spool, which needs its own copy of the names. */

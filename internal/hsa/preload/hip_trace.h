@@ -8,6 +8,9 @@
  * real function runs (so dispatches and copies the HSA shim records
  * underneath carry it), and a record if its own domain is on.
  *
+ * The wrappers (generated from every HIP release of the ROCm matrix) declare
+ * their parameters by how they are passed, so no HIP header is needed here.
+ *
  * Calls HIP makes into its own exported API while serving a traced call
  * (libamdhip64 calls hipMemcpy through its PLT, for instance) are forwarded
  * untouched: rocprofv3 reports only the application's calls.
@@ -16,19 +19,11 @@
 #define RPG_HIP_TRACE_H
 
 #define _GNU_SOURCE
-#ifndef __HIP_PLATFORM_AMD__
-#define __HIP_PLATFORM_AMD__ 1
-#endif
 #include <stdint.h>
 #include <string.h>
-#include <hip/hip_runtime_api.h>
-#include <hip/amd_detail/hip_runtime_prof.h>
 
 #include "hip_stream.h"
 #include "rpg_internal.h"
-
-/* Deprecated HIP functions are wrapped like the others. */
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #define RPG_HIP_EXPORT __attribute__((visibility("default")))
 
@@ -57,6 +52,9 @@ extern RPG_HIDDEN void *rpg_hip_real_fns[];
 
 /* hip_trace.c */
 RPG_HIDDEN void *rpg_hip_resolve(uint32_t id);
+/* hipGetProcAddress and its kin: replaces *pfn, a HIP function, with its
+ * wrapper, so that calls through the pointer are traced too. */
+RPG_HIDDEN void rpg_hip_wrap_proc(void *pfn);
 /* hip_stream.c: forgets a destroyed stream's number. */
 RPG_HIDDEN void rpg_hip_stream_forget(uint64_t handle);
 RPG_HIDDEN void rpg_hip_record_names(void);
