@@ -14,9 +14,10 @@ NATIVE_LIBS += $(PRELOAD_LIB)
 PAYLOAD += $(PRELOAD_LIB)
 TEST_PREREQS += $(SPOOL_DRIVER)
 
-$(PRELOAD_LIB): $(PRELOAD_SRC) $(PRELOAD_HDR) internal/hsa/preload/hip_exports.map mk/preload.mk
+$(PRELOAD_LIB): $(PRELOAD_SRC) $(PRELOAD_HDR) internal/hsa/preload/hip_exports.map internal/hsa/preload/rocr_exports.map mk/preload.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,librocprof-go-preload.so -Wl,-z,now -Wl,-z,defs \
+	  -Wl,--version-script=internal/hsa/preload/rocr_exports.map \
 	  -Wl,--version-script=internal/hsa/preload/hip_exports.map -o $@ $(PRELOAD_SRC)
 
 $(SPOOL_DRIVER): testdata/spool/driver.c $(PRELOAD_LIB)

@@ -327,6 +327,15 @@ bool any_domain()
     return rpg_domains != 0;
 }
 
+// A status string for the CLI (RPG_STRTAB_STATUS): whether the shim
+// attached, and what it cannot collect here (tracing/kind.go, "lost
+// domains" in docs/shim.md).
+void note_status(uint64_t id, const char *text)
+{
+    if (&rpg_record_string != nullptr && rpg_domains)
+        rpg_record_string(RPG_STRTAB_STATUS, id, text, strlen(text));
+}
+
 } // namespace
 
 const ShimAgent *shim_find_agent(hsa_agent_t a)
@@ -357,7 +366,6 @@ extern "C" __attribute__((visibility("default"))) bool
 OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
        const char *const *failed_tool_names)
 {
-    (void)runtime_version;
     (void)failed_tool_count;
     (void)failed_tool_names;
     // Without the preload library there is nowhere to record to: decline,
@@ -377,7 +385,16 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     char why[256];
     if (!shim_tables_open(table, why, sizeof why)) {
         fprintf(stderr, "rocprof-go: %s: HSA tracing, kernels, copies and counters are off\n", why);
+        note_status(RPG_STATUS_SHIM_DECLINED, why);
         return false;
+    }
+    {
+        char tabs[192], what[256];
+        shim_tables_describe(tabs, sizeof tabs);
+        // runtime_version is the root table's major version (ROCR passes it).
+        snprintf(what, sizeof what, "HSA API tables major %llu: %s", (unsigned long long)runtime_version,
+                 tabs);
+        note_status(RPG_STATUS_SHIM_ATTACHED, what);
     }
 
     // Go must be initialised before any executable is frozen; the first call

@@ -496,6 +496,37 @@ func TestOnLoadWrapsOnlyTheSlotsBothSidesKnow(t *testing.T) {
 	}
 }
 
+// A runtime whose API tables rocprof-go does not know: OnLoad declines, says
+// why on stderr, and notes it in the spool, so that the CLI reports the
+// requested domains as lost instead of writing files that look complete.
+func TestOnLoadDeclineIsNotedInTheSpool(t *testing.T) {
+	spools := t.TempDir()
+	cmd := exec.Command(artifact(t, "test/shim/onload_sizes"), artifact(t, "lib/librocprof-go-shim.so"), "unknown")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+artifact(t, "lib/librocprof-go-preload.so"),
+		"ROCPROF_GO_SPOOL_DIR="+spools, "ROCPROF_KERNEL_TRACE=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	require.Equal(t, "declined\n", string(out))
+	require.Contains(t, stderr.String(), "HSA tracing, kernels, copies and counters are off")
+	paths, err := tracing.List(spools)
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	r, err := tracing.Open(paths[0])
+	require.NoError(t, err)
+	defer r.Close()
+	var declined string
+	for r.Next() {
+		if r.Kind() == tracing.KindString {
+			if s := r.String(); s.Table == tracing.TableStatus && s.ID == tracing.StatusShimDeclined {
+				declined = string(s.Value)
+			}
+		}
+	}
+	require.Contains(t, declined, "99", "the reason names the unknown version")
+}
+
 // ML libraries load tens of thousands of kernels: the kernel-object map
 // grows, and every symbol stays findable.
 func TestKernelObjectMapGrows(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 
 type recordingWriter struct{ reqs []OutputRequest }
 
-func (w *recordingWriter) WriteOutputs(_ context.Context, req OutputRequest) ([]OutputFile, error) {
+func (w *recordingWriter) WriteOutputs(_ context.Context, req OutputRequest) (*OutputReport, error) {
 	w.reqs = append(w.reqs, req)
-	return []OutputFile{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}, nil
+	return &OutputReport{Files: []OutputFile{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}}, nil
 }
 
 func plan(t *testing.T, args ...string) *options.Plan {

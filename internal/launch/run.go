@@ -18,7 +18,26 @@ import (
 // OutputWriter turns the spools one run of the app left behind into the
 // user's output files. The CLI supplies it (internal/output); tests use fakes.
 type OutputWriter interface {
-	WriteOutputs(ctx context.Context, req OutputRequest) ([]OutputFile, error)
+	WriteOutputs(ctx context.Context, req OutputRequest) (*OutputReport, error)
+}
+
+// OutputReport is what a writer made of one pass's spools: the files, and
+// the requested domains that could not be collected.
+type OutputReport struct {
+	Files []OutputFile
+	// Lost are requested domains a process could not collect: the run
+	// fails. Unavailable are domains an aggregate option (--sys-trace,
+	// --runtime-trace) implied that the process's runtime cannot give: a
+	// notice.
+	Lost, Unavailable []DomainLoss
+}
+
+// DomainLoss is one process's requested domains that were not collected,
+// and why.
+type DomainLoss struct {
+	PID     int      `json:"pid"`
+	Domains []string `json:"domains"` // option names, e.g. "kernel_trace", "pmc"
+	Reason  string   `json:"reason"`
 }
 
 // OutputRequest is everything a writer needs for one pass.
@@ -49,6 +68,8 @@ type PassResult struct {
 	Process  *ProcessResult
 	Files    []OutputFile
 	SpoolDir string // kept only when writing outputs failed
+	// Lost and Unavailable: see OutputReport.
+	Lost, Unavailable []DomainLoss
 }
 
 // Result is the whole run.
@@ -218,8 +239,10 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env}
 		if r.Writer != nil {
-			files, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
-			pr.Files = files
+			rep, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
+			if rep != nil {
+				pr.Files, pr.Lost, pr.Unavailable = rep.Files, rep.Lost, rep.Unavailable
+			}
 			if werr != nil {
 				keepRunDir = true
 				pr.SpoolDir = spoolDir

@@ -101,10 +101,20 @@ type Result struct {
 	Processes []Process
 	// Skipped lists spool files that could not be read, with the reason.
 	Skipped []string
+	// Statuses are what each process's runtime side reported about itself
+	// (tracing.TableStatus strings), for every spool read.
+	Statuses []ProcessStatus
 	// Groups are the output sets, in spool start order: the spools whose
 	// resolved prefixes are equal, with what their first pass counted (set
 	// when Write read the spools: CSV, --stats, v1 files or CountEvents).
 	Groups []Group
+}
+
+// ProcessStatus is one process's status strings, by status id
+// (tracing.StatusShimAttached, ...).
+type ProcessStatus struct {
+	PID    int
+	Status map[uint64]string
 }
 
 // Group is one output set: the processes sharing a prefix.

@@ -52,6 +52,17 @@ func newCSVProcess(path string, info tracing.ProcessInfo) *csvProcess {
 		agents: map[uint32]tracing.AgentInfo{}}
 }
 
+// statuses are the process's status strings (tracing.TableStatus), by id.
+func (p *csvProcess) statuses() map[uint64]string {
+	st := map[uint64]string{}
+	for k, v := range p.strings {
+		if k.table == tracing.TableStatus {
+			st[k.id] = v
+		}
+	}
+	return st
+}
+
 // scan is the first pass: metadata records, counter sums and the raw size
 // of every domain.
 func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {

@@ -68,6 +68,9 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 			err = countGroup(g.procs)
 		}
 		res.Groups = append(res.Groups, newGroup(g.prefix, g.procs))
+		for _, p := range g.procs {
+			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.info.PID), Status: p.statuses()})
+		}
 		if err != nil {
 			return res, err
 		}
@@ -106,6 +109,10 @@ func countGroup(procs []*csvProcess) error {
 			if d := csvDomainOf(r.Kind()); d >= 0 {
 				p.bytes[d] += uint64(len(r.Bytes()))
 				p.counts[d]++
+			} else if r.Kind() == tracing.KindString {
+				if s := r.String(); s.Table == tracing.TableStatus {
+					p.strings[csvStringKey{s.Table, s.ID}] = string(s.Value)
+				}
 			}
 		}
 		_ = r.Close()

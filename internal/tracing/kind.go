@@ -77,6 +77,18 @@ const (
 	TableCounter   uint32 = 16
 	TableDimension uint32 = 17
 	TableGeneric   uint32 = 18
+	TableStatus    uint32 = 19 // Status ids: what the process's runtime side reported
+)
+
+// Status ids of TableStatus strings (rpg_status): they tell a domain that
+// could not be collected from one that had nothing to record.
+const (
+	StatusHSAInit      uint64 = 1 // hsa_init was called
+	StatusShimAttached uint64 = 2 // the shim accepted the HSA runtime; text: the runtime
+	StatusShimDeclined uint64 = 3 // the shim declined; text: why
+	// StatusUnavailable | the bit index of a domain (DomainBit): a requested
+	// domain this runtime cannot give; text: why.
+	StatusUnavailable uint64 = 1 << 32
 )
 
 // MarkerFunction is a ROCTx operation (rpg_marker_function).

@@ -82,8 +82,20 @@ enum rpg_api_domain {
 enum rpg_string_table {
     RPG_STRTAB_COUNTER = 16,   /* counter id -> counter name */
     RPG_STRTAB_DIMENSION = 17, /* dimension id -> dimension name */
-    RPG_STRTAB_GENERIC = 18    /* free-form interned strings */
+    RPG_STRTAB_GENERIC = 18,   /* free-form interned strings */
+    RPG_STRTAB_STATUS = 19     /* rpg_status: what the process's runtime side reported */
 };
+
+/* Status strings (RPG_STRTAB_STATUS): the CLI reads them to tell a domain
+ * that could not be collected from one that had nothing to record. */
+enum rpg_status {
+    RPG_STATUS_HSA_INIT = 1,      /* hsa_init was called (the preload library) */
+    RPG_STATUS_SHIM_ATTACHED = 2, /* the shim's OnLoad accepted the runtime; text: the runtime */
+    RPG_STATUS_SHIM_DECLINED = 3  /* OnLoad declined; text: why */
+};
+/* RPG_STATUS_UNAVAILABLE | bit index of an rpg_domain: a requested domain
+ * this runtime cannot give; text: why. */
+#define RPG_STATUS_UNAVAILABLE (1ull << 32)
 
 /* Marker functions (rpg_marker_rec.function). For RPG_API_MARKER_CORE_RANGE
  * the three range kinds carry the user's message. */

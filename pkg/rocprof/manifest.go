@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 )
 
 // ManifestName is the manifest's file name at the top of the output directory.
@@ -28,6 +30,11 @@ type Manifest struct {
 	PID      int       `json:"pid,omitempty"`
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
+	// LostDomains are requested domains a process could not collect (the
+	// run failed); UnavailableDomains are domains an aggregate option
+	// implied that a process's runtime cannot give (a notice).
+	LostDomains        []launch.DomainLoss `json:"lost_domains,omitempty"`
+	UnavailableDomains []launch.DomainLoss `json:"unavailable_domains,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.

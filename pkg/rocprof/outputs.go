@@ -20,7 +20,8 @@ func init() { writerFactory = func() launch.OutputWriter { return spoolWriter{} 
 // spoolWriter turns one pass's spools into the requested output files.
 type spoolWriter struct{}
 
-func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]launch.OutputFile, error) {
+func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*launch.OutputReport, error) {
+	rep := &launch.OutputReport{}
 	c := req.Config
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
@@ -40,15 +41,18 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 	res, err := output.Write(cfg, req.SpoolDir)
 	var files []launch.OutputFile
 	if res != nil {
+		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		for _, f := range res.Files {
 			files = append(files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
 		}
 	}
 	if err != nil {
-		return files, err
+		rep.Files = files
+		return rep, err
 	}
 	if len(others) == 0 && !summary {
-		return files, nil
+		rep.Files = files
+		return rep, nil
 	}
 	for _, g := range res.Groups {
 		if g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes {
@@ -63,7 +67,8 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 		if summary {
 			f, err := writeSummary(g.Prefix, c.SummaryOutputFile, in, req.Stdout)
 			if err != nil {
-				return files, err
+				rep.Files = files
+				return rep, err
 			}
 			if f != nil {
 				files = append(files, *f)
@@ -72,24 +77,28 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) ([]
 		for _, f := range others {
 			w, err := output.LookupWriter(f)
 			if err != nil {
-				return files, err
+				rep.Files = files
+				return rep, err
 			}
 			if f == output.FormatJSON && output.IsStreamName(cfg.PrefixTemplate) {
 				// -o stdout / -o stderr: rocprofv3 streams its text outputs
 				// to standard output; the binary formats stay files.
 				if err := w.WriteTo(stdoutOf(req.Stdout), in); err != nil {
-					return files, err
+					rep.Files = files
+					return rep, err
 				}
 				files = append(files, launch.OutputFile{Path: "stdout", Format: string(f), Records: int64(g.Events)})
 				continue
 			}
 			if err := w.Write(g.Prefix, in); err != nil {
-				return files, err
+				rep.Files = files
+				return rep, err
 			}
 			files = append(files, launch.OutputFile{Path: w.Path(g.Prefix), Format: string(f), Records: int64(g.Events)})
 		}
 	}
-	return files, nil
+	rep.Files = files
+	return rep, nil
 }
 
 func stdoutOf(w io.Writer) io.Writer {

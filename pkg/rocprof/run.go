@@ -124,6 +124,11 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	top := topDir(first)
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
+	noteUnavailable(progress, m.UnavailableDomains)
+	if len(m.LostDomains) > 0 && runErr == nil {
+		// The app's own failure says more; otherwise the run fails here.
+		runErr = &LostDomainsError{Lost: m.LostDomains}
+	}
 	if runErr != nil {
 		m.Error = runErr.Error()
 	}
@@ -217,6 +222,8 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 			m.TimedOut = m.TimedOut || p.Process.TimedOut
 		}
 		m.Passes = append(m.Passes, mp)
+		m.LostDomains = append(m.LostDomains, p.Lost...)
+		m.UnavailableDomains = append(m.UnavailableDomains, p.Unavailable...)
 		for _, f := range p.Files {
 			rel, err := filepath.Rel(top, f.Path)
 			if err != nil {

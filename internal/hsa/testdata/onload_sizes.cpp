@@ -2,6 +2,8 @@
 // than the ones its headers describe (an older and a newer runtime) and
 // checks that it replaces every slot both sides know and nothing else.
 // Usage: onload_sizes SHIM.so short|long ; prints "ok <wrapped>" and exits 0.
+//        onload_sizes SHIM.so unknown ; a root table of a major version no
+//        runtime has: OnLoad must decline; prints "declined", exits 0.
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
     if (argc < 3)
         return 2;
     bool longer = !strcmp(argv[2], "long");
+    bool unknown = !strcmp(argv[2], "unknown");
     void *lib = dlopen(argv[1], RTLD_NOW);
     if (!lib) {
         fprintf(stderr, "%s\n", dlerror());
@@ -97,6 +100,15 @@ int main(int argc, char **argv)
     root.amd_ext_ = &amd.t;
     root.finalizer_ext_ = &fin.t;
     root.image_ext_ = &img.t;
+    if (unknown) {
+        root.version.major_id = 99;
+        if (onload(&root, 99, 0, nullptr)) {
+            fprintf(stderr, "OnLoad accepted a root table of major 99\n");
+            return 1;
+        }
+        printf("declined\n");
+        return 0;
+    }
     if (!onload(&root, 1, 0, nullptr)) {
         fprintf(stderr, "OnLoad declined\n");
         return 1;

@@ -1,0 +1,114 @@
+package rocprof
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// shimDomain is a domain the HSA shim collects (not HIP or ROCTx, which the
+// preload library records by itself): lost when the shim is not in the
+// process's HSA runtime.
+type shimDomain struct {
+	option string // its option's name (destination), as run.json names it
+	bit    int    // its bit in rpg_domains (rpg_recorder.h), -1 if none
+	on     func(c *options.Config) bool
+}
+
+var shimDomains = []shimDomain{
+	{"kernel_trace", 7, func(c *options.Config) bool { return c.KernelTrace.On() }},
+	{"memory_copy_trace", 8, func(c *options.Config) bool { return c.MemoryCopyTrace.On() }},
+	{"memory_allocation_trace", 9, func(c *options.Config) bool { return c.MemoryAllocationTrace.On() }},
+	{"scratch_memory_trace", 10, func(c *options.Config) bool { return c.ScratchMemoryTrace.On() }},
+	{"hsa_core_trace", 2, func(c *options.Config) bool { return c.HsaCoreTrace.On() }},
+	{"hsa_amd_trace", 3, func(c *options.Config) bool { return c.HsaAmdTrace.On() }},
+	{"hsa_image_trace", 4, func(c *options.Config) bool { return c.HsaImageTrace.On() }},
+	{"hsa_finalizer_trace", 5, func(c *options.Config) bool { return c.HsaFinalizerTrace.On() }},
+	{"pmc", 11, func(c *options.Config) bool { return len(c.Pmc) > 0 }},
+	{"advanced_thread_trace", -1, func(c *options.Config) bool { return c.AdvancedThreadTrace.On() }},
+}
+
+// domainLosses reads the processes' status strings against what the pass
+// asked for. A process that initialised the HSA runtime without the shim
+// attached lost every requested shim domain; a domain the shim reported
+// unavailable on the process's runtime is lost when it was asked for by
+// name, and only unavailable (a notice) when an aggregate option implied it.
+func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []launch.DomainLoss) {
+	var requested []string
+	for _, d := range shimDomains {
+		if d.on(c) {
+			requested = append(requested, d.option)
+		}
+	}
+	if len(requested) == 0 {
+		return nil, nil
+	}
+	for _, p := range statuses {
+		_, initialised := p.Status[tracing.StatusHSAInit]
+		_, attached := p.Status[tracing.StatusShimAttached]
+		if initialised && !attached {
+			why, declined := p.Status[tracing.StatusShimDeclined]
+			if declined {
+				why = "the HSA runtime's tool API is one rocprof-go does not know (" + why + ")"
+			} else {
+				why = "the HSA runtime did not load rocprof-go's shim (HSA_TOOLS_LIB): no kernels, copies, HSA calls or counters could be recorded"
+			}
+			lost = append(lost, launch.DomainLoss{PID: p.PID, Domains: requested, Reason: why})
+			continue
+		}
+		byReason := map[string][]string{}
+		explicit := map[string]bool{}
+		for _, d := range shimDomains {
+			why, ok := p.Status[tracing.StatusUnavailable|uint64(d.bit)]
+			if d.bit < 0 || !ok || !d.on(c) {
+				continue
+			}
+			byReason[why] = append(byReason[why], d.option)
+			explicit[why] = explicit[why] || c.IsSet(d.option)
+		}
+		reasons := make([]string, 0, len(byReason))
+		for why := range byReason {
+			reasons = append(reasons, why)
+		}
+		sort.Strings(reasons)
+		for _, why := range reasons {
+			l := launch.DomainLoss{PID: p.PID, Domains: byReason[why], Reason: why}
+			if explicit[why] {
+				lost = append(lost, l)
+			} else {
+				unavailable = append(unavailable, l)
+			}
+		}
+	}
+	return lost, unavailable
+}
+
+// LostDomainsError is a run whose app ran but some requested domains were
+// not collected (listed in run.json's lost_domains).
+type LostDomainsError struct {
+	Lost []launch.DomainLoss
+}
+
+func (e *LostDomainsError) Error() string {
+	var b strings.Builder
+	b.WriteString("requested domains were not collected:")
+	for _, l := range e.Lost {
+		fmt.Fprintf(&b, "\n  pid %d: %s: %s", l.PID, strings.Join(l.Domains, ", "), l.Reason)
+	}
+	b.WriteString("\n  (the other outputs are complete; run.json lists these under lost_domains)")
+	return b.String()
+}
+
+// noteUnavailable prints the domains an aggregate option implied that a
+// runtime cannot give.
+func noteUnavailable(w io.Writer, u []launch.DomainLoss) {
+	for _, l := range u {
+		fmt.Fprintf(w, "rocprof-go: note: pid %d: %s not available: %s\n", l.PID, strings.Join(l.Domains, ", "), l.Reason)
+	}
+}
