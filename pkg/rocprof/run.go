@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
@@ -102,8 +103,8 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if err := validateATT(plan, agents, agentErr); err != nil {
 		return nil, err
 	}
-	if collectsCounters(plan) && !counterCollectionInjected {
-		fmt.Fprintln(progress, "rocprof-go: warning: counters are validated and every pass runs, but the shim does not inject counter packets yet: no counter values are recorded")
+	if err := validateFormats(plan); err != nil {
+		return nil, err
 	}
 	runner := &launch.Runner{
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
@@ -148,9 +149,21 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	return out, runErr
 }
 
-// counterCollectionInjected says whether the shim injects PMC packets around
-// dispatches; until it does, a counter run says so instead of pretending.
-const counterCollectionInjected = true
+// validateFormats checks, before the app starts, that every requested
+// output format can be written here: OTF2 needs a library loaded at run
+// time, and finding it missing after a long run would waste the run.
+func validateFormats(plan *options.Plan) error {
+	for _, p := range plan.Passes {
+		for _, f := range p.OutputFormat {
+			if f == "otf2" {
+				if err := output.CheckOTF2(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
 
 func collectsCounters(plan *options.Plan) bool {
 	for _, p := range plan.Passes {
