@@ -1,8 +1,14 @@
 // Command rocprof-go is a GPU profiler for AMD GPUs with rocprofv3's command line.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+)
 
 func main() {
-	os.Exit(execute(os.Args[1:]))
+	code := execute(os.Args[1:])
+	launch.Cleanup()
+	os.Exit(code)
 }

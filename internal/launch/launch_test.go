@@ -212,7 +212,73 @@ func TestEmbeddedLibrariesUnpackConcurrently(t *testing.T) {
 		}
 		require.Equal(t, first, d)
 	}
-	require.FileExists(t, filepath.Join(first, ".complete"))
+	content, names, _, err := payloadContent(payload)
+	require.NoError(t, err)
+	require.NoError(t, verifyUnpacked(first, names, content))
 	entries, _ := os.ReadDir(root)
 	require.Len(t, entries, 1, "temporary unpack directories are cleaned up")
+}
+
+// A damaged cached library (truncated, edited) is found before it is used
+// and replaced by the embedded one.
+func TestEmbeddedLibrariesReplaceADamagedCopy(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "cache")
+	l, err := unpack(payload, root)
+	require.NoError(t, err)
+	content, names, _, err := payloadContent(payload)
+	require.NoError(t, err)
+	require.NotEmpty(t, names, "run make build: the payload has no libraries")
+	lib := filepath.Join(l.Dir, names[0])
+	require.NoError(t, os.Truncate(lib, 100))
+	require.Error(t, verifyUnpacked(l.Dir, names, content))
+	l2, err := unpack(payload, root)
+	require.NoError(t, err)
+	require.Equal(t, l.Dir, l2.Dir)
+	require.NoError(t, verifyUnpacked(l2.Dir, names, content), "the damaged copy was replaced")
+	entries, err := os.ReadDir(filepath.Dir(l.Dir))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing is left beside the cache directory")
+	fi, err := os.Stat(filepath.Dir(l.Dir))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
+
+// A cache directory that is a symbolic link, sits in a directory others can
+// write (not sticky), or belongs to another user is refused; EmbeddedLibraries
+// then falls back to a private directory.
+func TestCacheOnAPathOthersControlIsRefused(t *testing.T) {
+	base := t.TempDir()
+	// A symlink planted where the cache goes.
+	target := filepath.Join(base, "elsewhere")
+	require.NoError(t, os.Mkdir(target, 0o700))
+	require.NoError(t, os.Symlink(target, filepath.Join(base, "linked")))
+	_, err := unpack(payload, filepath.Join(base, "linked"))
+	var ue *UnsafeCacheError
+	require.ErrorAs(t, err, &ue)
+	require.Contains(t, err.Error(), "a symbolic link")
+
+	// A parent writable by everyone, without the sticky bit.
+	open := filepath.Join(base, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	_, err = unpack(payload, filepath.Join(open, "cache"))
+	require.ErrorAs(t, err, &ue)
+	require.Contains(t, err.Error(), "writable by others (mode 0777)")
+
+	// The same with the sticky bit (/tmp) is fine.
+	sticky := filepath.Join(base, "sticky")
+	require.NoError(t, os.Mkdir(sticky, 0o777))
+	require.NoError(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+	_, err = unpack(payload, filepath.Join(sticky, "cache"))
+	require.NoError(t, err)
+
+	// Another user's directory under the sticky one.
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(sticky, "theirs")
+		require.NoError(t, os.Mkdir(theirs, 0o755))
+		require.NoError(t, os.Chown(theirs, 4242, 4242))
+		_, err = unpack(payload, theirs)
+		require.ErrorAs(t, err, &ue)
+		require.Contains(t, err.Error(), "owned by uid 4242, not by you (uid 0)")
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 )
 
 // payload holds the injected libraries that `make build` copies into
@@ -35,6 +36,9 @@ const LibDirEnv = "ROCPROF_GO_LIBDIR"
 // Libraries locates the injected libraries on disk.
 type Libraries struct {
 	Dir string
+	// Warning, when set, says why the libraries are not in the user's
+	// cache this time (the CLI prints it).
+	Warning string
 }
 
 // Path returns the absolute path of one library, or an error saying how to
@@ -51,20 +55,43 @@ var (
 	unpackOnce sync.Once
 	unpacked   *Libraries
 	unpackErr  error
+	fallback   string // a per-process directory used when the cache is unsafe
 )
 
 // EmbeddedLibraries unpacks the libraries embedded in the CLI into a per-user
-// cache directory named after their content hash, once per process. Concurrent
-// first runs are safe: each unpacks into a private temporary directory and
-// renames it into place; the loser of the race uses the winner's copy.
+// cache directory named after their content hash, once per process, and
+// checks them before they are used: every directory on the way must be
+// private to this user or the system (cache.go), and every library must be
+// byte for byte the embedded one, or it is replaced. Concurrent first runs
+// are safe: each unpacks into a private temporary directory and renames it
+// into place; the loser of the race uses the winner's copy. When the cache
+// cannot be trusted (another user owns it, a symlink on the way), the
+// libraries go to a new private directory of this process instead, removed
+// by Cleanup, and Libraries.Warning says why.
 func EmbeddedLibraries() (*Libraries, error) {
 	if dir := os.Getenv(LibDirEnv); dir != "" {
 		return &Libraries{Dir: dir}, nil
 	}
 	unpackOnce.Do(func() {
 		unpacked, unpackErr = unpack(payload, cacheRoot())
+		var ue *UnsafeCacheError
+		if errors.As(unpackErr, &ue) {
+			unpacked, unpackErr = unpackPrivate(payload)
+			if unpacked != nil {
+				fallback = unpacked.Dir
+				unpacked.Warning = ue.Error() + "; using a private copy in " + unpacked.Dir + " for this run"
+			}
+		}
 	})
 	return unpacked, unpackErr
+}
+
+// Cleanup removes the per-process library directory EmbeddedLibraries may
+// have had to use; the CLI calls it before exiting.
+func Cleanup() {
+	if fallback != "" {
+		os.RemoveAll(fallback)
+	}
 }
 
 func cacheRoot() string {
@@ -90,50 +117,101 @@ func payloadFiles(fsys fs.FS) ([]string, error) {
 	return names, nil
 }
 
-func unpack(fsys fs.FS, root string) (*Libraries, error) {
+// payloadContent is the embedded libraries by name, and the hash naming
+// their cache directory.
+func payloadContent(fsys fs.FS) (map[string][]byte, []string, string, error) {
 	names, err := payloadFiles(fsys)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
+	content := make(map[string][]byte, len(names))
 	h := sha256.New()
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, "payload/"+n)
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
+		content[n] = data
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
 		h.Write(data)
 	}
-	dir := filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return &Libraries{Dir: dir}, nil
+	return content, names, hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func unpack(fsys fs.FS, root string) (*Libraries, error) {
+	content, names, sum, err := payloadContent(fsys)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create the library cache %s: %w", root, err)
+	root, err = privateDir(root)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, sum)
+	if _, err := os.Lstat(dir); err == nil {
+		if verifyUnpacked(dir, names, content) == nil {
+			return &Libraries{Dir: dir}, nil
+		}
+		// Damaged (truncated, edited, half-removed): set aside and replace.
+		// Only this user can have written it (the root is private).
+		aside, err := os.MkdirTemp(root, ".damaged-")
+		if err != nil {
+			return nil, fmt.Errorf("cannot replace the damaged library cache %s: %w", dir, err)
+		}
+		if err := os.Rename(dir, filepath.Join(aside, "old")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(aside)
+			return nil, fmt.Errorf("cannot replace the damaged library cache %s: %w", dir, err)
+		}
+		os.RemoveAll(aside)
 	}
 	tmp, err := os.MkdirTemp(root, ".unpack-")
 	if err != nil {
 		return nil, fmt.Errorf("cannot unpack libraries into %s: %w", root, err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, n := range names {
-		data, _ := fs.ReadFile(fsys, "payload/"+n)
-		if err := os.WriteFile(filepath.Join(tmp, n), data, 0o755); err != nil {
-			return nil, fmt.Errorf("cannot unpack %s: %w", n, err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := writeLibraries(tmp, names, content); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another process won the race; its copy has the same content.
-		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr == nil {
+		if verr := verifyUnpacked(dir, names, content); verr == nil {
 			return &Libraries{Dir: dir}, nil
 		}
 		return nil, errors.Join(fmt.Errorf("cannot install libraries into %s", dir), err)
 	}
 	return &Libraries{Dir: dir}, nil
+}
+
+// unpackPrivate unpacks into a new directory of this process (0700, a
+// random name in TMPDIR), for a run whose cache cannot be trusted.
+func unpackPrivate(fsys fs.FS) (*Libraries, error) {
+	content, names, _, err := payloadContent(fsys)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "rocprof-go-libs-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot unpack the injected libraries: %w", err)
+	}
+	if err := writeLibraries(dir, names, content); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Libraries{Dir: dir}, nil
+}
+
+func writeLibraries(dir string, names []string, content map[string][]byte) error {
+	for _, n := range names {
+		f, err := os.OpenFile(filepath.Join(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o700)
+		if err == nil {
+			_, err = f.Write(content[n])
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("cannot unpack %s: %w", n, err)
+		}
+	}
+	return nil
 }

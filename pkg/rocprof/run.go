@@ -95,6 +95,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if libs.Warning != "" {
+		fmt.Fprintln(progress, "rocprof-go: warning: "+libs.Warning)
+	}
 	first := plan.Passes[0]
 	agents, agentErr := topology.Detect(first.VirtualGPU, lookupIn(environ), topology.DefaultSysfs)
 	if err := validateCounters(plan, agents, agentErr); err != nil {
