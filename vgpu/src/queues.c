@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kfd_uapi.h"
+#include "scratch.h"
 #include "vgpu.h"
 
 struct vgpu_queue {
@@ -34,6 +35,7 @@ struct vgpu_queue {
   uint64_t ring_bytes;
   /* AQL */
   amd_queue_t *amd;
+  struct vgpu_scratch scratch; /* dynamic scratch requests (scratch.c) */
   /* SDMA: 64-bit byte offsets in the thunk's memory */
   volatile uint64_t *rptr, *wptr;
   uint64_t packets; /* processed, for the log */
@@ -225,6 +227,7 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   }
   uint64_t st = start_ns / VGPU_GPU_TICK_NS, et = end_ns / VGPU_GPU_TICK_NS;
   if (et <= st) et = st + 1;
+  vgpu_scratch_dispatch_done(&q->scratch, q->amd, q->id, &q->stop);
   vgpu_signal_complete(p->completion_signal.handle, profiling, st, et);
   if (vgpu_cfg.log)
     vgpu_logf("{\"type\":\"dispatch\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,"
@@ -278,6 +281,7 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
   memcpy(&signal, slot + 56, 8);
   switch (type) {
   case HSA_PACKET_TYPE_KERNEL_DISPATCH:
+    if (!vgpu_scratch_ready(&q->scratch, q->amd, q->id, idx, slot)) return NOT_READY;
     return dispatch(q, idx, (const hsa_kernel_dispatch_packet_t *)slot, profiling);
   case HSA_PACKET_TYPE_BARRIER_AND:
   case HSA_PACKET_TYPE_BARRIER_OR: {
