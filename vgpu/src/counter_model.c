@@ -43,7 +43,7 @@ uint64_t vgpu_model_value(enum vgpu_model m, const struct vgpu_dispatch_info *d,
   case VGPU_M_GRBM_SPI_BUSY:
   case VGPU_M_CPC_CPC_STAT_BUSY:
   case VGPU_M_SPI_CSN_BUSY: return cycles;
-  case VGPU_M_SPI_CSN_WAVE: return d->waves;
+  case VGPU_M_SPI_CSN_WAVE: return waves_se; /* per SE: the SEs sum to the dispatch's waves */
   case VGPU_M_TCC_REQ: return req;
   case VGPU_M_TCC_HIT: return req - miss;
   case VGPU_M_TCC_MISS:

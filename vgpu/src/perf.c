@@ -73,6 +73,9 @@ static const struct named_reg gfx10_regs[] = {
 
 #define NGEN 32
 
+/* User-data words one trace keeps per SE (markers and timestamps). */
+#define SQTT_MAX_USER 1024
+
 struct sqtt_dispatch {
   uint64_t kernel_object, waves, duration_ns;
 };
@@ -82,7 +85,8 @@ struct sqtt_se {
   bool programmed;
   uint32_t wptr, cntr;
   uint32_t nuser;
-  uint32_t user[256];
+  bool user_overflow;
+  uint32_t user[SQTT_MAX_USER];
 };
 
 struct vgpu_perf {
@@ -310,11 +314,13 @@ static void sqtt_flush(struct vgpu_perf *p) {
 }
 
 static void sqtt_set_on(struct vgpu_perf *p, bool on) {
-  if (on && !p->sqtt_on) {
+  if (on && !p->sqtt_on) { /* a new trace: the buffers start empty */
     p->ndisp = 0;
     for (unsigned s = 0; s < MAX_SE; s++) {
       p->sqtt[s].wptr = 0;
       p->sqtt[s].cntr = 0;
+      p->sqtt[s].nuser = 0;
+      p->sqtt[s].user_overflow = false;
     }
   }
   if (!on && p->sqtt_on) sqtt_flush(p);
@@ -338,7 +344,12 @@ static bool sqtt_write(struct vgpu_perf *p, const char *name, uint32_t v) {
       t->size = v;
       if (!v) t->programmed = false;
     } else if (!strcmp(n, "USERDATA_2") || !strcmp(n, "USERDATA_3")) {
-      if (p->sqtt_on && t->nuser < 256) t->user[t->nuser++] = v;
+      if (p->sqtt_on && t->nuser < SQTT_MAX_USER) {
+        t->user[t->nuser++] = v;
+      } else if (p->sqtt_on && !t->user_overflow) {
+        t->user_overflow = true;
+        vgpu_error("SQTT: SE %u: more than %d user-data words in one trace; the rest are dropped", s, SQTT_MAX_USER);
+      }
     }
   }
   if (!strcmp(n, "USERDATA_2") || !strcmp(n, "USERDATA_3")) {
