@@ -523,4 +523,33 @@ static const uint16_t rpg_layout_FinalizerExtTable_2[] = {
 };
 static const struct rpg_api_layout RPG_HSA_FINALIZER_EXT_FUNCS_LAYOUTS[] = {{1, 0, 6, rpg_layout_FinalizerExtTable_1}, {2, 0, 6, rpg_layout_FinalizerExtTable_2}};
 
+/* The tools table (ToolsApiTable: the runtime's tool event callbacks, which a
+ * tool fills in at OnLoad), in ROCm 6.1, 6.4, 7.2. X(id, name): the callback slots. */
+#define RPG_HSA_TOOLS_EVENTS_COUNT 6
+#define RPG_HSA_TOOLS_EVENTS(X) \
+    X(0, hsa_amd_tool_scratch_event_alloc_start) \
+    X(1, hsa_amd_tool_scratch_event_alloc_end) \
+    X(2, hsa_amd_tool_scratch_event_free_start) \
+    X(3, hsa_amd_tool_scratch_event_free_end) \
+    X(4, hsa_amd_tool_scratch_event_async_reclaim_start) \
+    X(5, hsa_amd_tool_scratch_event_async_reclaim_end)
+
+/* ToolsApiTable major 1 (ROCm 6.1, 6.4, 7.2) */
+static const uint16_t rpg_layout_ToolsApiTable_1[] = { 0, 1, 2, 3, 4, 5, };
+static const struct rpg_api_layout RPG_HSA_TOOLS_EVENTS_LAYOUTS[] = {{1, 0, 6, rpg_layout_ToolsApiTable_1}};
+
+/* Where each root table major keeps its tools_ pointer (byte offset; 0: it has none). */
+struct rpg_root_layout {
+    uint32_t major, tools_offset;
+};
+static const struct rpg_root_layout RPG_HSA_ROOT_LAYOUTS[] = {{1, 0}, {3, 48}};
+
+/* Byte offsets in the event records the callbacks receive (hsa_amd_tool.h): the
+ * same in every event that has the field and in every runtime above. */
+#define RPG_HSA_TOOL_EVENT_QUEUE_OFFSET 8
+#define RPG_HSA_TOOL_EVENT_FLAGS_OFFSET 16
+#define RPG_HSA_TOOL_EVENT_DISPATCH_ID_OFFSET 24
+#define RPG_HSA_TOOL_EVENT_SIZE_OFFSET 32
+#define RPG_HSA_TOOL_EVENT_NUM_SLOTS_OFFSET 40
+
 #endif /* RPG_API_TABLE_H */

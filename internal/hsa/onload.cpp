@@ -426,6 +426,14 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     // Activity hooks first, so that the API tracers wrap them.
     shim_install_queue_hooks();
     shim_install_activity_hooks();
+    // Scratch memory events come through the runtime's tools table (ROCR 6.1
+    // and later); without one the domain is unavailable here.
+    if (rpg_domains & RPG_DOMAIN_SCRATCH_MEMORY) {
+        char why2[256];
+        if (!shim_install_tool_events(table, why2, sizeof why2))
+            note_status(RPG_STATUS_UNAVAILABLE | (uint64_t)__builtin_ctz(RPG_DOMAIN_SCRATCH_MEMORY),
+                        why2);
+    }
 
     uint64_t *w = shim_counters.tables_wrapped, *k = shim_counters.tables_known;
     shim_tables_wrap(w, k);

@@ -704,6 +704,37 @@ Queue *find_queue(const hsa_queue_t *hq)
     return r;
 }
 
+// Queues the shim does not intercept (kernel tracing and counters off) still
+// get an id, from the same counter, while scratch events are traced: the
+// runtime names the queue in each event (scratch.cpp). Under g_queues_lock.
+struct PlainQueue {
+    const hsa_queue_t *queue;
+    uint64_t id;
+    uint32_t node;
+};
+PlainQueue g_plain[kMaxQueues];
+int g_nplain;
+
+hsa_status_t create_plain(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                          void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
+                          uint32_t private_segment_size, uint32_t group_segment_size,
+                          hsa_queue_t **queue)
+{
+    hsa_status_t st = g_next_queue_create(agent, size, type, callback, data, private_segment_size,
+                                          group_segment_size, queue);
+    if (st != HSA_STATUS_SUCCESS || !queue || !(rpg_domains & RPG_DOMAIN_SCRATCH_MEMORY))
+        return st;
+    const ShimAgent *a = shim_find_agent(agent);
+    pthread_mutex_lock(&g_queues_lock);
+    bool known = false; // the runtime's shared cooperative queue, handed out again
+    for (int i = 0; i < g_nplain; i++)
+        known |= g_plain[i].queue == *queue;
+    if (!known && g_nplain < kMaxQueues)
+        g_plain[g_nplain++] = {*queue, g_queue_id.fetch_add(1) + 1, a ? a->node : 0};
+    pthread_mutex_unlock(&g_queues_lock);
+    return st;
+}
+
 hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
                                void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
                                uint32_t private_segment_size, uint32_t group_segment_size,
@@ -712,13 +743,13 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     if ((!(rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) && !shim_pmc_on) ||
         !shim_amd.hsa_amd_queue_intercept_create_fn ||
         !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
-        return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
-                                   group_segment_size, queue);
+        return create_plain(agent, size, type, callback, data, private_segment_size,
+                            group_segment_size, queue);
     hsa_status_t st = shim_amd.hsa_amd_queue_intercept_create_fn(
         agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
     if (st != HSA_STATUS_SUCCESS) // a queue type the intercept layer refuses: run it untraced
-        return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
-                                   group_segment_size, queue);
+        return create_plain(agent, size, type, callback, data, private_segment_size,
+                            group_segment_size, queue);
     void *mem = calloc(1, sizeof(Queue));
     Queue *q = mem ? new (mem) Queue() : nullptr;
     uint64_t cap = 1024;
@@ -779,8 +810,22 @@ template <typename F> void wait_bounded(F done)
         usleep(100);
 }
 
+// The queue this thread is destroying: the runtime may report scratch freed
+// while it tears the queue down (ROCR 7), after the shim forgot the queue.
+thread_local PlainQueue t_destroying;
+
 hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
 {
+    t_destroying = {nullptr, 0, 0};
+    shim_queue_identify(hq, &t_destroying.id, &t_destroying.node);
+    t_destroying.queue = hq;
+    pthread_mutex_lock(&g_queues_lock);
+    for (int i = 0; i < g_nplain; i++)
+        if (g_plain[i].queue == hq) {
+            g_plain[i] = g_plain[--g_nplain];
+            break;
+        }
+    pthread_mutex_unlock(&g_queues_lock);
     Queue *q = find_queue(hq);
     if (q) {
         // Let everything submitted so far finish and be recorded first, but
@@ -800,6 +845,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         wake(q);
     }
     hsa_status_t st = g_next_queue_destroy(hq);
+    t_destroying.queue = nullptr;
     if (q) {
         q->stopping.store(true);
         wake(q);
@@ -925,6 +971,31 @@ void shim_install_queue_hooks()
     RPG_HOOK_WRITE_INDEX(cas, relaxed)
     RPG_HOOK_WRITE_INDEX(cas, screlease)
 #undef RPG_HOOK_WRITE_INDEX
+}
+
+bool shim_queue_identify(const hsa_queue_t *hq, uint64_t *id, uint32_t *node)
+{
+    if (hq && t_destroying.queue == hq) {
+        *id = t_destroying.id;
+        *node = t_destroying.node;
+        return true;
+    }
+    bool found = false;
+    pthread_mutex_lock(&g_queues_lock);
+    for (int i = 0; i < g_nqueues && !found; i++)
+        if (g_queues[i] && g_queues[i]->queue == hq) {
+            *id = g_queues[i]->id;
+            *node = g_queues[i]->node;
+            found = true;
+        }
+    for (int i = 0; i < g_nplain && !found; i++)
+        if (g_plain[i].queue == hq) {
+            *id = g_plain[i].id;
+            *node = g_plain[i].node;
+            found = true;
+        }
+    pthread_mutex_unlock(&g_queues_lock);
+    return found;
 }
 
 // Called by activity.cpp, which owns the AMD-table hooks.

@@ -91,6 +91,14 @@ void shim_signal_put(hsa_signal_t s);
 // that packet itself (queue.cpp); false if `app` is no pending packet's.
 bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint, bool *done);
 
+// The shim's id of an app queue (as kernel records carry it) and its agent's
+// node; false for a queue the app did not create through the API table.
+bool shim_queue_identify(const hsa_queue_t *hq, uint64_t *id, uint32_t *node);
+
+// Puts the shim's handlers into the runtime's tools table (scratch.cpp);
+// false when the runtime has none (then scratch memory cannot be traced).
+bool shim_install_tool_events(HsaApiTable *root, char *why, size_t whylen);
+
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
 // From OnUnload, first: stops the copy waiters (activity.cpp).

@@ -61,7 +61,11 @@ func run(repo, build, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "api_table.h"), genC(tabs, versions), 0o644); err != nil {
+	tools, err := mergeTools(versions)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "api_table.h"), genC(tabs, tools, versions), 0o644); err != nil {
 		return err
 	}
 	g, err := genGo(tabs)

@@ -65,3 +65,25 @@ func TestTablesFollowTheHeaders(t *testing.T) {
 	require.Equal(t, "hsa_amd_memory_async_copy_on_engine", amdTab.Names[amdTab.ID["hsa_amd_memory_async_copy_on_engine"]])
 	require.True(t, strings.HasPrefix(amdTab.Names[0], "hsa_amd_"))
 }
+
+// The tools table: ROCm 5.2's root table (major 1) has no tools_ member;
+// ROCm 6.1 and later (root major 3) keep it after the four API tables, and
+// their ToolsApiTable holds the six scratch memory event callbacks.
+func TestToolsTableFollowsTheHeaders(t *testing.T) {
+	src, err := os.ReadFile("/usr/include/hsa/hsa_api_trace.h")
+	require.NoError(t, err)
+	none, err := parseTools(joinMembers(string(src)))
+	require.NoError(t, err)
+	require.Nil(t, none, "ROCm 5.2.3 has no tools table")
+
+	versions, err := probeMatrix(filepath.Join("..", "..", ".."), filepath.Join("..", "..", "..", "build"))
+	require.NoError(t, err)
+	tools, err := mergeTools(versions)
+	require.NoError(t, err)
+	require.Equal(t, 0, tools.Roots[1])
+	require.Equal(t, 16+4*8, tools.Roots[3], "tools_ follows core_, amd_ext_, finalizer_ext_, image_ext_")
+	require.Len(t, tools.Names, 6)
+	require.Equal(t, "hsa_amd_tool_scratch_event_alloc_start", tools.Names[0])
+	require.Equal(t, "hsa_amd_tool_scratch_event_async_reclaim_end", tools.Names[5])
+	require.Equal(t, map[string]int{"QUEUE": 8, "FLAGS": 16, "DISPATCH_ID": 24, "SIZE": 32, "NUM_SLOTS": 40}, tools.Fields)
+}

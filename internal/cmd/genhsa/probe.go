@@ -55,6 +55,7 @@ type version struct {
 	RootStep    int
 	Tables      map[string]*layout // by struct name
 	HeaderFuncs map[string][]string
+	Tools       *toolsTable // nil: the root table has no tools_ member
 }
 
 var member = regexp.MustCompile(`decltype\(\s*([A-Za-z0-9_]+)\s*\)\s*\*\s*([A-Za-z0-9_]+)_fn\s*;`)
@@ -92,7 +93,7 @@ func joinMembers(src string) string { return wrapped.ReplaceAllString(src, "* ")
 // each table's version macros and size, and each member's offset and the
 // register class of its result and arguments (the compiler does the type
 // analysis, so no C declaration is parsed here).
-func probeSource(funcs map[string][]string) string {
+func probeSource(funcs map[string][]string, tools []string) string {
 	var b strings.Builder
 	b.WriteString(`#include <cstddef>
 #include <cstdio>
@@ -124,6 +125,7 @@ int main() {
 			fmt.Fprintf(&b, "  M(%s, %s)\n", s.Struct, f)
 		}
 	}
+	b.WriteString(probeToolsSource(tools))
 	b.WriteString("  return 0;\n}\n")
 	return b.String()
 }
@@ -166,12 +168,16 @@ func probe(rt rocmmatrix.Runtime, build string) (*version, error) {
 			return nil, err
 		}
 	}
+	tools, err := parseTools(src)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(build, "genhsa", rt.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	cpp, bin := filepath.Join(dir, "probe.cpp"), filepath.Join(dir, "probe")
-	if err := os.WriteFile(cpp, []byte(probeSource(funcs)), 0o644); err != nil {
+	if err := os.WriteFile(cpp, []byte(probeSource(funcs, tools)), 0o644); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -187,6 +193,9 @@ func probe(rt rocmmatrix.Runtime, build string) (*version, error) {
 		return nil, fmt.Errorf("running the probe: %v", err)
 	}
 	v := &version{Name: rt.Name, Tables: map[string]*layout{}, HeaderFuncs: funcs}
+	if tools != nil {
+		v.Tools = &toolsTable{Events: map[string]int{}}
+	}
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -197,7 +206,20 @@ func probe(rt rocmmatrix.Runtime, build string) (*version, error) {
 				v.RootMajor, v.RootStep = n[0], n[1]
 				continue
 			}
+			if f[1] == "ToolsApiTable" {
+				v.Tools.Major, v.Tools.Step, v.Tools.Size = n[0], n[1], n[2]
+				continue
+			}
 			v.Tables[f[1]] = &layout{Major: n[0], Step: n[1], Size: n[2]}
+		case len(f) == 3 && f[0] == "R" && v.Tools != nil:
+			v.Tools.RootOffset = atoi(f[2:])[0]
+		case len(f) == 3 && f[0] == "T" && v.Tools != nil:
+			if want := 16 + 8*len(v.Tools.Slots); atoi(f[2:])[0] != want {
+				return nil, fmt.Errorf("ToolsApiTable: %s sits at offset %s, not %d: the table is not a version header followed by pointers", f[1], f[2], want)
+			}
+			v.Tools.Slots = append(v.Tools.Slots, f[1])
+		case len(f) == 3 && f[0] == "E" && v.Tools != nil:
+			v.Tools.Events[f[1]] = atoi(f[2:])[0]
 		case len(f) >= 5 && f[0] == "F":
 			t := v.Tables[f[1]]
 			if t == nil {
