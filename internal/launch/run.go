@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -30,6 +31,25 @@ type OutputReport struct {
 	// --runtime-trace) implied that the process's runtime cannot give: a
 	// notice.
 	Lost, Unavailable []DomainLoss
+	// LostRecords are the processes whose spools did not hold every record
+	// they were given; SkippedSpools the spool files that could not be read
+	// at all (path: reason). Either fails the run.
+	LostRecords   []RecordLoss
+	SkippedSpools []string
+}
+
+// RecordLoss is one process's records that did not reach the outputs.
+type RecordLoss struct {
+	PID int `json:"pid"`
+	// Dropped records were never stored: the spool could not grow (its file
+	// system was full) or a record was too large; counted by the app.
+	Dropped uint64 `json:"dropped,omitempty"`
+	// Torn records were started but never published (the process died
+	// while writing them).
+	Torn uint64 `json:"torn,omitempty"`
+	// InvalidChunks are spool chunks abandoned at a malformed record (a
+	// damaged spool): the records after it in that chunk are lost, uncounted.
+	InvalidChunks uint64 `json:"invalid_chunks,omitempty"`
 }
 
 // DomainLoss is one process's requested domains that were not collected,
@@ -68,8 +88,10 @@ type PassResult struct {
 	Process  *ProcessResult
 	Files    []OutputFile
 	SpoolDir string // kept only when writing outputs failed
-	// Lost and Unavailable: see OutputReport.
+	// Lost, Unavailable, LostRecords and SkippedSpools: see OutputReport.
 	Lost, Unavailable []DomainLoss
+	LostRecords       []RecordLoss
+	SkippedSpools     []string
 }
 
 // Result is the whole run.
@@ -184,18 +206,81 @@ func (r *Runner) Prepare(cfg *options.Config, spoolDir string) (*AppEnv, error) 
 	return composeEnv(spec), nil
 }
 
-func (r *Runner) spoolRoot() string {
-	if r.SpoolRoot != "" {
-		return r.SpoolRoot
+// SpoolRootEnv names the directory the run's spools go to, instead of
+// /dev/shm (or TMPDIR): a file system with room for what the app records.
+const SpoolRootEnv = "ROCPROF_GO_SPOOL_ROOT"
+
+// spoolMinFree is the least free space a spool root must have when the run
+// starts: one spool segment for each of a few processes. Less, and the
+// first processes could not even create their spools.
+const spoolMinFree = 16 << 20
+
+// spoolPreferFree is the free space below which /dev/shm gives way to the
+// temporary directory when that has more (Docker's /dev/shm is 64 MiB):
+// spools there live in the page cache all the same.
+const spoolPreferFree = 1 << 30
+
+// SpoolSpaceError is a spool root without room for the run.
+type SpoolSpaceError struct {
+	Dir  string
+	Free uint64
+}
+
+func (e *SpoolSpaceError) Error() string {
+	return fmt.Sprintf("the spool file system %s has only %d KiB free: free space there, or put the spools elsewhere with %s=DIR (a directory on a file system with room)",
+		e.Dir, e.Free>>10, SpoolRootEnv)
+}
+
+func freeBytes(dir string) (uint64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
 	}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if f, err := os.CreateTemp("/dev/shm", ".rocprof-go-check-"); err == nil {
-			f.Close()
-			os.Remove(f.Name())
-			return "/dev/shm"
+	return st.Bavail * uint64(st.Bsize), true
+}
+
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".rocprof-go-check-")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
+// spoolRoot picks where the run's private directory (its spools) goes:
+// the Runner's or the user's choice, else /dev/shm unless it is small and
+// the temporary directory has more room; then checks there is room at all.
+func (r *Runner) spoolRoot() (string, error) {
+	root := r.SpoolRoot
+	if root == "" {
+		root = envLookup(r.Environ, SpoolRootEnv)
+	}
+	if root == "" {
+		root = os.TempDir()
+		if writable("/dev/shm") {
+			shm, _ := freeBytes("/dev/shm")
+			tmp, ok := freeBytes(root)
+			if shm >= spoolPreferFree || !ok || shm >= tmp {
+				root = "/dev/shm"
+			}
 		}
 	}
-	return os.TempDir()
+	if free, ok := freeBytes(root); ok && free < spoolMinFree {
+		return "", &SpoolSpaceError{Dir: root, Free: free}
+	}
+	return root, nil
+}
+
+// envLookup is the value of key in an environment list.
+func envLookup(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Run runs every pass of the plan in order. A pass whose app exits non-zero
@@ -209,7 +294,11 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			return nil, err
 		}
 	}
-	runDir, err := os.MkdirTemp(r.spoolRoot(), "rocprof-go-run-")
+	spoolRoot, err := r.spoolRoot()
+	if err != nil {
+		return nil, err
+	}
+	runDir, err := os.MkdirTemp(spoolRoot, "rocprof-go-run-")
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 	}
@@ -242,6 +331,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			rep, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
 			if rep != nil {
 				pr.Files, pr.Lost, pr.Unavailable = rep.Files, rep.Lost, rep.Unavailable
+				pr.LostRecords, pr.SkippedSpools = rep.LostRecords, rep.SkippedSpools
 			}
 			if werr != nil {
 				keepRunDir = true

@@ -65,7 +65,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		if csvOn {
 			err = writeCSVGroup(&cfg, g.prefix, g.procs, res)
 		} else {
-			err = countGroup(g.procs)
+			err = countGroup(g.procs, g.prefix, res)
 		}
 		res.Groups = append(res.Groups, newGroup(g.prefix, g.procs))
 		for _, p := range g.procs {
@@ -99,7 +99,7 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 
 // countGroup is the first pass of a run that writes no CSV: only the sizes
 // and counts Result.Groups reports.
-func countGroup(procs []*csvProcess) error {
+func countGroup(procs []*csvProcess, prefix string, res *Result) error {
 	for _, p := range procs {
 		r, err := tracing.Open(p.path)
 		if err != nil {
@@ -115,7 +115,11 @@ func countGroup(procs []*csvProcess) error {
 				}
 			}
 		}
+		st := r.Stats()
 		_ = r.Close()
+		res.Processes = append(res.Processes, Process{PID: p.info.PID, Spool: p.path,
+			Prefix: prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
+			Dropped: p.info.Dropped})
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package rocprof
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -111,4 +112,68 @@ func noteUnavailable(w io.Writer, u []launch.DomainLoss) {
 	for _, l := range u {
 		fmt.Fprintf(w, "rocprof-go: note: pid %d: %s not available: %s\n", l.PID, strings.Join(l.Domains, ", "), l.Reason)
 	}
+}
+
+// RecordsLostError is a run whose spools did not bring every record to the
+// outputs: records dropped in the app (the spool's file system was full),
+// torn or in damaged chunks, or whole spool files that could not be read.
+type RecordsLostError struct {
+	Records []launch.RecordLoss
+	Skipped []string
+}
+
+func (e *RecordsLostError) Error() string {
+	var b strings.Builder
+	var dropped, torn uint64
+	b.WriteString("records were not kept:")
+	for _, r := range e.Records {
+		var parts []string
+		if r.Dropped > 0 {
+			parts = append(parts, fmt.Sprintf("%d dropped by the recorder", r.Dropped))
+		}
+		if r.Torn > 0 {
+			parts = append(parts, fmt.Sprintf("%d torn (never published)", r.Torn))
+		}
+		if r.InvalidChunks > 0 {
+			parts = append(parts, fmt.Sprintf("%d damaged spool chunks (their later records)", r.InvalidChunks))
+		}
+		fmt.Fprintf(&b, "\n  pid %d: %s", r.PID, strings.Join(parts, ", "))
+		dropped += r.Dropped
+		torn += r.Torn
+	}
+	for _, s := range e.Skipped {
+		fmt.Fprintf(&b, "\n  spool %s (unreadable: every record of that process)", s)
+	}
+	if dropped > 0 || len(e.Skipped) > 0 {
+		b.WriteString("\n  (the spool's file system was full or too small: free space there, or put the spools on a file system with room with " + launchSpoolRootEnv + "=DIR)")
+	}
+	b.WriteString("\n  (everything else is in the outputs; run.json lists these under lost_records and skipped_spools)")
+	return b.String()
+}
+
+const launchSpoolRootEnv = launch.SpoolRootEnv
+
+// collectionLosses is the run's error for what it did not collect: lost
+// domains and lost records, or nil.
+func collectionLosses(m *Manifest) error {
+	var errs []error
+	if len(m.LostDomains) > 0 {
+		errs = append(errs, &LostDomainsError{Lost: m.LostDomains})
+	}
+	if len(m.LostRecords) > 0 || len(m.SkippedSpools) > 0 {
+		errs = append(errs, &RecordsLostError{Records: m.LostRecords, Skipped: m.SkippedSpools})
+	}
+	return errors.Join(errs...)
+}
+
+// recordLosses lists the processes whose spools lost records, and the spool
+// files the writer could not read.
+func recordLosses(res *output.Result) ([]launch.RecordLoss, []string) {
+	var lost []launch.RecordLoss
+	for _, p := range res.Processes {
+		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 {
+			lost = append(lost, launch.RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid})
+		}
+	}
+	return lost, res.Skipped
 }

@@ -35,6 +35,11 @@ type Manifest struct {
 	// implied that a process's runtime cannot give (a notice).
 	LostDomains        []launch.DomainLoss `json:"lost_domains,omitempty"`
 	UnavailableDomains []launch.DomainLoss `json:"unavailable_domains,omitempty"`
+	// LostRecords are processes whose records did not all reach the
+	// outputs, SkippedSpools spool files that could not be read (the run
+	// failed).
+	LostRecords   []launch.RecordLoss `json:"lost_records,omitempty"`
+	SkippedSpools []string            `json:"skipped_spools,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.

@@ -42,6 +42,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	var files []launch.OutputFile
 	if res != nil {
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
+		rep.LostRecords, rep.SkippedSpools = recordLosses(res)
 		for _, f := range res.Files {
 			files = append(files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
 		}

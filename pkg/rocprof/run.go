@@ -129,9 +129,14 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
 	noteUnavailable(progress, m.UnavailableDomains)
-	if len(m.LostDomains) > 0 && runErr == nil {
-		// The app's own failure says more; otherwise the run fails here.
-		runErr = &LostDomainsError{Lost: m.LostDomains}
+	if lossErr := collectionLosses(m); lossErr != nil {
+		// Always said; it fails the run unless the run already failed
+		// (the app's own status, or an output error, is then the result).
+		if runErr == nil {
+			runErr = lossErr
+		} else {
+			fmt.Fprintln(progress, "rocprof-go: error: "+lossErr.Error())
+		}
 	}
 	if runErr != nil {
 		m.Error = runErr.Error()
@@ -240,6 +245,8 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 		m.Passes = append(m.Passes, mp)
 		m.LostDomains = append(m.LostDomains, p.Lost...)
 		m.UnavailableDomains = append(m.UnavailableDomains, p.Unavailable...)
+		m.LostRecords = append(m.LostRecords, p.LostRecords...)
+		m.SkippedSpools = append(m.SkippedSpools, p.SkippedSpools...)
 		for _, f := range p.Files {
 			rel, err := filepath.Rel(top, f.Path)
 			if err != nil {

@@ -605,10 +605,22 @@ static int reuse_chunk(cursor *c, uint32_t size)
     return ok;
 }
 
+/* Once a segment could not be allocated (the spool's file system is full),
+ * the next SPOOL_FULL_RETRY chunk requests fail at once, counted as dropped
+ * by their callers, instead of each paying a lock and a failing fallocate
+ * (~1.8 us a record measured): the app is not slowed by a full /dev/shm,
+ * and a file system that gets room again is noticed. */
+#define SPOOL_FULL_RETRY 4096u
+static uint32_t g_full_skip;
+
 static int new_chunk(cursor *c, uint32_t size)
 {
     if (!spool_ready())
         return 0;
+    if (__builtin_expect(__atomic_load_n(&g_full_skip, __ATOMIC_RELAXED) != 0, 0)) {
+        __atomic_sub_fetch(&g_full_skip, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
     int had_chunk = c->cur != NULL;
     if (c->cur == NULL) {
         /* First chunk of this thread: have its exit hand the chunk back. */
@@ -630,8 +642,10 @@ static int new_chunk(cursor *c, uint32_t size)
         /* With the helper running, it faults the pages in behind us. */
         base = map_segment_locked((uint32_t)seg, helper != HELPER_RUNNING && seg > 0);
         unlock_spool();
-        if (!base)
+        if (!base) {
+            __atomic_store_n(&g_full_skip, SPOOL_FULL_RETRY, __ATOMIC_RELAXED);
             return 0;
+        }
     }
     if (helper == HELPER_RUNNING) {
         if (idx + PREFAULT_AHEAD_CHUNKS / 2 >= __atomic_load_n(&g_prefaulted, __ATOMIC_ACQUIRE))
@@ -975,6 +989,7 @@ static void after_fork_child(void)
     if (!__atomic_load_n(&g_active, __ATOMIC_RELAXED))
         return;
     g_fork_locked = 0;
+    g_full_skip = 0; /* the child gets a spool of its own */
     pthread_mutex_init(&g_lock, NULL);
     g_pid = (int32_t)getpid();
     uint32_t mapped = g_sp.mapped_max + 1 < MAX_SEGMENTS ? g_sp.mapped_max + 1 : MAX_SEGMENTS;

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// smallTmpfs mounts a tmpfs of the given size for the test (as root, as CI
+// runs): a /dev/shm as small as a container's.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	require.Equal(t, 0, os.Geteuid(), "this test mounts a small tmpfs: run it as root (CI does)")
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput()
+	require.NoError(t, err, "mount: %s", out)
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+func csvRows(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return len(rows) - 1
+}
+
+// A spool file system that fills up during the run (a container's small
+// /dev/shm) loses records: the run says exactly how many, records them in
+// run.json, and fails; what was kept plus what was lost is what the app did.
+func TestFullSpoolFileSystemIsReportedExactly(t *testing.T) {
+	app, err := filepath.Abs(filepath.Join("..", "..", "build", "testdata", "hip_calls_rate"))
+	require.NoError(t, err)
+	const calls = "1000000"
+	run := func(env ...string) (cliResult, string) {
+		out := t.TempDir()
+		r := runCLI(t, append([]string{builtLibs(t)}, env...), "--virtual-gpu", "--hip-runtime-trace", "-f", "csv",
+			"-d", out, "-o", "run", "--", app, calls)
+		return r, out
+	}
+	// Room enough: the app's total.
+	r, out := run()
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	total := csvRows(t, filepath.Join(out, "run_hip_api_trace.csv"))
+	require.Greater(t, total, 1000000)
+
+	// 20 MiB: passes the start check, fills after about half the calls.
+	small := smallTmpfs(t, "20m")
+	r, out = run("ROCPROF_GO_SPOOL_ROOT=" + small)
+	require.Equal(t, 1, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, "rocprof-go: error: records were not kept:")
+	require.Contains(t, r.stderr, "dropped by the recorder")
+	require.Contains(t, r.stderr, "ROCPROF_GO_SPOOL_ROOT=DIR")
+	kept := csvRows(t, filepath.Join(out, "run_hip_api_trace.csv"))
+	raw, err := os.ReadFile(filepath.Join(out, "run.json"))
+	require.NoError(t, err)
+	var m struct {
+		ExitStatus int    `json:"exit_status"`
+		Error      string `json:"error"`
+		Lost       []struct {
+			PID     int    `json:"pid"`
+			Dropped uint64 `json:"dropped"`
+		} `json:"lost_records"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &m))
+	require.Equal(t, 0, m.ExitStatus, "the app itself succeeded")
+	require.Contains(t, m.Error, "records were not kept")
+	require.Len(t, m.Lost, 1)
+	require.Greater(t, m.Lost[0].Dropped, uint64(0))
+	require.Greater(t, kept, 0)
+	require.Equal(t, total, kept+int(m.Lost[0].Dropped), "kept + dropped = every call the app made")
+	entries, err := os.ReadDir(small)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the run's spool directory is removed")
+}
+
+// A spool file system without room for even the first spools stops the run
+// before the app starts, naming the fix.
+func TestSpoolFileSystemWithoutRoomIsRefused(t *testing.T) {
+	small := smallTmpfs(t, "8m")
+	out := t.TempDir()
+	r := runCLI(t, []string{builtLibs(t), "ROCPROF_GO_SPOOL_ROOT=" + small}, "--hip-runtime-trace", "-d", out, "--", "echo", "ran")
+	require.Equal(t, 1, r.code, "stderr: %s", r.stderr)
+	require.Regexp(t, `rocprof-go: error: the spool file system `+small+` has only \d+ KiB free: free space there, or put the spools elsewhere with ROCPROF_GO_SPOOL_ROOT=DIR`, r.stderr)
+	require.NotContains(t, r.stdout, "ran", "the app did not start")
+}
+
+// A spool file that cannot be read (here an empty one, as a process leaves
+// when its spool's first segment could not be allocated) is not skipped
+// quietly: the run names it, lists it in run.json and fails.
+func TestUnreadableSpoolIsReported(t *testing.T) {
+	out := t.TempDir()
+	r := runCLI(t, []string{builtLibs(t)}, "--hip-runtime-trace", "-f", "csv", "-d", out, "-o", "run", "--",
+		"sh", "-c", `: > "$ROCPROF_GO_SPOOL_DIR/rpg-99999-1-0.spool"`)
+	require.Equal(t, 1, r.code, "stderr: %s", r.stderr)
+	require.Regexp(t, `rocprof-go: error: records were not kept:\n  spool \S+/rpg-99999-1-0.spool: .* \(unreadable: every record of that process\)`, r.stderr)
+	raw, err := os.ReadFile(filepath.Join(out, "run.json"))
+	require.NoError(t, err)
+	var m struct {
+		Skipped []string `json:"skipped_spools"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &m))
+	require.Len(t, m.Skipped, 1)
+	require.Contains(t, m.Skipped[0], "rpg-99999-1-0.spool")
+}
