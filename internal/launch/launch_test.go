@@ -282,3 +282,33 @@ func TestCacheOnAPathOthersControlIsRefused(t *testing.T) {
 		require.Contains(t, err.Error(), "owned by uid 4242, not by you (uid 0)")
 	}
 }
+
+// --timeout bounds the whole run: the app exits at once, but a process it
+// started (a daemon that ignores SIGTERM) runs on; at the deadline it is
+// stopped too, and the run reports the timeout.
+func TestTimeoutStopsTheAppsDescendants(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	start := time.Now()
+	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
+		"sh", "-c", `(trap '' TERM; sleep 60) & exit 0`))
+	require.NoError(t, err)
+	require.True(t, res.Passes[0].Process.TimedOut)
+	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.Less(t, time.Since(start), killGrace+3*time.Second, "SIGKILL after the grace period")
+	require.Empty(t, treeOf(os.Getpid()), "nothing of the run is left")
+}
+
+// A grandchild still running under a live parent at the timeout is stopped
+// with the app: the whole tree, not only the direct children.
+func TestTimeoutStopsGrandchildren(t *testing.T) {
+	r := runner(t, nil)
+	out := t.TempDir()
+	start := time.Now()
+	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
+		"sh", "-c", `sh -c 'sleep 60; echo late' & wait`))
+	require.NoError(t, err)
+	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.Empty(t, treeOf(os.Getpid()))
+}

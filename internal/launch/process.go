@@ -70,6 +70,11 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: stdio.Stdin, Stdout: stdio.Stdout, Stderr: stdio.Stderr}
 	cmd.Dir = stdio.Dir
+	// If rocprof-go dies (SIGKILL, an OOM kill, SIGQUIT), the app must not
+	// run on unobserved, filling a spool nobody converts: the kernel kills
+	// it. (Pdeathsig follows the thread that forked; Go only ends threads
+	// of goroutines that locked one, which this one has not.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if cmd.Stdin == nil {
 		cmd.Stdin = os.Stdin
 	}
@@ -93,10 +98,12 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	res := &ProcessResult{Pid: cmd.Process.Pid, Start: start}
 
 	var timer <-chan time.Time
+	var deadline time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
+		deadline = start.Add(timeout)
 	}
 	var killTimer <-chan time.Time
 	var waitErr error
@@ -113,15 +120,16 @@ loop:
 			_ = cmd.Process.Signal(s)
 		case <-timer:
 			res.TimedOut = true
-			log.Warn().Dur("timeout", timeout).Msg("the app ran past --timeout: sending SIGTERM")
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+			log.Warn().Dur("timeout", timeout).Str("running", describe(treeOf(os.Getpid()))).
+				Msg("the app ran past --timeout: sending SIGTERM to it and every process it started")
+			killTree(syscall.SIGTERM)
 			k := time.NewTimer(killGrace)
 			defer k.Stop()
 			killTimer = k.C
 		case <-killTimer:
 			log.Warn().Msg("the app ignored SIGTERM: sending SIGKILL")
 			_ = cmd.Process.Kill()
-			signalChildren(syscall.SIGKILL)
+			killTree(syscall.SIGKILL)
 		case <-ctx.Done():
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			ctx = context.Background()
@@ -134,9 +142,12 @@ loop:
 	res.ExitStatus, res.Signal = exitStatus(cmd.ProcessState, waitErr)
 	if res.TimedOut {
 		res.ExitStatus = ExitTimeout
-		signalChildren(syscall.SIGKILL)
+		killTree(syscall.SIGKILL)
 	}
-	waitDescendants(log, sigs)
+	if waitDescendants(log, sigs, deadline) {
+		res.TimedOut = true
+		res.ExitStatus = ExitTimeout
+	}
 	return res, nil
 }
 
@@ -177,19 +188,35 @@ func terminalDelivered(s os.Signal) bool {
 }
 
 // waitDescendants reaps every orphaned descendant (we are their subreaper)
-// until none is left, forwarding signals to them meanwhile.
-func waitDescendants(log zerolog.Logger, sigs <-chan os.Signal) {
+// until none is left, forwarding signals to them meanwhile. With a
+// deadline (--timeout), the run ends there too: descendants still running
+// then get SIGTERM, are named, and get SIGKILL after the grace period; it
+// reports whether that happened.
+func waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, deadline time.Time) (timedOut bool) {
 	warned := time.Now().Add(2 * time.Second)
+	var kill time.Time
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
 		switch {
 		case errors.Is(err, unix.ECHILD):
-			return
+			return timedOut
 		case err != nil && !errors.Is(err, unix.EINTR):
-			return
+			return timedOut
 		case pid > 0:
 			continue
+		}
+		now := time.Now()
+		switch {
+		case !deadline.IsZero() && !timedOut && now.After(deadline):
+			timedOut = true
+			log.Warn().Str("still running", describe(treeOf(os.Getpid()))).
+				Msg("--timeout reached while processes the app started were still running: sending them SIGTERM")
+			killTree(syscall.SIGTERM)
+			kill = now.Add(killGrace)
+		case timedOut && now.After(kill):
+			killTree(syscall.SIGKILL)
+			kill = now.Add(time.Second)
 		}
 		select {
 		case s := <-sigs:
@@ -213,13 +240,66 @@ func signalChildren(sig syscall.Signal) {
 	}
 }
 
+// killTree sends sig to every descendant of this process, not only the
+// children: a grandchild whose parent is still alive is not ours to reap
+// yet, but it is part of the run.
+func killTree(sig syscall.Signal) {
+	for _, p := range treeOf(os.Getpid()) {
+		_ = unix.Kill(p.pid, sig)
+	}
+}
+
+type procEntry struct {
+	pid, ppid int
+	comm      string
+}
+
+// treeOf lists every descendant of root, parents before children, from one
+// scan of /proc.
+func treeOf(root int) []procEntry {
+	all := scanProcs()
+	byParent := map[int][]procEntry{}
+	for _, p := range all {
+		byParent[p.ppid] = append(byParent[p.ppid], p)
+	}
+	var out []procEntry
+	queue := []int{root}
+	for len(queue) > 0 {
+		for _, c := range byParent[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+		queue = queue[1:]
+	}
+	return out
+}
+
+func describe(ps []procEntry) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("pid %d (%s)", p.pid, p.comm)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // childrenOf lists the processes whose parent is ppid, from /proc.
 func childrenOf(ppid int) []int {
+	var out []int
+	for _, p := range scanProcs() {
+		if p.ppid == ppid {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// scanProcs reads every process's pid, parent and command name from /proc.
+func scanProcs() []procEntry {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	var out []procEntry
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -231,21 +311,20 @@ func childrenOf(ppid int) []int {
 		}
 		// The command name may hold spaces and parentheses: fields start after the last ')'.
 		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
+		j := bytes.IndexByte(stat, '(')
+		if i < 0 || j < 0 || j > i {
 			continue
 		}
 		fields := strings.Fields(string(stat[i+1:]))
 		if len(fields) > 1 {
-			if p, err := strconv.Atoi(fields[1]); err == nil && p == ppid {
-				out = append(out, pid)
+			if p, err := strconv.Atoi(fields[1]); err == nil {
+				out = append(out, procEntry{pid: pid, ppid: p, comm: string(stat[j+1 : i])})
 			}
 		}
 	}
 	return out
 }
 
-// lookPath finds the app like execvp would from its working directory and
-// PATH (the app's environment, not ours).
 func lookPath(name, dir string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		p := name
