@@ -114,8 +114,13 @@ func expandOnce(s string, p Process) string {
 	if len(p.Argv) > 0 {
 		tag = filepath.Base(p.Argv[0])
 	}
+	// Values the process or its environment chose become one path
+	// component each: a hostname of "../../.." (anyone may set one in a
+	// UTS namespace) or a job id with a slash must not lead outside -d.
+	host := cleanArg(p.Hostname)
+	job, rank, size, nid, tag = cleanArg(job), cleanArg(rank), cleanArg(size), cleanArg(nid), cleanArg(tag)
 	keys := []struct{ key, val string }{
-		{"hostname", p.Hostname},
+		{"hostname", host},
 		{"pid", strconv.Itoa(p.Pid)},
 		{"ppid", strconv.Itoa(p.Ppid)},
 		{"pgid", strconv.Itoa(p.Pgid)},
@@ -138,7 +143,7 @@ func expandOnce(s string, p Process) string {
 		s = strings.ReplaceAll(s, "{"+k.key+"}", k.val)
 	}
 	for _, k := range []struct{ key, val string }{
-		{"%h", p.Hostname}, {"%p", strconv.Itoa(p.Pid)}, {"%j", job}, {"%r", rank}, {"%s", size},
+		{"%h", host}, {"%p", strconv.Itoa(p.Pid)}, {"%j", job}, {"%r", rank}, {"%s", size},
 	} {
 		s = strings.ReplaceAll(s, k.key, k.val)
 	}

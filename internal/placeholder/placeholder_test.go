@@ -1,6 +1,7 @@
 package placeholder
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,17 @@ func FuzzExpand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = Expand(s, p)
 	})
+}
+
+// What a process or its environment chose (hostname, job, rank) stays one
+// path component: no way outside the output directory.
+func TestExpandKeepsChosenValuesInOneComponent(t *testing.T) {
+	env := map[string]string{"SLURM_JOB_ID": "../../etc", "OMPI_COMM_WORLD_RANK": "a/b"}
+	p := Process{Hostname: "../../..", Pid: 7, Argv: []string{"./app"},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for _, in := range []string{"%hostname%/x", "%h/x", "{hostname}/x", "%job%/x", "%rank%/x", "%nid%/x"} {
+		got := Expand(in, p)
+		require.NotContains(t, got, "..", "%s -> %s", in, got)
+		require.Equal(t, 1, strings.Count(got, "/"), "%s -> %s: one component before /x", in, got)
+	}
 }

@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,16 +47,24 @@ type Reader struct {
 	stats Stats
 }
 
-// Open maps a spool file read-only.
+// Open maps a spool file read-only. Only a regular file is a spool: a FIFO
+// or device named like one (planted in a directory, or left by a crash) is
+// not waited on or read, and a symlink is not followed.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("open spool %s: a symbolic link: %w", path, ErrNotSpool)
+		}
 		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("open spool %s: not a regular file (%s): %w", path, st.Mode().Type(), ErrNotSpool)
 	}
 	if st.Size() < ChunkSize {
 		return nil, fmt.Errorf("open spool %s: %w", path, ErrNotSpool)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -400,4 +401,23 @@ func TestReaderConvertsTickRecords(t *testing.T) {
 		{3, 5_000_600_015, 5_000_600_021},
 	}, got)
 	require.Equal(t, uint64(1), r.Stats().Invalid)
+}
+
+// A FIFO or a symlink named like a spool is refused at once (never waited
+// on, never followed), as not a spool.
+func TestOpenRefusesFIFOsAndSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "rpg-1-1-0.spool")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	_, err := tracing.Open(fifo)
+	require.ErrorIs(t, err, tracing.ErrNotSpool)
+	require.Contains(t, err.Error(), "not a regular file")
+
+	target := filepath.Join(dir, "target")
+	require.NoError(t, os.WriteFile(target, make([]byte, tracing.ChunkSize), 0o600))
+	link := filepath.Join(dir, "rpg-2-1-0.spool")
+	require.NoError(t, os.Symlink(target, link))
+	_, err = tracing.Open(link)
+	require.ErrorIs(t, err, tracing.ErrNotSpool)
+	require.Contains(t, err.Error(), "a symbolic link")
 }
