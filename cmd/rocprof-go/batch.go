@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -48,8 +51,27 @@ unless --keep-going is given; it exits 1 if any job failed. A summary table is p
 				outDir, _ = os.Getwd()
 			}
 			log := newLogger(os.Stderr, "")
-			results, ok := rocprof.RunBatch(context.Background(), b, outDir, keepGoing, rocprof.Options{Log: log})
+			// SIGINT/SIGTERM: the running job's app gets the signal (the
+			// launcher forwards it) and ends with its data kept; the batch
+			// starts no further job and exits 128+N.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			var got atomic.Value
+			go func() {
+				if s, ok := <-sigs; ok {
+					got.Store(s)
+					cancel()
+				}
+			}()
+			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, rocprof.Options{Log: log})
 			rocprof.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
+			if s, stopped := got.Load().(os.Signal); stopped {
+				rocprof.WriteBatchStopped(os.Stdout, s, results, len(b.Jobs))
+				return &exitStatusError{status: 128 + int(s.(syscall.Signal))}
+			}
 			if !ok {
 				return &exitStatusError{status: 1}
 			}

@@ -103,12 +103,18 @@ type BatchResult struct {
 // RunBatch profiles each job in order into outDir/<name>/. Unless keepGoing,
 // it stops after the first job that fails (an exit status other than the
 // job's expect_exit, or an error). It reports whether every job that ran
-// succeeded.
+// succeeded. When ctx is cancelled (the CLI cancels it on SIGINT/SIGTERM,
+// which the running job's app receives itself), the running job ends as
+// its app does, its data kept, and no further job starts.
 func RunBatch(ctx context.Context, b *Batch, outDir string, keepGoing bool, opts Options) ([]BatchResult, bool) {
 	var results []BatchResult
 	allOK := true
 	for _, job := range b.Jobs {
-		r := runJob(ctx, b, job, outDir, opts)
+		if ctx.Err() != nil {
+			allOK = false
+			break
+		}
+		r := runJob(context.WithoutCancel(ctx), b, job, outDir, opts)
 		results = append(results, r)
 		if !r.OK {
 			allOK = false
@@ -214,6 +220,11 @@ func WriteBatchSummary(w io.Writer, results []BatchResult, total int) {
 		fmt.Fprintf(w, ", %d not run (use --keep-going to run past failures)", skipped)
 	}
 	fmt.Fprintln(w)
+}
+
+// WriteBatchStopped says that a signal stopped the batch.
+func WriteBatchStopped(w io.Writer, sig os.Signal, results []BatchResult, total int) {
+	fmt.Fprintf(w, "stopped by %s: %d of %d jobs not started\n", sig, total-len(results), total)
 }
 
 // ErrBatchFailed is returned by the CLI when a job failed.
