@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,11 +28,38 @@ type InputFile struct {
 	Jobs       []Job
 }
 
+// Bounds on an input file: it lists a handful of passes, and each pass runs
+// the app once; a file far beyond them is a mistake (or a generated file
+// gone wrong) that would otherwise cost gigabytes before the first pass.
+const (
+	maxInputBytes  = 4 << 20
+	maxInputPasses = 1000
+)
+
 // ReadInput parses a rocprofv3 input file; the extension decides the format.
 func ReadInput(path string) (*InputFile, error) {
-	data, err := os.ReadFile(path)
+	in, err := readInput(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Jobs) > maxInputPasses {
+		return nil, fmt.Errorf("input file %s has %d passes; rocprof-go runs the app once per pass and takes at most %d: split the file", path, len(in.Jobs), maxInputPasses)
+	}
+	return in, nil
+}
+
+func readInput(path string) (*InputFile, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("input file: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	if len(data) > maxInputBytes {
+		return nil, fmt.Errorf("input file %s is larger than %d MiB: an input file lists the passes to run (pmc: lines or jobs), not data; check the path", path, maxInputBytes>>20)
 	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".txt":

@@ -1,6 +1,7 @@
 package options
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -235,4 +236,26 @@ func TestEverySpecIsWellFormed(t *testing.T) {
 			require.NoError(t, s.setValue(&Config{}, s.Default), s.Long)
 		}
 	}
+}
+
+// An input file far larger than any real one (a million pmc: lines) is
+// refused at once with the reason, not expanded into a million passes.
+func TestInputFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.txt")
+	line := []byte("pmc: SQ_WAVES GRBM_COUNT\n")
+	require.NoError(t, os.WriteFile(big, bytes.Repeat(line, (4<<20)/len(line)+1), 0o644))
+	_, err := ReadInput(big)
+	require.EqualError(t, err, "input file "+big+" is larger than 4 MiB: an input file lists the passes to run (pmc: lines or jobs), not data; check the path")
+
+	many := filepath.Join(dir, "many.txt")
+	require.NoError(t, os.WriteFile(many, bytes.Repeat([]byte("pmc: SQ_WAVES\n"), 1001), 0o644))
+	_, err = ReadInput(many)
+	require.EqualError(t, err, "input file "+many+" has 1001 passes; rocprof-go runs the app once per pass and takes at most 1000: split the file")
+
+	ok := filepath.Join(dir, "ok.txt")
+	require.NoError(t, os.WriteFile(ok, bytes.Repeat([]byte("pmc: SQ_WAVES\n"), 1000), 0o644))
+	in, err := ReadInput(ok)
+	require.NoError(t, err)
+	require.Len(t, in.Jobs, 1000)
 }
