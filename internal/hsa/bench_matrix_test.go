@@ -44,17 +44,8 @@ func repoRoot(t testing.TB) string {
 // benchRuntimes is the ROCm matrix, host first. A missing root or app
 // directory fails with the make targets that build them.
 func benchRuntimes(b *testing.B) []rocmmatrix.Runtime {
-	repo, build := repoRoot(b), buildDir(b)
-	rs, err := rocmmatrix.Runtimes(repo, build)
+	rs, err := rocmmatrix.Ready(repoRoot(b), buildDir(b))
 	require.NoError(b, err)
-	for i, rt := range rs {
-		require.NoError(b, rt.Check())
-		// The roots see the repository; a build directory elsewhere
-		// (ROCPROF_GO_BUILD) must be bound too.
-		if rel, err := filepath.Rel(repo, build); err != nil || strings.HasPrefix(rel, "..") {
-			rs[i] = rt.WithBinds(build)
-		}
-	}
 	return rs
 }
 

@@ -33,6 +33,7 @@ type Runtime struct {
 	Tool string
 
 	repo  string
+	build string
 	binds []string
 }
 
@@ -62,24 +63,56 @@ func (r Runtime) Archs() []string {
 	return archSupport["*"]
 }
 
+// Ready lists the matrix like Runtimes and checks that every runtime is
+// built (Check), binding the build directory into the roots when it lies
+// outside the repository (ROCPROF_GO_BUILD), which the roots see anyway.
+func Ready(repo, build string) ([]Runtime, error) {
+	rs, err := Runtimes(repo, build)
+	if err != nil {
+		return nil, err
+	}
+	for i, rt := range rs {
+		if err := rt.Check(); err != nil {
+			return nil, err
+		}
+		if rel, err := filepath.Rel(rt.repo, rt.build); err != nil || strings.HasPrefix(rel, "..") {
+			rs[i] = rt.WithBinds(rt.build)
+		}
+	}
+	return rs, nil
+}
+
+// Build is the (absolute) build directory the runtime was listed from.
+func (r Runtime) Build() string { return r.build }
+
 // Runtimes lists the matrix: the host first, then the roots in the order
 // of configs/rocm-matrix.tsv. repo is the repository's top directory,
 // build its build directory.
 func Runtimes(repo, build string) ([]Runtime, error) {
+	// Roots are entered by path (scripts/rocm-root.sh changes into them), so
+	// every path handed out is absolute, whatever the caller's directory.
+	repo, err := filepath.Abs(repo)
+	if err != nil {
+		return nil, err
+	}
+	if build, err = filepath.Abs(build); err != nil {
+		return nil, err
+	}
 	names, err := rootNames(filepath.Join(repo, "configs", "rocm-matrix.tsv"))
 	if err != nil {
 		return nil, err
 	}
 	rs := []Runtime{{
-		Name: HostName,
-		Apps: filepath.Join(build, "testdata"),
-		Tool: filepath.Join(build, "vgpu-tests", "libvgpu_testtool.so"),
-		repo: repo,
+		Name:  HostName,
+		build: build,
+		Apps:  filepath.Join(build, "testdata"),
+		Tool:  filepath.Join(build, "vgpu-tests", "libvgpu_testtool.so"),
+		repo:  repo,
 	}}
 	for _, n := range names {
 		apps := filepath.Join(build, "rocm", n+"-apps")
 		rs = append(rs, Runtime{Name: n, Root: filepath.Join(build, "rocm", n), Apps: apps,
-			Tool: filepath.Join(apps, "libvgpu_testtool.so"), repo: repo})
+			Tool: filepath.Join(apps, "libvgpu_testtool.so"), repo: repo, build: build})
 	}
 	return rs, nil
 }

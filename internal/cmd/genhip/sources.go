@@ -29,20 +29,13 @@ type source struct {
 
 // readSources reads every runtime of the matrix, oldest first.
 func readSources(repo, build string) ([]*source, error) {
-	repo, err := filepath.Abs(repo)
-	if err != nil {
-		return nil, err
-	}
-	if build, err = filepath.Abs(build); err != nil {
-		return nil, err
-	}
 	rts, err := rocmmatrix.Runtimes(repo, build)
 	if err != nil {
 		return nil, err
 	}
 	var out []*source
 	for _, rt := range rts {
-		s, err := readSource(rt, filepath.Join(build, "genhip", rt.Name))
+		s, err := readSource(rt, filepath.Join(rt.Build(), "genhip", rt.Name))
 		if err != nil {
 			return nil, fmt.Errorf("HIP of ROCm %s: %w", rt.Name, err)
 		}

@@ -132,21 +132,13 @@ int main() {
 
 // probeMatrix probes every runtime of the matrix.
 func probeMatrix(repo, build string) ([]*version, error) {
-	// Roots are entered by path, so they must not depend on the working directory.
-	repo, err := filepath.Abs(repo)
-	if err != nil {
-		return nil, err
-	}
-	if build, err = filepath.Abs(build); err != nil {
-		return nil, err
-	}
 	rts, err := rocmmatrix.Runtimes(repo, build)
 	if err != nil {
 		return nil, err
 	}
 	var out []*version
 	for _, rt := range rts {
-		v, err := probe(rt, build)
+		v, err := probe(rt, rt.Build())
 		if err != nil {
 			return nil, fmt.Errorf("ROCm %s: %w", rt.Name, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,17 +25,8 @@ import (
 func benchRuntimes(b *testing.B) []rocmmatrix.Runtime {
 	_, file, _, ok := runtime.Caller(0)
 	require.True(b, ok)
-	repo, build := filepath.Join(filepath.Dir(file), "..", "..", ".."), buildDir(b)
-	rs, err := rocmmatrix.Runtimes(repo, build)
+	rs, err := rocmmatrix.Ready(filepath.Join(filepath.Dir(file), "..", "..", ".."), buildDir(b))
 	require.NoError(b, err)
-	for i, rt := range rs {
-		require.NoError(b, rt.Check())
-		// The roots see the repository; a build directory elsewhere
-		// (ROCPROF_GO_BUILD) must be bound too.
-		if rel, err := filepath.Rel(repo, build); err != nil || strings.HasPrefix(rel, "..") {
-			rs[i] = rt.WithBinds(build)
-		}
-	}
 	return rs
 }
 
