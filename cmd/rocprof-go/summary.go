@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 func init() { registerSubcommand(newSummaryCmd) }
@@ -56,19 +56,12 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 	return cmd
 }
 
-// writeAnalysisOutput runs write on stdout, or on a file that is complete when the
-// command succeeds.
+// writeAnalysisOutput runs write on stdout, or on a file that appears under
+// its name only when complete (internal/atomicfile: a temporary file beside
+// it, renamed; a symlink at path is replaced, never followed).
 func writeAnalysisOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(stdout)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, atomicfile.Public, write)
 }

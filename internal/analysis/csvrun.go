@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // csvTrace describes one trace CSV file kind: its file-name ending, the
@@ -41,6 +43,12 @@ func ScanCSVDir(dir string, fn func(*Event) error) error {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if atomicfile.IsTemp(p) { // a file or stage a killed run left: never a result
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.IsDir() && traceOf(p) != nil {
 			files = append(files, p)

@@ -6,4 +6,6 @@
 // ui_output_agent_<agent>_dispatch_<id>/ (code.json, filenames.json,
 // occupancy.json, per-wave se*_sm*_sl*_wv*.json, wstates*.json,
 // se*_perfcounter.json) and stats_ui_output_agent_<agent>_dispatch_<id>.csv.
+// Both are written into an internal/atomicfile Stage and renamed into place
+// when complete.
 package att

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 
 	"github.com/ianlancetaylor/demangle"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // Version is the version string written into the decoded JSON files.
@@ -43,19 +46,45 @@ type Dispatch struct {
 // occupancy.json, one se<SE>_sm<SIMD>_sl<slot>_wv<n>.json per wave,
 // wstates<state>.json, se<SE>_perfcounter.json) and, next to it,
 // stats_<dir name>.csv.
+//
+// Both are written into a private temporary directory beside them
+// (internal/atomicfile's Stage) and renamed into place only when every
+// file was written: a failure (a full disk) leaves neither, and a symlink
+// planted at either name is replaced, never followed. Errors name the
+// final paths.
 func (d *Dispatch) Write() error {
-	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+	parent, base := filepath.Dir(d.Dir), filepath.Base(d.Dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	stage, err := atomicfile.NewStage(parent)
+	if err != nil {
+		return err
+	}
+	defer stage.Abort()
+	staged := filepath.Join(stage.Dir(), base)
+	if err := os.Mkdir(staged, 0o755); err != nil {
 		return err
 	}
 	var errs []error
-	put := func(name string, v any) {
-		data, err := json.Marshal(v)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(d.Dir, name), data, 0o644)
-		}
-		if err != nil {
+	// write puts one file into the staged directory; its error names the
+	// file's final path.
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(staged, name), data, 0o644); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = &os.PathError{Op: pe.Op, Path: filepath.Join(d.Dir, name), Err: pe.Err}
+			}
 			errs = append(errs, err)
 		}
+	}
+	put := func(name string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		write(name, data)
 	}
 
 	lines := map[PC]*codeLine{}
@@ -192,9 +221,7 @@ func (d *Dispatch) Write() error {
 			doc = fmt.Appendf(doc, `,"simd":%d,"slot":%d,"timeline":`, w.SIMD, w.WaveID)
 			doc = append(doc, timeline...)
 			doc = append(doc, `,"waitcnt":[]}}`...)
-			if err := os.WriteFile(filepath.Join(d.Dir, name), doc, 0o644); err != nil {
-				errs = append(errs, err)
-			}
+			write(name, doc)
 			simd, slot := strconv.Itoa(int(w.SIMD)), strconv.Itoa(int(w.WaveID))
 			if waveNames[seKey] == nil {
 				waveNames[seKey] = map[string]map[string]map[string][3]any{}
@@ -280,8 +307,12 @@ func (d *Dispatch) Write() error {
 		}
 		return byAddr[i].pc.Addr < byAddr[j].pc.Addr
 	})
-	errs = append(errs, d.writeStats(byAddr))
-	return errors.Join(errs...)
+	stats := filepath.Base(StatsName(d.Dir))
+	errs = append(errs, d.writeStats(filepath.Join(stage.Dir(), stats), byAddr))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return stage.Commit(base, stats)
 }
 
 // StatsName is the CSV written next to a decoded dispatch directory.
@@ -289,8 +320,10 @@ func StatsName(dir string) string {
 	return filepath.Join(filepath.Dir(dir), "stats_"+filepath.Base(dir)+".csv")
 }
 
-func (d *Dispatch) writeStats(lines []*codeLine) error {
-	f, err := os.Create(StatsName(d.Dir))
+// writeStats writes the stats CSV at path (in the stage).
+func (d *Dispatch) writeStats(path string, lines []*codeLine) error {
+	// A new file in the private stage; 0666 less the umask, as os.Create.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
 	if err != nil {
 		return err
 	}
@@ -308,6 +341,10 @@ func (d *Dispatch) writeStats(lines []*codeLine) error {
 	err = w.Error()
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = &os.PathError{Op: pe.Op, Path: StatsName(d.Dir), Err: pe.Err}
 	}
 	return err
 }

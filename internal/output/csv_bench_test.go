@@ -2,7 +2,6 @@ package output
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -30,10 +29,11 @@ type discardFS struct{}
 type discardFile struct{}
 
 func (discardFile) Write(p []byte) (int, error) { return len(p), nil }
-func (discardFile) Close() error                { return nil }
+func (discardFile) Commit() error               { return nil }
+func (discardFile) Abort()                      {}
 
-func (discardFS) MkdirAll(string) error                 { return nil }
-func (discardFS) Create(string) (io.WriteCloser, error) { return discardFile{}, nil }
+func (discardFS) MkdirAll(string) error             { return nil }
+func (discardFS) Create(string) (OutputFile, error) { return discardFile{}, nil }
 
 // csvBenchSpool writes a spool of n mixed records (API calls, dispatches,
 // copies, markers, allocations) shaped like a HIP app's trace.

@@ -1,10 +1,8 @@
 package output
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -25,11 +23,12 @@ type csvFile struct {
 	domain string
 	header []string
 	plain  bool // header names unquoted (rocprof v1's results.csv without --stats)
-	w      io.WriteCloser
+	w      OutputFile
 	buf    []byte
 	rows   uint64
 	bytes  int64
 	err    error
+	done   bool // committed: complete under its final name
 }
 
 func newCSVFile(fs FileSystem, prefix, name, domain string, header []string) *csvFile {
@@ -106,21 +105,13 @@ func (f *csvFile) flush() {
 	f.buf = f.buf[:0]
 }
 
-// write writes whole rows out; a short write cuts the file back to its last
-// complete row.
+// write writes whole rows out; after an error nothing more is written and
+// the file is aborted at close.
 func (f *csvFile) write(buf []byte) {
 	if f.err == nil && f.w != nil && len(buf) > 0 {
 		n, err := f.w.Write(buf)
 		f.bytes += int64(n)
 		if err != nil {
-			// Cut the file back to the last complete row this write got
-			// out: a full disk must not leave half a row behind.
-			if t, ok := f.w.(interface{ Truncate(int64) error }); ok && n > 0 {
-				keep := int64(bytes.LastIndexByte(buf[:n], '\n') + 1)
-				if t.Truncate(f.bytes-int64(n)+keep) == nil {
-					f.bytes -= int64(n) - keep
-				}
-			}
 			f.err = err
 			var pe *os.PathError
 			if !errors.As(err, &pe) { // an *os.PathError already names the file
@@ -130,27 +121,32 @@ func (f *csvFile) write(buf []byte) {
 	}
 }
 
-// close flushes and closes the file if it was created; it returns the first
-// error the file met.
+// close flushes the file and commits it (it appears under its name,
+// complete) or, after any error, aborts it (nothing is left under its
+// name). It returns the first error the file met.
 func (f *csvFile) close() error {
 	if f.w == nil {
 		return f.err
 	}
 	f.flush()
-	if err := f.w.Close(); err != nil && f.err == nil {
-		f.err = fmt.Errorf("close %s: %w", f.path, err)
+	if f.err == nil {
+		if err := f.w.Commit(); err != nil {
+			f.err = err
+			var pe *os.PathError
+			if !errors.As(err, &pe) {
+				f.err = fmt.Errorf("close %s: %w", f.path, err)
+			}
+		}
+		f.done = f.err == nil
+	} else {
+		f.w.Abort()
 	}
 	f.w = nil
-	if f.err != nil && f.bytes == 0 {
-		// Not even the header fitted: an empty file is no valid CSV.
-		if r, ok := f.fs.(interface{ Remove(string) error }); ok {
-			_ = r.Remove(f.path)
-		}
-	}
 	return f.err
 }
 
-func (f *csvFile) created() bool { return f.rows > 0 || f.bytes > 0 }
+// created reports whether the file is complete under its name.
+func (f *csvFile) created() bool { return f.done }
 
 // Cell encoders. rocprofv3 quotes string cells without escaping embedded
 // quotes; numbers are bare.

@@ -3,19 +3,30 @@ package output
 import (
 	"io"
 	"os"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // FileSystem creates output files; tests substitute one that fails (ENOSPC).
 type FileSystem interface {
 	MkdirAll(path string) error
-	Create(path string) (io.WriteCloser, error)
+	Create(path string) (OutputFile, error)
 }
 
+// OutputFile is a file being written: it appears under its name at Commit,
+// complete, and Abort leaves nothing there.
+type OutputFile interface {
+	io.Writer
+	Commit() error
+	Abort()
+}
+
+// osFS writes through internal/atomicfile: a temporary file beside the
+// final name, renamed onto it when complete.
 type osFS struct{}
 
 func (osFS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
 
-func (osFS) Create(path string) (io.WriteCloser, error) { return os.Create(path) }
-
-// Remove deletes a file that could not be written at all.
-func (osFS) Remove(path string) error { return os.Remove(path) }
+func (osFS) Create(path string) (OutputFile, error) {
+	return atomicfile.Create(path, atomicfile.Public)
+}

@@ -37,7 +37,7 @@ type streamFS struct {
 
 func (s *streamFS) MkdirAll(string) error { return nil }
 
-func (s *streamFS) Create(string) (io.WriteCloser, error) { return &streamFile{fs: s}, nil }
+func (s *streamFS) Create(string) (OutputFile, error) { return &streamFile{fs: s}, nil }
 
 type streamFile struct {
 	fs  *streamFS
@@ -46,7 +46,11 @@ type streamFile struct {
 
 func (f *streamFile) Write(p []byte) (int, error) { return f.buf.Write(p) }
 
-func (f *streamFile) Close() error {
+// Abort drops a file that failed.
+func (f *streamFile) Abort() { f.buf = bytes.Buffer{} }
+
+// Commit writes the whole file to the stream.
+func (f *streamFile) Commit() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	_, err := f.fs.w.Write(f.buf.Bytes())

@@ -219,8 +219,10 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			f := newCSVFile(cfg.FS, prefix, csvDomains[d].stats, csvDomains[d].name, csvStatsColumns)
 			writeStats(f, t.rows)
 			keep(f.close())
-			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
-				Records: f.rows, Bytes: f.bytes})
+			if f.created() {
+				res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
+					Records: f.rows, Bytes: f.bytes})
+			}
 		}
 	}
 	if g.v1 != nil {
@@ -251,8 +253,10 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			f := newCSVFile(cfg.FS, prefix, "domain_stats", "", csvStatsColumns)
 			writeStats(f, rows)
 			keep(f.close())
-			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
-				Bytes: f.bytes})
+			if f.created() {
+				res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
+					Bytes: f.bytes})
+			}
 		}
 	}
 	return firstErr

@@ -3,7 +3,6 @@ package output
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -264,31 +263,61 @@ func TestCSVStatsWithoutCSVFormat(t *testing.T) {
 	require.NotContains(t, files, "o_agent_info.csv")
 }
 
-// fullFS fails every write with ENOSPC, as a full disk would.
-type fullFS struct{ osFS }
+// fullFS fails every write with ENOSPC, as a full disk would, after the
+// first after bytes.
+type fullFS struct {
+	osFS
+	after int
+}
 
-type fullFile struct{ f *os.File }
+type fullFile struct {
+	OutputFile
+	left int
+}
 
-func (w fullFile) Write(p []byte) (int, error) { return 0, syscall.ENOSPC }
-func (w fullFile) Close() error                { return w.f.Close() }
+func (w *fullFile) Write(p []byte) (int, error) {
+	if len(p) <= w.left {
+		w.left -= len(p)
+		return w.OutputFile.Write(p)
+	}
+	n, _ := w.OutputFile.Write(p[:w.left])
+	w.left = 0
+	return n, syscall.ENOSPC
+}
 
-func (fs fullFS) Create(path string) (io.WriteCloser, error) {
-	f, err := os.Create(path)
+func (fs fullFS) Create(path string) (OutputFile, error) {
+	f, err := fs.osFS.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	return fullFile{f}, nil
+	return &fullFile{OutputFile: f, left: fs.after}, nil
 }
 
 func TestCSVDiskFull(t *testing.T) {
 	spools := t.TempDir()
 	csvFixture(t, spools, 100)
-	out := t.TempDir()
-	_, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o",
-		FS: fullFS{}}, spools)
-	require.Error(t, err)
-	require.True(t, errors.Is(err, syscall.ENOSPC))
-	require.Contains(t, err.Error(), filepath.Join(out, "o_kernel_trace.csv"))
+	for _, after := range []int{0, 100, 500} {
+		out := t.TempDir()
+		res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o",
+			FS: fullFS{after: after}}, spools)
+		require.Error(t, err)
+		require.True(t, errors.Is(err, syscall.ENOSPC))
+		require.Contains(t, err.Error(), filepath.Join(out, "o_kernel_trace.csv"))
+		// No file is left under its name half-written, and no temporary
+		// file is left at all; the files that fitted are complete.
+		ents, err := os.ReadDir(out)
+		require.NoError(t, err)
+		for _, e := range ents {
+			data, err := os.ReadFile(filepath.Join(out, e.Name()))
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(data), after, "%s was written whole", e.Name())
+			require.False(t, strings.HasPrefix(e.Name(), "."), "temporary file left: %s", e.Name())
+		}
+		for _, f := range res.Files {
+			require.FileExists(t, f.Path, "every listed file exists")
+		}
+		require.NoFileExists(t, filepath.Join(out, "o_kernel_trace.csv"))
+	}
 }
 
 func TestCSVSkipsUnfinishedSpool(t *testing.T) {

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 )
 
@@ -186,14 +188,20 @@ func (f *Writer) Write(prefix string, in *Input) error {
 		}
 		return nil
 	}
-	file, err := os.Create(path)
+	file, err := atomicfile.Create(path, atomicfile.Public)
 	if err != nil {
 		return fmt.Errorf("%s output: %w", f.Format, err)
 	}
-	werr := f.WriteTo(file, in)
-	cerr := file.Close()
-	if werr != nil {
-		return fmt.Errorf("%s output %s: %w", f.Format, path, werr)
+	if err := f.WriteTo(file, in); err != nil {
+		file.Abort()
+		var pe *os.PathError
+		if errors.As(err, &pe) { // already names the file
+			return fmt.Errorf("%s output: %w", f.Format, err)
+		}
+		return fmt.Errorf("%s output %s: %w", f.Format, path, err)
 	}
-	return cerr
+	if err := file.Commit(); err != nil {
+		return fmt.Errorf("%s output: %w", f.Format, err)
+	}
+	return nil
 }

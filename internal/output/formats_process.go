@@ -1,7 +1,9 @@
 package output
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -313,6 +315,10 @@ func (in *Input) openEach(fn func(p *process, r *tracing.Reader) error) error {
 			err = fn(p, r)
 		}
 		cerr := r.Close()
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path != path {
+			return err // an output file's error names that file, not the spool
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

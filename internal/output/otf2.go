@@ -2,9 +2,9 @@ package output
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -193,17 +193,24 @@ func (t *otf2Trace) flush() error {
 // touched: without it the error (an *OTF2LibraryError, matching
 // ErrOTF2Unavailable) says which package to install, and no file is
 // created or removed.
+//
+// The library names its own files, so the archive is written into a
+// private temporary directory beside path (an atomicfile.Stage) and its
+// entries are renamed into place only when every write and close
+// succeeded, the anchor file last: a failed archive leaves nothing under
+// path, and a symlink planted at any of its names is replaced, never
+// followed.
 func WriteOTF2(path string, in *Input) error {
 	if err := loadOTF2(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(path); err != nil {
+	stage, err := atomicfile.NewStage(filepath.Dir(path))
+	if err != nil {
 		return err
 	}
-	if err := os.Remove(path + ".otf2"); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	a, err := openOTF2(filepath.Dir(path), filepath.Base(path))
+	defer stage.Abort()
+	name := filepath.Base(path)
+	a, err := openOTF2(stage.Dir(), name)
 	if err != nil {
 		return err
 	}
@@ -222,7 +229,10 @@ func WriteOTF2(path string, in *Input) error {
 	if cerr := a.close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return stage.Commit(name, name+".def", name+".otf2")
 }
 
 func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) error {

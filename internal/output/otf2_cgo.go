@@ -119,18 +119,23 @@ static int rpg_otf2_events(rpg_otf2 *t, const rpg_otf2_event *ev, int n) {
 }
 
 // rpg_otf2_begin_defs closes the event files and opens the definitions.
+// Closing an event writer flushes its buffer to its file: its return code
+// is the write's.
 static int rpg_otf2_begin_defs(rpg_otf2 *t, uint64_t nlocs, uint64_t begin, uint64_t length) {
+	int failed = 0;
 	for (size_t i = 0; i < t->nwriters; i++)
-		if (t->writers[i]) rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
+		if (t->writers[i] && rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]) != OTF2_SUCCESS)
+			failed = 1;
 	free(t->writers);
 	t->writers = NULL;
 	t->nwriters = 0;
+	if (failed) return -5;
 	if (rpg_api.OTF2_Archive_CloseEvtFiles(t->archive) != OTF2_SUCCESS) return -1;
 	// Every location needs a (here empty) local definitions file.
 	if (rpg_api.OTF2_Archive_OpenDefFiles(t->archive) != OTF2_SUCCESS) return -2;
 	for (uint64_t l = 0; l < nlocs; l++) {
 		OTF2_DefWriter *d = rpg_api.OTF2_Archive_GetDefWriter(t->archive, l);
-		if (d) rpg_api.OTF2_Archive_CloseDefWriter(t->archive, d);
+		if (!d || rpg_api.OTF2_Archive_CloseDefWriter(t->archive, d) != OTF2_SUCCESS) return -6;
 	}
 	if (rpg_api.OTF2_Archive_CloseDefFiles(t->archive) != OTF2_SUCCESS) return -3;
 	t->defs = rpg_api.OTF2_Archive_GetGlobalDefWriter(t->archive);
@@ -165,13 +170,16 @@ static int rpg_otf2_location(rpg_otf2 *t, uint64_t id, uint32_t name, uint64_t e
 		group);
 }
 
+// rpg_otf2_close closes the archive (writing the global definitions and
+// the anchor file); any failed close is an error.
 static int rpg_otf2_close(rpg_otf2 *t) {
 	int rc = 0;
 	if (t->writers) {
 		for (size_t i = 0; i < t->nwriters; i++)
-			if (t->writers[i]) rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]);
+			if (t->writers[i] && rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[i]) != OTF2_SUCCESS)
+				rc = -2;
 		free(t->writers);
-		rpg_api.OTF2_Archive_CloseEvtFiles(t->archive);
+		if (rpg_api.OTF2_Archive_CloseEvtFiles(t->archive) != OTF2_SUCCESS) rc = -3;
 	}
 	if (rpg_api.OTF2_Archive_Close(t->archive) != OTF2_SUCCESS) rc = -1;
 	free(t);
@@ -242,14 +250,14 @@ func openOTF2(dir, name string) (otf2Archive, error) {
 
 func (a otf2Archive) events(ev []otf2Event) error {
 	if rc := C.rpg_otf2_events(a.t, (*C.rpg_otf2_event)(unsafe.Pointer(&ev[0])), C.int(len(ev))); rc != 0 {
-		return fmt.Errorf("otf2: writing events failed (code %d)", int(rc))
+		return fmt.Errorf("otf2: writing events failed (code %d; the OTF2 library printed why)", int(rc))
 	}
 	return nil
 }
 
 func (a otf2Archive) definitions(t *otf2Trace) error {
 	if rc := C.rpg_otf2_begin_defs(a.t, C.uint64_t(len(t.locDefs)), C.uint64_t(t.begin), C.uint64_t(t.end-t.begin)); rc != 0 {
-		return fmt.Errorf("otf2: writing definitions failed (code %d)", int(rc))
+		return fmt.Errorf("otf2: writing definitions failed (code %d; the OTF2 library printed why)", int(rc))
 	}
 	var strs []string
 	str := func(s string) C.uint32_t {
@@ -291,7 +299,7 @@ func (a otf2Archive) definitions(t *otf2Trace) error {
 		rc |= C.rpg_otf2_location(a.t, C.uint64_t(i), locs[i], C.uint64_t(l.events), C.uint32_t(l.group), gpu)
 	}
 	if rc != 0 {
-		return fmt.Errorf("otf2: writing global definitions failed")
+		return fmt.Errorf("otf2: writing global definitions failed (the OTF2 library printed why)")
 	}
 	return nil
 }
@@ -301,7 +309,7 @@ func (a otf2Archive) close() error {
 		return nil
 	}
 	if rc := C.rpg_otf2_close(a.t); rc != 0 {
-		return fmt.Errorf("otf2: closing the archive failed")
+		return fmt.Errorf("otf2: closing the archive failed (step %d; the OTF2 library printed why)", int(rc))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -109,7 +110,7 @@ func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
 type pqTable struct {
 	path   string
 	schema *arrow.Schema
-	f      *os.File
+	f      *atomicfile.File // under a temporary name until close commits it
 	fw     *pqarrow.FileWriter
 
 	cur   *pqBatch      // being filled; nil until the first row after a flush
@@ -129,13 +130,13 @@ func newPQTable(path string, schema *arrow.Schema, slots chan struct{}) (*pqTabl
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path, atomicfile.Public)
 	if err != nil {
 		return nil, err
 	}
 	fw, err := pqarrow.NewFileWriter(schema, f, pqWriterProps(schema), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
-		f.Close()
+		f.Abort()
 		return nil, err
 	}
 	t := &pqTable{path: path, schema: schema, f: f, fw: fw,
@@ -212,6 +213,8 @@ func (t *pqTable) newProcess() {
 	}
 }
 
+// close writes the rest and the footer into the temporary file; the
+// caller then commits or aborts every table of the call.
 func (t *pqTable) close() error {
 	err := t.flush()
 	close(t.full)
@@ -249,6 +252,18 @@ func WriteParquet(prefix string, in *Input) error {
 			if cerr := t.close(); err == nil {
 				err = cerr
 			}
+		}
+	}
+	// The domains' files get their names together, and only when every
+	// one was written whole: a failed Parquet output leaves none of them.
+	for _, t := range w.tables {
+		if t == nil {
+			continue
+		}
+		if err != nil {
+			t.f.Abort()
+		} else {
+			err = t.f.Commit()
 		}
 	}
 	return err

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -118,16 +119,27 @@ func (w *rocpdWriter) str(s string) int64 {
 
 // WriteROCpd writes the input's processes into a ROCpd (schema 3) SQLite
 // database at path, replacing any existing file. One database carries one
-// guid: the first process's.
+// guid: the first process's. The database is built under a temporary name
+// (internal/atomicfile) and renamed onto path once SQLite and the page
+// writer have closed it without error; with journal_mode=OFF no journal
+// file is ever made. With --output-config (FullEnvironment) it holds the
+// app's environment and is created 0600.
 func WriteROCpd(path string, in *Input) error {
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+	perm := atomicfile.Public
+	if in.Options.FullEnvironment {
+		perm = atomicfile.Private
+	}
+	f, err := atomicfile.Create(path, perm)
+	if err != nil {
 		return err
 	}
-	w := &rocpdWriter{path: path, strings: map[string]int64{}, ids: map[string]*idSpace{},
+	w := &rocpdWriter{path: f.TempPath(), strings: map[string]int64{}, ids: map[string]*idSpace{},
 		nodes: map[string]int64{}, tracks: map[[3]int64]int64{}}
-	err := w.run(in)
+	err = w.run(in)
 	if w.db != nil {
-		_ = w.db.close()
+		if cerr := w.db.close(); err == nil {
+			err = cerr
+		}
 	}
 	if w.pf != nil {
 		if cerr := w.pf.close(); err == nil {
@@ -135,9 +147,10 @@ func WriteROCpd(path string, in *Input) error {
 		}
 	}
 	if err != nil {
-		_ = os.Remove(path)
+		f.Abort()
+		return err
 	}
-	return err
+	return f.Commit()
 }
 
 // rocpdPragmas set up each SQLite turn: a bulk load with no journal and no

@@ -28,6 +28,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"syscall"
 )
 
 // pageWriteBuffer is how many bytes of finished pages are written at once.
@@ -46,7 +47,7 @@ type pageFile struct {
 
 // openPageFile opens a database SQLite has just closed and reads its header.
 func openPageFile(path string) (*pageFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -27,11 +27,14 @@ long long sqlite3_column_int64(sqlite3_stmt *, int);
 void sqlite3_free(void *);
 
 #define RPG_SQLITE_OPEN_RW_CREATE 0x00000006
+#define RPG_SQLITE_OPEN_NOFOLLOW 0x01000000
 #define RPG_SQLITE_DONE 101
 #define RPG_TRANSIENT ((void (*)(void *))-1)
 
 static int rpg_open(const char *path, sqlite3 **db) {
-	return sqlite3_open_v2(path, db, RPG_SQLITE_OPEN_RW_CREATE, 0);
+	// NOFOLLOW: the path (the writer's own temporary file) must not be a
+	// symlink, or SQLite would write wherever it points.
+	return sqlite3_open_v2(path, db, RPG_SQLITE_OPEN_RW_CREATE | RPG_SQLITE_OPEN_NOFOLLOW, 0);
 }
 
 static int rpg_exec(sqlite3 *db, const char *sql) {

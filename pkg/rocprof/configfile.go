@@ -2,11 +2,13 @@ package rocprof
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -74,8 +76,9 @@ func writeConfigFile(pass launch.PassResult, app []string) (launch.OutputFile, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return launch.OutputFile{}, err
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
-		return launch.OutputFile{}, err
+	// It holds the environment: 0600, through a temporary file.
+	if err := atomicfile.WriteFile(path, append(data, '\n'), atomicfile.Private); err != nil {
+		return launch.OutputFile{}, fmt.Errorf("config output: %w", err)
 	}
 	return launch.OutputFile{Path: path, Format: "json", Domain: "config", Records: 1}, nil
 }

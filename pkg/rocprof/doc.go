@@ -10,5 +10,7 @@
 //	kernels, err := rocprof.ReadKernels(res.Manifest, res.Dir)
 //
 // Every run writes a manifest, run.json, at the top of its output directory:
-// scripts and programs read it instead of globbing for files.
+// scripts and programs read it instead of globbing for files. Every file a
+// run writes (run.json included) appears under its name only when complete
+// and never through a symlink (internal/atomicfile).
 package rocprof

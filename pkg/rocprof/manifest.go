@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 )
 
@@ -89,23 +90,12 @@ func WriteManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".run.json-")
-	if err != nil {
+	// A temporary file renamed onto run.json: a symlink planted there is
+	// replaced, never followed.
+	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestName), append(data, '\n'), atomicfile.Public); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, ManifestName))
+	return nil
 }
 
 // lockManifest takes an exclusive flock on the directory itself, which
@@ -126,7 +116,12 @@ func lockManifest(dir string) (func(), error) {
 // writer and the runs it carried) that finished after m started, leaving
 // out m itself and any whose files m has overwritten.
 func overlappingRuns(dir string, m *Manifest) []Manifest {
-	old, err := LoadManifest(dir) // missing or damaged: nothing to keep
+	// Missing, damaged or not a regular file (a symlink planted to have
+	// another file copied in): nothing to keep.
+	if st, err := os.Lstat(filepath.Join(dir, ManifestName)); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	old, err := LoadManifest(dir)
 	if err != nil {
 		return nil
 	}

@@ -2,12 +2,14 @@ package rocprof
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -183,13 +185,11 @@ func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*lau
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(path)
+	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
+		return output.WriteSummary(w, in, false)
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("summary output: %w", err)
 	}
-	werr := output.WriteSummary(f, in, false)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return &launch.OutputFile{Path: path, Format: "summary"}, werr
+	return &launch.OutputFile{Path: path, Format: "summary"}, nil
 }

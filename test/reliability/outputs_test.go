@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,7 +68,9 @@ func TestConcurrentRunsShareAnOutputDirectory(t *testing.T) {
 
 // The output filesystem fills up while the CLI writes the CSV files: a clear
 // error naming the file and ENOSPC, exit status 1, the recorded data kept in
-// the run directory (all of it), and what was written stays parseable.
+// the run directory (all of it); the file that did not fit is not left
+// under its name (it was written under a temporary name, now removed), and
+// every file that is there is complete and listed in run.json.
 func TestDiskFull(t *testing.T) {
 	t.Parallel()
 	mnt := filepath.Join(t.TempDir(), "full")
@@ -104,38 +105,33 @@ func TestDiskFull(t *testing.T) {
 	}
 	require.EqualValues(t, want, kept, "dispatches kept in the spool")
 
-	// The partly written trace: every complete line parses, with the header's
-	// number of fields.
-	traces, _ := filepath.Glob(filepath.Join(mnt, "*", "*_kernel_trace.csv"))
-	require.Len(t, traces, 1)
-	data, err := os.ReadFile(traces[0])
-	require.NoError(t, err)
-	complete := data[:bytes.LastIndexByte(data, '\n')+1]
-	require.Equal(t, len(complete), len(data), "the file ends on a complete row, not half a row")
-	rd := csv.NewReader(bytes.NewReader(complete))
-	header, err := rd.Read()
-	require.NoError(t, err)
-	rows := 0
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		require.Len(t, rec, len(header))
-		rows++
-	}
+	// The trace that did not fit is not there, half-written or at all;
+	// what is there parses whole, and no temporary file is left.
+	msg := firstLine(res.stderr, "error")
+	failed := regexp.MustCompile(`write (\S+): no space left on device`).FindStringSubmatch(msg)
+	require.NotNil(t, failed, "the message names the file: %s", msg)
+	_, err = os.Lstat(failed[1])
+	require.True(t, os.IsNotExist(err), "%s is left under its final name", failed[1])
 	var sizes []string
+	rows := 0
 	files, _ := filepath.Glob(filepath.Join(mnt, "*", "*"))
 	for _, f := range files {
-		st, err := os.Stat(f)
+		require.False(t, strings.HasPrefix(filepath.Base(f), "."), "temporary file left: %s", f)
+		data, err := os.ReadFile(f)
 		require.NoError(t, err)
-		require.NotZero(t, st.Size(), "no empty file is left behind: %s", f)
-		sizes = append(sizes, filepath.Base(f)+"="+strconv.FormatInt(st.Size(), 10))
+		require.NotEmpty(t, data, "no empty file is left behind: %s", f)
+		require.Equal(t, byte('\n'), data[len(data)-1], "%s ends on a complete row", f)
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		require.NoError(t, err, f)
+		rows += len(recs) - 1
+		sizes = append(sizes, filepath.Base(f)+"="+strconv.Itoa(len(data)))
 	}
 	_, manifestErr := os.Stat(filepath.Join(mnt, "run.json"))
-	report(t, "exit %d; dispatches: expected %d, kept in the spool %d; complete CSV rows written before ENOSPC: %d; files left: %v; run.json written: %v; message: %q",
-		res.exit, want, kept, rows, sizes, manifestErr == nil, firstLine(res.stderr, "error"))
+	if manifestErr == nil {
+		requireManifestMatches(t, mnt, readManifest(t, mnt))
+	}
+	report(t, "exit %d; dispatches: expected %d, kept in the spool %d; complete CSV files left: %v (%d rows); run.json written: %v; message: %q",
+		res.exit, want, kept, sizes, rows, manifestErr == nil, msg)
 }
 
 // firstLine returns the first line of s containing substr.

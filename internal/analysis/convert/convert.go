@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 )
 
@@ -63,7 +64,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	tmp, err := os.MkdirTemp(opt.Dir, ".rocprof-go-convert-")
+	tmp, err := os.MkdirTemp(opt.Dir, atomicfile.Prefix+"convert-")
 	if err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}

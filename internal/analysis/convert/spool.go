@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -315,8 +316,10 @@ type spoolWriter struct {
 
 var le = binary.LittleEndian
 
+// newSpoolWriter creates the spool, a scratch file in Run's private
+// temporary directory: O_EXCL|O_NOFOLLOW, 0600.
 func newSpoolWriter(path string, info tracing.ProcessInfo) (*spoolWriter, error) {
-	f, err := os.Create(path)
+	f, err := atomicfile.CreatePrivate(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // MergeResult reports what a merge wrote.
@@ -34,15 +36,18 @@ func Merge(ctx context.Context, out string, inputs []string) (*MergeResult, erro
 			return nil, fmt.Errorf("merge: output %s is also an input; choose another --output", out)
 		}
 	}
-	tmp := out + ".tmp"
-	_ = os.Remove(tmp)
-	res, err := merge(ctx, tmp, inputs)
+	// A new temporary file beside out (never a symlink someone planted:
+	// O_EXCL|O_NOFOLLOW), renamed onto out when SQLite has closed it.
+	f, err := atomicfile.Create(out, atomicfile.Public)
 	if err != nil {
-		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	res, err := merge(ctx, f.TempPath(), inputs)
+	if err != nil {
+		f.Abort()
 		return nil, err
 	}
-	if err := os.Rename(tmp, out); err != nil {
-		_ = os.Remove(tmp)
+	if err := f.Commit(); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	return res, nil

@@ -1,0 +1,215 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Prefix starts the name of every temporary file and directory.
+const Prefix = ".rocprof-go-tmp-"
+
+// Modes of a new file: Public is 0666 less the umask (what os.Create
+// gives); Private is for files that hold the environment.
+const (
+	Public  os.FileMode = 0o666
+	Private os.FileMode = 0o600
+)
+
+// maxName is the longest file name Linux file systems take.
+const maxName = 255
+
+// IsTemp reports whether a file or directory name is one of this
+// package's temporary names (left behind only by a killed process).
+func IsTemp(name string) bool { return strings.HasPrefix(filepath.Base(name), Prefix) }
+
+// tempName is Prefix + base + "-" + random digits, within maxName bytes.
+func tempName(base string) string {
+	suffix := "-" + strconv.FormatUint(rand.Uint64(), 36)
+	if room := maxName - len(Prefix) - len(suffix); len(base) > room {
+		base = base[:room]
+	}
+	return Prefix + base + suffix
+}
+
+// pathError names the final path and keeps the cause (an errno stays
+// visible to errors.Is).
+func pathError(op, path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// File is an output being written under a temporary name.
+type File struct {
+	f     *os.File
+	final string
+	done  bool
+}
+
+// Create starts the file that will be named final: a new temporary file in
+// final's directory (which must exist), opened for reading and writing.
+func Create(final string, perm os.FileMode) (*File, error) {
+	dir, base := filepath.Split(final)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		tmp := filepath.Join(dir, tempName(base))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, pathError("create", final, err)
+		}
+		return &File{f: f, final: final}, nil
+	}
+	return nil, pathError("create", final, fs.ErrExist)
+}
+
+// Write writes to the temporary file; errors name the final path.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.f.Write(p)
+	if err != nil {
+		err = pathError("write", f.final, err)
+	}
+	return n, err
+}
+
+// Path is the final name; TempPath is where the file is until Commit.
+func (f *File) Path() string     { return f.final }
+func (f *File) TempPath() string { return f.f.Name() }
+
+// Commit closes the file and renames it onto its final name. On any error
+// the temporary file is removed and nothing is at the final name that was
+// not there before.
+func (f *File) Commit() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	if err := f.f.Close(); err != nil {
+		_ = os.Remove(f.f.Name())
+		return pathError("close", f.final, err)
+	}
+	if err := os.Rename(f.f.Name(), f.final); err != nil {
+		_ = os.Remove(f.f.Name())
+		return pathError("rename", f.final, err)
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file; after Commit it does
+// nothing.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	_ = f.f.Close()
+	_ = os.Remove(f.f.Name())
+}
+
+// Write creates final with write's output: committed when write and the
+// close succeed, removed otherwise.
+func Write(final string, perm os.FileMode, write func(io.Writer) error) error {
+	f, err := Create(final, perm)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteFile is os.WriteFile through a temporary file.
+func WriteFile(final string, data []byte, perm os.FileMode) error {
+	return Write(final, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// CreatePrivate creates a new file that is not an output (a scratch file
+// inside a Stage or a private directory): O_EXCL|O_NOFOLLOW, mode 0600.
+func CreatePrivate(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Private)
+}
+
+// Stage is a private temporary directory in an output directory: a writer
+// fills it, and Commit renames its entries into the output directory.
+type Stage struct {
+	dir, tmp string
+	done     bool
+}
+
+// NewStage creates the stage in dir (which must exist).
+func NewStage(dir string) (*Stage, error) {
+	tmp, err := os.MkdirTemp(dir, Prefix+"stage-")
+	if err != nil {
+		return nil, pathError("create", dir, err)
+	}
+	return &Stage{dir: dir, tmp: tmp}, nil
+}
+
+// Dir is the stage's directory: write the entries there.
+func (s *Stage) Dir() string { return s.tmp }
+
+// Commit renames the named entries (files or directories) of the stage
+// into the output directory, in the order given (so an anchor that points
+// to the rest goes last), then removes the stage. An entry already at a
+// name is replaced: a file or symlink by the rename itself, a directory by
+// moving it into the stage first. On error the stage is removed with what
+// was not committed yet.
+func (s *Stage) Commit(names ...string) error {
+	if s.done {
+		return nil
+	}
+	defer s.Abort()
+	old := filepath.Join(s.tmp, Prefix+"old")
+	for _, name := range names {
+		src, dst := filepath.Join(s.tmp, name), filepath.Join(s.dir, name)
+		st, err := os.Lstat(src)
+		if err != nil {
+			return pathError("commit", dst, err)
+		}
+		if cur, err := os.Lstat(dst); err == nil && (cur.IsDir() || st.IsDir()) {
+			// rename(2) replaces only an empty directory, and a directory
+			// only by a directory: move what is there aside.
+			if err := os.MkdirAll(old, 0o700); err != nil {
+				return pathError("commit", dst, err)
+			}
+			if err := os.Rename(dst, filepath.Join(old, name)); err != nil {
+				return pathError("replace", dst, err)
+			}
+		}
+		if err := os.Rename(src, dst); err != nil {
+			return pathError("rename", dst, err)
+		}
+	}
+	return nil
+}
+
+// Abort removes the stage and everything still in it.
+func (s *Stage) Abort() {
+	if s.done {
+		return
+	}
+	s.done = true
+	_ = os.RemoveAll(s.tmp)
+}
