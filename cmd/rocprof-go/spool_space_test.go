@@ -4,24 +4,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// smallTmpfs mounts a tmpfs of the given size for the test (as root, as CI
-// runs): a /dev/shm as small as a container's.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	require.Equal(t, 0, os.Geteuid(), "this test mounts a small tmpfs: run it as root (CI does)")
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput()
-	require.NoError(t, err, "mount: %s", out)
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
+)
 
 func csvRows(t *testing.T, path string) int {
 	t.Helper()
@@ -53,7 +42,7 @@ func TestFullSpoolFileSystemIsReportedExactly(t *testing.T) {
 	require.Greater(t, total, 1000000)
 
 	// 20 MiB: passes the start check, fills after about half the calls.
-	small := smallTmpfs(t, "20m")
+	small := testsys.SmallTmpfs(t, "20m")
 	r, out = run("ROCPROF_GO_SPOOL_ROOT=" + small)
 	require.Equal(t, 1, r.code, "stderr: %s", r.stderr)
 	require.Contains(t, r.stderr, "rocprof-go: error: records were not kept:")
@@ -85,7 +74,7 @@ func TestFullSpoolFileSystemIsReportedExactly(t *testing.T) {
 // A spool file system without room for even the first spools stops the run
 // before the app starts, naming the fix.
 func TestSpoolFileSystemWithoutRoomIsRefused(t *testing.T) {
-	small := smallTmpfs(t, "8m")
+	small := testsys.SmallTmpfs(t, "8m")
 	out := t.TempDir()
 	r := runCLI(t, []string{builtLibs(t), "ROCPROF_GO_SPOOL_ROOT=" + small}, "--hip-runtime-trace", "-d", out, "--", "echo", "ran")
 	require.Equal(t, 1, r.code, "stderr: %s", r.stderr)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
 // A dispatch's directory and stats CSV are renamed into place when
@@ -40,10 +42,7 @@ func TestDispatchWriteReplacesSymlinksAndLeavesNothingOnFailure(t *testing.T) {
 
 	// A 4 KiB tmpfs: filenames.json, which lists 4096 counter names,
 	// does not fit.
-	mnt := filepath.Join(t.TempDir(), "full")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	require.NoError(t, syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=4k"), "mounting a size-limited tmpfs needs root")
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mnt := testsys.SmallTmpfs(t, "4k")
 	d = &Dispatch{Dir: filepath.Join(mnt, "ui_output_agent_1_dispatch_2"), Counters: make([]string, 4096)}
 	for i := range d.Counters {
 		d.Counters[i] = "SQ_WAVES_COUNTER_WITH_A_LONG_NAME"

@@ -3,17 +3,16 @@ package reliability
 import (
 	"io/fs"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
@@ -24,26 +23,6 @@ import (
 // the run.
 var everyFormat = []string{"--kernel-trace", "--hip-trace", "--stats", "-S", "--summary-output-file", "sum",
 	"--output-config", "-o", "out", "-f", "csv", "json", "pftrace", "otf2", "rocpd", "parquet"}
-
-// secondUser returns a second local account (created as root, as CI runs,
-// the first time) that plays the other user of a shared directory.
-func secondUser(t *testing.T) (uid, gid int) {
-	t.Helper()
-	require.Equal(t, 0, os.Geteuid(), "this test plays a second local user: run it as root (CI does)")
-	const name = "rpg-test-other"
-	u, err := user.Lookup(name)
-	if err != nil {
-		out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
-		require.NoError(t, err, "useradd: %s", out)
-		u, err = user.Lookup(name)
-		require.NoError(t, err)
-	}
-	uid, err = strconv.Atoi(u.Uid)
-	require.NoError(t, err)
-	gid, err = strconv.Atoi(u.Gid)
-	require.NoError(t, err)
-	return uid, gid
-}
 
 // names lists a directory's entries, sorted.
 func names(t *testing.T, dir string) []string {
@@ -78,7 +57,7 @@ func requireNoTemporaryFiles(t *testing.T, dir string) {
 // temporary file is left.
 func TestPlantedSymlinksAreReplacedNotFollowed(t *testing.T) {
 	t.Parallel()
-	uid, gid := secondUser(t)
+	uid, gid := testsys.SecondUser(t)
 	argv := []string{app(t, "tiny_kernels"), "50"}
 
 	// A first run learns the names (the prefix is fixed: -o out).
@@ -182,10 +161,7 @@ func TestFullDiskLeavesNoPartialOutput(t *testing.T) {
 	for _, tc := range formats {
 		t.Run(tc.format, func(t *testing.T) {
 			t.Parallel()
-			mnt := filepath.Join(t.TempDir(), "full")
-			require.NoError(t, os.Mkdir(mnt, 0o755))
-			require.NoError(t, syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"), "mounting a size-limited tmpfs needs root")
-			t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+			mnt := testsys.SmallTmpfs(t, "64k")
 
 			res := profiled{opts: []string{"--kernel-trace", "--hip-trace", "-o", "out", "-f", tc.format},
 				argv: []string{app(t, "tiny_kernels"), "5000"}, dir: mnt}.run(t)

@@ -10,10 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -73,11 +74,7 @@ func TestConcurrentRunsShareAnOutputDirectory(t *testing.T) {
 // every file that is there is complete and listed in run.json.
 func TestDiskFull(t *testing.T) {
 	t.Parallel()
-	mnt := filepath.Join(t.TempDir(), "full")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	// A 256 KiB tmpfs: root can mount one (CI runs as root).
-	require.NoError(t, syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k"), "mounting a size-limited tmpfs needs root")
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mnt := testsys.SmallTmpfs(t, "256k")
 
 	res := profiled{opts: []string{"--kernel-trace", "-f", "csv"}, argv: []string{app(t, "tiny_kernels"), "5000"}, dir: mnt}.run(t)
 	require.Equal(t, 1, res.exit, "stderr:\n%s", res.stderr)
