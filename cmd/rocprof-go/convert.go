@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 func init() { registerSubcommand(newConvertCmd) }
@@ -27,20 +29,35 @@ func newConvertCmd() *cobra.Command {
 	var opt convert.Options
 	var quiet bool
 	cmd := &cobra.Command{
-		Use:   "convert -i RUN.db [MORE.db ...] -f FORMAT... [-d DIR] [-o PREFIX]",
-		Short: "write other output formats from ROCpd databases without re-running the app",
+		Use:   "convert -i RUN.db|SPOOL_DIR [MORE ...] -f FORMAT... [-d DIR] [-o PREFIX]",
+		Short: "write other output formats from ROCpd databases or kept spools without re-running the app",
 		Long: `convert reads ROCpd databases — rocprof-go's or rocprofv3's, single or merged — back into
 the records a run produces and writes them with the same writers a run uses, so the files are
 those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..._results.json,
 ..._results.pftrace, ... (default ./rocpd-output-data/out_<name>, as rocpd convert). Several
 databases go into one set of files; a CSV prefix with %pid% gives one set per process.
 
+An input may also be a spool directory a run kept — when it could not write its outputs (a
+full disk) or rocprof-go was killed, it names the directory, e.g.
+/dev/shm/rocprof-go-run-XXXX/pass_1 — or a run directory holding such pass_N directories, or
+single .spool files: every record they hold is converted.
+
 Formats: ` + convertFormatNames() + ` (perfetto is accepted for pftrace). Not recoverable from a database: the agent_info.csv columns
 beyond ids and names (the database does not store them), and --kernel-rename names.
 
   rocprof-go convert -i results.db -f csv pftrace -d converted -o run1`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			inputs = append(inputs, args...)
+			// -f takes several formats, space separated, as rocpd's and
+			// rocprofv3's -f do: "-f csv pftrace". The flag parser sees the
+			// later ones as arguments; an argument that names a format and
+			// is not an existing file is one.
+			for _, a := range args {
+				if _, err := os.Stat(a); err != nil && isFormatName(a) {
+					formats = append(formats, a)
+					continue
+				}
+				inputs = append(inputs, a)
+			}
 			if len(inputs) == 0 {
 				return &usageError{"convert needs input databases, e.g. rocprof-go convert -i results.db -f csv"}
 			}
@@ -74,6 +91,15 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				}
 			}()
 			for _, in := range inputs {
+				// A spool directory a run kept (its outputs failed, or the
+				// CLI was killed), or spool files, are read as they are.
+				if spools, ok, err := spoolInput(in); ok {
+					if err != nil {
+						return err
+					}
+					opt.Spools = append(opt.Spools, spools...)
+					continue
+				}
 				db, err := rocpd.Open(in)
 				if err != nil {
 					return err
@@ -111,4 +137,50 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 	f.BoolVar(&opt.ParquetHive, "parquet-hive", false, "Parquet: DIR/domain=<table>/rank=<n>/PREFIX-<pid>.parquet, one partition per rank")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
 	return cmd
+}
+
+// spoolInput reports whether path is a kept spool directory, a run
+// directory of pass_N spool directories, or a spool file, with its spools.
+func spoolInput(path string) ([]string, bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, false, nil // rocpd.Open says what is wrong
+	}
+	if !st.IsDir() {
+		if strings.HasSuffix(path, ".spool") {
+			return []string{path}, true, nil
+		}
+		return nil, false, nil
+	}
+	spools, err := tracing.List(path)
+	if err != nil {
+		return nil, true, err
+	}
+	if len(spools) == 0 {
+		passes, _ := filepath.Glob(filepath.Join(path, "pass_*"))
+		for _, p := range passes {
+			s, err := tracing.List(p)
+			if err != nil {
+				return nil, true, err
+			}
+			spools = append(spools, s...)
+		}
+	}
+	if len(spools) == 0 {
+		return nil, true, fmt.Errorf("%s holds no rocprof-go spools (rpg-*.spool, directly or in pass_N directories): give a spool directory a run kept, or a ROCpd database", path)
+	}
+	return spools, true, nil
+}
+
+// isFormatName reports whether s names an output format convert writes.
+func isFormatName(s string) bool {
+	if s == "perfetto" {
+		return true
+	}
+	for _, w := range output.Writers {
+		if string(w.Format) == s {
+			return true
+		}
+	}
+	return false
 }

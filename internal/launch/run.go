@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -273,6 +274,53 @@ func (r *Runner) spoolRoot() (string, error) {
 	return root, nil
 }
 
+// A run's private directory: runDirPrefix + random, holding pass_N spool
+// directories, the owner's pid, and a kept marker when the run kept it.
+const (
+	runDirPrefix = "rocprof-go-run-"
+	runOwnerFile = "owner"
+	runKeptFile  = "kept"
+)
+
+// noteKeptSpools lists, on stderr, the run directories under root that an
+// earlier run of this user kept (its outputs failed) or left behind (its
+// rocprof-go was killed): they hold recorded data nobody converted. They
+// are not deleted: only the user knows whether they are still wanted.
+func noteKeptSpools(w io.Writer, root string) {
+	if w == nil {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, runDirPrefix+"*"))
+	uid := uint32(os.Geteuid())
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
+			continue
+		}
+		why := ""
+		if _, err := os.Stat(filepath.Join(d, runKeptFile)); err == nil {
+			why = "kept when its outputs could not be written"
+		} else if b, err := os.ReadFile(filepath.Join(d, runOwnerFile)); err == nil {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue // still running (or unknown): not ours to judge
+			}
+			why = "left by a rocprof-go that was killed"
+		} else {
+			continue
+		}
+		spools, _ := filepath.Glob(filepath.Join(d, "pass_*", "*.spool"))
+		if len(spools) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "rocprof-go: note: %s holds %d spools of an earlier run (%s): `rocprof-go convert -i %s -f csv` writes them out; delete the directory when done\n",
+			d, len(spools), why, d)
+	}
+}
+
 // envLookup is the value of key in an environment list.
 func envLookup(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
@@ -298,10 +346,14 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	runDir, err := os.MkdirTemp(spoolRoot, "rocprof-go-run-")
+	noteKeptSpools(r.Stderr, spoolRoot)
+	runDir, err := os.MkdirTemp(spoolRoot, runDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 	}
+	// Who owns it: a later run tells a directory whose rocprof-go was
+	// killed from one still in use.
+	_ = os.WriteFile(filepath.Join(runDir, runOwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600)
 	keepRunDir := false
 	defer func() {
 		if !keepRunDir {
@@ -335,10 +387,12 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			}
 			if werr != nil {
 				keepRunDir = true
+				_ = os.WriteFile(filepath.Join(runDir, runKeptFile), []byte(werr.Error()+"\n"), 0o600)
 				pr.SpoolDir = spoolDir
 				res.Passes = append(res.Passes, pr)
 				res.ExitStatus = proc.ExitStatus
-				return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w", i+1, spoolDir, werr)
+				return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
+					i+1, spoolDir, werr, spoolDir, strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
 			}
 		}
 		res.Passes = append(res.Passes, pr)

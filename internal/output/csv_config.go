@@ -29,6 +29,9 @@ const DefaultPrefixTemplate = "%hostname%/%pid%"
 type Config struct {
 	// Dir is the resolved output directory (-d, default the cwd).
 	Dir string
+	// SpoolPaths, when set, are the spools to read instead of the spool
+	// directory's (convert of spools kept elsewhere).
+	SpoolPaths []string
 	// PrefixTemplate is the -o value (default DefaultPrefixTemplate).
 	PrefixTemplate string
 	// ResolvePrefix expands PrefixTemplate for one process. Processes whose

@@ -30,9 +30,12 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	if !csvOn && !cfg.CountEvents {
 		return res, nil
 	}
-	paths, err := tracing.List(spoolDir)
-	if err != nil {
-		return nil, err
+	paths := cfg.SpoolPaths
+	if paths == nil {
+		var err error
+		if paths, err = tracing.List(spoolDir); err != nil {
+			return nil, err
+		}
 	}
 	type group struct {
 		prefix string

@@ -8,6 +8,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // Options are the output choices of a conversion.
@@ -22,6 +23,10 @@ type Options struct {
 	AgentIndex  string // absolute, relative (default) or type-relative
 	// GroupByQueue: Perfetto tracks per queue instead of per stream.
 	GroupByQueue bool
+	// Spools are rocprof-go spool files to convert besides the databases:
+	// the spools a run kept when it could not write its outputs (a full
+	// disk, a killed CLI), read in place.
+	Spools []string
 	// ParquetHive writes Parquet hive-partitioned, one file per process:
 	// Dir/domain=<table>/rank=<n>/Prefix-<pid>.parquet, n the MPI/SLURM
 	// rank of the process (its position among the inputs' processes when
@@ -73,11 +78,20 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	kept, err := keptSpools(opt.Spools)
+	if err != nil {
+		return nil, err
+	}
+	procs = append(procs, kept...)
 	spools := make([]string, len(procs))
 	for i, p := range procs {
 		spools[i] = p.path
 	}
 	res := &Result{Spools: len(spools)}
+	var csvSpools []string // nil: the temporary directory's, in their order
+	if len(opt.Spools) > 0 {
+		csvSpools = spools
+	}
 	var others []output.Format
 	for _, f := range opt.Formats {
 		if f == output.FormatParquet && opt.ParquetHive {
@@ -89,7 +103,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 			continue
 		}
 		if f == output.FormatCSV {
-			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix,
+			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix, SpoolPaths: csvSpools,
 				Formats: []output.Format{output.FormatCSV}, Stats: opt.Stats, Mangled: opt.Mangled,
 				Truncate: opt.Truncate, AgentIndex: ai}, tmp)
 			if err != nil {
@@ -149,4 +163,19 @@ func hiveParquet(procs []spool, opt Options) ([]string, error) {
 		}
 	}
 	return dirs, nil
+}
+
+// keptSpools describes spool files given as they are (not from a database).
+func keptSpools(paths []string) ([]spool, error) {
+	var out []spool
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("spool %s cannot be read: %w", p, err)
+		}
+		info := r.Process()
+		_ = r.Close()
+		out = append(out, spool{path: p, pid: int64(info.PID), rank: -1})
+	}
+	return out, nil
 }
