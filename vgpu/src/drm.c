@@ -2,14 +2,17 @@
  * asks libdrm for a device handle on the render node it opened, for the
  * marketing name and family (amdgpu_query_gpu_info), and for the fd libdrm
  * keeps (amdgpu_device_get_fd), which it then passes to ACQUIRE_VM. These
- * calls are answered here, at the libdrm level, so no DRM ioctl reaches the
- * fake fd; calls on devices that are not virtual pass to the real libdrm.
- * A DRM ioctl that still arrives is reported and refused. */
+ * calls are answered here, at the libdrm level; calls on devices that are
+ * not virtual pass to the real libdrm. So are the buffer calls of ROCR's
+ * virtual memory API (below), which leaves GEM_MMAP as the one DRM ioctl
+ * reaching a virtual render fd; any other is reported and refused. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libdrm/amdgpu.h>
+#include <libdrm/amdgpu_drm.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -130,24 +133,140 @@ EXPORT int amdgpu_query_gpu_info(amdgpu_device_handle h, struct amdgpu_gpu_info 
   return 0;
 }
 
-/* ROCR imports DMA-buf handles (IPC, graphics interop) through libdrm. The
- * virtual GPU has no DMA-buf: refuse, as importing a foreign buffer fails.
- * The other amdgpu_bo_* calls ROCR makes take a buffer from this import,
- * so they never see the virtual device. */
+/* Buffer objects imported from a DMA-buf (ROCR's virtual memory API:
+ * export through KFD, import here, amdgpu_bo_va_op to place it at a
+ * reserved GPU address, amdgpu_bo_export for the GEM handle whose
+ * GEM_MMAP offset the CPU mapping uses, amdgpu_bo_free). As libdrm does,
+ * importing the same buffer again on a device returns the same object with
+ * one more reference. Objects are recognised by address; calls on other
+ * objects pass to the real libdrm. */
+struct vbo {
+  unsigned gpu;
+  uint32_t gem;
+  uint64_t size;
+  unsigned refs;
+};
+static struct vbo *vbos[4096];
+
+static struct vbo *vbo_of(amdgpu_bo_handle h) {
+  for (size_t i = 0; i < sizeof vbos / sizeof vbos[0]; i++)
+    if (vbos[i] && (void *)vbos[i] == (void *)h) return vbos[i];
+  return NULL;
+}
+
 EXPORT int amdgpu_bo_import(amdgpu_device_handle h, enum amdgpu_bo_handle_type type, uint32_t shared,
                             struct amdgpu_bo_import_result *out) {
-  if (ours(h) < 0) {
+  int g = ours(h);
+  if (g < 0) {
     int (*f)(amdgpu_device_handle, enum amdgpu_bo_handle_type, uint32_t, struct amdgpu_bo_import_result *) =
         next("amdgpu_bo_import");
     return f ? f(h, type, shared, out) : -EINVAL;
   }
-  vgpu_unknown("libdrm function", "amdgpu_bo_import (DMA-buf import)", "-EINVAL");
-  return -EINVAL;
+  if (type != amdgpu_bo_handle_type_dma_buf_fd) {
+    vgpu_unknown("libdrm function", "amdgpu_bo_import of a GEM flink or KMS handle", "-EINVAL");
+    return -EINVAL;
+  }
+  uint32_t gem;
+  uint64_t size;
+  int rc = vgpu_mem_import_dmabuf((unsigned)g, (int)shared, &gem, &size);
+  if (rc) {
+    if (rc == -EINVAL) vgpu_unknown("libdrm function", "amdgpu_bo_import of a DMA-buf not exported here", "-EINVAL");
+    return rc;
+  }
+  pthread_mutex_lock(&lock);
+  struct vbo *b = NULL;
+  size_t free_slot = SIZE_MAX;
+  for (size_t i = 0; i < sizeof vbos / sizeof vbos[0]; i++) {
+    if (vbos[i] && vbos[i]->gpu == (unsigned)g && vbos[i]->gem == gem) b = vbos[i];
+    if (!vbos[i] && free_slot == SIZE_MAX) free_slot = i;
+  }
+  if (!b && free_slot != SIZE_MAX && (b = calloc(1, sizeof *b))) {
+    *b = (struct vbo){(unsigned)g, gem, size, 0};
+    vbos[free_slot] = b;
+  }
+  if (b) b->refs++;
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    vgpu_mem_gem_close((unsigned)g, gem);
+    return -ENOMEM;
+  }
+  out->buf_handle = (amdgpu_bo_handle)b;
+  out->alloc_size = size;
+  return 0;
 }
 
+EXPORT int amdgpu_bo_export(amdgpu_bo_handle h, enum amdgpu_bo_handle_type type, uint32_t *shared) {
+  pthread_mutex_lock(&lock);
+  struct vbo *b = vbo_of(h);
+  uint32_t gem = b ? b->gem : 0;
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    int (*f)(amdgpu_bo_handle, enum amdgpu_bo_handle_type, uint32_t *) = next("amdgpu_bo_export");
+    return f ? f(h, type, shared) : -EINVAL;
+  }
+  if (type != amdgpu_bo_handle_type_kms && type != amdgpu_bo_handle_type_kms_noimport) {
+    vgpu_unknown("libdrm function", "amdgpu_bo_export as a flink name or DMA-buf", "-EINVAL");
+    return -EINVAL;
+  }
+  *shared = gem; /* the GEM handle on the device's own fd */
+  return 0;
+}
+
+EXPORT int amdgpu_bo_va_op(amdgpu_bo_handle h, uint64_t offset, uint64_t size, uint64_t addr, uint64_t flags,
+                           uint32_t ops) {
+  pthread_mutex_lock(&lock);
+  struct vbo *b = vbo_of(h);
+  struct vbo copy = b ? *b : (struct vbo){0};
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    int (*f)(amdgpu_bo_handle, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t) = next("amdgpu_bo_va_op");
+    return f ? f(h, offset, size, addr, flags, ops) : -EINVAL;
+  }
+  /* libdrm rounds the size up to pages and maps readable, writable and
+   * executable whatever the flags say; so does this. */
+  long page = sysconf(_SC_PAGESIZE);
+  size = (size + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+  if (ops != AMDGPU_VA_OP_MAP && ops != AMDGPU_VA_OP_UNMAP) {
+    vgpu_unknown("libdrm function", "amdgpu_bo_va_op other than MAP/UNMAP", "-EINVAL");
+    return -EINVAL;
+  }
+  return vgpu_mem_gem_va(copy.gpu, copy.gem, offset, size, addr, ops == AMDGPU_VA_OP_MAP);
+}
+
+EXPORT int amdgpu_bo_free(amdgpu_bo_handle h) {
+  pthread_mutex_lock(&lock);
+  struct vbo *b = vbo_of(h);
+  struct vbo copy = b ? *b : (struct vbo){0};
+  if (b && --b->refs == 0) {
+    for (size_t i = 0; i < sizeof vbos / sizeof vbos[0]; i++)
+      if (vbos[i] == b) vbos[i] = NULL;
+    free(b);
+  }
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    int (*f)(amdgpu_bo_handle) = next("amdgpu_bo_free");
+    return f ? f(h) : -EINVAL;
+  }
+  return vgpu_mem_gem_close(copy.gpu, copy.gem);
+}
+
+/* DRM ioctls on a virtual render fd: only GEM_MMAP arrives (ROCR asks it
+ * through drmCommandWriteRead for the CPU mapping of an imported buffer);
+ * every other call is answered at the libdrm level above. */
 int vgpu_drm_ioctl(unsigned gpu, unsigned long req, void *arg) {
-  (void)gpu;
-  (void)arg;
+  if (_IOC_TYPE(req) == DRM_IOCTL_BASE && _IOC_NR(req) == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_MMAP && arg &&
+      _IOC_SIZE(req) == sizeof(union drm_amdgpu_gem_mmap)) {
+    union drm_amdgpu_gem_mmap *a = arg;
+    uint64_t off;
+    int rc = vgpu_mem_gem_mmap_offset(gpu, a->in.handle, &off);
+    if (rc) {
+      errno = -rc;
+      return -1;
+    }
+    memset(a, 0, sizeof *a);
+    a->out.addr_ptr = off;
+    return 0;
+  }
   char name[48];
   snprintf(name, sizeof name, "0x%02x (request 0x%lx)", (unsigned)_IOC_NR(req), req);
   vgpu_unknown("DRM ioctl", name, "EINVAL");

@@ -180,7 +180,7 @@ static const struct kfd_ioctl_def table[256] = {
     SERVED(KFD_NR_SET_XNACK_MODE, set_xnack_mode, struct kfd_ioctl_set_xnack_mode_args),
     ABSENT(KFD_NR_CRIU_OP, EINVAL),
     SERVED(KFD_NR_AVAILABLE_MEMORY, vgpu_mem_available, struct kfd_ioctl_get_available_memory_args),
-    ABSENT(KFD_NR_EXPORT_DMABUF, EINVAL),
+    SERVED(KFD_NR_EXPORT_DMABUF, vgpu_mem_export_dmabuf, struct vgpu_export_dmabuf_args),
     ABSENT(KFD_NR_RUNTIME_ENABLE, EINVAL), /* no debugger firmware (capability bit clear) */
     ABSENT(KFD_NR_DBG_TRAP, EINVAL),
     ABSENT(KFD_NR_IPC_IMPORT_HANDLE, EINVAL),

@@ -9,10 +9,13 @@
 #include <linux/kfd_ioctl.h>
 
 /* The interface version this emulation answers: 1.14 has event ages (a
- * waiter cannot miss a signal between its checks), the newest feature the
- * ROCm runtimes rely on that it serves. */
+ * waiter cannot miss a signal between its checks), 1.12 DMA-buf export and
+ * 1.15 mappings of imported buffers in the compute VM through the render
+ * node (GEM_VA), which ROCR requires for its virtual memory API. 1.16
+ * (contiguous VRAM flag) and 1.17 (SDMA queues by engine id) are not
+ * served. */
 #define VGPU_KFD_MAJOR 1
-#define VGPU_KFD_MINOR 14
+#define VGPU_KFD_MINOR 15
 
 /* kfd_priv.h: mmap offsets on /dev/kfd. */
 #define KFD_MMAP_TYPE_SHIFT_V 62
@@ -93,6 +96,13 @@ struct vgpu_create_queue_args {
   __u32 pad;
 };
 #define KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID_V 0x4
+
+/* EXPORT_DMABUF (1.12). */
+struct vgpu_export_dmabuf_args {
+  __u64 handle;    /* to KFD */
+  __u32 flags;     /* to KFD: O_CLOEXEC */
+  __u32 dmabuf_fd; /* from KFD */
+};
 
 /* Event data as of 1.14: signal events carry an age in and out. */
 struct vgpu_signal_event_data {

@@ -41,13 +41,15 @@
 enum bo_kind { BO_DEVICE, BO_USER_SAME_VA, BO_USER_ALIASED, BO_DOORBELL, BO_MMIO };
 
 struct bo {
-  bool live;
+  bool live;      /* the memory exists (KFD handle, or a GEM handle imported from it) */
+  bool kfd_freed; /* FREE_MEMORY_OF_GPU done; kept alive by GEM handles */
   enum bo_kind kind;
   unsigned gpu;
   uint32_t flags;
   uint64_t va, size;
   uint64_t backing; /* memfd offset (BO_DEVICE) or CPU address (BO_USER_*) */
   uint32_t mapped;  /* bit g: mapped to GPU g */
+  unsigned gems;    /* GEM handles (DMA-buf imports) referring to it */
 };
 
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -208,7 +210,7 @@ static uint64_t handle_of(size_t slot) { return ((uint64_t)vgpu_gpu_id(bos[slot]
 
 static struct bo *bo_by_handle(uint64_t handle) {
   uint64_t slot = (handle & 0xffffffffu) - 1;
-  if (slot >= nbos || !bos[slot].live || handle_of(slot) != handle) return NULL;
+  if (slot >= nbos || !bos[slot].live || bos[slot].kfd_freed || handle_of(slot) != handle) return NULL;
   return &bos[slot];
 }
 
@@ -299,9 +301,15 @@ int vgpu_mem_free(void *argp) {
     return -EINVAL;
   }
   struct bo copy = *b;
-  b->live = false;
   if (copy.va && copy.kind != BO_DOORBELL && copy.kind != BO_MMIO) range_remove(copy.va);
-  if (copy.kind == BO_DEVICE) extent_free(copy.backing, copy.size);
+  if (copy.gems) {
+    /* Imported as a GEM object: the memory lives until its last handle
+     * is closed, as a kernel BO lives while referenced. */
+    b->kfd_freed = true;
+  } else {
+    b->live = false;
+    if (copy.kind == BO_DEVICE) extent_free(copy.backing, copy.size);
+  }
   pthread_rwlock_unlock(&lock);
   if (copy.va) vgpu_kernel_names_forget((uintptr_t)copy.va, copy.size);
   return 0;
@@ -348,6 +356,241 @@ void *vgpu_mem_by_handle(uint64_t handle, uint64_t *size) {
   if (b && size) *size = b->size;
   pthread_rwlock_unlock(&lock);
   return p;
+}
+
+/* --- DMA-buf export and GEM objects (ROCR's virtual memory API) ------------------
+ *
+ * KFD 1.12 exports a buffer as a DMA-buf; 1.15 lets the process map it in
+ * its compute VM through the render node (PRIME import, GEM_VA). ROCR's
+ * hsa_amd_vmem_* path does exactly that: a buffer allocated without an
+ * address is exported, imported through libdrm (amdgpu_bo_import, answered
+ * in drm.c), placed at a reserved GPU address with amdgpu_bo_va_op, and
+ * mapped for the CPU by mmap of the render node at the offset GEM_MMAP
+ * reports.
+ *
+ * A DMA-buf fd is a memfd of the buffer's size (so lseek reports the size,
+ * as on a kernel DMA-buf), recognised on import by its inode; its own mmap
+ * is not served, and it is not usable in another process. A GEM handle
+ * holds the buffer alive, as a kernel GEM reference does. A GPU mapping
+ * (GEM_VA) does not touch the CPU's page tables at that address: the GPU
+ * address translates, for the command processor, to a private CPU view of
+ * the buffer's pages, so the CPU reaches the range only when the runtime
+ * maps it for the CPU, as on hardware. */
+
+struct dmabuf {
+  dev_t dev;
+  ino_t ino;
+  uint64_t handle; /* the KFD handle exported */
+};
+static struct dmabuf *dmabufs;
+static size_t ndmabufs, capdmabufs;
+
+struct gem {
+  bool live;
+  unsigned gpu; /* the device (render node) it was imported on */
+  size_t slot;  /* the buffer */
+  unsigned refs;
+};
+static struct gem *gems;
+static size_t ngems, capgems;
+
+struct vamap {
+  unsigned gpu;
+  uint32_t gem;
+  uint64_t va, size;
+  void *view; /* the command processor's CPU view of the mapped pages */
+};
+static struct vamap *vamaps;
+static size_t nvamaps, capvamaps;
+
+static void release_if_unreferenced(struct bo *b) {
+  if (!b->kfd_freed || b->gems) return;
+  b->live = false;
+  b->kfd_freed = false;
+  if (b->kind == BO_DEVICE) extent_free(b->backing, b->size);
+}
+
+int vgpu_mem_export_dmabuf(void *argp) {
+  struct vgpu_export_dmabuf_args *a = argp;
+  pthread_rwlock_wrlock(&lock);
+  struct bo *b = bo_by_handle(a->handle);
+  int rc = 0;
+  if (!b) rc = -EINVAL;
+  else if (b->kind == BO_USER_SAME_VA || b->kind == BO_USER_ALIASED) rc = -EPERM; /* amdgpu: no userptr export */
+  else if (b->kind != BO_DEVICE) rc = -EINVAL;
+  int fd = -1;
+  struct stat st;
+  if (!rc) {
+    fd = memfd_create("vgpu-dmabuf", (a->flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+    if (fd < 0 || ftruncate(fd, (off_t)b->size) || fstat(fd, &st)) rc = fd < 0 ? -EMFILE : -ENOMEM;
+  }
+  if (!rc) {
+    /* Forget exports of buffers that no longer exist. */
+    size_t j = 0;
+    for (size_t i = 0; i < ndmabufs; i++) {
+      uint64_t slot = (dmabufs[i].handle & 0xffffffffu) - 1;
+      if (slot < nbos && bos[slot].live && handle_of(slot) == dmabufs[i].handle) dmabufs[j++] = dmabufs[i];
+    }
+    ndmabufs = j;
+    if (grow(&dmabufs, &capdmabufs, ndmabufs, sizeof *dmabufs)) rc = -ENOMEM;
+    else dmabufs[ndmabufs++] = (struct dmabuf){st.st_dev, st.st_ino, a->handle};
+  }
+  if (rc && fd >= 0) vgpu_real_close(fd);
+  else if (!rc) a->dmabuf_fd = (uint32_t)fd;
+  pthread_rwlock_unlock(&lock);
+  return rc;
+}
+
+static struct gem *gem_get(unsigned gpu, uint32_t h) {
+  if (!h || h > ngems || !gems[h - 1].live || gems[h - 1].gpu != gpu) return NULL;
+  return &gems[h - 1];
+}
+
+int vgpu_mem_import_dmabuf(unsigned gpu, int fd, uint32_t *gem, uint64_t *size) {
+  struct stat st;
+  if (fstat(fd, &st)) return -EBADF;
+  pthread_rwlock_wrlock(&lock);
+  int rc = -EINVAL; /* not a DMA-buf this process exported, or its buffer is gone */
+  for (size_t i = 0; i < ndmabufs; i++) {
+    if (dmabufs[i].dev != st.st_dev || dmabufs[i].ino != st.st_ino) continue;
+    uint64_t slot = (dmabufs[i].handle & 0xffffffffu) - 1;
+    if (slot >= nbos || !bos[slot].live || handle_of(slot) != dmabufs[i].handle) break;
+    /* One GEM handle per buffer and device, counted (PRIME import). */
+    size_t g = ngems;
+    for (size_t j = 0; j < ngems; j++)
+      if (gems[j].live && gems[j].gpu == gpu && gems[j].slot == slot) g = j;
+    if (g == ngems) {
+      for (g = 0; g < ngems && gems[g].live; g++) {
+      }
+      if (g == ngems) {
+        if (grow(&gems, &capgems, ngems, sizeof *gems)) {
+          rc = -ENOMEM;
+          break;
+        }
+        ngems++;
+      }
+      gems[g] = (struct gem){true, gpu, (size_t)slot, 0};
+      bos[slot].gems++;
+    }
+    gems[g].refs++;
+    *gem = (uint32_t)(g + 1);
+    *size = bos[slot].size;
+    rc = 0;
+    break;
+  }
+  pthread_rwlock_unlock(&lock);
+  return rc;
+}
+
+static bool vamap_shares_range(size_t skip, uint64_t va) {
+  for (size_t i = 0; i < nvamaps; i++)
+    if (i != skip && vamaps[i].va == va) return true;
+  return false;
+}
+
+static void vamap_remove(size_t i) {
+  struct vamap m = vamaps[i];
+  if (!vamap_shares_range(i, m.va)) {
+    range_remove(m.va);
+  } else {
+    /* Another GPU keeps the range: translate through its view. */
+    size_t r = range_upper(m.va);
+    for (size_t j = 0; j < nvamaps; j++)
+      if (j != i && vamaps[j].va == m.va) ranges[r - 1].delta = (int64_t)((uintptr_t)vamaps[j].view - m.va);
+  }
+  memmove(&vamaps[i], &vamaps[i + 1], (nvamaps - i - 1) * sizeof *vamaps);
+  nvamaps--;
+  munmap(m.view, m.size);
+}
+
+int vgpu_mem_gem_close(unsigned gpu, uint32_t h) {
+  pthread_rwlock_wrlock(&lock);
+  struct gem *g = gem_get(gpu, h);
+  int rc = g ? 0 : -EINVAL;
+  if (g && --g->refs == 0) {
+    /* Closing the last handle removes the object's mappings from the VM. */
+    for (size_t i = nvamaps; i-- > 0;)
+      if (vamaps[i].gpu == gpu && vamaps[i].gem == h) vamap_remove(i);
+    struct bo *b = &bos[g->slot];
+    g->live = false;
+    b->gems--;
+    release_if_unreferenced(b);
+  }
+  pthread_rwlock_unlock(&lock);
+  return rc;
+}
+
+int vgpu_mem_gem_va(unsigned gpu, uint32_t h, uint64_t offset, uint64_t size, uint64_t va, bool map) {
+  pthread_rwlock_wrlock(&lock);
+  struct gem *g = gem_get(gpu, h);
+  int rc = 0;
+  if (!g) {
+    rc = -ENOENT;
+    goto out;
+  }
+  if (!map) {
+    rc = -ENOENT; /* no mapping of this object at va */
+    for (size_t i = 0; i < nvamaps; i++)
+      if (vamaps[i].gpu == gpu && vamaps[i].gem == h && vamaps[i].va == va) {
+        vamap_remove(i);
+        rc = 0;
+        break;
+      }
+    goto out;
+  }
+  struct bo *b = &bos[g->slot];
+  if (!size || (va | offset | size) & (PAGE - 1) || offset + size > b->size || offset + size < offset ||
+      b->kind != BO_DEVICE) {
+    rc = -EINVAL;
+    goto out;
+  }
+  /* A range already mapped in this GPU's VM is refused, as amdgpu does. */
+  for (size_t i = 0; i < nvamaps; i++)
+    if (vamaps[i].gpu == gpu && va < vamaps[i].va + vamaps[i].size && vamaps[i].va < va + size) {
+      rc = -EINVAL;
+      goto out;
+    }
+  /* The command processor translates one address space for all GPUs: the
+   * same object at the same place in another GPU's VM shares the entry;
+   * anything else there (another buffer) is beyond this emulation. */
+  bool shared = false;
+  for (size_t i = 0; i < nvamaps; i++)
+    if (vamaps[i].va == va && vamaps[i].size == size && gems[vamaps[i].gem - 1].slot == g->slot) shared = true;
+  size_t r = range_upper(va + size - 1);
+  if (!shared && r && ranges[r - 1].end > va) {
+    vgpu_unknown("GPU mapping", "GEM_VA over an address another buffer holds for another GPU", "-EINVAL");
+    rc = -EINVAL;
+    goto out;
+  }
+  void *view = vgpu_real_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, (off_t)(b->backing + offset));
+  if (view == MAP_FAILED) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  madvise(view, size, MADV_DONTFORK);
+  if (grow(&vamaps, &capvamaps, nvamaps, sizeof *vamaps) ||
+      (!shared && range_add(va, size, (int64_t)((uintptr_t)view - va), true))) {
+    munmap(view, size);
+    rc = -ENOMEM;
+    goto out;
+  }
+  vamaps[nvamaps++] = (struct vamap){gpu, h, va, size, view};
+out:
+  pthread_rwlock_unlock(&lock);
+  vgpu_logf("{\"type\":\"gem_va\",\"pid\":%d,\"gpu\":%u,\"op\":\"%s\",\"gem\":%u,\"va\":%llu,\"offset\":%llu,"
+            "\"bytes\":%llu,\"result\":%d}",
+            (int)getpid(), gpu, map ? "map" : "unmap", h, (unsigned long long)va, (unsigned long long)offset,
+            (unsigned long long)size, rc);
+  return rc;
+}
+
+int vgpu_mem_gem_mmap_offset(unsigned gpu, uint32_t h, uint64_t *off) {
+  pthread_rwlock_rdlock(&lock);
+  struct gem *g = gem_get(gpu, h);
+  int rc = g && bos[g->slot].kind == BO_DEVICE ? 0 : -ENOENT;
+  if (!rc) *off = BO_MMAP_BASE + bos[g->slot].backing;
+  pthread_rwlock_unlock(&lock);
+  return rc;
 }
 
 /* --- pages served through /dev/kfd ------------------------------------------------ */
@@ -430,6 +673,7 @@ void vgpu_memory_after_fork(void) {
   freel = NULL;
   nfree = capfree = 0;
   nbos = 0;
+  ndmabufs = ngems = nvamaps = 0;
   nranges = 0;
   naliased = 0;
   special_init = false;

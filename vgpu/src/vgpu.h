@@ -137,6 +137,13 @@ bool vgpu_mem_range(uint64_t gpu_va, uint64_t *base, uint64_t *size); /* the buf
 void *vgpu_events_page(void); /* the event page when the thunk brings none */
 void *vgpu_mem_by_handle(uint64_t handle, uint64_t *size);
 uint64_t vgpu_special_mmap_offset(int type, unsigned gpu); /* KFD_MMAP_TYPE_* offsets */
+/* DMA-buf export (KFD) and the GEM objects imported from it on a render
+ * node (libdrm, drm.c): handles, GPU mappings (GEM_VA), mmap offsets. */
+int vgpu_mem_export_dmabuf(void *args);
+int vgpu_mem_import_dmabuf(unsigned gpu, int fd, uint32_t *gem, uint64_t *size);
+int vgpu_mem_gem_close(unsigned gpu, uint32_t gem);
+int vgpu_mem_gem_va(unsigned gpu, uint32_t gem, uint64_t offset, uint64_t size, uint64_t va, bool map);
+int vgpu_mem_gem_mmap_offset(unsigned gpu, uint32_t gem, uint64_t *off);
 
 /* Events (events.c). */
 int vgpu_event_create(void *args);
