@@ -44,6 +44,11 @@ decltype(hsa_amd_memory_async_copy_rect) *g_next_copy_rect;
 decltype(hsa_amd_profiling_async_copy_enable) *g_next_copy_enable;
 decltype(hsa_amd_memory_pool_allocate) *g_next_pool_allocate;
 decltype(hsa_amd_memory_pool_free) *g_next_pool_free;
+// The virtual memory API (ROCR 6.0+) is not in the host's 5.2 headers:
+// hsa_amd_vmem_handle_create(pool, size, type, flags, handle*) and
+// hsa_amd_vmem_handle_release(handle); the handle is one uint64_t.
+hsa_status_t (*g_next_vmem_create)(hsa_amd_memory_pool_t, size_t, uint32_t, uint64_t, uint64_t *);
+hsa_status_t (*g_next_vmem_release)(uint64_t);
 decltype(hsa_memory_allocate) *g_next_allocate;
 decltype(hsa_memory_free) *g_next_free;
 decltype(hsa_executable_freeze) *g_next_freeze;
@@ -613,6 +618,32 @@ hsa_status_t hook_pool_free(void *ptr)
     return st;
 }
 
+// As rocprofv3: VMEM_ALLOCATE carries the handle as its address, the size
+// and the pool's agent; VMEM_FREE the handle, size 0.
+hsa_status_t hook_vmem_create(hsa_amd_memory_pool_t pool, size_t size, uint32_t type, uint64_t flags,
+                              uint64_t *handle)
+{
+    if (!(rpg_domains & RPG_DOMAIN_MEMORY_ALLOCATION))
+        return g_next_vmem_create(pool, size, type, flags, handle);
+    uint64_t corr = shim_correlation(), t0 = rpg_now();
+    hsa_status_t st = g_next_vmem_create(pool, size, type, flags, handle);
+    if (st == HSA_STATUS_SUCCESS && handle)
+        record_alloc(RPG_ALLOC_VMEM_ALLOCATE, shim_pool_node(pool.handle), (const void *)(uintptr_t)*handle,
+                     size, corr, t0);
+    return st;
+}
+
+hsa_status_t hook_vmem_release(uint64_t handle)
+{
+    if (!(rpg_domains & RPG_DOMAIN_MEMORY_ALLOCATION))
+        return g_next_vmem_release(handle);
+    uint64_t corr = shim_correlation(), t0 = rpg_now();
+    hsa_status_t st = g_next_vmem_release(handle);
+    if (st == HSA_STATUS_SUCCESS)
+        record_alloc(RPG_ALLOC_VMEM_FREE, 0, (const void *)(uintptr_t)handle, 0, corr, t0);
+    return st;
+}
+
 hsa_status_t hook_allocate(hsa_region_t region, size_t size, void **ptr)
 {
     if (!(rpg_domains & RPG_DOMAIN_MEMORY_ALLOCATION))
@@ -716,6 +747,8 @@ void shim_install_activity_hooks()
     AMD_HOOK(hsa_amd_profiling_get_async_copy_time, g_next_copy_time, hook_copy_time);
     AMD_HOOK(hsa_amd_memory_pool_allocate, g_next_pool_allocate, hook_pool_allocate);
     AMD_HOOK(hsa_amd_memory_pool_free, g_next_pool_free, hook_pool_free);
+    AMD_HOOK(hsa_amd_vmem_handle_create, g_next_vmem_create, hook_vmem_create);
+    AMD_HOOK(hsa_amd_vmem_handle_release, g_next_vmem_release, hook_vmem_release);
     shim_install_profiler_hook();
     if ((rpg_domains & RPG_DOMAIN_MEMORY_COPY) && shim_amd.hsa_amd_profiling_async_copy_enable_fn)
         shim_amd.hsa_amd_profiling_async_copy_enable_fn(true);
