@@ -188,3 +188,22 @@ func BenchmarkCreateCommit(b *testing.B) {
 		})
 	}
 }
+
+// A symlink another user planted where an output sub-directory goes is not
+// followed; the user's own (or root's) links are.
+func TestMkdirAllRefusesOthersSymlinks(t *testing.T) {
+	base := t.TempDir()
+	victim := filepath.Join(base, "victim")
+	require.NoError(t, os.Mkdir(victim, 0o700))
+	own := filepath.Join(base, "own")
+	require.NoError(t, os.Symlink(victim, own))
+	require.NoError(t, MkdirAll(filepath.Join(own, "sub"), 0o755), "the user's own link is followed")
+	require.DirExists(t, filepath.Join(victim, "sub"))
+
+	planted := filepath.Join(base, "node01")
+	require.NoError(t, os.Symlink(victim, planted))
+	require.NoError(t, os.Lchown(planted, 4242, 4242))
+	err := MkdirAll(filepath.Join(planted, "run"), 0o755)
+	require.ErrorContains(t, err, planted+": a symbolic link owned by uid 4242, not by you or root")
+	require.NoDirExists(t, filepath.Join(victim, "run"))
+}

@@ -54,7 +54,7 @@ type Dispatch struct {
 // final paths.
 func (d *Dispatch) Write() error {
 	parent, base := filepath.Dir(d.Dir), filepath.Base(d.Dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := atomicfile.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
 	stage, err := atomicfile.NewStage(parent)

@@ -15,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // OutputWriter turns the spools one run of the app left behind into the
@@ -148,7 +150,7 @@ func CheckOutputDir(template string) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return &OutputDirError{Dir: dir, Err: errors.New("it exists and is not a directory")}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
 		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
 	}
 	f, err := os.CreateTemp(dir, ".rocprof-go-write-check-")

@@ -2,7 +2,6 @@ package output
 
 import (
 	"io"
-	"os"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
@@ -25,7 +24,7 @@ type OutputFile interface {
 // final name, renamed onto it when complete.
 type osFS struct{}
 
-func (osFS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
+func (osFS) MkdirAll(path string) error { return atomicfile.MkdirAll(path, 0o755) }
 
 func (osFS) Create(path string) (OutputFile, error) {
 	return atomicfile.Create(path, atomicfile.Public)

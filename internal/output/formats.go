@@ -179,7 +179,7 @@ func (f *Writer) Write(prefix string, in *Input) error {
 		return nil
 	}
 	path := f.Path(prefix)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("%s output: %w", f.Format, err)
 	}
 	if f.WritePath != nil {

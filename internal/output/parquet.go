@@ -2,7 +2,6 @@ package output
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -127,7 +126,7 @@ type pqTable struct {
 }
 
 func newPQTable(path string, schema *arrow.Schema, slots chan struct{}) (*pqTable, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
 	f, err := atomicfile.Create(path, atomicfile.Public)

@@ -3,7 +3,6 @@ package rocprof
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -73,7 +72,7 @@ func writeConfigFile(pass launch.PassResult, app []string) (launch.OutputFile, e
 	if err != nil {
 		return launch.OutputFile{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return launch.OutputFile{}, err
 	}
 	// It holds the environment: 0600, through a temporary file.

@@ -77,7 +77,7 @@ type ManifestFile struct {
 // two overlapped) is kept in m.Concurrent; an older one is replaced. Runs
 // finishing at the same moment serialise on a lock of the directory.
 func WriteManifest(dir string, m *Manifest) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	unlock, err := lockManifest(dir)

@@ -182,7 +182,7 @@ func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*lau
 		}
 		return nil, output.WriteSummary(stdout, in, true)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
 	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
