@@ -27,7 +27,9 @@ import (
 // (internal/aql/att.go).
 const (
 	sqttMagic        = "VGPUSQTT"
-	sqttBlock        = 32 // header, padded user data and records are 32-byte blocks
+	attTimestampTag  = 0x5        // user-data tag of a timestamp (lo, hi follow)
+	attTimestampHigh = 0xffffffff // stands for a timestamp's high half in a shape
+	sqttBlock        = 32         // header, padded user data and records are 32-byte blocks
 	attUserdataMagic = 0x434F5200
 	attUserdataInfo  = 0x00080201
 )
@@ -259,7 +261,14 @@ func checkThreadTrace(t *testing.T, runtimeName string, res *rocprof.Result, app
 		var tags []uint32
 		for i := 2; i < len(tr.user); i += 2 {
 			require.NotEqual(t, uint32(attUserdataMagic), tr.user[i], "dispatch %s: one trace's user data only", id)
-			tags = append(tags, tr.user[i])
+			tag := tr.user[i]
+			if i >= 4 && tr.user[i-2] == attTimestampTag {
+				// A timestamp takes two pairs: the second's first word is
+				// the timestamp's high half, which moves every 43 s of a
+				// 100 MHz clock, so it is not part of the stream's shape.
+				tag = attTimestampHigh
+			}
+			tags = append(tags, tag)
 		}
 		for _, e := range cos {
 			require.Equal(t, 1, countWords(tr.user, []uint32{0x204, uint32(e.LoadDelta)}), "dispatch %s: code object %d's address", id, e.ID)
