@@ -21,9 +21,16 @@
 // and inside the HIP call that writes the packet) tag each reserved slot with
 // the thread's correlation id, stream and thread id, and the callback reads
 // the tag of the slot it is handed (its user_index).
+//
+// A process that dies by a signal keeps the dispatches the GPU completed
+// before it (issue 19): crash.cpp's handler calls shim_queues_crash_flush,
+// which records every completed FIFO entry nobody recorded yet, reading the
+// timestamps from the signal's memory and converting them with the queue's
+// TickMap. Each entry's claim word makes exactly one thread record it.
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +124,24 @@ struct Pending {
     void *pmc;    // counter slot whose read packet this is (pmc.h)
     bool counted; // a dispatch with counters: recorded even without kernel trace
     std::atomic<uint32_t> waited; // an app thread waits for it (shim_queue_assist)
+    // Who records this entry (crash hand-off, see "fatal signals" below):
+    // the entry's FIFO index (low 32 bits) in the high half, and in the low
+    // half 0 (nobody yet), the tid of the thread recording it, or kClaimDone.
+    std::atomic<uint64_t> claim;
+};
+
+const uint32_t kClaimDone = 0xffffffffu;
+const uint64_t kClaimSeq = 0xffffffff00000000ull;
+inline uint64_t claim_seq(uint64_t index) { return (uint64_t)(uint32_t)index << 32; }
+
+// GPU ticks -> the runtime's system timestamps, the affine map a fatal-signal
+// handler converts with (it may not call the runtime, which locks):
+// ns = ns0 + (tick - tick0) * mult / 2^32. Two copies, the index flips after
+// the idle one is rewritten (under the queue's proc lock).
+struct TickMap {
+    uint64_t tick0;
+    uint64_t ns0;
+    uint64_t mult; // 32.32 fixed point, system ticks per GPU tick
 };
 
 // Who reserved one slot of an intercept queue (slot index + 1 in `index`,
@@ -158,6 +183,11 @@ struct Queue {
     std::atomic<int> assists{0}; // app threads holding this queue (assist)
     std::atomic<uint64_t> last_assist_ns{0}; // when an app thread last finished entries
     pthread_t thread;
+    TickMap tmap[2];
+    std::atomic<uint32_t> tmap_idx{0};
+    bool tmap_ok; // tmap holds a map (from the agent's conversion at creation)
+    bool tmap_checked; // ROCPROF_GO_SHIM_DEBUG: the map's error was printed
+    bool tmap_real; // anchored on a recorded dispatch (not only the creation's conversion)
 };
 
 const int kMaxQueues = 1024;
@@ -177,6 +207,14 @@ uint64_t g_tick_per_second = 1000000000ull;
 // FIFO and go to sleep — so that a lost wake-up shows every time. 0 (unset)
 // in normal runs: one predictable branch per callback.
 long g_test_publish_delay_us;
+// Test hook (test/reliability, crash tests): ROCPROF_GO_TEST_COMPLETION_HOLD=1
+// keeps the completion threads from completing anything until their queue
+// stops, so that every completed dispatch is left to the fatal-signal handler.
+bool g_test_hold;
+bool g_crash_debug; // ROCPROF_GO_SHIM_DEBUG
+// Fatal-signal handlers walking the queues right now: a queue is not freed
+// while any is (hook_queue_destroy waits, after unlisting it).
+std::atomic<int> g_crash_readers{0};
 
 decltype(hsa_queue_create) *g_next_queue_create;
 decltype(hsa_queue_destroy) *g_next_queue_destroy;
@@ -192,9 +230,50 @@ void wake(Queue *q)
 // Records an entry whose signal has completed and passes the completion on
 // to the app's signal; returns the interrupt signal to recycle (after head
 // has moved past the entry: recycle_signal), or none.
-hsa_signal_t complete(Queue *q, Pending *p)
+// The handler's conversion (no call, no lock).
+inline uint64_t tick_map_apply(const TickMap *m, uint64_t tick)
 {
-    if (p->dispatch_id && ((rpg_domains & RPG_DOMAIN_KERNEL) || p->counted)) {
+    if (tick >= m->tick0)
+        return m->ns0 + (uint64_t)(((unsigned __int128)(tick - m->tick0) * m->mult) >> 32);
+    return m->ns0 - (uint64_t)(((unsigned __int128)(m->tick0 - tick) * m->mult) >> 32);
+}
+
+// Moves the map's anchor to a conversion the runtime just made (under
+// q->proc, the only writer), at most every kReanchorNs: the runtime
+// re-synchronises its GPU/CPU clock pair as time goes on, and the handler
+// converts ticks near the anchor.
+const uint64_t kReanchorNs = 100 * 1000 * 1000;
+inline void reanchor(Queue *q, uint64_t tick, uint64_t ns)
+{
+    uint32_t i = q->tmap_idx.load(std::memory_order_relaxed);
+    const TickMap *m = &q->tmap[i];
+    if (__builtin_expect(g_crash_debug, 0) && q->tmap_ok && !q->tmap_checked) {
+        fprintf(stderr, "rocprof-go shim: queue %llu: tick map off by %+lld ns %.3f s from its anchor\n",
+                (unsigned long long)q->id, (long long)(tick_map_apply(m, tick) - ns),
+                double((int64_t)(ns - m->ns0)) / 1e9);
+        q->tmap_checked = true;
+    }
+    if ((__builtin_expect(ns - m->ns0 < kReanchorNs, 1) && q->tmap_real) || !q->tmap_ok || !tick ||
+        !ns)
+        return;
+    TickMap *w = &q->tmap[i ^ 1];
+    w->mult = m->mult;
+    if (q->tmap_real && tick > m->tick0 && ns > m->ns0) // the slope between two real conversions
+        w->mult = (uint64_t)(((unsigned __int128)(ns - m->ns0) << 32) / (tick - m->tick0));
+    w->tick0 = tick;
+    w->ns0 = ns;
+    q->tmap_real = true;
+    q->tmap_idx.store(i ^ 1, std::memory_order_release);
+}
+
+hsa_signal_t complete(Queue *q, Pending *p, uint32_t self)
+{
+    uint64_t claim = p->claim.load(std::memory_order_relaxed);
+    if (p->dispatch_id && ((rpg_domains & RPG_DOMAIN_KERNEL) || p->counted) &&
+        // A fatal signal's handler may have recorded it already (or be doing so).
+        (uint32_t)claim == 0 &&
+        p->claim.compare_exchange_strong(claim, claim | self, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
         rpg_kernel_dispatch_rec r;
         memset(&r, 0, sizeof r);
         hsa_amd_profiling_dispatch_time_t t{0, 0};
@@ -220,7 +299,13 @@ hsa_signal_t complete(Queue *q, Pending *p)
         r.agpr_count = k.agpr_count;
         r.sgpr_count = k.sgpr_count;
         rpg_record_kernel_dispatch(&r);
+        p->claim.store((claim & kClaimSeq) | kClaimDone, std::memory_order_release);
         __atomic_fetch_add(&shim_counters.dispatches_recorded, 1, __ATOMIC_RELAXED);
+        reanchor(q, ((const amd_signal_t *)(uintptr_t)p->ours.handle)->end_ts, t.end);
+    } else if ((uint32_t)claim == 0) {
+        // Not recorded here (not a traced dispatch): nobody may take it from
+        // now on, since head moves past it and the slot will be reused.
+        p->claim.store((claim & kClaimSeq) | kClaimDone, std::memory_order_relaxed);
     }
     if (p->pmc)
         shim_pmc_complete(p->pmc); // before the app (or the next profiled dispatch) sees it
@@ -376,6 +461,15 @@ bool assisted(const Queue *q, uint64_t now)
 void *completion_thread(void *arg)
 {
     Queue *q = (Queue *)arg;
+    // Signals meant for the process go to the app's threads, not here: a
+    // fatal one's handler then never interrupts this thread mid-record.
+    sigset_t async;
+    sigemptyset(&async);
+    static const int kAsync[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+    for (int sig : kAsync)
+        sigaddset(&async, sig);
+    pthread_sigmask(SIG_BLOCK, &async, nullptr);
+    uint32_t self = rpg_tid();
     uint64_t scan = 0;    // entries in [head, scan) are known not app-visible
     uint64_t seen = ~0ull; // the app-visible entry this thread last found pending
     uint64_t seen_ns = 0;  // and when
@@ -386,6 +480,10 @@ void *completion_thread(void *arg)
         uint64_t head = q->head.load(std::memory_order_acquire);
         uint64_t now = rpg_now();
         uint64_t tail = q->tail.load(std::memory_order_acquire);
+        if (__builtin_expect(g_test_hold, 0) && !q->stopping.load()) {
+            nap(q, 1000000); // test hook: completions are left to a fatal signal's handler
+            continue;
+        }
         if (head == tail) {
             if (q->stopping.load())
                 break;
@@ -415,7 +513,7 @@ void *completion_thread(void *arg)
             hsa_signal_t done{0};
             pthread_mutex_lock(&q->proc);
             if (q->head.load(std::memory_order_relaxed) == head) {
-                done = complete(q, p);
+                done = complete(q, p, self);
                 q->head.store(head + 1, std::memory_order_release);
             }
             pthread_mutex_unlock(&q->proc);
@@ -637,6 +735,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         if (!ours.handle)
             continue; // out of signals: this packet goes untraced, unchanged
         p->ours = ours;
+        p->claim.store(claim_seq(tail), std::memory_order_relaxed);
         p->interrupt = visible;
         p->waited.store(0, std::memory_order_relaxed);
         p->app = k->completion_signal;
@@ -735,6 +834,84 @@ hsa_status_t create_plain(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
     return st;
 }
 
+// The runtime's conversion of `agent`'s GPU ticks to system timestamps, as
+// an affine map around the present, for the fatal-signal handler. It is made
+// with the call that converts every recorded dispatch,
+// hsa_amd_profiling_get_dispatch_time, on a signal of the shim's own whose
+// start_ts/end_ts it sets. (hsa_amd_profiling_convert_tick_to_system_domain
+// answers 2^63 + x on ROCR 5.2.3 until the runtime first re-synchronises its
+// clocks: its two clock samples are equal, and 0/0 becomes an integer.) The
+// runtime has no call for "the GPU's tick now". A pair of ticks far in the
+// future makes the runtime re-synchronise and gives the rate; the rate
+// places the present tick from the system clock, and a conversion there
+// gives the anchor (ticks the runtime knows, so that ROCR prints no "time
+// stamps may be invalid"). The first dispatch a completion thread records
+// checks the map (ROCPROF_GO_SHIM_DEBUG prints the error), and every
+// kReanchorNs a recorded dispatch becomes the new anchor (reanchor).
+const uint64_t kMapSpan = 1ull << 26;
+bool convert_pair(hsa_agent_t agent, hsa_signal_t s, uint64_t a, uint64_t b, uint64_t *sa,
+                  uint64_t *sb)
+{
+    amd_signal_t *as = (amd_signal_t *)(uintptr_t)s.handle;
+    as->start_ts = a;
+    as->end_ts = b;
+    hsa_amd_profiling_dispatch_time_t t{0, 0};
+    hsa_status_t st = shim_amd.hsa_amd_profiling_get_dispatch_time_fn(agent, s, &t);
+    as->start_ts = as->end_ts = 0;
+    *sa = t.start;
+    *sb = t.end;
+    return st == HSA_STATUS_SUCCESS && t.end >= t.start && t.end - t.start < (1ull << 62);
+}
+
+bool tick_map_init(hsa_agent_t agent, TickMap *m)
+{
+    auto conv = shim_amd.hsa_amd_profiling_convert_tick_to_system_domain_fn;
+    if (!shim_amd.hsa_amd_profiling_get_dispatch_time_fn || !conv)
+        return false;
+    hsa_signal_t s = pool_get();
+    if (!s.handle)
+        return false;
+    const uint64_t kf = 1ull << 56, span = 1ull << 36;
+    uint64_t s0 = 0, s1 = 0;
+    bool synced = convert_pair(agent, s, kf - span, kf, &s0, &s1) && s1 > s0;
+    pool_put(s);
+    uint64_t sys_now = 0;
+    if (!synced ||
+        shim_core.hsa_system_get_info_fn(HSA_SYSTEM_INFO_TIMESTAMP, &sys_now) != HSA_STATUS_SUCCESS)
+        return false;
+    (void)s0;
+    // The runtime's line through its clock pairs: its slope from two ticks
+    // far apart (the pair may be close together yet, so the slope is the
+    // runtime's, not the clocks' true ratio, until later re-synchronisations:
+    // reanchor follows those), then the present tick on it by Newton's method.
+    const uint64_t ka = 1ull << 40, kb = 1ull << 41;
+    uint64_t va = 0, vb = 0;
+    if (conv(agent, ka, &va) != HSA_STATUS_SUCCESS || conv(agent, kb, &vb) != HSA_STATUS_SUCCESS ||
+        vb <= va)
+        return false;
+    double rate = double(vb - va) / double(kb - ka);
+    double t = double(ka) + (double(sys_now) - double(va)) / rate;
+    for (int i = 0; i < 4 && t > 0 && t < 9.0e18; i++) {
+        uint64_t v = 0;
+        if (conv(agent, (uint64_t)t, &v) != HSA_STATUS_SUCCESS)
+            return false;
+        double d = (double(sys_now) - double(v)) / rate;
+        t += d;
+        if (d < 1 && d > -1)
+            break;
+    }
+    if (!(t > double(kMapSpan) && t < 9.0e18))
+        return false;
+    uint64_t t0 = (uint64_t)t, a = 0, b = 0;
+    if (conv(agent, t0, &a) != HSA_STATUS_SUCCESS ||
+        conv(agent, t0 + kMapSpan, &b) != HSA_STATUS_SUCCESS || b <= a)
+        return false;
+    m->tick0 = t0;
+    m->ns0 = a;
+    m->mult = (uint64_t)(((unsigned __int128)(b - a) << 32) / kMapSpan);
+    return m->mult != 0;
+}
+
 hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
                                void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
                                uint32_t private_segment_size, uint32_t group_segment_size,
@@ -776,6 +953,11 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
     q->hw_size = size;
     pthread_mutex_init(&q->lock, nullptr);
     pthread_mutex_init(&q->proc, nullptr);
+    q->tmap_ok = tick_map_init(agent, &q->tmap[0]);
+    if (g_crash_debug)
+        fprintf(stderr, "rocprof-go shim: queue %llu: tick map %s (%.9f system ticks per GPU tick)\n",
+                (unsigned long long)q->id, q->tmap_ok ? "ok" : "unavailable",
+                q->tmap_ok ? double(q->tmap[0].mult) / 4294967296.0 : 0.0);
     shim_amd.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
     if (pthread_create(&q->thread, nullptr, completion_thread, q) != 0) {
         free(q->ring);
@@ -794,8 +976,10 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
         return st;
     }
     pthread_mutex_lock(&g_queues_lock);
-    if (g_nqueues < kMaxQueues)
-        g_queues[g_nqueues++] = q;
+    if (g_nqueues < kMaxQueues) { // published for fatal-signal handlers, which take no lock
+        __atomic_store_n(&g_queues[g_nqueues], q, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_nqueues, g_nqueues + 1, __ATOMIC_RELEASE);
+    }
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
     __atomic_fetch_add(&shim_counters.queues_intercepted, 1, __ATOMIC_RELAXED);
@@ -837,7 +1021,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         pthread_mutex_lock(&g_queues_lock);
         for (int i = 0; i < g_nqueues; i++)
             if (g_queues[i] == q)
-                g_queues[i] = nullptr;
+                __atomic_store_n(&g_queues[i], nullptr, __ATOMIC_SEQ_CST);
         g_queues_gen.fetch_add(1, std::memory_order_release);
         pthread_mutex_unlock(&g_queues_lock);
         q->kick = kick_signal(q->agent);
@@ -850,8 +1034,10 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         q->stopping.store(true);
         wake(q);
         pthread_join(q->thread, nullptr);
-        // App threads still finishing entries of this queue.
+        // App threads still finishing entries of this queue, and fatal-signal
+        // handlers that may have listed it before it was unlisted.
         wait_bounded([q] { return q->assists.load(std::memory_order_acquire) == 0; });
+        wait_bounded([] { return g_crash_readers.load(std::memory_order_seq_cst) == 0; });
         for (uint64_t k = 0; k <= q->mask; k++)
             if (q->ring[k].slot_signal.handle)
                 shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
@@ -917,6 +1103,7 @@ bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint
     *done = shim_core.hsa_signal_wait_scacquire_fn(ours, HSA_SIGNAL_CONDITION_LT, 1, timeout,
                                                    hint) < 1;
     if (*done) {
+        uint32_t self = rpg_tid();
         hsa_signal_t recycle[64];
         int nrecycle = 0;
         pthread_mutex_lock(&q->proc);
@@ -924,7 +1111,7 @@ bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint
             Pending *p = &q->ring[h & q->mask];
             if (shim_core.hsa_signal_load_scacquire_fn(p->ours) >= 1)
                 break; // out of order: the completion thread finishes the rest
-            hsa_signal_t r = complete(q, p);
+            hsa_signal_t r = complete(q, p, self);
             if (r.handle)
                 recycle[nrecycle++] = r;
             q->head.store(h + 1, std::memory_order_release);
@@ -944,6 +1131,9 @@ void shim_install_queue_hooks()
 {
     if (const char *d = getenv("ROCPROF_GO_TEST_PUBLISH_DELAY_US"))
         g_test_publish_delay_us = strtol(d, nullptr, 10) > 0 ? strtol(d, nullptr, 10) : 0;
+    if (const char *h = getenv("ROCPROF_GO_TEST_COMPLETION_HOLD"))
+        g_test_hold = h[0] == '1';
+    g_crash_debug = getenv("ROCPROF_GO_SHIM_DEBUG") != nullptr;
     if (const char *k = getenv("ROCPROF_GO_TEST_DESTROY_KICK_US")) {
         long us = strtol(k, nullptr, 10);
         if (us > 0) {
@@ -971,6 +1161,9 @@ void shim_install_queue_hooks()
     RPG_HOOK_WRITE_INDEX(cas, relaxed)
     RPG_HOOK_WRITE_INDEX(cas, screlease)
 #undef RPG_HOOK_WRITE_INDEX
+    // Dispatches completed before a fatal signal are recorded by its handler.
+    if ((rpg_domains & (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)) || shim_pmc_on)
+        shim_crash_install();
 }
 
 bool shim_queue_identify(const hsa_queue_t *hq, uint64_t *id, uint32_t *node)
@@ -1010,6 +1203,7 @@ void shim_install_profiler_hook()
 // Entries still pending then belong to packets that will never complete.
 void shim_queues_shutdown()
 {
+    shim_crash_uninstall();
     // The kick queue is the shim's own: its signals must not outlive the
     // runtime (which reports them as leaked).
     pthread_mutex_lock(&g_kick_lock);
@@ -1018,10 +1212,17 @@ void shim_queues_shutdown()
     g_kick_queue = nullptr;
     pthread_mutex_unlock(&g_kick_lock);
     pthread_mutex_lock(&g_queues_lock);
+    Queue *stopped[kMaxQueues];
+    int nstopped = 0;
     for (int i = 0; i < g_nqueues; i++) {
-        Queue *q = g_queues[i];
-        if (!q)
-            continue;
+        if (g_queues[i])
+            stopped[nstopped++] = g_queues[i];
+        __atomic_store_n(&g_queues[i], nullptr, __ATOMIC_SEQ_CST);
+    }
+    __atomic_store_n(&g_nqueues, 0, __ATOMIC_SEQ_CST);
+    wait_bounded([] { return g_crash_readers.load(std::memory_order_seq_cst) == 0; });
+    for (int i = 0; i < nstopped; i++) {
+        Queue *q = stopped[i];
         q->stopping.store(true);
         wake(q);
         pthread_join(q->thread, nullptr);
@@ -1029,9 +1230,7 @@ void shim_queues_shutdown()
             if (q->ring[k].slot_signal.handle)
                 shim_core.hsa_signal_destroy_fn(q->ring[k].slot_signal);
         // The queue itself is the app's (or the runtime's) to destroy.
-        g_queues[i] = nullptr;
     }
-    g_nqueues = 0;
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
     SignalStack *stacks[] = {&g_pool, &g_retired};
@@ -1042,6 +1241,124 @@ void shim_queues_shutdown()
         st->n = 0;
         pthread_mutex_unlock(&st->lock);
     }
+}
+
+// ---- fatal signals ---------------------------------------------------------------
+
+namespace {
+
+// CLOCK_MONOTONIC ns (clock_gettime is async-signal-safe).
+uint64_t mono_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// One FIFO entry (index j) of q, from a fatal signal's handler: recorded here
+// if the GPU completed it and nobody else records it.
+void crash_entry(Queue *q, uint64_t j, uint32_t self, uint64_t deadline, ShimCrashStats *st)
+{
+    Pending *p = &q->ring[j & q->mask];
+    const uint64_t seq = claim_seq(j);
+    for (;;) {
+        uint64_t c = p->claim.load(std::memory_order_acquire);
+        if ((c & kClaimSeq) != seq || (uint32_t)c == kClaimDone)
+            return; // recorded (or passed over) already; the slot may hold a newer entry
+        if ((uint32_t)c != 0) {
+            // Another thread is recording it (a completion thread, or an app
+            // thread finishing its wait). Give it time to publish; this very
+            // thread, interrupted mid-record, never will: skipped (counted),
+            // as recording it here could duplicate it if the process lives on.
+            if ((uint32_t)c != self && mono_ns() < deadline) {
+                sched_yield();
+                continue;
+            }
+            st->skipped++;
+            return;
+        }
+        // Nobody has it: read what the entry and its signal hold, then claim.
+        // A successful claim proves the entry was not completed and reused
+        // meanwhile (completing an entry claims it first).
+        if (!p->dispatch_id || !((rpg_domains & RPG_DOMAIN_KERNEL) || p->counted))
+            return;
+        const amd_signal_t *sig = (const amd_signal_t *)(uintptr_t)p->ours.handle;
+        if (!sig)
+            return;
+        if (__atomic_load_n(&sig->value, __ATOMIC_ACQUIRE) >= 1) {
+            st->pending++; // the GPU has not completed it
+            return;
+        }
+        uint64_t start_ts = sig->start_ts, end_ts = sig->end_ts;
+        rpg_kernel_dispatch_rec r;
+        memset(&r, 0, sizeof r);
+        shim_kernel_info k{0, 0, 0, 0, 0};
+        shim_kmap_get(p->kernel_object, &k);
+        r.agent_node = q->node;
+        r.tid = p->tid;
+        r.queue_id = q->id;
+        r.stream_id = p->stream_id;
+        r.dispatch_id = p->dispatch_id;
+        r.kernel_id = k.kernel_id;
+        r.correlation_id = p->correlation_id;
+        if (q->tmap_ok && start_ts && end_ts >= start_ts) {
+            TickMap m = q->tmap[q->tmap_idx.load(std::memory_order_acquire)];
+            r.start_ns = tick_map_apply(&m, start_ts);
+            r.end_ns = tick_map_apply(&m, end_ts);
+        }
+        for (int i = 0; i < 3; i++) {
+            r.grid[i] = p->grid[i];
+            r.workgroup[i] = p->wg[i];
+        }
+        r.group_segment_size = p->group_segment_size;
+        r.private_segment_size = p->private_segment_size;
+        r.vgpr_count = k.vgpr_count;
+        r.agpr_count = k.agpr_count;
+        r.sgpr_count = k.sgpr_count;
+        if (!p->claim.compare_exchange_strong(c, seq | self, std::memory_order_acq_rel,
+                                              std::memory_order_acquire))
+            continue; // someone took it meanwhile: look again
+        // The recorder is safe here: a record interrupted on this thread
+        // keeps its cursor (this one uses the thread's second), and a spool
+        // lock this thread holds is never waited for (the record is dropped,
+        // counted in the spool header, which the CLI reports).
+        if (rpg_record_kernel_dispatch(&r) == 0) {
+            st->recorded++;
+            __atomic_fetch_add(&shim_counters.dispatches_recorded, 1, __ATOMIC_RELAXED);
+        } else {
+            st->dropped++;
+        }
+        p->claim.store(seq | kClaimDone, std::memory_order_release);
+        return;
+    }
+}
+
+} // namespace
+
+// From a fatal signal's handler (crash.cpp): records every dispatch of every
+// intercepted queue's FIFO that the GPU completed and nobody recorded yet.
+// Async-signal-safe: no lock, no allocation, no runtime call; a dispatch
+// another thread is recording is waited for until wait_ns have passed.
+void shim_queues_crash_flush(uint64_t wait_ns, ShimCrashStats *st)
+{
+    if (shim_pid != shim_loaded_pid || !rpg_record_kernel_dispatch)
+        return; // a fork child: the FIFOs are its parent's
+    uint32_t self = rpg_tid();
+    uint64_t deadline = mono_ns() + wait_ns;
+    g_crash_readers.fetch_add(1, std::memory_order_seq_cst);
+    int n = __atomic_load_n(&g_nqueues, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n && i < kMaxQueues; i++) {
+        Queue *q = __atomic_load_n(&g_queues[i], __ATOMIC_SEQ_CST);
+        if (!q)
+            continue;
+        uint64_t head = q->head.load(std::memory_order_acquire);
+        uint64_t tail = q->tail.load(std::memory_order_acquire);
+        if (tail - head > q->mask + 1)
+            continue; // head moved past our look at it: take the FIFO as it is now
+        for (uint64_t j = head; j != tail; j++)
+            crash_entry(q, j, self, deadline, st);
+    }
+    g_crash_readers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 // At exit, give packets already submitted a moment to complete and be

@@ -101,6 +101,20 @@ bool shim_install_tool_events(HsaApiTable *root, char *why, size_t whylen);
 
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
+
+// Fatal signals (crash.cpp): what a handler did.
+struct ShimCrashStats {
+    uint64_t recorded; // completed dispatches the handler recorded
+    uint64_t pending;  // dispatches the GPU had not completed
+    uint64_t skipped;  // being recorded by a thread that did not finish in time
+    uint64_t dropped;  // the recorder could not take the record (counted in the spool)
+};
+// Records the completed, unrecorded dispatches of every intercepted queue;
+// async-signal-safe (queue.cpp).
+void shim_queues_crash_flush(uint64_t wait_ns, ShimCrashStats *st);
+// Installs / removes the fatal-signal handlers (crash.cpp).
+void shim_crash_install();
+void shim_crash_uninstall();
 // From OnUnload, first: stops the copy waiters (activity.cpp).
 void shim_copies_shutdown();
 
