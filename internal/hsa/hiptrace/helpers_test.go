@@ -110,6 +110,9 @@ func readTrace(t testing.TB, dir string) *trace {
 			switch r.Kind() {
 			case tracing.KindString:
 				s := r.String()
+				if s.Table == tracing.TableStatus {
+					continue // the process's status notes, not a name table
+				}
 				d := tracing.APIDomain(s.Table)
 				if tr.names[d] == nil {
 					tr.names[d] = map[uint32]string{}
