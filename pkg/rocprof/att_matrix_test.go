@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,10 +126,7 @@ const attMatrixKernels = "vadd|scale"
 // the decoded output for exactly the traced dispatches, naming their
 // kernels; and each trace the same as on ROCm 5.2.
 func TestThreadTraceOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	t.Setenv("FAKE_DECODER_PERFEVENTS", "1") // read by the decoder, which runs in this process
 	decoder := fakeDecoderDir(t)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,10 +61,7 @@ func appKernel(name string) bool { return !strings.HasPrefix(name, "__amd_rocclr
 // virtual GPU's counter model gives for that dispatch's grid, and the app's
 // kernels have the same values on every runtime.
 func TestCountersOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	input := filepath.Join(t.TempDir(), "passes.txt")
 	var lines []string

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -105,10 +103,7 @@ type scratchDispatch struct {
 // no tools table: the explicit option fails the run with lost_domains, and
 // --sys-trace runs with a notice (unavailable_domains).
 func TestScratchMemoryTraceOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -155,10 +153,7 @@ func launchedBy(kernel, function string) bool {
 // it (graph dispatches by hipGraphLaunch), copies with their direction and
 // size, HSA calls, agents, ROCTx ranges, and SQ_WAVES exact per dispatch.
 func TestSysTraceOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	const streams, iterations, graphLaunches = 2, 3, 4
 	for _, rt := range rts {

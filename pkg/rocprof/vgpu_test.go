@@ -26,6 +26,16 @@ func buildDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "build")
 }
 
+// matrix lists the ROCm runtimes of the matrix tests (each subtest checks
+// its own runtime is built) and the repository's top directory.
+func matrix(t *testing.T) (repo string, rts []rocmmatrix.Runtime) {
+	_, file, _, _ := runtime.Caller(0)
+	repo = filepath.Join(filepath.Dir(file), "..", "..")
+	rts, err := rocmmatrix.Runtimes(repo, buildDir())
+	require.NoError(t, err)
+	return repo, rts
+}
+
 // libEnv points the run at the freshly built libraries (the embedded ones
 // are the same files when the CLI was built by make).
 func libEnv(t *testing.T) {
@@ -137,10 +147,7 @@ func TestParquetHiveByRank(t *testing.T) {
 // injected libraries reach through ROCPROF_GO_LIBDIR): the app completes and
 // its HIP calls are traced.
 func TestVirtualGPUOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {

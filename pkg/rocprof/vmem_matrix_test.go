@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -45,10 +43,7 @@ var vmemRuntimes = map[string]struct {
 // app's kernel on each mapped range; elsewhere the app says it is not
 // supported and the trace holds no VMEM record.
 func TestVMemTraceOnEveryRuntime(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	rts, err := rocmmatrix.Runtimes(repo, buildDir())
-	require.NoError(t, err)
+	repo, rts := matrix(t)
 	libEnv(t)
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {

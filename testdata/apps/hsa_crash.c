@@ -29,21 +29,7 @@
 
 #include "hsa_app.h"
 
-static void submit(hsa_queue_t *q, const void *pkt) {
-  uint64_t i = hsa_queue_add_write_index_screlease(q, 1);
-  uint8_t *slot = (uint8_t *)q->base_address + (i % q->size) * 64;
-  memcpy(slot + 4, (const uint8_t *)pkt + 4, 60);
-  uint32_t h;
-  memcpy(&h, pkt, 4);
-  __atomic_store_n((uint32_t *)slot, h, __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)i);
-}
 
-static uint16_t hdr(int type) {
-  return (uint16_t)(type | (1 << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE));
-}
 
 /* Dispatch lines of the packet log that name kernel object ko. */
 static int logged(const char *path, uint64_t ko) {

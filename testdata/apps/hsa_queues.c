@@ -14,21 +14,7 @@
 
 #include "hsa_app.h"
 
-static void submit(hsa_queue_t *q, void *pkt) {
-  uint64_t i = hsa_queue_add_write_index_relaxed(q, 1);
-  uint8_t *slot = (uint8_t *)q->base_address + (i % q->size) * 64;
-  memcpy(slot + 4, (uint8_t *)pkt + 4, 60);
-  uint32_t h;
-  memcpy(&h, pkt, 4);
-  __atomic_store_n((uint32_t *)slot, h, __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)i);
-}
 
-static uint16_t hdr(int type) {
-  return (uint16_t)(type | (1 << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE));
-}
 
 static void barrier(hsa_queue_t *q, int type, hsa_signal_t *deps, int n, hsa_signal_t done) {
   hsa_barrier_and_packet_t b;
