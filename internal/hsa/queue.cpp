@@ -266,6 +266,32 @@ inline void reanchor(Queue *q, uint64_t tick, uint64_t ns)
     q->tmap_idx.store(i ^ 1, std::memory_order_release);
 }
 
+// dispatch_rec fills a dispatch record from its queue entry, all but the
+// timestamps (the completion thread asks ROCR for them; a fatal signal's
+// handler converts the signal's ticks itself). Async-signal-safe.
+void dispatch_rec(rpg_kernel_dispatch_rec *r, const Queue *q, const Pending *p)
+{
+    memset(r, 0, sizeof *r);
+    shim_kernel_info k{0, 0, 0, 0, 0};
+    shim_kmap_get(p->kernel_object, &k);
+    r->agent_node = q->node;
+    r->tid = p->tid;
+    r->queue_id = q->id;
+    r->stream_id = p->stream_id;
+    r->dispatch_id = p->dispatch_id;
+    r->kernel_id = k.kernel_id;
+    r->correlation_id = p->correlation_id;
+    for (int i = 0; i < 3; i++) {
+        r->grid[i] = p->grid[i];
+        r->workgroup[i] = p->wg[i];
+    }
+    r->group_segment_size = p->group_segment_size;
+    r->private_segment_size = p->private_segment_size;
+    r->vgpr_count = k.vgpr_count;
+    r->agpr_count = k.agpr_count;
+    r->sgpr_count = k.sgpr_count;
+}
+
 hsa_signal_t complete(Queue *q, Pending *p, uint32_t self)
 {
     uint64_t claim = p->claim.load(std::memory_order_relaxed);
@@ -275,29 +301,11 @@ hsa_signal_t complete(Queue *q, Pending *p, uint32_t self)
         p->claim.compare_exchange_strong(claim, claim | self, std::memory_order_acq_rel,
                                          std::memory_order_relaxed)) {
         rpg_kernel_dispatch_rec r;
-        memset(&r, 0, sizeof r);
+        dispatch_rec(&r, q, p);
         hsa_amd_profiling_dispatch_time_t t{0, 0};
         shim_amd.hsa_amd_profiling_get_dispatch_time_fn(q->agent, p->ours, &t);
-        shim_kernel_info k{0, 0, 0, 0, 0};
-        shim_kmap_get(p->kernel_object, &k);
-        r.agent_node = q->node;
-        r.tid = p->tid;
-        r.queue_id = q->id;
-        r.stream_id = p->stream_id;
-        r.dispatch_id = p->dispatch_id;
-        r.kernel_id = k.kernel_id;
-        r.correlation_id = p->correlation_id;
         r.start_ns = t.start;
         r.end_ns = t.end;
-        for (int i = 0; i < 3; i++) {
-            r.grid[i] = p->grid[i];
-            r.workgroup[i] = p->wg[i];
-        }
-        r.group_segment_size = p->group_segment_size;
-        r.private_segment_size = p->private_segment_size;
-        r.vgpr_count = k.vgpr_count;
-        r.agpr_count = k.agpr_count;
-        r.sgpr_count = k.sgpr_count;
         rpg_record_kernel_dispatch(&r);
         p->claim.store((claim & kClaimSeq) | kClaimDone, std::memory_order_release);
         __atomic_fetch_add(&shim_counters.dispatches_recorded, 1, __ATOMIC_RELAXED);
@@ -1291,30 +1299,12 @@ void crash_entry(Queue *q, uint64_t j, uint32_t self, uint64_t deadline, ShimCra
         }
         uint64_t start_ts = sig->start_ts, end_ts = sig->end_ts;
         rpg_kernel_dispatch_rec r;
-        memset(&r, 0, sizeof r);
-        shim_kernel_info k{0, 0, 0, 0, 0};
-        shim_kmap_get(p->kernel_object, &k);
-        r.agent_node = q->node;
-        r.tid = p->tid;
-        r.queue_id = q->id;
-        r.stream_id = p->stream_id;
-        r.dispatch_id = p->dispatch_id;
-        r.kernel_id = k.kernel_id;
-        r.correlation_id = p->correlation_id;
+        dispatch_rec(&r, q, p);
         if (q->tmap_ok && start_ts && end_ts >= start_ts) {
             TickMap m = q->tmap[q->tmap_idx.load(std::memory_order_acquire)];
             r.start_ns = tick_map_apply(&m, start_ts);
             r.end_ns = tick_map_apply(&m, end_ts);
         }
-        for (int i = 0; i < 3; i++) {
-            r.grid[i] = p->grid[i];
-            r.workgroup[i] = p->wg[i];
-        }
-        r.group_segment_size = p->group_segment_size;
-        r.private_segment_size = p->private_segment_size;
-        r.vgpr_count = k.vgpr_count;
-        r.agpr_count = k.agpr_count;
-        r.sgpr_count = k.sgpr_count;
         if (!p->claim.compare_exchange_strong(c, seq | self, std::memory_order_acq_rel,
                                               std::memory_order_acquire))
             continue; // someone took it meanwhile: look again
