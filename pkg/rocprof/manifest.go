@@ -3,6 +3,7 @@ package rocprof
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -99,18 +100,37 @@ func WriteManifest(dir string, m *Manifest) error {
 }
 
 // lockManifest takes an exclusive flock on the directory itself, which
-// leaves no lock file among the outputs.
+// leaves no lock file among the outputs. Anyone who can open the directory
+// can hold that lock (another user, in a shared output directory), so it
+// is never waited for long: after manifestLockWait the run writes its
+// run.json without it (the rename keeps the file whole; only a concurrent
+// run's entry could be missed).
 func lockManifest(dir string) (func(), error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
+	deadline := time.Now().Add(manifestLockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if err != syscall.EWOULDBLOCK || time.Now().After(deadline) {
+			f.Close()
+			return func() {}, nil
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return func() { f.Close() }, nil
 }
+
+// manifestLockWait bounds the wait for another run's run.json write, which
+// takes milliseconds.
+const manifestLockWait = 5 * time.Second
+
+// maxManifestBytes bounds what is read of a run.json: a real one holds a
+// few thousand file entries; a huge one is not read whole into memory.
+const maxManifestBytes = 64 << 20
 
 // overlappingRuns returns the runs recorded in dir/run.json (the previous
 // writer and the runs it carried) that finished after m started, leaving
@@ -147,15 +167,32 @@ func overlappingRuns(dir string, m *Manifest) []Manifest {
 	return runs
 }
 
-// LoadManifest reads dir/run.json.
+// LoadManifest reads dir/run.json: a regular file (a symlink is not
+// followed, a FIFO not waited on) of at most maxManifestBytes.
 func LoadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	path := filepath.Join(dir, ManifestName)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxManifestBytes {
+		return nil, fmt.Errorf("%s is %d bytes, more than a run manifest holds (%d): not read", path, st.Size(), maxManifestBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestName), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &m, nil
 }

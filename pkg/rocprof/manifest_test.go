@@ -1,6 +1,9 @@
 package rocprof
 
 import (
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,4 +60,35 @@ func TestManifestKeepsOverlappingRuns(t *testing.T) {
 		pids = append(pids, r.PID)
 	}
 	require.Equal(t, []int{13}, pids)
+}
+
+// Another user holding the output directory's lock (any reader of a 0755
+// directory can flock it) delays run.json by at most manifestLockWait; a
+// run.json that is a FIFO or huge is not read.
+func TestManifestNeverHangsOnOthersLocksOrFiles(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Open(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	start := time.Now()
+	m := &Manifest{Version: "t", Started: time.Now(), Finished: time.Now()}
+	require.NoError(t, WriteManifest(dir, m))
+	require.Less(t, time.Since(start), manifestLockWait+2*time.Second)
+	_, err = LoadManifest(dir)
+	require.NoError(t, err)
+
+	fifoDir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(fifoDir, ManifestName), 0o644))
+	_, err = LoadManifest(fifoDir)
+	require.ErrorContains(t, err, "is not a regular file")
+	require.NoError(t, WriteManifest(fifoDir, m), "a FIFO in run.json's place is replaced, not waited on")
+
+	bigDir := t.TempDir()
+	big, err := os.Create(filepath.Join(bigDir, ManifestName))
+	require.NoError(t, err)
+	require.NoError(t, big.Truncate(maxManifestBytes+1))
+	big.Close()
+	_, err = LoadManifest(bigDir)
+	require.ErrorContains(t, err, "more than a run manifest holds")
 }
