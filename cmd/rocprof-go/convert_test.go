@@ -37,6 +37,14 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 		require.FileExists(t, filepath.Join(dir, name))
 	}
 
+	// Formats separated by spaces, as docs/analysis.md writes them
+	// (`-f csv pftrace`), and as rocpd's -f takes them.
+	sp := t.TempDir()
+	r = runCLI(t, nil, "convert", "-i", ranks[0], "-f", "csv", "pftrace", "-d", sp, "-o", "run1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.FileExists(t, filepath.Join(sp, "run1_kernel_trace.csv"))
+	require.FileExists(t, filepath.Join(sp, "run1_results.pftrace"))
+
 	// A merged database into one hive partition per rank.
 	all := filepath.Join(t.TempDir(), "all.db")
 	require.Equal(t, 0, runCLI(t, nil, "merge", "-q", "--output", all, ranks[0], ranks[1]).code)
