@@ -881,7 +881,12 @@ bool tick_map_init(hsa_agent_t agent, TickMap *m)
         return false;
     const uint64_t kf = 1ull << 56, span = 1ull << 36;
     uint64_t s0 = 0, s1 = 0;
-    bool synced = convert_pair(agent, s, kf - span, kf, &s0, &s1) && s1 > s0;
+    // Each try re-synchronises the runtime's clocks. The pair comes out
+    // reversed when the runtime re-synchronises between its two conversions
+    // (about 1 try in 4 on ROCR 5.2.3): a new pair then lies on one line.
+    bool synced = false;
+    for (int i = 0; i < 8 && !synced; i++)
+        synced = convert_pair(agent, s, kf - span, kf, &s0, &s1) && s1 > s0;
     pool_put(s);
     uint64_t sys_now = 0;
     if (!synced ||
