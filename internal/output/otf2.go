@@ -160,7 +160,12 @@ func (t *otf2Trace) out(l *otf2Location, e otf2Event) error {
 	return nil
 }
 
-// drain writes every location's pending events.
+// otf2LocationCloser is the cgo archive's (a build without cgo writes no
+// OTF2 at all).
+type otf2LocationCloser interface{ closeLocation(loc uint64) error }
+
+// drain writes every location's pending events, closing each location's
+// event writer after its last event (see rpg_otf2_close_writer).
 func (t *otf2Trace) drain() error {
 	for i := range t.locDefs {
 		l := &t.locDefs[i]
@@ -170,8 +175,16 @@ func (t *otf2Trace) drain() error {
 			}
 		}
 		l.pending = nil
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if c, ok := any(t.a).(otf2LocationCloser); ok {
+			if err := c.closeLocation(uint64(i)); err != nil {
+				return err
+			}
+		}
 	}
-	return t.flush()
+	return nil
 }
 
 func (t *otf2Trace) flush() error {

@@ -76,10 +76,18 @@ static OTF2_FlushCallbacks rpg_flush_callbacks = {
 	.otf2_post_flush = rpg_post_flush,
 };
 
+// Chunk sizes: OTF2's minimum (OTF2_CHUNK_SIZE_MIN, 256 KiB) for events
+// and definitions. The library allocates and clears one chunk for every
+// location's event writer and one for its (empty) local definitions, so
+// their sizes are a per-location cost: with its defaults (1 MiB and 4 MiB)
+// an archive of 130,000 host threads cleared 650 GB and took many minutes.
+// A busy location just uses more chunks.
+#define RPG_OTF2_CHUNK (256 * 1024)
+
 static int rpg_otf2_open(const char *dir, const char *name, rpg_otf2 **out) {
 	rpg_otf2 *t = calloc(1, sizeof *t);
 	if (!t) return -1;
-	t->archive = rpg_api.OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+	t->archive = rpg_api.OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, RPG_OTF2_CHUNK, RPG_OTF2_CHUNK,
 	                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!t->archive) { free(t); return -2; }
 	if (rpg_api.OTF2_Archive_SetFlushCallbacks(t->archive, &rpg_flush_callbacks, NULL) != OTF2_SUCCESS ||
@@ -116,6 +124,18 @@ static int rpg_otf2_events(rpg_otf2 *t, const rpg_otf2_event *ev, int n) {
 		if (rc != OTF2_SUCCESS) return (int)rc;
 	}
 	return 0;
+}
+
+// rpg_otf2_close_writer closes one location's event writer, flushing its
+// buffer to its file, once the location has no more events: OTF2 keeps its
+// open writers in a list it searches on every open and close, and each
+// holds a chunk of memory, so keeping every location's writer open until
+// the end cost time quadratic in the locations (and a chunk each).
+static int rpg_otf2_close_writer(rpg_otf2 *t, uint64_t loc) {
+	if (loc >= t->nwriters || !t->writers[loc]) return 0;
+	OTF2_ErrorCode rc = rpg_api.OTF2_Archive_CloseEvtWriter(t->archive, t->writers[loc]);
+	t->writers[loc] = NULL;
+	return rc == OTF2_SUCCESS ? 0 : -1;
 }
 
 // rpg_otf2_begin_defs closes the event files and opens the definitions.
@@ -251,6 +271,14 @@ func openOTF2(dir, name string) (otf2Archive, error) {
 func (a otf2Archive) events(ev []otf2Event) error {
 	if rc := C.rpg_otf2_events(a.t, (*C.rpg_otf2_event)(unsafe.Pointer(&ev[0])), C.int(len(ev))); rc != 0 {
 		return fmt.Errorf("otf2: writing events failed (code %d; the OTF2 library printed why)", int(rc))
+	}
+	return nil
+}
+
+// closeLocation closes a location's event writer (after its last event).
+func (a otf2Archive) closeLocation(loc uint64) error {
+	if rc := C.rpg_otf2_close_writer(a.t, C.uint64_t(loc)); rc != 0 {
+		return fmt.Errorf("otf2: writing events failed (closing location %d; the OTF2 library printed why)", loc)
 	}
 	return nil
 }
