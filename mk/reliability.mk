@@ -17,6 +17,25 @@ reliability: build $(TEST_PREREQS)
 	$(GO) test -count=1 -v -timeout 40m ./test/reliability 2>&1 | tee $(BUILD)/reliability.txt; \
 	  rc=$${PIPESTATUS[0]}; grep 'RESULT' $(BUILD)/reliability.txt | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; exit $$rc
 
+# The hostile-environment benchmark (issue 19; test/reliability/hostile_bench_test.go):
+# the faults the issue measured before its fixes — a 64 MiB and 1 MiB spool file
+# system, a full output disk per format, SIGKILL of rocprof-go, --timeout with an
+# orphan ignoring SIGTERM, 20 concurrent runs into one directory, a 14 MB input
+# file, FIFOs and another user's flock, OTF2 with 130,000 thread ids — each
+# printing RESULT lines for docs/reliability.md. Long (~2 min, 75 s of it OTF2) and as root
+# (it mounts tmpfs, also over /dev/shm in a private mount namespace), so
+# outside CI: the tests skip unless ROCPROF_GO_RELIABILITY_BENCH=1.
+# RELIABILITY_BENCH_DISPATCHES / _THREADS scale the two largest figures.
+RELIABILITY_BENCH_DISPATCHES ?= 600000
+RELIABILITY_BENCH_THREADS    ?= 130000
+.PHONY: reliability-bench
+reliability-bench: build $(TEST_PREREQS)
+	@mkdir -p $(BUILD)
+	ROCPROF_GO_RELIABILITY_BENCH=1 ROCPROF_GO_BENCH_DISPATCHES=$(RELIABILITY_BENCH_DISPATCHES) \
+	  ROCPROF_GO_BENCH_THREADS=$(RELIABILITY_BENCH_THREADS) \
+	  $(GO) test -count=1 -v -timeout 90m -run '^TestHostile' ./test/reliability 2>&1 | tee $(BUILD)/reliability-bench.txt; \
+	  rc=$${PIPESTATUS[0]}; grep 'RESULT' $(BUILD)/reliability-bench.txt | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; exit $$rc
+
 # 10M dispatches through the profiler, against a 1M run: every record is in
 # the output (run.json), rocprof-go's own peak memory (VmHWM, polled) stays
 # flat (10M within 1.5x of 1M), the time per dispatch does not grow (within
