@@ -1,6 +1,7 @@
 package output
 
 import (
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"sort"
 	"strconv"
 
@@ -141,7 +142,7 @@ func (p *csvProcess) lookupString(table uint32, id uint64) string {
 // prepare formats kernel names and agent labels once the first pass is done.
 func (p *csvProcess) prepare(cfg *Config) {
 	for id, sym := range p.symbols {
-		p.kernels[id].name = formatKernelName(sym, cfg.Mangled, cfg.Truncate)
+		p.kernels[id].name = kernelname.Format(sym, cfg.Mangled, cfg.Truncate)
 	}
 	p.symbols = nil
 	p.labels = map[uint32]string{}

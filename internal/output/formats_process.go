@@ -3,6 +3,7 @@ package output
 import (
 	"errors"
 	"fmt"
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"os"
 	"sort"
 
@@ -208,9 +209,9 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 			}
 			ks := &kernelSymbol{KernelSymbol: s, Raw: string(s.Name)}
 			ks.Name = nil // aliases the spool
-			ks.Demangled = formatKernelName(ks.Raw, false, false)
-			ks.Truncated = formatKernelName(ks.Raw, false, true)
-			ks.Display = formatKernelName(ks.Raw, opts.MangledKernels, opts.TruncateKernels)
+			ks.Demangled = kernelname.Format(ks.Raw, false, false)
+			ks.Truncated = kernelname.Format(ks.Raw, false, true)
+			ks.Display = kernelname.Format(ks.Raw, opts.MangledKernels, opts.TruncateKernels)
 			p.Symbols[s.KernelID] = ks
 		case tracing.KindCodeObject:
 			c := r.CodeObject()

@@ -1,4 +1,4 @@
-package output
+package kernelname
 
 import (
 	"testing"
@@ -26,7 +26,7 @@ func TestFormatKernelName(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, formatKernelName(tc.sym, tc.mangled, tc.truncate))
+			require.Equal(t, tc.want, Format(tc.sym, tc.mangled, tc.truncate))
 		})
 	}
 }
@@ -39,6 +39,6 @@ func TestTruncateName(t *testing.T) {
 		"(anonymous namespace)::k()": "k",
 	}
 	for in, want := range cases {
-		require.Equal(t, want, truncateName(in), in)
+		require.Equal(t, want, Truncate(in), in)
 	}
 }

@@ -1,4 +1,7 @@
-package output
+// Package kernelname formats kernel symbol names as rocprofv3 prints them:
+// as recorded (-M), demangled, or truncated to the function's own name (-T).
+// Writers and analyses share it, so that a name means the same everywhere.
+package kernelname
 
 import (
 	"strings"
@@ -6,11 +9,11 @@ import (
 	"github.com/ianlancetaylor/demangle"
 )
 
-// formatKernelName applies -M / -T to a kernel symbol name as rocprofv3 does:
+// Format applies -M / -T to a kernel symbol name as rocprofv3 does:
 // mangled names are printed as recorded (".kd" kept); otherwise the ".kd"
 // suffix goes, the name is demangled (names that are not C++ stay as they
 // are) and, with truncate, cut to the bare function name.
-func formatKernelName(sym string, mangled, truncate bool) string {
+func Format(sym string, mangled, truncate bool) string {
 	if mangled && !truncate {
 		return sym
 	}
@@ -19,14 +22,14 @@ func formatKernelName(sym string, mangled, truncate bool) string {
 		name = d
 	}
 	if truncate {
-		name = truncateName(name)
+		name = Truncate(name)
 	}
 	return name
 }
 
-// truncateName reduces a demangled name to the function's own name:
+// Truncate reduces a demangled name to the function's own name:
 // "void ns::Foo<int>::bar<float>(float*, int (*)(int)) const" -> "bar".
-func truncateName(name string) string {
+func Truncate(name string) string {
 	s := strings.TrimSpace(name)
 	// Drop trailing qualifiers after the argument list.
 	for _, q := range []string{" const", " volatile", " &&", " &"} {
