@@ -1,10 +1,10 @@
 package output
 
 import (
-	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"sort"
 	"strconv"
 
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 

@@ -3,10 +3,10 @@ package output
 import (
 	"errors"
 	"fmt"
-	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"os"
 	"sort"
 
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
