@@ -111,3 +111,25 @@ func TestVirtualClockAndKernelScale(t *testing.T) {
 		require.Equal(t, d.DurationNs/10, d.EndTS-d.StartTS)
 	}
 }
+
+// A rule with @GRIDX scales only the dispatches of that grid size: one
+// launch shape of a kernel (what compare's sensitivity benchmark slows).
+func TestKernelScaleByGridSize(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "vgpu.jsonl")
+	r := run(t, time.Minute, []string{"ROCPROF_VGPU_LOG=" + log, "ROCPROF_VGPU_CLOCK=virtual",
+		"ROCPROF_VGPU_KERNEL_SCALE=*scale*@1024=10;*vadd*@65536=1.5"}, artefact(t, "testdata/multistream"), "1", "2", "65536")
+	require.Equal(t, 0, r.code, r.stderr)
+	recs := readLog(t, log)
+	waves := uint64(65536 / 256 * 4)
+	vadd := dispatches(recs, vaddKernel)
+	require.Len(t, vadd, 2)
+	for _, d := range vadd {
+		require.Equal(t, uint64(1.5*float64(2000+8*waves)), d.DurationNs, "vadd's grid is 65536")
+	}
+	for _, d := range dispatches(recs, scaleKernel) {
+		require.Equal(t, 2000+8*waves, d.DurationNs, "scale's grid is not 1024")
+	}
+	bad := run(t, time.Minute, []string{"ROCPROF_VGPU_KERNEL_SCALE=*scale*@x=2"}, artefact(t, "testdata/multistream"), "1", "1", "1024")
+	require.NotEqual(t, 0, bad.code)
+	require.Contains(t, bad.stderr, "after @ give the grid size in work-items")
+}

@@ -23,7 +23,8 @@ static void bad(const char *var, const char *val, const char *fix) {
   config_error = 1;
 }
 
-/* Rules look like "glob=factor;glob=factor". */
+/* Rules look like "glob=factor;glob@gridx=factor": a rule with @GRIDX
+ * scales only dispatches of that grid size (one launch shape of a kernel). */
 static void parse_scale(const char *v) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", v);
@@ -34,12 +35,25 @@ static void parse_scale(const char *v) {
     double f = eq ? strtod(eq + 1, &end) : 0;
     if (!eq || eq == tok || !end || *end || f <= 0 || vgpu_cfg.nscale >= 16) {
       bad("ROCPROF_VGPU_KERNEL_SCALE", v,
-          "use GLOB=FACTOR[;GLOB=FACTOR...] with a positive factor, at most 16 rules");
+          "use GLOB[@GRIDX]=FACTOR[;GLOB[@GRIDX]=FACTOR...] with a positive factor, at most 16 rules");
       return;
     }
     *eq = 0;
+    uint64_t grid_x = 0;
+    char *at = strrchr(tok, '@');
+    if (at) {
+      char *gend = NULL;
+      errno = 0;
+      grid_x = strtoull(at + 1, &gend, 10);
+      if (at == tok || errno || !gend || *gend || grid_x == 0) {
+        bad("ROCPROF_VGPU_KERNEL_SCALE", v, "after @ give the grid size in work-items (x), e.g. *saxpy*@65536=1.1");
+        return;
+      }
+      *at = 0;
+    }
     struct vgpu_scale_rule *r = &vgpu_cfg.scale[vgpu_cfg.nscale++];
     snprintf(r->pattern, sizeof r->pattern, "%s", tok);
+    r->grid_x = grid_x;
     r->factor = f;
   }
 }

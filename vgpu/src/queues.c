@@ -161,11 +161,14 @@ enum { DONE, NOT_READY };
 /* Virtual mode: fixed cost of a packet that is not a kernel. */
 #define VIRTUAL_PACKET_NS 1000
 
-/* ROCPROF_VGPU_KERNEL_SCALE: the first rule whose glob matches the name. */
-static double name_scale(const char *name) {
+/* ROCPROF_VGPU_KERNEL_SCALE: the first rule whose glob matches the name
+ * (and whose grid size, if it gives one, is the dispatch's). */
+static double name_scale(const char *name, uint64_t grid_x) {
   if (!name) return 1.0;
   for (unsigned i = 0; i < vgpu_cfg.nscale; i++)
-    if (!fnmatch(vgpu_cfg.scale[i].pattern, name, 0)) return vgpu_cfg.scale[i].factor;
+    if ((!vgpu_cfg.scale[i].grid_x || vgpu_cfg.scale[i].grid_x == grid_x) &&
+        !fnmatch(vgpu_cfg.scale[i].pattern, name, 0))
+      return vgpu_cfg.scale[i].factor;
   return 1.0;
 }
 
@@ -206,7 +209,7 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   d.waves = wgs * ((wgsize + d.wave_size - 1) / d.wave_size);
   const struct vgpu_kernel *k = vgpu_kernel_info(p->kernel_object);
   d.name = k ? k->name : NULL;
-  double f = name_scale(d.name);
+  double f = name_scale(d.name, d.grid[0]);
   d.duration_ns = (uint64_t)((double)(vgpu_cfg.kernel_base_ns + vgpu_cfg.kernel_wave_ns * d.waves) * f);
 
   uint64_t start_ns;

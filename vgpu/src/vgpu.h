@@ -58,6 +58,7 @@ enum vgpu_clock_mode { VGPU_CLOCK_REAL = 0, VGPU_CLOCK_VIRTUAL = 1 };
 
 struct vgpu_scale_rule {
   char pattern[256];
+  uint64_t grid_x; /* only dispatches of this grid size (x, work-items); 0: any */
   double factor;
 };
 
