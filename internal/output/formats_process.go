@@ -147,6 +147,8 @@ type process struct {
 	Begin, End uint64 // earliest start and latest end of any event
 	opts       *Options
 	renamer    *kernelRenamer // --kernel-rename: see dispatchName (rename.go)
+	// streams numbers recorded hipStream_t arguments (hipargs.go).
+	streams streamNumbers
 }
 
 // counterInfo is one counter sampled on one agent.
@@ -161,7 +163,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	p := &process{
 		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*kernelSymbol{},
 		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, opts: opts,
-		Begin: ^uint64(0),
+		Begin: ^uint64(0), streams: streamNumbers{},
 	}
 	if opts.KernelRename {
 		p.renamer = newKernelRenamer()
@@ -188,7 +190,12 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 		case tracing.KindString:
 			s := r.String()
 			key := uint64(s.Table)<<32 | s.ID&0xffffffff
-			if s.Table == tracing.TableCounter {
+			if n, ok := tracing.StreamNoteOf(s); ok {
+				// A stream no dispatch or copy used (only named, or only
+				// an argument) still gets its stream row.
+				p.streams.add(n)
+				streams[n.Number] = struct{}{}
+			} else if s.Table == tracing.TableCounter {
 				p.CounterNames[s.ID] = string(s.Value)
 			} else {
 				p.funcNames[key] = string(s.Value)
@@ -283,6 +290,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	p.Streams = sortedKeys(streams)
 	p.Queues = dropZero(p.Queues)
 	p.Streams = dropZero(p.Streams)
+	p.streams.sort()
 	r.Rewind()
 	return p, nil
 }

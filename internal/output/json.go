@@ -198,13 +198,14 @@ func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
 	writeJSONCounterRecords(j, p, r)
 
 	j.key("buffer_records").obj()
+	var args argDecoder
 	for _, bd := range jsonBufferDomains {
 		j.key(bd.key).arr()
 		if bd.kind != 0 {
 			r.Rewind()
 			for r.Next() {
 				if r.Kind() == bd.kind {
-					writeJSONRecord(j, p, r)
+					writeJSONRecord(j, p, r, &args)
 				}
 			}
 		}
@@ -283,8 +284,10 @@ func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {
 
 // writeJSONRecord writes the reader's current record as the SDK's buffer
 // record. A dispatch's kernel stays its kernel_id; under --kernel-rename its
-// correlation_id.external names the enclosing range (as in rocprofv3).
-func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader) {
+// correlation_id.external names the enclosing range (as in rocprofv3). A HIP
+// call carries its recorded arguments as rocprofv3's HIP "_EXT" records do:
+// "args", a list of {type, name, value}.
+func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDecoder) {
 	j.obj()
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI:
@@ -292,6 +295,13 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader) {
 		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
 		writeJSONCorrelation(j, a.CorrelationID, 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
+		if list := args.decode(&a); list != nil {
+			j.key("args").arr()
+			for i := range list {
+				j.obj().key("type").s(list[i].Type).key("name").s(list[i].Name).key("value").s(list[i].Value).end()
+			}
+			j.end()
+		}
 	case tracing.KindMarker:
 		m := r.Marker()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(m.Domain))).key("operation").i(int64(sdkMarkerOp(m.Domain, m.Function)))

@@ -88,6 +88,11 @@ func (pw *perfettoWriter) track(uuid uint64, desc func(pbMsg) pbMsg) {
 	pw.emit(pbMsg(pw.pkt[:0]).msg(pfPacketTrackDescriptor, d))
 }
 
+// perfettoSliceAnnotations are the annotations every API slice carries; a
+// call argument of the same name is written as arg_<name>.
+var perfettoSliceAnnotations = map[string]bool{"begin_ns": true, "end_ns": true, "delta_ns": true,
+	"tid": true, "kind": true, "operation": true, "corr_id": true}
+
 // annotation helpers append debug annotations to the current event.
 func (pw *perfettoWriter) annU(name string, v uint64) {
 	a := pbMsg(pw.ann[:0]).u(pfDebugNameIID, pw.iid(pw.annNames, pfInternedAnnNames, name)).u(pfDebugUint, v)
@@ -196,6 +201,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 	// overlap lanes: child tracks of it.
 	places := perfettoLayout(p, r)
 	var seq uint32
+	var args argDecoder
 	place := func(t uint64, start, end uint64) (uint64, uint64, uint64) {
 		pl, ok := places.at(seq)
 		if !ok {
@@ -296,6 +302,15 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			pw.annS("kind", a.Domain.String())
 			pw.annS("operation", p.funcName(a.Domain, a.Function))
 			pw.annU("corr_id", a.CorrelationID)
+			// The call's arguments, one annotation each (name: value), as
+			// rocprofv3's ROCpd-to-Perfetto conversion shows them.
+			for _, arg := range args.decode(&a) {
+				name := arg.Name
+				if perfettoSliceAnnotations[name] {
+					name = "arg_" + name // e.g. hipMemcpy's kind, beside the slice's own
+				}
+				pw.annS(name, arg.Value)
+			}
 			pw.endSlice(t, t0, t1)
 		case tracing.KindMarker:
 			m := r.Marker()

@@ -549,20 +549,45 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 		return copyNames[d]
 	}
 	// event rows: category, stack_id, parent_stack_id, correlation_id.
-	api := func(s *apiStrs, tid uint32, corr, start, end uint64, ext string) error {
+	api := func(s *apiStrs, tid uint32, corr, start, end uint64, ext string) (int64, error) {
 		ev, err := e.add(tabEvent, ext, s.cat, int64(corr), 0, 0)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if start == end {
 			_, err = e.add(tabSample, "", w.track(ids.nid, ids.pid, thread(tid), s.cat), int64(start), ev)
-			return err
+			return ev, err
 		}
 		if s.name == 0 {
 			s.name = w.str(s.text)
 		}
 		_, err = e.add(tabRegion, "", ids.nid, ids.pid, thread(tid), int64(start), int64(end), s.name, ev)
-		return err
+		return ev, err
+	}
+	var args argDecoder
+	var texts []string
+	// A HIP call's arguments: one rocpd_arg row each (position from 0, C
+	// type, name, value), as rocprofv3 writes them. A hipStream_t also
+	// names its stream row in extdata, which the stream_args view joins.
+	writeArgs := func(ev int64, a *tracing.APICall) error {
+		for i := range args.decode(a) {
+			arg := &args.buf[i]
+			ext := ""
+			if isStreamArg(arg) {
+				if h, ok := arg.Handle(); ok {
+					if n, ok := p.streams.number(h, a.CorrelationID); ok {
+						if id, ok := ids.streams[n]; ok {
+							ext = `{"stream_id":` + strconv.FormatInt(id, 10) + `}`
+						}
+					}
+				}
+			}
+			texts = append(texts[:0], arg.Type, arg.Name, arg.Value)
+			if _, err := e.addText(tabArg, ext, texts, ev, int64(arg.Position)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for r.Next() {
 		var err error
@@ -579,13 +604,15 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				}
 				lastAPI, lastStrs = k, s
 			}
-			err = api(s, a.TID, a.CorrelationID, a.Start, a.End, "")
+			if ev, err = api(s, a.TID, a.CorrelationID, a.Start, a.End, ""); err == nil && len(a.Args) > 0 {
+				err = writeArgs(ev, &a)
+			}
 		case tracing.KindMarker:
 			m := r.Marker()
 			msg := markerName(&m)
 			w.str(msg)
 			s := apiStrs{cat: w.str(m.Domain.String()), text: m.Function.String()}
-			err = api(&s, m.TID, m.CorrelationID, m.Start, m.End, w.markerJSON(msg))
+			_, err = api(&s, m.TID, m.CorrelationID, m.Start, m.End, w.markerJSON(msg))
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			corr := int64(d.CorrelationID)

@@ -24,6 +24,7 @@ const (
 	colAllocType                     // the next integer as ALLOC, FREE, REALLOC or RECLAIM
 	colAllocLevel                    // the next integer as REAL, VIRTUAL or SCRATCH
 	colReal                          // the next integer's bits as a float64 (NaN: NULL)
+	colText                          // the row's next text (addText)
 )
 
 // The bulk tables, in the order of rocpdWriter.tables.
@@ -35,6 +36,7 @@ const (
 	tabCopy
 	tabAlloc
 	tabPMC
+	tabArg
 	numBulkTables
 )
 
@@ -84,6 +86,8 @@ var rocpdBulk = [numBulkTables]struct {
 		col(colAllocType, colAllocLevel), repeatCol(colInt, 7), col(colExt))},
 	// id, guid, event_id, pmc_id, value, extdata
 	tabPMC: {"pmc_event", col(colRowid, colGUID, colInt, colInt, colReal, colEmptyJSON)},
+	// id, guid, event_id, position, type, name, value, extdata
+	tabArg: {"arg", cols(col(colRowid, colGUID), repeatCol(colInt, 2), repeatCol(colText, 3), col(colExt))},
 }
 
 // colRun is a column kind and, for colInt, how many columns in a row have
@@ -112,10 +116,12 @@ var allocLevels = [...]string{1: "REAL", 2: "VIRTUAL", 3: "SCRATCH"}
 // rowBatchRows is how many rows a batch carries.
 const rowBatchRows = 4096
 
-// rowBatch is rows handed to the encoder: each op's integers, in order.
+// rowBatch is rows handed to the encoder: each op's integers and texts,
+// in order.
 type rowBatch struct {
-	vals []int64
-	ops  []rowOp
+	vals  []int64
+	texts []string
+	ops   []rowOp
 }
 
 type rowOp struct {
@@ -162,7 +168,7 @@ func (e *rowEncoder) run() {
 				e.failed.Store(true)
 			}
 		}
-		b.vals, b.ops = b.vals[:0], b.ops[:0]
+		b.vals, b.texts, b.ops = b.vals[:0], b.texts[:0], b.ops[:0]
 		e.free <- b
 	}
 	e.done <- err
@@ -185,6 +191,13 @@ func (e *rowEncoder) add(table int, ext string, vals ...int64) (int64, error) {
 	return e.next[table], nil
 }
 
+// addText queues a row of a table with text columns (colText), which take
+// texts in order.
+func (e *rowEncoder) addText(table int, ext string, texts []string, vals ...int64) (int64, error) {
+	e.cur.texts = append(e.cur.texts, texts...)
+	return e.add(table, ext, vals...)
+}
+
 // stop hands over the last rows, waits for the encoder and returns its
 // error.
 func (e *rowEncoder) stop() error {
@@ -196,7 +209,7 @@ func (e *rowEncoder) stop() error {
 }
 
 func (e *rowEncoder) encode(b *rowBatch) error {
-	v := b.vals
+	v, texts := b.vals, b.texts
 	for _, op := range b.ops {
 		t := e.tables[op.table]
 		r := t.row()
@@ -225,6 +238,9 @@ func (e *rowEncoder) encode(b *rowBatch) error {
 			case colAllocLevel:
 				r.text(allocLevels[v[0]])
 				v = v[1:]
+			case colText:
+				r.text(texts[0])
+				texts = texts[1:]
 			case colReal:
 				if f := math.Float64frombits(uint64(v[0])); math.IsNaN(f) { // SQLite binds NaN as NULL
 					r.null()

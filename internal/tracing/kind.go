@@ -78,7 +78,26 @@ const (
 	TableDimension uint32 = 17
 	TableGeneric   uint32 = 18
 	TableStatus    uint32 = 19 // Status ids: what the process's runtime side reported
+	TableStream    uint32 = 20 // HIP stream number -> StreamNote (16 bytes, not text)
 )
+
+// StreamNote is a TableStream string's value (rpg_stream_note): the
+// hipStream_t a stream number stands for, and the correlation id of the
+// call that first needed the number. Handles are reused after
+// hipStreamDestroy; the correlation id tells the uses apart.
+type StreamNote struct {
+	Number        uint64
+	Handle        uint64
+	CorrelationID uint64
+}
+
+// StreamNoteOf decodes a TableStream string; ok is false for a malformed one.
+func StreamNoteOf(s String) (StreamNote, bool) {
+	if s.Table != TableStream || len(s.Value) != 16 {
+		return StreamNote{}, false
+	}
+	return StreamNote{Number: s.ID, Handle: le.Uint64(s.Value), CorrelationID: le.Uint64(s.Value[8:])}, true
+}
 
 // Status ids of TableStatus strings (rpg_status): they tell a domain that
 // could not be collected from one that had nothing to record.

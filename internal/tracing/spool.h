@@ -83,8 +83,18 @@ enum rpg_string_table {
     RPG_STRTAB_COUNTER = 16,   /* counter id -> counter name */
     RPG_STRTAB_DIMENSION = 17, /* dimension id -> dimension name */
     RPG_STRTAB_GENERIC = 18,   /* free-form interned strings */
-    RPG_STRTAB_STATUS = 19     /* rpg_status: what the process's runtime side reported */
+    RPG_STRTAB_STATUS = 19,    /* rpg_status: what the process's runtime side reported */
+    RPG_STRTAB_STREAM = 20     /* HIP stream number -> rpg_stream_note (binary, 16 bytes) */
 };
+
+/* The value of an RPG_STRTAB_STREAM string: the hipStream_t a stream number
+ * (rpg_kernel_dispatch_rec.stream_id) stands for, and the correlation id of
+ * the call that first needed the number. Writers use it to give a recorded
+ * hipStream_t argument its stream number (ROCpd's stream_args). */
+typedef struct rpg_stream_note {
+    uint64_t handle;
+    uint64_t correlation_id;
+} rpg_stream_note;
 
 /* Status strings (RPG_STRTAB_STATUS): the CLI reads them to tell a domain
  * that could not be collected from one that had nothing to record. */

@@ -14,20 +14,20 @@ func matrixConfig() config {
 }
 
 // The checked-in files must be what the generator makes from the matrix's
-// HIP releases: otherwise run `go generate ./internal/hsa/hiptrace`.
+// HIP releases: otherwise run `go generate ./internal/hipapi`.
 func TestGeneratedFilesUpToDate(t *testing.T) {
 	files, fns, err := generate(matrixConfig())
 	require.NoError(t, err)
 	paths := map[string]string{
 		"hip_api_gen.c":   filepath.Join("..", "..", "hsa", "preload", "hip_api_gen.c"),
 		"hip_exports.map": filepath.Join("..", "..", "hsa", "preload", "hip_exports.map"),
-		goFile:            filepath.Join("..", "..", "hsa", "hiptrace", "functions_gen.go"),
+		goFile:            filepath.Join("..", "..", "hipapi", "functions_gen.go"),
 	}
 	require.Len(t, files, len(paths))
 	for name, data := range files {
 		old, err := os.ReadFile(paths[name])
 		require.NoError(t, err)
-		require.Equal(t, string(data), string(old), "%s is stale: run `go generate ./internal/hsa/hiptrace`", paths[name])
+		require.Equal(t, string(data), string(old), "%s is stale: run `go generate ./internal/hipapi`", paths[name])
 	}
 
 	// Every exported function of every release is wrapped, in its node.

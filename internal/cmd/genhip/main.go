@@ -5,10 +5,10 @@
 // release's headers, the symbol version from its library, and an id -> name
 // table for the spool's string table (see union.go).
 //
-// Usage (from internal/hsa/hiptrace, via go generate; needs the matrix,
+// Usage (from internal/hipapi, via go generate; needs the matrix,
 // `make rocm-roots`):
 //
-//	go run ../../cmd/genhip -out ../preload -go functions_gen.go
+//	go run ../cmd/genhip -out ../hsa/preload -go functions_gen.go
 //
 // It writes hip_api_gen.c and hip_exports.map into -out and the Go copy of
 // the name table into -go (only when their content changes).

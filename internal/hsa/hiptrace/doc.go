@@ -5,8 +5,6 @@
 // the tests run the sample apps of testdata/apps (hip_calls_*, roctx_*) on
 // the virtual GPU and read back their spools.
 //
-// The package also registers the generated HIP function-name table with
-// internal/tracing, for spools whose string records were lost.
+// The HIP function tables and the decoding of recorded arguments are in
+// internal/hipapi (generated with the wrappers by internal/cmd/genhip).
 package hiptrace
-
-//go:generate go run ../../cmd/genhip -out ../preload -go functions_gen.go

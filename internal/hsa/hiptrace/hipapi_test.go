@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/hipapi"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -54,12 +55,13 @@ func TestHIPCallCountsExact(t *testing.T) {
 
 	// The spool names every function in its domain's table, with the ids
 	// of the generated tables.
-	require.Len(t, tr.names[tracing.DomainHIPCompiler], len(compilerFunctions))
-	require.Len(t, tr.names[tracing.DomainHIPRuntime], len(functionNames)-len(compilerFunctions))
+	require.Len(t, tr.names[tracing.DomainHIPCompiler], hipapi.NumCompilerFunctions())
+	require.Len(t, tr.names[tracing.DomainHIPRuntime], hipapi.NumFunctions()-hipapi.NumCompilerFunctions())
 	for d, names := range tr.names {
 		for id, n := range names {
-			require.Equal(t, functionNames[id], n)
-			require.Equal(t, compilerFunctions[id], d == tracing.DomainHIPCompiler, n)
+			want, _ := hipapi.FunctionName(id)
+			require.Equal(t, want, n)
+			require.Equal(t, hipapi.IsCompiler(id), d == tracing.DomainHIPCompiler, n)
 		}
 	}
 }

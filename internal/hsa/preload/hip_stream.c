@@ -44,6 +44,12 @@ uint64_t rpg_hip_stream_id(uint64_t handle)
                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 uint64_t id = __atomic_add_fetch(&g_next_stream, 1, __ATOMIC_RELAXED);
                 __atomic_store_n(&g_streams[s].id, id, __ATOMIC_RELEASE);
+                /* Once per stream: which handle the number stands for, so
+                 * that the writers can number recorded hipStream_t
+                 * arguments too (the handle alone is reused after
+                 * hipStreamDestroy; the call's correlation id dates it). */
+                rpg_stream_note note = {handle, rpg_correlation_current()};
+                rpg_record_string(RPG_STRTAB_STREAM, id, (const char *)&note, sizeof note);
                 return id;
             }
             h = expect; /* someone claimed the slot first: theirs may be ours */

@@ -1,4 +1,4 @@
-package hiptrace
+package hipapi
 
 import (
 	"encoding/binary"
@@ -36,28 +36,45 @@ func Params(function uint32) []Param {
 // named, printable arguments. An empty blob (arguments not asked for) gives
 // nil; arguments the recorder left out for space are missing from the end.
 func DecodeArgs(function uint32, blob []byte) ([]Arg, error) {
+	return AppendArgs(nil, function, blob)
+}
+
+// AppendArgs is DecodeArgs appending to dst, so that a writer decoding
+// millions of calls reuses one slice. On an error it returns the arguments
+// decoded before it.
+func AppendArgs(dst []Arg, function uint32, blob []byte) ([]Arg, error) {
 	params := Params(function)
 	if params == nil {
-		return nil, fmt.Errorf("hip function id %d: unknown", function)
+		return dst, fmt.Errorf("hip function id %d: unknown", function)
 	}
-	var out []Arg
 	for i := 0; len(blob) > 0; i++ {
 		if i >= len(params) || len(blob) < 4 {
-			return out, fmt.Errorf("hip function id %d: argument blob has more than its %d parameters", function, len(params))
+			return dst, fmt.Errorf("hip function id %d: argument blob has more than its %d parameters", function, len(params))
 		}
 		n := binary.LittleEndian.Uint32(blob)
 		step := (4 + int(n) + 3) &^ 3
 		if int(n) > len(blob)-4 {
-			return out, fmt.Errorf("hip function id %d: argument %d overruns the blob", function, i)
+			return dst, fmt.Errorf("hip function id %d: argument %d overruns the blob", function, i)
 		}
 		p := params[i]
-		out = append(out, Arg{Position: i, Type: p.Type, Name: p.Name, Value: format(p.Kind, blob[4:4+n])})
+		dst = append(dst, Arg{Position: i, Type: p.Type, Name: p.Name, Value: format(p.Kind, blob[4:4+n])})
 		if step > len(blob) {
 			step = len(blob)
 		}
 		blob = blob[step:]
 	}
-	return out, nil
+	return dst, nil
+}
+
+// Handle returns the value of a pointer-sized argument printed by format
+// ("0x1f00"), e.g. a hipStream_t, as a number.
+func (a *Arg) Handle() (uint64, bool) {
+	h, ok := strings.CutPrefix(a.Value, "0x")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(h, 16, 64)
+	return v, err == nil
 }
 
 // format prints an argument's bytes: addresses in hex, numbers in decimal,

@@ -1,4 +1,4 @@
-package hiptrace
+package hipapi
 
 import "github.com/rocprof-go/rocprof-go/internal/tracing"
 
@@ -19,3 +19,21 @@ func init() {
 	tracing.RegisterFunctionNames(tracing.DomainHIPRuntime, runtime)
 	tracing.RegisterFunctionNames(tracing.DomainHIPCompiler, compiler)
 }
+
+// FunctionName is the name of a HIP function id.
+func FunctionName(id uint32) (string, bool) {
+	if int(id) < len(functionNames) {
+		return functionNames[id], true
+	}
+	return "", false
+}
+
+// NumFunctions is the number of HIP function ids.
+func NumFunctions() int { return len(functionNames) }
+
+// IsCompiler reports whether a function id belongs to the compiler API
+// (__hip*, traced as HIP_COMPILER_API_EXT).
+func IsCompiler(id uint32) bool { return compilerFunctions[id] }
+
+// NumCompilerFunctions is the number of compiler API functions.
+func NumCompilerFunctions() int { return len(compilerFunctions) }

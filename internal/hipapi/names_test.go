@@ -1,4 +1,4 @@
-package hiptrace
+package hipapi
 
 import (
 	"testing"
