@@ -5,87 +5,132 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/compare"
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
 func init() { registerSubcommand(newCompareCmd) }
 
-// exitRegression is compare's status when a name got slower.
+// exitRegression is compare's status when the comparison fails.
 const exitRegression = 3
 
 func newCompareCmd() *cobra.Command {
-	var metric, threshold, format, output string
-	var domains []string
-	var sigmas float64
+	var metric, threshold, minDelta, format, output string
+	var domains, gate []string
+	var alpha float64
+	var failOnMissing bool
 	cmd := &cobra.Command{
-		Use:   "compare BASE NEW [--metric total|mean|median|p95] [--threshold 5%] [--format text|markdown|json|junit]",
-		Short: "compare two runs kernel by kernel and API by API; exit 3 on a regression",
-		Long: `compare reads two runs — ROCpd databases or rocprof-go/rocprofv3 output directories with
-kernel_trace.csv, hip_api_trace.csv, ... files — and compares every kernel, API function,
-marker, copy direction and allocation operation by the chosen metric of its durations.
+		Use:   "compare BASE NEW | compare BASE... -- NEW...",
+		Short: "compare runs kernel by kernel and API by API; exit 3 on a regression",
+		Long: `compare reads two sides of runs — run directories (found through their run.json: the ROCpd
+database or CSV traces the run wrote), ROCpd databases, or CSV output directories — and compares
+every kernel per launch configuration (grid, block, LDS, scratch), every copy per direction and
+size class, every API function, marker and allocation operation.
 
-A name regresses when its metric rises by more than --threshold AND by more than three standard
-errors estimated from the spread of its repeated calls (sqrt(s1²/n1 + s2²/n2) for the mean; n·s²
-terms for the total; the normal-approximation factors 1.25 and 2.11 for the median and p95), so
-a few noisy dispatches do not fail a build. A fall by the same rules is an improvement. Names
-present in one run only are reported as new or removed.
+Give one run per side (compare BASE NEW) or several (compare B1 B2 B3 B4 B5 -- N1 N2 N3 N4 N5).
+With 5 or more runs per side each run is one sample: its median (--metric) of the entry's
+durations; the sides are tested with the Mann–Whitney U test, which assumes no distribution. With
+fewer runs the calls are pooled, so run-to-run variation goes unseen, and an entry with fewer
+than 8 calls on a side is "insufficient data", never a regression.
 
-Exit status: 0 no regression, 3 regression, 1 error, 2 usage. --format markdown prints the table
-a CI job posts as a comment; junit writes one test case per name, regressions as failures.
+An entry regresses when the test finds the sides different (p < --alpha), its metric rises by more
+than --threshold and by more than --min-delta. Only the gated domains (--gate, default kernel and
+copy: the GPU's) fail the comparison; regressions elsewhere are reported as "not gated". Entries
+found on one side only are reported with their likely cause (renamed, truncated with -T, another
+launch configuration, a filter) and fail the comparison with --fail-on-missing.
 
-  rocprof-go compare baseline.db results.db --threshold 5% --format markdown > comment.md`,
+Exit status: 0 no regression, 3 regression (or missing entries with --fail-on-missing), 1 error,
+2 usage. --format markdown prints the table a CI job posts as a comment; junit writes one test
+case per entry, regressions as failures.
+
+  rocprof-go compare base.db new.db
+  rocprof-go compare base-1 base-2 base-3 base-4 base-5 -- new-1 new-2 new-3 new-4 new-5 --format markdown -o comment.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return &usageError{"compare takes two runs, e.g. rocprof-go compare base.db new.db"}
+			dash := cmd.ArgsLenAtDash()
+			switch {
+			case dash < 0 && len(args) != 2:
+				return &usageError{"compare takes two runs (compare BASE NEW) or two sides of runs (compare BASE... -- NEW...)"}
+			case dash == 0 || (dash > 0 && dash == len(args)):
+				return &usageError{"compare BASE... -- NEW...: each side needs at least one run"}
 			}
-			if !slices.Contains(compare.Formats, format) && format != "md" {
-				return &usageError{fmt.Sprintf("unknown --format %q: use one of %s", format, strings.Join(compare.Formats, ", "))}
+			if !slices.Contains(rocprof.CompareFormats, format) && format != "md" {
+				return &usageError{fmt.Sprintf("unknown --format %q: use one of %s", format, strings.Join(rocprof.CompareFormats, ", "))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var opt compare.Options
-			var err error
-			if opt.Metric, err = compare.ParseMetric(metric); err != nil {
-				return &usageError{err.Error()}
-			}
-			if opt.Threshold, err = compare.ParseThreshold(threshold); err != nil {
-				return &usageError{err.Error()}
-			}
-			if opt.Domains, err = compare.ParseDomains(domains); err != nil {
-				return &usageError{err.Error()}
-			}
-			if sigmas <= 0 {
-				return &usageError{fmt.Sprintf("--sigmas must be positive, not %g", sigmas)}
-			}
-			opt.Sigmas = sigmas
-			base, err := compare.Load(args[0])
+			opt, err := compareOptions(metric, threshold, minDelta, alpha, domains, gate)
 			if err != nil {
 				return err
 			}
-			next, err := compare.Load(args[1])
+			opt.FailOnMissing = failOnMissing
+			base, next := args[:1], args[1:]
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				base, next = args[:dash], args[dash:]
+			}
+			rep, err := rocprof.Compare(base, next, opt)
 			if err != nil {
 				return err
 			}
-			rep := compare.Compare(base, next, opt)
-			if err := writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return compare.Write(w, rep, format) }); err != nil {
+			if err := writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return rocprof.WriteCompareReport(w, rep, format) }); err != nil {
 				return err
 			}
-			if rep.Regressions > 0 {
+			if output != "" || format != "text" {
+				// The text report prints them itself; elsewhere the user
+				// would not see them.
+				for _, w := range rep.Warnings {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: note: "+w)
+				}
+			}
+			if rep.Failed {
 				return &exitStatusError{status: exitRegression}
 			}
 			return nil
 		},
 	}
+	def := rocprof.DefaultCompareOptions()
 	f := cmd.Flags()
-	f.StringVarP(&metric, "metric", "m", "mean", "what to compare per name: total, mean, median or p95 duration")
-	f.StringVarP(&threshold, "threshold", "t", "5%", "smallest relative rise that counts as a regression")
+	f.StringVarP(&metric, "metric", "m", string(def.Metric), "what each run's durations of an entry are summed up by: median, mean, p95 or total")
+	f.StringVarP(&threshold, "threshold", "t", fmt.Sprintf("%g%%", 100*def.Threshold), "smallest relative change that counts")
+	f.StringVar(&minDelta, "min-delta", time.Duration(def.MinDelta).String(), "smallest absolute change that counts (e.g. 100ns, 2us)")
+	f.Float64Var(&alpha, "alpha", def.Alpha, "significance level of the Mann–Whitney U test")
 	f.StringVarP(&format, "format", "f", "text", "text, markdown, json or junit")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
-	f.StringSliceVar(&domains, "domain", nil, "compare only these domains: kernel, hip, hsa, marker, copy, alloc, scratch, rccl (repeatable)")
-	f.Float64Var(&sigmas, "sigmas", 3, "standard errors a change must exceed to count")
+	f.StringSliceVar(&domains, "domain", nil, "compare only these domains: kernel, copy, hip, hsa, marker, alloc, scratch, rccl (repeatable)")
+	f.StringSliceVar(&gate, "gate", nil, "domains whose regressions fail the comparison (default kernel,copy; e.g. --gate kernel,copy,hip, or all)")
+	f.BoolVar(&failOnMissing, "fail-on-missing", false, "fail (exit 3) when an entry is found on one side only")
 	return cmd
+}
+
+// compareOptions checks and converts compare's flags.
+func compareOptions(metric, threshold, minDelta string, alpha float64, domains, gate []string) (rocprof.CompareOptions, error) {
+	opt := rocprof.DefaultCompareOptions()
+	var err error
+	if opt.Metric, err = rocprof.ParseCompareMetric(metric); err != nil {
+		return opt, &usageError{err.Error()}
+	}
+	if opt.Threshold, err = rocprof.ParseCompareThreshold(threshold); err != nil {
+		return opt, &usageError{err.Error()}
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(strings.ReplaceAll(minDelta, "µ", "u")))
+	if err != nil || d < 0 {
+		return opt, &usageError{fmt.Sprintf("bad --min-delta %q: give a duration such as 100ns or 2us", minDelta)}
+	}
+	opt.MinDelta = float64(d.Nanoseconds())
+	if !(alpha > 0 && alpha < 1) {
+		return opt, &usageError{fmt.Sprintf("--alpha must be between 0 and 1, not %g", alpha)}
+	}
+	opt.Alpha = alpha
+	if opt.Domains, err = rocprof.ParseCompareDomains(domains); err != nil {
+		return opt, &usageError{err.Error()}
+	}
+	if len(gate) > 0 {
+		if opt.Gate, err = rocprof.ParseCompareDomains(gate); err != nil {
+			return opt, &usageError{"--gate: " + err.Error()}
+		}
+	}
+	return opt, nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,49 +12,80 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 )
 
-func TestCompareCommandExitStatus(t *testing.T) {
-	dir := t.TempDir()
-	mk := func(name string, scale float64) string {
+// compareSides writes n databases per side; the new side's gemm takes
+// scale times as long, and every run jitters by a few ns.
+func compareSides(t *testing.T, dir string, n int, scale float64) (base, next []string) {
+	mk := func(name string, i int, scale float64) string {
 		p := rocpdtest.Sample(0)
-		for i := range p.Dispatches {
-			if strings.HasPrefix(p.Dispatches[i].Kernel, "gemm") {
-				d := p.Dispatches[i]
-				p.Dispatches[i].End = d.Start + int64(float64(d.End-d.Start)*scale)
+		for j := range p.Dispatches {
+			d := p.Dispatches[j]
+			f := 1.0
+			if strings.HasPrefix(d.Kernel, "gemm") {
+				f = scale
 			}
+			p.Dispatches[j].End = d.Start + int64(float64(d.End-d.Start)*f) + int64(i)
 		}
 		path := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
 		require.NoError(t, rocpdtest.Write(path, p))
 		return path
 	}
-	base, same, slow := mk("base.db", 1), mk("same.db", 1), mk("slow.db", 1.2)
+	for i := range n {
+		base = append(base, mk(fmt.Sprintf("base%d.db", i), i, 1))
+		next = append(next, mk(fmt.Sprintf("new%d.db", i), i, scale))
+	}
+	return base, next
+}
 
-	r := runCLI(t, nil, "compare", base, same)
+func TestCompareCommandExitStatus(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sides") // beside it: another directory of runs
+	base, same := compareSides(t, dir, 8, 1)
+	compareSides(t, filepath.Join(filepath.Dir(dir), "other"), 1, 1)
+	_, slow := compareSides(t, t.TempDir(), 8, 1.2)
+
+	args := func(opts []string, b, n []string) []string {
+		return append(append(append(append([]string{"compare"}, opts...), b...), "--"), n...)
+	}
+	r := runCLI(t, nil, args(nil, base, same)...)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "0 regression(s)")
+	require.Contains(t, r.stdout, "8 → 8 runs")
 
-	r = runCLI(t, nil, "compare", base, slow, "--format", "markdown", "--threshold", "10%")
+	r = runCLI(t, nil, args([]string{"--format", "markdown", "--threshold", "10%"}, base, slow)...)
 	require.Equal(t, 3, r.code, r.stderr)
-	require.Contains(t, r.stdout, "| **regression** | KERNEL_DISPATCH | `gemm(float*, float*, float*)` |")
+	require.Contains(t, r.stdout, "| **regression** | KERNEL_DISPATCH | `gemm(float*, float*, float*)` | grid 1024x1x1 block 256x1x1 lds 512 scratch 0 |")
 
 	out := filepath.Join(dir, "report.xml")
-	r = runCLI(t, nil, "compare", base, slow, "--format", "junit", "-o", out, "--metric", "p95")
+	r = runCLI(t, nil, args([]string{"--format", "junit", "-o", out, "--metric", "p95"}, base, slow)...)
 	require.Equal(t, 3, r.code, r.stderr)
 	require.FileExists(t, out)
 
-	r = runCLI(t, nil, "compare", base, slow, "--threshold", "25%", "--format", "json")
+	r = runCLI(t, nil, args([]string{"--threshold", "25%", "--format", "json"}, base, slow)...)
 	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, nil, args([]string{"--min-delta", "5ms"}, base, slow)...)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// One run per side: calls pooled, and the report says so.
+	r = runCLI(t, nil, "compare", base[0], slow[0])
+	require.Equal(t, 3, r.code, r.stderr)
+	require.Contains(t, r.stdout, "each entry's calls are pooled")
 
 	for _, c := range []struct {
 		args []string
 		code int
 		err  string
 	}{
-		{[]string{"compare", base}, 2, "takes two runs"},
-		{[]string{"compare", base, slow, "--metric", "max"}, 2, "unknown metric"},
-		{[]string{"compare", base, slow, "--threshold", "lots"}, 2, "bad threshold"},
-		{[]string{"compare", base, slow, "--format", "html"}, 2, "unknown --format"},
-		{[]string{"compare", base, slow, "--domain", "gpu"}, 2, "unknown domain"},
-		{[]string{"compare", base, dir}, 1, "holds no trace CSV files"},
+		{[]string{"compare", base[0]}, 2, "takes two runs"},
+		{[]string{"compare", base[0], base[1], "--"}, 2, "each side needs at least one run"},
+		{[]string{"compare", base[0], slow[0], "--metric", "max"}, 2, "unknown metric"},
+		{[]string{"compare", base[0], slow[0], "--threshold", "lots"}, 2, "bad threshold"},
+		{[]string{"compare", base[0], slow[0], "--min-delta", "soon"}, 2, "bad --min-delta"},
+		{[]string{"compare", base[0], slow[0], "--alpha", "2"}, 2, "--alpha must be between 0 and 1"},
+		{[]string{"compare", base[0], slow[0], "--format", "html"}, 2, "unknown --format"},
+		{[]string{"compare", base[0], slow[0], "--domain", "gpu"}, 2, "unknown domain"},
+		{[]string{"compare", base[0], slow[0], "--gate", "gpu"}, 2, "--gate: unknown domain"},
+		{[]string{"compare", base[0], t.TempDir()}, 1, "holds no run"},
+		{[]string{"compare", base[0], filepath.Dir(dir)}, 1, "holds several runs or output sets"},
 	} {
 		r := runCLI(t, nil, c.args...)
 		require.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)

@@ -12,7 +12,7 @@ import (
 )
 
 // builtLibs points the CLI at the libraries `make build` made.
-func builtLibs(t *testing.T) string {
+func builtLibs(t testing.TB) string {
 	build := filepath.Join("..", "..", "build")
 	dir := t.TempDir()
 	for _, p := range []string{"lib/librocprof-go-preload.so", "lib/librocprof-go-shim.so", "vgpu/librocprof-go-vgpu.so"} {

@@ -151,7 +151,7 @@ func BenchmarkCompare(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		if rep := compare.Compare(base, next, compare.Options{Metric: compare.P95, Threshold: 0.05}); rep.Regressions != 0 {
+		if rep := compare.Compare([]*compare.Run{base}, []*compare.Run{next}, compare.Options{Metric: compare.P95, Threshold: 0.05}); rep.Regressions != 0 {
 			return fmt.Errorf("a run regressed against itself")
 		}
 		return nil

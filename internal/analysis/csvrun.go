@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // csvTrace describes one trace CSV file kind: its file-name ending, the
@@ -36,36 +33,18 @@ var csvTraces = []csvTrace{
 	{"scratch_memory_trace.csv", Scratch, "Operation"},
 }
 
-// ScanCSVDir streams the events of every trace CSV under dir (any depth,
-// e.g. <host>/<pid>_kernel_trace.csv). Files are read in path order.
-func ScanCSVDir(dir string, fn func(*Event) error) error {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if atomicfile.IsTemp(p) { // a file or stage a killed run left: never a result
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() && traceOf(p) != nil {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read run directory: %w", err)
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("%s holds no trace CSV files (*kernel_trace.csv, *hip_api_trace.csv, …): "+
-			"give a directory written with -f csv, or a ROCpd .db file", dir)
-	}
+// scanCSVFiles streams the events of a run's trace CSV files, in path
+// order; root is the run's directory (processes are keyed by their files'
+// paths within it).
+func scanCSVFiles(root string, files []string, fn func(*Event) error) error {
+	files = append([]string(nil), files...)
 	sort.Strings(files)
 	procs := map[string]*Process{}
 	for _, f := range files {
-		rel, _ := filepath.Rel(dir, f)
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			rel = f
+		}
 		if err := scanCSVFile(f, rel, procs, fn); err != nil {
 			return err
 		}
@@ -126,6 +105,20 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 	}
 	iName, iStart, iEnd := col[tr.name], col["Start_Timestamp"], col["End_Timestamp"]
 	iDomain, hasDomain := col["Domain"]
+	// A kernel trace's launch configuration, when its columns are there.
+	launchCols := []string{"Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "Workgroup_Size_X", "Workgroup_Size_Y",
+		"Workgroup_Size_Z", "LDS_Block_Size", "Scratch_Size"}
+	var iLaunch []int
+	if tr.domain == Kernel {
+		for _, n := range launchCols {
+			if i, ok := col[n]; ok {
+				iLaunch = append(iLaunch, i)
+			}
+		}
+		if len(iLaunch) != len(launchCols) {
+			iLaunch = nil
+		}
+	}
 	iPID, hasPID := col["Process_Id"]
 	filePrefix := strings.TrimSuffix(rel, tr.suffix)
 	// Processes are keyed by directory and pid, so one process's files
@@ -167,7 +160,12 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 		if len(rec) <= max(iName, iStart, iEnd) {
 			return fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
 		}
-		ev = Event{Domain: tr.domain, Name: rec[iName]}
+		ev = Event{Domain: tr.domain, Name: rec[iName], Bytes: -1}
+		if iLaunch != nil {
+			if ev.Launch, err = parseLaunch(rec, iLaunch); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+		}
 		if hasDomain && len(rec) > iDomain && tr.domain != Marker {
 			ev.Domain = CategoryDomain(rec[iDomain])
 		}
@@ -186,6 +184,23 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 			return err
 		}
 	}
+}
+
+// parseLaunch reads a kernel row's launch columns (grid, workgroup, LDS,
+// scratch, at the indexes given in that order).
+func parseLaunch(rec []string, idx []int) (Launch, error) {
+	var v [8]int64
+	for i, c := range idx {
+		if c >= len(rec) {
+			return Launch{}, fmt.Errorf("%d fields, no launch configuration", len(rec))
+		}
+		n, err := strconv.ParseInt(rec[c], 10, 64)
+		if err != nil {
+			return Launch{}, fmt.Errorf("bad launch configuration: %w", err)
+		}
+		v[i] = n
+	}
+	return Launch{Grid: [3]int64{v[0], v[1], v[2]}, Workgroup: [3]int64{v[3], v[4], v[5]}, LDS: v[6], Scratch: v[7]}, nil
 }
 
 // rowReader splits rocprofv3 CSV lines. rocprofv3 wraps strings in quotes

@@ -95,6 +95,64 @@ type Event struct {
 	Name       string // the summary key: kernel, function, marker text, direction, operation
 	Start, End int64
 	Process    *Process
+	// Launch is a kernel dispatch's launch configuration (zero when the
+	// input does not hold it, and for other domains).
+	Launch Launch
+	// Bytes is a memory copy's size, -1 when the input does not hold it
+	// (rocprofv3's memory_copy_trace.csv has no size column).
+	Bytes int64
+}
+
+// Launch is a dispatch's launch configuration: two dispatches of one kernel
+// with different grids or LDS do different work, so a comparison of
+// durations is fair only within one configuration.
+type Launch struct {
+	Grid, Workgroup [3]int64
+	LDS             int64 // LDS bytes, rounded up to 512 as rocprofv3's LDS_Block_Size is
+	Scratch         int64 // scratch (private segment) bytes per work-item
+}
+
+// String names a configuration: "grid 1024x1x1 block 256x1x1 lds 512 scratch 0".
+func (l Launch) String() string {
+	if l == (Launch{}) {
+		return ""
+	}
+	dims := func(d [3]int64) string {
+		return strconv.FormatInt(d[0], 10) + "x" + strconv.FormatInt(d[1], 10) + "x" + strconv.FormatInt(d[2], 10)
+	}
+	return "grid " + dims(l.Grid) + " block " + dims(l.Workgroup) +
+		" lds " + strconv.FormatInt(l.LDS, 10) + " scratch " + strconv.FormatInt(l.Scratch, 10)
+}
+
+// LDSBlock rounds a dispatch's LDS bytes up to the 512-byte blocks
+// rocprofv3's LDS_Block_Size column reports.
+func LDSBlock(bytes int64) int64 { return (bytes + 511) / 512 * 512 }
+
+// SizeClass names the power-of-two size range a copy of n bytes falls in
+// ("64 KiB-128 KiB"): copies are compared within one class, since their
+// durations grow with their size. "" for an unknown size.
+func SizeClass(n int64) string {
+	if n < 0 {
+		return ""
+	}
+	if n == 0 {
+		return "0 B"
+	}
+	lo := int64(1)
+	for lo <= n/2 {
+		lo *= 2
+	}
+	return byteSize(lo) + "-" + byteSize(2*lo)
+}
+
+func byteSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	u := 0
+	for n >= 1024 && n%1024 == 0 && u < len(units)-1 {
+		n /= 1024
+		u++
+	}
+	return strconv.FormatInt(n, 10) + " " + units[u]
 }
 
 // Duration returns End-Start in ns (0 when the clock went backwards).

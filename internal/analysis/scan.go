@@ -3,30 +3,42 @@ package analysis
 import (
 	"fmt"
 	"os"
-	"strings"
+	"path/filepath"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 )
 
-// Scan streams the events of one run: a ROCpd database file, or a directory
-// holding rocprof-go or rocprofv3 CSV trace files.
+// Scan streams the events of one run: a ROCpd database, a trace CSV file,
+// or a run's directory (see Resolve).
 func Scan(path string, fn func(*Event) error) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("read run: %w", err)
-	}
-	if st.IsDir() {
-		return ScanCSVDir(path, fn)
-	}
-	if strings.HasSuffix(path, ".csv") {
-		return ScanCSVFile(path, "", fn)
-	}
-	db, err := rocpd.Open(path)
+	src, err := Resolve(path)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	return ScanDB(db, fn)
+	return ScanSource(src, fn)
+}
+
+// ScanSource streams the events of a resolved run.
+func ScanSource(src *Source, fn func(*Event) error) error {
+	for _, p := range src.Databases {
+		db, err := rocpd.Open(p)
+		if err != nil {
+			return err
+		}
+		err = ScanDB(db, fn)
+		db.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if len(src.CSVFiles) > 0 {
+		root := src.Path
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			root = filepath.Dir(root)
+		}
+		return scanCSVFiles(root, src.CSVFiles, fn)
+	}
+	return nil
 }
 
 // ScanDB streams every timed record of a ROCpd database.
@@ -52,29 +64,30 @@ func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
 		return p
 	}
 	var ev Event
-	err := db.KernelTimings(func(in *rocpd.Info, t *rocpd.Timing) error {
-		ev = Event{Domain: Kernel, Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID)}
+	err := db.KernelTimings(func(in *rocpd.Info, t *rocpd.KernelTiming) error {
+		ev = Event{Domain: Kernel, Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID), Bytes: -1,
+			Launch: Launch{Grid: t.Grid, Workgroup: t.Workgroup, LDS: LDSBlock(t.GroupSegmentSize), Scratch: t.PrivateSegmentSize}}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
 	err = db.RegionTimings(func(in *rocpd.Info, t *rocpd.Timing) error {
-		ev = Event{Domain: CategoryDomain(t.Category), Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID)}
+		ev = Event{Domain: CategoryDomain(t.Category), Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID), Bytes: -1}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
 	err = db.Copies(func(in *rocpd.Info, c *rocpd.Copy) error {
-		ev = Event{Domain: Copy, Name: c.Direction, Start: c.Start, End: c.End, Process: proc(in, c.PID)}
+		ev = Event{Domain: Copy, Name: c.Direction, Start: c.Start, End: c.End, Process: proc(in, c.PID), Bytes: c.Size}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
 	return db.Allocations(func(in *rocpd.Info, a *rocpd.Allocation) error {
-		ev = Event{Domain: Allocation, Name: AllocOperation(a.Type, a.Level), Start: a.Start, End: a.End, Process: proc(in, a.PID)}
+		ev = Event{Domain: Allocation, Name: AllocOperation(a.Type, a.Level), Start: a.Start, End: a.End, Process: proc(in, a.PID), Bytes: -1}
 		if a.Level == "SCRATCH" {
 			ev.Domain = Scratch
 		}

@@ -167,3 +167,45 @@ func (s *Stats) Quantile(q float64) float64 {
 	}
 	return float64(s.Max)
 }
+
+// ValueCount is one value of a distribution and how often it occurred.
+type ValueCount struct {
+	Value float64
+	Count int64
+}
+
+// Distribution returns the values added, ascending, with their counts:
+// exact while the accumulator holds them, else one entry per histogram
+// bucket at the bucket's geometric middle (within 0.05%). Nil when
+// quantiles were not enabled.
+func (s *Stats) Distribution() []ValueCount {
+	if !s.quantiles || s.Count == 0 {
+		return nil
+	}
+	var out []ValueCount
+	if s.buckets == nil {
+		v := append([]int64(nil), s.values...)
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+		for i, x := range v {
+			if i > 0 && x == v[i-1] {
+				out[len(out)-1].Count++
+				continue
+			}
+			out = append(out, ValueCount{float64(x), 1})
+		}
+		return out
+	}
+	if s.zeros > 0 {
+		out = append(out, ValueCount{0, s.zeros})
+	}
+	keys := make([]int32, 0, len(s.buckets))
+	for k := range s.buckets {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		v := math.Min(math.Max(math.Exp((float64(k)-0.5)*logGamma), float64(s.Min)), float64(s.Max))
+		out = append(out, ValueCount{v, s.buckets[k]})
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,16 +19,30 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/an
 // The reports CI jobs consume are pinned by golden files: a change of their
 // shape shows in review.
 func TestReportGolden(t *testing.T) {
-	slow := rocpdtest.Sample(0)
-	for i := range slow.Dispatches {
-		if slow.Dispatches[i].Kernel == "axpy(float, float*)" {
-			d := &slow.Dispatches[i]
-			d.End = d.Start + (d.End-d.Start)*6/5
+	side := func(factor float64) ([]*compare.Run, []string) {
+		var rs []*compare.Run
+		var names []string
+		for i := range 8 {
+			p := rocpdtest.Sample(0)
+			for j := range p.Dispatches {
+				d := &p.Dispatches[j]
+				d.End += int64(10 * i) // run-to-run jitter
+				if d.Kernel == "axpy(float, float*)" {
+					d.End = d.Start + int64(float64(d.End-d.Start)*factor)
+				}
+			}
+			if factor != 1 {
+				p.Dispatches = p.Dispatches[:len(p.Dispatches)-1] // one reduce dispatch fewer
+			}
+			rs = append(rs, load(t, p))
+			names = append(names, fmt.Sprintf("run-%d", i+1))
 		}
+		return rs, names
 	}
-	slow.Dispatches = slow.Dispatches[:len(slow.Dispatches)-1] // one reduce dispatch fewer
-	rep := compare.Compare(load(t, rocpdtest.Sample(0)), load(t, slow), compare.Options{Metric: compare.Mean, Threshold: 0.05})
-	rep.Base, rep.New = "baseline.db", "results.db"
+	base, baseNames := side(1)
+	slow, newNames := side(1.2)
+	rep := compare.Compare(base, slow, compare.Options{Metric: compare.Mean, Threshold: 0.05, MinDelta: compare.DefaultMinDelta})
+	rep.Base, rep.New = baseNames, newNames
 	for _, c := range []struct{ format, file string }{
 		{"markdown", "compare.md"}, {"text", "compare.txt"}, {"junit", "compare.xml"},
 	} {

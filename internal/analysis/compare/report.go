@@ -53,58 +53,138 @@ func signed(ns float64) string {
 	return Duration(ns)
 }
 
-func (row *Row) cells() []string {
+func (row *Row) status() string {
+	if row.Status == Regression && !row.Gated {
+		return "regression (not gated)"
+	}
+	return string(row.Status)
+}
+
+func (row *Row) samples() string {
+	count := func(s *Side) string {
+		if s == nil {
+			return "0"
+		}
+		if row.Basis == ByCalls || row.Basis == "" {
+			return strconv.FormatInt(s.Calls, 10)
+		}
+		return strconv.Itoa(s.Runs)
+	}
+	unit := " runs"
+	if row.Basis == ByCalls || row.Basis == "" {
+		unit = " calls"
+	}
+	return count(row.Base) + " → " + count(row.New) + unit
+}
+
+func (row *Row) cells(withConfig bool) []string {
 	val := func(s *Side) string {
 		if s == nil {
 			return "-"
 		}
 		return Duration(s.Value)
 	}
-	calls := func(s *Side) string {
-		if s == nil {
-			return "0"
-		}
-		return strconv.FormatInt(s.Calls, 10)
-	}
-	change, delta, noise := "-", "-", "-"
+	change, delta, p := "-", "-", "-"
 	if row.Base != nil && row.New != nil {
-		delta, noise = signed(row.Delta), "±"+Duration(row.Noise)
+		delta = signed(row.Delta)
 		change = "n/a"
 		if row.Base.Value > 0 {
 			change = fmt.Sprintf("%+.1f%%", 100*row.Change)
 		}
+		if row.Status != Insufficient {
+			p = formatP(row.PAdjusted)
+		}
 	}
-	return []string{string(row.Status), string(row.Domain), row.Name, val(row.Base), val(row.New),
-		delta, change, noise, calls(row.Base) + " → " + calls(row.New)}
+	c := []string{row.status(), string(row.Domain), row.Name}
+	if withConfig {
+		c = append(c, row.Config)
+	}
+	return append(c, val(row.Base), val(row.New), delta, change, p, row.samples())
 }
 
-var header = []string{"STATUS", "DOMAIN", "NAME", "BASE", "NEW", "DELTA", "CHANGE", "NOISE (3σ)", "CALLS"}
+func formatP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// header is the table's column names; the last six are numbers.
+func header(withConfig bool) []string {
+	h := []string{"STATUS", "DOMAIN", "NAME"}
+	if withConfig {
+		h = append(h, "CONFIG")
+	}
+	return append(h, "BASE", "NEW", "DELTA", "CHANGE", "P", "SAMPLES")
+}
+
+func (r *Report) hasConfig() bool {
+	for i := range r.Rows {
+		if r.Rows[i].Config != "" {
+			return true
+		}
+	}
+	return false
+}
 
 func (r *Report) headline() string {
-	return fmt.Sprintf("%d regression(s), %d improvement(s) in %d compared names (metric %s, threshold %s, noise %g standard errors)",
-		r.Regressions, r.Improvements, len(r.Rows), r.Metric, strconv.FormatFloat(100*r.Threshold, 'f', -1, 64)+"%", r.Sigmas)
+	h := fmt.Sprintf("%d regression(s), %d improvement(s) in %d compared entries (metric: %s per run; a change counts beyond %s and %s at p < %g; gated: %s)",
+		r.Regressions, r.Improvements, len(r.Rows), r.Metric, strconv.FormatFloat(100*r.Threshold, 'f', -1, 64)+"%",
+		Duration(r.MinDelta), r.Alpha, strings.Join(r.Gate, ", "))
+	if r.Ungated > 0 {
+		h += fmt.Sprintf("; %d regression(s) in domains not gated", r.Ungated)
+	}
+	if r.Missing > 0 {
+		h += fmt.Sprintf("; %d entries on one side only", r.Missing)
+	}
+	return h
+}
+
+// basisNote says what the samples were when calls had to be pooled, or
+// that there were too few runs for the test to flag anything.
+func (r *Report) basisNote() string {
+	nb, nn := len(r.Base), len(r.New)
+	if nb < 2 || nn < 2 {
+		return fmt.Sprintf("%d run(s) against %d: each entry's calls are pooled, so run-to-run variation is not measured; "+
+			"give %d runs per side (compare BASE... -- NEW...)", nb, nn, RunsNeeded(r.Alpha, r.Tested))
+	}
+	if need := RunsNeeded(r.Alpha, r.Tested); min(nb, nn) < need {
+		return fmt.Sprintf("%d runs against %d: too few for the test to flag a change among %d gated entries at alpha %g; give %d runs per side",
+			nb, nn, r.Tested, r.Alpha, need)
+	}
+	return ""
 }
 
 func writeText(w io.Writer, r *Report) error {
-	rows := [][]string{header}
+	wc := r.hasConfig()
+	h := header(wc)
+	rows := [][]string{h}
 	for i := range r.Rows {
-		rows = append(rows, r.Rows[i].cells())
+		rows = append(rows, r.Rows[i].cells(wc))
 	}
-	width := make([]int, len(header))
+	width := make([]int, len(h))
 	for _, c := range rows {
 		for i, v := range c {
 			width[i] = max(width[i], len([]rune(v)))
 		}
 	}
+	firstNum := len(h) - 6
 	var b strings.Builder
-	fmt.Fprintf(&b, "base: %s\nnew:  %s\n%s\n\n", r.Base, r.New, r.headline())
+	fmt.Fprintf(&b, "base: %s\nnew:  %s\n%s\n", strings.Join(r.Base, " "), strings.Join(r.New, " "), r.headline())
+	if n := r.basisNote(); n != "" {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&b, "note: %s\n", wn)
+	}
+	b.WriteString("\n")
 	for _, c := range rows {
 		for i, v := range c {
 			if i > 0 {
 				b.WriteString("  ")
 			}
 			pad := strings.Repeat(" ", width[i]-len([]rune(v)))
-			if i >= 3 {
+			if i >= firstNum {
 				b.WriteString(pad + v)
 			} else if i < len(c)-1 {
 				b.WriteString(v + pad)
@@ -114,8 +194,20 @@ func writeText(w io.Writer, r *Report) error {
 		}
 		b.WriteString("\n")
 	}
+	for i := range r.Rows {
+		if n := r.Rows[i].Note; n != "" {
+			fmt.Fprintf(&b, "%s %s%s: %s\n", r.Rows[i].Status, r.Rows[i].Name, configSuffix(r.Rows[i].Config), n)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func configSuffix(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " [" + c + "]"
 }
 
 // mdCell escapes what would break a Markdown table cell.
@@ -125,13 +217,17 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "`", "'")
 }
 
-func mdTable(b *strings.Builder, rows []Row) {
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", 2) + "---|" + strings.Repeat("---:|", len(header)-3) + "\n")
+func mdTable(b *strings.Builder, rows []Row, withConfig bool) {
+	h := header(withConfig)
+	b.WriteString("| " + strings.Join(h, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(h)-6) + strings.Repeat("---:|", 6) + "\n")
 	for i := range rows {
-		c := rows[i].cells()
+		c := rows[i].cells(withConfig)
 		c[2] = "`" + mdCell(c[2]) + "`"
-		if rows[i].Status == Regression {
+		if withConfig {
+			c[3] = mdCell(c[3])
+		}
+		if rows[i].Status == Regression && rows[i].Gated {
 			c[0] = "**regression**"
 		}
 		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
@@ -143,11 +239,24 @@ func mdTable(b *strings.Builder, rows []Row) {
 func writeMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	verdict := "✅ no regressions"
-	if r.Regressions > 0 {
+	switch {
+	case r.Regressions > 0:
 		verdict = fmt.Sprintf("❌ %d regression(s)", r.Regressions)
+	case r.Failed:
+		verdict = fmt.Sprintf("❌ %d entries on one side only (--fail-on-missing)", r.Missing)
 	}
 	fmt.Fprintf(&b, "### rocprof-go compare: %s\n\n%s.\nBase `%s`, new `%s`.\n\n", verdict, r.headline(),
-		mdCell(r.Base), mdCell(r.New))
+		mdCell(strings.Join(r.Base, " ")), mdCell(strings.Join(r.New, " ")))
+	notes := r.Warnings
+	if n := r.basisNote(); n != "" {
+		notes = append([]string{n}, notes...)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "> %s\n", mdCell(n))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
 	var changed, same []Row
 	for _, row := range r.Rows {
 		if row.Status == Unchanged {
@@ -156,12 +265,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			changed = append(changed, row)
 		}
 	}
+	wc := r.hasConfig()
 	if len(changed) > 0 {
-		mdTable(&b, changed)
+		mdTable(&b, changed, wc)
 	}
 	if len(same) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>%d unchanged</summary>\n\n", len(same))
-		mdTable(&b, same)
+		mdTable(&b, same, wc)
 		b.WriteString("\n</details>\n")
 	}
 	_, err := io.WriteString(w, b.String())
@@ -217,21 +327,25 @@ func writeJUnit(w io.Writer, r *Report) error {
 			all.Suites = append(all.Suites, junitSuite{Name: d})
 		}
 		s := &all.Suites[si]
-		c := junitCase{Class: "rocprof-go." + d, Name: row.Name}
-		detail := strings.Join(row.cells()[3:], " ")
-		switch row.Status {
-		case Regression:
+		c := junitCase{Class: "rocprof-go." + d, Name: row.Name + configSuffix(row.Config)}
+		cells := row.cells(false)
+		detail := strings.Join(cells[3:], " ")
+		switch {
+		case row.Status == Regression && row.Gated:
 			c.Failure = &junitFailure{Type: "regression",
-				Message: fmt.Sprintf("%s %s rose %s (%+.1f%%), beyond the %s threshold and the noise %s",
+				Message: fmt.Sprintf("%s %s rose %s (%+.1f%%), beyond the %s threshold, p = %s",
 					row.Name, r.Metric, signed(row.Delta), 100*row.Change,
-					strconv.FormatFloat(100*r.Threshold, 'f', -1, 64)+"%", Duration(row.Noise)),
+					strconv.FormatFloat(100*r.Threshold, 'f', -1, 64)+"%", formatP(row.PAdjusted)),
 				Text: detail}
 			s.Fail++
-		case New, Removed:
-			c.Skipped = &junitSkipped{Message: string(row.Status) + ": only in one run"}
+		case (row.Status == New || row.Status == Removed) && r.FailOnMissing:
+			c.Failure = &junitFailure{Type: "missing", Message: string(row.Status) + ": " + row.Note, Text: detail}
+			s.Fail++
+		case row.Status == New || row.Status == Removed || row.Status == Insufficient:
+			c.Skipped = &junitSkipped{Message: string(row.Status) + ": " + row.Note}
 			s.Skip++
 		default:
-			c.Out = string(row.Status) + ": " + detail
+			c.Out = row.status() + ": " + detail
 		}
 		s.Cases = append(s.Cases, c)
 		s.Tests++

@@ -298,14 +298,27 @@ type Timing struct {
 	Category   string // event category (regions and samples only)
 }
 
-// KernelTimings streams each dispatch's kernel name and times.
-func (db *DB) KernelTimings(fn func(*Info, *Timing) error) error {
-	var t Timing
+// KernelTiming is a dispatch's kernel name and times with its launch
+// configuration (what makes two dispatches of one kernel comparable).
+type KernelTiming struct {
+	Timing
+	Grid, Workgroup    [3]int64
+	GroupSegmentSize   int64 // LDS bytes of the dispatch
+	PrivateSegmentSize int64 // scratch bytes per work-item
+}
+
+// KernelTimings streams each dispatch's kernel name, times and launch
+// configuration.
+func (db *DB) KernelTimings(fn func(*Info, *KernelTiming) error) error {
+	var t KernelTiming
 	return db.scanImages(func(in *Info) error {
 		var kernel int64
-		return db.each(`SELECT pid, kernel_id, start, "end" FROM `+quote(in.Image.Table("rocpd_kernel_dispatch")),
+		return db.each(`SELECT pid, kernel_id, start, "end", grid_size_x, grid_size_y, grid_size_z,
+  workgroup_size_x, workgroup_size_y, workgroup_size_z, COALESCE(group_segment_size, 0), COALESCE(private_segment_size, 0)
+FROM `+quote(in.Image.Table("rocpd_kernel_dispatch")),
 			func(r *sql.Rows) error {
-				if err := r.Scan(&t.PID, &kernel, &t.Start, &t.End); err != nil {
+				if err := r.Scan(&t.PID, &kernel, &t.Start, &t.End, &t.Grid[0], &t.Grid[1], &t.Grid[2],
+					&t.Workgroup[0], &t.Workgroup[1], &t.Workgroup[2], &t.GroupSegmentSize, &t.PrivateSegmentSize); err != nil {
 					return err
 				}
 				t.Name = in.Symbol(kernel).Name()

@@ -1,0 +1,242 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+)
+
+// Source is one stored run as the analyses read it: its ROCpd databases, or
+// its trace CSV files (never both), and the options it was recorded with
+// when its run.json says.
+type Source struct {
+	Path      string   // as the user gave it
+	Databases []string // ROCpd database files
+	CSVFiles  []string // trace CSV files (*kernel_trace.csv, ...)
+	// Options are run.json's "options" (e.g. truncate_kernels), nil when
+	// the run has no manifest.
+	Options map[string]string
+}
+
+// manifestLimit bounds the run.json read: anyone who can write the
+// directory could plant a huge one.
+const manifestLimit = 64 << 20
+
+// sqliteMagic starts every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// runManifest is the part of run.json (pkg/rocprof's Manifest) the
+// analyses need: which files the run wrote, and its options.
+type runManifest struct {
+	Options map[string]string `json:"options"`
+	Files   []struct {
+		Path   string `json:"path"`
+		Format string `json:"format"`
+	} `json:"files"`
+	Concurrent []runManifest `json:"concurrent_runs"`
+}
+
+// Resolve finds what a path given to summary or compare holds: a ROCpd
+// database, a trace CSV file, a run.json, or a directory. A directory with
+// a run.json is the run it describes (the databases it wrote, else its
+// trace CSV files; leftovers of other runs in the directory are ignored).
+// A directory without one must hold one run's files: databases or trace
+// CSV files, in one directory (a run's per-process files sit side by
+// side); anything else is an error naming the candidates.
+func Resolve(path string) (*Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	src := &Source{Path: path}
+	if !st.IsDir() {
+		switch {
+		case filepath.Base(path) == "run.json":
+			return resolveManifest(src, filepath.Dir(path), path)
+		case traceOf(path) != nil:
+			src.CSVFiles = []string{path}
+		default:
+			src.Databases = []string{path} // rocpd.Open says so if it is not one
+		}
+		return src, nil
+	}
+	if m := filepath.Join(path, "run.json"); isRegular(m) {
+		return resolveManifest(src, path, m)
+	}
+	return resolveDir(src, path)
+}
+
+func isRegular(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// resolveManifest takes the files run.json lists (its concurrent runs'
+// too: ranks of one job writing into one directory are one run).
+func resolveManifest(src *Source, dir, path string) (*Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, manifestLimit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > manifestLimit {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a rocprof-go run manifest", path, manifestLimit>>20)
+	}
+	var m runManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a rocprof-go run manifest: %w", path, err)
+	}
+	src.Options = m.Options
+	formats := map[string]bool{}
+	runs := append([]runManifest{m}, m.Concurrent...)
+	for _, r := range runs {
+		for _, fl := range r.Files {
+			p := fl.Path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			formats[fl.Format] = true
+			switch {
+			case fl.Format == "rocpd":
+				src.Databases = append(src.Databases, p)
+			case fl.Format == "csv" && traceOf(p) != nil:
+				src.CSVFiles = append(src.CSVFiles, p)
+			}
+		}
+	}
+	src.Databases, src.CSVFiles = dedupe(src.Databases), dedupe(src.CSVFiles)
+	if len(src.Databases) > 0 {
+		src.CSVFiles = nil // the database holds everything the CSV files do, copy sizes included
+		return src, nil
+	}
+	if len(src.CSVFiles) > 0 {
+		return src, nil
+	}
+	var wrote []string
+	for f := range formats {
+		wrote = append(wrote, f)
+	}
+	sort.Strings(wrote)
+	if len(wrote) == 0 {
+		return nil, fmt.Errorf("the run in %s wrote no trace files (run.json lists none): nothing was traced, or the run failed; see run.json", dir)
+	}
+	return nil, fmt.Errorf("the run in %s wrote %s only: compare and summary read ROCpd databases (-f rocpd, the default) or CSV traces (-f csv); "+
+		"convert the run with `rocprof-go convert` or record it again with one of those formats", dir, strings.Join(wrote, ", "))
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// resolveDir searches a directory without run.json for one run's files.
+func resolveDir(src *Source, dir string) (*Source, error) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if atomicfile.IsTemp(p) { // a file or stage a killed run left: never a result
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != dir && isRegular(filepath.Join(p, "run.json")) {
+				// Another run's directory: a run of its own, not part of this one.
+				src.Databases = append(src.Databases, filepath.Join(p, "run.json"))
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		switch {
+		case traceOf(p) != nil:
+			src.CSVFiles = append(src.CSVFiles, p)
+		case isDatabase(p):
+			src.Databases = append(src.Databases, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read run directory: %w", err)
+	}
+	sort.Strings(src.Databases)
+	sort.Strings(src.CSVFiles)
+	all := append(append([]string{}, src.Databases...), src.CSVFiles...)
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s holds no run: no run.json, ROCpd database or trace CSV file (*kernel_trace.csv, *hip_api_trace.csv, …); "+
+			"give a run's output directory (-d), its .db file or a directory written with -f csv", dir)
+	}
+	dirs := map[string]bool{}
+	for _, p := range all {
+		dirs[filepath.Dir(p)] = true
+	}
+	manifests := false
+	for _, p := range src.Databases {
+		manifests = manifests || filepath.Base(p) == "run.json"
+	}
+	if manifests || len(dirs) > 1 || (len(src.Databases) > 0 && len(src.CSVFiles) > 0) {
+		return nil, fmt.Errorf("%s holds several runs or output sets, and no run.json says which files are one run: %s; "+
+			"give one of them (a run's directory, .db file, or a directory of one run's CSV files)", dir, candidates(dir, all))
+	}
+	return src, nil
+}
+
+// candidates lists the groups of files found, by directory, briefly.
+func candidates(dir string, files []string) string {
+	byDir := map[string][]string{}
+	var order []string
+	for _, p := range files {
+		d := filepath.Dir(p)
+		if _, ok := byDir[d]; !ok {
+			order = append(order, d)
+		}
+		byDir[d] = append(byDir[d], filepath.Base(p))
+	}
+	var parts []string
+	for i, d := range order {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("and %d more directories", len(order)-8))
+			break
+		}
+		names := byDir[d]
+		list := strings.Join(names[:min(3, len(names))], ", ")
+		if len(names) > 3 {
+			list += fmt.Sprintf(", … (%d files)", len(names))
+		}
+		parts = append(parts, d+": "+list)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func isDatabase(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && bytes.Equal(head, sqliteMagic)
+}
