@@ -25,6 +25,15 @@ type OutputWriter interface {
 	WriteOutputs(ctx context.Context, req OutputRequest) (*OutputReport, error)
 }
 
+// RunOutputWriter is an OutputWriter with outputs made from every pass's
+// spools together (rocprof v1's results.csv, which merges the passes'
+// counters by dispatch): WriteRunOutputs runs once the last pass's outputs
+// are written, while every pass's spools are still there.
+type RunOutputWriter interface {
+	OutputWriter
+	WriteRunOutputs(ctx context.Context, passes []OutputRequest) (*OutputReport, error)
+}
+
 // OutputReport is what a writer made of one pass's spools: the files, and
 // the requested domains that could not be collected.
 type OutputReport struct {
@@ -101,6 +110,8 @@ type PassResult struct {
 type Result struct {
 	ExitStatus int
 	Passes     []PassResult
+	// Files are the outputs made from every pass together (RunOutputWriter).
+	Files []OutputFile
 }
 
 // Runner runs the application once per pass.
@@ -365,6 +376,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	res := &Result{}
 	launch := time.Now()
 	progress := newPassProgress(r.Stderr, len(plan.Passes))
+	var written []OutputRequest // the passes whose outputs were written
 	for i, cfg := range plan.Passes {
 		progress.begin(i+1, passLabel(cfg))
 		spoolDir := filepath.Join(runDir, fmt.Sprintf("pass_%d", i+1))
@@ -382,7 +394,9 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env}
 		if r.Writer != nil {
-			rep, werr := r.Writer.WriteOutputs(ctx, OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout})
+			req := OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout}
+			rep, werr := r.Writer.WriteOutputs(ctx, req)
+			written = append(written, req)
 			if rep != nil {
 				pr.Files, pr.Lost, pr.Unavailable = rep.Files, rep.Lost, rep.Unavailable
 				pr.LostRecords, pr.SkippedSpools = rep.LostRecords, rep.SkippedSpools
@@ -405,6 +419,17 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 				fmt.Fprintf(r.Stderr, "rocprof-go: pass %d: the app exited with status %d; the remaining passes are not run\n", i+1, proc.ExitStatus)
 			}
 			break
+		}
+	}
+	if w, ok := r.Writer.(RunOutputWriter); ok && len(written) > 0 {
+		rep, werr := w.WriteRunOutputs(ctx, written)
+		if rep != nil {
+			res.Files = rep.Files
+		}
+		if werr != nil {
+			keepRunDir = true
+			_ = os.WriteFile(filepath.Join(runDir, runKeptFile), []byte(werr.Error()+"\n"), 0o600)
+			return res, fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", runDir, werr)
 		}
 	}
 	return res, nil

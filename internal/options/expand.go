@@ -41,6 +41,13 @@ func (c *Config) expandAggregates() []string {
 			t.setIfUnset(True)
 		}
 	}
+	// rocprof v1's --hip-trace traced the kernels and copies HIP issued as
+	// well as its calls: its results.csv and results.copy_stats.csv need
+	// them recorded.
+	if c.V1Results() && c.HipTrace.On() {
+		c.KernelTrace.setIfUnset(True)
+		c.MemoryCopyTrace.setIfUnset(True)
+	}
 	// RCCL, rocDecode and rocJPEG are not part of ROCm 5.2.3, so no process can
 	// call them: an aggregate that switches them on records nothing there.
 	// Explicit use was rejected by checkSupported.
@@ -58,10 +65,18 @@ func (c *Config) applyDefaults() {
 		_ = s.setValue(c, s.Default)
 		delete(c.set, s.Dest) // a default is not "given"
 	}
-	if len(c.OutputFormat) == 0 {
+	// With -o NAME.csv the run writes rocprof v1's files; rocprofv3's own
+	// formats only when -f asks for them.
+	if len(c.OutputFormat) == 0 && !c.V1Results() {
 		c.OutputFormat = []string{"rocpd"}
 	}
 	c.OutputFormat = dedupe(c.OutputFormat)
+}
+
+// V1Results reports whether -o names a ".csv" file: the run then writes
+// rocprof v1's results.csv and stats files at that path, from every pass.
+func (c *Config) V1Results() bool {
+	return strings.HasSuffix(strings.ToLower(c.OutputFile), ".csv")
 }
 
 func dedupe(in []string) []string {

@@ -17,7 +17,7 @@ import (
 //   - formatting goroutines turn whole batches into rows, one byte buffer
 //     per domain, touching nothing shared but read-only tables; then, when
 //     every earlier batch is written (csvTurn), the same goroutine feeds the
-//     order-sensitive parts (stats, rocprof v1 files, counter rows) and
+//     order-sensitive parts (stats, counter rows) and
 //     writes each domain's buffer to its file, while the rows are still in
 //     its cache.
 //
@@ -305,52 +305,33 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 }
 
 // accountBatch feeds a batch, in reading order, to what depends on the
-// order of the records: the stats tables, rocprof v1's files and the counter
-// rows (written on a dispatch's first record). It returns the dispatch ids
-// whose counter rows are written.
+// order of the records: the stats tables and the counter rows (written on a
+// dispatch's first record). It returns the dispatch ids whose counter rows
+// are written.
 func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]bool) map[uint64]bool {
 	for _, d := range [...]csvDomain{csvDomHIP, csvDomHSA, csvDomMarker} {
 		t := g.stats[d]
-		var v1 *csvStatTable
-		if g.v1 != nil && d == csvDomHIP {
-			v1 = &g.v1.hip
-		} else if g.v1 != nil && d == csvDomHSA {
-			v1 = &g.v1.hsa
-		}
-		if t == nil && v1 == nil {
+		if t == nil {
 			continue
 		}
 		var last string
-		var lastStat, lastV1 *csvStat
+		var lastStat *csvStat
 		for i := range bt.api[d] {
 			a := &bt.api[d][i]
-			if lastStat == nil && lastV1 == nil || a.name != last {
+			if lastStat == nil || a.name != last {
 				last = a.name
-				if t != nil {
-					lastStat = t.get(a.name)
-				}
-				if v1 != nil {
-					lastV1 = v1.get(a.name)
-				}
+				lastStat = t.get(a.name)
 			}
-			if lastStat != nil {
-				lastStat.add(a.start, a.end)
-			}
-			if lastV1 != nil {
-				lastV1.add(a.start, a.end)
-			}
+			lastStat.add(a.start, a.end)
 		}
 	}
 	countersOn := len(p.counters) > 0 && g.files[csvDomCounter] != nil
-	if t := g.stats[csvDomKernel]; t != nil || g.v1 != nil || countersOn {
+	if t := g.stats[csvDomKernel]; t != nil || countersOn {
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
 			d := &row.d
 			if t != nil {
 				t.get(row.name).add(d.Start, d.End)
-			}
-			if g.v1 != nil {
-				g.v1.dispatch(p, d, row.k, row.name, p.counters[d.DispatchID])
 			}
 			if !countersOn {
 				continue
@@ -366,15 +347,10 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			}
 		}
 	}
-	if t := g.stats[csvDomCopy]; t != nil || g.v1 != nil {
+	if t := g.stats[csvDomCopy]; t != nil {
 		for i := range bt.copies {
 			c := &bt.copies[i]
-			if t != nil {
-				t.get(c.Direction.String()).add(c.Start, c.End)
-			}
-			if g.v1 != nil {
-				g.v1.copies.get(v1CopyName(c.Direction)).add(c.Start, c.End)
-			}
+			t.get(c.Direction.String()).add(c.Start, c.End)
 		}
 	}
 	if t := g.stats[csvDomAlloc]; t != nil {

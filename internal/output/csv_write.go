@@ -26,7 +26,12 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		cfg.PrefixTemplate = DefaultPrefixTemplate
 	}
 	res := &Result{}
-	csvOn := cfg.has(FormatCSV) || cfg.Stats || cfg.v1Enabled()
+	if cfg.v1Enabled() && !cfg.has(FormatCSV) {
+		// With -o NAME.csv, --stats asks for rocprof v1's stats files
+		// (WriteV1, once every pass ran), not rocprofv3's.
+		cfg.Stats = false
+	}
+	csvOn := cfg.has(FormatCSV) || cfg.Stats
 	if !csvOn && !cfg.CountEvents {
 		return res, nil
 	}
@@ -147,7 +152,6 @@ type csvGroup struct {
 	files  [csvDomainCount]*csvFile // nil: domain not written
 	stats  [csvDomainCount]*csvStatTable
 	rows   []byte
-	v1     *v1Set // rocprof v1's results*.csv (-o NAME.csv), nil otherwise
 }
 
 func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
@@ -184,10 +188,6 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if cfg.Stats && csvDomains[d].stats != "" {
 			g.stats[d] = &csvStatTable{}
 		}
-	}
-
-	if total > 0 && total >= cfg.MinimumOutputBytes && cfg.v1Enabled() {
-		g.v1 = newV1Set(cfg, prefix, procs)
 	}
 
 	// Pass 2: rows, in the order records come out of each spool.
@@ -227,9 +227,6 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 					Records: f.rows, Bytes: f.bytes})
 			}
 		}
-	}
-	if g.v1 != nil {
-		keep(g.v1.finish(cfg.FS, res))
 	}
 	if total == 0 || total < cfg.MinimumOutputBytes {
 		return firstErr

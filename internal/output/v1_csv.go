@@ -1,7 +1,9 @@
 package output
 
 import (
+	"errors"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +21,9 @@ import (
 //	results.copy_stats.csv  memory copies by kind
 //
 // The columns are v1's (see docs/outputs.md for the sources); the values come
-// from the same spool records as rocprofv3's CSV files.
+// from the same spool records as rocprofv3's CSV files. v1 ran the app once
+// per pmc: line and merged the passes into one results.csv by dispatch
+// number: WriteV1 does the same from every pass's spools, after the last.
 
 // v1Columns are results.csv's leading columns: the dispatch properties v1's
 // tool printed for every dispatch, in its order.
@@ -41,96 +45,290 @@ func (c *Config) v1Enabled() bool {
 	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
 }
 
-// v1Set is one output group's v1 files.
+// V1Pass is one pass of a run, for WriteV1: its output configuration (each
+// process's v1 path is Dir joined with its resolved prefix) and its spools.
+type V1Pass struct {
+	Config   Config
+	SpoolDir string
+}
+
+// v1Key identifies a dispatch across passes: the process's place among the
+// processes writing the same results.csv (by start time; pids differ from
+// pass to pass) and v1's Index.
+type v1Key struct {
+	proc  int
+	index uint64
+}
+
+// v1Row is one results.csv row: the dispatch as its first pass recorded it,
+// and the counters of every pass.
+type v1Row struct {
+	key                v1Key
+	name               string
+	gpu, queue, wave   uint64
+	pid, tid           uint32
+	grd, wgr, lds, scr uint64
+	vgpr, agpr, sgpr   uint32
+	start, end         uint64
+	counters           []v1Value
+}
+
+// v1Value is one counter of a row: its results.csv column and value.
+type v1Value struct {
+	column int
+	value  float64
+}
+
+// v1Set is the v1 files of one path: results.csv and its stats.
 type v1Set struct {
 	path     string // results.csv itself: the resolved -o
-	withStat bool   // --stats: v1's database-backed layout (quoted header, DurationNs)
-	counters []string
+	fs       FileSystem
+	withStat bool // --stats: v1's database-backed layout (quoted header, DurationNs)
+	rows     map[v1Key]*v1Row
+	counters []v1Counter // columns, in counter id order once every pass is read
 	column   map[string]int
-	results  *csvFile
-	kernels  csvStatTable
+	bytes    uint64 // raw bytes of the stats pass, for --minimum-output-data
+	minimum  uint64
 	hip      csvStatTable
 	hsa      csvStatTable
 	copies   csvStatTable
-	values   []float64
-	have     []bool
+	// statsPass is the pass whose HIP/HSA calls and copies the stats count:
+	// every pass runs the same app, so counting them all would multiply them.
+	statsPass int
 }
 
-// newV1Set prepares the v1 files of a group whose resolved prefix is path;
-// counter columns are every counter the group's processes collected, in
-// counter id order.
-func newV1Set(cfg *Config, path string, procs []*csvProcess) *v1Set {
-	if !strings.HasSuffix(strings.ToLower(path), ".csv") {
-		return nil
-	}
-	s := &v1Set{path: path, withStat: cfg.Stats, column: map[string]int{}}
-	type named struct {
-		id   uint64
-		name string
-	}
-	var all []named
-	for _, p := range procs {
-		for _, sums := range p.counters {
-			for _, c := range sums {
-				if _, ok := s.column[c.name]; !ok {
-					s.column[c.name] = -1
-					all = append(all, named{c.id, c.name})
+type v1Counter struct {
+	id   uint64
+	name string
+}
+
+// WriteV1 writes rocprof v1's files for every path -o NAME.csv resolves to,
+// from the spools of every pass of the run (call it after the last pass,
+// before the spools are removed). As v1 merged its passes, results.csv has
+// one row per dispatch, in Index order (v1's dispatch number, from 0, per
+// process), with a column for every counter of every pass; the stats files
+// count the first pass's calls and copies and every dispatch once.
+func WriteV1(passes []V1Pass) (*Result, error) {
+	res := &Result{}
+	sets := map[string]*v1Set{}
+	var order []*v1Set
+	for pi := range passes {
+		cfg := passes[pi].Config
+		if !cfg.v1Enabled() || IsStreamName(cfg.PrefixTemplate) {
+			continue
+		}
+		if cfg.FS == nil {
+			cfg.FS = osFS{}
+		}
+		paths, err := tracing.List(passes[pi].SpoolDir)
+		if err != nil {
+			return res, err
+		}
+		// The processes of each path, by start time: the k-th process of
+		// one pass is the k-th of the others.
+		type proc struct {
+			path string
+			info tracing.ProcessInfo
+		}
+		byPath := map[string][]proc{}
+		var pathOrder []string
+		for _, sp := range paths {
+			r, err := tracing.Open(sp)
+			if err != nil {
+				if errors.Is(err, tracing.ErrNotSpool) {
+					continue // Write lists it in Result.Skipped
+				}
+				return res, err
+			}
+			info := r.Process()
+			_ = r.Close()
+			v1 := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
+			if !strings.HasSuffix(strings.ToLower(v1), ".csv") {
+				continue
+			}
+			if _, ok := byPath[v1]; !ok {
+				pathOrder = append(pathOrder, v1)
+			}
+			byPath[v1] = append(byPath[v1], proc{sp, info})
+		}
+		for _, v1 := range pathOrder {
+			s := sets[v1]
+			if s == nil {
+				s = &v1Set{path: v1, fs: cfg.FS, withStat: cfg.Stats, rows: map[v1Key]*v1Row{},
+					column: map[string]int{}, minimum: cfg.MinimumOutputBytes, statsPass: pi}
+				sets[v1] = s
+				order = append(order, s)
+			}
+			procs := byPath[v1]
+			sort.SliceStable(procs, func(i, j int) bool {
+				if procs[i].info.StartBoottimeNs != procs[j].info.StartBoottimeNs {
+					return procs[i].info.StartBoottimeNs < procs[j].info.StartBoottimeNs
+				}
+				return procs[i].info.PID < procs[j].info.PID
+			})
+			for k, p := range procs {
+				if err := s.readProcess(&cfg, pi, k, p.path, p.info); err != nil {
+					return res, err
 				}
 			}
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].id != all[j].id {
-			return all[i].id < all[j].id
+	var firstErr error
+	for _, s := range order {
+		if s.bytes == 0 || s.bytes < s.minimum {
+			continue // nothing recorded, or less than --minimum-output-data
 		}
-		return all[i].name < all[j].name
-	})
-	for i, c := range all {
-		s.counters = append(s.counters, c.name)
-		s.column[c.name] = i
+		if err := s.write(res); err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
-	s.values = make([]float64, len(all))
-	s.have = make([]bool, len(all))
-	header := append(append(append([]string(nil), v1Columns...), s.counters...), v1TimeColumns...)
+	return res, firstErr
+}
+
+// readProcess adds one process of pass pi (the proc-th writing this path)
+// to the set: its dispatches and counters, and in the stats pass its calls
+// and copies.
+func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string, info tracing.ProcessInfo) error {
+	r, err := tracing.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	p := newCSVProcess(path, info)
+	p.scan(r, cfg)
+	p.prepare(cfg)
+	stats := pi == s.statsPass
+	if stats {
+		for _, b := range p.bytes {
+			s.bytes += b
+		}
+	}
+	r.Rewind()
+	for r.Next() {
+		switch r.Kind() {
+		case tracing.KindKernelDispatch:
+			d := r.KernelDispatch()
+			s.dispatch(p, proc, &d)
+		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+			if !stats {
+				continue
+			}
+			a := r.APICall()
+			t := &s.hip
+			if r.Kind() == tracing.KindHSAAPI {
+				t = &s.hsa
+			}
+			t.get(p.funcName(a.Domain, a.Function)).add(a.Start, a.End)
+		case tracing.KindMemoryCopy:
+			if stats {
+				c := r.MemoryCopy()
+				s.copies.get(v1CopyName(c.Direction)).add(c.Start, c.End)
+			}
+		}
+	}
+	return nil
+}
+
+// dispatch adds a dispatch's row, or its counters to the row an earlier
+// pass made.
+func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
+	key := v1Key{proc, d.DispatchID - min(d.DispatchID, 1)} // v1 counted dispatches from 0
+	row := s.rows[key]
+	if row == nil {
+		k := p.kernel(d.KernelID, d)
+		row = &v1Row{key: key, name: p.renamer.name(d.TID, d.CorrelationID, k.name),
+			queue: d.QueueID, pid: uint32(p.info.PID), tid: d.TID,
+			grd: uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2]),
+			wgr: uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2]),
+			lds: k.ldsBlockSize, scr: uint64(d.PrivateSegmentSize),
+			vgpr: k.vgpr, agpr: k.agpr, sgpr: k.sgpr, start: d.Start, end: d.End}
+		if a, ok := p.agents[d.AgentNode]; ok {
+			row.gpu = a.TypeIndex()
+			row.wave = a.Values[v1WaveFrontSize]
+		}
+		s.rows[key] = row
+	}
+	for _, c := range p.counters[d.DispatchID] {
+		col, ok := s.column[c.name]
+		if !ok {
+			col = len(s.counters)
+			s.column[c.name] = col
+			s.counters = append(s.counters, v1Counter{c.id, c.name})
+		}
+		row.counters = append(row.counters, v1Value{col, c.value})
+	}
+}
+
+// write writes results.csv, rows in (process, Index) order as v1 sorted
+// them, and the stats files.
+func (s *v1Set) write(res *Result) error {
+	// Counter columns in counter id order (names break ties).
+	perm := make([]int, len(s.counters))
+	for i := range perm {
+		perm[i] = i
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		a, b := s.counters[perm[i]], s.counters[perm[j]]
+		if a.id != b.id {
+			return a.id < b.id
+		}
+		return a.name < b.name
+	})
+	place := make([]int, len(perm)) // collection order -> column
+	header := append([]string(nil), v1Columns...)
+	for c, i := range perm {
+		place[i] = c
+		header = append(header, s.counters[i].name)
+	}
+	header = append(header, v1TimeColumns...)
 	if s.withStat {
 		header = append(header, "DurationNs")
 	}
-	s.results = &csvFile{fs: cfg.FS, path: path, name: "results", domain: "KERNEL_DISPATCH",
-		header: header, plain: !s.withStat}
-	return s
-}
-
-// siblingPath is "<path without .csv>.<suffix>", e.g. results.stats.csv.
-func (s *v1Set) siblingPath(suffix string) string {
-	return s.path[:len(s.path)-len(".csv")] + "." + suffix
-}
-
-// dispatch writes one results.csv row and counts the kernel.
-func (s *v1Set) dispatch(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel, name string,
-	sums []csvCounterSum) {
-	s.kernels.get(name).add(d.Start, d.End)
-	var gpu, wave uint64
-	if a, ok := p.agents[d.AgentNode]; ok {
-		gpu = a.TypeIndex()
-		wave = a.Values[v1WaveFrontSize]
+	rows := make([]*v1Row, 0, len(s.rows))
+	for _, r := range s.rows {
+		rows = append(rows, r)
 	}
-	b := s.results.begin()
-	b = appendUint(b, d.DispatchID-min(d.DispatchID, 1)) // v1 counted dispatches from 0
-	b = appendQuoted(b, name)
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].key.proc != rows[j].key.proc {
+			return rows[i].key.proc < rows[j].key.proc
+		}
+		return rows[i].key.index < rows[j].key.index
+	})
+	f := &csvFile{fs: s.fs, path: s.path, name: "results", domain: "KERNEL_DISPATCH",
+		header: header, plain: !s.withStat}
+	var kernels csvStatTable
+	values := make([]float64, len(perm))
+	have := make([]bool, len(perm))
+	for _, r := range rows {
+		kernels.get(r.name).add(r.start, r.end)
+		clear(have)
+		for _, v := range r.counters {
+			values[place[v.column]], have[place[v.column]] = v.value, true
+		}
+		s.writeRow(f, r, values, have)
+	}
+	return s.finish(f, &kernels, res)
+}
+
+// writeRow writes one results.csv row.
+func (s *v1Set) writeRow(f *csvFile, r *v1Row, values []float64, have []bool) {
+	b := f.begin()
+	b = appendUint(b, r.key.index)
+	b = appendQuoted(b, r.name)
 	b = append(b, ',')
-	b = appendUint(b, gpu)
-	b = appendUint(b, d.QueueID)
+	b = appendUint(b, r.gpu)
+	b = appendUint(b, r.queue)
 	b = appendUint(b, 0) // queue-index: the packet slot, not recorded
-	b = appendUint(b, uint64(uint32(p.info.PID)))
-	b = appendUint(b, uint64(d.TID))
-	b = appendUint(b, uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
-	b = appendUint(b, uint64(d.Workgroup[0])*uint64(d.Workgroup[1])*uint64(d.Workgroup[2]))
-	b = appendUint(b, k.ldsBlockSize)
-	b = appendUint(b, uint64(d.PrivateSegmentSize))
-	b = appendUint(b, uint64(k.vgpr))
-	b = appendUint(b, uint64(k.agpr))
-	b = appendUint(b, uint64(k.sgpr))
-	b = appendUint(b, wave)
+	b = appendUint(b, uint64(r.pid))
+	b = appendUint(b, uint64(r.tid))
+	b = appendUint(b, r.grd)
+	b = appendUint(b, r.wgr)
+	b = appendUint(b, r.lds)
+	b = appendUint(b, r.scr)
+	b = appendUint(b, uint64(r.vgpr))
+	b = appendUint(b, uint64(r.agpr))
+	b = appendUint(b, uint64(r.sgpr))
+	b = appendUint(b, r.wave)
 	// sig and obj (completion signal and kernel object handles) are not
 	// recorded: zero, in v1's hexadecimal form.
 	if s.withStat {
@@ -138,34 +336,26 @@ func (s *v1Set) dispatch(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
 	} else {
 		b = append(b, "0x0,0x0,"...)
 	}
-	if len(s.counters) > 0 {
-		clear(s.have)
-		for _, c := range sums {
-			if i := s.column[c.name]; i >= 0 {
-				s.values[i], s.have[i] = c.value, true
-			}
+	for i := range values {
+		if have[i] {
+			b = appendV1Counter(b, values[i])
+		} else {
+			b = append(b, "None"...) // v1's cell for a counter the dispatch lacks
 		}
-		for i := range s.counters {
-			if s.have[i] {
-				b = appendV1Counter(b, s.values[i])
-			} else {
-				b = append(b, "None"...) // v1's cell for a counter the dispatch lacks
-			}
-			b = append(b, ',')
-		}
+		b = append(b, ',')
 	}
 	// Dispatch and completion times are not recorded apart from the
 	// kernel's start and end.
-	b = appendUint(b, d.Start)
-	b = appendUint(b, d.Start)
-	b = appendUint(b, d.End)
+	b = appendUint(b, r.start)
+	b = appendUint(b, r.start)
+	b = appendUint(b, r.end)
 	if s.withStat {
-		b = appendUint(b, d.End)
-		b = appendDecimal(b, d.End-d.Start)
+		b = appendUint(b, r.end)
+		b = appendDecimal(b, r.end-r.start)
 	} else {
-		b = appendDecimal(b, d.End)
+		b = appendDecimal(b, r.end)
 	}
-	s.results.end(b)
+	f.end(b)
 }
 
 // appendV1Counter prints a counter as v1 did: integers bare, fractions with
@@ -192,8 +382,9 @@ func v1CopyName(d tracing.CopyDirection) string {
 	return "Copy"
 }
 
-// finish writes the stats files and closes results.csv, listing what it wrote.
-func (s *v1Set) finish(fs FileSystem, res *Result) error {
+// finish closes results.csv and writes the stats files, listing what it
+// wrote.
+func (s *v1Set) finish(results *csvFile, kernels *csvStatTable, res *Result) error {
 	var firstErr error
 	keep := func(f *csvFile) {
 		if err := f.close(); err != nil && firstErr == nil {
@@ -204,13 +395,13 @@ func (s *v1Set) finish(fs FileSystem, res *Result) error {
 				Records: f.rows, Bytes: f.bytes})
 		}
 	}
-	keep(s.results)
+	keep(results)
 	for _, t := range []struct {
 		table  *csvStatTable
 		suffix string
 		domain string
 	}{
-		{&s.kernels, "stats.csv", "KERNEL_DISPATCH"},
+		{kernels, "stats.csv", "KERNEL_DISPATCH"},
 		{&s.hip, "hip_stats.csv", "HIP_API"},
 		{&s.hsa, "hsa_stats.csv", "HSA_API"},
 		{&s.copies, "copy_stats.csv", "MEMORY_COPY"},
@@ -218,12 +409,17 @@ func (s *v1Set) finish(fs FileSystem, res *Result) error {
 		if len(t.table.rows) == 0 {
 			continue
 		}
-		f := &csvFile{fs: fs, path: s.siblingPath(t.suffix), domain: t.domain,
+		f := &csvFile{fs: s.fs, path: s.siblingPath(t.suffix), domain: t.domain,
 			name: "results." + strings.TrimSuffix(t.suffix, ".csv"), header: v1StatsColumns}
 		writeV1Stats(f, t.table.rows)
 		keep(f)
 	}
 	return firstErr
+}
+
+// siblingPath is "<path without .csv>.<suffix>", e.g. results.stats.csv.
+func (s *v1Set) siblingPath(suffix string) string {
+	return s.path[:len(s.path)-len(".csv")] + "." + suffix
 }
 
 // writeV1Stats writes v1's stats rows: by total time, largest first; the

@@ -4,10 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
 const v1GoldenDir = "../../testdata/output/v1"
@@ -24,8 +28,10 @@ func checkV1Golden(t *testing.T, name, got string) {
 	require.Equal(t, string(want), got, name)
 }
 
-// TestV1Golden: -o results.csv adds rocprof v1's files, whatever -f says;
-// with --stats results.csv takes v1's database-backed layout.
+// TestV1Golden: -o results.csv writes rocprof v1's files (WriteV1, after
+// the last pass), whatever -f says; with --stats results.csv takes v1's
+// database-backed layout. The pass's own writer (Write) then writes none of
+// rocprofv3's files unless -f asks for csv: --stats means v1's stats.
 func TestV1Golden(t *testing.T) {
 	spools := t.TempDir()
 	csvFixture(t, spools, 100)
@@ -35,15 +41,16 @@ func TestV1Golden(t *testing.T) {
 	}{{"plain", false}, {"stats", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
-			res, err := Write(Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats,
-				Formats: []Format{"rocpd"}}, spools)
+			cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats, Formats: []Format{"rocpd"}}
+			_, err := Write(cfg, spools)
+			require.NoError(t, err)
+			require.Empty(t, readTree(t, out), "no rocprofv3 CSV or stats file without -f csv")
+			res, err := WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 			require.NoError(t, err)
 			files := readTree(t, out)
 			var v1 []string
 			for n := range files {
-				if !strings.HasPrefix(n, "results.csv_") {
-					v1 = append(v1, n)
-				}
+				v1 = append(v1, n)
 			}
 			sort.Strings(v1)
 			want := []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv",
@@ -52,14 +59,7 @@ func TestV1Golden(t *testing.T) {
 			for _, n := range v1 {
 				checkV1Golden(t, tc.name+"."+n, files[n])
 			}
-			// rocprofv3's own files are still written by their own rules
-			// (only the --stats ones here, -f not asking for csv).
-			for n := range files {
-				if strings.HasPrefix(n, "results.csv_") {
-					require.True(t, tc.stats, n)
-					require.True(t, strings.HasSuffix(n, "_stats.csv"), n)
-				}
-			}
+			require.Len(t, res.Files, len(want))
 			for _, f := range res.Files {
 				require.Equal(t, int64(len(files[filepath.Base(f.Path)])), f.Bytes, f.Path)
 			}
@@ -67,10 +67,75 @@ func TestV1Golden(t *testing.T) {
 	}
 }
 
+// TestV1MergesPassesByIndex: two passes of one app, each recording its
+// dispatches out of order and its own counters, give one results.csv: a row
+// per dispatch in Index order, the counters of both passes side by side
+// (counter id order), the dispatch properties of the first pass; the stats
+// count the first pass's calls and copies and each dispatch once.
+func TestV1MergesPassesByIndex(t *testing.T) {
+	pass := func(pid int32, order []uint64, counter string, id uint64, value float64) string {
+		dir := t.TempDir()
+		b := spooltest.New(tracing.ProcessInfo{PID: pid, PPID: 1, StartBoottimeNs: 5, Hostname: "n", Argv: []string{"./app"}})
+		b.Add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: 2, Value: []byte("hipLaunchKernel")})
+		b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+		b.Add(tracing.KernelSymbol{KernelID: 1, CodeObjectID: 1, VGPRCount: 8, SGPRCount: 16,
+			Name: []byte("_Z5saxpyPfS_fi.kd")})
+		for _, d := range order {
+			b.Add(tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 2, TID: uint32(pid),
+				CorrelationID: d, Start: 100 * d, End: 100*d + 10})
+			b.Add(tracing.KernelDispatch{AgentNode: 1, TID: uint32(pid), QueueID: 1, DispatchID: d,
+				KernelID: 1, CorrelationID: d, Start: 1000 * d, End: 1000*d + 500 + uint64(pid),
+				Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
+			b.Add(tracing.CounterSample{DispatchID: d, CounterID: id, Value: value * float64(d),
+				AgentNode: 1, Name: []byte(counter)})
+			b.NewChunk() // records of another thread: the spool is not in dispatch order
+		}
+		b.Add(tracing.MemoryCopy{Direction: tracing.CopyHostToDevice, SrcAgentNode: 0, DstAgentNode: 1,
+			Bytes: 64, CorrelationID: 9, Start: 50, End: 90})
+		_, err := b.WriteFile(dir)
+		require.NoError(t, err)
+		return dir
+	}
+	out := t.TempDir()
+	cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: true}
+	p1 := pass(10, []uint64{3, 1, 2}, "SQ_WAVES", 20, 1)
+	p2 := pass(20, []uint64{2, 3, 1}, "GRBM_COUNT", 3, 100)
+	_, err := WriteV1([]V1Pass{{Config: cfg, SpoolDir: p1}, {Config: cfg, SpoolDir: p2}})
+	require.NoError(t, err)
+	files := readTree(t, out)
+	var names []string
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	require.Equal(t, []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv", "results.stats.csv"}, names)
+	lines := strings.Split(strings.TrimSpace(files["results.csv"]), "\n")
+	require.Len(t, lines, 4)
+	require.Contains(t, lines[0], `"sgpr","wave_size","sig","obj","GRBM_COUNT","SQ_WAVES","DispatchNs"`)
+	for i, line := range lines[1:] {
+		d := uint64(i + 1)
+		cells := strings.Split(line, ",")
+		require.Equal(t, strconv.FormatUint(d-1, 10), cells[0], "Index order")
+		require.Equal(t, `"saxpy(float*, float*, float, int)"`, strings.Join(cells[1:5], ","))
+		require.Equal(t, "10", cells[8], "pid of the first pass")
+		n := len(cells)
+		require.Equal(t, strconv.FormatUint(100*d, 10), cells[n-7], "GRBM_COUNT from pass 2")
+		require.Equal(t, strconv.FormatUint(d, 10), cells[n-6], "SQ_WAVES from pass 1")
+		require.Equal(t, strconv.FormatUint(1000*d+510, 10), cells[n-3], "end time of the first pass")
+	}
+	require.Contains(t, files["results.stats.csv"], `"saxpy(float*, float*, float, int)",3,`)
+	require.Contains(t, files["results.hip_stats.csv"], `"hipLaunchKernel",3,30,10,100.0`)
+	require.Contains(t, files["results.copy_stats.csv"], `"CopyHostToDevice",1,40,40,100.0`)
+}
+
 func TestV1NotWithoutCSVName(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	csvFixture(t, spools, 100)
-	res, err := Write(Config{Dir: out, PrefixTemplate: "results", Formats: []Format{"rocpd"}}, spools)
+	cfg := Config{Dir: out, PrefixTemplate: "results", Formats: []Format{"rocpd"}}
+	res, err := Write(cfg, spools)
+	require.NoError(t, err)
+	require.Empty(t, res.Files)
+	res, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 	require.NoError(t, err)
 	require.Empty(t, res.Files)
 	require.Empty(t, readTree(t, out))
@@ -79,8 +144,11 @@ func TestV1NotWithoutCSVName(t *testing.T) {
 func TestV1MinimumOutputBytes(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	csvFixture(t, spools, 100)
-	_, err := Write(Config{Dir: out, PrefixTemplate: "results.csv", MinimumOutputBytes: 1 << 30,
-		Formats: []Format{FormatCSV}}, spools)
+	cfg := Config{Dir: out, PrefixTemplate: "results.csv", MinimumOutputBytes: 1 << 30,
+		Formats: []Format{FormatCSV}}
+	_, err := Write(cfg, spools)
+	require.NoError(t, err)
+	_, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 	require.NoError(t, err)
 	require.Empty(t, readTree(t, out))
 }

@@ -36,8 +36,11 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 		}
 	}
 	// The other writers need the spools grouped by output prefix and
-	// counted: Write's first pass does it (one pass even without CSV).
-	cfg.CountEvents = len(others) > 0 || summary
+	// counted: Write's first pass does it (one pass even without CSV). It
+	// also reads what each process's runtime side reported (lost domains),
+	// which a rocprof v1 run (-o NAME.csv), whose files are written after
+	// the last pass, needs too.
+	cfg.CountEvents = len(others) > 0 || summary || c.V1Results()
 	// CSV files and --stats (written whatever the formats, so a --stats run
 	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
@@ -102,6 +105,36 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	}
 	rep.Files = files
 	return rep, nil
+}
+
+// WriteRunOutputs writes rocprof v1's files (-o NAME.csv) once every pass
+// ran: one results.csv merging the passes' counters by dispatch, and the
+// stats files, at the -o path under the run's output directory (not a pass
+// directory).
+func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequest) (*launch.OutputReport, error) {
+	var v1 []output.V1Pass
+	for _, req := range passes {
+		c := req.Config
+		if !c.V1Results() {
+			continue
+		}
+		dir := req.Dir
+		if c.Pass.SubDir != "" {
+			dir = filepath.Dir(dir) // PassDir appended the pass's directory
+		}
+		v1 = append(v1, output.V1Pass{Config: outputConfig(c, dir, req.Launch), SpoolDir: req.SpoolDir})
+	}
+	rep := &launch.OutputReport{}
+	if len(v1) == 0 {
+		return rep, nil
+	}
+	res, err := output.WriteV1(v1)
+	if res != nil {
+		for _, f := range res.Files {
+			rep.Files = append(rep.Files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
+		}
+	}
+	return rep, err
 }
 
 func stdoutOf(w io.Writer) io.Writer {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,14 +177,15 @@ func TestOutputToStdout(t *testing.T) {
 	}
 }
 
-// TestV1ResultsOnTheVirtualGPU: -o results.csv also writes rocprof v1's
-// results.csv, one row per dispatch, and its stats files.
+// TestV1ResultsOnTheVirtualGPU: -o results.csv writes rocprof v1's
+// results.csv, one row per dispatch, and its stats files; v1's --hip-trace
+// traced kernels and copies too, so --hip-trace alone gives all of them.
 func TestV1ResultsOnTheVirtualGPU(t *testing.T) {
 	t.Setenv(launch.LibDirEnv, builtLibDir(t))
 	app := sampleApp(t, "hip_calls_counts")
 	out := t.TempDir()
-	res, err := Run(context.Background(), Options{Args: []string{"--virtual-gpu", "--kernel-trace",
-		"--hip-trace", "--memory-copy-trace", "-d", out, "-o", "results.csv"}}, []string{app})
+	res, err := Run(context.Background(), Options{Args: []string{"--virtual-gpu",
+		"--hip-trace", "-d", out, "-o", "results.csv"}}, []string{app})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitStatus)
 	rows := readCSV(t, filepath.Join(out, "results.csv"))
@@ -208,6 +210,83 @@ func TestV1ResultsOnTheVirtualGPU(t *testing.T) {
 	require.Equal(t, "3", calls["hipMalloc"])
 	copies := readCSV(t, filepath.Join(out, "results.copy_stats.csv"))
 	require.Greater(t, len(copies), 1)
+	require.Equal(t, []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv",
+		"results.stats.csv"}, listFiles(t, out), "v1's files, nothing of rocprofv3's")
+}
+
+// TestV1PipelineMergesPasses is a rocprof v1 pipeline: `--hip-trace --stats
+// -i input.txt -o results.csv` with two pmc: lines runs the app twice and
+// must leave, at the -o path, one results.csv (one row per dispatch, in
+// Index order, a column for every counter of both lines holding the virtual
+// GPU's modelled values) with v1's stats files beside it — copies from
+// --hip-trace alone — and no other results.* file anywhere: no per-pass
+// results.csv, no rocprofv3 results.csv_* file.
+func TestV1PipelineMergesPasses(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "multistream")
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "input.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n"), 0o644))
+	res, err := Run(context.Background(), Options{Stdout: &strings.Builder{}, Args: []string{"--virtual-gpu",
+		"--hip-trace", "--stats", "-i", input, "-d", out, "-o", "results.csv"}}, []string{app})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	require.Len(t, res.Manifest.Passes, 2)
+
+	var named []string
+	require.NoError(t, filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(fi.Name(), "results.") {
+			rel, _ := filepath.Rel(out, p)
+			named = append(named, rel)
+		}
+		return err
+	}))
+	require.Equal(t, []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv",
+		"results.stats.csv"}, named)
+
+	rows := readCSV(t, filepath.Join(out, "results.csv"))
+	header := rows[0]
+	for _, c := range []string{"GRBM_COUNT", "GRBM_GUI_ACTIVE", "SQ_WAVES", "DurationNs"} {
+		require.Contains(t, header, c)
+	}
+	// multistream: 4 streams x 8 rounds of vadd, scale and a device-to-device
+	// copy HIP runs as a blit kernel.
+	require.Len(t, rows, 1+96)
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	pid := rows[1][col["pid"]]
+	for i, r := range rows[1:] {
+		require.Equal(t, strconv.Itoa(i), r[col["Index"]], "rows in Index order")
+		require.Equal(t, pid, r[col["pid"]], "one process, the first pass's")
+		grd, _ := strconv.Atoi(r[col["grd"]])
+		wgr, _ := strconv.Atoi(r[col["wgr"]])
+		// The counter model (docs/virtual-gpu.md), gfx90a at 1700 MHz:
+		// waves = workgroups x waves per workgroup, duration 2000 + 8 ns a
+		// wave, GRBM_GUI_ACTIVE its cycles, GRBM_COUNT 1000 more.
+		waves := (grd + wgr - 1) / wgr * ((wgr + 63) / 64)
+		cycles := (2000 + 8*waves) * 1700 / 1000
+		require.Equal(t, strconv.Itoa(waves), r[col["SQ_WAVES"]], "row %d", i)
+		require.Equal(t, strconv.Itoa(cycles+1000), r[col["GRBM_COUNT"]], "row %d", i)
+		require.Equal(t, strconv.Itoa(cycles), r[col["GRBM_GUI_ACTIVE"]], "row %d (second pass)", i)
+	}
+	kernels := map[string]string{}
+	for _, r := range readCSV(t, filepath.Join(out, "results.stats.csv"))[1:] {
+		kernels[r[0]] = r[1]
+	}
+	require.Equal(t, map[string]string{"vadd(float const*, float const*, float*, int)": "32",
+		"scale(float*, float, int)": "32", "__amd_rocclr_copyBuffer": "32"}, kernels, "each dispatch once")
+	hip := map[string]string{}
+	for _, r := range readCSV(t, filepath.Join(out, "results.hip_stats.csv"))[1:] {
+		hip[r[0]] = r[1]
+	}
+	require.Equal(t, "128", hip["hipMemcpyAsync"], "the first pass's calls, not both passes'")
+	copies := map[string]string{}
+	for _, r := range readCSV(t, filepath.Join(out, "results.copy_stats.csv"))[1:] {
+		copies[r[0]] = r[1]
+	}
+	require.Equal(t, map[string]string{"CopyHostToDevice": "64", "CopyDeviceToHost": "32"}, copies)
 }
 
 func uniq(s []string) []string {

@@ -255,6 +255,13 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 			m.Files = append(m.Files, ManifestFile{Path: rel, Format: f.Format, Domain: f.Domain, Records: f.Records})
 		}
 	}
+	for _, f := range res.Files { // made from every pass together (rocprof v1's files)
+		rel, err := filepath.Rel(top, f.Path)
+		if err != nil {
+			rel = f.Path
+		}
+		m.Files = append(m.Files, ManifestFile{Path: rel, Format: f.Format, Domain: f.Domain, Records: f.Records})
+	}
 	return m
 }
 
