@@ -110,17 +110,19 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 		name := d.String()
 		require.Equal(t, want[d], js[d], "json %s", name)
 		require.Equal(t, want[d], rocpd[d], "rocpd %s", name)
-		require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 		switch d {
 		case domCounter:
-			// CSV sums a counter's instances per dispatch (two here);
-			// Perfetto and OTF2 show counters as counter tracks.
+			// CSV and Parquet sum a counter's instances per dispatch (two
+			// here); Perfetto and OTF2 show counters as counter tracks.
 			require.Equal(t, want[d]/2, csv[name], "csv %s", name)
+			require.Equal(t, want[d]/2, pq[filepath.Base(files[d])].rows, "parquet %s", name)
 		case domMarker:
+			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
 			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[domainNames[d].category], "otf2 %s (marks are instants)", name)
 		default:
+			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
 			require.Equal(t, want[d], otf[domainNames[d].category], "otf2 %s", name)

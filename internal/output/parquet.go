@@ -2,8 +2,11 @@ package output
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -76,8 +79,11 @@ var pqSchemas = [numDomains]*arrow.Schema{
 		pqU64("address"), pqU64("size")), nil),
 	domScratch: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("operation"), pqU32("agent_id"),
 		pqU64("queue_id")), pqU32("flags"), pqU64("size")), nil),
-	domCounter: arrow.NewSchema([]arrow.Field{pqI32("pid"), pqU32("agent_id"), pqU64("dispatch_id"),
-		pqU64("counter_id"), pqStr("counter_name"), pqU32("instance"), pqF64("value")}, nil),
+	// One row per dispatch and counter, its dimension instances summed, as
+	// counter_collection.csv has it (ROCpd keeps the instances).
+	domCounter: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqU64("queue_id"),
+		pqU64("dispatch_id"), pqU64("kernel_id"), pqStr("kernel_name"), pqU64("grid_size"),
+		pqU32("workgroup_size"), pqU64("counter_id"), pqStr("counter_name"), pqF64("value")), nil),
 }
 
 // pqWriterProps are the Parquet settings of every file: zstd at its
@@ -289,17 +295,98 @@ func (w *pqWriter) table(d domain) (*pqTable, error) {
 	return t, nil
 }
 
+// pqCounterSum is one counter of one dispatch, its instances summed.
+type pqCounterSum struct {
+	id    uint64
+	name  string
+	agent uint32
+	value float64
+}
+
+// counterSums reads a process's counter samples and rewinds: per
+// dispatch, each counter's instances summed, in counter id order. Counter
+// runs serialise their dispatches, so the sampled dispatches are few.
+func counterSums(p *process, r *tracing.Reader) map[uint64][]pqCounterSum {
+	sums := map[uint64][]pqCounterSum{}
+	for r.Next() {
+		if r.Kind() != tracing.KindCounterSample {
+			continue
+		}
+		c := r.CounterSample()
+		list := sums[c.DispatchID]
+		i := sort.Search(len(list), func(i int) bool { return list[i].id >= c.CounterID })
+		if i == len(list) || list[i].id != c.CounterID {
+			list = slices.Insert(list, i, pqCounterSum{id: c.CounterID, name: p.counterName(&c), agent: c.AgentNode})
+			sums[c.DispatchID] = list
+		}
+		list[i].value += c.Value
+	}
+	r.Rewind()
+	return sums
+}
+
+// counterRows writes a dispatch's counter rows; d is nil for samples whose
+// dispatch record is missing (a process killed in between): their rows keep
+// the agent, dispatch and counter, with zero for the rest.
+func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelDispatch, sums []pqCounterSum) error {
+	t, err := w.table(domCounter)
+	if err != nil {
+		return err
+	}
+	for _, c := range sums {
+		b := t.batch()
+		n := b.n
+		b.i32(0, n, p.Info.PID)
+		b.u32(2, n, c.agent)
+		b.u64(4, n, dispatchID)
+		if d != nil {
+			b.u32(1, n, d.TID)
+			b.u64(3, n, d.QueueID)
+			b.u64(5, n, d.KernelID)
+			t.dictString(6, n, p.dispatchName(d))
+			b.u64(7, n, uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
+			b.u32(8, n, d.Workgroup[0]*d.Workgroup[1]*d.Workgroup[2])
+			b.times(12, n, d.CorrelationID, d.Start, d.End)
+		} else {
+			b.u32(1, n, 0)
+			b.u64(3, n, 0)
+			b.u64(5, n, 0)
+			t.dictString(6, n, "")
+			b.u64(7, n, 0)
+			b.u32(8, n, 0)
+			b.times(12, n, 0, 0, 0)
+		}
+		b.u64(9, n, c.id)
+		if !t.dictID(10, n, c.id) {
+			t.dictAdd(10, n, c.id, c.name)
+		}
+		b.f64(11, n, c.value)
+		b.n++
+		if b.n == pqBatchRows {
+			if err := t.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 	for _, t := range w.tables {
 		if t != nil {
 			t.newProcess()
 		}
 	}
+	var sums map[uint64][]pqCounterSum
+	if p.Counts[domCounter] > 0 {
+		sums = counterSums(p, r)
+	}
 	pid := p.Info.PID
+	var sampled *tracing.KernelDispatch // a dispatch with counters: its rows follow its own
 	for r.Next() {
 		d := kindDomain(r.Kind())
-		if d < 0 {
-			continue
+		if d < 0 || d == domCounter {
+			continue // counter rows are written with their dispatch's
 		}
 		t, err := w.table(d)
 		if err != nil {
@@ -362,6 +449,9 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			b.u32(21, n, k.SGPRCount)
 			b.u32(22, n, (k.GroupSegmentSize+511)/512*512)
 			b.u32(23, n, k.PrivateSegmentSize)
+			if _, ok := sums[k.DispatchID]; ok {
+				sampled = &k
+			}
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			b.i32(0, n, pid)
@@ -399,29 +489,25 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			b.times(5, n, s.CorrelationID, s.Start, s.End)
 			b.u32(9, n, s.Flags)
 			b.u64(10, n, s.Size)
-		case tracing.KindCounterSample:
-			c := r.CounterSample()
-			b.i32(0, n, pid)
-			b.u32(1, n, c.AgentNode)
-			b.u64(2, n, c.DispatchID)
-			b.u64(3, n, c.CounterID)
-			if len(c.Name) > 0 {
-				t.dictBytes(4, n, c.Name)
-			} else if !t.dictID(4, n, c.CounterID) {
-				t.dictAdd(4, n, c.CounterID, p.counterName(&c))
-			}
-			var inst uint32
-			if len(c.Dims) > 0 {
-				inst = c.Dims[0].Index
-			}
-			b.u32(5, n, inst)
-			b.f64(6, n, c.Value)
 		}
 		b.n++
 		if b.n == pqBatchRows {
 			if err := t.flush(); err != nil {
 				return err
 			}
+		}
+		if sampled != nil {
+			if err := w.counterRows(p, sampled.DispatchID, sampled, sums[sampled.DispatchID]); err != nil {
+				return err
+			}
+			delete(sums, sampled.DispatchID)
+			sampled = nil
+		}
+	}
+	// Samples whose dispatch record is missing are still written.
+	for _, id := range slices.Sorted(maps.Keys(sums)) {
+		if err := w.counterRows(p, id, nil, sums[id]); err != nil {
+			return err
 		}
 	}
 	return nil
