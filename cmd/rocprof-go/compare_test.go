@@ -92,3 +92,14 @@ func TestCompareCommandExitStatus(t *testing.T) {
 		require.Contains(t, r.stderr, c.err)
 	}
 }
+
+// `rocprof-go libdir` (hidden) unpacks and prints the injected libraries'
+// directory, for Go programs built outside the repository.
+func TestLibDirPrintsTheUnpackedLibraries(t *testing.T) {
+	r := runCLI(t, []string{"XDG_CACHE_HOME=" + t.TempDir(), "ROCPROF_GO_LIBDIR="}, "libdir")
+	require.Equal(t, 0, r.code, r.stderr)
+	dir := strings.TrimSpace(r.stdout)
+	for _, n := range []string{"librocprof-go-preload.so", "librocprof-go-shim.so", "librocprof-go-vgpu.so"} {
+		require.FileExists(t, filepath.Join(dir, n))
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -73,6 +75,12 @@ func EmbeddedLibraries() (*Libraries, error) {
 		return &Libraries{Dir: dir}, nil
 	}
 	unpackOnce.Do(func() {
+		if names, err := payloadFiles(payload); err == nil && len(names) == 0 {
+			// A program built against this module outside the repository:
+			// `make build` embeds the libraries only into its own build.
+			unpacked, unpackErr = librariesOfCommand()
+			return
+		}
 		unpacked, unpackErr = unpack(payload, cacheRoot())
 		var ue *UnsafeCacheError
 		if errors.As(unpackErr, &ue) {
@@ -84,6 +92,34 @@ func EmbeddedLibraries() (*Libraries, error) {
 		}
 	})
 	return unpacked, unpackErr
+}
+
+// LibDirCommand is the hidden subcommand of the rocprof-go CLI that
+// unpacks its embedded libraries and prints their directory.
+const LibDirCommand = "libdir"
+
+// librariesOfCommand asks the rocprof-go command on PATH for its unpacked
+// libraries: a Go program using pkg/rocprof outside this repository has
+// none embedded, and the installed CLI holds the ones that match it.
+func librariesOfCommand() (*Libraries, error) {
+	exe, err := exec.LookPath("rocprof-go")
+	if err != nil {
+		return nil, fmt.Errorf("this program embeds no rocprof-go libraries (it was not built by rocprof-go's make) and no rocprof-go command is on PATH: "+
+			"install the rocprof-go binary on PATH, or set %s to a directory holding %s, %s and %s (a rocprof-go build's build/lib and build/vgpu)",
+			LibDirEnv, PreloadLib, ShimLib, VGPULib)
+	}
+	out, err := exec.Command(exe, LibDirCommand).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w: set %s to a directory holding rocprof-go's libraries", exe, LibDirCommand, err, LibDirEnv)
+	}
+	dir := strings.TrimSpace(string(out))
+	l := &Libraries{Dir: dir}
+	for _, n := range []string{PreloadLib, ShimLib} {
+		if _, err := l.Path(n); err != nil {
+			return nil, fmt.Errorf("%s %s printed %q, which does not hold %s: set %s", exe, LibDirCommand, dir, n, LibDirEnv)
+		}
+	}
+	return l, nil
 }
 
 // Cleanup removes the per-process library directory EmbeddedLibraries may

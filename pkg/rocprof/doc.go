@@ -7,7 +7,15 @@
 //	}, []string{"./app", "--size", "1024"})
 //	if err != nil { ... }          // rocprof-go could not run the app
 //	fmt.Println(res.ExitStatus)      // the app's own exit status
-//	kernels, err := rocprof.ReadKernels(res.Manifest, res.Dir)
+//	kernels, err := rocprof.ReadKernels(res.Dir, res.Manifest)
+//
+// (ExampleRun is this code, compiled with the tests.) Compare does what
+// `rocprof-go compare` does (ExampleCompare).
+//
+// A program built outside this repository finds the libraries rocprof-go
+// injects through ROCPROF_GO_LIBDIR (a `make build`'s build/lib, with the
+// virtual GPU's library beside them) or, when it is unset, from the
+// rocprof-go command on PATH, which unpacks its embedded copies.
 //
 // Every run writes a manifest, run.json, at the top of its output directory:
 // scripts and programs read it instead of globbing for files. Every file a

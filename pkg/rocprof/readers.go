@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 )
 
-// Kernel is one kernel dispatch read back from a run's kernel_trace.csv files.
+// Kernel is one kernel dispatch read back from a run's ROCpd database or
+// kernel_trace.csv files.
 type Kernel struct {
 	Agent         string
 	QueueID       uint64
@@ -31,26 +34,70 @@ type Kernel struct {
 // DurationNs is the dispatch's duration.
 func (k Kernel) DurationNs() uint64 { return k.EndNs - k.StartNs }
 
-// ReadKernels loads every kernel dispatch of a run from the kernel_trace.csv
-// files its manifest lists (run with -f csv and --kernel-trace). dir is the
-// directory holding run.json.
+// ReadKernels loads every kernel dispatch of a run from the files its
+// manifest lists: the ROCpd databases (the default format) when it wrote
+// any, else the kernel_trace.csv files (-f csv). dir is the directory
+// holding run.json. A run that wrote neither (no --kernel-trace, or only
+// JSON, Perfetto, OTF2 or Parquet) is an error.
 func ReadKernels(dir string, m *Manifest) ([]Kernel, error) {
 	var out []Kernel
+	var dbs, csvs int
 	for _, f := range m.Files {
-		if f.Format != "csv" || f.Domain != "KERNEL_DISPATCH" || filepath.Ext(f.Path) != ".csv" ||
-			!hasSuffix(f.Path, "kernel_trace.csv") {
-			continue
+		if f.Format == "rocpd" && filepath.Ext(f.Path) == ".db" {
+			dbs++
 		}
-		ks, err := readKernelCSV(filepath.Join(dir, f.Path))
-		if err != nil {
-			return nil, err
+	}
+	for _, f := range m.Files {
+		switch {
+		case dbs > 0 && f.Format == "rocpd" && filepath.Ext(f.Path) == ".db":
+			ks, err := readKernelDB(filepath.Join(dir, f.Path))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ks...)
+		case dbs == 0 && f.Format == "csv" && f.Domain == "KERNEL_DISPATCH" && hasSuffix(f.Path, "kernel_trace.csv"):
+			csvs++
+			ks, err := readKernelCSV(filepath.Join(dir, f.Path))
+			if err != nil {
+				return nil, err
+			}
+			if int64(len(ks)) != f.Records {
+				return nil, fmt.Errorf("%s holds %d dispatches but run.json says %d", f.Path, len(ks), f.Records)
+			}
+			out = append(out, ks...)
 		}
-		if int64(len(ks)) != f.Records {
-			return nil, fmt.Errorf("%s holds %d dispatches but run.json says %d", f.Path, len(ks), f.Records)
-		}
-		out = append(out, ks...)
+	}
+	if dbs == 0 && csvs == 0 {
+		return nil, fmt.Errorf("the run in %s wrote no kernel trace rocprof.ReadKernels reads (a ROCpd database or kernel_trace.csv): "+
+			"run with --kernel-trace and -f rocpd (the default) or -f csv", dir)
 	}
 	return out, nil
+}
+
+// readKernelDB reads the dispatches of a ROCpd database.
+func readKernelDB(path string) ([]Kernel, error) {
+	db, err := rocpd.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var out []Kernel
+	err = db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+		k := in.Symbol(d.KernelID)
+		agent := ""
+		if a := in.Agents[d.AgentID]; a != nil {
+			agent = fmt.Sprintf("Agent %d", a.Absolute)
+		}
+		out = append(out, Kernel{Agent: agent, QueueID: uint64(d.QueueID), StreamID: uint64(d.StreamID),
+			ThreadID: uint64(in.TID(d.TID)), DispatchID: uint64(d.DispatchID), KernelID: uint64(d.KernelID),
+			Name: k.Name(), CorrelationID: uint64(d.CorrelationID), StartNs: uint64(d.Start), EndNs: uint64(d.End),
+			Grid:      [3]uint64{uint64(d.Grid[0]), uint64(d.Grid[1]), uint64(d.Grid[2])},
+			Workgroup: [3]uint64{uint64(d.Workgroup[0]), uint64(d.Workgroup[1]), uint64(d.Workgroup[2])},
+			LDS:       uint64(k.GroupSegmentSize+511) / 512 * 512, Scratch: uint64(d.PrivateSegmentSize),
+			VGPR: uint64(k.ArchVGPRCount), AGPR: uint64(k.AccumVGPRCount), SGPR: uint64(k.SGPRCount)})
+		return nil
+	})
+	return out, err
 }
 
 func hasSuffix(s, suffix string) bool {

@@ -3,7 +3,6 @@ package rocprof_test
 import (
 	"context"
 	"encoding/csv"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -114,20 +113,6 @@ func TestManifestCountsMatchFiles(t *testing.T) {
 	}
 }
 
-func ExampleRun() {
-	res, err := rocprof.Run(context.Background(), rocprof.Options{
-		Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "-d", os.TempDir() + "/rocprof-go-example"},
-	}, []string{"./app"})
-	if err != nil {
-		fmt.Println("could not profile:", err)
-		return
-	}
-	kernels, _ := rocprof.ReadKernels(res.Dir, res.Manifest)
-	for _, k := range kernels {
-		fmt.Println(k.Name, k.DurationNs())
-	}
-}
-
 // --parquet-hive writes domain=<d>/rank=<n>/ directories, the rank taken
 // from the MPI launcher's variables of the profiled process.
 func TestParquetHiveByRank(t *testing.T) {
@@ -190,4 +175,39 @@ func readCSV(t *testing.T, path string) [][]string {
 	require.NotEmpty(t, rows)
 	require.Equal(t, "Function", rows[0][1])
 	return rows
+}
+
+// The default format (ROCpd) reads back as the CSV does; a run without a
+// kernel trace is an error, not zero kernels.
+func TestReadKernelsFromTheDefaultFormat(t *testing.T) {
+	libEnv(t)
+	app := filepath.Join(buildDir(), "testdata", "multistream")
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "-d", t.TempDir()},
+	}, []string{app, "2", "3"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	kernels, err := rocprof.ReadKernels(res.Dir, res.Manifest)
+	require.NoError(t, err)
+	require.Len(t, kernels, 18)
+	names := map[string]int{}
+	for _, k := range kernels {
+		names[k.Name]++
+		require.Greater(t, k.EndNs, k.StartNs)
+		require.Equal(t, "Agent 1", k.Agent)
+		if k.Name == "vadd(float const*, float const*, float*, int)" {
+			require.Equal(t, [3]uint64{65536, 1, 1}, k.Grid)
+			require.Equal(t, [3]uint64{256, 1, 1}, k.Workgroup)
+			require.NotZero(t, k.CorrelationID)
+		}
+	}
+	require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"])
+	require.Equal(t, 6, names["scale(float*, float, int)"])
+
+	res, err = rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--hip-trace", "-f", "json", "-d", t.TempDir()},
+	}, []string{app, "1", "1"})
+	require.NoError(t, err)
+	_, err = rocprof.ReadKernels(res.Dir, res.Manifest)
+	require.ErrorContains(t, err, "wrote no kernel trace rocprof.ReadKernels reads")
 }
