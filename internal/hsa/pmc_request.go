@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 )
 
 // pmcRequest is the counter request a profiled process reads from the
@@ -19,6 +19,7 @@ type pmcRequest struct {
 	exclude  *regexp.Regexp
 	ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
 	mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
+	truncate bool        // match regexes on truncated names (-T, ROCPROF_TRUNCATE_KERNELS=1)
 	extra    string      // -E counter definitions (YAML contents)
 	att      *attRequest // thread trace instead of counters (--att)
 }
@@ -64,6 +65,7 @@ func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
 		return nil, err
 	}
 	r.mangled = getenv("ROCPROF_DEMANGLE_KERNELS") == "0"
+	r.truncate = getenv("ROCPROF_TRUNCATE_KERNELS") == "1"
 	r.extra = getenv("ROCPROF_EXTRA_COUNTERS_CONTENTS")
 	return r, nil
 }
@@ -112,22 +114,15 @@ func (r *pmcRequest) selects(symbol string) bool {
 	if !r.filtered() {
 		return true
 	}
-	name := formatForFilter(symbol, r.mangled)
+	name := formatForFilter(symbol, r.mangled, r.truncate)
 	if r.include != nil && !r.include.MatchString(name) {
 		return false
 	}
 	return r.exclude == nil || !r.exclude.MatchString(name)
 }
 
-// formatForFilter is the name rocprofv3 matches its kernel filters against:
-// the symbol without ".kd", demangled unless mangled names were asked for.
-func formatForFilter(symbol string, mangled bool) string {
-	name := strings.TrimSuffix(symbol, ".kd")
-	if mangled {
-		return name
-	}
-	if d, err := demangle.ToString(name); err == nil {
-		return d
-	}
-	return name
+// formatForFilter is the name rocprofv3 matches its kernel filters against
+// (kernelname.ForFilter): the name the outputs show, truncated with -T.
+func formatForFilter(symbol string, mangled, truncate bool) string {
+	return kernelname.ForFilter(symbol, mangled, truncate)
 }

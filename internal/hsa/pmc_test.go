@@ -144,6 +144,33 @@ func TestCountersFiltersSelectExactlyTheExpectedDispatches(t *testing.T) {
 	require.Equal(t, 8, total)
 }
 
+// With -T the filters match the truncated names the outputs show, as
+// rocprofv3 does: '^vadd$' selects vadd(float const*, ...), which its
+// demangled name would not match.
+func TestCountersFilterMatchesTruncatedNames(t *testing.T) {
+	r := runApp(t, counterVars("pmc: SQ_WAVES", "ROCPROF_KERNEL_TRACE=1", "ROCPROF_TRUNCATE_KERNELS=1",
+		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX=^vadd$"), "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	cr := readCounters(t, r.spools)
+	counted := 0
+	for _, d := range cr.dispatches {
+		_, ok := cr.sums[d.DispatchID]
+		require.Equal(t, cr.kernelName(d) == "_Z4vaddPKfS0_Pfi.kd", ok, cr.kernelName(d))
+		if ok {
+			counted++
+		}
+	}
+	require.Equal(t, 10, counted)
+
+	req, err := parsePMCRequest(func(k string) string {
+		return map[string]string{"ROCPROF_COUNTERS": "pmc: SQ_WAVES", "ROCPROF_TRUNCATE_KERNELS": "1",
+			"ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX": "^saxpy$"}[k]
+	})
+	require.NoError(t, err)
+	require.False(t, req.selects("_Z5saxpyIfEvPT_S1_i.kd"), "void saxpy<float>(float*, float*, int) is saxpy")
+	require.True(t, req.selects("_Z4vaddPKfS0_Pfi.kd"))
+}
+
 // Without kernel trace only the counted dispatches are recorded (the
 // counter rows need their grid, kernel and timestamps).
 func TestCountersWithoutKernelTraceRecordOnlyCountedDispatches(t *testing.T) {

@@ -90,3 +90,19 @@ func matchOpen(s string, end int, open, close byte) int {
 	}
 	return -1
 }
+
+// ForFilter is the name the kernel filters (--kernel-include-regex,
+// --kernel-exclude-regex) are matched against, as rocprofv3 matches them:
+// the truncated name with -T (so '^saxpy$' selects "void saxpy<float>(…)"),
+// else the symbol without ".kd", demangled unless -M keeps it mangled. The
+// shim selects dispatches with it and the CLI checks with it that a filter
+// matched a kernel of the run.
+func ForFilter(sym string, mangled, truncate bool) string {
+	if truncate {
+		return Format(sym, mangled, true)
+	}
+	if mangled {
+		return strings.TrimSuffix(sym, ".kd")
+	}
+	return Format(sym, false, false)
+}

@@ -42,3 +42,14 @@ func TestTruncateName(t *testing.T) {
 		require.Equal(t, want, Truncate(in), in)
 	}
 }
+
+// The filters see what the outputs show: -T's bare name, -M's symbol
+// (without ".kd"), else the demangled name.
+func TestForFilter(t *testing.T) {
+	sym := "_Z5saxpyIfEvPT_S1_i.kd"
+	require.Equal(t, "void saxpy<float>(float*, float*, int)", ForFilter(sym, false, false))
+	require.Equal(t, "saxpy", ForFilter(sym, false, true))
+	require.Equal(t, "saxpy", ForFilter(sym, true, true))
+	require.Equal(t, "_Z5saxpyIfEvPT_S1_i", ForFilter(sym, true, false))
+	require.Equal(t, "__amd_rocclr_copyBuffer", ForFilter("__amd_rocclr_copyBuffer.kd", false, true))
+}

@@ -48,6 +48,8 @@ type OutputReport struct {
 	// at all (path: reason). Either fails the run.
 	LostRecords   []RecordLoss
 	SkippedSpools []string
+	// Warnings are said at the end of the run (RunOutputWriter's only).
+	Warnings []string
 }
 
 // RecordLoss is one process's records that did not reach the outputs.
@@ -110,8 +112,10 @@ type PassResult struct {
 type Result struct {
 	ExitStatus int
 	Passes     []PassResult
-	// Files are the outputs made from every pass together (RunOutputWriter).
-	Files []OutputFile
+	// Files are the outputs made from every pass together (RunOutputWriter),
+	// Warnings what it found worth saying about the whole run.
+	Files    []OutputFile
+	Warnings []string
 }
 
 // Runner runs the application once per pass.
@@ -424,7 +428,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	if w, ok := r.Writer.(RunOutputWriter); ok && len(written) > 0 {
 		rep, werr := w.WriteRunOutputs(ctx, written)
 		if rep != nil {
-			res.Files = rep.Files
+			res.Files, res.Warnings = rep.Files, rep.Warnings
 		}
 		if werr != nil {
 			keepRunDir = true

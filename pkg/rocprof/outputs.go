@@ -6,10 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -112,6 +116,10 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 // stats files, at the -o path under the run's output directory (not a pass
 // directory).
 func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequest) (*launch.OutputReport, error) {
+	rep := &launch.OutputReport{}
+	if w := unmatchedFilterWarning(passes); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	var v1 []output.V1Pass
 	for _, req := range passes {
 		c := req.Config
@@ -124,7 +132,6 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 		}
 		v1 = append(v1, output.V1Pass{Config: outputConfig(c, dir, req.Launch), SpoolDir: req.SpoolDir})
 	}
-	rep := &launch.OutputReport{}
 	if len(v1) == 0 {
 		return rep, nil
 	}
@@ -135,6 +142,72 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 		}
 	}
 	return rep, err
+}
+
+// unmatchedFilterWarning says when --kernel-include-regex /
+// --kernel-exclude-regex selected none of the kernels the app loaded in any
+// pass: the run then profiled nothing with them, which would otherwise only
+// show as missing counters. Names are matched as the shim matches them
+// (kernelname.ForFilter: -T's bare names, -M's symbols).
+func unmatchedFilterWarning(passes []launch.OutputRequest) string {
+	c := passes[0].Config
+	if c.KernelIncludeRegex == "" && c.KernelExcludeRegex == "" {
+		return ""
+	}
+	// The options were checked before the app started.
+	include, _ := regexp.Compile(c.KernelIncludeRegex)
+	exclude, _ := regexp.Compile(c.KernelExcludeRegex)
+	seen := map[string]bool{}
+	var names []string
+	for _, req := range passes {
+		syms, err := output.KernelSymbols(req.SpoolDir)
+		if err != nil {
+			return ""
+		}
+		for _, sym := range syms {
+			name := kernelname.ForFilter(sym, c.MangledKernels.On(), c.TruncateKernels.On())
+			if (c.KernelIncludeRegex == "" || include.MatchString(name)) &&
+				(c.KernelExcludeRegex == "" || !exclude.MatchString(name)) {
+				return ""
+			}
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "" // no kernel recorded: nothing to match (e.g. a HIP-only trace)
+	}
+	var filter []string
+	if c.KernelIncludeRegex != "" {
+		filter = append(filter, "--kernel-include-regex "+strconv.Quote(c.KernelIncludeRegex))
+	}
+	if c.KernelExcludeRegex != "" {
+		filter = append(filter, "--kernel-exclude-regex "+strconv.Quote(c.KernelExcludeRegex))
+	}
+	// The app's own kernels first: HIP's runtime loads its blit kernels
+	// (__amd_rocclr_*) into every process, and they would hide them.
+	sort.Slice(names, func(i, j int) bool {
+		bi, bj := strings.HasPrefix(names[i], "__amd_rocclr_"), strings.HasPrefix(names[j], "__amd_rocclr_")
+		if bi != bj {
+			return bj
+		}
+		return names[i] < names[j]
+	})
+	shown := names
+	if len(shown) > 8 {
+		shown = append(shown[:8:8], fmt.Sprintf("and %d more", len(names)-8))
+	}
+	how := "their demangled names"
+	switch {
+	case c.TruncateKernels.On():
+		how = "their names as -T truncates them"
+	case c.MangledKernels.On():
+		how = "their mangled symbols (-M)"
+	}
+	return fmt.Sprintf("%s selected none of the %d kernels the app loaded, so no dispatch was profiled with it (counters, thread trace); it is matched against %s: %s. Fix the regular expression",
+		strings.Join(filter, " "), len(names), how, strings.Join(shown, "; "))
 }
 
 func stdoutOf(w io.Writer) io.Writer {

@@ -129,6 +129,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
 	noteUnavailable(progress, m.UnavailableDomains)
+	for _, w := range res.Warnings {
+		fmt.Fprintln(progress, "rocprof-go: warning: "+w)
+	}
 	if lossErr := collectionLosses(m); lossErr != nil {
 		// Always said; it fails the run unless the run already failed
 		// (the app's own status, or an output error, is then the result).
