@@ -29,8 +29,8 @@ func newAvailCmd() *cobra.Command {
 then for each counter its name, description, Block (hardware counters) or Expression (derived
 counters) and Dimensions. Agent-property constants (simd_count, ...) come first.
 
-  rocprof-go avail                      the GPUs in the KFD topology
-  rocprof-go avail --virtual-gpu gfx90a the virtual GPU's agents
+  rocprof-go avail                        # the GPUs in the KFD topology
+  rocprof-go avail --virtual-gpu gfx90a   # the virtual GPU's agents
   rocprof-go avail --arch gfx942:xcc=8,se=32,cu=304,sa=1 --arch gfx1100
 
 An AGENT is an architecture name, optionally with its configuration (xcc, se, cu: totals

@@ -30,14 +30,16 @@ database or CSV traces the run wrote), ROCpd databases, or CSV output directorie
 every kernel per launch configuration (grid, block, LDS, scratch), every copy per direction and
 size class, every API function, marker and allocation operation.
 
-Give one run per side (compare BASE NEW) or several (compare B1 B2 B3 B4 B5 -- N1 N2 N3 N4 N5).
-With 5 or more runs per side each run is one sample: its median (--metric) of the entry's
-durations; the sides are tested with the Mann–Whitney U test, which assumes no distribution. With
-fewer runs the calls are pooled, so run-to-run variation goes unseen, and an entry with fewer
-than 8 calls on a side is "insufficient data", never a regression.
+Give one run per side (compare BASE NEW) or several (compare B1 ... B8 -- N1 ... N8): 8 runs per
+side, recorded interleaved on one machine, is what the test needs. With two or more runs per side
+each run is one sample: its median (--metric) of the entry's durations; the sides are tested with
+the Mann–Whitney U test, which assumes no distribution, and Holm's procedure keeps the chance that
+identical runs flag any gated entry below --alpha. With one run on a side the calls are pooled, so
+run-to-run variation goes unseen, and an entry with fewer than 8 calls on a side is
+"insufficient data", never a regression.
 
-An entry regresses when the test finds the sides different (p < --alpha), its metric rises by more
-than --threshold and by more than --min-delta. Only the gated domains (--gate, default kernel and
+An entry regresses when its adjusted p is below --alpha, its metric rises by more than
+--threshold and by more than --min-delta. Only the gated domains (--gate, default kernel and
 copy: the GPU's) fail the comparison; regressions elsewhere are reported as "not gated". Entries
 found on one side only are reported with their likely cause (renamed, truncated with -T, another
 launch configuration, a filter) and fail the comparison with --fail-on-missing.
@@ -47,7 +49,9 @@ Exit status: 0 no regression, 3 regression (or missing entries with --fail-on-mi
 case per entry, regressions as failures.
 
   rocprof-go compare base.db new.db
-  rocprof-go compare base-1 base-2 base-3 base-4 base-5 -- new-1 new-2 new-3 new-4 new-5 --format markdown -o comment.md`,
+  rocprof-go compare --format markdown -o comment.md base-1 base-2 base-3 base-4 base-5 base-6 base-7 base-8 -- new-1 new-2 new-3 new-4 new-5 new-6 new-7 new-8
+
+Options go before the runs: everything after -- is the new side.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			switch {
