@@ -327,6 +327,19 @@ bool any_domain()
     return rpg_domains != 0;
 }
 
+// The domains the shim records; HIP and marker calls are the preload
+// library's. Without any of them (and without a thread trace) the shim is
+// loaded only to describe the agents, which every format lists
+// (agent_info.csv, the agent tables), as rocprofv3 does in any run.
+bool agents_only()
+{
+    const uint32_t shim_domains = RPG_DOMAIN_HSA_CORE | RPG_DOMAIN_HSA_AMD_EXT | RPG_DOMAIN_HSA_IMAGE_EXT |
+                                  RPG_DOMAIN_HSA_FINALIZER_EXT | RPG_DOMAIN_KERNEL | RPG_DOMAIN_MEMORY_COPY |
+                                  RPG_DOMAIN_MEMORY_ALLOCATION | RPG_DOMAIN_SCRATCH_MEMORY | RPG_DOMAIN_COUNTER;
+    const char *att = getenv("ROCPROF_ADVANCED_THREAD_TRACE");
+    return !(rpg_domains & shim_domains) && !(att && att[0] == '1');
+}
+
 // A status string for the CLI (RPG_STRTAB_STATUS): whether the shim
 // attached, and what it cannot collect here (tracing/kind.go, "lost
 // domains" in docs/shim.md).
@@ -384,7 +397,8 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     rpg__foreign = *abi;
     char why[256];
     if (!shim_tables_open(table, why, sizeof why)) {
-        fprintf(stderr, "rocprof-go: %s: HSA tracing, kernels, copies and counters are off\n", why);
+        if (!agents_only()) // nothing the user asked for is lost otherwise
+            fprintf(stderr, "rocprof-go: %s: HSA tracing, kernels, copies and counters are off\n", why);
         note_status(RPG_STATUS_SHIM_DECLINED, why);
         return false;
     }
@@ -410,6 +424,12 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     g_nagents = 0;
     g_npools = 0;
     shim_core.hsa_iterate_agents_fn(add_agent, nullptr);
+    if (agents_only()) {
+        // HIP or marker tracing only: the agents, and nothing intercepted.
+        if (any_domain())
+            record_agents();
+        return true;
+    }
     shim_pmc_init(); // counter plans need the agents (and Go)
 
     if (any_domain())

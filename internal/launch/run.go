@@ -195,12 +195,15 @@ func staticPrefix(template string) string {
 	return filepath.Dir(template[:i] + "x")
 }
 
-// needsShim reports whether a pass needs HSA interception (everything but
-// pure HIP API and marker tracing does).
+// needsShim reports whether a pass loads the HSA shim: for HSA interception
+// (everything but HIP API and marker tracing), and with HIP or marker
+// tracing alone to describe the agents every format lists (agent_info.csv,
+// as rocprofv3 writes with any CSV output); the shim then intercepts nothing.
 func needsShim(c *options.Config) bool {
 	return c.KernelTrace.On() || c.MemoryCopyTrace.On() || c.MemoryAllocationTrace.On() ||
 		c.ScratchMemoryTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() ||
-		c.HsaFinalizerTrace.On() || c.CollectsCounters() || c.AdvancedThreadTrace.On()
+		c.HsaFinalizerTrace.On() || c.CollectsCounters() || c.AdvancedThreadTrace.On() ||
+		c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() || c.MarkerTrace.On()
 }
 
 // Prepare computes one pass's environment without running anything (used by
