@@ -49,6 +49,9 @@ type Config struct {
 	// counter_collection) after the innermost roctxRangePush range open on
 	// its thread (--kernel-rename).
 	KernelRename bool
+	// HideMarkers: the markers were recorded only for KernelRename
+	// (--kernel-rename without --marker-trace), so no file shows them.
+	HideMarkers bool
 	// AgentIndex selects agent labels (-A).
 	AgentIndex AgentIndex
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw

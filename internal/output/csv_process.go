@@ -78,7 +78,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 	var order []sumKey
 	for r.Next() {
 		k := r.Kind()
-		if d := csvDomainOf(k); d >= 0 {
+		if d := csvDomainOf(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
 			p.bytes[d] += uint64(len(r.Bytes()))
 			p.counts[d]++
 		}

@@ -73,7 +73,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		if csvOn {
 			err = writeCSVGroup(&cfg, g.prefix, g.procs, res)
 		} else {
-			err = countGroup(g.procs, g.prefix, res)
+			err = countGroup(&cfg, g.procs, g.prefix, res)
 		}
 		res.Groups = append(res.Groups, newGroup(g.prefix, g.procs))
 		for _, p := range g.procs {
@@ -107,11 +107,14 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 
 // countGroup is the first pass of a run that writes no CSV: only the sizes
 // and counts Result.Groups reports.
-func countGroup(procs []*csvProcess, prefix string, res *Result) error {
+func countGroup(cfg *Config, procs []*csvProcess, prefix string, res *Result) error {
 	for _, p := range procs {
 		r, err := tracing.Open(p.path)
 		if err != nil {
 			return err
+		}
+		if cfg.HideMarkers {
+			r.Hide(tracing.KindMarker)
 		}
 		for r.Next() {
 			if d := csvDomainOf(r.Kind()); d >= 0 {
@@ -195,6 +198,9 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		r, err := tracing.Open(p.path)
 		if err != nil {
 			return err
+		}
+		if cfg.HideMarkers {
+			r.Hide(tracing.KindMarker)
 		}
 		g.writeProcess(p, r)
 		st := r.Stats()

@@ -27,6 +27,10 @@ type Options struct {
 	TruncateKernels bool // -T: names without template and argument lists
 	KernelRename    bool // --kernel-rename: dispatches named after their ROCTx range (dispatchName)
 	GroupByQueue    bool // Perfetto: one track per queue instead of per stream
+	// HideMarkers: the markers were recorded only to rename kernels
+	// (--kernel-rename without --marker-trace): read for the names, written
+	// nowhere.
+	HideMarkers bool
 	// AgentIndex is "absolute", "relative" (default) or "type-relative".
 	AgentIndex string
 	// Command and Config are copied into JSON and ROCpd metadata.
@@ -57,6 +61,7 @@ func OptionsFromConfig(c *options.Config) Options {
 		Stats:            c.Stats.On(),
 		TruncateKernels:  c.TruncateKernels.On(),
 		KernelRename:     c.KernelRename.On(),
+		HideMarkers:      c.KernelRename.On() && !c.MarkerTrace.On(),
 		GroupByQueue:     c.GroupByQueue.On(),
 		AgentIndex:       c.AgentIndex,
 		Summary:          c.Summary.On(),
@@ -86,7 +91,7 @@ const (
 // alike.
 func (o Options) WithConfig(c *Config) Options {
 	o.MangledKernels, o.TruncateKernels, o.Stats = c.Mangled, c.Truncate, c.Stats
-	o.KernelRename = c.KernelRename
+	o.KernelRename, o.HideMarkers = c.KernelRename, c.HideMarkers
 	switch c.AgentIndex {
 	case AgentIndexAbsolute:
 		o.AgentIndex = "absolute"

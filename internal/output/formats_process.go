@@ -183,6 +183,11 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	}
 	for r.Next() {
 		k := r.Kind()
+		if k == tracing.KindMarker && opts.HideMarkers {
+			m := r.Marker() // recorded for the renames only
+			p.renamer.addMarker(&m)
+			continue
+		}
 		if d := kindDomain(k); d >= 0 {
 			p.Counts[d]++
 		}
@@ -321,6 +326,9 @@ func (in *Input) openEach(fn func(p *process, r *tracing.Reader) error) error {
 		}
 		p, err := scanProcess(r, &in.Options)
 		if err == nil {
+			if in.Options.HideMarkers {
+				r.Hide(tracing.KindMarker)
+			}
 			err = fn(p, r)
 		}
 		cerr := r.Close()

@@ -45,6 +45,8 @@ type Reader struct {
 	rec   []byte
 	kind  Kind
 	stats Stats
+
+	hidden uint32 // bit k: Next skips records of kind k (Hide)
 }
 
 // Open maps a spool file read-only. Only a regular file is a spool: a FIFO
@@ -124,6 +126,16 @@ func (r *Reader) Rewind() {
 	r.stats = Stats{}
 }
 
+// Hide makes Next pass over records of kind k, from now on and after a
+// Rewind; they still count in Stats. The writers hide the markers a run
+// recorded only to rename kernels (--kernel-rename without --marker-trace)
+// once they have read them.
+func (r *Reader) Hide(k Kind) {
+	if k < 32 {
+		r.hidden |= 1 << k
+	}
+}
+
 // Next advances to the next published record of a known kind.
 func (r *Reader) Next() bool {
 	for r.chunk < r.nchunks {
@@ -196,9 +208,12 @@ func (r *Reader) Next() bool {
 			r.clock = decodeClock(rec)
 			continue
 		}
-		r.rec, r.kind = rec, k
 		r.stats.Records++
 		r.stats.ByKind[k]++
+		if r.hidden&(1<<k) != 0 {
+			continue
+		}
+		r.rec, r.kind = rec, k
 		return true
 	}
 	r.rec, r.kind = nil, 0

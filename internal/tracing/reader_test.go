@@ -421,3 +421,26 @@ func TestOpenRefusesFIFOsAndSymlinks(t *testing.T) {
 	require.ErrorIs(t, err, tracing.ErrNotSpool)
 	require.Contains(t, err.Error(), "a symbolic link")
 }
+
+// Hide passes over a kind, also after Rewind, and still counts its records.
+func TestHideSkipsAKind(t *testing.T) {
+	b := spooltest.New(testProcess)
+	for _, rec := range oneOfEach {
+		b.Add(rec)
+	}
+	r, err := tracing.NewReader(b.Bytes())
+	require.NoError(t, err)
+	r.Hide(tracing.KindMarker)
+	for pass := 0; pass < 2; pass++ {
+		n := 0
+		for r.Next() {
+			require.NotEqual(t, tracing.KindMarker, r.Kind())
+			n++
+		}
+		markers := int(r.Stats().ByKind[tracing.KindMarker])
+		require.Positive(t, markers)
+		require.Equal(t, len(oneOfEach)-markers, n)
+		require.EqualValues(t, len(oneOfEach), r.Stats().Records)
+		r.Rewind()
+	}
+}

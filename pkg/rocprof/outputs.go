@@ -257,6 +257,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		Mangled:            c.MangledKernels.On(),
 		Truncate:           c.TruncateKernels.On(),
 		KernelRename:       c.KernelRename.On(),
+		HideMarkers:        c.KernelRename.On() && !c.MarkerTrace.On(),
 		AgentIndex:         agentIndex,
 		MinimumOutputBytes: uint64(c.MinimumOutputData) * 1024,
 	}

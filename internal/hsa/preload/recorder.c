@@ -1050,6 +1050,10 @@ __attribute__((constructor)) static void rpg_init(void)
         {"ROCPROF_HSA_IMAGE_EXT_API_TRACE", RPG_DOMAIN_HSA_IMAGE_EXT},
         {"ROCPROF_HSA_FINALIZER_EXT_API_TRACE", RPG_DOMAIN_HSA_FINALIZER_EXT},
         {"ROCPROF_MARKER_API_TRACE", RPG_DOMAIN_MARKER},
+        /* --kernel-rename names dispatches after their ROCTx ranges: the
+         * ranges are recorded even without --marker-trace (the writers then
+         * read them for the names and show them nowhere), as rocprofv3 does. */
+        {"ROCPROF_KERNEL_RENAME", RPG_DOMAIN_MARKER},
         {"ROCPROF_KERNEL_TRACE", RPG_DOMAIN_KERNEL},
         {"ROCPROF_MEMORY_COPY_TRACE", RPG_DOMAIN_MEMORY_COPY},
         {"ROCPROF_MEMORY_ALLOCATION_TRACE", RPG_DOMAIN_MEMORY_ALLOCATION},
