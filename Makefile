@@ -13,9 +13,13 @@ TEST_PREREQS :=
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 # Debian packages the build and tests need.
 APT_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libhsakmt-dev libdrm-dev rocminfo llvm debootstrap \
-                libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev python3 bash
+                libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev python3 bash bash-completion
 
 export ROCPROF_GO_BUILD := $(BUILD)
+# The commit `rocprof-go --version` prints (git_revision), "-dirty" when the
+# tree differs from it; empty outside a git checkout (the CLI then falls back
+# to the Go toolchain's stamp, which GOFLAGS=-buildvcs=false removes).
+GIT_REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD 2>/dev/null && echo -dirty)
 
 .PHONY: all deps build cli generate test bench demo lint clean soak fuzz
 all: build
@@ -43,7 +47,7 @@ cli: $(NATIVE_LIBS)
 	@mkdir -p $(BUILD) $(PAYLOAD_DIR)
 	@find $(PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
 	@for f in $(PAYLOAD); do cp $$f $(PAYLOAD_DIR)/; done
-	$(GO) build -trimpath -o $(CLI) ./cmd/rocprof-go
+	$(GO) build -trimpath -ldflags '-X main.gitRevision=$(GIT_REVISION)' -o $(CLI) ./cmd/rocprof-go
 
 generate: rocm-roots
 	$(GO) generate ./...

@@ -50,7 +50,7 @@ unless --keep-going is given; it exits 1 if any job failed. A summary table is p
 			if outDir == "" {
 				outDir, _ = os.Getwd()
 			}
-			log := newLogger(os.Stderr, "")
+			log := newLogger(stderrDiag, "")
 			// SIGINT/SIGTERM: the running job's app gets the signal (the
 			// launcher forwards it) and ends with its data kept; the batch
 			// starts no further job and exits 128+N.
@@ -66,7 +66,7 @@ unless --keep-going is given; it exits 1 if any job failed. A summary table is p
 					cancel()
 				}
 			}()
-			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, rocprof.Options{Log: log})
+			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, rocprof.Options{Log: log, Progress: stderrDiag.progress()})
 			rocprof.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
 			if s, stopped := got.Load().(os.Signal); stopped {
 				rocprof.WriteBatchStopped(os.Stdout, s, results, len(b.Jobs))

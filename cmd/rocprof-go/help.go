@@ -43,7 +43,7 @@ func writeHelp(w io.Writer, root *cobra.Command) {
 	}
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range root.Commands() {
-		if c.Hidden || c.Name() == "completion" || c.Name() == "help" {
+		if c.Hidden || c.Name() == "help" {
 			continue
 		}
 		fmt.Fprintf(w, "  %-32s  %s\n", c.Name(), c.Short)
@@ -85,4 +85,20 @@ func helpLine(s *options.Spec) string {
 		return "  " + left + "\n" + strings.Repeat(" ", 38) + help
 	}
 	return fmt.Sprintf("  %-34s  %s", left, help)
+}
+
+// writeShortUsage is what a bare `rocprof-go` prints: how to start, and
+// where the full reference is.
+func writeShortUsage(w io.Writer, root *cobra.Command) {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	fmt.Fprintf(w, `usage: rocprof-go [options] -- <app> [args...]
+       rocprof-go <command> [flags]   (commands: %s)
+e.g.   rocprof-go --kernel-trace --stats -f csv -- ./app   (add --virtual-gpu on a machine without an AMD GPU)
+rocprof-go --help lists every option and command.
+`, strings.Join(names, ", "))
 }

@@ -25,6 +25,9 @@ func runProfileErr(args []string) error {
 	if err != nil {
 		return err
 	}
+	if cl.Config.LogFormat != "" {
+		stderrDiag.setFormat(cl.Config.LogFormat)
+	}
 	if cl.Help {
 		writeHelp(os.Stdout, newRootCmd())
 		return nil
@@ -33,7 +36,6 @@ func runProfileErr(args []string) error {
 		writeVersion(os.Stdout)
 		return nil
 	}
-	log := newLogger(os.Stderr, cl.Config.LogLevel)
 	plan, err := options.Resolve(cl, options.Sources{
 		LookupEnv:         os.LookupEnv,
 		DefaultConfigFile: options.DefaultConfigPath(os.LookupEnv),
@@ -41,16 +43,22 @@ func runProfileErr(args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range plan.Warnings {
-		fmt.Fprintln(os.Stderr, "rocprof-go: warning:", w)
-	}
 	first := plan.Passes[0]
+	// The config file may name the format too: from here on it is final.
+	stderrDiag.setFormat(first.LogFormat)
+	log := newLogger(stderrDiag, first.LogLevel)
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(stderrDiag, "rocprof-go: warning:", w)
+	}
 	if lvl := first.LogLevel; lvl == "config" || lvl == "info" || lvl == "trace" {
 		for i, p := range plan.Passes {
-			fmt.Fprintf(os.Stderr, "rocprof-go: pass %d configuration:\n", i+1)
+			// One write per pass: one message in the JSON log format.
+			var b strings.Builder
+			fmt.Fprintf(&b, "rocprof-go: pass %d configuration:\n", i+1)
 			for _, l := range p.Describe() {
-				fmt.Fprintln(os.Stderr, "  "+l)
+				b.WriteString("  " + l + "\n")
 			}
+			fmt.Fprint(stderrDiag, b.String())
 		}
 	}
 	if first.ListAvail.On() {
@@ -71,7 +79,7 @@ func runProfileErr(args []string) error {
 	if err != nil {
 		return err
 	}
-	runner := &launch.Runner{Libs: libs, Log: log, Stderr: os.Stderr, Environ: os.Environ()}
+	runner := &launch.Runner{Libs: libs, Log: log, Stderr: stderrDiag.progress(), Environ: os.Environ()}
 	if first.Echo.On() {
 		return echo(os.Stdout, runner, plan)
 	}
@@ -81,19 +89,19 @@ func runProfileErr(args []string) error {
 			return err
 		}
 		for _, l := range env.AddedLines() {
-			fmt.Fprintln(os.Stderr, "rocprof-go: env: "+l)
+			fmt.Fprintln(stderrDiag, "rocprof-go: env: "+l)
 		}
 	}
-	res, err := rocprof.RunPlan(context.Background(), rocprof.Options{Log: log}, plan)
+	res, err := rocprof.RunPlan(context.Background(), rocprof.Options{Log: log, Progress: stderrDiag.progress()}, plan)
 	if err != nil {
 		if res != nil {
-			fmt.Fprintln(os.Stderr, "rocprof-go: error:", err)
+			fmt.Fprintln(stderrDiag, "rocprof-go: error:", err)
 			return &exitStatusError{status: max(res.ExitStatus, exitError)}
 		}
 		return err
 	}
 	if res.Manifest.TimedOut {
-		fmt.Fprintf(os.Stderr, "rocprof-go: the app was stopped after --timeout %s\n", first.Timeout)
+		fmt.Fprintf(stderrDiag, "rocprof-go: the app was stopped after --timeout %s\n", first.Timeout)
 	}
 	if res.ExitStatus != 0 {
 		return &exitStatusError{status: res.ExitStatus}

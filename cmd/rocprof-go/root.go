@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/textdist"
 )
 
 // Exit statuses of the CLI itself (the app's own status passes through).
@@ -32,6 +35,12 @@ func newRootCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProfileErr(args)
 		},
+		// Any words: without this, cobra's completion would take the app
+		// for an unknown subcommand.
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeProfile,
+		// `completion` is ours (completion.go), listed with the others.
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
 		if cmd == root {
@@ -43,25 +52,35 @@ func newRootCmd() *cobra.Command {
 			fmt.Fprintln(os.Stdout, "\n"+cmd.Long)
 		}
 	})
+	root.SetErr(stderrDiag)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	for _, f := range subcommandFactories {
 		root.AddCommand(f())
 	}
+	registerFlagCompletions(root)
 	return root
 }
 
 // execute runs the CLI and returns the process exit status.
 func execute(args []string) int {
+	stderrDiag.setFormat(logFormatOf(args, os.LookupEnv))
 	root := newRootCmd()
-	if len(args) > 0 && isSubcommand(root, args[0]) {
+	if len(args) == 0 {
+		writeShortUsage(stderrDiag, root)
+		return exitUsage
+	}
+	if isSubcommand(root, args[0]) {
 		root.SetArgs(args)
 		return exitCode(root.Execute())
+	}
+	if err := misspelledSubcommand(root, args[0]); err != nil {
+		return exitCode(err)
 	}
 	return runProfile(args)
 }
 
 func isSubcommand(root *cobra.Command, name string) bool {
-	if name == "help" {
+	if name == "help" || isCompletionRequest(name) {
 		return true
 	}
 	for _, c := range root.Commands() {
@@ -86,7 +105,7 @@ func exitCode(err error) int {
 	if errors.As(err, &es) {
 		return es.status
 	}
-	fmt.Fprintln(os.Stderr, "rocprof-go: error:", err)
+	fmt.Fprintln(stderrDiag, "rocprof-go: error:", err)
 	var ue *options.UsageError
 	var nf *launch.AppNotFoundError
 	switch {
@@ -106,4 +125,37 @@ func (e *usageError) Error() string { return e.msg }
 func isCobraUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
+}
+
+// misspelledSubcommand returns a usage error when the first word, which
+// would otherwise be the application to profile, is no program on PATH but
+// is close to a subcommand's name ("sumary"): running it would only end in
+// "application not found", while the user most likely meant the command.
+func misspelledSubcommand(root *cobra.Command, word string) error {
+	if word == "" || strings.HasPrefix(word, "-") || strings.Contains(word, "/") {
+		return nil
+	}
+	if _, err := exec.LookPath(word); err == nil {
+		return nil // a real program: profile it
+	}
+	best, bestD := "", 1<<30
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		for _, name := range append([]string{c.Name()}, c.Aliases...) {
+			d := textdist.Levenshtein(word, name)
+			if len(word) >= 3 && strings.HasPrefix(name, word) {
+				d = min(d, 1)
+			}
+			if d < bestD {
+				best, bestD = name, d
+			}
+		}
+	}
+	if best == "" || bestD > 2 || bestD >= len(word) {
+		return nil
+	}
+	return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (rocprof-go --help lists the commands; "+
+		"to profile a program of that name, give its path: rocprof-go [options] -- ./%s)", word, best, word)}
 }

@@ -16,18 +16,22 @@ func init() { registerSubcommand(newSummaryCmd) }
 
 func newSummaryCmd() *cobra.Command {
 	var inputs []string
-	var format, output string
+	var format, output, units string
 	var opt summary.Options
 	cmd := &cobra.Command{
-		Use:   "summary -i RUN.db [MORE.db|DIR ...] [--format text|csv|json] [--by-rank]",
+		Use:   "summary -i RUN.db [MORE.db|DIR ...] [--format text|csv|json] [-u sec|msec|usec|nsec] [--by-rank]",
 		Short: "tables of the top kernels and of every domain from stored runs",
 		Long: `summary reads ROCpd databases (rocprof-go's or rocprofv3's, merged or not) or directories
 of CSV traces, and prints the top kernels, one table per domain (kernels, HIP and HSA API,
 markers, memory copies and allocations) and the domain totals: calls, total, average, share,
-min, max and sample standard deviation of the durations (ns). --by-rank repeats the tables per
+min, max and sample standard deviation of the durations (nanoseconds; -u usec, msec or sec as
+rocprofv3's --summary-units; JSON stays in nanoseconds). When the runs collected counters
+(ROCpd databases), a counter table follows: per kernel and counter, the dispatches that have it
+and the total, average, min and max of its per-dispatch values. --by-rank repeats the tables per
 rank (MPI/SLURM rank from the process environment) or process. Several inputs are summed.
 
   rocprof-go summary -i results.db
+  rocprof-go summary -i results.db -u usec
   rocprof-go summary -i all.db --by-rank --format csv -o summary.csv`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			inputs = append(inputs, args...)
@@ -37,6 +41,9 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 			if !slices.Contains(summary.Formats, format) {
 				return &usageError{fmt.Sprintf("unknown --format %q: use one of %s", format, strings.Join(summary.Formats, ", "))}
 			}
+			if !slices.Contains(summary.Units, units) {
+				return &usageError{fmt.Sprintf("unknown -u/--summary-units %q: use one of %s", units, strings.Join(summary.Units, ", "))}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,13 +51,14 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 			if err != nil {
 				return err
 			}
-			return writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.Write(w, s, format) })
+			return writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.WriteUnits(w, s, format, units) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&inputs, "input", "i", nil, "ROCpd databases or CSV output directories (repeatable; also as arguments)")
 	f.StringVarP(&format, "format", "f", "text", "text, csv or json")
 	f.StringVarP(&output, "output", "o", "", "write to this file instead of stdout")
+	f.StringVarP(&units, "summary-units", "u", "nsec", "duration unit of the text and CSV tables: "+strings.Join(summary.Units, ", "))
 	f.BoolVar(&opt.ByRank, "by-rank", false, "also one set of tables per rank or process")
 	f.IntVar(&opt.Top, "top", 10, "rows in the top-kernels table")
 	return cmd

@@ -120,7 +120,7 @@ loop:
 			_ = cmd.Process.Signal(s)
 		case <-timer:
 			res.TimedOut = true
-			log.Warn().Dur("timeout", timeout).Str("running", describe(treeOf(os.Getpid()))).
+			log.Warn().Str("timeout", timeout.String()).Str("running", describe(treeOf(os.Getpid()))).
 				Msg("the app ran past --timeout: sending SIGTERM to it and every process it started")
 			killTree(syscall.SIGTERM)
 			k := time.NewTimer(killGrace)
@@ -210,7 +210,7 @@ func waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, deadline time.Ti
 		switch {
 		case !deadline.IsZero() && !timedOut && now.After(deadline):
 			timedOut = true
-			log.Warn().Str("still running", describe(treeOf(os.Getpid()))).
+			log.Warn().Str("running", describe(treeOf(os.Getpid()))).
 				Msg("--timeout reached while processes the app started were still running: sending them SIGTERM")
 			killTree(syscall.SIGTERM)
 			kill = now.Add(killGrace)

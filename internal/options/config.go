@@ -112,6 +112,8 @@ type Config struct {
 	VirtualGPU  string // "" = real GPU; an architecture name selects the virtual GPU
 	Timeout     time.Duration
 	ConfigFile  string
+	LogFormat   string // rocprof-go's own messages on stderr: "text" or "json"
+	Quiet       Tri    // no end-of-run report
 
 	// set tracks which options were given a value (by the command line, a job,
 	// the environment or the config file), keyed by destination name.

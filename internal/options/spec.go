@@ -310,6 +310,12 @@ var Specs = []Spec{
 		field: func(c *Config) any { return &c.Timeout }},
 	strOpt("config", "", "config", gOwn, "", "FILE", "rocprof-go configuration file (default $XDG_CONFIG_HOME/rocprof-go/config.yaml)",
 		func(c *Config) *string { return &c.ConfigFile }),
+	strOpt("log-format", "", "log_format", gOwn, "ROCPROF_GO_LOG_FORMAT", "FORMAT",
+		"rocprof-go's own warnings, notes and errors on stderr: text lines (\"rocprof-go: warning: ...\") or json, one object per message (also ROCPROF_GO_LOG_FORMAT)",
+		func(c *Config) *string { return &c.LogFormat }).choices("text", "json").def("text"),
+	boolOpt("quiet", "q", "quiet", gOwn, "",
+		"no report at the end of the run (files written, empty domains, how to open them); warnings and errors still print",
+		func(c *Config) *Tri { return &c.Quiet }),
 }
 
 // VirtualGPUArchs are the architectures the virtual GPU emulates (its own

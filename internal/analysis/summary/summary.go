@@ -12,6 +12,12 @@ type Options struct {
 	ByRank bool // also one set of domain tables per rank/process
 }
 
+// Units are the duration units of the text and CSV renderings
+// (rocprofv3's -u/--summary-units), with their size in nanoseconds.
+var Units = []string{"sec", "msec", "usec", "nsec"}
+
+var unitNs = map[string]int64{"sec": 1e9, "msec": 1e6, "usec": 1e3, "nsec": 1}
+
 // Row is one name's statistics; durations in ns.
 type Row struct {
 	Name      string  `json:"name"`
@@ -46,6 +52,9 @@ type Summary struct {
 	TopKernels []Row    `json:"top_kernels"`
 	Total      Group    `json:"total"`
 	ByRank     []Group  `json:"by_rank,omitempty"`
+	// Counters are the counter values of the kernels' dispatches, over
+	// every input (ROCpd inputs only; empty when no counter was collected).
+	Counters []CounterRow `json:"counters,omitempty"`
 }
 
 type key struct {
@@ -99,10 +108,16 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 	}
 	s := &Summary{Inputs: inputs, Total: group(total)}
 	s.Total.Rank = -1
+	var kernels []Row
 	for _, t := range s.Total.Tables {
 		if t.Domain == analysis.Kernel {
+			kernels = t.Rows
 			s.TopKernels = t.Rows[:min(opt.Top, len(t.Rows))]
 		}
+	}
+	var err error
+	if s.Counters, err = counterRows(inputs, kernels); err != nil {
+		return nil, err
 	}
 	for _, pk := range rankOrder {
 		a := ranks[pk]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -201,4 +202,69 @@ func TestTextTitlesPerProcess(t *testing.T) {
 	b.Reset()
 	require.NoError(t, summary.Write(&b, empty, "text"))
 	require.Equal(t, "no records in a.db\n", b.String())
+}
+
+// ROCpd inputs with counters get a counter table: per kernel and counter,
+// the dispatches that have it and their values summed over instances
+// (the sample gives gemm's first dispatch SQ_WAVES 4x8 and GRBM_COUNT 0.5,
+// and axpy's first SQ_WAVES 2x4, in each rank).
+func TestCounterTable(t *testing.T) {
+	s, err := summary.Build(ranks(t, 2), summary.Options{})
+	require.NoError(t, err)
+	require.Equal(t, []summary.CounterRow{
+		{Kernel: "gemm(float*, float*, float*)", Counter: "GRBM_COUNT", Dispatches: 2, Total: 1, Average: 0.5, Min: 0.5, Max: 0.5},
+		{Kernel: "gemm(float*, float*, float*)", Counter: "SQ_WAVES", Dispatches: 2, Total: 64, Average: 32, Min: 32, Max: 32},
+		{Kernel: "axpy(float, float*)", Counter: "SQ_WAVES", Dispatches: 2, Total: 16, Average: 8, Min: 8, Max: 8},
+	}, s.Counters)
+
+	var b bytes.Buffer
+	require.NoError(t, summary.Write(&b, s, "text"))
+	require.Contains(t, b.String(), "COUNTER SUMMARY (per dispatch, summed over instances):")
+	require.Regexp(t, `gemm\(float\*, float\*, float\*\) +\| SQ_WAVES +\| +2 \| +64 \| +32 \| +32 \| +32\n`, b.String())
+
+	b.Reset()
+	require.NoError(t, summary.Write(&b, s, "csv"))
+	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	require.NoError(t, err, "one table: every row has the header's columns")
+	last := recs[len(recs)-1]
+	require.Equal(t, []string{"counters", "COUNTER_COLLECTION", "", "", "axpy(float, float*)", "2", "16.000000", "8.000000", "", "8.000000", "8.000000", "", "SQ_WAVES"}, last)
+
+	// A run without counters (CSV directory) has no counter table.
+	b.Reset()
+	s.Counters = nil
+	require.NoError(t, summary.Write(&b, s, "text"))
+	require.NotContains(t, b.String(), "COUNTER SUMMARY")
+}
+
+// -u/--summary-units: rocprofv3's sec, msec, usec and nsec; text and CSV
+// durations in that unit down to the nanosecond, JSON in nanoseconds.
+func TestSummaryUnits(t *testing.T) {
+	s, err := summary.Build(ranks(t, 2), summary.Options{})
+	require.NoError(t, err)
+	// gemm: 20 dispatches, 201900 ns in all, 10000 to 10200 ns each.
+	for _, c := range []struct{ unit, total, min, header string }{
+		{"nsec", "201900", "10000", "DURATION (nsec)"},
+		{"usec", "201.900", "10.000", "DURATION (usec)"},
+		{"msec", "0.201900", "0.010000", "DURATION (msec)"},
+		{"sec", "0.000201900", "0.000010000", "DURATION (sec)"},
+	} {
+		var b bytes.Buffer
+		require.NoError(t, summary.WriteUnits(&b, s, "text", c.unit))
+		require.Contains(t, b.String(), c.header, c.unit)
+		require.Regexp(t, `gemm\(float\*, float\*, float\*\) +\| +20 \| +`+regexp.QuoteMeta(c.total)+` \| .* \| +`+regexp.QuoteMeta(c.min)+` \|`, b.String(), c.unit)
+
+		b.Reset()
+		require.NoError(t, summary.WriteUnits(&b, s, "csv", c.unit))
+		recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+		require.NoError(t, err)
+		require.Equal(t, c.total, recs[1][6], c.unit)
+		require.Equal(t, c.min, recs[1][9], c.unit)
+	}
+	var b bytes.Buffer
+	require.NoError(t, summary.WriteUnits(&b, s, "csv", "usec"))
+	require.True(t, strings.HasPrefix(b.String(), "Section,Domain,Process,Rank,Name,Calls,TotalDurationUsec,AverageUsec,Percentage,MinUsec,MaxUsec,StdDev,Counter\n"), b.String()[:120])
+	b.Reset()
+	require.NoError(t, summary.WriteUnits(&b, s, "json", "usec"))
+	require.Contains(t, b.String(), `"total_ns": 201900`)
+	require.ErrorContains(t, summary.WriteUnits(&bytes.Buffer{}, s, "text", "minutes"), "use one of sec, msec, usec, nsec")
 }
