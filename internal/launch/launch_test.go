@@ -71,7 +71,8 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 	require.NotContains(t, env, "ROCPROF_KERNEL_TRACE=", "the resolved configuration replaces inherited switches")
 	require.Contains(t, env, "LD_PRELOAD="+filepath.Join(r.Libs.Dir, VGPULib)+":/lib/x/libfirst.so:"+
 		filepath.Join(r.Libs.Dir, PreloadLib)+"\n", "the virtual GPU comes first: it plays the kernel")
-	require.NotContains(t, env, "HSA_TOOLS_LIB=", "HIP API tracing alone needs no HSA interception")
+	require.Contains(t, env, "HSA_TOOLS_LIB="+filepath.Join(r.Libs.Dir, ShimLib)+"\n",
+		"HIP API tracing alone loads the shim, which only describes the agents (agent_info.csv)")
 	require.Contains(t, env, VGPUArchEnv+"=gfx908\n")
 	require.Contains(t, env, SpoolDirEnv+"=")
 	// The launcher's TSC verdict, so that no profiled process runs cpuid
