@@ -119,15 +119,15 @@ var inRepo = []string{"make ", "scripts/rocm-root.sh "}
 // promises are what a command's text says it leaves behind: globs that
 // must match after the block ran (relative to the sandbox).
 var promises = map[string][]string{
-	"rocprof-go -i input.txt -f csv -d out -- ./app":                  {"out/pmc_1/*/*_counter_collection.csv", "out/pmc_2/*/*_counter_collection.csv"},
-	"rocprof-go --kernel-trace --memory-copy-trace -o run -f csv":     {"run_kernel_trace.csv", "run_memory_copy_trace.csv"},
-	"rocprof-go convert -i results.db -f csv":                          {"rocpd-output-data/out_kernel_trace.csv"},
-	"rocprof-go convert -i all.db -f csv pftrace -d converted -o run1": {"converted/run1_kernel_trace.csv", "converted/run1_results.pftrace"},
-	"rocprof-go merge --output all.db":                                 {"all.db"},
-	"rocprof-go summary -i a.db b.db --format csv -o s.csv":            {"s.csv"},
-	"rocprof-go compare --format junit -o compare.xml":                 {"compare.xml"},
-	"rocprof-go compare --format markdown -o comment.md":               {"comment.md"},
-	"rocprof-go batch jobs.yaml -d results --keep-going":               {"results/small", "results/crash"},
+	"rocprof-go -i input.txt -f csv -d out -- ./app":                     {"out/pmc_1/*/*_counter_collection.csv", "out/pmc_2/*/*_counter_collection.csv"},
+	"rocprof-go --kernel-trace --memory-copy-trace -o run -f csv":        {"run_kernel_trace.csv", "run_memory_copy_trace.csv"},
+	"rocprof-go convert -i results.db -f csv":                            {"rocpd-output-data/out_kernel_trace.csv"},
+	"rocprof-go convert -i all.db -f csv pftrace -d converted -o run1":   {"converted/run1_kernel_trace.csv", "converted/run1_results.pftrace"},
+	"rocprof-go merge --output all.db":                                   {"all.db"},
+	"rocprof-go summary -i a.db b.db --format csv -o s.csv":              {"s.csv"},
+	"rocprof-go compare --format junit -o compare.xml":                   {"compare.xml"},
+	"rocprof-go compare --format markdown -o comment.md":                 {"comment.md"},
+	"rocprof-go batch jobs.yaml -d results --keep-going":                 {"results/small", "results/crash"},
 	"rocprof-go convert -i all.db -f parquet --parquet-hive -d profiles": {"profiles/*domain=kernels*"},
 }
 
