@@ -327,17 +327,28 @@ bool any_domain()
     return rpg_domains != 0;
 }
 
-// The domains the shim records; HIP and marker calls are the preload
-// library's. Without any of them (and without a thread trace) the shim is
-// loaded only to describe the agents, which every format lists
-// (agent_info.csv, the agent tables), as rocprofv3 does in any run.
+// Whether the shim is loaded only to describe the agents: the pass traces
+// HIP or marker calls (the preload library's) and nothing the shim records,
+// so it writes the agents every format lists (agent_info.csv, the agent
+// tables, which rocprofv3 fills in any run) and intercepts nothing. Read
+// from the configuration, not from rpg_domains: --selected-regions clears
+// that mask outside its regions, and OnLoad may well run there.
 bool agents_only()
 {
-    const uint32_t shim_domains = RPG_DOMAIN_HSA_CORE | RPG_DOMAIN_HSA_AMD_EXT | RPG_DOMAIN_HSA_IMAGE_EXT |
-                                  RPG_DOMAIN_HSA_FINALIZER_EXT | RPG_DOMAIN_KERNEL | RPG_DOMAIN_MEMORY_COPY |
-                                  RPG_DOMAIN_MEMORY_ALLOCATION | RPG_DOMAIN_SCRATCH_MEMORY | RPG_DOMAIN_COUNTER;
-    const char *att = getenv("ROCPROF_ADVANCED_THREAD_TRACE");
-    return !(rpg_domains & shim_domains) && !(att && att[0] == '1');
+    auto on = [](const char *name) {
+        const char *v = getenv(name);
+        return v && v[0] == '1' && v[1] == 0;
+    };
+    static const char *const shim_vars[] = {
+        "ROCPROF_HSA_CORE_API_TRACE",   "ROCPROF_HSA_AMD_EXT_API_TRACE",   "ROCPROF_HSA_IMAGE_EXT_API_TRACE",
+        "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", "ROCPROF_KERNEL_TRACE",   "ROCPROF_MEMORY_COPY_TRACE",
+        "ROCPROF_MEMORY_ALLOCATION_TRACE", "ROCPROF_SCRATCH_MEMORY_TRACE", "ROCPROF_COUNTER_COLLECTION",
+        "ROCPROF_ADVANCED_THREAD_TRACE"};
+    for (const char *v : shim_vars)
+        if (on(v))
+            return false;
+    return on("ROCPROF_HIP_RUNTIME_API_TRACE") || on("ROCPROF_HIP_COMPILER_API_TRACE") ||
+           on("ROCPROF_MARKER_API_TRACE") || on("ROCPROF_KERNEL_RENAME");
 }
 
 // A status string for the CLI (RPG_STRTAB_STATUS): whether the shim
@@ -425,9 +436,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     g_npools = 0;
     shim_core.hsa_iterate_agents_fn(add_agent, nullptr);
     if (agents_only()) {
-        // HIP or marker tracing only: the agents, and nothing intercepted.
-        if (any_domain())
-            record_agents();
+        record_agents(); // and nothing intercepted
         return true;
     }
     shim_pmc_init(); // counter plans need the agents (and Go)

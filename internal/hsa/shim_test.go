@@ -546,3 +546,24 @@ func TestKernelObjectMapGrows(t *testing.T) {
 	_, ok = kmapGet(3)
 	require.False(t, ok)
 }
+
+// A pass tracing only HIP or marker calls loads the shim for the agents
+// alone: it records them and wraps nothing. Whether to intercept comes from
+// the configuration, not the live domain mask: --selected-regions clears
+// that mask outside its regions, where the runtime may well load the shim,
+// and the kernels of later regions must still be traced.
+func TestShimAgentsOnlyForHIPTracing(t *testing.T) {
+	r := runApp(t, []string{"ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_GO_SHIM_DEBUG=1"}, "multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	require.NotContains(t, r.stderr, "rocprof-go shim: tables", "nothing wrapped")
+	rs := readSpools(t, r.spools)
+	require.NotEmpty(t, rs.agents)
+	require.Empty(t, rs.dispatches)
+	require.Empty(t, rs.symbols)
+
+	// Kernel trace with --selected-regions, no region open when HSA starts.
+	r = runApp(t, []string{"ROCPROF_KERNEL_TRACE=1", "ROCPROF_SELECTED_REGIONS=1", "ROCPROF_GO_SHIM_DEBUG=1"},
+		"multistream", "run", "0")
+	require.Equal(t, 0, r.exitCode, r.stderr)
+	require.Contains(t, r.stderr, "rocprof-go shim: tables", "the tables are wrapped for the regions to come")
+}
