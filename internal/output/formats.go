@@ -51,6 +51,12 @@ type Options struct {
 	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
 	ParquetHive bool
 	ParquetRank int
+	// ParquetHiveRoot is the directory the hive partitions start at (the
+	// run's output directory, -d): a prefix below it (<host>/<pid>) becomes
+	// the file's name, so that every process of every host lands in
+	// <root>/domain=<d>/rank=<n>/, where one glob finds them. Empty: the
+	// prefix's own directory.
+	ParquetHiveRoot string
 }
 
 // OptionsFromConfig maps the resolved run configuration onto Options.

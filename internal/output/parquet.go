@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -238,8 +239,13 @@ func (t *pqTable) close() error {
 func parquetPath(prefix string, d domain, o *Options) string {
 	name := pqFileNames[d]
 	if o.ParquetHive {
-		return filepath.Join(filepath.Dir(prefix), "domain="+name, "rank="+strconv.Itoa(o.ParquetRank),
-			filepath.Base(prefix)+".parquet")
+		root, base := filepath.Dir(prefix), filepath.Base(prefix)
+		if o.ParquetHiveRoot != "" {
+			if rel, err := filepath.Rel(o.ParquetHiveRoot, prefix); err == nil && !strings.HasPrefix(rel, "..") {
+				root, base = o.ParquetHiveRoot, strings.ReplaceAll(rel, string(filepath.Separator), "-")
+			}
+		}
+		return filepath.Join(root, "domain="+name, "rank="+strconv.Itoa(o.ParquetRank), base+".parquet")
 	}
 	return prefix + "_" + name + ".parquet"
 }

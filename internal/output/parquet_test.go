@@ -306,6 +306,12 @@ func TestParquetHiveLayout(t *testing.T) {
 		parts = append(parts, fmt.Sprintf("%s:3:%d", pqFileNames[d], want[d]))
 	}
 	require.Equal(t, strings.Join(parts, " "), got[0])
+
+	// A run's prefix <dir>/<host>/<pid> under a hive root: the partitions
+	// start at the root, the host and pid name the file.
+	in.Options.ParquetHiveRoot = dir
+	require.NoError(t, WriteParquet(filepath.Join(dir, "node7", "4242"), in))
+	require.FileExists(t, filepath.Join(dir, "domain=kernels", "rank=3", "node7-4242.parquet"))
 }
 
 // Arrow's own reader still reads the files through the replaced zstd codec
