@@ -93,6 +93,9 @@ func runProfileErr(args []string) error {
 		}
 	}
 	res, err := rocprof.RunPlan(context.Background(), rocprof.Options{Log: log, Progress: stderrDiag.progress()}, plan)
+	if res != nil && !first.Quiet.On() {
+		writeReport(stderrDiag, plan, res)
+	}
 	if err != nil {
 		if res != nil {
 			fmt.Fprintln(stderrDiag, "rocprof-go: error:", err)

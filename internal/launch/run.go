@@ -38,6 +38,9 @@ type RunOutputWriter interface {
 // the requested domains that could not be collected.
 type OutputReport struct {
 	Files []OutputFile
+	// Records counts the pass's records by rocprofv3 domain name
+	// (KERNEL_DISPATCH, HIP_API, ...; absent: none recorded).
+	Records map[string]int64
 	// Lost are requested domains a process could not collect: the run
 	// fails. Unavailable are domains an aggregate option (--sys-trace,
 	// --runtime-trace) implied that the process's runtime cannot give: a
@@ -101,7 +104,8 @@ type PassResult struct {
 	Dir      string
 	Process  *ProcessResult
 	Files    []OutputFile
-	SpoolDir string // kept only when writing outputs failed
+	Records  map[string]int64 // see OutputReport
+	SpoolDir string           // kept only when writing outputs failed
 	// Lost, Unavailable, LostRecords and SkippedSpools: see OutputReport.
 	Lost, Unavailable []DomainLoss
 	LostRecords       []RecordLoss
@@ -405,7 +409,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			rep, werr := r.Writer.WriteOutputs(ctx, req)
 			written = append(written, req)
 			if rep != nil {
-				pr.Files, pr.Lost, pr.Unavailable = rep.Files, rep.Lost, rep.Unavailable
+				pr.Files, pr.Records, pr.Lost, pr.Unavailable = rep.Files, rep.Records, rep.Lost, rep.Unavailable
 				pr.LostRecords, pr.SkippedSpools = rep.LostRecords, rep.SkippedSpools
 			}
 			if werr != nil {

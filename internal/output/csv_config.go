@@ -130,4 +130,8 @@ type Group struct {
 	Processes []tracing.ProcessInfo // their headers, same order
 	Events    uint64                // trace records (API calls, markers, dispatches, copies, ...)
 	Bytes     uint64                // their raw size in the spools (--minimum-output-data)
+	// Records counts Events by rocprofv3 domain (KERNEL_DISPATCH, HIP_API,
+	// ...; absent: none), so a run can say which requested domain recorded
+	// nothing whatever formats it wrote.
+	Records map[string]uint64
 }

@@ -93,13 +93,16 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 
 // newGroup sums up a group's processes once their first pass is done.
 func newGroup(prefix string, procs []*csvProcess) Group {
-	g := Group{Prefix: prefix}
+	g := Group{Prefix: prefix, Records: map[string]uint64{}}
 	for _, p := range procs {
 		g.Spools = append(g.Spools, p.path)
 		g.Processes = append(g.Processes, p.info)
 		for d := range p.bytes {
 			g.Bytes += p.bytes[d]
 			g.Events += p.counts[d]
+			if p.counts[d] > 0 {
+				g.Records[csvDomains[d].name] += p.counts[d]
+			}
 		}
 	}
 	return g

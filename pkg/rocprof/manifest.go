@@ -28,6 +28,12 @@ type Manifest struct {
 	Error      string            `json:"error,omitempty"`
 	Passes     []ManifestPass    `json:"passes"`
 	Files      []ManifestFile    `json:"files"`
+	// DomainRecords counts the run's records by rocprofv3 domain
+	// (KERNEL_DISPATCH, HIP_API, HSA_API, MARKER_API, MEMORY_COPY,
+	// MEMORY_ALLOCATION, SCRATCH_MEMORY, COUNTER_COLLECTION), whatever
+	// formats were written; a domain that recorded nothing is absent. Nil
+	// when no pass's outputs were written.
+	DomainRecords map[string]int64 `json:"domain_records,omitempty"`
 	// PID is the rocprof-go process's; Started and Finished bound the run.
 	PID      int       `json:"pid,omitempty"`
 	Started  time.Time `json:"started,omitzero"`

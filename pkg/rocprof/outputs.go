@@ -52,6 +52,12 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	if res != nil {
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		rep.LostRecords, rep.SkippedSpools = recordLosses(res)
+		rep.Records = map[string]int64{}
+		for _, g := range res.Groups {
+			for d, n := range g.Records {
+				rep.Records[d] += int64(n)
+			}
+		}
 		for _, f := range res.Files {
 			files = append(files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
 		}

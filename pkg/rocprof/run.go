@@ -246,6 +246,12 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 			m.TimedOut = m.TimedOut || p.Process.TimedOut
 		}
 		m.Passes = append(m.Passes, mp)
+		if p.Records != nil && m.DomainRecords == nil {
+			m.DomainRecords = map[string]int64{}
+		}
+		for d, n := range p.Records {
+			m.DomainRecords[d] += n
+		}
 		m.LostDomains = append(m.LostDomains, p.Lost...)
 		m.UnavailableDomains = append(m.UnavailableDomains, p.Unavailable...)
 		m.LostRecords = append(m.LostRecords, p.LostRecords...)

@@ -124,6 +124,9 @@ func TestCSVSummarisesLikeTheDatabase(t *testing.T) {
 	round(&fromCSV.Total)
 	require.Equal(t, fromDB.Total, fromCSV.Total)
 	require.Equal(t, fromDB.TopKernels, fromCSV.TopKernels)
+	// counter_collection.csv gives the same counter table.
+	require.NotEmpty(t, fromDB.Counters)
+	require.Equal(t, fromDB.Counters, fromCSV.Counters)
 }
 
 func round(g *summary.Group) {

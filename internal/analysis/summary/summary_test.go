@@ -229,7 +229,7 @@ func TestCounterTable(t *testing.T) {
 	last := recs[len(recs)-1]
 	require.Equal(t, []string{"counters", "COUNTER_COLLECTION", "", "", "axpy(float, float*)", "2", "16.000000", "8.000000", "", "8.000000", "8.000000", "", "SQ_WAVES"}, last)
 
-	// A run without counters (CSV directory) has no counter table.
+	// A run without counters has no counter table.
 	b.Reset()
 	s.Counters = nil
 	require.NoError(t, summary.Write(&b, s, "text"))

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+)
+
+// The end-of-run report: what a run wrote and how to look at it, a few
+// lines on stderr (-q/--quiet silences it). It is built from the run's
+// manifest, so it says exactly what run.json lists.
+
+// reportListMax is the number of files listed one per line; beyond it the
+// files are summed up per format and domain (one line each), as a run of
+// many processes writes the same files once per process.
+const reportListMax = 8
+
+// writeReport prints the report of a finished run: its files with their
+// record counts, the requested domains that recorded nothing, and how to
+// open each format.
+func writeReport(w io.Writer, plan *options.Plan, res *rocprof.Result) {
+	m := res.Manifest
+	if m == nil {
+		return
+	}
+	cwd, _ := os.Getwd()
+	disp := func(p string) string { return displayPath(p, cwd) }
+	show := func(rel string) string { return disp(filepath.Join(res.Dir, rel)) }
+	manifest := show(rocprof.ManifestName)
+
+	var b strings.Builder
+	switch n := len(m.Files); {
+	case n == 0:
+		fmt.Fprintf(&b, "rocprof-go: no output files were written (nothing was recorded); %s describes the run\n", manifest)
+	case n <= reportListMax:
+		fmt.Fprintf(&b, "rocprof-go: wrote %s (%s lists them):\n", plural(n, "file"), manifest)
+		rows := make([][3]string, n)
+		for i, f := range m.Files {
+			rows[i] = [3]string{show(f.Path), f.Format, plural(int(f.Records), "record")}
+		}
+		writeColumns(&b, rows)
+	default:
+		fmt.Fprintf(&b, "rocprof-go: wrote %s (%s lists each with its records):\n", plural(n, "file"), manifest)
+		rows := fileGroups(m.Files, show, func(f rocprof.ManifestFile) string {
+			return digits.ReplaceAllString(filepath.Base(f.Path), "*")
+		})
+		if len(rows) > reportListMax {
+			rows = fileGroups(m.Files, show, func(rocprof.ManifestFile) string { return "" })
+		}
+		writeColumns(&b, rows)
+	}
+	for _, h := range openHints(m.Files, res.Dir, disp) {
+		b.WriteString("  " + h + "\n")
+	}
+	fmt.Fprint(w, b.String())
+	for _, d := range emptyDomains(plan, m) {
+		fmt.Fprintf(w, "rocprof-go: note: %s recorded nothing (no %s records)%s\n", d.option, d.domain, d.why)
+	}
+}
+
+// displayPath shows a path relative to the working directory when it is
+// below it ("./host/123_results.db"), else absolute.
+func displayPath(p, cwd string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if cwd != "" {
+		if rel, err := filepath.Rel(cwd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return "./" + rel
+		}
+	}
+	return abs
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// writeColumns prints rows indented by two, columns padded to their width.
+func writeColumns(b *strings.Builder, rows [][3]string) {
+	var w [2]int
+	for _, r := range rows {
+		w[0], w[1] = max(w[0], len(r[0])), max(w[1], len(r[1]))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(b, "  %-*s  %-*s  %s\n", w[0], r[0], w[1], r[1], r[2])
+	}
+}
+
+// digits are the runs of digits in file names that differ from process to
+// process (pids, ranks).
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// fileGroups sums many files up by format and shape (e.g. the name with
+// its numbers as "*": "*_kernel_trace.csv", as many processes write the
+// same files): one row each, with the number of files, their records and
+// one file as an example.
+func fileGroups(files []rocprof.ManifestFile, show func(string) string, shape func(rocprof.ManifestFile) string) [][3]string {
+	type group struct {
+		name    string
+		files   int
+		records int64
+		example string
+	}
+	var order []*group
+	byKey := map[[2]string]*group{}
+	for _, f := range files {
+		k := [2]string{f.Format, shape(f)}
+		g := byKey[k]
+		if g == nil {
+			g = &group{name: strings.TrimSpace(k[0] + " " + k[1]), example: show(f.Path)}
+			byKey[k] = g
+			order = append(order, g)
+		}
+		g.files++
+		g.records += f.Records
+	}
+	rows := make([][3]string, len(order))
+	for i, g := range order {
+		rows[i] = [3]string{g.name, plural(g.files, "file"), fmt.Sprintf("%s, e.g. %s", plural(int(g.records), "record"), g.example)}
+	}
+	return rows
+}
+
+// openHints says, once per format written, how to look at it, naming the
+// first file of that format. top is the run's directory (run.json's), in
+// which the manifest's paths are; disp shows a path.
+func openHints(files []rocprof.ManifestFile, top string, show func(string) string) []string {
+	first := map[string]string{}
+	var formats []string
+	for _, f := range files {
+		if _, ok := first[f.Format]; !ok && f.Path != "stdout" {
+			first[f.Format] = filepath.Join(top, f.Path)
+			formats = append(formats, f.Format)
+		}
+	}
+	var out []string
+	for _, format := range formats {
+		p := first[format]
+		switch format {
+		case "rocpd":
+			out = append(out, fmt.Sprintf("ROCpd: rocprof-go summary -i %s (tables); sqlite3 %s (SQL); rocprof-go convert -i %s -f pftrace (a timeline)", show(p), show(p), show(p)))
+		case "pftrace":
+			out = append(out, fmt.Sprintf("Perfetto: open %s in https://ui.perfetto.dev", show(p)))
+		case "otf2":
+			// The manifest names the archive; its anchor file is NAME.otf2.
+			if _, err := os.Stat(p + ".otf2"); err == nil {
+				p += ".otf2"
+			}
+			out = append(out, fmt.Sprintf("OTF2: open %s in Vampir, or otf2-print %s", show(p), show(p)))
+		case "csv":
+			out = append(out, fmt.Sprintf("CSV: rocprofv3's columns (docs/outputs.md); rocprof-go summary -i %s prints tables", show(top)))
+		case "json":
+			out = append(out, fmt.Sprintf("JSON: rocprofv3's results.json layout (docs/outputs-formats.md): %s", show(p)))
+		case "parquet":
+			// The manifest names the files' common prefix: one file per table.
+			if m, _ := filepath.Glob(p + "_*.parquet"); len(m) > 0 {
+				p = m[0]
+			}
+			out = append(out, fmt.Sprintf("Parquet: duckdb -c \"SELECT * FROM '%s' LIMIT 10\" (or pandas, Spark)", show(p)))
+		}
+	}
+	return out
+}
+
+// domainOption is one requested tracing option and the record domain it
+// fills.
+type domainOption struct {
+	option, domain string
+	dests          []string // the options' names as run.json's lost_domains names them
+	on             func(*options.Config) bool
+	why            string // what an empty domain most often means
+}
+
+var domainOptions = []domainOption{
+	{"--kernel-trace", "KERNEL_DISPATCH", []string{"kernel_trace"}, func(c *options.Config) bool { return c.KernelTrace.On() },
+		": the app launched no kernel"},
+	{"--hip-trace", "HIP_API", []string{"hip_runtime_trace", "hip_compiler_trace"},
+		func(c *options.Config) bool { return c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() },
+		": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
+	{"--hsa-trace", "HSA_API", []string{"hsa_core_trace", "hsa_amd_trace", "hsa_image_trace", "hsa_finalizer_trace"},
+		func(c *options.Config) bool {
+			return c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() || c.HsaFinalizerTrace.On()
+		}, ": the app never initialised the HSA runtime"},
+	// Markers recorded only to rename kernels (--kernel-rename) are not
+	// written as a domain: only --marker-trace's count.
+	{"--marker-trace", "MARKER_API", []string{"marker_trace"}, func(c *options.Config) bool { return c.MarkerTrace.On() },
+		": the app made no ROCTx call (roctxRangePush, roctxMark, ...)"},
+	{"--memory-copy-trace", "MEMORY_COPY", []string{"memory_copy_trace"}, func(c *options.Config) bool { return c.MemoryCopyTrace.On() },
+		": the app made no asynchronous copy"},
+	{"--memory-allocation-trace", "MEMORY_ALLOCATION", []string{"memory_allocation_trace"},
+		func(c *options.Config) bool { return c.MemoryAllocationTrace.On() },
+		": the app allocated no memory through the HSA runtime"},
+	{"--scratch-memory-trace", "SCRATCH_MEMORY", []string{"scratch_memory_trace"},
+		func(c *options.Config) bool { return c.ScratchMemoryTrace.On() },
+		": no kernel needed scratch memory"},
+	{"--pmc", "COUNTER_COLLECTION", []string{"pmc"}, func(c *options.Config) bool { return c.CollectsCounters() },
+		": no dispatch was profiled (check --kernel-include-regex, --kernel-exclude-regex and --kernel-iteration-range)"},
+}
+
+// emptyDomains returns the requested domains that recorded nothing in any
+// pass, leaving out those the run already reported as lost or unavailable.
+func emptyDomains(plan *options.Plan, m *rocprof.Manifest) []domainOption {
+	if m.DomainRecords == nil {
+		return nil // no outputs were written: nothing to judge by
+	}
+	reported := map[string]bool{}
+	for _, l := range append(append([]launch.DomainLoss{}, m.LostDomains...), m.UnavailableDomains...) {
+		for _, d := range l.Domains {
+			reported[d] = true
+		}
+	}
+	var out []domainOption
+	for _, d := range domainOptions {
+		asked, said := false, false
+		for _, p := range plan.Passes {
+			asked = asked || d.on(p)
+		}
+		for _, dest := range d.dests {
+			said = said || reported[dest]
+		}
+		if asked && !said && m.DomainRecords[d.domain] == 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
