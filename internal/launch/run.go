@@ -366,6 +366,19 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			return nil, err
 		}
 	}
+	// Said once every check passed (a bad option is then the one line on
+	// stderr), before the app starts; the app still runs.
+	if r.Stderr != nil {
+		first := plan.Passes[0]
+		for _, w := range []string{
+			NoGPUWarning(plan.App, first, r.AppIO.Dir, r.Environ),
+			CodeObjectWarning(plan.App, first.VirtualGPU, r.AppIO.Dir, r.Environ),
+		} {
+			if w != "" {
+				fmt.Fprintln(r.Stderr, "rocprof-go: warning: "+w)
+			}
+		}
+	}
 	spoolRoot, err := r.spoolRoot()
 	if err != nil {
 		return nil, err
