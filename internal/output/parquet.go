@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -517,4 +518,23 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 		}
 	}
 	return nil
+}
+
+// ParquetFile is one domain's file a WriteParquet call wrote.
+type ParquetFile struct {
+	Path   string
+	Domain string // rocprofv3's domain name, e.g. KERNEL_DISPATCH
+}
+
+// ParquetFiles lists the files WriteParquet wrote for a prefix and options
+// (one per domain that had records), so that run.json names each of them.
+func ParquetFiles(prefix string, o *Options) []ParquetFile {
+	var out []ParquetFile
+	for d := domain(0); d < numDomains; d++ {
+		p := parquetPath(prefix, d, o)
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, ParquetFile{Path: p, Domain: d.String()})
+		}
+	}
+	return out
 }

@@ -80,6 +80,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 		}
 		in := &output.Input{Spools: g.Spools, Options: opts}
 		in.Options.ParquetHive, in.Options.ParquetRank = c.ParquetHive.On(), groupRank(&g)
+		in.Options.ParquetHiveRoot = fixedPart(req.Dir)
 		if summary {
 			f, err := writeSummary(g.Prefix, c.SummaryOutputFile, in, req.Stdout)
 			if err != nil {
@@ -109,6 +110,15 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 			if err := w.Write(g.Prefix, in); err != nil {
 				rep.Files = files
 				return rep, err
+			}
+			if f == output.FormatParquet {
+				// One file per domain (a hive layout puts them elsewhere
+				// than the prefix): run.json names each with its records.
+				for _, pf := range output.ParquetFiles(g.Prefix, &in.Options) {
+					files = append(files, launch.OutputFile{Path: pf.Path, Format: string(f), Domain: pf.Domain,
+						Records: int64(g.Records[pf.Domain])})
+				}
+				continue
 			}
 			files = append(files, launch.OutputFile{Path: w.Path(g.Prefix), Format: string(f), Records: int64(g.Events)})
 		}

@@ -216,6 +216,12 @@ func topDir(cfg *options.Config) string {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	return fixedPart(dir)
+}
+
+// fixedPart is a directory template up to its first per-process
+// placeholder: the directory every process's files are below.
+func fixedPart(dir string) string {
 	if i := strings.IndexAny(dir, "%{$"); i >= 0 {
 		dir = filepath.Dir(dir[:i] + "x")
 	}
