@@ -35,7 +35,9 @@ directory, environment variables, a timeout and the exit status it is expected t
       expect_exit: 134
 
 The batch stops at the first job whose exit status differs from its expect_exit (default 0)
-unless --keep-going is given; it exits 1 if any job failed. A summary table is printed at the end.`,
+unless --keep-going is given; it exits 1 if any job failed. A summary table is printed at the end.
+Every job's options are checked before the first job starts: a mistake in any job stops the
+batch before anything runs, naming the job.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &usageError{"batch takes one batch file, e.g. rocprof-go batch jobs.yaml"}
@@ -49,6 +51,11 @@ unless --keep-going is given; it exits 1 if any job failed. A summary table is p
 			}
 			if outDir == "" {
 				outDir, _ = os.Getwd()
+			}
+			opts := rocprof.Options{Progress: stderrDiag.progress()}
+			// Every job's options are checked before the first job runs.
+			if err := rocprof.CheckBatch(b, outDir, opts); err != nil {
+				return err
 			}
 			log := newLogger(stderrDiag, "")
 			// SIGINT/SIGTERM: the running job's app gets the signal (the
@@ -66,7 +73,8 @@ unless --keep-going is given; it exits 1 if any job failed. A summary table is p
 					cancel()
 				}
 			}()
-			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, rocprof.Options{Log: log, Progress: stderrDiag.progress()})
+			opts.Log = log
+			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, opts)
 			rocprof.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
 			if s, stopped := got.Load().(os.Signal); stopped {
 				rocprof.WriteBatchStopped(os.Stdout, s, results, len(b.Jobs))

@@ -234,3 +234,21 @@ func TestCodeObjectHint(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stderr, "code for gfx1030: no warning")
 }
+
+// batch checks every job's options before the first job runs: before, the
+// first job ran (an hour, say) and only then did job 2's typo stop the batch.
+func TestBatchChecksEveryJobFirst(t *testing.T) {
+	env := []string{launch.LibDirEnv + "=" + launchtest.FakeLibDir(t)}
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	file := filepath.Join(dir, "jobs.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`batch:
+  - {name: first, command: [touch, `+ran+`], options: [--kernel-trace]}
+  - {name: second, command: ["true"], options: [--kernel-trace, --stats=maybe]}
+`), 0o600))
+	r := runCLI(t, env, "batch", file, "-d", filepath.Join(dir, "out"))
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Equal(t, `rocprof-go: error: batch job "second": option --stats: invalid truth value "maybe" (use one of y yes t true on 1 / n no f false off 0) (no job ran: fix its options in the batch file)`+"\n", r.stderr)
+	require.NoFileExists(t, ran, "the first job did not run")
+	require.NoDirExists(t, filepath.Join(dir, "out"))
+}

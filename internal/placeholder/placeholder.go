@@ -59,6 +59,46 @@ func IsPerProcess(template string) bool {
 	return argN.MatchString(template)
 }
 
+// rankKeys are the keys an MPI or SLURM launcher sets per rank: the same
+// for every process of a run whose rocprof-go runs inside the rank (its
+// environment names the rank), per process when the ranks are the app's
+// children.
+var rankKeys = []string{"rank", "size", "nid", "r", "s"}
+
+// RunPart returns the part of template that every process of one run
+// resolves alike, expanded for p (the process that starts the run): the
+// template up to its first placeholder whose value may differ between the
+// run's processes (pid, arguments, ...; the rank when p's environment names
+// none), and whether the template was cut there. rocprof-go puts a run's
+// own files (run.json) under it.
+func RunPart(template string, p Process) (part string, cut bool) {
+	if p.LookupEnv == nil {
+		p.LookupEnv = os.LookupEnv
+	}
+	keys := perProcessKeys
+	if _, _, hasMPI := mpiRankSize(p.LookupEnv); !hasMPI {
+		if _, slurm := p.LookupEnv("SLURM_PROCID"); !slurm {
+			keys = append(append([]string{}, perProcessKeys...), rankKeys...)
+		}
+	}
+	end := len(template)
+	for _, k := range keys {
+		forms := []string{"%" + k + "%", "{" + k + "}"}
+		if len(k) == 1 {
+			forms = []string{"%" + k} // the one-letter forms: %p, %r, %s
+		}
+		for _, f := range forms {
+			if i := strings.Index(template, f); i >= 0 && i < end {
+				end = i
+			}
+		}
+	}
+	if loc := argN.FindStringIndex(template); loc != nil && loc[0] < end {
+		end = loc[0]
+	}
+	return Expand(template[:end], p), end < len(template)
+}
+
 // Expand resolves every placeholder in template for process p, repeating
 // until the text stops changing (a value may itself contain placeholders).
 func Expand(template string, p Process) string {

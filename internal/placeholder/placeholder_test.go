@@ -67,3 +67,34 @@ func TestExpandKeepsChosenValuesInOneComponent(t *testing.T) {
 		require.Equal(t, 1, strings.Count(got, "/"), "%s -> %s: one component before /x", in, got)
 	}
 }
+
+// RunPart is what every process of a run resolves alike: the template up
+// to its first per-process placeholder, the rest expanded (the run's files
+// go there, not to the working directory).
+func TestRunPart(t *testing.T) {
+	env := map[string]string{"USER": "alice"}
+	p := Process{Pid: 7, Hostname: "node0", Argv: []string{"./app"},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for _, c := range []struct {
+		in, part string
+		cut      bool
+	}{
+		{"out", "out", false},
+		{"out_%hostname%", "out_node0", false},
+		{"out_%hostname%/%pid%", "out_node0/", true},
+		{"/scratch/%env{USER}%/run_%pid%", "/scratch/alice/run_", true},
+		{"%pid%", "", true},
+		{"prof/{ppid}/x", "prof/", true},
+		{"prof/%argt%", "prof/", true},
+		{"out_%rank%", "out_", true}, // no MPI here: the ranks would be the app's children
+	} {
+		part, cut := RunPart(c.in, p)
+		require.Equal(t, c.part, part, c.in)
+		require.Equal(t, c.cut, cut, c.in)
+	}
+	// Under mpirun rocprof-go runs inside a rank: the rank is the run's.
+	env["OMPI_COMM_WORLD_RANK"] = "3"
+	part, cut := RunPart("out_%rank%/%pid%", p)
+	require.Equal(t, "out_3/", part)
+	require.True(t, cut)
+}

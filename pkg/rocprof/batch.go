@@ -126,14 +126,41 @@ func RunBatch(ctx context.Context, b *Batch, outDir string, keepGoing bool, opts
 	return results, allOK
 }
 
-func runJob(ctx context.Context, b *Batch, job BatchJob, outDir string, opts Options) BatchResult {
-	dir := filepath.Join(outDir, job.Name)
-	r := BatchResult{Job: job, Dir: dir}
-	if job.ExpectExit != nil {
-		r.Expected = *job.ExpectExit
+// CheckBatch checks every job's options as its run would before its app
+// starts (option names and values, input files, counters against the GPU
+// or virtual GPU, output formats), so that a mistake in the last job is
+// found before the first job runs for an hour. The error names the job.
+func CheckBatch(b *Batch, outDir string, opts Options) error {
+	for _, job := range b.Jobs {
+		o := jobOptions(b, job, outDir, opts)
+		plan, err := resolvePlan(o, job.Command)
+		if err == nil {
+			_, err = checkPlan(plan, o.Environ)
+		}
+		if err != nil {
+			return &BatchJobError{Job: job.Name, Err: err}
+		}
 	}
+	return nil
+}
+
+// BatchJobError is a batch job whose options are wrong; no job ran.
+type BatchJobError struct {
+	Job string
+	Err error
+}
+
+func (e *BatchJobError) Error() string {
+	return fmt.Sprintf("batch job %q: %v (no job ran: fix its options in the batch file)", e.Job, e.Err)
+}
+
+func (e *BatchJobError) Unwrap() error { return e.Err }
+
+// jobOptions are the options one job runs with: its own, its output
+// directory and timeout, its environment and working directory.
+func jobOptions(b *Batch, job BatchJob, outDir string, opts Options) Options {
 	args := append([]string{}, job.Options...)
-	args = append(args, "-d", dir)
+	args = append(args, "-d", filepath.Join(outDir, job.Name))
 	if job.Timeout != "" {
 		args = append(args, "--timeout", job.Timeout)
 	}
@@ -147,6 +174,16 @@ func runJob(ctx context.Context, b *Batch, job BatchJob, outDir string, opts Opt
 			o.Dir = filepath.Join(b.base, job.Dir)
 		}
 	}
+	return o
+}
+
+func runJob(ctx context.Context, b *Batch, job BatchJob, outDir string, opts Options) BatchResult {
+	dir := filepath.Join(outDir, job.Name)
+	r := BatchResult{Job: job, Dir: dir}
+	if job.ExpectExit != nil {
+		r.Expected = *job.ExpectExit
+	}
+	o := jobOptions(b, job, outDir, opts)
 	start := time.Now()
 	res, err := Run(ctx, o, job.Command)
 	r.Duration = time.Since(start)

@@ -98,3 +98,26 @@ func TestBatchFileErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, tc.text)
 	}
 }
+
+// Every job's options are checked before the first job runs: a wrong
+// option, counter or input file in a later job names that job.
+func TestCheckBatchFindsMistakesInLaterJobs(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
+	for _, c := range []struct{ job, want string }{
+		{`{name: late, command: ["true"], options: [--kernal-trace]}`, `batch job "late": option --kernal-trace: unrecognized option; did you mean --kernel-trace?`},
+		{`{name: counters, command: ["true"], options: [--virtual-gpu, --pmc, SQ_WAVE]}`, `batch job "counters": `},
+		{`{name: input, command: ["true"], options: [-i, nope.txt]}`, `batch job "input": input file: open nope.txt`},
+		{`{name: format, command: ["true"], options: [-f, xml]}`, `batch job "format": option -f: invalid choice "xml"`},
+	} {
+		path := writeBatch(t, "batch:\n  - {name: first, command: [\"true\"], options: [--kernel-trace]}\n  - "+c.job+"\n")
+		b, err := LoadBatch(path)
+		require.NoError(t, err)
+		err = CheckBatch(b, t.TempDir(), Options{})
+		require.ErrorContains(t, err, c.want)
+		require.ErrorContains(t, err, "(no job ran: fix its options in the batch file)")
+	}
+	path := writeBatch(t, "batch:\n  - {name: a, command: [\"true\"], options: [--kernel-trace]}\n  - {name: b, command: [\"true\"], options: [--virtual-gpu, --pmc, SQ_WAVES]}\n")
+	b, err := LoadBatch(path)
+	require.NoError(t, err)
+	require.NoError(t, CheckBatch(b, t.TempDir(), Options{}))
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
@@ -60,25 +61,9 @@ var writerFactory func() launch.OutputWriter
 // every process it started has exited and the outputs are written.
 func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	started := time.Now()
-	plan := opts.plan
-	if plan == nil {
-		args := append(append([]string{}, opts.Args...), "--")
-		args = append(args, argv...)
-		cl, err := options.ParseArgs(args)
-		if err != nil {
-			return nil, err
-		}
-		if cl.Help || cl.Version {
-			return nil, &options.UsageError{Option: "--help/--version", Msg: "not meaningful in Run"}
-		}
-		if opts.ConfigFile != "" && cl.Config.ConfigFile == "" {
-			cl.Config.ConfigFile = opts.ConfigFile
-		}
-		lookup := lookupIn(opts.Environ)
-		plan, err = options.Resolve(cl, options.Sources{LookupEnv: lookup, DefaultConfigFile: options.DefaultConfigPath(lookup)})
-		if err != nil {
-			return nil, err
-		}
+	plan, err := resolvePlan(opts, argv)
+	if err != nil {
+		return nil, err
 	}
 	if len(plan.App) == 0 {
 		return nil, options.ErrNoApplication
@@ -99,16 +84,11 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		fmt.Fprintln(progress, "rocprof-go: warning: "+libs.Warning)
 	}
 	first := plan.Passes[0]
-	agents, agentErr := topology.Detect(first.VirtualGPU, lookupIn(environ), topology.DefaultSysfs)
-	if err := validateCounters(plan, agents, agentErr); err != nil {
+	found, err := checkPlan(plan, environ)
+	if err != nil {
 		return nil, err
 	}
-	if err := validateATT(plan, agents, agentErr); err != nil {
-		return nil, err
-	}
-	if err := validateFormats(plan); err != nil {
-		return nil, err
-	}
+	agents := found.agents
 	runner := &launch.Runner{
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
@@ -219,13 +199,17 @@ func topDir(cfg *options.Config) string {
 	return fixedPart(dir)
 }
 
-// fixedPart is a directory template up to its first per-process
-// placeholder: the directory every process's files are below.
+// fixedPart is a directory template resolved up to its first placeholder
+// whose value differs between the run's processes: the directory every
+// process's files are below (-d out_%hostname%/%pid% → out_<host>;
+// -d run_%pid% → the current directory).
 func fixedPart(dir string) string {
-	if i := strings.IndexAny(dir, "%{$"); i >= 0 {
-		dir = filepath.Dir(dir[:i] + "x")
+	part, cut := placeholder.RunPart(dir, placeholder.Current())
+	if cut {
+		// A cut in the middle of a name ("run_%pid%") keeps its parent.
+		return filepath.Dir(part + "x")
 	}
-	return dir
+	return filepath.Clean(part)
 }
 
 func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Result, top string) *Manifest {

@@ -211,3 +211,36 @@ func TestReadKernelsFromTheDefaultFormat(t *testing.T) {
 	_, err = rocprof.ReadKernels(res.Dir, res.Manifest)
 	require.ErrorContains(t, err, "wrote no kernel trace rocprof.ReadKernels reads")
 }
+
+// With a per-process placeholder in -d, run.json goes to the directory
+// every process's own directory is under (the part of -d before the
+// placeholder, other placeholders resolved), not to the working directory,
+// and lists the processes' files relative to it.
+func TestManifestBesideThePerProcessDirectories(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	app := filepath.Join(buildDir(), "testdata", "multistream")
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "-d", filepath.Join(out, "prof_%hostname%", "%pid%"), "-o", "run"},
+		Dir:  t.TempDir(),
+	}, []string{"sh", "-c", app + " 1 1 && " + app + " 1 1"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	top := filepath.Join(out, "prof_"+host)
+	require.Equal(t, top, res.Dir)
+	m, err := rocprof.LoadManifest(top)
+	require.NoError(t, err)
+	var traces []string
+	for _, f := range m.Files {
+		require.FileExists(t, filepath.Join(top, f.Path))
+		if strings.HasSuffix(f.Path, "run_kernel_trace.csv") {
+			traces = append(traces, f.Path)
+		}
+	}
+	require.Len(t, traces, 2, "one per process, each in its %%pid%% directory: %v", traces)
+	for _, p := range traces {
+		require.Regexp(t, `^\d+/run_kernel_trace\.csv$`, p)
+	}
+}
