@@ -32,10 +32,12 @@ counter names of the --virtual-gpu architecture or of this machine's GPU, gfx90a
 is none; --virtual-gpu architectures, choices of every option), the subcommands and their flags,
 and the application after "--".
 
-  bash:  source <(rocprof-go completion bash)      # or save it as
-         rocprof-go completion bash > ~/.local/share/bash-completion/completions/rocprof-go
-  zsh:   rocprof-go completion zsh > "${fpath[1]}/_rocprof-go"   # then restart zsh
-  fish:  rocprof-go completion fish > ~/.config/fish/completions/rocprof-go.fish`,
+  rocprof-go completion bash
+
+Load it into the current bash with: source <(rocprof-go completion bash). To keep it, save the
+script as ~/.local/share/bash-completion/completions/rocprof-go (bash, with the bash-completion
+package), as _rocprof-go in a directory of zsh's $fpath (zsh), or as
+~/.config/fish/completions/rocprof-go.fish (fish).`,
 		ValidArgs: completionShells,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 || !slices.Contains(completionShells, args[0]) {
