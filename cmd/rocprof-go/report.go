@@ -33,6 +33,12 @@ func writeReport(w io.Writer, plan *options.Plan, res *rocprof.Result) {
 	cwd, _ := os.Getwd()
 	disp := func(p string) string { return displayPath(p, cwd) }
 	show := func(rel string) string { return disp(filepath.Join(res.Dir, rel)) }
+	name := func(f rocprof.ManifestFile) string {
+		if f.Path == "stdout" { // -o stdout: the data went to the stream, no file
+			return strings.TrimSpace("stdout " + f.Domain)
+		}
+		return show(f.Path)
+	}
 	manifest := show(rocprof.ManifestName)
 
 	var b strings.Builder
@@ -43,16 +49,16 @@ func writeReport(w io.Writer, plan *options.Plan, res *rocprof.Result) {
 		fmt.Fprintf(&b, "rocprof-go: wrote %s (%s lists them):\n", plural(n, "file"), manifest)
 		rows := make([][3]string, n)
 		for i, f := range m.Files {
-			rows[i] = [3]string{show(f.Path), f.Format, plural(int(f.Records), "record")}
+			rows[i] = [3]string{name(f), f.Format, plural(int(f.Records), "record")}
 		}
 		writeColumns(&b, rows)
 	default:
 		fmt.Fprintf(&b, "rocprof-go: wrote %s (%s lists each with its records):\n", plural(n, "file"), manifest)
-		rows := fileGroups(m.Files, show, func(f rocprof.ManifestFile) string {
+		rows := fileGroups(m.Files, name, func(f rocprof.ManifestFile) string {
 			return digits.ReplaceAllString(filepath.Base(f.Path), "*")
 		})
 		if len(rows) > reportListMax {
-			rows = fileGroups(m.Files, show, func(rocprof.ManifestFile) string { return "" })
+			rows = fileGroups(m.Files, name, func(rocprof.ManifestFile) string { return "" })
 		}
 		writeColumns(&b, rows)
 	}
@@ -106,7 +112,7 @@ var digits = regexp.MustCompile(`[0-9]+`)
 // its numbers as "*": "*_kernel_trace.csv", as many processes write the
 // same files): one row each, with the number of files, their records and
 // one file as an example.
-func fileGroups(files []rocprof.ManifestFile, show func(string) string, shape func(rocprof.ManifestFile) string) [][3]string {
+func fileGroups(files []rocprof.ManifestFile, name func(rocprof.ManifestFile) string, shape func(rocprof.ManifestFile) string) [][3]string {
 	type group struct {
 		name    string
 		files   int
@@ -119,7 +125,7 @@ func fileGroups(files []rocprof.ManifestFile, show func(string) string, shape fu
 		k := [2]string{f.Format, shape(f)}
 		g := byKey[k]
 		if g == nil {
-			g = &group{name: strings.TrimSpace(k[0] + " " + k[1]), example: show(f.Path)}
+			g = &group{name: strings.TrimSpace(k[0] + " " + k[1]), example: name(f)}
 			byKey[k] = g
 			order = append(order, g)
 		}

@@ -56,6 +56,11 @@ func TestRunReport(t *testing.T) {
 		require.Regexp(t, fmt.Sprintf(`(?m)^  %s +%s +%d records?$`, regexp.QuoteMeta(filepath.Join(out, f.Path)), f.Format, f.Records), r.stderr)
 	}
 
+	// -o stdout: the data went to the stream, and the report says so.
+	r = runCLI(t, env, "--virtual-gpu", "--kernel-trace", "-f", "csv", "-o", "stdout", "-d", t.TempDir(), "--", app, "1", "1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `(?m)^  stdout KERNEL_DISPATCH +csv +\d+ records$`, r.stderr)
+
 	// -q/--quiet: no report; the app's and rocprof-go's other output stay.
 	r = runCLI(t, env, "--virtual-gpu", "--kernel-trace", "--marker-trace", "-q", "-d", t.TempDir(), "--", app, "1", "1")
 	require.Equal(t, 0, r.code, r.stderr)
