@@ -52,7 +52,7 @@ cli: $(NATIVE_LIBS)
 generate: rocm-roots
 	$(GO) generate ./...
 
-test: build $(TEST_PREREQS)
+test: deps build $(TEST_PREREQS)
 	@$(MAKE) --no-print-directory rocm-versions
 	$(GO) test $(GOTEST_FLAGS) ./...
 
@@ -69,7 +69,7 @@ fuzz:
 	  done; \
 	done
 
-demo: build $(TEST_PREREQS)
+demo: deps build $(TEST_PREREQS)
 	./scripts/demo.sh
 
 lint:
