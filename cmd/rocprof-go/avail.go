@@ -12,11 +12,11 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
-func init() {
-	registerSubcommand(newAvailCmd)
-	listAvail = func(w io.Writer, cfg *options.Config) error {
-		return writeAvail(w, nil, cfg.VirtualGPU, cfg.ExtraCounters)
-	}
+func init() { registerSubcommand(newAvailCmd) }
+
+// listAvail is --list-avail: the counters of the agents a pass would use.
+func listAvail(w io.Writer, cfg *options.Config) error {
+	return writeAvail(w, nil, cfg.VirtualGPU, cfg.ExtraCounters)
 }
 
 func newAvailCmd() *cobra.Command {

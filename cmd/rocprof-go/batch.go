@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 )
 
 func init() { registerSubcommand(newBatchCmd) }
@@ -45,16 +45,16 @@ batch before anything runs, naming the job.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := rocprof.LoadBatch(args[0])
+			b, err := pipeline.LoadBatch(args[0])
 			if err != nil {
 				return err
 			}
 			if outDir == "" {
 				outDir, _ = os.Getwd()
 			}
-			opts := rocprof.Options{Progress: stderrDiag.progress()}
+			opts := pipeline.Options{Progress: stderrDiag.progress()}
 			// Every job's options are checked before the first job runs.
-			if err := rocprof.CheckBatch(b, outDir, opts); err != nil {
+			if err := pipeline.CheckBatch(b, outDir, opts); err != nil {
 				return err
 			}
 			log := newLogger(stderrDiag, "")
@@ -74,10 +74,10 @@ batch before anything runs, naming the job.`,
 				}
 			}()
 			opts.Log = log
-			results, ok := rocprof.RunBatch(ctx, b, outDir, keepGoing, opts)
-			rocprof.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
+			results, ok := pipeline.RunBatch(ctx, b, outDir, keepGoing, opts)
+			pipeline.WriteBatchSummary(os.Stdout, results, len(b.Jobs))
 			if s, stopped := got.Load().(os.Signal); stopped {
-				rocprof.WriteBatchStopped(os.Stdout, s, results, len(b.Jobs))
+				pipeline.WriteBatchStopped(os.Stdout, s, results, len(b.Jobs))
 				return &exitStatusError{status: 128 + int(s.(syscall.Signal))}
 			}
 			if !ok {

@@ -10,12 +10,8 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
-	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 )
-
-// listAvail prints the counters of the agents a pass would use; the counters
-// subcommand file installs it.
-var listAvail func(w io.Writer, cfg *options.Config) error
 
 // runProfile is `rocprof-go [options] -- app [args]`.
 func runProfile(args []string) int { return exitCode(runProfileErr(args)) }
@@ -62,9 +58,6 @@ func runProfileErr(args []string) error {
 		}
 	}
 	if first.ListAvail.On() {
-		if listAvail == nil {
-			return &options.UsageError{Option: "--list-avail", Msg: "not supported yet: the counter database is not built into this binary"}
-		}
 		if err := listAvail(os.Stdout, first); err != nil {
 			return err
 		}
@@ -92,7 +85,7 @@ func runProfileErr(args []string) error {
 			fmt.Fprintln(stderrDiag, "rocprof-go: env: "+l)
 		}
 	}
-	res, err := rocprof.RunPlan(context.Background(), rocprof.Options{Log: log, Progress: stderrDiag.progress()}, plan)
+	res, err := pipeline.RunPlan(context.Background(), pipeline.Options{Log: log, Progress: stderrDiag.progress()}, plan)
 	if res != nil && !first.Quiet.On() {
 		writeReport(stderrDiag, plan, res)
 	}

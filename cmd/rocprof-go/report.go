@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -25,7 +26,7 @@ const reportListMax = 8
 // writeReport prints the report of a finished run: its files with their
 // record counts, the requested domains that recorded nothing, and how to
 // open each format.
-func writeReport(w io.Writer, plan *options.Plan, res *rocprof.Result) {
+func writeReport(w io.Writer, plan *options.Plan, res *pipeline.Result) {
 	m := res.Manifest
 	if m == nil {
 		return

@@ -32,6 +32,15 @@ type (
 	CompareRow = compare.Row
 	// CompareStatus is a row's verdict.
 	CompareStatus = compare.Status
+	// CompareMetric is what each run's durations of an entry are summed up by.
+	CompareMetric = compare.Metric
+	// CompareDomain is an output domain as CompareOptions name them
+	// (ParseCompareDomains).
+	CompareDomain = compare.Domain
+	// CompareSide is one side's numbers in a CompareRow.
+	CompareSide = compare.Side
+	// CompareBasis says what a row's samples are (runs or calls).
+	CompareBasis = compare.Basis
 )
 
 // Compare verdicts.
@@ -57,7 +66,7 @@ func DefaultCompareOptions() CompareOptions {
 // ParseCompareDomains reads domain names as --domain and --gate take them
 // (kernel, copy, hip, hsa, marker, alloc, scratch, rccl, all, or
 // rocprofv3's domain names such as KERNEL_DISPATCH).
-func ParseCompareDomains(names []string) ([]compare.Domain, error) {
+func ParseCompareDomains(names []string) ([]CompareDomain, error) {
 	return compare.ParseDomains(names)
 }
 
@@ -94,7 +103,7 @@ func WriteCompareReport(w io.Writer, rep *CompareReport, format string) error {
 }
 
 // ParseCompareMetric reads a --metric value: median, mean, p95 or total.
-func ParseCompareMetric(s string) (compare.Metric, error) { return compare.ParseMetric(s) }
+func ParseCompareMetric(s string) (CompareMetric, error) { return compare.ParseMetric(s) }
 
 // ParseCompareThreshold reads a --threshold value: "5%" or "5" is 0.05.
 func ParseCompareThreshold(s string) (float64, error) { return compare.ParseThreshold(s) }

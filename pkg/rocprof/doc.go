@@ -1,6 +1,7 @@
 // Package rocprof profiles an application with rocprof-go from a Go program
-// and reads the results back, without shelling out to the CLI (which is built
-// on this package).
+// and reads the results back, without shelling out to the CLI. It and the
+// CLI are two fronts of the same run pipeline (internal/pipeline): a Run
+// here is exactly a `rocprof-go` run with the same options.
 //
 //	res, err := rocprof.Run(ctx, rocprof.Options{
 //		Args: []string{"--kernel-trace", "-f", "csv", "-d", "out", "--virtual-gpu"},

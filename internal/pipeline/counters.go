@@ -1,12 +1,10 @@
-package rocprof
+package pipeline
 
 import (
 	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
-
-func init() { CounterValidator = validatePassCounters }
 
 // validatePassCounters checks one pass's counters on every GPU before the app
 // starts: unknown names (with the nearest suggestion) and --pmc sets or pmc:

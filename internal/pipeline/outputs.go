@@ -1,4 +1,4 @@
-package rocprof
+package pipeline
 
 import (
 	"context"
@@ -20,8 +20,6 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
-
-func init() { writerFactory = func() launch.OutputWriter { return spoolWriter{} } }
 
 // spoolWriter turns one pass's spools into the requested output files.
 type spoolWriter struct{}

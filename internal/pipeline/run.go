@@ -1,4 +1,4 @@
-package rocprof
+package pipeline
 
 import (
 	"context"
@@ -53,10 +53,6 @@ type Result struct {
 	Manifest *Manifest
 }
 
-// writerFactory builds the output writer (internal/output); a variable so
-// that tests of the orchestration can run without the writers.
-var writerFactory func() launch.OutputWriter
-
 // Run profiles argv (the application and its arguments) and returns when
 // every process it started has exited and the outputs are written.
 func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
@@ -93,9 +89,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
 	}
-	if writerFactory != nil {
-		runner.Writer = writerFactory()
-	}
+	runner.Writer = spoolWriter{}
 	res, runErr := runner.Run(ctx, plan)
 	var nf *launch.AppNotFoundError
 	var od *launch.OutputDirError
@@ -165,8 +159,8 @@ func collectsCounters(plan *options.Plan) bool {
 	return false
 }
 
-// validateCounters checks requested counters before the app starts. The
-// counter database plugs in through CounterValidator.
+// validateCounters checks requested counters before the app starts, pass
+// by pass, against the counter database (validatePassCounters).
 func validateCounters(plan *options.Plan, agents []topology.Agent, agentErr error) error {
 	if !collectsCounters(plan) {
 		return nil
@@ -174,20 +168,13 @@ func validateCounters(plan *options.Plan, agents []topology.Agent, agentErr erro
 	if agentErr != nil {
 		return fmt.Errorf("cannot collect counters: %w", agentErr)
 	}
-	if CounterValidator == nil {
-		return &options.UsageError{Option: "--pmc", Msg: "not supported yet: counter collection is not built into this binary"}
-	}
 	for _, p := range plan.Passes {
-		if err := CounterValidator(p, agents); err != nil {
+		if err := validatePassCounters(p, agents); err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-// CounterValidator checks one pass's counters against the agents'
-// architectures (installed by the counter database integration).
-var CounterValidator func(cfg *options.Config, agents []topology.Agent) error
 
 // topDir is the output directory without pass sub-directories or
 // per-process placeholders: where run.json goes.

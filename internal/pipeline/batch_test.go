@@ -1,4 +1,4 @@
-package rocprof
+package pipeline
 
 import (
 	"context"

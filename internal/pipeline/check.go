@@ -1,4 +1,4 @@
-package rocprof
+package pipeline
 
 import (
 	"github.com/rocprof-go/rocprof-go/internal/options"

@@ -1,0 +1,87 @@
+package rocprof
+
+import (
+	"context"
+	"io"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/pipeline"
+)
+
+// The run pipeline itself lives in internal/pipeline, which the CLI calls
+// too; this file is its public front. The types are the pipeline's (Go type
+// aliases), so values pass between the two without conversion.
+
+type (
+	// Options configures one profiling run.
+	Options = pipeline.Options
+	// Result is how a run ended. A non-zero ExitStatus is the app's own (or
+	// 124 for a timeout); it is not an error.
+	Result = pipeline.Result
+	// Manifest is a run's run.json: the command, options, agents, passes,
+	// every file written with its record count, and what was lost.
+	Manifest = pipeline.Manifest
+	// ManifestAgent is one GPU or CPU agent of a Manifest.
+	ManifestAgent = pipeline.ManifestAgent
+	// ManifestPass is one pass (one run of the app) of a Manifest.
+	ManifestPass = pipeline.ManifestPass
+	// ManifestFile is one output file of a Manifest.
+	ManifestFile = pipeline.ManifestFile
+	// DomainLoss is a requested domain the run did not collect, and why.
+	DomainLoss = launch.DomainLoss
+	// RecordLoss is a process's records that did not reach the outputs.
+	RecordLoss = launch.RecordLoss
+	// LostDomainsError fails a run that did not collect a requested domain.
+	LostDomainsError = pipeline.LostDomainsError
+	// RecordsLostError fails a run some of whose records were lost.
+	RecordsLostError = pipeline.RecordsLostError
+	// Batch is a batch file: jobs run one after another.
+	Batch = pipeline.Batch
+	// BatchJob is one job of a Batch.
+	BatchJob = pipeline.BatchJob
+	// BatchResult is how one job of a batch ended.
+	BatchResult = pipeline.BatchResult
+	// BatchJobError names the job whose options are wrong.
+	BatchJobError = pipeline.BatchJobError
+)
+
+// ManifestName is the manifest's file name in a run's output directory.
+const ManifestName = pipeline.ManifestName
+
+// ErrBatchFailed is RunBatch's verdict when a job did not end as expected.
+var ErrBatchFailed = pipeline.ErrBatchFailed
+
+// Run profiles argv (the application and its arguments) and returns when
+// every process it started has exited and the outputs are written.
+func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
+	return pipeline.Run(ctx, opts, argv)
+}
+
+// LoadManifest reads the run.json in dir.
+func LoadManifest(dir string) (*Manifest, error) { return pipeline.LoadManifest(dir) }
+
+// LoadBatch reads a batch file (YAML).
+func LoadBatch(path string) (*Batch, error) { return pipeline.LoadBatch(path) }
+
+// CheckBatch checks every job's options before any runs.
+func CheckBatch(b *Batch, outDir string, opts Options) error {
+	return pipeline.CheckBatch(b, outDir, opts)
+}
+
+// RunBatch runs the jobs of a batch into outDir/<job name>/, stopping at
+// the first job that does not end as expected unless keepGoing.
+func RunBatch(ctx context.Context, b *Batch, outDir string, keepGoing bool, opts Options) ([]BatchResult, bool) {
+	return pipeline.RunBatch(ctx, b, outDir, keepGoing, opts)
+}
+
+// WriteBatchSummary prints a table of the jobs' results.
+func WriteBatchSummary(w io.Writer, results []BatchResult, total int) {
+	pipeline.WriteBatchSummary(w, results, total)
+}
+
+// ThreadTraceDecode decodes the thread traces (.att files) a run left in
+// dir with AMD's trace decoder library, found in libDirs or
+// ldLibraryPath, and returns the files it wrote.
+func ThreadTraceDecode(dir string, libDirs []string, ldLibraryPath string, counters []string, log io.Writer) ([]string, error) {
+	return pipeline.ThreadTraceDecode(dir, libDirs, ldLibraryPath, counters, log)
+}
