@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
-	"github.com/rocprof-go/rocprof-go/internal/options"
 )
 
 // Input is one output file set: the spools of the processes whose records
@@ -57,30 +56,6 @@ type Options struct {
 	// <root>/domain=<d>/rank=<n>/, where one glob finds them. Empty: the
 	// prefix's own directory.
 	ParquetHiveRoot string
-}
-
-// OptionsFromConfig maps the resolved run configuration onto Options.
-func OptionsFromConfig(c *options.Config) Options {
-	return Options{
-		MangledKernels:   c.MangledKernels.On(),
-		FullEnvironment:  c.OutputConfig.On(),
-		Stats:            c.Stats.On(),
-		TruncateKernels:  c.TruncateKernels.On(),
-		KernelRename:     c.KernelRename.On(),
-		HideMarkers:      c.KernelRename.On() && !c.MarkerTrace.On(),
-		GroupByQueue:     c.GroupByQueue.On(),
-		AgentIndex:       c.AgentIndex,
-		Summary:          c.Summary.On(),
-		SummaryPerDomain: c.SummaryPerDomain.On(),
-		SummaryGroups:    append([]string(nil), c.SummaryGroups...),
-		SummaryUnits:     c.SummaryUnits,
-		Config: map[string]any{
-			"output_path": c.OutputDirectory, "output_file": c.OutputFile,
-			"output_format": strings.Join(c.OutputFormat, ","),
-			"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
-			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
-		},
-	}
 }
 
 // The formats written by this file set (FormatCSV is the CSV writer's).

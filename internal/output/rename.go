@@ -3,7 +3,7 @@ package output
 import (
 	"sort"
 
-	"github.com/rocprof-go/rocprof-go/internal/hsa/hiptrace/ranges"
+	"github.com/rocprof-go/rocprof-go/internal/output/ranges"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 

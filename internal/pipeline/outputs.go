@@ -29,7 +29,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	c := req.Config
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
-	opts := output.OptionsFromConfig(c)
+	opts := outputOptions(c)
 	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
 	var others []output.Format
 	for _, f := range cfg.Formats {
@@ -313,4 +313,29 @@ func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*lau
 		return nil, fmt.Errorf("summary output: %w", err)
 	}
 	return &launch.OutputFile{Path: path, Format: "summary"}, nil
+}
+
+// outputOptions maps the resolved run configuration onto the writers'
+// options (the orchestration decides; internal/output knows no options).
+func outputOptions(c *options.Config) output.Options {
+	return output.Options{
+		MangledKernels:   c.MangledKernels.On(),
+		FullEnvironment:  c.OutputConfig.On(),
+		Stats:            c.Stats.On(),
+		TruncateKernels:  c.TruncateKernels.On(),
+		KernelRename:     c.KernelRename.On(),
+		HideMarkers:      c.KernelRename.On() && !c.MarkerTrace.On(),
+		GroupByQueue:     c.GroupByQueue.On(),
+		AgentIndex:       c.AgentIndex,
+		Summary:          c.Summary.On(),
+		SummaryPerDomain: c.SummaryPerDomain.On(),
+		SummaryGroups:    append([]string(nil), c.SummaryGroups...),
+		SummaryUnits:     c.SummaryUnits,
+		Config: map[string]any{
+			"output_path": c.OutputDirectory, "output_file": c.OutputFile,
+			"output_format": strings.Join(c.OutputFormat, ","),
+			"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
+			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
+		},
+	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/hsa/hiptrace/ranges"
+	"github.com/rocprof-go/rocprof-go/internal/output/ranges"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 

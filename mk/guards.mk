@@ -1,0 +1,34 @@
+# CI guards of the code's shape (issue 22), run by .ci/run after make test:
+#   check-generated  `go generate ./...` (the HIP/HSA tables from the ROCm
+#                    matrix's headers and libraries, the architecture data
+#                    from ../shared) leaves the tree as committed;
+#   check-nocgo      the pure-Go packages build, vet and test without cgo,
+#                    and stay free of cgo (theirs or a dependency's);
+#   check-layering   the import layering (test/layering's table; also part
+#                    of go test ./...).
+# Packages that must stay pure Go: the spool model, packets, counters,
+# options, launching, names, placeholders, topology (the cgo ones are the
+# shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).
+PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters ./internal/options ./internal/launch/... \
+                 ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/kernelname ./internal/textdist \
+                 ./internal/atomicfile ./internal/output/ranges ./configs/gpu
+
+.PHONY: guards check-generated check-nocgo check-layering
+guards: check-generated check-nocgo check-layering
+
+check-generated: rocm-roots
+	$(GO) generate ./...
+	@changed=$$(git status --porcelain --untracked-files=all); \
+	if [ -n "$$changed" ]; then \
+	  echo "check-generated: go generate changed the tree (commit what it generates, never edit generated files):"; \
+	  echo "$$changed"; git --no-pager diff --stat; exit 1; \
+	fi; echo "check-generated: go generate leaves the tree unchanged"
+
+check-nocgo:
+	@cgo=$$($(GO) list -deps -f '{{if and .CgoFiles (not .Standard)}}{{.ImportPath}}{{end}}' $(PURE_PACKAGES)); \
+	if [ -n "$$cgo" ]; then echo "check-nocgo: these pure-Go packages now depend on cgo: $$cgo"; exit 1; fi
+	CGO_ENABLED=0 $(GO) vet $$($(GO) list ./... | grep -v '/internal/hsa$$')
+	CGO_ENABLED=0 $(GO) test -count=1 $(PURE_PACKAGES)
+
+check-layering:
+	$(GO) test -count=1 ./test/layering

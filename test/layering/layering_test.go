@@ -1,0 +1,88 @@
+// Package layering checks the module's import layering: every package has
+// a layer, and a package imports only packages of lower layers. The table
+// is the map of the house (ARCHITECTURE.md draws it); a new package must
+// be placed in it, and an import that climbs a layer fails with the rule
+// it breaks.
+package layering
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/rocprof-go/rocprof-go/"
+
+// layers, bottom up. A package may import packages of lower layers only.
+var layers = [][]string{
+	// 0: leaves: the spool model, file and name helpers, data.
+	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
+		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
+		"internal/output/ranges", "internal/hsa/hiptrace", "internal/launch/launchtest"},
+	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
+	{"internal/tracing/spooltest", "internal/hipapi", "internal/aql", "internal/att"},
+	// 2: the counter database; the run's options; the writers, beside the
+	// options and not below them (the orchestration hands the writers
+	// their Options); reading ROCpd.
+	{"internal/counters", "internal/options", "internal/output", "internal/analysis/rocpd"},
+	// 3: launching; the injected shim; analyses' event stream; generators
+	// and fixtures.
+	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
+		"internal/cmd/genhsa", "internal/cmd/genconfigs"},
+	// 4: analyses of stored runs.
+	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
+	// 5: the run pipeline, the one orchestration.
+	{"internal/pipeline"},
+	// 6: the public Go API, a front of the pipeline.
+	{"pkg/rocprof"},
+	// 7: the CLI, the other front.
+	{"cmd/rocprof-go"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	GoFiles    []string
+	CgoFiles   []string
+}
+
+func TestImportLayering(t *testing.T) {
+	layer := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			layer[p] = i
+		}
+	}
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		require.NoError(t, dec.Decode(&p))
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if len(p.GoFiles)+len(p.CgoFiles) == 0 || strings.HasPrefix(name, "test/") || name == "vgpu" {
+			continue // tests only (their package holds a doc.go): they may use anything
+		}
+		l, ok := layer[name]
+		if !ok {
+			t.Errorf("%s has no layer: place it in test/layering's table (and ARCHITECTURE.md)", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			if dl, ok := layer[dep]; ok && dl >= l {
+				t.Errorf("%s (layer %d) imports %s (layer %d): a package imports only lower layers", name, l, dep, dl)
+			}
+		}
+	}
+}
