@@ -2,6 +2,7 @@ package counters
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -312,13 +313,17 @@ func TestWriteAvail(t *testing.T) {
 	require.Equal(t, len(db.Available()), strings.Count(out, "Counter_Name : "))
 
 	path := filepath.Join("..", "..", "testdata", "counters", "avail_gfx90a.txt")
-	if os.Getenv("ROCPROF_GO_UPDATE_GOLDEN") == "1" {
+	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(want), out, "testdata/counters/avail_gfx90a.txt is the reviewed listing")
 }
+
+// update rewrites the golden files (go test -run X -update), as every
+// package with golden files does.
+var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestSplit(t *testing.T) {
 	db := loadDB(t, "gfx1100")
