@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	_ "github.com/mattn/go-sqlite3" // the database/sql driver for ROCpd files
+	"github.com/mattn/go-sqlite3" // the database/sql driver for ROCpd files, and its error codes
 )
 
 // SchemaVersion is the ROCpd schema version this package reads.
@@ -76,10 +76,11 @@ func (db *DB) findImages() error {
 	var n int
 	err := db.SQL.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'rocpd_metadata'`).Scan(&n)
 	if err != nil {
-		if strings.Contains(err.Error(), "file is not a database") {
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
 			return ErrNotROCpd
 		}
-		return err
+		return fmt.Errorf("%s: %w", db.Path, err)
 	}
 	if n == 0 {
 		return ErrNotROCpd
