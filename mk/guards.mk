@@ -10,7 +10,7 @@
 # options, launching, names, placeholders, topology (the cgo ones are the
 # shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).
 PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters ./internal/options ./internal/launch/... \
-                 ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/kernelname ./internal/textdist \
+                 ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/hsaapi ./internal/kernelname ./internal/textdist \
                  ./internal/atomicfile ./internal/output/ranges ./configs/gpu
 
 .PHONY: guards check-generated check-nocgo check-layering

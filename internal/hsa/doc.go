@@ -16,5 +16,5 @@
 // The API-table layouts are generated from the hsa_api_trace.h of every
 // runtime of the ROCm matrix (the host's and the roots of make rocm-roots).
 //
-//go:generate go run ../cmd/genhsa -out .
+//go:generate go run ../cmd/genhsa -out . -goout ../hsaapi
 package main

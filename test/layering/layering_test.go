@@ -25,7 +25,7 @@ var layers = [][]string{
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
 		"internal/output/ranges", "internal/hsa/hiptrace", "internal/launch/launchtest"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
-	{"internal/tracing/spooltest", "internal/hipapi", "internal/aql", "internal/att"},
+	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
 	// 2: the counter database; the run's options; the writers, beside the
 	// options and not below them (the orchestration hands the writers
 	// their Options); reading ROCpd.

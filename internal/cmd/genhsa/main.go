@@ -20,10 +20,10 @@
 // Usage (from internal/hsa, via go generate; needs the matrix, `make
 // rocm-roots`):
 //
-//	go run ../cmd/genhsa -out .
+//	go run ../cmd/genhsa -out . -goout ../hsaapi
 //
-// It writes api_table.h (X-macro lists and layouts for the C++ shim) and
-// api_names.go (the names for Go).
+// It writes api_table.h (X-macro lists and layouts for the C++ shim) into
+// -out and api_names.go (the names, for the writers) into -goout.
 package main
 
 import (
@@ -35,7 +35,8 @@ import (
 )
 
 func main() {
-	out := flag.String("out", ".", "directory to write api_table.h and api_names.go into")
+	out := flag.String("out", ".", "directory to write api_table.h into")
+	goOut := flag.String("goout", "../hsaapi", "directory to write api_names.go into")
 	repo := flag.String("repo", "", "repository top (default: found from this source file)")
 	build := flag.String("build", "", "build directory holding the ROCm matrix (default <repo>/build)")
 	flag.Parse()
@@ -46,13 +47,13 @@ func main() {
 	if *build == "" {
 		*build = filepath.Join(*repo, "build")
 	}
-	if err := run(*repo, *build, *out); err != nil {
+	if err := run(*repo, *build, *out, *goOut); err != nil {
 		fmt.Fprintln(os.Stderr, "genhsa:", err)
 		os.Exit(1)
 	}
 }
 
-func run(repo, build, out string) error {
+func run(repo, build, out, goOut string) error {
 	versions, err := probeMatrix(repo, build)
 	if err != nil {
 		return err
@@ -72,5 +73,5 @@ func run(repo, build, out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "api_names.go"), g, 0o644)
+	return os.WriteFile(filepath.Join(goOut, "api_names.go"), g, 0o644)
 }
