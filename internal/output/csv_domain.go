@@ -1,80 +1,24 @@
 package output
 
-import "github.com/rocprof-go/rocprof-go/internal/tracing"
-
-// csvDomain is a CSV output domain, numbered in the order rocprofv3 writes
-// the domains' files.
-type csvDomain int
-
-const (
-	csvDomKernel csvDomain = iota
-	csvDomHSA
-	csvDomHIP
-	csvDomCopy
-	csvDomAlloc
-	csvDomMarker
-	csvDomCounter
-	csvDomScratch
-	csvDomainCount
-)
-
-var csvDomains = [csvDomainCount]struct {
-	name  string // rocprofv3's domain column name (domain_stats.csv)
-	file  string // CSV output name
-	stats string // stats output name; "" when rocprofv3 writes none
-}{
-	csvDomKernel:  {"KERNEL_DISPATCH", "kernel_trace", "kernel_stats"},
-	csvDomHSA:     {"HSA_API", "hsa_api_trace", "hsa_api_stats"},
-	csvDomHIP:     {"HIP_API", "hip_api_trace", "hip_api_stats"},
-	csvDomCopy:    {"MEMORY_COPY", "memory_copy_trace", "memory_copy_stats"},
-	csvDomAlloc:   {"MEMORY_ALLOCATION", "memory_allocation_trace", "memory_allocation_stats"},
-	csvDomMarker:  {"MARKER_API", "marker_api_trace", "marker_api_stats"},
-	csvDomCounter: {"COUNTER_COLLECTION", "counter_collection", ""},
-	csvDomScratch: {"SCRATCH_MEMORY", "scratch_memory_trace", "scratch_memory_stats"},
-}
-
-// csvDomainOf maps a record kind to its CSV domain (-1: metadata record).
-func csvDomainOf(k tracing.Kind) csvDomain {
-	switch k {
-	case tracing.KindKernelDispatch:
-		return csvDomKernel
-	case tracing.KindHSAAPI:
-		return csvDomHSA
-	case tracing.KindHIPAPI:
-		return csvDomHIP
-	case tracing.KindMemoryCopy:
-		return csvDomCopy
-	case tracing.KindMemoryAllocation:
-		return csvDomAlloc
-	case tracing.KindMarker:
-		return csvDomMarker
-	case tracing.KindCounterSample:
-		return csvDomCounter
-	case tracing.KindScratchMemory:
-		return csvDomScratch
-	}
-	return -1
-}
-
 // csvHeaders are the column rows, names exactly as rocprofv3 prints them.
-var csvHeaders = [csvDomainCount][]string{
-	csvDomKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
+var csvHeaders = [numDomains][]string{
+	domKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
 		"Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X",
 		"Grid_Size_Y", "Grid_Size_Z"},
-	csvDomHSA: csvAPIColumns,
-	csvDomHIP: csvAPIColumns,
-	csvDomCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
+	domHSA: csvAPIColumns,
+	domHIP: csvAPIColumns,
+	domCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	csvDomAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
+	domAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	csvDomMarker: csvAPIColumns,
-	csvDomCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
+	domMarker: csvAPIColumns,
+	domCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
 		"Thread_Id", "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Counter_Name", "Counter_Value", "Start_Timestamp", "End_Timestamp"},
-	csvDomScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
+	domScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
 		"Start_Timestamp", "End_Timestamp", "Allocation_Size"},
 }
 

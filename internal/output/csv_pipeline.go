@@ -44,15 +44,15 @@ type csvDispatchRow struct {
 
 // csvBatch is a run of consecutive records, split by domain.
 type csvBatch struct {
-	api        [csvDomainCount][]csvAPIRow // csvDomHIP, csvDomHSA, csvDomMarker
+	api        [numDomains][]csvAPIRow // domHIP, domHSA, domMarker
 	dispatches []csvDispatchRow
 	copies     []tracing.MemoryCopy
 	allocs     []tracing.MemoryAllocation
 	scratch    []tracing.ScratchMemory
 	n          int
 
-	out  [csvDomainCount][]byte // formatted rows per domain
-	rows [csvDomainCount]uint64
+	out  [numDomains][]byte // formatted rows per domain
+	rows [numDomains]uint64
 	seq  uint64 // batches are numbered in reading order
 }
 
@@ -148,9 +148,9 @@ func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *cs
 		}
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
-			d := csvDomHSA
+			d := domHSA
 			if r.Kind() == tracing.KindHIPAPI {
-				d = csvDomHIP
+				d = domHIP
 			}
 			a := r.APICall()
 			b.api[d] = append(b.api[d], csvAPIRow{domain: a.Domain.String(),
@@ -164,7 +164,7 @@ func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *cs
 			} else {
 				name = m.Function.String()
 			}
-			b.api[csvDomMarker] = append(b.api[csvDomMarker], csvAPIRow{
+			b.api[domMarker] = append(b.api[domMarker], csvAPIRow{
 				domain: m.Domain.String(), name: name, tid: uint64(m.TID),
 				corr: m.CorrelationID, start: m.Start, end: m.End})
 		case tracing.KindKernelDispatch:
@@ -196,7 +196,7 @@ func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *cs
 // writes them.
 func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 	pid := uint64(uint32(p.info.PID))
-	for _, d := range [...]csvDomain{csvDomHIP, csvDomHSA, csvDomMarker} {
+	for _, d := range [...]domain{domHIP, domHSA, domMarker} {
 		if g.files[d] == nil || len(bt.api[d]) == 0 {
 			continue
 		}
@@ -208,8 +208,8 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 		}
 		bt.out[d], bt.rows[d] = b, uint64(len(bt.api[d]))
 	}
-	if g.files[csvDomKernel] != nil && len(bt.dispatches) > 0 {
-		b := bt.out[csvDomKernel]
+	if g.files[domKernel] != nil && len(bt.dispatches) > 0 {
+		b := bt.out[domKernel]
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
 			d, k := &row.d, row.k
@@ -239,10 +239,10 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, uint64(d.Grid[2]))
 			b = append(b, '\n')
 		}
-		bt.out[csvDomKernel], bt.rows[csvDomKernel] = b, uint64(len(bt.dispatches))
+		bt.out[domKernel], bt.rows[domKernel] = b, uint64(len(bt.dispatches))
 	}
-	if g.files[csvDomCopy] != nil && len(bt.copies) > 0 {
-		b := bt.out[csvDomCopy]
+	if g.files[domCopy] != nil && len(bt.copies) > 0 {
+		b := bt.out[domCopy]
 		for i := range bt.copies {
 			c := &bt.copies[i]
 			b = append(b, `"MEMORY_COPY",`...)
@@ -258,10 +258,10 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, c.End)
 			b = append(b, '\n')
 		}
-		bt.out[csvDomCopy], bt.rows[csvDomCopy] = b, uint64(len(bt.copies))
+		bt.out[domCopy], bt.rows[domCopy] = b, uint64(len(bt.copies))
 	}
-	if g.files[csvDomAlloc] != nil && len(bt.allocs) > 0 {
-		b := bt.out[csvDomAlloc]
+	if g.files[domAlloc] != nil && len(bt.allocs) > 0 {
+		b := bt.out[domAlloc]
 		for i := range bt.allocs {
 			a := &bt.allocs[i]
 			b = append(b, `"MEMORY_ALLOCATION",`...)
@@ -281,10 +281,10 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, a.End)
 			b = append(b, '\n')
 		}
-		bt.out[csvDomAlloc], bt.rows[csvDomAlloc] = b, uint64(len(bt.allocs))
+		bt.out[domAlloc], bt.rows[domAlloc] = b, uint64(len(bt.allocs))
 	}
-	if g.files[csvDomScratch] != nil && len(bt.scratch) > 0 {
-		b := bt.out[csvDomScratch]
+	if g.files[domScratch] != nil && len(bt.scratch) > 0 {
+		b := bt.out[domScratch]
 		for i := range bt.scratch {
 			s := &bt.scratch[i]
 			b = append(b, `"SCRATCH_MEMORY",`...)
@@ -300,7 +300,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, s.Size)
 			b = append(b, '\n')
 		}
-		bt.out[csvDomScratch], bt.rows[csvDomScratch] = b, uint64(len(bt.scratch))
+		bt.out[domScratch], bt.rows[domScratch] = b, uint64(len(bt.scratch))
 	}
 }
 
@@ -309,7 +309,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 // dispatch's first record). It returns the dispatch ids whose counter rows
 // are written.
 func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]bool) map[uint64]bool {
-	for _, d := range [...]csvDomain{csvDomHIP, csvDomHSA, csvDomMarker} {
+	for _, d := range [...]domain{domHIP, domHSA, domMarker} {
 		t := g.stats[d]
 		if t == nil {
 			continue
@@ -325,8 +325,8 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			lastStat.add(a.start, a.end)
 		}
 	}
-	countersOn := len(p.counters) > 0 && g.files[csvDomCounter] != nil
-	if t := g.stats[csvDomKernel]; t != nil || countersOn {
+	countersOn := len(p.counters) > 0 && g.files[domCounter] != nil
+	if t := g.stats[domKernel]; t != nil || countersOn {
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
 			d := &row.d
@@ -347,19 +347,19 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			}
 		}
 	}
-	if t := g.stats[csvDomCopy]; t != nil {
+	if t := g.stats[domCopy]; t != nil {
 		for i := range bt.copies {
 			c := &bt.copies[i]
 			t.get(c.Direction.String()).add(c.Start, c.End)
 		}
 	}
-	if t := g.stats[csvDomAlloc]; t != nil {
+	if t := g.stats[domAlloc]; t != nil {
 		for i := range bt.allocs {
 			a := &bt.allocs[i]
 			t.get(a.Operation.String()).add(a.Start, a.End)
 		}
 	}
-	if t := g.stats[csvDomScratch]; t != nil {
+	if t := g.stats[domScratch]; t != nil {
 		for i := range bt.scratch {
 			s := &bt.scratch[i]
 			t.get(s.Operation.String()).add(s.Start, s.End)

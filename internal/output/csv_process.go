@@ -41,8 +41,8 @@ type csvProcess struct {
 	agents   map[uint32]tracing.AgentInfo
 	labels   map[uint32]string
 	counters map[uint64][]csvCounterSum // dispatch id -> sums, ascending counter id
-	bytes    [csvDomainCount]uint64
-	counts   [csvDomainCount]uint64
+	bytes    [numDomains]uint64
+	counts   [numDomains]uint64
 	stats    tracing.Stats
 	renamer  *kernelRenamer // --kernel-rename, nil when off
 }
@@ -78,7 +78,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 	var order []sumKey
 	for r.Next() {
 		k := r.Kind()
-		if d := csvDomainOf(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
+		if d := kindDomain(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
 			p.bytes[d] += uint64(len(r.Bytes()))
 			p.counts[d]++
 		}

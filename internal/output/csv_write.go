@@ -101,7 +101,7 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 			g.Bytes += p.bytes[d]
 			g.Events += p.counts[d]
 			if p.counts[d] > 0 {
-				g.Records[csvDomains[d].name] += p.counts[d]
+				g.Records[domains[d].column] += p.counts[d]
 			}
 		}
 	}
@@ -120,7 +120,7 @@ func countGroup(cfg *Config, procs []*csvProcess, prefix string, res *Result) er
 			r.Hide(tracing.KindMarker)
 		}
 		for r.Next() {
-			if d := csvDomainOf(r.Kind()); d >= 0 {
+			if d := kindDomain(r.Kind()); d >= 0 {
 				p.bytes[d] += uint64(len(r.Bytes()))
 				p.counts[d]++
 			} else if r.Kind() == tracing.KindString {
@@ -155,14 +155,14 @@ func (c *Config) resolvePrefix(p tracing.ProcessInfo) string {
 type csvGroup struct {
 	cfg    *Config
 	prefix string
-	files  [csvDomainCount]*csvFile // nil: domain not written
-	stats  [csvDomainCount]*csvStatTable
+	files  [numDomains]*csvFile // nil: domain not written
+	stats  [numDomains]*csvStatTable
 	rows   []byte
 }
 
 func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
 	// Pass 1: metadata, counter sums and sizes, for every process of the set.
-	var bytes [csvDomainCount]uint64
+	var bytes [numDomains]uint64
 	var total uint64
 	for _, p := range procs {
 		r, err := tracing.Open(p.path)
@@ -180,18 +180,18 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 	}
 	g := &csvGroup{cfg: cfg, prefix: prefix}
 	csvOn := cfg.has(FormatCSV)
-	for d := csvDomain(0); d < csvDomainCount; d++ {
+	for _, d := range csvOrder {
 		if bytes[d] == 0 || bytes[d] < cfg.MinimumOutputBytes {
 			continue
 		}
-		if d == csvDomKernel && cfg.OmitKernelTrace {
+		if d == domKernel && cfg.OmitKernelTrace {
 			continue // dispatch records exist only to carry the counters' dispatch columns
 		}
 		if csvOn {
-			g.files[d] = newCSVFile(cfg.FS, prefix, csvDomains[d].file, csvDomains[d].name,
+			g.files[d] = newCSVFile(cfg.FS, prefix, domains[d].csvFile, domains[d].column,
 				csvHeaders[d])
 		}
-		if cfg.Stats && csvDomains[d].stats != "" {
+		if cfg.Stats && domains[d].csvStats != "" {
 			g.stats[d] = &csvStatTable{}
 		}
 	}
@@ -219,7 +219,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			firstErr = err
 		}
 	}
-	for d := csvDomain(0); d < csvDomainCount; d++ {
+	for _, d := range csvOrder {
 		if f := g.files[d]; f != nil {
 			keep(f.close())
 			if f.created() {
@@ -228,7 +228,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			}
 		}
 		if t := g.stats[d]; t != nil && len(t.rows) > 0 {
-			f := newCSVFile(cfg.FS, prefix, csvDomains[d].stats, csvDomains[d].name, csvStatsColumns)
+			f := newCSVFile(cfg.FS, prefix, domains[d].csvStats, domains[d].column, csvStatsColumns)
 			writeStats(f, t.rows)
 			keep(f.close())
 			if f.created() {
@@ -251,10 +251,10 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 	}
 	if cfg.Stats {
 		var rows []*csvStat
-		for d := csvDomain(0); d < csvDomainCount; d++ {
+		for _, d := range csvOrder {
 			if t := g.stats[d]; t != nil && len(t.rows) > 0 {
 				all := t.total()
-				all.name = csvDomains[d].name
+				all.name = domains[d].column
 				rows = append(rows, &all)
 			}
 		}
@@ -312,7 +312,7 @@ func writeAgents(f *csvFile, procs []*csvProcess) {
 // no dispatch record for (the process died before the shim wrote it), so no
 // collected value is lost; their dispatch columns are zero.
 func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
-	if g.files[csvDomCounter] == nil || len(p.counters) == len(counted) {
+	if g.files[domCounter] == nil || len(p.counters) == len(counted) {
 		return
 	}
 	ids := make([]uint64, 0, len(p.counters))
@@ -331,7 +331,7 @@ func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
 // counterRows writes one dispatch's counter_collection.csv rows.
 func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
 	name string, sums []csvCounterSum) {
-	f := g.files[csvDomCounter]
+	f := g.files[domCounter]
 	grid := uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2])
 	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
 	for _, s := range sums {

@@ -382,7 +382,7 @@ func TestCSVCounterWithoutDispatchRecord(t *testing.T) {
 	_, err = Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
 	files := readTree(t, out)
-	require.Equal(t, csvHeaderLine(csvHeaders[csvDomCounter])+
+	require.Equal(t, csvHeaderLine(csvHeaders[domCounter])+
 		`0,99,"Agent 0",0,7,0,0,0,"unknown_kernel",0,0,0,0,0,0,"SQ_WAVES",2.000000,0,0`+"\n",
 		files["o_counter_collection.csv"])
 }
@@ -440,7 +440,7 @@ func TestCSVResultGroups(t *testing.T) {
 			r, err := tracing.Open(path)
 			require.NoError(t, err)
 			for r.Next() {
-				if csvDomainOf(r.Kind()) >= 0 {
+				if kindDomain(r.Kind()) >= 0 {
 					events++
 					bytes += uint64(len(r.Bytes()))
 				}

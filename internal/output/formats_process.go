@@ -10,64 +10,6 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// domain is an output domain: the unit rocprofv3 counts, names and
-// summarises records by. The order is rocprofv3's domain enum, which fixes
-// the order of the per-domain summary tables.
-type domain int
-
-const (
-	domHSA domain = iota
-	domHIP
-	domMarker
-	domKernel
-	domCopy
-	domScratch
-	domCounter
-	domAlloc
-	numDomains
-)
-
-// domainNames holds each domain's names in every format.
-var domainNames = [numDomains]struct {
-	column   string // summary and domain_stats.csv name
-	category string // Perfetto category, Parquet file, OTF2 region group
-	json     string // buffer_records key
-}{
-	domHSA:     {"HSA_API", "hsa_api", "hsa_api"},
-	domHIP:     {"HIP_API", "hip_api", "hip_api"},
-	domMarker:  {"MARKER_API", "marker_api", "marker_api"},
-	domKernel:  {"KERNEL_DISPATCH", "kernel_dispatch", "kernel_dispatch"},
-	domCopy:    {"MEMORY_COPY", "memory_copy", "memory_copy"},
-	domScratch: {"SCRATCH_MEMORY", "scratch_memory", "scratch_memory"},
-	domCounter: {"COUNTER_COLLECTION", "counter_collection", "counter_collection"},
-	domAlloc:   {"MEMORY_ALLOCATION", "memory_allocation", "memory_allocation"},
-}
-
-func (d domain) String() string { return domainNames[d].column }
-
-// kindDomain maps spool record kinds to output domains (-1: not an event).
-func kindDomain(k tracing.Kind) domain {
-	switch k {
-	case tracing.KindHIPAPI:
-		return domHIP
-	case tracing.KindHSAAPI:
-		return domHSA
-	case tracing.KindMarker:
-		return domMarker
-	case tracing.KindKernelDispatch:
-		return domKernel
-	case tracing.KindMemoryCopy:
-		return domCopy
-	case tracing.KindMemoryAllocation:
-		return domAlloc
-	case tracing.KindScratchMemory:
-		return domScratch
-	case tracing.KindCounterSample:
-		return domCounter
-	}
-	return -1
-}
-
 // SDK buffer-tracing kind numbers (rocprofiler-sdk fwd.h), which JSON
 // records carry as integers.
 const (

@@ -120,12 +120,12 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
-			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[domainNames[d].category], "otf2 %s (marks are instants)", name)
+			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[domains[d].category], "otf2 %s (marks are instants)", name)
 		default:
 			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
-			require.Equal(t, want[d], otf[domainNames[d].category], "otf2 %s", name)
+			require.Equal(t, want[d], otf[domains[d].category], "otf2 %s", name)
 			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].durationSum, "parquet %s duration", name)
 		}
 	}

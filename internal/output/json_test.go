@@ -75,7 +75,7 @@ func jsonCounts(doc *jsonDoc, proc int) [numDomains]uint64 {
 	var c [numDomains]uint64
 	p := doc.Tool[proc]
 	for d := domain(0); d < numDomains; d++ {
-		c[d] = uint64(len(p.BufferRecords[domainNames[d].json]))
+		c[d] = uint64(len(p.BufferRecords[domains[d].json]))
 	}
 	c[domCounter] = 0
 	for _, g := range p.CallbackRecords.CounterCollection {

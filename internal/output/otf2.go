@@ -257,9 +257,9 @@ func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) er
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
-			cat := domainNames[domHSA].category
+			cat := domains[domHSA].category
 			if r.Kind() == tracing.KindHIPAPI {
-				cat = domainNames[domHIP].category
+				cat = domains[domHIP].category
 			}
 			err = t.slice(host(cat, a.TID), t.region(cat, p.funcName(a.Domain, a.Function)), a.Start, a.End)
 		case tracing.KindMarker:
@@ -267,25 +267,25 @@ func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) er
 			if m.Start == m.End {
 				continue
 			}
-			cat := domainNames[domMarker].category
+			cat := domains[domMarker].category
 			err = t.slice(host(cat, m.TID), t.region(cat, markerName(&m)), m.Start, m.End)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			cat := domainNames[domKernel].category
+			cat := domains[domKernel].category
 			loc := t.location(group, fmt.Sprintf("%s %s queue %d", cat, p.agentLabel(d.AgentNode, " "), d.QueueID))
 			err = t.slice(loc, t.region(cat, p.dispatchName(&d)), d.Start, d.End)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			cat := domainNames[domCopy].category
+			cat := domains[domCopy].category
 			loc := t.location(group, fmt.Sprintf("%s to %s", cat, p.agentLabel(c.DstAgentNode, " ")))
 			err = t.slice(loc, t.region(cat, c.Direction.String()), c.Start, c.End)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			cat := domainNames[domAlloc].category
+			cat := domains[domAlloc].category
 			err = t.slice(host(cat, a.TID), t.region(cat, a.Operation.String()), a.Start, a.End)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			cat := domainNames[domScratch].category
+			cat := domains[domScratch].category
 			err = t.slice(host(cat, s.TID), t.region(cat, s.Operation.String()), s.Start, s.End)
 		}
 		if err != nil {

@@ -321,7 +321,7 @@ func (a otf2Archive) definitions(t *otf2Trace) error {
 	}
 	for i, l := range t.locDefs {
 		gpu := C.int(0)
-		if strings.HasPrefix(l.name, domainNames[domKernel].category) || strings.HasPrefix(l.name, domainNames[domCopy].category) {
+		if strings.HasPrefix(l.name, domains[domKernel].category) || strings.HasPrefix(l.name, domains[domCopy].category) {
 			gpu = 1
 		}
 		rc |= C.rpg_otf2_location(a.t, C.uint64_t(i), locs[i], C.uint64_t(l.events), C.uint32_t(l.group), gpu)

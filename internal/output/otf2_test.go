@@ -69,7 +69,7 @@ func TestOTF2ReadableByOTF2Print(t *testing.T) {
 		case domMarker:
 			n -= 2 * 16 / 2 // marks are instants, not encoded
 		}
-		require.Equal(t, n, counts[domainNames[d].category], d.String())
+		require.Equal(t, n, counts[domains[d].category], d.String())
 		total += n
 	}
 	require.Equal(t, total, leaves)
@@ -107,6 +107,6 @@ func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	require.Regexp(t, `Chunk size definitions\s+262144\n`, string(info))
 	require.Regexp(t, fmt.Sprintf(`Number of locations\s+%d\n`, threads+1), string(info))
 	counts, leaves := otf2Counts(t, anchor)
-	require.EqualValues(t, threads+busy, counts[domainNames[domHIP].category])
+	require.EqualValues(t, threads+busy, counts[domains[domHIP].category])
 	require.EqualValues(t, threads+busy, leaves)
 }

@@ -38,14 +38,6 @@ import (
 // pqBatchRows is the rows of one batch, and so of one row group.
 const pqBatchRows = 32 * 1024
 
-// pqFileNames names each domain's file; kernels.parquet is the kernel
-// dispatch table analysis notebooks look for.
-var pqFileNames = [numDomains]string{
-	domHSA: "hsa_api", domHIP: "hip_api", domMarker: "marker_api", domKernel: "kernels",
-	domCopy: "memory_copy", domScratch: "scratch_memory", domCounter: "counter_collection",
-	domAlloc: "memory_allocation",
-}
-
 // pqDictType is the type of every string column: int32 indices into a
 // per-row-group dictionary of names.
 var pqDictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
@@ -238,7 +230,7 @@ func (t *pqTable) close() error {
 // parquetPath places a domain's file: <prefix>_<name>.parquet, or with the
 // hive layout <dir>/domain=<name>/rank=<n>/<base>.parquet.
 func parquetPath(prefix string, d domain, o *Options) string {
-	name := pqFileNames[d]
+	name := domains[d].parquet
 	if o.ParquetHive {
 		root, base := filepath.Dir(prefix), filepath.Base(prefix)
 		if o.ParquetHiveRoot != "" {
@@ -296,7 +288,7 @@ func (w *pqWriter) table(d domain) (*pqTable, error) {
 	}
 	t, err := newPQTable(parquetPath(w.prefix, d, w.opts), pqSchemas[d], w.slots)
 	if err != nil {
-		return nil, fmt.Errorf("parquet %s: %w", pqFileNames[d], err)
+		return nil, fmt.Errorf("parquet %s: %w", domains[d].parquet, err)
 	}
 	w.tables[d] = t
 	return t, nil

@@ -59,7 +59,7 @@ type pqFileCheck struct {
 // pqFileDomain is the domain whose file path is.
 func pqFileDomain(path string) domain {
 	for d := domain(0); d < numDomains; d++ {
-		n := pqFileNames[d]
+		n := domains[d].parquet
 		if strings.HasSuffix(path, "_"+n+".parquet") || strings.Contains(path, "domain="+n+string(filepath.Separator)) {
 			return d
 		}
@@ -303,7 +303,7 @@ func TestParquetHiveLayout(t *testing.T) {
 	want[domCounter] /= 2 // two instances of each counter summed into one row
 	var parts []string
 	for _, d := range []domain{domCounter, domHIP, domHSA, domKernel, domMarker, domAlloc, domCopy, domScratch} {
-		parts = append(parts, fmt.Sprintf("%s:3:%d", pqFileNames[d], want[d]))
+		parts = append(parts, fmt.Sprintf("%s:3:%d", domains[d].parquet, want[d]))
 	}
 	require.Equal(t, strings.Join(parts, " "), got[0])
 

@@ -291,9 +291,9 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI:
 			a := r.APICall()
-			cat := domainNames[domHSA].category
+			cat := domains[domHSA].category
 			if r.Kind() == tracing.KindHIPAPI {
-				cat = domainNames[domHIP].category
+				cat = domains[domHIP].category
 			}
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
@@ -316,7 +316,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			m := r.Marker()
 			t := threadTrack(m.TID)
 			t, t0, t1 := place(t, m.Start, m.End)
-			pw.beginSlice(t, domainNames[domMarker].category, markerName(&m), flow(m.CorrelationID), m.Start, m.End)
+			pw.beginSlice(t, domains[domMarker].category, markerName(&m), flow(m.CorrelationID), m.Start, m.End)
 			pw.annU("tid", uint64(m.TID))
 			pw.annS("kind", m.Domain.String())
 			pw.annS("operation", m.Function.String())
@@ -336,7 +336,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				t = cached(trackKey{2, d.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", d.StreamID)) })
 			}
 			t, t0, t1 := place(t, d.Start, d.End)
-			pw.beginSlice(t, domainNames[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
+			pw.beginSlice(t, domains[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
 			pw.annU("tid", uint64(d.TID))
 			pw.annS("kind", "KERNEL_DISPATCH")
 			pw.annU("corr_id", d.CorrelationID)
@@ -365,7 +365,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				t = cached(trackKey{2, c.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", c.StreamID)) })
 			}
 			t, t0, t1 := place(t, c.Start, c.End)
-			pw.beginSlice(t, domainNames[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
+			pw.beginSlice(t, domains[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
 			pw.annU("tid", uint64(c.TID))
 			pw.annS("kind", "MEMORY_COPY")
 			pw.annS("operation", c.Direction.String())
@@ -384,7 +384,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			a := r.MemoryAllocation()
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
-			pw.beginSlice(t, domainNames[domAlloc].category, a.Operation.String(), flow(a.CorrelationID), a.Start, a.End)
+			pw.beginSlice(t, domains[domAlloc].category, a.Operation.String(), flow(a.CorrelationID), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", "MEMORY_ALLOCATION")
 			pw.annU("corr_id", a.CorrelationID)
@@ -402,7 +402,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			s := r.ScratchMemory()
 			t := threadTrack(s.TID)
 			t, t0, t1 := place(t, s.Start, s.End)
-			pw.beginSlice(t, domainNames[domScratch].category, s.Operation.String(), flow(s.CorrelationID), s.Start, s.End)
+			pw.beginSlice(t, domains[domScratch].category, s.Operation.String(), flow(s.CorrelationID), s.Start, s.End)
 			pw.annU("tid", uint64(s.TID))
 			pw.annS("kind", "SCRATCH_MEMORY")
 			pw.annU("queue", s.QueueID)

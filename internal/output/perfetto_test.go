@@ -124,7 +124,7 @@ func decodePerfetto(t *testing.T, trace []byte) *pfSummary {
 func perfettoCounts(s *pfSummary) [numDomains]uint64 {
 	var c [numDomains]uint64
 	for d := domain(0); d < numDomains; d++ {
-		c[d] = s.begins[domainNames[d].category]
+		c[d] = s.begins[domains[d].category]
 	}
 	return c
 }
