@@ -73,10 +73,8 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			if err := output.ValidateFormats(opt.Formats); err != nil {
 				return &usageError{err.Error()}
 			}
-			switch opt.AgentIndex {
-			case "absolute", "relative", "type-relative":
-			default:
-				return &usageError{fmt.Sprintf("unknown --agent-index %q: use absolute, relative or type-relative", opt.AgentIndex)}
+			if _, err := output.ParseAgentIndex(opt.AgentIndex); err != nil {
+				return &usageError{err.Error()}
 			}
 			return nil
 		},

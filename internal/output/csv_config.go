@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -21,6 +22,31 @@ const (
 	AgentIndexAbsolute                       // "Agent <node id>"
 	AgentIndexTypeRelative                   // "CPU <n>" / "GPU <n>"
 )
+
+// ParseAgentIndex reads an --agent-index value ("" is rocprofv3's default,
+// relative).
+func ParseAgentIndex(s string) (AgentIndex, error) {
+	switch s {
+	case "", "relative":
+		return AgentIndexRelative, nil
+	case "absolute":
+		return AgentIndexAbsolute, nil
+	case "type-relative":
+		return AgentIndexTypeRelative, nil
+	}
+	return 0, fmt.Errorf("unknown --agent-index %q: use absolute, relative or type-relative", s)
+}
+
+// agentNumber is the number an agent is labelled with in mode.
+func agentNumber(a *tracing.AgentInfo, mode AgentIndex) uint64 {
+	switch mode {
+	case AgentIndexAbsolute:
+		return a.NodeID()
+	case AgentIndexTypeRelative:
+		return a.TypeIndex()
+	}
+	return a.LogicalNodeID()
+}
 
 // DefaultPrefixTemplate is rocprofv3's default output file prefix.
 const DefaultPrefixTemplate = "%hostname%/%pid%"

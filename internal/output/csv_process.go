@@ -153,13 +153,11 @@ func (p *csvProcess) prepare(cfg *Config) {
 
 // agentLabel returns the Agent_Id text of an agent.
 func agentLabel(a *tracing.AgentInfo, mode AgentIndex) string {
-	switch mode {
-	case AgentIndexAbsolute:
-		return "Agent " + strconv.FormatUint(a.NodeID(), 10)
-	case AgentIndexTypeRelative:
-		return a.Type().String() + " " + strconv.FormatUint(a.TypeIndex(), 10)
+	word := "Agent"
+	if mode == AgentIndexTypeRelative {
+		word = a.Type().String()
 	}
-	return "Agent " + strconv.FormatUint(a.LogicalNodeID(), 10)
+	return word + " " + strconv.FormatUint(agentNumber(a, mode), 10)
 }
 
 // label returns an agent's Agent_Id text; agents the spool never described

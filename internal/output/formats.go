@@ -30,8 +30,8 @@ type Options struct {
 	// (--kernel-rename without --marker-trace): read for the names, written
 	// nowhere.
 	HideMarkers bool
-	// AgentIndex is "absolute", "relative" (default) or "type-relative".
-	AgentIndex string
+	// AgentIndex selects agent numbers and labels (-A).
+	AgentIndex AgentIndex
 	// Command and Config are copied into JSON and ROCpd metadata.
 	Config map[string]any
 
@@ -72,15 +72,7 @@ const (
 // alike.
 func (o Options) WithConfig(c *Config) Options {
 	o.MangledKernels, o.TruncateKernels, o.Stats = c.Mangled, c.Truncate, c.Stats
-	o.KernelRename, o.HideMarkers = c.KernelRename, c.HideMarkers
-	switch c.AgentIndex {
-	case AgentIndexAbsolute:
-		o.AgentIndex = "absolute"
-	case AgentIndexTypeRelative:
-		o.AgentIndex = "type-relative"
-	default:
-		o.AgentIndex = "relative"
-	}
+	o.KernelRename, o.HideMarkers, o.AgentIndex = c.KernelRename, c.HideMarkers, c.AgentIndex
 	return o
 }
 

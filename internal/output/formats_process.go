@@ -302,20 +302,14 @@ func (p *process) agentIndex(node uint32) uint64 {
 	if a == nil {
 		return uint64(node)
 	}
-	switch p.opts.AgentIndex {
-	case "absolute":
-		return a.NodeID()
-	case "type-relative":
-		return a.TypeIndex()
-	}
-	return a.LogicalNodeID()
+	return agentNumber(a, p.opts.AgentIndex)
 }
 
 // agentLabel is rocprofv3's agent label ("Agent 2", or "GPU 0" when
 // type-relative) with sep between the words.
 func (p *process) agentLabel(node uint32, sep string) string {
 	word := "Agent"
-	if p.opts.AgentIndex == "type-relative" {
+	if p.opts.AgentIndex == AgentIndexTypeRelative {
 		if a := p.agent(node); a != nil {
 			word = a.Type().String()
 		}

@@ -30,7 +30,7 @@ func TestOptionsWithConfig(t *testing.T) {
 	require.True(t, o.Summary)
 	require.True(t, o.MangledKernels)
 	require.True(t, o.Stats)
-	require.Equal(t, "type-relative", o.AgentIndex)
+	require.Equal(t, AgentIndexTypeRelative, o.AgentIndex)
 }
 
 // One synthetic run of three processes, every domain, written in every

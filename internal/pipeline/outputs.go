@@ -252,13 +252,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 	for i, f := range c.OutputFormat {
 		formats[i] = output.Format(f)
 	}
-	agentIndex := output.AgentIndexRelative
-	switch c.AgentIndex {
-	case "absolute":
-		agentIndex = output.AgentIndexAbsolute
-	case "type-relative":
-		agentIndex = output.AgentIndexTypeRelative
-	}
+	agentIndex := agentIndex(c.AgentIndex)
 	return output.Config{
 		PrefixTemplate: prefix,
 		ResolvePrefix: func(p tracing.ProcessInfo) string {
@@ -326,7 +320,7 @@ func outputOptions(c *options.Config) output.Options {
 		KernelRename:     c.KernelRename.On(),
 		HideMarkers:      c.KernelRename.On() && !c.MarkerTrace.On(),
 		GroupByQueue:     c.GroupByQueue.On(),
-		AgentIndex:       c.AgentIndex,
+		AgentIndex:       agentIndex(c.AgentIndex),
 		Summary:          c.Summary.On(),
 		SummaryPerDomain: c.SummaryPerDomain.On(),
 		SummaryGroups:    append([]string(nil), c.SummaryGroups...),
@@ -338,4 +332,10 @@ func outputOptions(c *options.Config) output.Options {
 			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
 		},
 	}
+}
+
+// agentIndex is -A's mode (the options checked its value before the run).
+func agentIndex(s string) output.AgentIndex {
+	a, _ := output.ParseAgentIndex(s)
+	return a
 }

@@ -41,25 +41,13 @@ type Result struct {
 	Paths  []string      // the other formats' files or directories
 }
 
-func agentIndex(s string) (output.AgentIndex, error) {
-	switch s {
-	case "", "relative":
-		return output.AgentIndexRelative, nil
-	case "absolute":
-		return output.AgentIndexAbsolute, nil
-	case "type-relative":
-		return output.AgentIndexTypeRelative, nil
-	}
-	return 0, fmt.Errorf("unknown agent index %q: use absolute, relative or type-relative", s)
-}
-
 // Run converts the databases. The intermediate spools live in a temporary
 // directory inside Dir (same file system as the output) and are removed.
 func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if err := output.ValidateFormats(opt.Formats); err != nil {
 		return nil, err
 	}
-	ai, err := agentIndex(opt.AgentIndex)
+	ai, err := output.ParseAgentIndex(opt.AgentIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +118,9 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 }
 
 func writerOptions(opt Options) output.Options {
+	ai, _ := output.ParseAgentIndex(opt.AgentIndex) // Run checked it
 	return output.Options{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
-		GroupByQueue: opt.GroupByQueue, AgentIndex: opt.AgentIndex, Stats: opt.Stats}
+		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats}
 }
 
 // hiveParquet writes each process's Parquet files under its rank partition

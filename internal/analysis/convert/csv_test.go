@@ -104,7 +104,7 @@ func TestCSVNamingOptions(t *testing.T) {
 		})
 	}
 	_, err := convert.Run(openSample(t, 0), convert.Options{Formats: csvOnly, Dir: t.TempDir(), AgentIndex: "logical"})
-	require.ErrorContains(t, err, "unknown agent index")
+	require.ErrorContains(t, err, "unknown --agent-index")
 	_, err = convert.Run(openSample(t, 0), convert.Options{Formats: []output.Format{"xml"}, Dir: t.TempDir()})
 	require.ErrorContains(t, err, "unknown output format")
 }
