@@ -52,7 +52,15 @@ func parseATTRequest(getenv func(string) string) (*attRequest, error) {
 	if getenv("ROCPROF_ADVANCED_THREAD_TRACE") != "1" {
 		return nil, nil
 	}
+	// The raw traces and code objects go to the pass's private spool
+	// directory, beside the spools: the CLI places them in the output
+	// directory after the run, as it writes every other output file
+	// (internal/pipeline). Without rocprof-go's launcher (the shim loaded
+	// by hand), the output path is used directly.
 	r := &attRequest{cfg: aql.RocprofATTConfig(), outDir: getenv("ROCPROF_OUTPUT_PATH")}
+	if spool := getenv("ROCPROF_GO_SPOOL_DIR"); spool != "" {
+		r.outDir = filepath.Join(spool, "att")
+	}
 	if r.outDir == "" {
 		r.outDir = "."
 	}
@@ -197,12 +205,6 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	if req.att.gpus != nil && !req.att.gpus[int(d.gpu_index)] {
 		return nil, nil
 	}
-	if len(pmcState.agents) == 0 && findTraceDecoder(getenv) == "" {
-		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: librocprof-trace-decoder.so was not found "+
-			"(ROCPROF_ATT_LIBRARY_PATH, LD_LIBRARY_PATH, /opt/rocm/lib); the raw .att files and code "+
-			"objects are kept in %s for decoding later (--att-library-path names the decoder's directory)\n",
-			req.att.outDir)
-	}
 	dev, err := counters.DeviceFromProperties(C.GoString(&d.name[0]), agentProperties(d, getenv))
 	if err != nil {
 		return nil, err
@@ -257,7 +259,7 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 		return nil, fmt.Errorf("thread-trace buffers were not placed where they were allocated")
 	}
 	C.memcpy(cmd, unsafe.Pointer(&p.CmdBuf[0]), C.size_t(len(p.CmdBuf)))
-	if err := os.MkdirAll(req.att.outDir, 0o755); err != nil {
+	if err := os.MkdirAll(req.att.outDir, 0o700); err != nil {
 		return nil, err
 	}
 	idx := C.shim_pmc_agent_add(d.handle, d.gpu_index, d.node, 1, 1, 1)
@@ -394,23 +396,4 @@ func codeObjectBytes(uri string) ([]byte, error) {
 		return buf, err
 	}
 	return nil, fmt.Errorf("code object URI %q: unknown scheme", uri)
-}
-
-// findTraceDecoder looks for AMD's trace decoder where rocprofv3 looks.
-func findTraceDecoder(getenv func(string) string) string {
-	var dirs []string
-	for _, v := range []string{getenv("ROCPROF_ATT_LIBRARY_PATH"), getenv("LD_LIBRARY_PATH")} {
-		dirs = append(dirs, filepath.SplitList(v)...)
-	}
-	dirs = append(dirs, "/opt/rocm/lib")
-	for _, d := range dirs {
-		if d == "" {
-			continue
-		}
-		p := filepath.Join(d, "librocprof-trace-decoder.so")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
 }

@@ -1,17 +1,25 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/att"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // validateATT checks what needs the agents: --att-gpu-index must name GPUs
@@ -80,6 +88,17 @@ func decodeThreadTraces(res *launch.Result, started time.Time, environ []string,
 			libDirs = append(libDirs, strings.Split(d, ":")...)
 		}
 		if att.Find(libDirs, ld) == "" {
+			raw := 0
+			for _, f := range p.Files {
+				if f.Domain == "thread_trace_raw" && strings.HasSuffix(f.Path, ".att") {
+					raw++
+				}
+			}
+			if raw > 0 {
+				fmt.Fprintf(progress, "rocprof-go: thread trace: librocprof-trace-decoder.so was not found (--att-library-path, "+
+					"LD_LIBRARY_PATH, /opt/rocm/lib): the %d raw .att files and their code objects are in %s for decoding later "+
+					"(rocprof-go's ThreadTraceDecode, or --att-library-path naming the decoder's directory in the next run)\n", raw, p.Dir)
+			}
 			continue
 		}
 		var names []string
@@ -105,4 +124,70 @@ func decodeThreadTraces(res *launch.Result, started time.Time, environ []string,
 		fmt.Fprintf(progress, "rocprof-go: thread trace: %d dispatch(es) decoded into %s\n", len(r.Dispatches), p.Dir)
 	}
 	return added
+}
+
+// attSpoolDir is where the shim leaves a pass's raw thread traces and code
+// objects: beside the spools, in the run's private directory.
+const attSpoolDir = "att"
+
+// attFileName is a file the shim writes for thread trace, named after its
+// process (<pid>_agent_..._shader_engine_..._<dispatch>.att,
+// <pid>_agent_..._code_object_id_<id>.out, <pid>_att_code_objects.jsonl).
+var attFileName = regexp.MustCompile(`^(\d+)_(?:agent_\d+_shader_engine_\d+_\d+\.att|agent_\d+_code_object_id_\d+\.out|att_code_objects\.jsonl)$`)
+
+// placeThreadTraces writes the thread-trace files a pass's processes left in
+// its spool directory into each process's output directory (dirTemplate's
+// placeholders expanded for that process), as every output file is written:
+// under a temporary name, renamed when complete, never through a link.
+func placeThreadTraces(spoolDir, dirTemplate string, launchTime time.Time) ([]launch.OutputFile, error) {
+	src := filepath.Join(spoolDir, attSpoolDir)
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	procs := map[int]tracing.ProcessInfo{}
+	if spools, err := tracing.List(spoolDir); err == nil {
+		for _, p := range spools {
+			if r, err := tracing.Open(p); err == nil {
+				info := r.Process()
+				procs[int(info.PID)] = info
+				r.Close()
+			}
+		}
+	}
+	var files []launch.OutputFile
+	for _, e := range entries {
+		m := attFileName.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		info, ok := procs[pid]
+		if !ok {
+			info = tracing.ProcessInfo{PID: int32(pid)}
+		}
+		dir := placeholder.Expand(dirTemplate, processPlaceholders(info, launchTime))
+		if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
+			return files, err
+		}
+		dst := filepath.Join(dir, e.Name())
+		in, err := os.OpenFile(filepath.Join(src, e.Name()), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return files, err
+		}
+		err = atomicfile.Write(dst, atomicfile.Public, func(w io.Writer) error {
+			_, err := io.Copy(w, in)
+			return err
+		})
+		in.Close()
+		if err != nil {
+			return files, err
+		}
+		format := strings.TrimPrefix(filepath.Ext(e.Name()), ".")
+		files = append(files, launch.OutputFile{Path: dst, Format: format, Domain: "thread_trace_raw"})
+	}
+	return files, os.RemoveAll(src)
 }

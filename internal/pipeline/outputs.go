@@ -27,6 +27,13 @@ type spoolWriter struct{}
 func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*launch.OutputReport, error) {
 	rep := &launch.OutputReport{}
 	c := req.Config
+	// Thread traces first: the raw files are the run's data whatever else
+	// fails to be written.
+	files, err := placeThreadTraces(req.SpoolDir, req.Dir, req.Launch)
+	if err != nil {
+		rep.Files = files
+		return rep, fmt.Errorf("thread trace: %w", err)
+	}
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
 	opts := outputOptions(c)
@@ -46,7 +53,6 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	// CSV files and --stats (written whatever the formats, so a --stats run
 	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
-	var files []launch.OutputFile
 	if res != nil {
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		rep.LostRecords, rep.SkippedSpools = recordLosses(res)

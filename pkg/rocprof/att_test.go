@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,45 @@ func TestThreadTraceDecoderCrashKeepsTheRun(t *testing.T) {
 	raws, err := filepath.Glob(filepath.Join(out, "*.att"))
 	require.NoError(t, err)
 	require.Len(t, raws, 1, "the raw trace is kept for a later decode")
+}
+
+// The app writes no output file itself: the shim leaves the raw traces and
+// code objects beside the spools, and the run places them, with the output
+// directory's placeholders expanded per process (a literal "%argt%-trace/"
+// directory held them when the app wrote them), and lists them in run.json.
+func TestThreadTraceFilesArePlacedByTheRun(t *testing.T) {
+	libEnv(t)
+	top := t.TempDir()
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args: []string{"--virtual-gpu", "--att", "--kernel-include-regex", "vadd", "-d", filepath.Join(top, "%argt%-trace")},
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "2"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	raws, err := filepath.Glob(filepath.Join(top, "multistream_1_2-trace", "*_agent_1_shader_engine_0_*.att"))
+	require.NoError(t, err)
+	require.Len(t, raws, 2, "vadd runs twice")
+	require.NoDirExists(t, filepath.Join(top, "%argt%-trace"))
+	cos, _ := filepath.Glob(filepath.Join(top, "multistream_1_2-trace", "*_code_object_id_*.out"))
+	require.NotEmpty(t, cos)
+	listed := 0
+	for _, f := range res.Manifest.Files {
+		if f.Domain == "thread_trace_raw" {
+			listed++
+		}
+	}
+	require.Equal(t, len(raws)+len(cos)+1, listed, "the raw traces, the code objects and their index")
+}
+
+// Without AMD's decoder the run (not the app) says where the raw traces are.
+func TestThreadTraceWithoutDecoderSaysWhereTheFilesAre(t *testing.T) {
+	libEnv(t)
+	out := t.TempDir()
+	var progress strings.Builder
+	res, err := rocprof.Run(context.Background(), rocprof.Options{Progress: &progress, Environ: append(os.Environ(), "LD_LIBRARY_PATH="),
+		Args: []string{"--virtual-gpu", "--att", "--kernel-include-regex", "vadd", "-d", out},
+	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "1"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	require.Contains(t, progress.String(), "rocprof-go: thread trace: librocprof-trace-decoder.so was not found")
+	require.Contains(t, progress.String(), "the 1 raw .att files and their code objects are in "+out)
 }
