@@ -86,11 +86,12 @@ entries_list() {
   awk -F'\t' '!/^#/ && NF >= 2 && $1 != "common" && !seen[$1]++ { printf "%s%s", (n++ ? ", " : ""), $1 }' "$CONFIG"
 }
 
-# load_entry NAME: sets SUITE, TARGET, EXTRAS[], PKGS[], VERS[] (VERS "-" = unpinned).
+# load_entry NAME: sets SUITE, TARGET, EXTRAS[], PATHS[] (dpkg path filter
+# lines, in order), PKGS[], VERS[] (VERS "-" = unpinned).
 load_entry() {
   local name=$1 e k v line n=0
   [ -r "$CONFIG" ] || die "cannot read the pin file $CONFIG." "fix: run from a rocprof-go checkout, or set ROCM_ROOT_CONFIG"
-  SUITE='' TARGET='' EXTRAS=() PKGS=() VERS=()
+  SUITE='' TARGET='' EXTRAS=() PATHS=() PKGS=() VERS=()
   while IFS= read -r line || [ -n "$line" ]; do
     n=$((n + 1))
     case $line in '#'* | '') continue ;; esac
@@ -103,7 +104,10 @@ load_entry() {
       @suite) SUITE=$v ;;
       @target) TARGET=$v ;;
       @extra) EXTRAS+=("$v") ;;
-      @*) die "$CONFIG:$n: unknown setting '$k' (known: @suite, @extra, @target)" ;;
+      @path-exclude | @path-include)
+        case $v in /*) ;; *) die "$CONFIG:$n: $k takes an absolute glob pattern (dpkg's --path-exclude), got: $v" ;; esac
+        PATHS+=("${k#@}=$v") ;;
+      @*) die "$CONFIG:$n: unknown setting '$k' (known: @suite, @extra, @target, @path-exclude, @path-include)" ;;
       *) PKGS+=("$k") VERS+=("$v") ;;
     esac
   done <"$CONFIG"
@@ -120,6 +124,9 @@ stamp_text() {
   echo "suite $SUITE"
   for x in "${EXTRAS[@]}"; do echo "extra $x"; done
   echo "target ${TARGET:--}"
+  # Path filters only act on packages unpacked after them, so a change
+  # rebuilds the root from scratch (they are not pkg lines).
+  for x in "${PATHS[@]}"; do echo "dpkg $x"; done
   echo "unpinned $UNPINNED"
   for i in "${!PKGS[@]}"; do
     if [ "$UNPINNED" = 1 ]; then echo "pkg ${PKGS[$i]} -"; else echo "pkg ${PKGS[$i]} ${VERS[$i]}"; fi
@@ -236,6 +243,13 @@ path-exclude=/usr/share/info/*
 path-exclude=/usr/share/locale/*
 path-exclude=/usr/share/lintian/*
 EOF
+  # The entry's own filters (@path-exclude/@path-include of the pin file),
+  # e.g. the kernel files a library ships for architectures no test runs.
+  if [ ${#PATHS[@]} != 0 ]; then
+    printf '%s\n' "${PATHS[@]}" >"$d/etc/dpkg/dpkg.cfg.d/91rocm-root-paths"
+  else
+    rm -f "$d/etc/dpkg/dpkg.cfg.d/91rocm-root-paths"
+  fi
   printf '#!/bin/sh\nexit 101\n' >"$d/usr/sbin/policy-rc.d"
   chmod 755 "$d/usr/sbin/policy-rc.d"
   rm -f "$d/etc/resolv.conf"
@@ -474,6 +488,7 @@ cmd_pins() {
   printf '%s\t@suite\t%s\n' "$ENTRY" "$SUITE"
   for x in "${EXTRAS[@]}"; do printf '%s\t@extra\t%s\n' "$ENTRY" "$x"; done
   [ -z "$TARGET" ] || printf '%s\t@target\t%s\n' "$ENTRY" "$TARGET"
+  for x in "${PATHS[@]}"; do printf '%s\t@%s\t%s\n' "$ENTRY" "${x%%=*}" "${x#*=}"; done
   for i in "${!PKGS[@]}"; do
     [ "${VERS[$i]}" != - ] || continue
     v=$(dpkg-query --admindir="$dir/var/lib/dpkg" -W -f='${Version}' "${PKGS[$i]}" 2>/dev/null) ||

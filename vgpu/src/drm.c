@@ -250,6 +250,48 @@ EXPORT int amdgpu_bo_free(amdgpu_bo_handle h) {
   return vgpu_mem_gem_close(copy.gpu, copy.gem);
 }
 
+/* Metadata and information of an imported buffer: ROCR 7's IPC export
+ * (hsa_amd_ipc_memory_create) imports the DMA-buf it exported, reads the
+ * metadata (a buffer exported before keeps its IPC id) or sets a new id;
+ * opening the handle compares it. */
+_Static_assert(sizeof(struct amdgpu_bo_metadata) <= VGPU_BO_METADATA_MAX, "metadata size");
+
+EXPORT int amdgpu_bo_set_metadata(amdgpu_bo_handle h, struct amdgpu_bo_metadata *info) {
+  pthread_mutex_lock(&lock);
+  struct vbo *b = vbo_of(h);
+  struct vbo copy = b ? *b : (struct vbo){0};
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    int (*f)(amdgpu_bo_handle, struct amdgpu_bo_metadata *) = next("amdgpu_bo_set_metadata");
+    return f ? f(h, info) : -EINVAL;
+  }
+  /* libdrm refuses more UMD metadata than the ioctl carries. */
+  if (!info || info->size_metadata > sizeof info->umd_metadata) return -EINVAL;
+  size_t len = sizeof *info;
+  return vgpu_mem_gem_metadata(copy.gpu, copy.gem, info, &len, true);
+}
+
+EXPORT int amdgpu_bo_query_info(amdgpu_bo_handle h, struct amdgpu_bo_info *info) {
+  pthread_mutex_lock(&lock);
+  struct vbo *b = vbo_of(h);
+  struct vbo copy = b ? *b : (struct vbo){0};
+  pthread_mutex_unlock(&lock);
+  if (!b) {
+    int (*f)(amdgpu_bo_handle, struct amdgpu_bo_info *) = next("amdgpu_bo_query_info");
+    return f ? f(h, info) : -EINVAL;
+  }
+  if (!info) return -EINVAL;
+  memset(info, 0, sizeof *info);
+  size_t len = 0;
+  int rc = vgpu_mem_gem_metadata(copy.gpu, copy.gem, &info->metadata, &len, false);
+  if (rc) return rc;
+  /* Every buffer a virtual GPU exports is VRAM (user memory is refused). */
+  info->alloc_size = copy.size;
+  info->phys_alignment = 4096;
+  info->preferred_heap = AMDGPU_GEM_DOMAIN_VRAM;
+  return 0;
+}
+
 /* DRM ioctls on a virtual render fd: only GEM_MMAP arrives (ROCR asks it
  * through drmCommandWriteRead for the CPU mapping of an imported buffer);
  * every other call is answered at the libdrm level above. */

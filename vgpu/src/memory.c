@@ -70,6 +70,28 @@ static int grow(void *arrp, size_t *cap, size_t n, size_t elem) {
   return 0;
 }
 
+/* UMD metadata (amdgpu_bo_set_metadata / amdgpu_bo_query_info): amdgpu
+ * keeps it with the buffer, so every import of it sees it. ROCR 7 tags a
+ * buffer it exports for IPC (hipIpcGetMemHandle, which RCCL calls for every
+ * buffer it shares between GPUs) with a random number there and checks it
+ * when the handle is opened. Kept by buffer slot; forgotten with the
+ * buffer (meta_forget). */
+struct bo_meta {
+  size_t slot;
+  size_t len;
+  unsigned char md[VGPU_BO_METADATA_MAX];
+};
+static struct bo_meta *metas;
+static size_t nmetas, capmetas;
+
+static void meta_forget(size_t slot) {
+  for (size_t i = 0; i < nmetas; i++)
+    if (metas[i].slot == slot) {
+      metas[i] = metas[--nmetas];
+      return;
+    }
+}
+
 /* --- the memfd's offset space: first fit over a sorted free list ---------------- */
 
 struct extent {
@@ -307,6 +329,7 @@ int vgpu_mem_free(void *argp) {
      * is closed, as a kernel BO lives while referenced. */
     b->kfd_freed = true;
   } else {
+    meta_forget((size_t)(b - bos));
     b->live = false;
     if (copy.kind == BO_DEVICE) extent_free(copy.backing, copy.size);
   }
@@ -405,6 +428,7 @@ static size_t nvamaps, capvamaps;
 
 static void release_if_unreferenced(struct bo *b) {
   if (!b->kfd_freed || b->gems) return;
+  meta_forget((size_t)(b - bos));
   b->live = false;
   b->kfd_freed = false;
   if (b->kind == BO_DEVICE) extent_free(b->backing, b->size);
@@ -581,6 +605,31 @@ out:
             "\"bytes\":%llu,\"result\":%d}",
             (int)getpid(), gpu, map ? "map" : "unmap", h, (unsigned long long)va, (unsigned long long)offset,
             (unsigned long long)size, rc);
+  return rc;
+}
+
+int vgpu_mem_gem_metadata(unsigned gpu, uint32_t h, void *md, size_t *len, bool set) {
+  pthread_rwlock_wrlock(&lock);
+  struct gem *g = gem_get(gpu, h);
+  int rc = g ? 0 : -EINVAL;
+  if (g) {
+    size_t i = 0;
+    while (i < nmetas && metas[i].slot != g->slot) i++;
+    if (!set) {
+      *len = i < nmetas ? metas[i].len : 0; /* never set: none, as amdgpu */
+      if (*len) memcpy(md, metas[i].md, *len);
+    } else if (*len > VGPU_BO_METADATA_MAX) {
+      rc = -EINVAL;
+    } else if (i == nmetas && grow(&metas, &capmetas, nmetas, sizeof *metas)) {
+      rc = -ENOMEM;
+    } else {
+      if (i == nmetas) nmetas++;
+      metas[i].slot = g->slot;
+      metas[i].len = *len;
+      memcpy(metas[i].md, md, *len);
+    }
+  }
+  pthread_rwlock_unlock(&lock);
   return rc;
 }
 

@@ -141,6 +141,15 @@ static void emit(struct tree *t, const char *rel, const char *content) {
   close(fd);
 }
 
+/* A symbolic link at rel pointing to target (relative to the link's
+ * directory, so it resolves inside the tree wherever the tree is). */
+static void emit_link(struct tree *t, const char *rel, const char *target) {
+  fnv(&t->hash, rel);
+  fnv(&t->hash, target);
+  if (t->dirfd < 0 || t->err) return;
+  if (mkdirs(t->dirfd, rel) || symlinkat(target, t->dirfd, rel)) t->err = errno;
+}
+
 /* A growing text buffer for one properties file. */
 struct props {
   char buf[4096];
@@ -337,6 +346,44 @@ static void gpu_node(struct tree *t, unsigned g) {
   emitf(t, "", TOPO "/nodes/%u/p2p_links/", node);
 }
 
+/* The GPU's DRM and PCI side of sysfs, as amdgpu and the PCI core lay it
+ * out, for the libraries that find GPUs there rather than in KFD's
+ * topology: ROCm SMI (rocblas-bench, RCCL) lists /sys/class/drm/card*,
+ * checks device/vendor, reads the bus address from the link's target
+ * (ROCm SMI 6.x) or finds cardN under renderD<minor>/device/drm (7.x), and
+ * matches it with the KFD node's domain and location_id. Every link is
+ * relative, so it resolves inside the tree. */
+static void drm_device(struct tree *t, unsigned g) {
+  const struct vgpu_arch *a = vgpu_cfg.arch;
+  char pci[64], rel[192], target[192], v[64];
+  unsigned minor = vgpu_render_minor(g);
+  /* 0000:BB:00.0 with BB = 0x10+g, the KFD node's location_id. */
+  snprintf(pci, sizeof pci, "devices/pci0000:00/0000:%02x:00.0", 0x10u + g);
+  snprintf(v, sizeof v, "0x%04x\n", 0x1002u);
+  emitf(t, v, "%s/vendor", pci);
+  emitf(t, v, "%s/subsystem_vendor", pci);
+  snprintf(v, sizeof v, "0x%04x\n", a->device_id);
+  emitf(t, v, "%s/device", pci);
+  emitf(t, v, "%s/subsystem_device", pci);
+  emitf(t, "0x00\n", "%s/revision", pci);
+  emitf(t, "0x038000\n", "%s/class", pci); /* display controller, as Instinct parts report */
+  snprintf(v, sizeof v, "%llx\n", 0x76677075000000ull + g + 1); /* the KFD node's unique_id */
+  emitf(t, v, "%s/unique_id", pci);
+  emitf(t, "SPX\n", "%s/current_compute_partition", pci);
+  emitf(t, "NPS1\n", "%s/current_memory_partition", pci);
+  snprintf(v, sizeof v, "%u\n", 0u);
+  emitf(t, v, "%s/numa_node", pci);
+  const char *names[2] = {"card", "renderD"};
+  unsigned minors[2] = {g, minor};
+  for (int k = 0; k < 2; k++) {
+    snprintf(rel, sizeof rel, "%s/drm/%s%u/device", pci, names[k], minors[k]);
+    emit_link(t, rel, "../..");
+    snprintf(rel, sizeof rel, "class-drm/%s%u", names[k], minors[k]);
+    snprintf(target, sizeof target, "../%s/drm/%s%u", pci, names[k], minors[k]);
+    emit_link(t, rel, target);
+  }
+}
+
 static void build(struct tree *t) {
   emit(t, TOPO "/generation_id", "1\n");
   struct props s = {.n = 0};
@@ -346,6 +393,7 @@ static void build(struct tree *t) {
   emit(t, TOPO "/system_properties", s.buf);
   cpu_node(t);
   for (unsigned g = 0; g < vgpu_cfg.gpus; g++) gpu_node(t, g);
+  for (unsigned g = 0; g < vgpu_cfg.gpus; g++) drm_device(t, g);
   /* rocminfo looks for a live amdgpu driver: ROCm 5.2's through
    * "lsmod | grep amdgpu" (libkmod reads /proc/modules, then
    * /sys/module/amdgpu), later ones in /sys/module/amdgpu/initstate. */

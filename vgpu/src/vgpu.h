@@ -144,6 +144,10 @@ int vgpu_mem_export_dmabuf(void *args);
 int vgpu_mem_import_dmabuf(unsigned gpu, int fd, uint32_t *gem, uint64_t *size);
 int vgpu_mem_gem_close(unsigned gpu, uint32_t gem);
 int vgpu_mem_gem_va(unsigned gpu, uint32_t gem, uint64_t offset, uint64_t size, uint64_t va, bool map);
+/* A buffer's UMD metadata (libdrm's struct amdgpu_bo_metadata, as bytes):
+ * set stores *len bytes; get copies what was set and sets *len (0: none). */
+#define VGPU_BO_METADATA_MAX 280
+int vgpu_mem_gem_metadata(unsigned gpu, uint32_t gem, void *md, size_t *len, bool set);
 int vgpu_mem_gem_mmap_offset(unsigned gpu, uint32_t gem, uint64_t *off);
 
 /* Events (events.c). */
