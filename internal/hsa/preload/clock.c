@@ -38,6 +38,7 @@ typedef rpg_clock_anchor clock_anchor;
 
 static clock_anchor g_slots[RPG_CLOCK_SLOTS];
 clock_anchor *rpg__clock; /* NULL until calibrated */
+uint64_t rpg__clock_gen;  /* atomic: rpg__clock->gen */
 #define g_anchor rpg__clock
 static int g_tsc_state;          /* 0 unknown, 1 invariant, -1 unusable */
 static uint64_t g_first_tsc, g_first_ns;
@@ -86,6 +87,10 @@ static void anchor(uint64_t tsc, uint64_t ns)
     a->mult = mult;
     a->span = (uint64_t)(((unsigned __int128)RPG_CLOCK_REANCHOR_NS << 32) / mult);
     a->gen = ++g_gen;
+    /* The gen first: a thread that has seen this anchor (and stamped ticks
+     * with it) then never sees an older gen, which a chunk without any CLOCK
+     * record (clock_gen 0) could match. */
+    __atomic_store_n(&rpg__clock_gen, a->gen, __ATOMIC_RELEASE);
     __atomic_store_n(&g_anchor, a, __ATOMIC_RELEASE);
 }
 

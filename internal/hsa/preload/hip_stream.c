@@ -50,6 +50,10 @@ uint64_t rpg_hip_stream_id(uint64_t handle)
                  * hipStreamDestroy; the call's correlation id dates it). */
                 rpg_stream_note note = {handle, rpg_correlation_current()};
                 rpg_record_string(RPG_STRTAB_STREAM, id, (const char *)&note, sizeof note);
+                /* Correlation ids are in time order per thread only; the
+                 * writers date a handle's numbers by them across threads:
+                 * every call starting from now gets a larger id. */
+                rpg__correlation_barrier();
                 return id;
             }
             h = expect; /* someone claimed the slot first: theirs may be ours */
@@ -75,9 +79,12 @@ void rpg_hip_stream_forget(uint64_t handle)
             return;
         if (h == handle) {
             __atomic_store_n(&g_streams[s].handle, DEAD, __ATOMIC_RELEASE);
+            /* The handle may come back as a new stream: calls from now on
+             * (on any thread) must date after every call on this one. */
+            rpg__correlation_barrier();
             return;
         }
     }
 }
 
-uint64_t rpg_hip_current_stream(void) { return rpg_hip_stream_id(rpg_hip_t.stream); }
+uint64_t rpg_hip_current_stream(void) { return rpg_hip_stream_id(RPG_T.hip_stream); }

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-__thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
-
 /* 0: not yet in this spool, 2: being written, 1: written. */
 int rpg_hip_names_recorded;
 
@@ -137,4 +135,16 @@ void rpg_hip_record_names(void)
         rpg_record_string(f->domain, i, name, strlen(name));
     }
     __atomic_store_n(&rpg_hip_names_recorded, 1, __ATOMIC_RELEASE);
+}
+
+/* rpg_hip_record's uncommon cases: the names not yet in this spool, a new
+ * chunk or CLOCK record, ns stamps, a signal handler's nested record. */
+void rpg_hip_record_slow(uint32_t domain, uint32_t id, uint64_t corr, uint64_t t0, uint64_t t1,
+                         const void *args, uint32_t args_size)
+{
+    if (__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE) != 1)
+        rpg_hip_record_names();
+    /* 2: t1 came from rpg__stamp_after(t0). */
+    rpg__record_api_compact(2, RPG_KIND_HIP_API, domain, id, corr, t0, t1,
+                            args_size ? args : NULL, args_size);
 }

@@ -60,16 +60,8 @@ RPG_HIDDEN void rpg_hip_stream_forget(uint64_t handle);
 RPG_HIDDEN void rpg_hip_record_names(void);
 extern RPG_HIDDEN int rpg_hip_names_recorded;
 
-typedef struct rpg_hip_tls {
-    uint32_t depth;  /* traced HIP calls in progress on this thread */
-    uint64_t stream; /* hipStream_t of the innermost one that has a stream */
-} rpg_hip_tls;
-extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_hip_tls rpg_hip_t;
-
 typedef struct rpg_hip_call {
     uint64_t corr;
-    uint64_t prev_corr;
-    uint64_t prev_stream;
     uint64_t t0, t1; /* stamps (rpg_stamp); t0 == 0: not recorded */
 } rpg_hip_call;
 
@@ -82,10 +74,12 @@ static inline void *rpg_hip_real(uint32_t id)
 }
 
 /* Non-zero when this call must be traced: a domain wants it and it is not
- * HIP calling itself. */
+ * HIP calling itself. A traced call is in progress on the thread exactly
+ * when the thread's current correlation id is not 0: only the wrappers set
+ * it (rpg_correlation_set is theirs), to the call's id for its duration. */
 static inline int rpg_hip_tracing(void)
 {
-    return (rpg_domains & RPG_HIP_DOMAINS) && rpg_hip_t.depth == 0;
+    return (rpg_domains & RPG_HIP_DOMAINS) && RPG_T.correlation == 0;
 }
 
 static inline uint32_t rpg_hip_domain_bit(uint32_t domain)
@@ -94,32 +88,40 @@ static inline uint32_t rpg_hip_domain_bit(uint32_t domain)
 }
 
 /* The timestamps are only taken when the call itself is recorded: with only
- * activity domains on, a HIP call costs its correlation id and nothing else. */
+ * activity domains on, a HIP call costs its correlation id and nothing else.
+ * While the call runs, its id is the thread's current correlation id and its
+ * stream (if it has one) the thread's current stream; outside traced calls
+ * both are 0, so leave resets them rather than saving and restoring them.
+ * Every instruction here counts: with rdtsc taking ~8 ns of front-end time
+ * on Intel, two stamps are most of what a traced call may add. */
 static inline __attribute__((always_inline)) void rpg_hip_enter(rpg_hip_call *c, uint32_t domain)
 {
-    rpg__helper_poll();
-    rpg_hip_t.depth++;
-    c->prev_stream = rpg_hip_t.stream;
-    c->corr = rpg_correlation_next();
-    c->prev_corr = rpg_correlation_set(c->corr);
-    c->t0 = (rpg_domains & rpg_hip_domain_bit(domain)) ? rpg_stamp() : 0;
+    /* The id and the start go to the thread state, not into c: read back
+     * after the real call, nothing needs to live in a callee-saved register
+     * across it, which saves the wrapper most of its pushes and pops. */
+    (void)c;
+    rpg_thread_state *t = &RPG_T;
+    t->correlation = rpg__correlation_next_at(1);
+    t->hip_t0 = (rpg_domains & rpg_hip_domain_bit(domain)) ? rpg_stamp() : 0;
 }
 
-static inline void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64_t stream)
+static inline __attribute__((always_inline)) void rpg_hip_enter_stream(rpg_hip_call *c, uint32_t domain, uint64_t stream)
 {
     rpg_hip_enter(c, domain);
-    rpg_hip_t.stream = stream;
+    RPG_T.hip_stream = stream;
 }
 
-/* Restores the thread's state; non-zero when the call is to be recorded. */
+/* Resets the thread's state; non-zero when the call is to be recorded. */
 static inline __attribute__((always_inline)) int rpg_hip_leave(rpg_hip_call *c, uint32_t domain)
 {
+    rpg_thread_state *t = &RPG_T;
+    c->t0 = t->hip_t0;
+    c->corr = t->correlation;
     /* t0 == 0: not recorded at entry (a region may have opened since; the
      * call is left out rather than given a made-up start). */
     c->t1 = c->t0 ? rpg__stamp_after(c->t0) : 0;
-    rpg_correlation_set(c->prev_corr);
-    rpg_hip_t.stream = c->prev_stream;
-    rpg_hip_t.depth--;
+    t->correlation = 0;
+    t->hip_stream = 0;
     return c->t0 && (rpg_domains & rpg_hip_domain_bit(domain));
 }
 
@@ -148,14 +150,60 @@ static inline void rpg_hip_arg_put(rpg_hip_args *a, const void *p, uint32_t n)
 }
 #define RPG_HIP_ARG(a, x) rpg_hip_arg_put(&(a), &(x), (uint32_t)sizeof(x))
 
+RPG_HIDDEN void rpg_hip_record_slow(uint32_t domain, uint32_t id, uint64_t corr, uint64_t t0,
+                                    uint64_t t1, const void *args, uint32_t args_size);
+
+/* The call's record (a version-3 rpg_api_rec2 of ticks). The common case is
+ * written here, inline, in the fewest instructions: the thread's chunk has
+ * room and a CLOCK record of the current anchor, both stamps are ticks, no
+ * signal handler on this thread is mid-record. Everything else (and the
+ * function names, once per spool) goes through rpg_hip_record_slow. The
+ * argument blob is copied in 8-byte words: its buffer and the record both
+ * extend to the next multiple of 8. */
 static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_call *c, uint32_t domain, uint32_t id,
                                   const rpg_hip_args *a)
 {
-    if (__builtin_expect(!__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE), 0))
-        rpg_hip_record_names();
-    /* 2: t1 came from rpg__stamp_after(t0). */
-    rpg__record_api_compact(2, RPG_KIND_HIP_API, domain, id, c->corr, c->t0, c->t1,
-                            a->len ? a->buf : NULL, a->len);
+    rpg_thread_state *t = &RPG_T;
+    uint32_t len = a->len;
+    uint32_t size = ((uint32_t)sizeof(rpg_api_rec2) + len + 7u) & ~7u;
+    uint64_t dur = c->t1 - c->t0;
+    /* Ticks (no RPG_STAMP_NS) imply a calibrated clock, whose generation
+     * the chunk's last CLOCK record must carry. A thread without a chunk has
+     * cur == end == NULL: no room. */
+    if (__builtin_expect(__atomic_load_n(&rpg_hip_names_recorded, __ATOMIC_ACQUIRE) == 1 &&
+                             t->depth == 0 && !(c->t0 & RPG_STAMP_NS) && dur <= 0xffffffffu,
+                         1)) {
+        t->depth = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        rpg_cursor *cu = &t->c[0];
+        char *p = cu->cur;
+        if (__builtin_expect(cu->clock_gen == __atomic_load_n(&RPG_CLOCK_GEN, __ATOMIC_RELAXED) &&
+                                 (size_t)(cu->end - p) >= size,
+                             1)) {
+            cu->cur = p + size;
+            /* Bytes 8-15 (function, domain, padding, duration) in one store. */
+            uint64_t w1 = (uint64_t)(uint16_t)id | (uint64_t)(uint8_t)domain << 16 |
+                          (uint64_t)(uint8_t)(size - sizeof(rpg_api_rec2) - len) << 24 | dur << 32;
+            __atomic_store_n((uint32_t *)p, size, __ATOMIC_RELAXED);
+            memcpy(p + 8, &w1, 8);
+            memcpy(p + 16, &c->corr, 8);
+            memcpy(p + 24, &c->t0, 8);
+            for (uint32_t i = 0; i < len; i += 8) {
+                uint64_t w;
+                memcpy(&w, a->buf + i, 8);
+                memcpy(p + sizeof(rpg_api_rec2) + i, &w, 8);
+            }
+            uint64_t h = (uint64_t)size | (uint64_t)RPG_KIND_HIP_API << 32 | (uint64_t)3 << 48 |
+                         (uint64_t)RPG_COMMIT << 56;
+            __atomic_store_n((uint64_t *)p, h, __ATOMIC_RELEASE);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            t->depth = 0;
+            return;
+        }
+        t->depth = 0;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    rpg_hip_record_slow(domain, id, c->corr, c->t0, c->t1, a->buf, len);
 }
 
 #endif /* RPG_HIP_TRACE_H */

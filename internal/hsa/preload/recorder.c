@@ -41,6 +41,7 @@
 extern char **environ;
 
 uint32_t rpg_domains;
+extern uint32_t rpg__domains __attribute__((alias("rpg_domains"), visibility("hidden")));
 
 enum spool_state { SPOOL_NONE = 0, SPOOL_READY = 1, SPOOL_FAILED = -1, SPOOL_OFF = -2 };
 
@@ -85,7 +86,8 @@ static struct {
 static unsigned g_nfree;
 static pthread_key_t g_exit_key;
 static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
-uint64_t rpg__correlation; /* atomic */
+uint64_t rpg__correlation = 1;   /* atomic; ids start at 1 */
+uint64_t rpg__correlation_floor; /* atomic */
 static int32_t g_pid;
 
 typedef rpg_cursor cursor;
@@ -146,6 +148,48 @@ int32_t rpg_pid(void) { return (int32_t)getpid(); }
 
 uint64_t rpg_correlation_next(void) { return rpg__correlation_next(); }
 
+/* A thread's first block holds 16 ids, each next one twice as many up to
+ * 4096: a thread making a handful of calls leaves a small gap in the ids,
+ * one making millions takes the process-wide atomic add once per 4096. */
+#define CORR_BLOCK_MIN 16u
+#define CORR_BLOCK_MAX 4096u
+
+/* rpg__correlation_next's slow path: a new block for this thread, whose
+ * first id it returns (and, at a traced call's entry, the moment to start the
+ * pre-faulting helper if it is wanted). A signal handler may run anywhere in here and take a
+ * block of its own: corr_end is 0 while corr_next and corr_end do not
+ * describe one block, so a handler never takes an id from a half-made block;
+ * if the handler's block is overwritten, its remaining ids go unused, and if
+ * it lands between our two stores, its corr_next lies above our corr_end
+ * (blocks are handed out in increasing order), so the next call refills. */
+uint64_t rpg__correlation_refill(int api_entry)
+{
+    if (api_entry)
+        rpg__helper_poll();
+    rpg_thread_state *t = &t_rec;
+    uint32_t n = t->corr_size < CORR_BLOCK_MIN ? CORR_BLOCK_MIN : t->corr_size;
+    uint64_t base = __atomic_fetch_add(&rpg__correlation, n, __ATOMIC_RELAXED);
+    t->corr_end = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->corr_next = base + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->corr_end = base + n;
+    t->corr_size = n < CORR_BLOCK_MAX ? 2 * n : CORR_BLOCK_MAX;
+    return base;
+}
+
+/* Makes every block handed out so far stale: each thread's next id comes
+ * from a new block, above every id drawn before. A block taken concurrently
+ * is either below the floor (and refilled) or above it. */
+void rpg__correlation_barrier(void)
+{
+    uint64_t g = __atomic_load_n(&rpg__correlation, __ATOMIC_SEQ_CST);
+    uint64_t f = __atomic_load_n(&rpg__correlation_floor, __ATOMIC_RELAXED);
+    while (f < g && !__atomic_compare_exchange_n(&rpg__correlation_floor, &f, g, 1,
+                                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+}
+
 uint64_t rpg_correlation_current(void) { return rpg__correlation_current(); }
 
 uint64_t rpg_correlation_set(uint64_t id) { return rpg__correlation_set(id); }
@@ -167,7 +211,8 @@ const rpg_inline_abi *rpg_inline_abi_get(void)
         abi.thread_state_size = (uint32_t)sizeof(rpg_thread_state);
         abi.tls_offset = (intptr_t)((char *)&rpg__t - tp);
         abi.clock = &rpg__clock;
-        abi.correlation = &rpg__correlation;
+        abi.correlation_floor = &rpg__correlation_floor;
+        abi.correlation_refill = rpg__correlation_refill;
         abi.helper = &rpg__helper;
         abi.helper_start = rpg__helper_start;
         abi.now_slow = rpg__now_slow;

@@ -63,6 +63,15 @@ typedef struct rpg_thread_state {
     uint32_t tid;
     uint64_t correlation;
     uint32_t holds_lock; /* a signal handler on this thread must not wait for the spool lock */
+    uint32_t corr_size;  /* ids the thread's next block will hold */
+    /* The thread's block of correlation ids (rpg__correlation_next): ids
+     * [corr_next, corr_end) are this thread's to hand out; corr_end 0: none. */
+    uint64_t corr_next;
+    uint64_t corr_end;
+    /* The HIP wrappers' state (hip_trace.h), here so that a traced call
+     * reaches all of its thread state from one TLS address. */
+    uint64_t hip_stream; /* hipStream_t of the traced call in progress, if it has one */
+    uint64_t hip_t0;     /* its start stamp, 0: not recorded */
 } rpg_thread_state;
 
 typedef int (*rpg_record_api_slow_fn)(uint16_t kind, uint32_t domain, uint32_t function,
@@ -70,14 +79,15 @@ typedef int (*rpg_record_api_slow_fn)(uint16_t kind, uint32_t domain, uint32_t f
                                       uint64_t end_ns, const void *args, uint32_t args_size);
 
 /* What another library needs to inline the hot path (see the top). */
-#define RPG_INLINE_ABI_VERSION 2u
+#define RPG_INLINE_ABI_VERSION 3u
 typedef struct rpg_inline_abi {
     uint32_t size;    /* sizeof(rpg_inline_abi) */
     uint32_t version; /* RPG_INLINE_ABI_VERSION */
     uint32_t thread_state_size;
     intptr_t tls_offset; /* &rpg__t minus the thread pointer */
     rpg_clock_anchor **clock;
-    uint64_t *correlation;
+    uint64_t *correlation_floor;
+    uint64_t (*correlation_refill)(int api_entry);
     int *helper;
     void (*helper_start)(void);
     uint64_t (*now_slow)(void);
@@ -88,6 +98,10 @@ RPG_API const rpg_inline_abi *rpg_inline_abi_get(void);
 
 #ifndef RPG_INLINE_FOREIGN
 extern RPG_HIDDEN rpg_clock_anchor *rpg__clock; /* NULL until calibrated */
+/* The published anchor's gen (0 before the first): one load where the
+ * library's own record paths only need to know whether a chunk's CLOCK
+ * record is the current one. */
+extern RPG_HIDDEN uint64_t rpg__clock_gen;
 RPG_HIDDEN uint64_t rpg__now_slow(void);
 /* The clock's first (tsc, ns) pair, taken in the constructor of a profiled
  * process; whether the TSC is invariant comes from RPG_TSC_ENV when the
@@ -95,7 +109,11 @@ RPG_HIDDEN uint64_t rpg__now_slow(void);
 #define RPG_TSC_ENV "ROCPROF_GO_TSC"
 RPG_HIDDEN void rpg__clock_start(void);
 extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
-extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: last id handed out */
+extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: the first id no block holds yet */
+/* Blocks ending at or below this are stale (rpg__correlation_barrier). */
+extern RPG_HIDDEN uint64_t rpg__correlation_floor;
+RPG_HIDDEN uint64_t rpg__correlation_refill(int api_entry);
+RPG_HIDDEN void rpg__correlation_barrier(void);
 RPG_HIDDEN int rpg__record_api_slow(uint16_t kind, uint32_t domain, uint32_t function,
                                     uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns,
                                     const void *args, uint32_t args_size);
@@ -108,7 +126,9 @@ extern RPG_HIDDEN int rpg__helper;
 RPG_HIDDEN void rpg__helper_start(void);
 #define RPG_T rpg__t
 #define RPG_CLOCK rpg__clock
-#define RPG_CORRELATION rpg__correlation
+#define RPG_CLOCK_GEN rpg__clock_gen
+#define RPG_CORRELATION_FLOOR rpg__correlation_floor
+#define RPG_CORRELATION_REFILL rpg__correlation_refill
 #define RPG_HELPER rpg__helper
 #define RPG_HELPER_START rpg__helper_start
 #define RPG_NOW_SLOW rpg__now_slow
@@ -124,7 +144,8 @@ static inline __attribute__((always_inline)) rpg_thread_state *rpg__foreign_thre
 }
 #define RPG_T (*rpg__foreign_thread())
 #define RPG_CLOCK (*rpg__foreign.clock)
-#define RPG_CORRELATION (*rpg__foreign.correlation)
+#define RPG_CORRELATION_FLOOR (*rpg__foreign.correlation_floor)
+#define RPG_CORRELATION_REFILL rpg__foreign.correlation_refill
 #define RPG_HELPER (*rpg__foreign.helper)
 #define RPG_HELPER_START rpg__foreign.helper_start
 #define RPG_NOW_SLOW rpg__foreign.now_slow
@@ -182,9 +203,40 @@ static inline __attribute__((always_inline)) uint64_t rpg__stamp_after(uint64_t 
     return RPG_NOW_SLOW() | RPG_STAMP_NS;
 }
 
+/* Correlation ids: unique in the process, increasing on each thread. Each
+ * thread hands them out from a block of its own, taken from the process-wide
+ * counter with one atomic add per block (rpg__correlation_refill), because a
+ * lock-prefixed add per call cost ~7-12 ns of a ~20 ns budget on Intel hosts.
+ * Ids are therefore not in time order across threads, except around
+ * rpg__correlation_barrier(): every block taken before it is stale after it,
+ * so every id drawn after a barrier is larger than every id drawn before it
+ * (what stream numbering needs, hip_stream.c). Blocks are small at first
+ * (a thread that makes a few calls leaves a small gap) and grow.
+ *
+ * The id comes from an xadd without lock prefix: one instruction, so a
+ * signal handler that interrupts this thread sees the increment whole (no
+ * other thread writes the field). corr_end is read before it: should a
+ * handler replace the block in between, our id lies above the old end and
+ * we take a block of our own instead of an id that may not be ours.
+ *
+ * api_entry (a constant): the caller is a traced API call's entry, where the
+ * refill may also start the spool's pre-faulting helper (rpg__helper_poll),
+ * which a record path must never do; checking once per block instead of once
+ * per call keeps a load and a branch off every call. */
+static inline __attribute__((always_inline)) uint64_t rpg__correlation_next_at(int api_entry)
+{
+    rpg_thread_state *t = &RPG_T;
+    uint64_t end = t->corr_end, id = 1;
+    __asm__ volatile("xaddq %0, %1" : "+r"(id), "+m"(t->corr_next) : "r"(end));
+    if (__builtin_expect(id < end && id >= __atomic_load_n(&RPG_CORRELATION_FLOOR, __ATOMIC_RELAXED),
+                         1))
+        return id;
+    return RPG_CORRELATION_REFILL(api_entry);
+}
+
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_next(void)
 {
-    return __atomic_add_fetch(&RPG_CORRELATION, 1, __ATOMIC_RELAXED);
+    return rpg__correlation_next_at(0);
 }
 
 static inline __attribute__((always_inline)) uint64_t rpg__correlation_current(void)
@@ -292,7 +344,8 @@ rpg__record_api_stamped_fast(uint16_t kind, uint32_t domain, uint32_t function,
 
 /* The spool's pre-faulting helper thread (recorder.c): wanted once a thread
  * records a lot, started from a traced API call's entry (never from inside a
- * record, which may be a signal handler's). One load and a branch. */
+ * record, which may be a signal handler's) when it takes a new block of
+ * correlation ids. One load and a branch. */
 static inline __attribute__((always_inline)) void rpg__helper_poll(void)
 {
     if (__builtin_expect(__atomic_load_n(&RPG_HELPER, __ATOMIC_RELAXED) == 1, 0))
@@ -302,9 +355,8 @@ static inline __attribute__((always_inline)) void rpg__helper_poll(void)
 /* rpg_api_begin / rpg_api_end (rpg_recorder.h), inline. */
 static inline __attribute__((always_inline)) void rpg__api_begin_fast(rpg_api_span *s)
 {
-    rpg__helper_poll();
     s->parent = rpg__correlation_current();
-    s->correlation_id = rpg__correlation_next();
+    s->correlation_id = rpg__correlation_next_at(1);
     s->start = rpg__stamp();
 }
 
@@ -319,6 +371,10 @@ rpg__api_end_fast(const rpg_api_span *s, uint16_t kind, uint32_t domain, uint32_
 }
 
 #if !defined(RPG_RECORDER_IMPL) && !defined(RPG_INLINE_FOREIGN)
+/* The library's own reads of rpg_domains go to a hidden alias of it (a
+ * direct load instead of one through the GOT). */
+extern RPG_HIDDEN uint32_t rpg__domains;
+#define rpg_domains rpg__domains
 #define rpg_now rpg__now_fast
 #define rpg_correlation_next rpg__correlation_next
 #define rpg_correlation_current rpg__correlation_current
