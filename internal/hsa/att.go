@@ -23,107 +23,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/hsa/request"
 )
-
-// attRequest is the thread-trace request (--att and its parameters).
-type attRequest struct {
-	cfg          aql.ATTConfig
-	gpus         map[int]bool // --att-gpu-index; nil: every GPU
-	outDir       string
-	serializeAll bool          // --att-serialize-all
-	perf         []attPerfName // --att-perfcounters / --att-activity
-	perfPeriod   uint32        // --att-perfcounter-ctrl (0: no counters)
-}
-
-// attPerfName is one streamed counter as the CLI exports it.
-type attPerfName struct {
-	name string
-	mask uint32
-}
-
-// parseATTRequest reads ROCPROF_ADVANCED_THREAD_TRACE and the
-// ROCPROF_ATT_PARAM_* values (nil when thread trace is off).
-func parseATTRequest(getenv func(string) string) (*attRequest, error) {
-	if getenv("ROCPROF_ADVANCED_THREAD_TRACE") != "1" {
-		return nil, nil
-	}
-	// The raw traces and code objects go to the pass's private spool
-	// directory, beside the spools: the CLI places them in the output
-	// directory after the run, as it writes every other output file
-	// (internal/pipeline). Without rocprof-go's launcher (the shim loaded
-	// by hand), the output path is used directly.
-	r := &attRequest{cfg: aql.RocprofATTConfig(), outDir: getenv("ROCPROF_OUTPUT_PATH")}
-	if spool := getenv("ROCPROF_GO_SPOOL_DIR"); spool != "" {
-		r.outDir = filepath.Join(spool, "att")
-	}
-	if r.outDir == "" {
-		r.outDir = "."
-	}
-
-	for _, p := range []struct {
-		env   string
-		param aql.ATTParam
-	}{
-		{"ROCPROF_ATT_PARAM_TARGET_CU", aql.ATTComputeUnitTarget},
-		{"ROCPROF_ATT_PARAM_SIMD_SELECT", aql.ATTSIMDSelection},
-		{"ROCPROF_ATT_PARAM_BUFFER_SIZE", aql.ATTBufferSize},
-		{"ROCPROF_ATT_PARAM_SHADER_ENGINE_MASK", aql.ATTSEMask},
-	} {
-		s := strings.TrimSpace(getenv(p.env))
-		if s == "" {
-			continue
-		}
-		v, err := strconv.ParseUint(s, 0, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s=%q is not a number", p.env, s)
-		}
-		if err := r.cfg.Apply(p.param, v); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.env, err)
-		}
-	}
-	switch strings.ToLower(strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_SERIALIZE_ALL"))) {
-	case "1", "true", "yes", "on":
-		r.serializeAll = true
-	}
-	for _, f := range strings.FieldsFunc(getenv("ROCPROF_ATT_PARAM_PERFCOUNTERS"), func(c rune) bool { return c == ' ' || c == ',' }) {
-		name, m, hasMask := strings.Cut(f, ":")
-		p := attPerfName{name: strings.ToUpper(name), mask: 0xF}
-		if hasMask {
-			v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(m), "0x"), 16, 32)
-			if err != nil || v == 0 || v > 0xF {
-				return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTERS: %s: SIMD mask %q must be a hex value 1..f", p.name, m)
-			}
-			p.mask = uint32(v)
-		}
-		r.perf = append(r.perf, p)
-	}
-	if len(r.perf) > aql.MaxATTPerfCounters {
-		return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTERS: %d counters; a thread trace streams at most %d", len(r.perf), aql.MaxATTPerfCounters)
-	}
-	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL")); s != "" {
-		v, err := strconv.ParseUint(s, 0, 32)
-		if err != nil || v > 32 {
-			return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=%q must be 1..32", s)
-		}
-		r.perfPeriod = uint32(v)
-	}
-	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_GPU_INDEX")); s != "" {
-		r.gpus = map[int]bool{}
-		for _, f := range strings.Split(s, ",") {
-			i, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				return nil, fmt.Errorf("ROCPROF_ATT_PARAM_GPU_INDEX=%q: %q is not a GPU index", s, f)
-			}
-			r.gpus[i] = true
-		}
-	}
-	return r, nil
-}
 
 // attAgent is one GPU's thread-trace packet set (one slot: the trace
 // buffer is large, so traced dispatches wait for the previous one's files).
@@ -189,7 +94,7 @@ func (a *attAgent) sendMarkers(ms []aql.CodeObjMarker) {
 // attCodeObjectUnloaded removes an unloaded code object's marker (called
 // when its executable is destroyed).
 func attCodeObjectUnloaded(id uint64, node uint32) {
-	if !pmcState.on || pmcState.req.att == nil {
+	if !pmcState.on || pmcState.req.ATT == nil {
 		return
 	}
 	for _, a := range pmcState.agents {
@@ -200,17 +105,17 @@ func attCodeObjectUnloaded(id uint64, node uint32) {
 }
 
 // attAgentSetup builds one agent's thread-trace packets and hands them to C.
-func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileCounter,
+func attAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, _ []counters.FileCounter,
 	getenv func(string) string) (*pmcAgent, error) {
-	if req.att.gpus != nil && !req.att.gpus[int(d.gpu_index)] {
+	if req.ATT.GPUs != nil && !req.ATT.GPUs[int(d.gpu_index)] {
 		return nil, nil
 	}
 	dev, err := counters.DeviceFromProperties(C.GoString(&d.name[0]), agentProperties(d, getenv))
 	if err != nil {
 		return nil, err
 	}
-	cfg := req.att.cfg
-	if len(req.att.perf) > 0 && req.att.perfPeriod > 0 {
+	cfg := req.ATT.Config
+	if len(req.ATT.Perf) > 0 && req.ATT.PerfPeriod > 0 {
 		if dev.Family != aql.GFX9 {
 			if len(pmcState.agents) == 0 {
 				fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: --att-perfcounters are streamed on gfx9 GPUs only "+
@@ -221,13 +126,13 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 			if err != nil {
 				return nil, err
 			}
-			cfg.PerfPeriod = req.att.perfPeriod
-			for _, p := range req.att.perf {
-				c, ok := db.Lookup(p.name)
+			cfg.PerfPeriod = req.ATT.PerfPeriod
+			for _, p := range req.ATT.Perf {
+				c, ok := db.Lookup(p.Name)
 				if !ok || c.Kind != counters.Basic || c.Block != "SQ" {
-					return nil, fmt.Errorf("--att-perfcounters: %s is not an SQ hardware counter of %s", p.name, dev.GfxIP)
+					return nil, fmt.Errorf("--att-perfcounters: %s is not an SQ hardware counter of %s", p.Name, dev.GfxIP)
 				}
-				cfg.PerfCounters = append(cfg.PerfCounters, aql.ATTPerfCounter{Event: c.Event, SIMDMask: p.mask})
+				cfg.PerfCounters = append(cfg.PerfCounters, aql.ATTPerfCounter{Event: c.Event, SIMDMask: p.Mask})
 			}
 		}
 	}
@@ -259,7 +164,7 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 		return nil, fmt.Errorf("thread-trace buffers were not placed where they were allocated")
 	}
 	C.memcpy(cmd, unsafe.Pointer(&p.CmdBuf[0]), C.size_t(len(p.CmdBuf)))
-	if err := os.MkdirAll(req.att.outDir, 0o700); err != nil {
+	if err := os.MkdirAll(req.ATT.OutDir, 0o700); err != nil {
 		return nil, err
 	}
 	idx := C.shim_pmc_agent_add(d.handle, d.gpu_index, d.node, 1, 1, 1)
@@ -268,10 +173,10 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, _ []counters.FileC
 	}
 	start, stop := p.Start.Packet.Bytes(), p.Stop.Packet.Bytes()
 	C.shim_pmc_set_packets(idx, 0, 0, unsafe.Pointer(&start[0]), unsafe.Pointer(&stop[0]), nil)
-	if req.att.serializeAll {
+	if req.ATT.SerializeAll {
 		C.shim_pmc_set_hold_all(idx, 1)
 	}
-	aa := &attAgent{pkts: p, control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.att.outDir,
+	aa := &attAgent{pkts: p, control: unsafe.Slice((*byte)(ctl), ctlSize), trace: trace, outDir: req.ATT.OutDir,
 		dev: dev, handle: d.handle, index: idx}
 	aa.send = aa.sendMarkers
 	return &pmcAgent{node: uint32(d.node), att: aa}, nil
@@ -310,7 +215,7 @@ func (a *attAgent) record(node uint32, dispatch uint64) {
 // to <pid>_att_code_objects.jsonl, so that a decoder can map the traced
 // program counters to instructions (called at executable freeze).
 func attCodeObject(id uint64, node uint32, uri string, base, size uint64, delta int64) {
-	if !pmcState.on || pmcState.req.att == nil {
+	if !pmcState.on || pmcState.req.ATT == nil {
 		return
 	}
 	data, err := codeObjectBytes(uri)
@@ -323,7 +228,7 @@ func attCodeObject(id uint64, node uint32, uri string, base, size uint64, delta 
 			a.att.addCodeObject(id, uint64(delta), size)
 		}
 	}
-	dir := pmcState.req.att.outDir
+	dir := pmcState.req.ATT.OutDir
 	name := fmt.Sprintf("%d_agent_%d_code_object_id_%d.out", os.Getpid(), node, id)
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "rocprof-go: thread trace: %v\n", err)

@@ -153,33 +153,6 @@ func TestThreadTraceAloneHonoursTheFilters(t *testing.T) {
 	require.Len(t, files, 3*2, "vadd iterations 1..3, SEs 0 and 1")
 }
 
-func TestATTRequestParsing(t *testing.T) {
-	env := map[string]string{"ROCPROF_ADVANCED_THREAD_TRACE": "1", "ROCPROF_ATT_PARAM_TARGET_CU": "0x3",
-		"ROCPROF_ATT_PARAM_BUFFER_SIZE": "0x1000000", "ROCPROF_ATT_PARAM_GPU_INDEX": "0, 2"}
-	r, err := parseATTRequest(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.Equal(t, uint32(3), r.cfg.TargetCU)
-	require.Equal(t, uint64(0x1000000), r.cfg.BufferSize)
-	require.Equal(t, map[int]bool{0: true, 2: true}, r.gpus)
-	env["ROCPROF_ATT_PARAM_TARGET_CU"] = "99"
-	_, err = parseATTRequest(func(k string) string { return env[k] })
-	require.ErrorContains(t, err, "ROCPROF_ATT_PARAM_TARGET_CU")
-	r, err = parseATTRequest(func(string) string { return "" })
-	require.NoError(t, err)
-	require.Nil(t, r)
-
-	env = map[string]string{"ROCPROF_ADVANCED_THREAD_TRACE": "1", "ROCPROF_ATT_PARAM_SERIALIZE_ALL": "1",
-		"ROCPROF_ATT_PARAM_PERFCOUNTERS": "sq_waves SQ_BUSY_CYCLES:3", "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL": "4"}
-	r, err = parseATTRequest(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.True(t, r.serializeAll)
-	require.Equal(t, []attPerfName{{"SQ_WAVES", 0xF}, {"SQ_BUSY_CYCLES", 3}}, r.perf)
-	require.Equal(t, uint32(4), r.perfPeriod)
-	env["ROCPROF_ATT_PARAM_PERFCOUNTERS"] = "SQ_WAVES:0"
-	_, err = parseATTRequest(func(k string) string { return env[k] })
-	require.ErrorContains(t, err, "SIMD mask")
-}
-
 // pmcTimingLine reads the "rocprof-go pmc:" line ROCPROF_GO_PMC_TIMING=1 prints.
 func pmcTimingLine(t *testing.T, stderr string) map[string]uint64 {
 	t.Helper()

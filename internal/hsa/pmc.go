@@ -19,13 +19,14 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/hsa/request"
 )
 
 // pmcState is the process's counter collection set-up; read-only once
 // rpgGoPMCSetup returns (the completion threads read it concurrently).
 var pmcState struct {
 	on     bool
-	req    *pmcRequest
+	req    *request.PMC
 	agents []*pmcAgent // by the C side's agent index
 }
 
@@ -124,13 +125,13 @@ func rpgGoPMCSetup() {
 // pmcSetup parses the request, loads each GPU agent's counter database,
 // builds every packet set and hands the plans to C.
 func pmcSetup(getenv func(string) string) error {
-	req, err := parsePMCRequest(getenv)
+	req, err := request.ParsePMC(getenv)
 	if err != nil {
 		return err
 	}
 	var extra []counters.FileCounter
-	if req.extra != "" {
-		if extra, err = counters.ParseExtra([]byte(req.extra)); err != nil {
+	if req.Extra != "" {
+		if extra, err = counters.ParseExtra([]byte(req.Extra)); err != nil {
 			return fmt.Errorf("extra counters: %w", err)
 		}
 	}
@@ -142,7 +143,7 @@ func pmcSetup(getenv func(string) string) error {
 	for i := 0; i < n; i++ {
 		d := &descs[i]
 		setup := pmcAgentSetup
-		if req.att != nil {
+		if req.ATT != nil {
 			setup = attAgentSetup
 		}
 		a, err := setup(d, req, extra, getenv)
@@ -154,16 +155,16 @@ func pmcSetup(getenv func(string) string) error {
 		}
 		pmcState.agents = append(pmcState.agents, a)
 	}
-	ranges := make([]C.uint64_t, 0, 2*len(req.ranges)+1)
-	for _, r := range req.ranges {
+	ranges := make([]C.uint64_t, 0, 2*len(req.Ranges)+1)
+	for _, r := range req.Ranges {
 		ranges = append(ranges, C.uint64_t(r[0]), C.uint64_t(r[1]))
 	}
 	ranges = append(ranges, 0) // never empty, so &ranges[0] is valid
 	filtered := 0
-	if req.filtered() {
+	if req.Filtered() {
 		filtered = 1
 	}
-	C.shim_pmc_set_filter(C.int(filtered), &ranges[0], C.int(len(req.ranges)))
+	C.shim_pmc_set_filter(C.int(filtered), &ranges[0], C.int(len(req.Ranges)))
 	pmcState.req = req
 	pmcState.on = true
 	C.shim_pmc_enable()
@@ -171,7 +172,7 @@ func pmcSetup(getenv func(string) string) error {
 }
 
 // pmcAgentSetup plans one agent's groups and builds their packets.
-func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, extra []counters.FileCounter,
+func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, extra []counters.FileCounter,
 	getenv func(string) string) (*pmcAgent, error) {
 	arch := C.GoString(&d.name[0])
 	props := agentProperties(d, getenv)
@@ -193,7 +194,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, extra []counters.F
 	}
 	gpu := int(d.gpu_index)
 	a := &pmcAgent{db: db, node: uint32(d.node)}
-	for _, names := range req.groups {
+	for _, names := range req.Groups {
 		// rocprofv3 warns about names this agent lacks and collects the rest.
 		known, missing, err := db.Split(names, gpu)
 		if err != nil {
@@ -253,7 +254,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *pmcRequest, extra []counters.F
 		return nil, nil
 	}
 	idx := C.shim_pmc_agent_add(d.handle, d.gpu_index, d.node, C.uint32_t(len(a.groups)),
-		C.uint32_t(req.interval), C.SHIM_PMC_SLOTS)
+		C.uint32_t(req.Interval), C.SHIM_PMC_SLOTS)
 	if idx < 0 {
 		return nil, fmt.Errorf("out of signals or memory for the counter slots")
 	}
@@ -355,7 +356,7 @@ func pmcKernelSymbol(kernelObject uint64, name string) {
 		return
 	}
 	sel := 0
-	if pmcState.req.selects(name) {
+	if pmcState.req.Selects(name) {
 		sel = 1
 	}
 	C.shim_pmc_kernel(C.uint64_t(kernelObject), C.int(sel))

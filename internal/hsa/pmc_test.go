@@ -162,13 +162,6 @@ func TestCountersFilterMatchesTruncatedNames(t *testing.T) {
 	}
 	require.Equal(t, 10, counted)
 
-	req, err := parsePMCRequest(func(k string) string {
-		return map[string]string{"ROCPROF_COUNTERS": "pmc: SQ_WAVES", "ROCPROF_TRUNCATE_KERNELS": "1",
-			"ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX": "^saxpy$"}[k]
-	})
-	require.NoError(t, err)
-	require.False(t, req.selects("_Z5saxpyIfEvPT_S1_i.kd"), "void saxpy<float>(float*, float*, int) is saxpy")
-	require.True(t, req.selects("_Z4vaddPKfS0_Pfi.kd"))
 }
 
 // Without kernel trace only the counted dispatches are recorded (the
@@ -183,41 +176,6 @@ func TestCountersWithoutKernelTraceRecordOnlyCountedDispatches(t *testing.T) {
 		require.Equal(t, "_Z6fill3dPff.kd", cr.kernelName(d))
 		require.Equal(t, modelWaves(d), cr.sums[d.DispatchID]["SQ_WAVES"])
 	}
-}
-
-func TestIterationRangeParsing(t *testing.T) {
-	r, err := parseIterationRange("[1, 3, [5-8]]")
-	require.NoError(t, err)
-	require.Equal(t, [][2]uint64{{1, 1}, {3, 3}, {5, 8}}, r)
-	r, err = parseIterationRange("[11-14], [4-5]")
-	require.NoError(t, err)
-	require.Equal(t, [][2]uint64{{4, 5}, {11, 14}}, r)
-	r, err = parseIterationRange("")
-	require.NoError(t, err)
-	require.Empty(t, r)
-	_, err = parseIterationRange("[1, x]")
-	require.ErrorContains(t, err, `"x" is not a number`)
-	_, err = parseIterationRange("[5-2]")
-	require.ErrorContains(t, err, "A <= B")
-}
-
-func TestPMCRequestParsing(t *testing.T) {
-	env := map[string]string{
-		"ROCPROF_COUNTER_GROUPS":              "pmc: SQ_WAVES GRBM_COUNT\npmc: TCC_HIT,TCC_MISS\n",
-		"ROCPROF_COUNTER_GROUPS_INTERVAL":     "3",
-		"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX": "vadd",
-	}
-	r, err := parsePMCRequest(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.Equal(t, [][]string{{"SQ_WAVES", "GRBM_COUNT"}, {"TCC_HIT", "TCC_MISS"}}, r.groups)
-	require.Equal(t, 3, r.interval)
-	require.True(t, r.selects("_Z4vaddPKfS0_Pfi.kd"), "demangled: vadd(float const*, ...)")
-	require.False(t, r.selects("_Z5scalePffi.kd"))
-	env["ROCPROF_COUNTER_GROUPS_INTERVAL"] = "0"
-	_, err = parsePMCRequest(func(k string) string { return env[k] })
-	require.ErrorContains(t, err, "not a positive integer")
-	_, err = parsePMCRequest(func(string) string { return "" })
-	require.ErrorContains(t, err, "no counters requested")
 }
 
 // pmc_groups multiplexing: with two groups and an interval of 2, the

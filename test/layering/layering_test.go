@@ -29,7 +29,7 @@ var layers = [][]string{
 	// 2: the counter database; the run's options; the writers, beside the
 	// options and not below them (the orchestration hands the writers
 	// their Options); reading ROCpd.
-	{"internal/counters", "internal/options", "internal/output", "internal/analysis/rocpd"},
+	{"internal/counters", "internal/options", "internal/output", "internal/analysis/rocpd", "internal/hsa/request"},
 	// 3: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",

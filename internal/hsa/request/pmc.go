@@ -1,4 +1,4 @@
-package main
+package request
 
 import (
 	"fmt"
@@ -10,38 +10,38 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 )
 
-// pmcRequest is the counter request a profiled process reads from the
+// PMC is the counter request a profiled process reads from the
 // environment the CLI composed (internal/options/env.go).
-type pmcRequest struct {
-	groups   [][]string // one counter list per pmc: line
-	interval int        // dispatches per device before the next group
-	include  *regexp.Regexp
-	exclude  *regexp.Regexp
-	ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
-	mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
-	truncate bool        // match regexes on truncated names (-T, ROCPROF_TRUNCATE_KERNELS=1)
-	extra    string      // -E counter definitions (YAML contents)
-	att      *attRequest // thread trace instead of counters (--att)
+type PMC struct {
+	Groups   [][]string // one counter list per pmc: line
+	Interval int        // dispatches per device before the next group
+	Include  *regexp.Regexp
+	Exclude  *regexp.Regexp
+	Ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
+	Mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
+	Truncate bool        // match regexes on truncated names (-T, ROCPROF_TRUNCATE_KERNELS=1)
+	Extra    string      // -E counter definitions (YAML contents)
+	ATT      *ATT        // thread trace instead of counters (--att)
 }
 
-// parsePMCRequest reads ROCPROF_COUNTERS or ROCPROF_COUNTER_GROUPS (+
+// ParsePMC reads ROCPROF_COUNTERS or ROCPROF_COUNTER_GROUPS (+
 // _INTERVAL), the kernel filters and extra counter definitions.
-func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
-	r := &pmcRequest{interval: 1}
+func ParsePMC(getenv func(string) string) (*PMC, error) {
+	r := &PMC{Interval: 1}
 	src := getenv("ROCPROF_COUNTER_GROUPS")
 	if src == "" {
 		src = getenv("ROCPROF_COUNTERS")
 	}
 	for _, line := range strings.Split(src, "\n") {
 		if names := parsePMCLine(line); len(names) > 0 {
-			r.groups = append(r.groups, names)
+			r.Groups = append(r.Groups, names)
 		}
 	}
 	var err error
-	if r.att, err = parseATTRequest(getenv); err != nil {
+	if r.ATT, err = ParseATT(getenv); err != nil {
 		return nil, err
 	}
-	if len(r.groups) == 0 && r.att == nil {
+	if len(r.Groups) == 0 && r.ATT == nil {
 		return nil, fmt.Errorf("no counters requested (ROCPROF_COUNTERS is empty)")
 	}
 	if s := getenv("ROCPROF_COUNTER_GROUPS_INTERVAL"); s != "" {
@@ -49,24 +49,24 @@ func parsePMCRequest(getenv func(string) string) (*pmcRequest, error) {
 		if err != nil || n < 1 {
 			return nil, fmt.Errorf("ROCPROF_COUNTER_GROUPS_INTERVAL=%q is not a positive integer", s)
 		}
-		r.interval = n
+		r.Interval = n
 	}
 	if s := getenv("ROCPROF_KERNEL_FILTER_INCLUDE_REGEX"); s != "" {
-		if r.include, err = regexp.Compile(s); err != nil {
+		if r.Include, err = regexp.Compile(s); err != nil {
 			return nil, fmt.Errorf("kernel include regex %q: %v", s, err)
 		}
 	}
 	if s := getenv("ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX"); s != "" {
-		if r.exclude, err = regexp.Compile(s); err != nil {
+		if r.Exclude, err = regexp.Compile(s); err != nil {
 			return nil, fmt.Errorf("kernel exclude regex %q: %v", s, err)
 		}
 	}
-	if r.ranges, err = parseIterationRange(getenv("ROCPROF_KERNEL_FILTER_RANGE")); err != nil {
+	if r.Ranges, err = parseIterationRange(getenv("ROCPROF_KERNEL_FILTER_RANGE")); err != nil {
 		return nil, err
 	}
-	r.mangled = getenv("ROCPROF_DEMANGLE_KERNELS") == "0"
-	r.truncate = getenv("ROCPROF_TRUNCATE_KERNELS") == "1"
-	r.extra = getenv("ROCPROF_EXTRA_COUNTERS_CONTENTS")
+	r.Mangled = getenv("ROCPROF_DEMANGLE_KERNELS") == "0"
+	r.Truncate = getenv("ROCPROF_TRUNCATE_KERNELS") == "1"
+	r.Extra = getenv("ROCPROF_EXTRA_COUNTERS_CONTENTS")
 	return r, nil
 }
 
@@ -105,20 +105,20 @@ func parseIterationRange(s string) ([][2]uint64, error) {
 	return out, nil
 }
 
-// filtered reports whether the regexes can leave a kernel out.
-func (r *pmcRequest) filtered() bool { return r.include != nil || r.exclude != nil }
+// Filtered reports whether the regexes can leave a kernel out.
+func (r *PMC) Filtered() bool { return r.Include != nil || r.Exclude != nil }
 
-// selects applies the include then the exclude regex, as substring
+// Selects applies the include then the exclude regex, as substring
 // searches on the kernel's formatted name.
-func (r *pmcRequest) selects(symbol string) bool {
-	if !r.filtered() {
+func (r *PMC) Selects(symbol string) bool {
+	if !r.Filtered() {
 		return true
 	}
-	name := formatForFilter(symbol, r.mangled, r.truncate)
-	if r.include != nil && !r.include.MatchString(name) {
+	name := formatForFilter(symbol, r.Mangled, r.Truncate)
+	if r.Include != nil && !r.Include.MatchString(name) {
 		return false
 	}
-	return r.exclude == nil || !r.exclude.MatchString(name)
+	return r.Exclude == nil || !r.Exclude.MatchString(name)
 }
 
 // formatForFilter is the name rocprofv3 matches its kernel filters against
