@@ -90,6 +90,7 @@ var notHere = []struct{ prefix, reason string }{
 	{"make rocm-testapps", "CI runs it (make test builds the matrix's sample apps)"},
 	{"make rocm-root-6.4", "CI runs it (make test builds every root)"},
 	{"scripts/rocm-root.sh build ", "CI runs it (make rocm-roots)"},
+	{"make guards", "CI runs it (.ci/run: make guards)"},
 	{"make generate", "regenerates committed tables; genhip's TestGeneratedFilesUpToDate and genhsa's TestGeneratedFilesAreCurrent check in CI that they are current"},
 	{"make bench", "a long benchmark run, kept out of CI by design"},
 	{"make fuzz", "a long fuzzing run, kept out of CI by design (CI replays the seeds)"},

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mattn/go-sqlite3" // the database/sql driver for ROCpd files, and its error codes
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver for ROCpd files
 )
 
 // SchemaVersion is the ROCpd schema version this package reads.
@@ -76,8 +76,7 @@ func (db *DB) findImages() error {
 	var n int
 	err := db.SQL.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'rocpd_metadata'`).Scan(&n)
 	if err != nil {
-		var se sqlite3.Error
-		if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+		if isNotADatabase(err) {
 			return ErrNotROCpd
 		}
 		return fmt.Errorf("%s: %w", db.Path, err)

@@ -1,0 +1,7 @@
+//go:build !cgo
+
+package rocpd
+
+// isNotADatabase: without cgo the SQLite driver opens nothing, so no
+// error is SQLite's.
+func isNotADatabase(error) bool { return false }
