@@ -82,7 +82,7 @@ func isRegular(path string) bool {
 // resolveManifest takes the files run.json lists (its concurrent runs'
 // too: ranks of one job writing into one directory are one run).
 func resolveManifest(src *Source, dir, path string) (*Source, error) {
-	f, err := os.Open(path)
+	f, _, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}

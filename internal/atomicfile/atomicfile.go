@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -212,4 +213,24 @@ func (s *Stage) Abort() {
 	}
 	s.done = true
 	_ = os.RemoveAll(s.tmp)
+}
+
+// OpenRegular opens a file for reading only if it is a regular file: no
+// symbolic link is followed and a FIFO or device another user planted under
+// the name is refused without blocking on it.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return f, st, nil
 }

@@ -207,3 +207,23 @@ func TestMkdirAllRefusesOthersSymlinks(t *testing.T) {
 	require.ErrorContains(t, err, planted+": a symbolic link owned by uid 4242, not by you or root")
 	require.NoDirExists(t, filepath.Join(victim, "run"))
 }
+
+// OpenRegular refuses a link and a FIFO (without blocking on it) and opens
+// a regular file.
+func TestOpenRegular(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "run.json")
+	require.NoError(t, os.WriteFile(reg, []byte("{}"), 0o644))
+	f, st, err := OpenRegular(reg)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, st.Size())
+	f.Close()
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(reg, link))
+	_, _, err = OpenRegular(link)
+	require.Error(t, err)
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	_, _, err = OpenRegular(fifo)
+	require.ErrorContains(t, err, "not a regular file")
+}

@@ -177,18 +177,11 @@ func overlappingRuns(dir string, m *Manifest) []Manifest {
 // followed, a FIFO not waited on) of at most maxManifestBytes.
 func LoadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, st, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	if st.Size() > maxManifestBytes {
 		return nil, fmt.Errorf("%s is %d bytes, more than a run manifest holds (%d): not read", path, st.Size(), maxManifestBytes)
 	}
