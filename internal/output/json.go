@@ -2,6 +2,7 @@ package output
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"sort"
 
@@ -116,6 +117,12 @@ func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
 			j.key(k).s(v)
 		case int:
 			j.key(k).i(int64(v))
+		case []string:
+			j.key(k).arr()
+			for _, e := range v {
+				j.s(e)
+			}
+			j.end()
 		}
 	}
 	j.end()
@@ -146,20 +153,54 @@ func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
 
 	writeJSONStrings(j, p, r)
 
+	// code_objects, kernel_symbols and host_functions are indexed by id, as
+	// rocprofv3 writes them (readers do data["kernel_symbols"][kernel_id]):
+	// entry i describes id i, ids nothing describes (0 included) are
+	// rocprofv3's empty entries, every field zero.
 	j.key("code_objects").arr()
-	for _, c := range p.CodeObjects {
-		j.obj().key("size").u(64).key("code_object_id").u(c.CodeObjectID)
+	byCodeObject := map[uint64]*tracing.CodeObject{}
+	var lastCodeObject uint64
+	for i := range p.CodeObjects {
+		c := &p.CodeObjects[i]
+		byCodeObject[c.CodeObjectID] = c
+		lastCodeObject = max(lastCodeObject, c.CodeObjectID)
+	}
+	for id := uint64(0); id <= lastCodeObject; id++ {
+		c := byCodeObject[id]
+		if c == nil {
+			c = &tracing.CodeObject{}
+		}
+		size := uint64(64)
+		if c.CodeObjectID == 0 {
+			size = 0
+		}
+		j.obj().key("size").u(size).key("code_object_id").u(c.CodeObjectID)
 		j.key("agent_id").handle(uint64(c.AgentNode)).key("uri").s(string(c.URI))
 		j.key("load_base").u(c.LoadBase).key("load_size").u(c.LoadSize).key("load_delta").u(c.LoadDelta)
 		j.key("storage_type").u(uint64(c.StorageType)).end()
 	}
 	j.end()
 	j.key("kernel_symbols").arr()
+	var lastKernel uint64
 	for _, id := range p.SymbolOrder {
+		lastKernel = max(lastKernel, id)
+	}
+	for id := uint64(0); id <= lastKernel; id++ {
 		s := p.Symbols[id]
-		j.obj().key("size").u(64).key("kernel_id").u(s.KernelID).key("code_object_id").u(s.CodeObjectID)
+		if s == nil {
+			s = &kernelSymbol{}
+		}
+		size := uint64(64)
+		if s.KernelID == 0 {
+			size = 0
+		}
+		alignment := uint64(8)
+		if s.KernelID == 0 {
+			alignment = 0
+		}
+		j.obj().key("size").u(size).key("kernel_id").u(s.KernelID).key("code_object_id").u(s.CodeObjectID)
 		j.key("kernel_name").s(s.Raw).key("kernel_object").u(s.KernelObject)
-		j.key("kernarg_segment_size").u(uint64(s.KernargSize)).key("kernarg_segment_alignment").u(8)
+		j.key("kernarg_segment_size").u(uint64(s.KernargSize)).key("kernarg_segment_alignment").u(alignment)
 		j.key("group_segment_size").u(uint64(s.GroupSegmentSize))
 		j.key("private_segment_size").u(uint64(s.PrivateSegmentSize))
 		j.key("sgpr_count").u(uint64(s.SGPRCount)).key("arch_vgpr_count").u(uint64(s.VGPRCount))
@@ -184,11 +225,15 @@ func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
 			}
 			j.obj().key("domain").s(d.String()).key("stats").obj()
 			writeJSONStat(j, &ds.Total)
-			j.key("operations").obj()
-			for _, k := range ds.sorted() {
-				j.key(k).obj()
+			// rocprofv3 serialises its std::map of operations as cereal
+			// does any map: a list of {"key", "value"}, by key.
+			j.key("operations").arr()
+			keys := ds.sorted()
+			sort.Strings(keys)
+			for _, k := range keys {
+				j.obj().key("key").s(k).key("value").obj()
 				writeJSONStat(j, ds.keys[k])
-				j.end()
+				j.end().end()
 			}
 			j.end().end().end()
 		}
@@ -314,6 +359,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 		j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).key("thread_id").u(uint64(d.TID))
 		j.key("dispatch_info")
 		writeJSONDispatchInfo(j, &d)
+		j.key("stream_id").handle(d.StreamID)
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
 		j.key("size").u(80).key("kind").i(sdkMemoryCopy).key("operation").u(uint64(c.Direction))
@@ -327,8 +373,10 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 		j.key("size").u(64).key("kind").i(sdkMemoryAllocation).key("operation").u(uint64(a.Operation))
 		writeJSONCorrelation(j, a.CorrelationID, 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
-		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").handle(a.Address)
+		// rocprofv3 writes the address as a hex string (as_hex(address, 16)).
+		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").s(hexAddress(a.Address))
 		j.key("allocation_size").u(a.Size)
+		j.key("stream_id").handle(0)
 	case tracing.KindScratchMemory:
 		s := r.ScratchMemory()
 		j.key("size").u(64).key("kind").i(sdkScratchMemory).key("operation").u(uint64(s.Operation))
@@ -373,7 +421,7 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
 			j.end() // records
 			d := dispatches[cur]
 			sym := p.Symbols[d.KernelID]
-			j.key("thread_id").u(uint64(d.TID))
+			j.key("thread_id").u(uint64(d.TID)).key("stream_id").handle(d.StreamID)
 			if sym != nil {
 				j.key("arch_vgpr_count").u(uint64(sym.VGPRCount)).key("accum_vgpr_count").u(uint64(sym.AGPRCount))
 				j.key("sgpr_count").u(uint64(sym.SGPRCount)).key("lds_block_size_v").u(uint64((sym.GroupSegmentSize + 511) / 512 * 512))
@@ -403,4 +451,10 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
 		closeGroup()
 	}
 	j.end().end()
+}
+
+// hexAddress is rocprofv3's as_hex(address, 16): "0x" and at least 16
+// zero-padded hex digits.
+func hexAddress(a uint64) string {
+	return fmt.Sprintf("0x%016x", a)
 }

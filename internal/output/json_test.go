@@ -110,7 +110,9 @@ func TestJSONLayoutAndCounts(t *testing.T) {
 		require.Equal(t, 1, p.BufferRecords["marker_api"][0].Operation, "roctxThreadRangeA")
 		require.Len(t, p.Strings.MarkerAPI, 16)
 		require.Equal(t, "iteration 0", p.Strings.MarkerAPI[0].Value)
-		require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)", p.KernelSymbols[0].FormattedKernelName)
+		// Indexed by kernel id, as rocprofv3 writes it: entry 0 is empty.
+		require.Equal(t, "", p.KernelSymbols[0].FormattedKernelName)
+		require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)", p.KernelSymbols[1].FormattedKernelName)
 		require.Len(t, p.Summary, 7)
 		require.Equal(t, []float64{10, 11}, []float64{p.CallbackRecords.CounterCollection[0].Records[0].Value, p.CallbackRecords.CounterCollection[0].Records[1].Value})
 	}

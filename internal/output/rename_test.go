@@ -150,8 +150,8 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 		require.Len(t, doc.Tool, 1)
 		p := doc.Tool[0]
-		require.Len(t, p.KernelSymbols, 1)
-		require.Equal(t, "addition_kernel", p.KernelSymbols[0].FormattedKernelName)
+		require.Len(t, p.KernelSymbols, 2, "indexed by kernel id, entry 0 empty")
+		require.Equal(t, "addition_kernel", p.KernelSymbols[1].FormattedKernelName)
 		var ext []uint64
 		for _, d := range p.BufferRecords.KernelDispatch {
 			require.EqualValues(t, 1, d.DispatchInfo.KernelID)

@@ -336,6 +336,17 @@ func outputOptions(c *options.Config) output.Options {
 			"output_format": strings.Join(c.OutputFormat, ","),
 			"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
 			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
+			// rocprofv3's output_config names these as below; readers (its
+			// summary test) check them in metadata.config.
+			"summary": c.Summary.On(), "summary_per_domain": c.SummaryPerDomain.On(),
+			"summary_groups": append([]string{}, c.SummaryGroups...),
+			"summary_unit":   summaryUnit(c.SummaryUnits),
+			"summary_file":   summaryFile(c.SummaryOutputFile),
+			"csv_output":     hasFormat(c.OutputFormat, "csv"),
+			"json_output":    hasFormat(c.OutputFormat, "json"),
+			"pftrace_output": hasFormat(c.OutputFormat, "pftrace"),
+			"otf2_output":    hasFormat(c.OutputFormat, "otf2"),
+			"rocpd_output":   hasFormat(c.OutputFormat, "rocpd"),
 		},
 	}
 }
@@ -344,4 +355,31 @@ func outputOptions(c *options.Config) output.Options {
 func agentIndex(s string) output.AgentIndex {
 	a, _ := output.ParseAgentIndex(s)
 	return a
+}
+
+// hasFormat reports whether -f names a format (in any case, as -f accepts).
+func hasFormat(formats []string, name string) bool {
+	for _, f := range formats {
+		if strings.EqualFold(f, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// summaryUnit is rocprofv3's summary_unit: nsec unless -u says otherwise.
+func summaryUnit(u string) string {
+	if u == "" {
+		return "nsec"
+	}
+	return u
+}
+
+// summaryFile is rocprofv3's summary_file: the --summary-output-file name,
+// "stderr" (where its tables go) without one.
+func summaryFile(f string) string {
+	if f == "" {
+		return "stderr"
+	}
+	return f
 }
