@@ -147,7 +147,7 @@ func TestBadInputGivesOneLineErrors(t *testing.T) {
 		{[]string{"--kernel-trace", "--", "definitely-not-an-app"}, 127, "not found"},
 		{[]string{"--kernel-trace", "-d", notDir, "--", "true"}, 1, "not writable"},
 		{[]string{"--kernel-trace"}, 2, "no application provided"},
-		{[]string{"--rccl-trace", "--", "true"}, 2, "not supported yet"},
+		{[]string{"--rocdecode-trace", "--", "true"}, 2, "not supported yet"},
 	} {
 		r := runCLI(t, env, tc.args...)
 		require.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)

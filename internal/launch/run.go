@@ -435,6 +435,11 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 					i+1, spoolDir, werr, spoolDir, strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
 			}
 		}
+		if keep := envLookup(r.Environ, KeepSpoolsEnv); keep != "" {
+			if err := keepSpools(keep, spoolDir, i+1); err != nil {
+				return nil, err
+			}
+		}
 		res.Passes = append(res.Passes, pr)
 		res.ExitStatus = proc.ExitStatus
 		progress.done()

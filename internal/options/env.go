@@ -35,6 +35,7 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		{c.MemoryCopyTrace, "ROCPROF_MEMORY_COPY_TRACE"},
 		{c.MemoryAllocationTrace, "ROCPROF_MEMORY_ALLOCATION_TRACE"},
 		{c.ScratchMemoryTrace, "ROCPROF_SCRATCH_MEMORY_TRACE"},
+		{c.RcclTrace, "ROCPROF_RCCL_API_TRACE"},
 		{c.GroupByQueue, "ROCPROF_GROUP_BY_QUEUE"},
 		{c.OutputConfig, "ROCPROF_OUTPUT_CONFIG_FILE"},
 		{c.Stats, "ROCPROF_STATS"},

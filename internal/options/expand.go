@@ -48,10 +48,12 @@ func (c *Config) expandAggregates() []string {
 		c.KernelTrace.setIfUnset(True)
 		c.MemoryCopyTrace.setIfUnset(True)
 	}
-	// RCCL, rocDecode and rocJPEG are not part of ROCm 5.2.3, so no process can
-	// call them: an aggregate that switches them on records nothing there.
-	// Explicit use was rejected by checkSupported.
-	c.RcclTrace, c.RocdecodeTrace, c.RocjpegTrace = False, False, False
+	// rocDecode and rocJPEG are in no runtime of the ROCm matrix, so no
+	// process can call them: an aggregate that switches them on records
+	// nothing there. Explicit use was rejected by checkSupported. (RCCL is
+	// traced by the preload library's interposers: Debian's RCCL 5.4.3 and
+	// 7.2.4, docs/rocm-libraries.md.)
+	c.RocdecodeTrace, c.RocjpegTrace = False, False
 	return nil
 }
 

@@ -107,12 +107,12 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestNotSupportedYetIsAnError(t *testing.T) {
-	cl, err := ParseArgs([]string{"--rccl-trace", "--", "a"})
+	cl, err := ParseArgs([]string{"--rocdecode-trace", "--", "a"})
 	require.NoError(t, err)
 	_, err = Resolve(cl, Sources{LookupEnv: noEnv})
 	require.ErrorContains(t, err, "not supported yet")
 	// Switching it off explicitly is fine.
-	resolve(t, "--sys-trace", "--rccl-trace=no", "--", "a")
+	resolve(t, "--sys-trace", "--rocdecode-trace=no", "--", "a")
 }
 
 func TestTextInputThreePasses(t *testing.T) {

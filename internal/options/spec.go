@@ -155,7 +155,7 @@ var Specs = []Spec{
 	boolOpt("hsa-trace", "", "hsa_trace", gBasic, "", "HSA API: core, AMD extension, image and finalizer",
 		func(c *Config) *Tri { return &c.HsaTrace }),
 	boolOpt("rccl-trace", "", "rccl_trace", gBasic, "ROCPROF_RCCL_API_TRACE", "RCCL API",
-		func(c *Config) *Tri { return &c.RcclTrace }).notSupported("RCCL is not part of ROCm 5.2.3 on Debian"),
+		func(c *Config) *Tri { return &c.RcclTrace }),
 	boolOpt("kokkos-trace", "", "kokkos_trace", gBasic, "", "Kokkos Tools regions (implies --marker-trace --kernel-rename)",
 		func(c *Config) *Tri { return &c.KokkosTrace }).notSupported("the Kokkos Tools library is not built yet"),
 	boolOpt("rocdecode-trace", "", "rocdecode_trace", gBasic, "ROCPROF_ROCDECODE_API_TRACE", "rocDecode API",

@@ -1,6 +1,7 @@
 package tracing_test
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,7 @@ int main(void) {
   printf("%zu %zu %zu %zu\n", offsetof(rpg_kernel_dispatch_rec, grid),
     offsetof(rpg_agent_info_rec, logical_node_type_id), offsetof(rpg_agent_info_rec, name),
     offsetof(rpg_spool_header, fork_generation));
+  printf("%zu %d %d\n", sizeof(rpg_rccl_tail), RPG_KIND_RCCL_API, RPG_API_RCCL);
   return 0;
 }`
 	dir := t.TempDir()
@@ -40,7 +42,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -57,4 +59,5 @@ int main(void) {
 	require.Equal(t, uint32(tracing.HeaderFixedSize), sizes[12])
 	require.Equal(t, strconv.Itoa(tracing.APICompactSize)+" 16", lines[1])
 	require.Equal(t, "72 400 408 88", lines[2])
+	require.Equal(t, fmt.Sprintf("8 %d %d", tracing.KindRCCLAPI, tracing.DomainRCCL), lines[3])
 }

@@ -31,12 +31,15 @@ func (s String) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// AppendBinary appends the published record; the kind (HIP or HSA) follows
-// from the domain.
+// AppendBinary appends the published record; the kind (HIP, HSA or RCCL)
+// follows from the domain.
 func (a APICall) AppendBinary(b []byte) ([]byte, error) {
 	k := KindHSAAPI
-	if a.Domain == DomainHIPRuntime || a.Domain == DomainHIPCompiler {
+	switch a.Domain {
+	case DomainHIPRuntime, DomainHIPCompiler:
 		k = KindHIPAPI
+	case DomainRCCL:
+		k = KindRCCLAPI
 	}
 	b, o := begin(b, k, len(a.Args))
 	r := b[o:]

@@ -25,12 +25,15 @@ const (
 	// kindClock converts the tick stamps of later version-3 API records in
 	// its chunk; the reader consumes it too.
 	kindClock Kind = 14
-	kindLast  Kind = 15
+	// KindRCCLAPI is an RCCL call: an API record (APICall) whose argument
+	// blob starts with the RCCL tail (RCCLCall).
+	KindRCCLAPI Kind = 15
+	kindLast    Kind = 16
 )
 
 var kindNames = [...]string{"", "STRING", "HIP_API", "HSA_API", "MARKER", "KERNEL_DISPATCH",
 	"MEMORY_COPY", "MEMORY_ALLOCATION", "SCRATCH_MEMORY", "KERNEL_SYMBOL", "CODE_OBJECT",
-	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD", "CLOCK"}
+	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD", "CLOCK", "RCCL_API"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindLast {
@@ -55,14 +58,17 @@ const (
 	DomainMarkerControl   APIDomain = 8
 	DomainMarkerName      APIDomain = 9
 	DomainMarkerCoreRange APIDomain = 10
-	domainLast            APIDomain = 11
+	// DomainRCCL is rocprofv3's RCCL_API; its function ids are
+	// rocprofiler_rccl_api_id_t's (RCCLFunctions).
+	DomainRCCL APIDomain = 11
+	domainLast APIDomain = 12
 )
 
 // domainNames are rocprofv3's buffer-tracing kind names, as the CSV Domain
 // column prints them.
 var domainNames = [...]string{"", "HIP_RUNTIME_API_EXT", "HIP_COMPILER_API_EXT", "HSA_CORE_API",
 	"HSA_AMD_EXT_API", "HSA_IMAGE_EXT_API", "HSA_FINALIZE_EXT_API", "MARKER_CORE_API",
-	"MARKER_CONTROL_API", "MARKER_NAME_API", "MARKER_CORE_RANGE_API"}
+	"MARKER_CONTROL_API", "MARKER_NAME_API", "MARKER_CORE_RANGE_API", "RCCL_API"}
 
 // String returns rocprofv3's name for the domain, e.g. HIP_RUNTIME_API_EXT.
 func (d APIDomain) String() string {

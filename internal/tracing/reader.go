@@ -184,7 +184,7 @@ func (r *Reader) Next() bool {
 				r.nextChunk()
 				continue
 			}
-		case (rec[6] == 2 || rec[6] == 3) && (k == KindHIPAPI || k == KindHSAAPI):
+		case (rec[6] == 2 || rec[6] == 3) && (k == KindHIPAPI || k == KindHSAAPI || k == KindRCCLAPI):
 			if size < apiCompactSize || apiCompactSize+uint32(rec[11]) > size {
 				r.stats.Invalid++
 				r.nextChunk()
@@ -247,8 +247,12 @@ func (r *Reader) Bytes() []byte { return r.rec }
 // String decodes a KindString record.
 func (r *Reader) String() String { return decodeString(r.rec) }
 
-// APICall decodes a KindHIPAPI or KindHSAAPI record.
+// APICall decodes a KindHIPAPI, KindHSAAPI or KindRCCLAPI record (for the
+// last, Args holds the RCCL tail and the parameters: see RCCLCall).
 func (r *Reader) APICall() APICall { return decodeAPICall(r.rec, r.tid, &r.clock) }
+
+// RCCLCall decodes a KindRCCLAPI record.
+func (r *Reader) RCCLCall() RCCLCall { return DecodeRCCLCall(r.APICall()) }
 
 // Marker decodes a KindMarker record.
 func (r *Reader) Marker() Marker { return decodeMarker(r.rec) }

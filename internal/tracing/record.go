@@ -38,6 +38,7 @@ var fixedSize = [kindLast]uint32{
 	KindCounterSample:    48,
 	kindThread:           16,
 	kindClock:            32,
+	KindRCCLAPI:          48,
 }
 
 // APICompactSize is the fixed part of a version-2 (compact) API record
@@ -239,7 +240,7 @@ func tailLen(k Kind, rec []byte) uint64 {
 	switch k {
 	case KindString:
 		return uint64(le.Uint32(rec[12:]))
-	case KindHIPAPI, KindHSAAPI:
+	case KindHIPAPI, KindHSAAPI, KindRCCLAPI:
 		return uint64(le.Uint32(rec[20:]))
 	case KindMarker:
 		return uint64(le.Uint32(rec[20:]))

@@ -60,7 +60,8 @@ enum rpg_kind {
     RPG_KIND_COUNTER_SAMPLE = 12,   /* rpg_counter_sample_rec */
     RPG_KIND_THREAD = 13,           /* rpg_thread_rec: the chunk changes owner */
     RPG_KIND_CLOCK = 14,            /* rpg_clock_rec: converts later tick stamps of the chunk */
-    RPG_KIND_LAST = 15
+    RPG_KIND_RCCL_API = 15,         /* rpg_api_rec / rpg_api_rec2, RCCL tail (below) */
+    RPG_KIND_LAST = 16
 };
 
 /* API domains: rpg_api_rec.domain and rpg_marker_rec.domain. They double as
@@ -75,7 +76,8 @@ enum rpg_api_domain {
     RPG_API_MARKER_CORE = 7,
     RPG_API_MARKER_CONTROL = 8,
     RPG_API_MARKER_NAME = 9,
-    RPG_API_MARKER_CORE_RANGE = 10
+    RPG_API_MARKER_CORE_RANGE = 10,
+    RPG_API_RCCL = 11 /* rocprofv3's RCCL_API; functions numbered as rocprofiler_rccl_api_id_t */
 };
 
 /* String tables beyond the function-name tables (which use rpg_api_domain). */
@@ -242,6 +244,24 @@ typedef struct rpg_api_rec2 {
     uint64_t correlation_id;
     uint64_t start_ns;
 } rpg_api_rec2;
+
+/* RCCL calls (RPG_KIND_RCCL_API, domain RPG_API_RCCL) use the API records
+ * above, versions 1 to 3 as HIP's, with function = rocprofv3's
+ * rocprofiler_rccl_api_id_t (0 ncclAllGather ... 36 ncclCommDeregister).
+ * Their argument blob starts with the rpg_rccl_tail below, then holds every
+ * parameter of the call in declaration order, HIP's way: a u32 byte count,
+ * the bytes as passed (pointers as addresses, ncclUniqueId's 128 bytes by
+ * value), padded to 4. Only the application's calls are recorded: RCCL
+ * calling its own API while serving one is not.
+ *
+ * The RCCL wrapper does not make its call the thread's current correlation
+ * id: the HIP calls RCCL makes are traced as HIP calls (as rocprofv3 traces
+ * them), and the kernels and copies they cause carry those calls' ids. Ids
+ * increase on each thread, so the HIP calls made under an RCCL call are the
+ * HIP records of the same thread with correlation_id < id < end_correlation_id. */
+typedef struct rpg_rccl_tail {
+    uint64_t end_correlation_id; /* the first id the thread drew after the call returned */
+} rpg_rccl_tail;
 
 /* The TSC-to-CLOCK_BOOTTIME conversion for version-3 API records after it in
  * the same chunk: ns = this.ns + (ticks - this.tsc) * mult / 2^32 (ticks

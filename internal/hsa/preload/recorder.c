@@ -1104,6 +1104,7 @@ __attribute__((constructor)) static void rpg_init(void)
         {"ROCPROF_MEMORY_ALLOCATION_TRACE", RPG_DOMAIN_MEMORY_ALLOCATION},
         {"ROCPROF_SCRATCH_MEMORY_TRACE", RPG_DOMAIN_SCRATCH_MEMORY},
         {"ROCPROF_COUNTER_COLLECTION", RPG_DOMAIN_COUNTER},
+        {"ROCPROF_RCCL_API_TRACE", RPG_DOMAIN_RCCL},
     };
     uint32_t mask = 0;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)

@@ -47,7 +47,8 @@ enum rpg_domain_bit {
     RPG_DOMAIN_MEMORY_COPY = 1u << 8,       /* ROCPROF_MEMORY_COPY_TRACE */
     RPG_DOMAIN_MEMORY_ALLOCATION = 1u << 9, /* ROCPROF_MEMORY_ALLOCATION_TRACE */
     RPG_DOMAIN_SCRATCH_MEMORY = 1u << 10,   /* ROCPROF_SCRATCH_MEMORY_TRACE */
-    RPG_DOMAIN_COUNTER = 1u << 11           /* ROCPROF_COUNTER_COLLECTION */
+    RPG_DOMAIN_COUNTER = 1u << 11,          /* ROCPROF_COUNTER_COLLECTION */
+    RPG_DOMAIN_RCCL = 1u << 12              /* ROCPROF_RCCL_API_TRACE (rccl_trace.c) */
 };
 
 /* Enabled domains, fixed by the constructor. Read it directly. */
