@@ -7,12 +7,14 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// kernelRenamer implements --kernel-rename on the output side: a dispatch is
-// named after the innermost roctxRangePush..roctxRangePop range that was open
-// on its submitting thread when its HIP call was made. The spool holds each
-// push/pop pair as one thread-range marker with the push's correlation id
-// and, in RangeID, the pop's; a dispatch carries its HIP call's correlation
-// id and thread, so the lookup is ranges.Index.Find(tid, correlation id).
+// kernelRenamer implements --kernel-rename on the output side, as rocprofv3
+// does it: a dispatch is named after the message on top of its submitting
+// thread's ROCTx stack when its HIP call was made, where roctxRangePushA
+// and roctxMarkA push and roctxRangePop pops (ranges.Index). The spool holds
+// each push/pop pair as one thread-range marker with the push's correlation
+// id and, in RangeID, the pop's, and each mark with its own id; a dispatch
+// carries its HIP call's correlation id and thread, so the lookup is
+// ranges.Index.Find(tid, correlation id).
 //
 // Markers are written at the pop, after the dispatches they enclose, so the
 // index is filled during a writer's first (catalogue) pass and used in the
@@ -20,9 +22,9 @@ import (
 type kernelRenamer struct {
 	idx *ranges.Index
 	n   int
-	// ids numbers the range messages as rocprofv3's JSON does (its
+	// ids numbers the messages as rocprofv3's JSON does (its
 	// correlation_id.external): a message's id is the correlation id of
-	// the first push that carried it.
+	// the first push or mark that carried it.
 	ids map[string]uint64
 }
 
@@ -30,13 +32,20 @@ func newKernelRenamer() *kernelRenamer {
 	return &kernelRenamer{idx: ranges.New(), ids: map[string]uint64{}}
 }
 
-// addMarker records a marker if it is a thread (push/pop) range.
+// addMarker records a marker if it is a thread (push/pop) range or a mark.
 func (k *kernelRenamer) addMarker(m *tracing.Marker) {
-	if k == nil || m.Function != tracing.MarkerThreadRange || m.RangeID <= m.CorrelationID {
+	if k == nil {
 		return
 	}
 	msg := string(m.Message)
-	k.idx.Add(m.TID, m.CorrelationID, m.RangeID, msg)
+	switch {
+	case m.Function == tracing.MarkerThreadRange && m.RangeID > m.CorrelationID:
+		k.idx.Add(m.TID, m.CorrelationID, m.RangeID, msg)
+	case m.Function == tracing.MarkerMark:
+		k.idx.AddMark(m.TID, m.CorrelationID, msg)
+	default:
+		return
+	}
 	k.n++
 	if id, ok := k.ids[msg]; !ok || m.CorrelationID < id {
 		k.ids[msg] = m.CorrelationID

@@ -15,8 +15,11 @@ import (
 )
 
 // renameFixture: thread 11 pushes "outer" (corr 1, popped at 9) and, inside
-// it, "inner" (corr 3, popped at 6); dispatches at corr 2 (outer), 4
-// (inner), 7 (outer again), 10 (no range) and on thread 12 (no range there).
+// it, "inner" (corr 3, popped at 6), and marks "a mark" at 8; dispatches at
+// corr 2 (outer), 4 (inner), 7 (outer again), 10 and on thread 12 (no range
+// there). As in rocprofv3, the mark is pushed on the thread's rename stack
+// and the pop at 9 pops it, not "outer": the dispatch at 10 is still named
+// "outer".
 func renameFixture(t *testing.T, dir string) {
 	b := spooltest.New(tracing.ProcessInfo{PID: 500, PPID: 1, Hostname: "h"})
 	b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
@@ -65,7 +68,7 @@ func TestKernelRenameCSV(t *testing.T) {
 			require.Equal(t, []string{k}, names("counter_collection", 8))
 			continue
 		}
-		require.Equal(t, []string{`"outer"`, `"inner"`, `"outer"`, k, k}, names("kernel_trace", 7))
+		require.Equal(t, []string{`"outer"`, `"inner"`, `"outer"`, `"outer"`, k}, names("kernel_trace", 7))
 		require.Equal(t, []string{`"inner"`}, names("counter_collection", 8))
 		// kernel_stats.csv is keyed by the new names (sorted by total time).
 		require.ElementsMatch(t, []string{`"outer"`, `"inner"`, k}, names("kernel_stats", 0))
@@ -90,7 +93,7 @@ func TestKernelRenameOtherWriters(t *testing.T) {
 			return nil
 		}))
 		if rename {
-			require.Equal(t, []string{"outer", "inner", "outer", "addition_kernel", "addition_kernel"}, got)
+			require.Equal(t, []string{"outer", "inner", "outer", "outer", "addition_kernel"}, got)
 		} else {
 			require.Equal(t, []string{"addition_kernel", "addition_kernel", "addition_kernel",
 				"addition_kernel", "addition_kernel"}, got)
@@ -168,10 +171,11 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 			require.Zero(t, counterExt)
 			require.Empty(t, strs)
 		} else {
-			// outer was pushed with correlation id 1, inner with 3.
-			require.Equal(t, []uint64{1, 3, 1, 0, 0}, ext)
+			// outer was pushed with correlation id 1, inner with 3; the
+			// mark (8) is listed too, as rocprofv3 lists marks.
+			require.Equal(t, []uint64{1, 3, 1, 1, 0}, ext)
 			require.EqualValues(t, 3, counterExt, "the counter record is dispatch 2's, inside inner")
-			require.Equal(t, map[uint64]string{1: "outer", 3: "inner"}, strs)
+			require.Equal(t, map[uint64]string{1: "outer", 3: "inner", 8: "a mark"}, strs)
 		}
 
 		var pf bytes.Buffer

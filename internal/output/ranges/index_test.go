@@ -12,17 +12,17 @@ func TestFindInnermost(t *testing.T) {
 	x.Add(1, 1, 20, "outer")
 	x.Add(1, 10, 15, "sibling")
 	x.Add(1, 3, 8, "inner")
-	x.Add(1, 11, 12, "deep") // nothing strictly inside: never found
+	x.Add(1, 11, 12, "deep") // nothing strictly inside (ids are unique): never found
 	x.Add(2, 4, 6, "other thread")
 	for corr, want := range map[uint64]string{
-		2: "outer", 4: "inner", 7: "inner", 8: "outer", 9: "outer", 11: "sibling",
-		12: "sibling", 14: "sibling", 16: "outer", 19: "outer",
+		2: "outer", 4: "inner", 7: "inner", 9: "outer", 13: "sibling", 14: "sibling",
+		16: "outer", 19: "outer",
 	} {
 		got, ok := x.Find(1, corr)
 		require.True(t, ok, "corr %d", corr)
 		require.Equal(t, want, got, "corr %d", corr)
 	}
-	for _, corr := range []uint64{1, 20, 21, 100} {
+	for _, corr := range []uint64{1, 21, 100} {
 		_, ok := x.Find(1, corr)
 		require.False(t, ok, "corr %d is outside every range", corr)
 	}
@@ -39,4 +39,25 @@ func TestFindInnermost(t *testing.T) {
 	x.Add(1, 30, 30, "bad") // pop not after push: ignored
 	_, ok = x.Find(1, 30)
 	require.False(t, ok)
+}
+
+// TestMarksNameLikeRocprofv3 follows rocprofv3's kernel-rename stack: a mark
+// pushes its message for good, a pop pops whatever is on top (a mark too).
+func TestMarksNameLikeRocprofv3(t *testing.T) {
+	x := New()
+	x.AddMark(1, 2, "first")       // stack: first
+	x.Add(1, 4, 10, "range")       // push at 4: first range; pop at 10: first
+	x.AddMark(1, 12, "second")     // first second
+	x.Add(1, 14, 20, "outer")      // first second outer ... pop at 20
+	x.AddMark(1, 16, "inner mark") // first second outer "inner mark"; the pop at 20 pops the mark
+	for corr, want := range map[uint64]string{
+		3: "first", 5: "range", 11: "first", 13: "second", 15: "outer", 17: "inner mark",
+		21: "outer", 100: "outer",
+	} {
+		got, ok := x.Find(1, corr)
+		require.True(t, ok, "corr %d", corr)
+		require.Equal(t, want, got, "corr %d", corr)
+	}
+	_, ok := x.Find(1, 1)
+	require.False(t, ok, "before the first mark")
 }
