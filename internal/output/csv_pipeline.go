@@ -96,7 +96,7 @@ func (t *csvTurn) done() {
 }
 
 // writeProcess streams one spool's records into the set's files.
-func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
+func (g *csvGroup) writeProcess(p *csvProcess, r *spoolView) {
 	workers := csvFormatWorkers()
 	depth := 2*workers + 1
 	free := make(chan *csvBatch, depth)
@@ -134,9 +134,9 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *tracing.Reader) {
 	g.orphanCounterRows(p, counted)
 }
 
-// readBatches walks the spool: records in spool order, decoded and named,
+// readBatches walks the spool: records in rocprofv3's order (order.go), decoded and named,
 // in numbered batches handed to the formatting goroutines.
-func (g *csvGroup) readBatches(p *csvProcess, r *tracing.Reader, free <-chan *csvBatch,
+func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatch,
 	work chan<- *csvBatch) {
 	defer close(work)
 	var b *csvBatch
@@ -203,7 +203,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 		b := bt.out[d]
 		for i := range bt.api[d] {
 			a := &bt.api[d][i]
-			b = appendAPIRow(b, a.domain, a.name, pid, a.tid, a.corr, a.start, a.end)
+			b = appendAPIRow(b, a.domain, a.name, pid, a.tid, p.cid(a.corr), a.start, a.end)
 			b = append(b, '\n')
 		}
 		bt.out[d], bt.rows[d] = b, uint64(len(bt.api[d]))
@@ -223,7 +223,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendUint(b, d.KernelID)
 			b = appendQuoted(b, row.name)
 			b = append(b, ',')
-			b = appendUint(b, d.CorrelationID)
+			b = appendUint(b, p.cid(d.CorrelationID))
 			b = appendUint(b, d.Start)
 			b = appendUint(b, d.End)
 			b = appendUint(b, k.ldsBlockSize)
@@ -253,7 +253,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = append(b, ',')
 			b = appendQuoted(b, p.label(c.DstAgentNode))
 			b = append(b, ',')
-			b = appendUint(b, c.CorrelationID)
+			b = appendUint(b, p.cid(c.CorrelationID))
 			b = appendUint(b, c.Start)
 			b = appendDecimal(b, c.End)
 			b = append(b, '\n')
@@ -276,7 +276,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendUint(b, a.Size)
 			b = appendAddress(b, a.Address)
 			b = append(b, ',')
-			b = appendUint(b, a.CorrelationID)
+			b = appendUint(b, p.cid(a.CorrelationID))
 			b = appendUint(b, a.Start)
 			b = appendDecimal(b, a.End)
 			b = append(b, '\n')

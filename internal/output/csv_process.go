@@ -45,7 +45,11 @@ type csvProcess struct {
 	counts   [numDomains]uint64
 	stats    tracing.Stats
 	renamer  *kernelRenamer // --kernel-rename, nil when off
+	order    recordOrder    // rocprofv3's record order and correlation ids (order.go)
 }
+
+// cid is the correlation id rocprofv3 would give a record carrying raw.
+func (p *csvProcess) cid(raw uint64) uint64 { return p.order.ids.of(raw) }
 
 func newCSVProcess(path string, info tracing.ProcessInfo) *csvProcess {
 	return &csvProcess{path: path, info: info, strings: map[csvStringKey]string{},
@@ -78,6 +82,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 	var order []sumKey
 	for r.Next() {
 		k := r.Kind()
+		p.order.observe(r)
 		if d := kindDomain(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
 			p.bytes[d] += uint64(len(r.Bytes()))
 			p.counts[d]++
@@ -122,6 +127,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 		}
 	}
 	p.stats = r.Stats()
+	p.order.finish(r, cfg.HideMarkers)
 	if len(order) > 0 {
 		p.counters = map[uint64][]csvCounterSum{}
 		for _, k := range order {

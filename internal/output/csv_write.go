@@ -196,7 +196,8 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		}
 	}
 
-	// Pass 2: rows, in the order records come out of each spool.
+	// Pass 2: rows, in rocprofv3's order (completion order per kind; the
+	// positions noted in pass 1 stay valid: the spool is the same file).
 	for _, p := range procs {
 		r, err := tracing.Open(p.path)
 		if err != nil {
@@ -205,7 +206,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if cfg.HideMarkers {
 			r.Hide(tracing.KindMarker)
 		}
-		g.writeProcess(p, r)
+		g.writeProcess(p, newSpoolView(r, &p.order))
 		st := r.Stats()
 		_ = r.Close()
 		res.Processes = append(res.Processes, Process{PID: p.info.PID, Spool: p.path,
@@ -336,7 +337,7 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
 	for _, s := range sums {
 		b := f.begin()
-		b = appendUint(b, d.CorrelationID)
+		b = appendUint(b, p.cid(d.CorrelationID))
 		b = appendUint(b, d.DispatchID)
 		b = appendQuoted(b, p.label(d.AgentNode))
 		b = append(b, ',')

@@ -89,6 +89,9 @@ type process struct {
 	Begin, End uint64 // earliest start and latest end of any event
 	opts       *Options
 	renamer    *kernelRenamer // --kernel-rename: see dispatchName (rename.go)
+	// order puts records in rocprofv3's order and numbers correlation ids
+	// (order.go); writers print p.cid(raw) for every correlation id.
+	order recordOrder
 	// streams numbers recorded hipStream_t arguments (hipargs.go).
 	streams streamNumbers
 }
@@ -125,6 +128,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	}
 	for r.Next() {
 		k := r.Kind()
+		p.order.observe(r)
 		if k == tracing.KindMarker && opts.HideMarkers {
 			m := r.Marker() // recorded for the renames only
 			p.renamer.addMarker(&m)
@@ -238,9 +242,12 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	p.Queues = dropZero(p.Queues)
 	p.Streams = dropZero(p.Streams)
 	p.streams.sort()
-	r.Rewind()
+	p.order.finish(r, opts.HideMarkers)
 	return p, nil
 }
+
+// cid is the correlation id rocprofv3 would give a record carrying raw.
+func (p *process) cid(raw uint64) uint64 { return p.order.ids.of(raw) }
 
 func sortedKeys[K uint32 | uint64](m map[K]struct{}) []K {
 	out := make([]K, 0, len(m))
@@ -260,7 +267,7 @@ func dropZero(s []uint64) []uint64 {
 
 // openEach opens every spool of the input in turn, scans its catalogue and
 // hands the rewound reader to fn. Only one spool is mapped at a time.
-func (in *Input) openEach(fn func(p *process, r *tracing.Reader) error) error {
+func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
 	for _, path := range in.Spools {
 		r, err := tracing.Open(path)
 		if err != nil {
@@ -271,7 +278,7 @@ func (in *Input) openEach(fn func(p *process, r *tracing.Reader) error) error {
 			if in.Options.HideMarkers {
 				r.Hide(tracing.KindMarker)
 			}
-			err = fn(p, r)
+			err = fn(p, newSpoolView(r, &p.order))
 		}
 		cerr := r.Close()
 		var pe *os.PathError

@@ -78,7 +78,7 @@ func WriteJSON(w io.Writer, in *Input) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	j := newJSONWriter(bw)
 	j.obj().key("rocprofiler-sdk-tool").arr()
-	err := in.openEach(func(p *process, r *tracing.Reader) error {
+	err := in.openEach(func(p *process, r *spoolView) error {
 		writeJSONProcess(j, p, r)
 		return j.err
 	})
@@ -90,7 +90,7 @@ func WriteJSON(w io.Writer, in *Input) error {
 	return j.flush()
 }
 
-func writeJSONProcess(j *jsonWriter, p *process, r *tracing.Reader) {
+func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	o := p.opts
 	info := &p.Info
 	j.obj()
@@ -266,7 +266,7 @@ func writeJSONStat(j *jsonWriter, s *stat) {
 	j.key("stddev").f(s.StdDev()).key("variance").f(s.Variance())
 }
 
-func writeJSONStrings(j *jsonWriter, p *process, r *tracing.Reader) {
+func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 	// Operation tables must cover every id the records use.
 	maxOp := map[tracing.APIDomain]uint32{}
 	r.Rewind()
@@ -305,7 +305,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *tracing.Reader) {
 		if r.Kind() == tracing.KindMarker {
 			m := r.Marker()
 			if m.Function.CarriesMessage() {
-				j.obj().key("key").u(m.CorrelationID).key("value").s(string(m.Message)).end()
+				j.obj().key("key").u(p.cid(m.CorrelationID)).key("value").s(string(m.Message)).end()
 			}
 		}
 	}
@@ -314,7 +314,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *tracing.Reader) {
 	// by correlation_id.external.
 	j.key("correlation_id").obj().key("external").arr()
 	for _, e := range p.renamer.renameStrings() {
-		j.obj().key("key").u(e.id).key("value").s(e.msg).end()
+		j.obj().key("key").u(p.cid(e.id)).key("value").s(e.msg).end()
 	}
 	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
@@ -332,13 +332,13 @@ func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {
 // correlation_id.external names the enclosing range (as in rocprofv3). A HIP
 // call carries its recorded arguments as rocprofv3's HIP "_EXT" records do:
 // "args", a list of {type, name, value}.
-func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDecoder) {
+func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) {
 	j.obj()
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI:
 		a := r.APICall()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
-		writeJSONCorrelation(j, a.CorrelationID, 0)
+		writeJSONCorrelation(j, p.cid(a.CorrelationID), 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
 		if list := args.decode(&a); list != nil {
 			j.key("args").arr()
@@ -350,12 +350,12 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 	case tracing.KindMarker:
 		m := r.Marker()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(m.Domain))).key("operation").i(int64(sdkMarkerOp(m.Domain, m.Function)))
-		writeJSONCorrelation(j, m.CorrelationID, 0)
+		writeJSONCorrelation(j, p.cid(m.CorrelationID), 0)
 		j.key("start_timestamp").u(m.Start).key("end_timestamp").u(m.End).key("thread_id").u(uint64(m.TID))
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
 		j.key("size").u(120).key("kind").i(sdkKernelDispatch).key("operation").i(2)
-		writeJSONCorrelation(j, d.CorrelationID, p.renamer.external(d.TID, d.CorrelationID))
+		writeJSONCorrelation(j, p.cid(d.CorrelationID), p.cid(p.renamer.external(d.TID, d.CorrelationID)))
 		j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).key("thread_id").u(uint64(d.TID))
 		j.key("dispatch_info")
 		writeJSONDispatchInfo(j, &d)
@@ -363,7 +363,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
 		j.key("size").u(80).key("kind").i(sdkMemoryCopy).key("operation").u(uint64(c.Direction))
-		writeJSONCorrelation(j, c.CorrelationID, 0)
+		writeJSONCorrelation(j, p.cid(c.CorrelationID), 0)
 		j.key("start_timestamp").u(c.Start).key("end_timestamp").u(c.End).key("thread_id").u(uint64(c.TID))
 		j.key("dst_agent_id").handle(uint64(c.DstAgentNode)).key("src_agent_id").handle(uint64(c.SrcAgentNode))
 		j.key("bytes").u(c.Bytes).key("dst_address").handle(c.DstAddress).key("src_address").handle(c.SrcAddress)
@@ -371,7 +371,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 	case tracing.KindMemoryAllocation:
 		a := r.MemoryAllocation()
 		j.key("size").u(64).key("kind").i(sdkMemoryAllocation).key("operation").u(uint64(a.Operation))
-		writeJSONCorrelation(j, a.CorrelationID, 0)
+		writeJSONCorrelation(j, p.cid(a.CorrelationID), 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
 		// rocprofv3 writes the address as a hex string (as_hex(address, 16)).
 		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").s(hexAddress(a.Address))
@@ -380,7 +380,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *tracing.Reader, args *argDeco
 	case tracing.KindScratchMemory:
 		s := r.ScratchMemory()
 		j.key("size").u(64).key("kind").i(sdkScratchMemory).key("operation").u(uint64(s.Operation))
-		writeJSONCorrelation(j, s.CorrelationID, 0)
+		writeJSONCorrelation(j, p.cid(s.CorrelationID), 0)
 		j.key("start_timestamp").u(s.Start).key("end_timestamp").u(s.End).key("thread_id").u(uint64(s.TID))
 		j.key("agent_id").handle(uint64(s.AgentNode)).key("queue_id").handle(s.QueueID)
 		j.key("flags").u(uint64(s.Flags)).key("allocation_size").u(s.Size)
@@ -400,7 +400,7 @@ func writeJSONDispatchInfo(j *jsonWriter, d *tracing.KernelDispatch) {
 // writeJSONCounterRecords writes callback_records.counter_collection: one
 // element per dispatch with its per-instance values. Samples of a dispatch
 // are consecutive in the spool (the shim writes them together).
-func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
+func writeJSONCounterRecords(j *jsonWriter, p *process, r *spoolView) {
 	j.key("callback_records").obj().key("counter_collection").arr()
 	if p.Counts[domCounter] > 0 {
 		dispatches := map[uint64]tracing.KernelDispatch{}
@@ -440,7 +440,7 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *tracing.Reader) {
 				cur, open = c.DispatchID, true
 				d := dispatches[cur]
 				j.obj().key("dispatch_data").obj().key("size").u(120)
-				writeJSONCorrelation(j, d.CorrelationID, p.renamer.external(d.TID, d.CorrelationID))
+				writeJSONCorrelation(j, p.cid(d.CorrelationID), p.cid(p.renamer.external(d.TID, d.CorrelationID)))
 				j.key("dispatch_info")
 				writeJSONDispatchInfo(j, &d)
 				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()

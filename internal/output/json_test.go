@@ -106,8 +106,18 @@ func TestJSONLayoutAndCounts(t *testing.T) {
 		require.Equal(t, 2, p.BufferRecords["kernel_dispatch"][0].Operation)
 		require.Equal(t, 10, p.BufferRecords["memory_copy"][0].Kind)
 		require.Equal(t, 1, p.BufferRecords["memory_copy"][0].Operation)
-		require.Equal(t, 32, p.BufferRecords["marker_api"][0].Kind)
-		require.Equal(t, 1, p.BufferRecords["marker_api"][0].Operation, "roctxThreadRangeA")
+		// Records come in completion order (rocprofv3's buffers), whatever
+		// kind of marker: the fixture's control calls end first.
+		var threadRanges int
+		for k, m := range p.BufferRecords["marker_api"] {
+			if k > 0 {
+				require.GreaterOrEqual(t, m.End, p.BufferRecords["marker_api"][k-1].End)
+			}
+			if m.Kind == 32 && m.Operation == 1 { // roctxThreadRangeA
+				threadRanges++
+			}
+		}
+		require.NotZero(t, threadRanges)
 		require.Len(t, p.Strings.MarkerAPI, 16)
 		require.Equal(t, "iteration 0", p.Strings.MarkerAPI[0].Value)
 		// Indexed by kernel id, as rocprofv3 writes it: entry 0 is empty.

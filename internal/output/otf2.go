@@ -228,7 +228,7 @@ func WriteOTF2(path string, in *Input) error {
 		return err
 	}
 	t := &otf2Trace{a: a, regions: map[string]uint32{}, locs: map[string]uint64{}}
-	err = in.openEach(func(p *process, r *tracing.Reader) error {
+	err = in.openEach(func(p *process, r *spoolView) error {
 		group := uint32(len(t.groups))
 		t.groups = append(t.groups, fmt.Sprintf("process %d (%s)", p.Info.PID, p.Info.Hostname))
 		return t.writeProcess(group, p, r)
@@ -248,7 +248,7 @@ func WriteOTF2(path string, in *Input) error {
 	return stage.Commit(name, name+".def", name+".otf2")
 }
 
-func (t *otf2Trace) writeProcess(group uint32, p *process, r *tracing.Reader) error {
+func (t *otf2Trace) writeProcess(group uint32, p *process, r *spoolView) error {
 	host := func(cat string, tid uint32) uint64 {
 		return t.location(group, fmt.Sprintf("%s thread %d", cat, tid))
 	}

@@ -305,7 +305,7 @@ type pqCounterSum struct {
 // counterSums reads a process's counter samples and rewinds: per
 // dispatch, each counter's instances summed, in counter id order. Counter
 // runs serialise their dispatches, so the sampled dispatches are few.
-func counterSums(p *process, r *tracing.Reader) map[uint64][]pqCounterSum {
+func counterSums(p *process, r *spoolView) map[uint64][]pqCounterSum {
 	sums := map[uint64][]pqCounterSum{}
 	for r.Next() {
 		if r.Kind() != tracing.KindCounterSample {
@@ -345,7 +345,7 @@ func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelD
 			t.dictString(6, n, p.dispatchName(d))
 			b.u64(7, n, uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
 			b.u32(8, n, d.Workgroup[0]*d.Workgroup[1]*d.Workgroup[2])
-			b.times(12, n, d.CorrelationID, d.Start, d.End)
+			b.times(12, n, p.cid(d.CorrelationID), d.Start, d.End)
 		} else {
 			b.u32(1, n, 0)
 			b.u64(3, n, 0)
@@ -370,7 +370,7 @@ func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelD
 	return nil
 }
 
-func (w *pqWriter) process(p *process, r *tracing.Reader) error {
+func (w *pqWriter) process(p *process, r *spoolView) error {
 	for _, t := range w.tables {
 		if t != nil {
 			t.newProcess()
@@ -404,7 +404,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			if key := uint64(a.Domain)<<32 | uint64(a.Function); !t.dictID(3, n, key) {
 				t.dictAdd(3, n, key, p.funcName(a.Domain, a.Function))
 			}
-			b.times(4, n, a.CorrelationID, a.Start, a.End)
+			b.times(4, n, p.cid(a.CorrelationID), a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()
 			b.i32(0, n, pid)
@@ -420,7 +420,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			} else {
 				t.dictString(4, n, m.Function.String())
 			}
-			b.times(5, n, m.CorrelationID, m.Start, m.End)
+			b.times(5, n, p.cid(m.CorrelationID), m.Start, m.End)
 		case tracing.KindKernelDispatch:
 			k := r.KernelDispatch()
 			b.i32(0, n, pid)
@@ -438,7 +438,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			} else if !t.dictID(8, n, k.KernelID) {
 				t.dictAdd(8, n, k.KernelID, p.kernelName(k.KernelID))
 			}
-			b.times(9, n, k.CorrelationID, k.Start, k.End)
+			b.times(9, n, p.cid(k.CorrelationID), k.Start, k.End)
 			for i := 0; i < 3; i++ {
 				b.u32(13+i, n, k.Grid[i])
 				b.u32(16+i, n, k.Workgroup[i])
@@ -461,7 +461,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			b.u32(3, n, c.SrcAgentNode)
 			b.u32(4, n, c.DstAgentNode)
 			b.u64(5, n, c.StreamID)
-			b.times(6, n, c.CorrelationID, c.Start, c.End)
+			b.times(6, n, p.cid(c.CorrelationID), c.Start, c.End)
 			b.u64(10, n, c.Bytes)
 			b.u64(11, n, c.SrcAddress)
 			b.u64(12, n, c.DstAddress)
@@ -473,7 +473,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 				t.dictAdd(2, n, uint64(a.Operation), a.Operation.String())
 			}
 			b.u32(3, n, a.AgentNode)
-			b.times(4, n, a.CorrelationID, a.Start, a.End)
+			b.times(4, n, p.cid(a.CorrelationID), a.Start, a.End)
 			b.u64(8, n, a.Address)
 			b.u64(9, n, a.Size)
 		case tracing.KindScratchMemory:
@@ -485,7 +485,7 @@ func (w *pqWriter) process(p *process, r *tracing.Reader) error {
 			}
 			b.u32(3, n, s.AgentNode)
 			b.u64(4, n, s.QueueID)
-			b.times(5, n, s.CorrelationID, s.Start, s.End)
+			b.times(5, n, p.cid(s.CorrelationID), s.Start, s.End)
 			b.u32(9, n, s.Flags)
 			b.u64(10, n, s.Size)
 		}

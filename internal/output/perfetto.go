@@ -147,7 +147,7 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 func WritePerfetto(w io.Writer, in *Input) error {
 	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
 		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}}
-	err := in.openEach(func(p *process, r *tracing.Reader) error {
+	err := in.openEach(func(p *process, r *spoolView) error {
 		pw.writeProcess(p, r)
 		return pw.err
 	})
@@ -160,7 +160,7 @@ func WritePerfetto(w io.Writer, in *Input) error {
 	return pw.w.Flush()
 }
 
-func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
+func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 	pid := p.Info.PID
 	procTrack := uuidOf("process", pid, p.Info.StartBoottimeNs)
 	name := "process"
@@ -297,11 +297,11 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			}
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
-			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(a.CorrelationID), a.Start, a.End)
+			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(p.cid(a.CorrelationID)), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", a.Domain.String())
 			pw.annS("operation", p.funcName(a.Domain, a.Function))
-			pw.annU("corr_id", a.CorrelationID)
+			pw.annU("corr_id", p.cid(a.CorrelationID))
 			// The call's arguments, one annotation each (name: value), as
 			// rocprofv3's ROCpd-to-Perfetto conversion shows them.
 			for _, arg := range args.decode(&a) {
@@ -316,11 +316,11 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			m := r.Marker()
 			t := threadTrack(m.TID)
 			t, t0, t1 := place(t, m.Start, m.End)
-			pw.beginSlice(t, domains[domMarker].category, markerName(&m), flow(m.CorrelationID), m.Start, m.End)
+			pw.beginSlice(t, domains[domMarker].category, markerName(&m), flow(p.cid(m.CorrelationID)), m.Start, m.End)
 			pw.annU("tid", uint64(m.TID))
 			pw.annS("kind", m.Domain.String())
 			pw.annS("operation", m.Function.String())
-			pw.annU("corr_id", m.CorrelationID)
+			pw.annU("corr_id", p.cid(m.CorrelationID))
 			pw.endSlice(t, t0, t1)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
@@ -336,10 +336,10 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				t = cached(trackKey{2, d.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", d.StreamID)) })
 			}
 			t, t0, t1 := place(t, d.Start, d.End)
-			pw.beginSlice(t, domains[domKernel].category, p.kernelDemangled(d.KernelID), flow(d.CorrelationID), d.Start, d.End)
+			pw.beginSlice(t, domains[domKernel].category, p.kernelDemangled(d.KernelID), flow(p.cid(d.CorrelationID)), d.Start, d.End)
 			pw.annU("tid", uint64(d.TID))
 			pw.annS("kind", "KERNEL_DISPATCH")
-			pw.annU("corr_id", d.CorrelationID)
+			pw.annU("corr_id", p.cid(d.CorrelationID))
 			pw.annU("stream_ID", d.StreamID)
 			pw.annS("agent", p.agentLabel(d.AgentNode, "-"))
 			pw.annS("agent_type", p.agentType(d.AgentNode))
@@ -365,11 +365,11 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 				t = cached(trackKey{2, c.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", c.StreamID)) })
 			}
 			t, t0, t1 := place(t, c.Start, c.End)
-			pw.beginSlice(t, domains[domCopy].category, c.Direction.String(), flow(c.CorrelationID), c.Start, c.End)
+			pw.beginSlice(t, domains[domCopy].category, c.Direction.String(), flow(p.cid(c.CorrelationID)), c.Start, c.End)
 			pw.annU("tid", uint64(c.TID))
 			pw.annS("kind", "MEMORY_COPY")
 			pw.annS("operation", c.Direction.String())
-			pw.annU("corr_id", c.CorrelationID)
+			pw.annU("corr_id", p.cid(c.CorrelationID))
 			pw.annU("stream_ID", c.StreamID)
 			pw.annS("src_agent", p.agentLabel(c.SrcAgentNode, "-"))
 			pw.annS("dst_agent", p.agentLabel(c.DstAgentNode, "-"))
@@ -384,10 +384,10 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			a := r.MemoryAllocation()
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
-			pw.beginSlice(t, domains[domAlloc].category, a.Operation.String(), flow(a.CorrelationID), a.Start, a.End)
+			pw.beginSlice(t, domains[domAlloc].category, a.Operation.String(), flow(p.cid(a.CorrelationID)), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", "MEMORY_ALLOCATION")
-			pw.annU("corr_id", a.CorrelationID)
+			pw.annU("corr_id", p.cid(a.CorrelationID))
 			pw.annU("address", a.Address)
 			pw.annU("allocation_size", a.Size)
 			pw.endSlice(t, t0, t1)
@@ -402,7 +402,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *tracing.Reader) {
 			s := r.ScratchMemory()
 			t := threadTrack(s.TID)
 			t, t0, t1 := place(t, s.Start, s.End)
-			pw.beginSlice(t, domains[domScratch].category, s.Operation.String(), flow(s.CorrelationID), s.Start, s.End)
+			pw.beginSlice(t, domains[domScratch].category, s.Operation.String(), flow(p.cid(s.CorrelationID)), s.Start, s.End)
 			pw.annU("tid", uint64(s.TID))
 			pw.annS("kind", "SCRATCH_MEMORY")
 			pw.annU("queue", s.QueueID)

@@ -81,7 +81,7 @@ func (ps *pfPlaces) at(seq uint32) (pfPlace, bool) {
 }
 
 // pfSliceOf returns the track and interval of a record that is a slice.
-func pfSliceOf(p *process, r *tracing.Reader) (pfTrackKey, uint64, uint64, bool) {
+func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI:
 		a := r.APICall()
@@ -115,7 +115,7 @@ func pfSliceOf(p *process, r *tracing.Reader) (pfTrackKey, uint64, uint64, bool)
 // to move or cut; records are numbered from 1 as r.Next returns them. The
 // reader is rewound for the writing pass. It holds 24 bytes per slice
 // while it works (one array, sized from the catalogue's counts).
-func perfettoLayout(p *process, r *tracing.Reader) *pfPlaces {
+func perfettoLayout(p *process, r *spoolView) *pfPlaces {
 	var n uint64
 	for _, d := range [...]domain{domHIP, domHSA, domMarker, domKernel, domCopy, domAlloc, domScratch} {
 		n += p.Counts[d]

@@ -186,8 +186,9 @@ func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 			TID: 10, Start: start, End: end, Message: []byte(name)}
 	}
 	// Host thread: A encloses C; B crosses A's end by 5 ns; E and D touch
-	// at 300 but D was written first; F and its same-start child G, child
-	// written first (API calls are written when they return).
+	// at 300 and D is recorded first (the writers put records in completion
+	// order, so E comes first and D nests after it); F and its same-start
+	// child G, child written first (API calls are written when they return).
 	for _, m := range []tracing.Marker{
 		rng("A", 100, 200), rng("C", 120, 130), rng("B", 150, 205),
 		rng("D", 300, 400), rng("E", 250, 300),
@@ -225,7 +226,7 @@ func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 		want := map[string]nestSlice{
 			"A": {"A", "app", 100, 200}, "C": {"C", "app", 120, 130},
 			"B": {"B", "app (overlap 1)", 150, 205},
-			"E": {"E", "app", 250, 300}, "D": {"D", "app (overlap 1)", 300, 400},
+			"E": {"E", "app", 250, 300}, "D": {"D", "app", 300, 400},
 			"F": {"F", "app", 700, 800}, "G": {"G", "app (overlap 1)", 700, 750},
 		}
 		for name, w := range want {
@@ -241,12 +242,13 @@ func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 		require.Equal(t, nestSlice{"K3", gpu, 3000, 3500}, got["K3"])
 		require.Equal(t, nestSlice{"K5", gpu, 5000, 5000}, got["K5"])
 		if byQueue {
-			// The copy has its own track; K4 follows K3, written before it.
-			require.Equal(t, nestSlice{"K4", gpu + " (overlap 1)", 3500, 4000}, got["K4"])
+			// The copy has its own track; K4 follows K3 (recorded before it,
+			// written after it: completion order).
+			require.Equal(t, nestSlice{"K4", gpu, 3500, 4000}, got["K4"])
 			require.Equal(t, uint64(3900), got["MEMORY_COPY_HOST_TO_DEVICE"].start)
 		} else {
 			// The copy shares the stream: cut against K4.
-			require.Equal(t, nestSlice{"K4", gpu + " (overlap 1)", 3500, 3950}, got["K4"])
+			require.Equal(t, nestSlice{"K4", gpu, 3500, 3950}, got["K4"])
 			require.Equal(t, nestSlice{"MEMORY_COPY_HOST_TO_DEVICE", gpu, 3950, 4100},
 				got["MEMORY_COPY_HOST_TO_DEVICE"])
 		}

@@ -83,7 +83,7 @@ func TestKernelRenameOtherWriters(t *testing.T) {
 	for _, rename := range []bool{false, true} {
 		in := &Input{Spools: paths, Options: Options{TruncateKernels: true, KernelRename: rename}}
 		var got []string
-		require.NoError(t, in.openEach(func(p *process, r *tracing.Reader) error {
+		require.NoError(t, in.openEach(func(p *process, r *spoolView) error {
 			for r.Next() {
 				if r.Kind() == tracing.KindKernelDispatch {
 					d := r.KernelDispatch()
@@ -172,10 +172,12 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 			require.Empty(t, strs)
 		} else {
 			// outer was pushed with correlation id 1, inner with 3; the
-			// mark (8) is listed too, as rocprofv3 lists marks.
+			// mark is listed too, as rocprofv3 lists marks. Ids are
+			// renumbered by start (order.go): the mark's raw 8 starts
+			// ninth (after the pop of inner and dispatch 5).
 			require.Equal(t, []uint64{1, 3, 1, 1, 0}, ext)
 			require.EqualValues(t, 3, counterExt, "the counter record is dispatch 2's, inside inner")
-			require.Equal(t, map[uint64]string{1: "outer", 3: "inner", 8: "a mark"}, strs)
+			require.Equal(t, map[uint64]string{1: "outer", 3: "inner", 9: "a mark"}, strs)
 		}
 
 		var pf bytes.Buffer

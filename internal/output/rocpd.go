@@ -209,7 +209,7 @@ func (w *rocpdWriter) turn(fn func() error) error {
 
 func (w *rocpdWriter) run(in *Input) error {
 	first := true
-	err := in.openEach(func(p *process, r *tracing.Reader) error {
+	err := in.openEach(func(p *process, r *spoolView) error {
 		w.procs++
 		var ids *rocpdIDs
 		err := w.turn(func() error {
@@ -491,7 +491,7 @@ func (w *rocpdWriter) markerJSON(msg string) string {
 
 // writeEvents reads a process's events and hands their rows to the
 // encoder goroutine.
-func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) error {
+func (w *rocpdWriter) writeEvents(p *process, r *spoolView, ids *rocpdIDs) error {
 	e := &w.enc
 	e.start()
 	err := w.readEvents(p, r, ids)
@@ -501,7 +501,7 @@ func (w *rocpdWriter) writeEvents(p *process, r *tracing.Reader, ids *rocpdIDs) 
 	return err
 }
 
-func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) error {
+func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error {
 	e := &w.enc
 	empty := w.str("")
 	// Counter samples refer to their dispatch's event; remember that only
@@ -604,7 +604,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				}
 				lastAPI, lastStrs = k, s
 			}
-			if ev, err = api(s, a.TID, a.CorrelationID, a.Start, a.End, ""); err == nil && len(a.Args) > 0 {
+			if ev, err = api(s, a.TID, p.cid(a.CorrelationID), a.Start, a.End, ""); err == nil && len(a.Args) > 0 {
 				err = writeArgs(ev, &a)
 			}
 		case tracing.KindMarker:
@@ -612,10 +612,10 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 			msg := markerName(&m)
 			w.str(msg)
 			s := apiStrs{cat: w.str(m.Domain.String()), text: m.Function.String()}
-			_, err = api(&s, m.TID, m.CorrelationID, m.Start, m.End, w.markerJSON(msg))
+			_, err = api(&s, m.TID, p.cid(m.CorrelationID), m.Start, m.End, w.markerJSON(msg))
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			corr := int64(d.CorrelationID)
+			corr := int64(p.cid(d.CorrelationID))
 			if ev, err = e.add(tabEvent, "", catKernel, corr, corr, 0); err != nil {
 				return err
 			}
@@ -629,7 +629,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), w.regionName(p, &d, empty), ev)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			corr := int64(c.CorrelationID)
+			corr := int64(p.cid(c.CorrelationID))
 			if ev, err = e.add(tabEvent, "", catCopy, corr, corr, 0); err != nil {
 				return err
 			}
@@ -638,7 +638,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				ids.agentID(c.SrcAgentNode), int64(c.SrcAddress), int64(c.Bytes), ids.streams[c.StreamID], ev)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			if ev, err = e.add(tabEvent, "", catAlloc, int64(a.CorrelationID), 0, 0); err != nil {
+			if ev, err = e.add(tabEvent, "", catAlloc, int64(p.cid(a.CorrelationID)), 0, 0); err != nil {
 				return err
 			}
 			typ, level, agent := int64(1), int64(1), int64(sqlNull)
@@ -657,7 +657,7 @@ func (w *rocpdWriter) readEvents(p *process, r *tracing.Reader, ids *rocpdIDs) e
 				int64(a.Start), int64(a.End), int64(a.Address), int64(a.Size), ids.queues[0], ids.streams[0], ev)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			if ev, err = e.add(tabEvent, "", catScratch, int64(s.CorrelationID), 0, 0); err != nil {
+			if ev, err = e.add(tabEvent, "", catScratch, int64(p.cid(s.CorrelationID)), 0, 0); err != nil {
 				return err
 			}
 			typ, agent := int64(1), int64(sqlNull)

@@ -101,7 +101,7 @@ func dur(s, e uint64) uint64 {
 }
 
 // addRecord adds the reader's current record to the statistics.
-func (st *runStats) addRecord(p *process, r *tracing.Reader) {
+func (st *runStats) addRecord(p *process, r *spoolView) {
 	switch r.Kind() {
 	case tracing.KindHIPAPI:
 		a := r.APICall()
@@ -130,7 +130,7 @@ func (st *runStats) addRecord(p *process, r *tracing.Reader) {
 // collectStats reads every spool of the input once.
 func collectStats(in *Input) (*runStats, error) {
 	st := &runStats{}
-	err := in.openEach(func(p *process, r *tracing.Reader) error {
+	err := in.openEach(func(p *process, r *spoolView) error {
 		for r.Next() {
 			st.addRecord(p, r)
 		}

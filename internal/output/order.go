@@ -1,0 +1,346 @@
+package output
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// recordOrder makes a spool read as rocprofv3 writes its files:
+//
+//   - Records of each kind in completion order. rocprofv3's buffers take a
+//     record when its call, dispatch or copy completes, from every thread in
+//     turn, and its writers keep that order; a spool holds each thread's
+//     records in that thread's chunks, so a kind recorded by several threads
+//     (or kernels recorded by whichever thread saw them complete) comes out
+//     of spool order interleaved differently. The order is by end timestamp,
+//     then start, then spool position; a counter sample follows its dispatch.
+//   - Correlation ids numbered 1, 2, 3, ... per process, in the order of the
+//     calls' starts, over the ids traced records carry. The preload library
+//     hands ids out in per-thread blocks (no shared counter on the call
+//     path), so raw ids have gaps and are not in global order; rocprofv3
+//     numbers only the calls it traces. A dispatch or copy keeps pointing to
+//     its call (both are renumbered alike); a thread range's pop also takes
+//     a number, as rocprofv3's roctxRangePop does. The spool keeps the raw
+//     ids; lookups that compare ids (--kernel-rename, stream numbers) use
+//     them.
+//
+// A writer's catalogue pass shows every record to observe, then finish
+// sorts what needs sorting (nothing, when each kind is in order already:
+// then no position is held). Kinds in order cost nothing per record beyond
+// their key; a kind out of order costs 16 bytes per record (its position)
+// while the spool is written, and the renumbering 16 bytes per distinct id
+// during finish and 4 bytes per raw id afterwards.
+type recordOrder struct {
+	ids corrIDs
+
+	last     [32]orderKey
+	unsorted [32]bool
+	// pairs are the ids seen, in fixed blocks: a growing slice would copy
+	// them over and over on a spool of millions of calls.
+	pairs [][]corrPair
+
+	marks  tracing.Marks
+	sorted [32][]tracing.Pos // records of a kind out of order, in order; nil for others
+}
+
+type orderKey struct{ end, start uint64 }
+
+func (a orderKey) less(b orderKey) bool {
+	return a.end < b.end || a.end == b.end && a.start < b.start
+}
+
+// corrPair is a raw correlation id and the start of something carrying it.
+type corrPair struct{ raw, start uint64 }
+
+// orderedKind reports whether records of a kind are put in completion order.
+func orderedKind(k tracing.Kind) bool {
+	switch k {
+	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
+		tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory:
+		return true
+	}
+	return false
+}
+
+// observe notes the reader's current record (the catalogue pass).
+func (o *recordOrder) observe(r *tracing.Reader) {
+	k := r.Kind()
+	if !orderedKind(k) {
+		return
+	}
+	key, corr := recordKey(r)
+	if key.less(o.last[k]) {
+		o.unsorted[k] = true
+	}
+	o.last[k] = key
+	if corr != 0 {
+		o.addPair(corrPair{corr, key.start})
+	}
+	if k == tracing.KindMarker {
+		if m := r.Marker(); m.Function == tracing.MarkerThreadRange && m.RangeID > m.CorrelationID {
+			o.addPair(corrPair{m.RangeID, m.End}) // the pop's own id
+		}
+	}
+}
+
+const pairBlock = 8192
+
+func (o *recordOrder) addPair(p corrPair) {
+	n := len(o.pairs)
+	if n == 0 || len(o.pairs[n-1]) == pairBlock {
+		o.pairs = append(o.pairs, make([]corrPair, 0, pairBlock))
+		n++
+	}
+	o.pairs[n-1] = append(o.pairs[n-1], p)
+}
+
+// recordKey is a record's completion key and raw correlation id.
+func recordKey(r *tracing.Reader) (orderKey, uint64) {
+	switch r.Kind() {
+	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		a := r.APICall()
+		return orderKey{a.End, a.Start}, a.CorrelationID
+	case tracing.KindMarker:
+		m := r.Marker()
+		return orderKey{m.End, m.Start}, m.CorrelationID
+	case tracing.KindKernelDispatch:
+		d := r.KernelDispatch()
+		return orderKey{d.End, d.Start}, d.CorrelationID
+	case tracing.KindMemoryCopy:
+		c := r.MemoryCopy()
+		return orderKey{c.End, c.Start}, c.CorrelationID
+	case tracing.KindMemoryAllocation:
+		a := r.MemoryAllocation()
+		return orderKey{a.End, a.Start}, a.CorrelationID
+	case tracing.KindScratchMemory:
+		s := r.ScratchMemory()
+		return orderKey{s.End, s.Start}, s.CorrelationID
+	}
+	return orderKey{}, 0
+}
+
+// finish numbers the correlation ids and, for the kinds found out of order,
+// reads the spool again to note their records' positions in order. Markers
+// the writers hide (recorded for --kernel-rename only) keep their numbers
+// (rocprofv3 numbers the ROCTx calls it watches for renaming) but need no
+// order. The reader is rewound.
+func (o *recordOrder) finish(r *tracing.Reader, hideMarkers bool) {
+	o.ids = numberCorrelations(o.pairs)
+	o.pairs = nil
+	if hideMarkers {
+		o.unsorted[tracing.KindMarker] = false
+	}
+	// Counter samples follow their dispatches wherever those go.
+	o.unsorted[tracing.KindCounterSample] = o.unsorted[tracing.KindKernelDispatch]
+	if !slices.Contains(o.unsorted[:], true) {
+		r.Rewind()
+		return
+	}
+	type entry struct {
+		key orderKey
+		pos tracing.Pos
+	}
+	var lists [32][]entry
+	dispatchKey := map[uint64]orderKey{}
+	r.Rewind()
+	for r.Next() {
+		k := r.Kind()
+		if !o.unsorted[k] {
+			continue
+		}
+		var key orderKey
+		if k == tracing.KindCounterSample {
+			key = dispatchKey[r.CounterSample().DispatchID]
+		} else {
+			key, _ = recordKey(r)
+			if k == tracing.KindKernelDispatch && o.unsorted[tracing.KindCounterSample] {
+				dispatchKey[r.KernelDispatch().DispatchID] = key
+			}
+		}
+		lists[k] = append(lists[k], entry{key, o.marks.Mark(r)})
+	}
+	for k := range lists {
+		l := lists[k]
+		if l == nil {
+			continue
+		}
+		// Stable: equal keys keep spool order (a dispatch's samples stay in
+		// the order the shim wrote them).
+		slices.SortStableFunc(l, func(a, b entry) int {
+			if c := cmp.Compare(a.key.end, b.key.end); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.key.start, b.key.start)
+		})
+		pos := make([]tracing.Pos, len(l))
+		for i := range l {
+			pos[i] = l[i].pos
+		}
+		o.sorted[k] = pos
+		lists[k] = nil
+	}
+	r.Rewind()
+}
+
+// corrIDs maps raw correlation ids to rocprofv3's dense numbers. The zero
+// value maps every id to itself.
+type corrIDs struct {
+	base   uint64
+	dense  []uint32          // dense[raw-base]: the number, 0 for ids never seen
+	sparse map[uint64]uint64 // when raw ids are too spread out for dense
+}
+
+// of returns the number of a raw correlation id (0 stays 0).
+func (c *corrIDs) of(raw uint64) uint64 {
+	if c == nil || raw == 0 {
+		return raw
+	}
+	if c.dense != nil {
+		if i := raw - c.base; raw >= c.base && i < uint64(len(c.dense)) && c.dense[i] != 0 {
+			return uint64(c.dense[i])
+		}
+		return raw
+	}
+	if n, ok := c.sparse[raw]; ok {
+		return n
+	}
+	return raw
+}
+
+// numberCorrelations gives each distinct raw id its place by the earliest
+// start among the records carrying it (a call starts before the dispatches
+// and copies it made), ties by raw id.
+func numberCorrelations(blocks [][]corrPair) corrIDs {
+	if len(blocks) == 0 {
+		return corrIDs{}
+	}
+	n := 0
+	lo, hi := blocks[0][0].raw, blocks[0][0].raw
+	for _, b := range blocks {
+		n += len(b)
+		for _, p := range b {
+			lo, hi = min(lo, p.raw), max(hi, p.raw)
+		}
+	}
+	byStart := func(a, b corrPair) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.raw, b.raw)
+	}
+	// Raw ids come in per-thread blocks, mostly used: a table indexed by raw
+	// id is small, and fills without sorting. Ids spread far apart (many
+	// untraced calls between traced ones) are sorted and get a map instead.
+	if span := hi - lo + 1; span <= 4*uint64(n)+4096 && span < 1<<32 {
+		const none = ^uint64(0)
+		first := make([]uint64, span)
+		for i := range first {
+			first[i] = none
+		}
+		for _, b := range blocks {
+			for _, p := range b {
+				first[p.raw-lo] = min(first[p.raw-lo], p.start)
+			}
+		}
+		ids := corrIDs{base: lo, dense: make([]uint32, span)}
+		// One thread's ids are in start order already: number them in raw
+		// order while that holds.
+		var count, prev uint64
+		inOrder := true
+		for i, start := range first {
+			if start == none {
+				continue
+			}
+			if count > 0 && start < prev {
+				inOrder = false
+				break
+			}
+			prev, count = start, count+1
+			ids.dense[i] = uint32(count)
+		}
+		if inOrder {
+			return ids
+		}
+		uniq := make([]corrPair, 0, n)
+		for i, start := range first {
+			if start != none {
+				uniq = append(uniq, corrPair{lo + uint64(i), start})
+			}
+		}
+		slices.SortFunc(uniq, byStart)
+		for i, p := range uniq {
+			ids.dense[p.raw-lo] = uint32(i + 1)
+		}
+		return ids
+	}
+	pairs := make([]corrPair, 0, n)
+	for _, b := range blocks {
+		pairs = append(pairs, b...)
+	}
+	slices.SortFunc(pairs, func(a, b corrPair) int {
+		if c := cmp.Compare(a.raw, b.raw); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.start, b.start)
+	})
+	uniq := pairs[:1]
+	for _, p := range pairs[1:] {
+		if p.raw != uniq[len(uniq)-1].raw {
+			uniq = append(uniq, p)
+		}
+	}
+	slices.SortFunc(uniq, byStart)
+	ids := corrIDs{sparse: make(map[uint64]uint64, len(uniq))}
+	for i, p := range uniq {
+		ids.sparse[p.raw] = uint64(i + 1)
+	}
+	return ids
+}
+
+// spoolView is a reader whose Next follows the recordOrder: wherever spool
+// order has a record of a kind that is out of order, the view shows that
+// kind's next record in completion order instead. Records of other kinds,
+// and the kinds' places among each other, stay as the spool has them.
+type spoolView struct {
+	*tracing.Reader
+	order *recordOrder
+	seq   tracing.Pos // the spool-order position behind the record shown
+	moved bool        // the record shown is not the one at seq
+	next  [32]int
+}
+
+func newSpoolView(r *tracing.Reader, o *recordOrder) *spoolView {
+	return &spoolView{Reader: r, order: o}
+}
+
+// Rewind starts the view again.
+func (v *spoolView) Rewind() {
+	v.Reader.Rewind()
+	v.moved = false
+	v.next = [32]int{}
+}
+
+// Next advances to the next record in rocprofv3's order.
+func (v *spoolView) Next() bool {
+	o := v.order
+	if o == nil {
+		return v.Reader.Next()
+	}
+	if v.moved {
+		o.marks.Seek(v.Reader, v.seq) // back to where spool order was
+		v.moved = false
+	}
+	if !v.Reader.Next() {
+		return false
+	}
+	k := v.Reader.Kind()
+	if k < 32 && o.sorted[k] != nil && v.next[k] < len(o.sorted[k]) {
+		v.seq = o.marks.Mark(v.Reader)
+		o.marks.Seek(v.Reader, o.sorted[k][v.next[k]])
+		v.next[k]++
+		v.moved = true
+	}
+	return true
+}
