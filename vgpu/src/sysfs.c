@@ -2,8 +2,8 @@
  *   /sys/devices/virtual/kfd/...   (and its alias /sys/class/kfd/...)
  *   /sys/module/amdgpu/...
  *   /proc/modules                  (holds just the amdgpu driver)
- *   /sys/class/drm/...             (the virtual GPUs' cards and render nodes)
- *   /sys/devices/pci0000:00/...    (their PCI functions)
+ *   /sys/class/drm/...             (the virtual GPUs' cards and render nodes,
+ *                                   linked to their PCI functions in the tree)
  * are redirected to a copy written by topology.c, so every thunk reads
  * them with its own fopen/fscanf/opendir code and nothing of it needs to be
  * emulated call by call. The real CPU topology (/sys/devices/system/...,
@@ -37,9 +37,9 @@ static const struct prefix prefixes[] = {
     {"/sys/module/amdgpu", "/module"},
     {"/proc/modules", "/proc-modules"},
     /* The render nodes are ours, so is their sysfs side (topology.c,
-     * drm_device); links in /sys/class/drm point into the tree's devices/. */
+     * drm_device). Its links are relative and resolve inside the tree (to
+     * its devices/), so the machine's own /sys/devices stays visible. */
     {"/sys/class/drm", "/class-drm"},
-    {"/sys/devices/pci0000:00", "/devices/pci0000:00"},
 };
 
 static char tree[256];
