@@ -29,8 +29,16 @@ func TestSelectedRegions(t *testing.T) {
 		require.True(t, resume.End <= c.Start && c.End <= pause.Start)
 	}
 
-	// Without the option every call is there.
+	// Without the option, marker tracing makes the calls act as in
+	// rocprofv3 (issue 24): Resume starts what runs already, Pause stops
+	// everything, so the 7 calls after it are not recorded.
 	_, dir = run{app: "testdata/hip_calls_regions", preload: true, env: env[:2]}.exec(t)
+	tr = readTrace(t, dir)
+	require.Equal(t, map[string]int{"hipGetDevice": 8}, tr.count(tracing.DomainHIPRuntime))
+	require.Len(t, tr.markers, 2, "the Resume and the Pause themselves")
+
+	// Without marker tracing nor the option, every call is there.
+	_, dir = run{app: "testdata/hip_calls_regions", preload: true, env: env[:1]}.exec(t)
 	require.Equal(t, map[string]int{"hipGetDevice": 15}, readTrace(t, dir).count(tracing.DomainHIPRuntime))
 
 	// Without marker tracing the region still selects.

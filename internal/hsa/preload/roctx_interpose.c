@@ -15,7 +15,11 @@
  * range_id holds the correlation id drawn at its pop (see roctxRangePop).
  *
  * roctxProfilerResume(0)/roctxProfilerPause(0) also switch recording for
- * --selected-regions (roctx_regions.c), traced or not.
+ * --selected-regions (roctx_regions.c), traced or not. Under marker tracing
+ * any Pause stops all recording until the next Resume, as in rocprofv3:
+ * calls made in between are not recorded (a range counts as made when it
+ * was pushed or started, and is dropped if its pop or stop falls in a pause
+ * too), only the Pause and Resume themselves.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -82,6 +86,7 @@ typedef struct pushed {
     uint64_t corr;
     char *msg;
     size_t len;
+    int paused; /* pushed during a Pause: never recorded */
 } pushed;
 
 /* The calling thread's open push ranges, innermost last. `level` counts
@@ -98,6 +103,7 @@ typedef struct started {
     uint64_t corr;
     char *msg;
     size_t len;
+    int paused; /* started during a Pause: never recorded */
 } started;
 
 static struct {
@@ -161,6 +167,8 @@ ROCTX_EXPORT void roctxMarkA(const char *message)
             f(message);
         return;
     }
+    if (rpg_regions_paused())
+        return;
     uint64_t corr = rpg_correlation_next();
     uint64_t t = rpg_now();
     record(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, corr, t, t, 0, message);
@@ -172,7 +180,8 @@ ROCTX_EXPORT int roctxRangePushA(const char *message)
         int (*f)(const char *) = next_fn(FN_PUSH);
         return f ? f(message) : t_stack.level++;
     }
-    uint64_t corr = rpg_correlation_next();
+    int paused = rpg_regions_paused();
+    uint64_t corr = paused ? 0 : rpg_correlation_next();
     if (t_stack.n == t_stack.cap) {
         uint32_t cap = t_stack.cap ? t_stack.cap * 2 : 16;
         pushed *v = realloc(t_stack.v, cap * sizeof *v);
@@ -183,6 +192,7 @@ ROCTX_EXPORT int roctxRangePushA(const char *message)
     }
     pushed *p = &t_stack.v[t_stack.n];
     p->corr = corr;
+    p->paused = paused;
     p->msg = copy_msg(message, &p->len);
     p->t0 = rpg_now();
     return (int)t_stack.n++;
@@ -200,14 +210,16 @@ ROCTX_EXPORT int roctxRangePop(void)
     if (t_stack.n == 0)
         return -1; /* an unmatched pop has no range to report */
     pushed *p = &t_stack.v[--t_stack.n];
-    /* The pop draws an id too, kept in range_id: correlation ids only grow,
-     * so whatever this thread did inside the range (HIP calls, the
-     * dispatches and copies under them) has an id between the push's and
-     * the pop's. That is all --kernel-rename needs to find a kernel's
+    /* The pop draws an id too, kept in range_id: correlation ids grow on
+     * each thread, so whatever this thread did inside the range (HIP calls,
+     * the dispatches and copies under them) has an id between the push's
+     * and the pop's. That is all --kernel-rename needs to find a kernel's
      * innermost range, on the output side. */
-    uint64_t end_corr = rpg_correlation_next();
-    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, p->corr, p->t0, t1,
-                      end_corr, p->msg, p->len);
+    if (!p->paused && !rpg_regions_paused()) {
+        uint64_t end_corr = rpg_correlation_next();
+        rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_THREAD_RANGE, p->corr, p->t0, t1,
+                          end_corr, p->msg, p->len);
+    }
     free(p->msg);
     p->msg = NULL;
     return (int)t_stack.n;
@@ -221,7 +233,8 @@ ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
     }
     started s;
     s.id = __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
-    s.corr = rpg_correlation_next();
+    s.paused = rpg_regions_paused();
+    s.corr = s.paused ? 0 : rpg_correlation_next();
     s.msg = copy_msg(message, &s.len);
     s.t0 = rpg_now();
     lock_started();
@@ -250,7 +263,7 @@ ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
         return;
     }
     uint64_t t1 = rpg_now();
-    started s = {0, 0, 0, NULL, 0};
+    started s = {0, 0, 0, NULL, 0, 0};
     lock_started();
     /* Ranges usually stop in the order they started: search from the end. */
     for (size_t i = g_started.n; i-- > 0;) {
@@ -263,8 +276,9 @@ ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
     pthread_mutex_unlock(&g_started.lock);
     if (s.id == 0)
         return; /* unknown id: nothing to report */
-    rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_PROCESS_RANGE, s.corr, s.t0, t1, s.id,
-                      s.msg, s.len);
+    if (!s.paused && !rpg_regions_paused())
+        rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_PROCESS_RANGE, s.corr, s.t0, t1,
+                          s.id, s.msg, s.len);
     free(s.msg);
 }
 
@@ -297,6 +311,8 @@ ROCTX_EXPORT int roctxProfilerResume(roctx_thread_id_t tid)
  * thread) in range_id. */
 static int name_call(uint32_t op, const char *name, uint64_t object)
 {
+    if (rpg_regions_paused())
+        return 0;
     uint64_t corr = rpg_correlation_next();
     uint64_t t0 = rpg_now();
     record(RPG_API_MARKER_NAME, op, corr, t0, rpg_now(), object, name);
@@ -349,6 +365,11 @@ ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
         int (*f)(roctx_thread_id_t *) = next_fn(FN_GET_TID);
         if (f)
             return f(tid);
+        if (tid)
+            *tid = rpg_tid();
+        return 0;
+    }
+    if (rpg_regions_paused()) {
         if (tid)
             *tid = rpg_tid();
         return 0;

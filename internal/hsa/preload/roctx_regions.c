@@ -9,6 +9,13 @@
  * constructor computed. This file's constructor runs after recorder.c's
  * (same library, later in link order), so that mask is final here.
  *
+ * With marker tracing on (ROCPROF_MARKER_API_TRACE=1), roctxProfilerPause
+ * and roctxProfilerResume act as in rocprofv3, which stops and restarts its
+ * whole tracing context on them whatever thread id they name: between a
+ * Pause and the next Resume nothing is recorded but the Pause and Resume
+ * calls themselves (no HIP or HSA call, kernel, copy, allocation, mark or
+ * range; rpg_regions_paused tells the ROCTx interposers).
+ *
  * ROCPROF_COLLECTION_PERIOD holds "DELAY:DURATION:REPEAT" triplets in
  * nanoseconds, separated by ';'. Each triplet in turn: REPEAT times (0:
  * forever) wait DELAY, record for DURATION, stop. A timer thread, started
@@ -33,6 +40,8 @@ typedef struct period {
 
 static uint32_t g_all;  /* the domains a region records */
 static int g_selected;  /* --selected-regions */
+static int g_markers;   /* markers traced for output (not only for --kernel-rename) */
+static int g_paused;    /* marker tracing: between a Pause and a Resume (atomic) */
 static period g_periods[MAX_PERIODS];
 static int g_nperiods;
 
@@ -43,9 +52,15 @@ static void set_recording(int on)
 
 void rpg_regions_select(uint64_t tid, int on)
 {
-    if (g_selected && tid == 0)
+    if (g_markers) {
+        __atomic_store_n(&g_paused, !on, __ATOMIC_RELAXED);
         set_recording(on);
+    } else if (g_selected && tid == 0) {
+        set_recording(on);
+    }
 }
+
+int rpg_regions_paused(void) { return __atomic_load_n(&g_paused, __ATOMIC_RELAXED); }
 
 static void sleep_until(struct timespec *t, uint64_t ns)
 {
@@ -131,6 +146,7 @@ __attribute__((constructor)) static void regions_init(void)
     g_all = rpg_domains;
     if (!g_all)
         return; /* not profiling: nothing to switch */
+    g_markers = env_on("ROCPROF_MARKER_API_TRACE");
     const char *periods = getenv("ROCPROF_COLLECTION_PERIOD");
     if (periods && periods[0]) {
         g_nperiods = parse_periods(periods);
