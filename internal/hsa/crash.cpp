@@ -19,6 +19,13 @@
 // again (a fault returns and faults again), or the app's earlier handler is
 // called.
 //
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT come from outside (Ctrl-C, a batch
+// system's stop): the GPU goes on running the dispatches already submitted.
+// rocprofv3's signal handler finalizes its tool, which keeps them; so the
+// handler then also waits, up to kDrainNs, for the dispatches in flight to
+// complete, and records them as they do (polling every kPollNs). A fault is
+// the process's own doing, and its handler records only what is complete.
+//
 // Limits: SIGKILL cannot be handled (what was recorded stays, nothing more).
 // A handler the app installs after ours replaces it: ours then does not run
 // and the app's signal behaves as the app wants. A stack overflow's SIGSEGV
@@ -27,6 +34,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim_internal.hpp"
@@ -40,6 +48,26 @@ const int kAsyncSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 // How long the handler waits for dispatches other threads are recording.
 const uint64_t kWaitNs = 100 * 1000 * 1000;
+
+// How long an external stop waits for the dispatches in flight, and how
+// often it looks at them.
+const uint64_t kDrainNs = 5ull * 1000 * 1000 * 1000;
+const uint64_t kPollNs = 1000 * 1000;
+
+bool is_async(int sig)
+{
+    for (int s : kAsyncSignals)
+        if (s == sig)
+            return true;
+    return false;
+}
+
+uint64_t mono_now()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 struct sigaction g_prev[NSIG];
 bool g_installed[NSIG];
@@ -96,6 +124,22 @@ void handler(int sig, siginfo_t *info, void *uc)
     if (!is_ignored(prev)) {
         ShimCrashStats st{};
         shim_queues_crash_flush(kWaitNs, &st);
+        if (is_async(sig) && st.pending) {
+            // Each pass records what completed since the last; an entry is
+            // recorded once (claimed), so passes add up.
+            uint64_t deadline = mono_now() + kDrainNs;
+            ShimCrashStats more{};
+            do {
+                struct timespec ts = {0, (long)kPollNs};
+                nanosleep(&ts, nullptr);
+                more = ShimCrashStats{};
+                shim_queues_crash_flush(kWaitNs, &more);
+                st.recorded += more.recorded;
+                st.skipped += more.skipped;
+                st.dropped += more.dropped;
+                st.pending = more.pending;
+            } while (more.pending && mono_now() < deadline);
+        }
         if (g_debug)
             note(sig, &st);
     }

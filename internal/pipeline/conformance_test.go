@@ -6,14 +6,17 @@ package pipeline
 // rocprofv3's.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -387,4 +390,47 @@ func TestConformanceConcurrentCopiesInCompletionOrder(t *testing.T) {
 		csvEnds = append(csvEnds, strconv.FormatUint(e, 10))
 	}
 	require.Equal(t, csvEnds, dbEnds, "ROCpd rows in completion order too")
+}
+
+// Point 11: Ctrl-C with two dispatches in flight. rocprofv3's signal handler
+// finalizes and keeps them; rocprof-go's shim waits for them to complete
+// before the app dies of the SIGINT rocprof-go forwarded, so both are in the
+// kernel trace (18 HIP calls kept and 0 of 2 dispatches before).
+func TestConformanceSIGINTKeepsDispatchesInFlight(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_conformance")
+	cli := filepath.Join(filepath.Dir(filepath.Dir(app)), "rocprof-go")
+	out := t.TempDir()
+	cmd := exec.Command(cli, "--virtual-gpu", "--hip-trace", "--kernel-trace", "-f", "csv", "json",
+		"-d", out, "-o", "out", "--", app, "inflight")
+	// Each dispatch lasts about 1 s on the virtual GPU: in flight when the
+	// app says so.
+	cmd.Env = append(os.Environ(), "ROCPROF_VGPU_KERNEL_SCALE=*conformance_slow*=500000")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != "in flight" {
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	for lines.Scan() {
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr:\n%s", stderr.String())
+	require.Equal(t, 130, exit.ExitCode(), "the app died of SIGINT; stderr:\n%s", stderr.String())
+	kernels := readCSV(t, filepath.Join(out, "out_kernel_trace.csv"))
+	require.Equal(t, []string{"conformance_slow(int*)", "conformance_slow(int*)"}, column(kernels, "Kernel_Name"))
+	for _, r := range kernels[1:] {
+		require.Greater(t, atoiT(t, r[10])-atoiT(t, r[9]), uint64(500_000_000), "ran to completion")
+	}
+	launches := 0
+	for _, f := range column(readCSV(t, filepath.Join(out, "out_hip_api_trace.csv")), "Function") {
+		if f == "hipLaunchKernel" {
+			launches++
+		}
+	}
+	require.Equal(t, 2, launches)
 }
