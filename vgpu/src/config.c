@@ -93,6 +93,8 @@ static void config_init_once(void) {
   vgpu_cfg.kernel_wave_ns = parse_u64("ROCPROF_VGPU_KERNEL_WAVE_NS", 8);
   v = getenv("ROCPROF_VGPU_KERNEL_SCALE");
   if (v && *v) parse_scale(v);
+  v = getenv("ROCPROF_VGPU_STATS");
+  vgpu_cfg.stats = v && *v && strcmp(v, "0");
   v = getenv("ROCPROF_VGPU_VERBOSE");
   vgpu_cfg.verbose = v && *v && strcmp(v, "0");
   v = getenv("ROCPROF_VGPU_LOG");
@@ -146,7 +148,7 @@ static void log_write(const char *fmt, va_list ap) {
   if (buf != stackbuf) free(buf);
 }
 
-void vgpu_logf(const char *fmt, ...) {
+void vgpu_log_write(const char *fmt, ...) {
   if (log_fd < 0) return;
   va_list ap;
   va_start(ap, fmt);

@@ -33,6 +33,17 @@ struct counter_state {
   uint32_t *sel;
   uint8_t *model; /* 0 = never selected, 255 = selected but not modelled */
   uint64_t *val;
+  bool dirty; /* some val may be non-zero (listed in vgpu_perf.dirty) */
+};
+
+/* One (SE, instance) copy of a counter whose select names a modelled event:
+ * what a dispatch adds to. Kept as a list so that a dispatch and a reset
+ * touch the few counters in use, not the whole register file (1,584 copies
+ * on gfx90a: scanning them was most of a counted dispatch's PM4 cost). */
+struct active_ref {
+  uint16_t block;
+  uint8_t counter;
+  uint16_t k; /* se * instances + instance */
 };
 
 struct block_state {
@@ -107,7 +118,48 @@ struct vgpu_perf {
   struct sqtt_dispatch disp[MAX_SQTT_DISPATCH];
   uint64_t queue_id;
   unsigned xcc_id;
+  struct active_ref *active;
+  unsigned nactive, cap_active;
+  struct active_ref *dirty; /* counters (k unused) with possibly non-zero values */
+  unsigned ndirty, cap_dirty;
 };
+
+static void list_add(struct active_ref **l, unsigned *n, unsigned *cap, struct active_ref r) {
+  if (*n == *cap) {
+    unsigned c = *cap ? 2 * *cap : 16;
+    struct active_ref *m = realloc(*l, c * sizeof *m);
+    if (!m) return; /* out of memory: the counter is not modelled */
+    *l = m;
+    *cap = c;
+  }
+  (*l)[(*n)++] = r;
+}
+
+static void mark_dirty(struct vgpu_perf *p, unsigned b, unsigned c) {
+  struct counter_state *cs = &p->blocks[b].c[c];
+  if (cs->dirty) return;
+  cs->dirty = true;
+  list_add(&p->dirty, &p->ndirty, &p->cap_dirty, (struct active_ref){(uint16_t)b, (uint8_t)c, 0});
+}
+
+static bool modelled(uint8_t m) { return m && m != 255; }
+
+/* Keeps the active list in step with a select write of copy k. */
+static void set_model(struct vgpu_perf *p, unsigned b, unsigned c, unsigned k, uint8_t m) {
+  struct counter_state *cs = &p->blocks[b].c[c];
+  bool was = modelled(cs->model[k]), is = modelled(m);
+  cs->model[k] = m;
+  if (was == is) return;
+  if (is) {
+    list_add(&p->active, &p->nactive, &p->cap_active, (struct active_ref){(uint16_t)b, (uint8_t)c, (uint16_t)k});
+    return;
+  }
+  for (unsigned i = 0; i < p->nactive; i++)
+    if (p->active[i].block == b && p->active[i].counter == c && p->active[i].k == k) {
+      p->active[i] = p->active[--p->nactive];
+      return;
+    }
+}
 
 static int ref_cmp(const void *a, const void *b) {
   const struct reg_ref *x = a, *y = b;
@@ -189,11 +241,13 @@ static unsigned se_index(uint32_t g) { return (g >> 16) & 0xff; }
 static unsigned inst_index(uint32_t g) { return g & 0xff; }
 
 static void reset_counters(struct vgpu_perf *p) {
-  for (unsigned b = 0; b < p->pa->nblocks; b++) {
-    struct block_state *bs = &p->blocks[b];
-    for (unsigned c = 0; c < p->pa->blocks[b].ncounters && c < MAX_COUNTERS; c++)
-      memset(bs->c[c].val, 0, sizeof(uint64_t) * bs->ses * bs->insts);
+  for (unsigned i = 0; i < p->ndirty; i++) {
+    struct block_state *bs = &p->blocks[p->dirty[i].block];
+    struct counter_state *cs = &bs->c[p->dirty[i].counter];
+    memset(cs->val, 0, sizeof(uint64_t) * bs->ses * bs->insts);
+    cs->dirty = false;
   }
+  p->ndirty = 0;
 }
 
 static void counter_write(struct vgpu_perf *p, const struct reg_ref *r, uint32_t v) {
@@ -219,8 +273,9 @@ static void counter_write(struct vgpu_perf *p, const struct reg_ref *r, uint32_t
       unsigned k = s * bs->insts + i;
       if (r->kind == K_SELECT) {
         cs->sel[k] = v;
-        cs->model[k] = model_for(p, r->block, v);
+        set_model(p, r->block, r->counter, k, model_for(p, r->block, v));
       } else { /* writing LO/HI presets the value */
+        mark_dirty(p, r->block, r->counter);
         if (r->kind == K_LO) cs->val[k] = (cs->val[k] & ~0xffffffffull) | v;
         else cs->val[k] = (cs->val[k] & 0xffffffffull) | ((uint64_t)v << 32);
       }
@@ -432,17 +487,13 @@ void vgpu_perf_dispatch(struct vgpu_perf *p, const struct vgpu_dispatch_info *d)
   if (p->sqtt_on && p->ndisp < MAX_SQTT_DISPATCH)
     p->disp[p->ndisp++] = (struct sqtt_dispatch){d->kernel_object, d->waves, d->duration_ns};
   if (counting(p)) {
-    for (unsigned b = 0; b < p->pa->nblocks; b++) {
-      struct block_state *bs = &p->blocks[b];
-      for (unsigned c = 0; c < p->pa->blocks[b].ncounters && c < MAX_COUNTERS; c++) {
-        struct counter_state *cs = &bs->c[c];
-        for (unsigned s = 0; s < bs->ses; s++)
-          for (unsigned i = 0; i < bs->insts; i++) {
-            unsigned k = s * bs->insts + i;
-            uint8_t m = cs->model[k];
-            if (m && m != 255) cs->val[k] += vgpu_model_value((enum vgpu_model)m, d, &p->shape, s, i);
-          }
-      }
+    for (unsigned a = 0; a < p->nactive; a++) {
+      const struct active_ref *r = &p->active[a];
+      struct block_state *bs = &p->blocks[r->block];
+      struct counter_state *cs = &bs->c[r->counter];
+      unsigned s = r->k / bs->insts, i = r->k % bs->insts;
+      cs->val[r->k] += vgpu_model_value((enum vgpu_model)cs->model[r->k], d, &p->shape, s, i);
+      mark_dirty(p, r->block, r->counter);
     }
   }
   pthread_mutex_unlock(&p->lock);

@@ -12,6 +12,8 @@
 #include <hsa/amd_hsa_signal.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -39,22 +41,34 @@ struct vgpu_queue {
   /* SDMA: 64-bit byte offsets in the thunk's memory */
   volatile uint64_t *rptr, *wptr;
   uint64_t packets; /* processed, for the log */
+  uint64_t cpu_ns;  /* the thread's CPU time when it ended (ROCPROF_VGPU_STATS) */
   volatile uint32_t parked;
   struct vgpu_queue *next;
 };
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static struct vgpu_queue *queues;
+/* ROCPROF_VGPU_STATS: the destroyed queues' threads, summed (under qlock). */
+static uint64_t gone_aql_ns, gone_aql_packets, gone_sdma_ns, gone_sdma_packets;
 #define MAX_QUEUES 1024 /* KFD's per-process limit, one doorbell each */
 static uint8_t qid_used[MAX_QUEUES];
 static bool watcher_started;
 
 /* --- idling --------------------------------------------------------------
- * A queue that finds no work sleeps 10 us at a time for its first 1 ms idle
- * (a stream of launches keeps latency low), then 100 us until 20 ms idle, and
- * then parks on a futex. One watcher thread for the whole process checks the
- * parked queues every 2 ms and wakes those with work, so an idle virtual GPU
- * costs ~500 wake-ups a second however many queues exist. */
+ * A queue that finds no work first yields the CPU for YIELD_FOR_NS (the next
+ * packet of a launch loop usually arrives within that), then sleeps 10 us at
+ * a time for its first 1 ms idle (a stream of launches keeps latency low),
+ * then 100 us until 20 ms idle, and then parks on a futex. One watcher thread
+ * for the whole process checks the parked queues every 2 ms and wakes those
+ * with work, so an idle virtual GPU costs ~500 wake-ups a second however many
+ * queues exist.
+ *
+ * Why yield first: on the VMs this runs on a 10 us nanosleep costs ~17 us of
+ * CPU and returns after ~55 us, while a sched_yield costs ~0.2 us and lets
+ * the app's threads run. Counter collection makes a queue go idle between
+ * every counted dispatch (the app thread's intercept path is slower than the
+ * emulated command processor), and those sleeps were most of what the
+ * virtual GPU spent per counted dispatch. */
 
 struct backoff {
   uint64_t idle_since; /* ns, 0 = busy */
@@ -66,7 +80,14 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #define PARK_AFTER_NS 20000000ull
+#define YIELD_FOR_NS 20000ull
 #define WATCH_PERIOD_NS 2000000L
 
 static void futex_wait(volatile uint32_t *w, uint32_t v) {
@@ -85,6 +106,10 @@ static void backoff_wait(struct vgpu_queue *q, struct backoff *b) {
   uint64_t idle = now - b->idle_since;
   if (idle >= PARK_AFTER_NS) {
     park(q);
+    return;
+  }
+  if (idle < YIELD_FOR_NS) {
+    sched_yield();
     return;
   }
   struct timespec ts = {0, idle < 1000000ull ? 10000 : 100000};
@@ -367,6 +392,7 @@ static void *aql_thread(void *arg) {
     __atomic_store_n((uint16_t *)slot, (uint16_t)HSA_PACKET_TYPE_INVALID, __ATOMIC_RELEASE);
     __atomic_store_n(&q->amd->read_dispatch_id, rd + 1, __ATOMIC_RELEASE);
   }
+  q->cpu_ns = thread_cpu_ns();
   return NULL;
 }
 
@@ -509,6 +535,7 @@ static void *sdma_thread(void *arg) {
     q->packets++;
     __atomic_store_n(q->rptr, rp + (uint64_t)len * 4, __ATOMIC_RELEASE);
   }
+  q->cpu_ns = thread_cpu_ns();
   return NULL;
 }
 
@@ -622,6 +649,13 @@ int vgpu_queue_destroy(void *argp) {
   vgpu_logf("{\"type\":\"queue_destroy\",\"pid\":%d,\"queue\":%u,\"packets\":%llu}", (int)getpid(), q->id,
             (unsigned long long)q->packets);
   pthread_mutex_lock(&qlock);
+  if (q->aql) {
+    gone_aql_ns += q->cpu_ns;
+    gone_aql_packets += q->packets;
+  } else {
+    gone_sdma_ns += q->cpu_ns;
+    gone_sdma_packets += q->packets;
+  }
   qid_used[q->id] = 0;
   pthread_mutex_unlock(&qlock);
   free(q);
@@ -633,6 +667,33 @@ int vgpu_queue_destroy(void *argp) {
 void vgpu_queues_after_fork(void) {
   pthread_mutex_init(&qlock, NULL);
   queues = NULL;
+  gone_aql_ns = gone_aql_packets = gone_sdma_ns = gone_sdma_packets = 0;
   memset(qid_used, 0, sizeof qid_used);
   watcher_started = false;
+}
+
+/* ROCPROF_VGPU_STATS=1: at exit, what the emulated command processors cost
+ * (their threads' CPU time, live queues and destroyed ones) on stderr, for
+ * the benchmarks that compare a profiler's packets against a bare run. */
+__attribute__((destructor)) static void print_stats(void) {
+  if (!vgpu_cfg.stats) return;
+  pthread_mutex_lock(&qlock);
+  uint64_t aql_ns = gone_aql_ns, aql_n = gone_aql_packets, sdma_ns = gone_sdma_ns, sdma_n = gone_sdma_packets;
+  for (struct vgpu_queue *q = queues; q; q = q->next) {
+    clockid_t c;
+    struct timespec ts = {0, 0};
+    if (pthread_getcpuclockid(q->thread, &c) == 0) clock_gettime(c, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (q->aql) {
+      aql_ns += ns;
+      aql_n += q->packets;
+    } else {
+      sdma_ns += ns;
+      sdma_n += q->packets;
+    }
+  }
+  pthread_mutex_unlock(&qlock);
+  fprintf(stderr, "vgpu stats: aql_cpu_ns=%llu aql_packets=%llu sdma_cpu_ns=%llu sdma_packets=%llu\n",
+          (unsigned long long)aql_ns, (unsigned long long)aql_n, (unsigned long long)sdma_ns,
+          (unsigned long long)sdma_n);
 }

@@ -72,6 +72,7 @@ struct vgpu_config {
   struct vgpu_scale_rule scale[16];
   bool log;                   /* ROCPROF_VGPU_LOG is open */
   bool verbose;               /* errors also to stderr */
+  bool stats;                 /* ROCPROF_VGPU_STATS: the queue threads' CPU time at exit */
 };
 
 extern struct vgpu_config vgpu_cfg;
@@ -89,7 +90,15 @@ void vgpu_sleep_until_ns(uint64_t ns); /* real mode only */
 /* Logging: one JSON object per line (config.c). vgpu_unknown reports an
  * interface the emulation does not serve, once per name, on stderr and in
  * the log. */
-void vgpu_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vgpu_log_write(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A log line (ROCPROF_VGPU_LOG). A macro so that, with no log open, its
+ * arguments are not even evaluated: most pass getpid(), a system call
+ * (~0.5 us in a VM), and the PM4 interpreter logs every register access,
+ * ~50 of them per counted dispatch. */
+#define vgpu_logf(...)                                                                                          \
+  do {                                                                                                          \
+    if (vgpu_cfg.log) vgpu_log_write(__VA_ARGS__);                                                              \
+  } while (0)
 void vgpu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vgpu_unknown(const char *what, const char *name, const char *answer);
 
