@@ -114,6 +114,7 @@ func measureOn(b *testing.B, rt rocmmatrix.Runtime, profiled bool, vars []string
 		cpu:    cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
 		maxRSS: ru.Maxrss * 1024,
 		stdout: out.String(),
+		stderr: errb.String(),
 	}
 	if profiled {
 		m.recorded = countRecords(b, spools)

@@ -26,6 +26,7 @@ type measured struct {
 	cpu      time.Duration // user + system
 	maxRSS   int64         // bytes
 	stdout   string
+	stderr   string
 	recorded map[tracing.Kind]uint64 // a profiled run's records per kind
 }
 

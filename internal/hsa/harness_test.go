@@ -59,7 +59,15 @@ func vgpuPreload(t testing.TB, libs ...string) string {
 func appEnv(t testing.TB, spools string, bare bool, vars ...string) []string {
 	env := os.Environ()
 	if bare {
-		return append(env, vgpuPreload(t))
+		// The virtual GPU's own settings (ROCPROF_VGPU_*) apply to bare runs
+		// too: they describe the machine, not the profiler.
+		env = append(env, vgpuPreload(t))
+		for _, v := range vars {
+			if strings.HasPrefix(v, "ROCPROF_VGPU_") {
+				env = append(env, v)
+			}
+		}
+		return env
 	}
 	env = append(env,
 		vgpuPreload(t, artifact(t, "lib/librocprof-go-preload.so")),

@@ -322,7 +322,13 @@ extern "C" int shim_pmc_agent_add(uint64_t agent, uint32_t gpu_index, uint32_t n
         s->agent = a;
         s->index = (uint32_t)i;
         s->done_seq.store(i - (int64_t)slots);
-        if (shim_core.hsa_signal_create_fn(0, 0, nullptr, &s->signal) != HSA_STATUS_SUCCESS)
+        // No interrupt: the GPU completes it and the next counted dispatch's
+        // barrier waits for it on the GPU; the host only polls it (the
+        // completion thread) or, around the runtime's own GPU work, waits
+        // for it (shim_pmc_exclusive_begin). With an interrupt signal every
+        // counted dispatch also cost the GPU an event and a wake-up.
+        if (shim_amd.hsa_amd_signal_create_fn(0, 0, nullptr, HSA_AMD_SIGNAL_AMD_GPU_ONLY,
+                                              &s->signal) != HSA_STATUS_SUCCESS)
             return -1;
     }
     return g_nagents++;

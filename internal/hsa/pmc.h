@@ -25,8 +25,11 @@ extern "C" {
 #endif
 
 /* Output buffers per agent and group: how many profiled dispatches of one
- * agent can be in flight (submitted, not yet decoded) at once. */
-#define SHIM_PMC_SLOTS 8
+ * agent can be in flight (submitted, not yet decoded) at once. With 8, an
+ * app launching kernels back to back waited for a free slot after every few
+ * launches, and the GPU went idle meanwhile; 32 keep the GPU busy while the
+ * completion thread decodes (a slot's buffers are a few KiB). */
+#define SHIM_PMC_SLOTS 32
 #define SHIM_PMC_MAX_AGENTS 16
 #define SHIM_PMC_MAX_GROUPS 64
 
