@@ -674,8 +674,10 @@ hsa_status_t hook_freeze(hsa_executable_t exec, const char *options)
     hsa_status_t st = g_next_freeze(exec, options);
     shim_pmc_exclusive_end(held);
     // Thread trace alone records nothing else but needs the kernel filters.
-    if (st == HSA_STATUS_SUCCESS && (rpg_domains || shim_pmc_on) && shim_go_ok())
+    if (st == HSA_STATUS_SUCCESS && (rpg_domains || shim_pmc_on) && shim_go_ok()) {
         rpgGoExecutableFrozen(exec.handle);
+        shim_drop_startup_pages(); // what that Go call faulted in (footprint.c)
+    }
     return st;
 }
 
@@ -714,8 +716,10 @@ hsa_status_t hook_memory_fill(void *ptr, uint32_t value, size_t count)
 
 hsa_status_t hook_exec_destroy(hsa_executable_t exec)
 {
-    if (rpg_domains && shim_go_ok())
+    if (rpg_domains && shim_go_ok()) {
         rpgGoExecutableDestroyed(exec.handle);
+        shim_drop_startup_pages();
+    }
     return g_next_exec_destroy(exec);
 }
 

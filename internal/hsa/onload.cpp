@@ -437,6 +437,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
     shim_core.hsa_iterate_agents_fn(add_agent, nullptr);
     if (agents_only()) {
         record_agents(); // and nothing intercepted
+        shim_drop_startup_pages();
         return true;
     }
     shim_pmc_init(); // counter plans need the agents (and Go)
@@ -473,6 +474,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
                 (unsigned long long)w[0], (unsigned long long)w[1], (unsigned long long)w[2],
                 (unsigned long long)w[3], g_nagents);
     }
+    shim_drop_startup_pages();
     return true;
 }
 

@@ -71,6 +71,9 @@ extern SHIM_HIDDEN volatile int32_t shim_go_pid;
  * call into Go wait correctly for the runtime's initialisation. */
 extern SHIM_HIDDEN int32_t shim_loaded_pid;
 SHIM_HIDDEN void shim_mark_go_ready(void);
+/* footprint.c: gives back the pages of the shim's read-only segments that
+ * start-up mapped (once OnLoad is done). */
+SHIM_HIDDEN void shim_drop_startup_pages(void);
 static inline int shim_go_ok(void) { return shim_go_pid != 0 && shim_go_pid == shim_pid; }
 
 /* ---- kernel symbols: kernel_object -> id and register counts ------------- */
