@@ -44,7 +44,7 @@ type csvDispatchRow struct {
 
 // csvBatch is a run of consecutive records, split by domain.
 type csvBatch struct {
-	api        [numDomains][]csvAPIRow // domHIP, domHSA, domMarker
+	api        [numDomains][]csvAPIRow // domHIP, domHSA, domMarker, domRCCL
 	dispatches []csvDispatchRow
 	copies     []tracing.MemoryCopy
 	allocs     []tracing.MemoryAllocation
@@ -147,11 +147,8 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 			b.seq, seq = seq, seq+1
 		}
 		switch r.Kind() {
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
-			d := domHSA
-			if r.Kind() == tracing.KindHIPAPI {
-				d = domHIP
-			}
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
+			d := kindDomain(r.Kind())
 			a := r.APICall()
 			b.api[d] = append(b.api[d], csvAPIRow{domain: a.Domain.String(),
 				name: p.funcName(a.Domain, a.Function), tid: uint64(a.TID),
@@ -196,7 +193,7 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 // writes them.
 func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 	pid := uint64(uint32(p.info.PID))
-	for _, d := range [...]domain{domHIP, domHSA, domMarker} {
+	for _, d := range [...]domain{domHIP, domHSA, domMarker, domRCCL} {
 		if g.files[d] == nil || len(bt.api[d]) == 0 {
 			continue
 		}
@@ -309,7 +306,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 // dispatch's first record). It returns the dispatch ids whose counter rows
 // are written.
 func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]bool) map[uint64]bool {
-	for _, d := range [...]domain{domHIP, domHSA, domMarker} {
+	for _, d := range [...]domain{domHIP, domHSA, domMarker, domRCCL} {
 		t := g.stats[d]
 		if t == nil {
 			continue

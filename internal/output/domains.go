@@ -16,6 +16,7 @@ const (
 	domScratch
 	domCounter
 	domAlloc
+	domRCCL
 	numDomains
 )
 
@@ -39,11 +40,12 @@ var domains = [numDomains]struct {
 	domScratch: {tracing.KindScratchMemory, "SCRATCH_MEMORY", "scratch_memory", "scratch_memory", "scratch_memory_trace", "scratch_memory_stats", "scratch_memory"},
 	domCounter: {tracing.KindCounterSample, "COUNTER_COLLECTION", "counter_collection", "counter_collection", "counter_collection", "", "counter_collection"},
 	domAlloc:   {tracing.KindMemoryAllocation, "MEMORY_ALLOCATION", "memory_allocation", "memory_allocation", "memory_allocation_trace", "memory_allocation_stats", "memory_allocation"},
+	domRCCL:    {tracing.KindRCCLAPI, "RCCL_API", "rccl_api", "rccl_api", "rccl_api_trace", "rccl_api_stats", "rccl_api"},
 }
 
 // csvOrder is the order rocprofv3 writes the CSV files in (and the rows of
 // domain_stats.csv).
-var csvOrder = [numDomains]domain{domKernel, domHSA, domHIP, domCopy, domAlloc, domMarker, domCounter, domScratch}
+var csvOrder = [numDomains]domain{domKernel, domHSA, domHIP, domCopy, domAlloc, domMarker, domCounter, domScratch, domRCCL}
 
 func (d domain) String() string { return domains[d].column }
 

@@ -22,6 +22,10 @@ var fixtureKernels = []string{
 	"_Z6reducePdS_m.kd",
 }
 
+// fixtureDomains is how many domains the fixture records: every one but
+// RCCL_API, the last (rccl_test.go takes RCCL calls through every writer).
+func fixtureDomains() int { return int(domRCCL) }
+
 // fixtureCounts is what every format must hold per domain for one process
 // built with n iterations.
 func fixtureCounts(n int) [numDomains]uint64 {

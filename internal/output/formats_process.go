@@ -23,6 +23,7 @@ const (
 	sdkMemoryCopy        = 10
 	sdkKernelDispatch    = 11
 	sdkScratchMemory     = 12
+	sdkRCCLAPI           = 14
 	sdkMemoryAllocation  = 16
 	sdkHIPRuntimeAPIExt  = 21
 	sdkHIPCompilerAPIExt = 22
@@ -53,6 +54,8 @@ func sdkKind(d tracing.APIDomain) int {
 		return sdkMarkerNameAPI
 	case tracing.DomainMarkerCoreRange:
 		return sdkMarkerCoreRange
+	case tracing.DomainRCCL:
+		return sdkRCCLAPI
 	}
 	return 0
 }
@@ -177,7 +180,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 				c.URI = append([]byte(nil), c.URI...)
 				p.CodeObjects = append(p.CodeObjects, c)
 			}
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
 			threads[a.TID] = struct{}{}
 			span(a.Start, a.End)

@@ -65,7 +65,7 @@ var jsonBufferDomains = []struct {
 	kind tracing.Kind
 }{
 	{"kernel_dispatch", tracing.KindKernelDispatch}, {"hip_api", tracing.KindHIPAPI},
-	{"hsa_api", tracing.KindHSAAPI}, {"marker_api", tracing.KindMarker}, {"rccl_api", 0},
+	{"hsa_api", tracing.KindHSAAPI}, {"marker_api", tracing.KindMarker}, {"rccl_api", tracing.KindRCCLAPI},
 	{"memory_copy", tracing.KindMemoryCopy}, {"memory_allocation", tracing.KindMemoryAllocation},
 	{"scratch_memory", tracing.KindScratchMemory}, {"rocdecode_api", 0}, {"rocjpeg_api", 0},
 	{"pc_sample_host_trap", 0}, {"pc_sample_stochastic", 0},
@@ -271,7 +271,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 	maxOp := map[tracing.APIDomain]uint32{}
 	r.Rewind()
 	for r.Next() {
-		if k := r.Kind(); k == tracing.KindHIPAPI || k == tracing.KindHSAAPI {
+		if k := r.Kind(); k == tracing.KindHIPAPI || k == tracing.KindHSAAPI || k == tracing.KindRCCLAPI {
 			a := r.APICall()
 			if a.Function >= maxOp[a.Domain] {
 				maxOp[a.Domain] = a.Function + 1
@@ -335,7 +335,7 @@ func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {
 func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) {
 	j.obj()
 	switch r.Kind() {
-	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 		a := r.APICall()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
 		writeJSONCorrelation(j, p.cid(a.CorrelationID), 0)

@@ -57,7 +57,7 @@ type corrPair struct{ raw, start uint64 }
 // orderedKind reports whether records of a kind are put in completion order.
 func orderedKind(k tracing.Kind) bool {
 	switch k {
-	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindMarker, tracing.KindKernelDispatch,
+	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI, tracing.KindMarker, tracing.KindKernelDispatch,
 		tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory:
 		return true
 	}
@@ -99,7 +99,7 @@ func (o *recordOrder) addPair(p corrPair) {
 // recordKey is a record's completion key and raw correlation id.
 func recordKey(r *tracing.Reader) (orderKey, uint64) {
 	switch r.Kind() {
-	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 		a := r.APICall()
 		return orderKey{a.End, a.Start}, a.CorrelationID
 	case tracing.KindMarker:

@@ -255,12 +255,9 @@ func (t *otf2Trace) writeProcess(group uint32, p *process, r *spoolView) error {
 	for r.Next() {
 		var err error
 		switch r.Kind() {
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
-			cat := domains[domHSA].category
-			if r.Kind() == tracing.KindHIPAPI {
-				cat = domains[domHIP].category
-			}
+			cat := domains[kindDomain(r.Kind())].category
 			err = t.slice(host(cat, a.TID), t.region(cat, p.funcName(a.Domain, a.Function)), a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()

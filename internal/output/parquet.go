@@ -62,6 +62,7 @@ func withTimes(f ...arrow.Field) []arrow.Field { return append(f, pqTimes...) }
 var pqSchemas = [numDomains]*arrow.Schema{
 	domHIP:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
 	domHSA:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
+	domRCCL:   arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
 	domMarker: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function"), pqStr("message")), nil),
 	domKernel: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqStr("agent_type"),
 		pqU64("queue_id"), pqU64("stream_id"), pqU64("dispatch_id"), pqU64("kernel_id"), pqStr("kernel_name")),
@@ -394,7 +395,7 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 		b := t.batch()
 		n := b.n
 		switch r.Kind() {
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
 			b.i32(0, n, pid)
 			b.u32(1, n, a.TID)

@@ -113,7 +113,7 @@ func TestParquetIndependentReader(t *testing.T) {
 	prefix := tempPrefix(t)
 	require.NoError(t, WriteParquet(prefix, in))
 	files := parquetFiles(t, prefix)
-	require.Len(t, files, int(numDomains))
+	require.Len(t, files, fixtureDomains(), "one file per domain the fixture records")
 	var paths []string
 	for _, p := range files {
 		paths = append(paths, p)
@@ -214,12 +214,12 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 			}
 		}
 	}
-	require.Len(t, csvFiles, int(numDomains))
+	require.Len(t, csvFiles, fixtureDomains())
 	pqFiles := parquetFiles(t, prefix)
-	require.Len(t, pqFiles, int(numDomains))
+	require.Len(t, pqFiles, fixtureDomains())
 
 	var queries []string
-	for d := domain(0); d < numDomains; d++ {
+	for d := domain(0); d < domain(fixtureDomains()); d++ {
 		var cs, ps []string
 		for _, c := range pqCSVChecks[d] {
 			cs, ps = append(cs, c.csv), append(ps, c.pq)
@@ -232,7 +232,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	}
 	lines := duckDB(t, queries...)
 	want := fixtureCounts(n)
-	for d := domain(0); d < numDomains; d++ {
+	for d := domain(0); d < domain(fixtureDomains()); d++ {
 		csvLine, pqLine := lines[2*d], lines[2*d+1]
 		require.Equal(t, csvLine, pqLine, "%s: CSV (first) and Parquet aggregates:\n%s",
 			d, strings.Join(func() []string {

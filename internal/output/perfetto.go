@@ -289,12 +289,9 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 	for r.Next() {
 		seq++
 		switch r.Kind() {
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
-			cat := domains[domHSA].category
-			if r.Kind() == tracing.KindHIPAPI {
-				cat = domains[domHIP].category
-			}
+			cat := domains[kindDomain(r.Kind())].category
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
 			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(p.cid(a.CorrelationID)), a.Start, a.End)

@@ -83,7 +83,7 @@ func (ps *pfPlaces) at(seq uint32) (pfPlace, bool) {
 // pfSliceOf returns the track and interval of a record that is a slice.
 func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 	switch r.Kind() {
-	case tracing.KindHIPAPI, tracing.KindHSAAPI:
+	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 		a := r.APICall()
 		return pfTrackKey{kind: pfKeyThread, a: uint64(a.TID)}, a.Start, a.End, true
 	case tracing.KindMarker:
@@ -117,7 +117,7 @@ func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 // while it works (one array, sized from the catalogue's counts).
 func perfettoLayout(p *process, r *spoolView) *pfPlaces {
 	var n uint64
-	for _, d := range [...]domain{domHIP, domHSA, domMarker, domKernel, domCopy, domAlloc, domScratch} {
+	for _, d := range [...]domain{domHIP, domHSA, domRCCL, domMarker, domKernel, domCopy, domAlloc, domScratch} {
 		n += p.Counts[d]
 	}
 	spans := make([]pfSpan, 0, n)

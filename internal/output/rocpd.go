@@ -593,7 +593,7 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 		var err error
 		var ev int64
 		switch r.Kind() {
-		case tracing.KindHIPAPI, tracing.KindHSAAPI:
+		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
 			k := apiKey{a.Domain, a.Function}
 			s := lastStrs

@@ -109,6 +109,9 @@ func (st *runStats) addRecord(p *process, r *spoolView) {
 	case tracing.KindHSAAPI:
 		a := r.APICall()
 		st[domHSA].add(p.funcName(a.Domain, a.Function), dur(a.Start, a.End))
+	case tracing.KindRCCLAPI:
+		a := r.APICall()
+		st[domRCCL].add(p.funcName(a.Domain, a.Function), dur(a.Start, a.End))
 	case tracing.KindMarker:
 		m := r.Marker()
 		st[domMarker].add(markerName(&m), dur(m.Start, m.End))

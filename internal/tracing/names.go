@@ -29,6 +29,9 @@ func FunctionName(d APIDomain, id uint32) (string, bool) {
 	if int(id) < len(t) && t[id] != "" {
 		return t[id], true
 	}
+	if d == DomainRCCL && int(id) < len(RCCLFunctions) { // this package's own table
+		return RCCLFunctions[id].Name, true
+	}
 	return "", false
 }
 
