@@ -91,6 +91,16 @@ type Config struct {
 	// (one counting pass over the spools), for callers that write other
 	// formats per group.
 	CountEvents bool
+	// V1Stats is rocprof v1's GEN_STATS (rocprof 5.2.3's rpl_run.sh): set by
+	// --stats and by every tracing option (--hip-trace, --hsa-trace,
+	// --sys-trace, --roctx-trace). v1 then built results.csv through its
+	// SQLite database (quoted header, DurationNs) and wrote the stats files;
+	// without it only results.csv, plain.
+	V1Stats bool
+	// V1Counters are the pass's pmc: line, in its order: rocprof v1's
+	// results.csv has a column per counter in the order its passes' lines
+	// named them.
+	V1Counters []string
 	// FS creates the files; nil means the operating system's.
 	FS FileSystem
 	// Stdout receives the files, one after another, when PrefixTemplate is

@@ -14,6 +14,7 @@ type csvKernel struct {
 	ldsBlockSize uint64 // static LDS rounded up to 512 bytes
 	vgpr, agpr   uint32
 	sgpr         uint32
+	object       uint64 // the kernel object (descriptor address), rocprof v1's obj
 }
 
 type csvStringKey struct {
@@ -97,6 +98,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 			p.kernels[ks.KernelID] = &csvKernel{
 				ldsBlockSize: roundUp(uint64(ks.GroupSegmentSize), 512),
 				vgpr:         ks.VGPRCount, agpr: ks.AGPRCount, sgpr: ks.SGPRCount,
+				object: ks.KernelObject,
 			}
 		case tracing.KindMarker:
 			if p.renamer != nil {

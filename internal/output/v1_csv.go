@@ -25,10 +25,11 @@ import (
 // per pmc: line and merged the passes into one results.csv by dispatch
 // number: WriteV1 does the same from every pass's spools, after the last.
 
-// v1Columns are results.csv's leading columns: the dispatch properties v1's
-// tool printed for every dispatch, in its order.
+// v1Columns are results.csv's leading columns: the dispatch properties
+// rocprof 5.2.3's tool (test/tool/tool.cpp, dump_context_entry) printed for
+// every dispatch, in its order, which tblextr.py's parse_res keeps.
 var v1Columns = []string{"Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid",
-	"grd", "wgr", "lds", "scr", "arch_vgpr", "accum_vgpr", "sgpr", "wave_size", "sig", "obj"}
+	"grd", "wgr", "lds", "scr", "vgpr", "sgpr", "fbar", "sig", "obj"}
 
 // v1TimeColumns follow the counter columns.
 var v1TimeColumns = []string{"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}
@@ -36,9 +37,6 @@ var v1TimeColumns = []string{"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}
 // v1StatsColumns are the columns of every v1 *stats.csv.
 var v1StatsColumns = []string{"Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"}
 
-// v1WaveFrontSize is the Wave_Front_Size agent property (agent_info.csv's
-// twelfth column).
-const v1WaveFrontSize = 11
 
 // v1Enabled reports whether -o asks for rocprof v1's files.
 func (c *Config) v1Enabled() bool {
@@ -65,10 +63,11 @@ type v1Key struct {
 type v1Row struct {
 	key                v1Key
 	name               string
-	gpu, queue, wave   uint64
+	gpu, queue         uint64
 	pid, tid           uint32
 	grd, wgr, lds, scr uint64
-	vgpr, agpr, sgpr   uint32
+	vgpr, sgpr         uint32 // as v1 computed them (v1Registers)
+	obj                uint64
 	start, end         uint64
 	counters           []v1Value
 }
@@ -83,10 +82,13 @@ type v1Value struct {
 type v1Set struct {
 	path     string // results.csv itself: the resolved -o
 	fs       FileSystem
-	withStat bool // --stats: v1's database-backed layout (quoted header, DurationNs)
+	withStat bool // v1's GEN_STATS: the database-backed layout (quoted header, DurationNs) and stats files
 	rows     map[v1Key]*v1Row
-	counters []v1Counter // columns, in counter id order once every pass is read
+	counters []v1Counter // columns, in collection order (write sorts them by rank)
 	column   map[string]int
+	// rank orders counter columns as v1's var_list did: by first mention in
+	// the passes' pmc: lines, pass by pass.
+	rank map[string]int
 	bytes    uint64 // raw bytes of the stats pass, for --minimum-output-data
 	minimum  uint64
 	hip      csvStatTable
@@ -101,6 +103,9 @@ type v1Counter struct {
 	id   uint64
 	name string
 }
+
+// v1Unranked places a counter no pmc: line names after those that are.
+const v1Unranked = 1 << 30
 
 // WriteV1 writes rocprof v1's files for every path -o NAME.csv resolves to,
 // from the spools of every pass of the run (call it after the last pass,
@@ -154,10 +159,16 @@ func WriteV1(passes []V1Pass) (*Result, error) {
 		for _, v1 := range pathOrder {
 			s := sets[v1]
 			if s == nil {
-				s = &v1Set{path: v1, fs: cfg.FS, withStat: cfg.Stats, rows: map[v1Key]*v1Row{},
-					column: map[string]int{}, minimum: cfg.MinimumOutputBytes, statsPass: pi}
+				s = &v1Set{path: v1, fs: cfg.FS, withStat: cfg.V1Stats, rows: map[v1Key]*v1Row{},
+					column: map[string]int{}, rank: map[string]int{}, minimum: cfg.MinimumOutputBytes,
+					statsPass: pi}
 				sets[v1] = s
 				order = append(order, s)
+			}
+			for _, name := range cfg.V1Counters {
+				if _, ok := s.rank[name]; !ok {
+					s.rank[name] = len(s.rank)
+				}
 			}
 			procs := byPath[v1]
 			sort.SliceStable(procs, func(i, j int) bool {
@@ -236,16 +247,21 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 	row := s.rows[key]
 	if row == nil {
 		k := p.kernel(d.KernelID, d)
+		// v1 numbered queues from 0 in creation order (InterceptQueue's
+		// counter), rocprof-go's queue ids count from 1; its lds is the
+		// packet's group segment (static and dynamic), rounded to 512.
 		row = &v1Row{key: key, name: p.renamer.name(d.TID, d.CorrelationID, k.name),
-			queue: d.QueueID, pid: uint32(p.info.PID), tid: d.TID,
+			queue: d.QueueID - min(d.QueueID, 1), pid: uint32(p.info.PID), tid: d.TID,
 			grd: uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2]),
 			wgr: uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2]),
-			lds: k.ldsBlockSize, scr: uint64(d.PrivateSegmentSize),
-			vgpr: k.vgpr, agpr: k.agpr, sgpr: k.sgpr, start: d.Start, end: d.End}
+			lds: roundUp(uint64(d.GroupSegmentSize), 512), scr: uint64(d.PrivateSegmentSize),
+			obj: k.object, start: d.Start, end: d.End}
+		arch := ""
 		if a, ok := p.agents[d.AgentNode]; ok {
 			row.gpu = a.TypeIndex()
-			row.wave = a.Values[v1WaveFrontSize]
+			arch = a.Name
 		}
+		row.vgpr, row.sgpr = v1Registers(arch, k.vgpr, k.agpr, k.sgpr)
 		s.rows[key] = row
 	}
 	for _, c := range p.counters[d.DispatchID] {
@@ -259,16 +275,60 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 	}
 }
 
+// v1Registers are the vgpr and sgpr v1 printed, from the counts rocprof-go
+// records (rocprofv3's). rocprof 5.2.3 computed them from the descriptor's
+// granulated fields: vgpr = (granulated VGPRs + 1) × 4 and sgpr =
+// (granulated SGPRs + 2) × 8 (+ 1 on gfx8; hsa_rsrc_factory.cpp), whatever
+// the architecture's real granules. So a gfx90a/gfx94x kernel (VGPR granule
+// 8, AGPRs in the same allocation) shows half its registers, a gfx9 kernel 8
+// SGPRs more than it has, and a gfx10+ kernel (whose SGPR field is unused)
+// 16 SGPRs. Wave32 kernels on gfx10+ (VGPR granule 8) are taken as wave64:
+// the spool does not say which they are.
+func v1Registers(arch string, vgpr, agpr, sgpr uint32) (uint32, uint32) {
+	granule := uint32(4)
+	total := vgpr
+	if strings.HasPrefix(arch, "gfx90a") || strings.HasPrefix(arch, "gfx94") {
+		granule = 8
+		// The allocation the field encodes: architected VGPRs and AGPRs
+		// together, or the architected ones rounded to the granule.
+		if agpr > 0 {
+			total = vgpr + agpr
+		} else {
+			total = (vgpr + 7) / 8 * 8
+		}
+	}
+	v1vgpr := total / granule * 4
+	switch {
+	case strings.HasPrefix(arch, "gfx8"):
+		return v1vgpr, sgpr
+	case strings.HasPrefix(arch, "gfx9"):
+		return v1vgpr, sgpr + 8
+	case arch == "":
+		return v1vgpr, sgpr
+	}
+	return v1vgpr, 16
+}
+
 // write writes results.csv, rows in (process, Index) order as v1 sorted
 // them, and the stats files.
 func (s *v1Set) write(res *Result) error {
-	// Counter columns in counter id order (names break ties).
+	// Counter columns as v1's var_list had them: in the order the passes'
+	// pmc: lines named them (counter ids, then names, for any other).
 	perm := make([]int, len(s.counters))
 	for i := range perm {
 		perm[i] = i
 	}
+	rank := func(c v1Counter) int {
+		if r, ok := s.rank[c.name]; ok {
+			return r
+		}
+		return v1Unranked
+	}
 	sort.SliceStable(perm, func(i, j int) bool {
 		a, b := s.counters[perm[i]], s.counters[perm[j]]
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
 		if a.id != b.id {
 			return a.id < b.id
 		}
@@ -318,7 +378,7 @@ func (s *v1Set) writeRow(f *csvFile, r *v1Row, values []float64, have []bool) {
 	b = append(b, ',')
 	b = appendUint(b, r.gpu)
 	b = appendUint(b, r.queue)
-	b = appendUint(b, 0) // queue-index: the packet slot, not recorded
+	b = appendUint(b, 0) // queue-index: the packet's slot, not recorded (docs/outputs.md)
 	b = appendUint(b, uint64(r.pid))
 	b = appendUint(b, uint64(r.tid))
 	b = appendUint(b, r.grd)
@@ -326,19 +386,24 @@ func (s *v1Set) writeRow(f *csvFile, r *v1Row, values []float64, have []bool) {
 	b = appendUint(b, r.lds)
 	b = appendUint(b, r.scr)
 	b = appendUint(b, uint64(r.vgpr))
-	b = appendUint(b, uint64(r.agpr))
 	b = appendUint(b, uint64(r.sgpr))
-	b = appendUint(b, r.wave)
-	// sig and obj (completion signal and kernel object handles) are not
-	// recorded: zero, in v1's hexadecimal form.
-	if s.withStat {
-		b = append(b, `"0x0","0x0",`...)
-	} else {
-		b = append(b, "0x0,0x0,"...)
-	}
+	// fbar: amd_kernel_code_t's workgroup_fbarrier_count, which code objects
+	// v3 and later do not have (v1 read past their descriptor): 0.
+	b = appendUint(b, 0)
+	// sig (the app's completion signal) is not recorded: 0x0; obj is the
+	// kernel object. Hex strings, which v1's SQLite kept as text (quoted).
+	q := s.withStat
+	b = appendV1Hex(b, 0, q)
+	b = append(b, ',')
+	b = appendV1Hex(b, r.obj, q)
+	b = append(b, ',')
 	for i := range values {
 		if have[i] {
-			b = appendV1Counter(b, values[i])
+			if s.withStat {
+				b = appendV1DBCounter(b, values[i])
+			} else {
+				b = appendV1Counter(b, values[i])
+			}
 		} else {
 			b = append(b, "None"...) // v1's cell for a counter the dispatch lacks
 		}
@@ -356,6 +421,30 @@ func (s *v1Set) writeRow(f *csvFile, r *v1Row, values []float64, have []bool) {
 		b = appendDecimal(b, r.end)
 	}
 	f.end(b)
+}
+
+// appendV1Hex prints a handle as v1's tool did (0x%lx), quoted when v1's
+// SQLite path wrote it.
+func appendV1Hex(b []byte, v uint64, quoted bool) []byte {
+	if quoted {
+		b = append(b, '"')
+	}
+	b = append(b, "0x"...)
+	b = strconv.AppendUint(b, v, 16)
+	if quoted {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// appendV1DBCounter prints a counter as v1's SQLite path did: the text
+// stored in an INTEGER column, so an integral value as an integer, any
+// other as Python prints the REAL SQLite made of it.
+func appendV1DBCounter(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return appendPythonFloat(b, v)
 }
 
 // appendV1Counter prints a counter as v1 did: integers bare, fractions with
@@ -396,6 +485,9 @@ func (s *v1Set) finish(results *csvFile, kernels *csvStatTable, res *Result) err
 		}
 	}
 	keep(results)
+	if !s.withStat {
+		return firstErr // v1 wrote stats files only with GEN_STATS
+	}
 	for _, t := range []struct {
 		table  *csvStatTable
 		suffix string

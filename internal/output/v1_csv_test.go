@@ -29,8 +29,10 @@ func checkV1Golden(t *testing.T, name, got string) {
 }
 
 // TestV1Golden: -o results.csv writes rocprof v1's files (WriteV1, after
-// the last pass), whatever -f says; with --stats results.csv takes v1's
-// database-backed layout. The pass's own writer (Write) then writes none of
+// the last pass), whatever -f says; with v1's GEN_STATS (--stats or a trace
+// option) results.csv takes v1's database-backed layout and the stats files
+// are written, without it results.csv alone, plain (rocprof 5.2.3's
+// rpl_run.sh). The pass's own writer (Write) then writes none of
 // rocprofv3's files unless -f asks for csv: --stats means v1's stats.
 func TestV1Golden(t *testing.T) {
 	spools := t.TempDir()
@@ -41,7 +43,8 @@ func TestV1Golden(t *testing.T) {
 	}{{"plain", false}, {"stats", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
-			cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats, Formats: []Format{"rocpd"}}
+			cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats, V1Stats: tc.stats,
+				Formats: []Format{"rocpd"}}
 			_, err := Write(cfg, spools)
 			require.NoError(t, err)
 			require.Empty(t, readTree(t, out), "no rocprofv3 CSV or stats file without -f csv")
@@ -55,6 +58,9 @@ func TestV1Golden(t *testing.T) {
 			sort.Strings(v1)
 			want := []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv",
 				"results.hsa_stats.csv", "results.stats.csv"}
+			if !tc.stats {
+				want = []string{"results.csv"}
+			}
 			require.Equal(t, want, v1)
 			for _, n := range v1 {
 				checkV1Golden(t, tc.name+"."+n, files[n])
@@ -70,8 +76,9 @@ func TestV1Golden(t *testing.T) {
 // TestV1MergesPassesByIndex: two passes of one app, each recording its
 // dispatches out of order and its own counters, give one results.csv: a row
 // per dispatch in Index order, the counters of both passes side by side
-// (counter id order), the dispatch properties of the first pass; the stats
-// count the first pass's calls and copies and each dispatch once.
+// (in the order the passes' pmc: lines named them), the dispatch properties
+// of the first pass; the stats count the first pass's calls and copies and
+// each dispatch once.
 func TestV1MergesPassesByIndex(t *testing.T) {
 	pass := func(pid int32, order []uint64, counter string, id uint64, value float64) string {
 		dir := t.TempDir()
@@ -97,10 +104,12 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 		return dir
 	}
 	out := t.TempDir()
-	cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: true}
+	cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: true, V1Stats: true}
 	p1 := pass(10, []uint64{3, 1, 2}, "SQ_WAVES", 20, 1)
 	p2 := pass(20, []uint64{2, 3, 1}, "GRBM_COUNT", 3, 100)
-	_, err := WriteV1([]V1Pass{{Config: cfg, SpoolDir: p1}, {Config: cfg, SpoolDir: p2}})
+	cfg1, cfg2 := cfg, cfg
+	cfg1.V1Counters, cfg2.V1Counters = []string{"SQ_WAVES"}, []string{"GRBM_COUNT"}
+	_, err := WriteV1([]V1Pass{{Config: cfg1, SpoolDir: p1}, {Config: cfg2, SpoolDir: p2}})
 	require.NoError(t, err)
 	files := readTree(t, out)
 	var names []string
@@ -111,7 +120,7 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 	require.Equal(t, []string{"results.copy_stats.csv", "results.csv", "results.hip_stats.csv", "results.stats.csv"}, names)
 	lines := strings.Split(strings.TrimSpace(files["results.csv"]), "\n")
 	require.Len(t, lines, 4)
-	require.Contains(t, lines[0], `"sgpr","wave_size","sig","obj","GRBM_COUNT","SQ_WAVES","DispatchNs"`)
+	require.Contains(t, lines[0], `"vgpr","sgpr","fbar","sig","obj","SQ_WAVES","GRBM_COUNT","DispatchNs"`)
 	for i, line := range lines[1:] {
 		d := uint64(i + 1)
 		cells := strings.Split(line, ",")
@@ -119,8 +128,10 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 		require.Equal(t, `"saxpy(float*, float*, float, int)"`, strings.Join(cells[1:5], ","))
 		require.Equal(t, "10", cells[8], "pid of the first pass")
 		n := len(cells)
-		require.Equal(t, strconv.FormatUint(100*d, 10), cells[n-7], "GRBM_COUNT from pass 2")
-		require.Equal(t, strconv.FormatUint(d, 10), cells[n-6], "SQ_WAVES from pass 1")
+		require.Equal(t, strconv.FormatUint(d, 10), cells[n-7], "SQ_WAVES from pass 1")
+		require.Equal(t, strconv.FormatUint(100*d, 10), cells[n-6], "GRBM_COUNT from pass 2")
+		require.Equal(t, "0", cells[6], "queue-id: v1 counts queues from 0")
+		require.Equal(t, []string{"4", "24", "0"}, cells[14:17], "vgpr, sgpr, fbar as v1 computed them on gfx90a")
 		require.Equal(t, strconv.FormatUint(1000*d+510, 10), cells[n-3], "end time of the first pass")
 	}
 	require.Contains(t, files["results.stats.csv"], `"saxpy(float*, float*, float, int)",3,`)
@@ -187,5 +198,26 @@ func TestCSVToStdout(t *testing.T) {
 		}
 		require.Equal(t, want.String(), buf.String(), name)
 		require.Len(t, res.Files, len(files))
+	}
+}
+
+// TestV1Registers: rocprof 5.2.3's vgpr = (granulated VGPRs + 1) × 4 and
+// sgpr = (granulated SGPRs + 2) × 8 (gfx8: + 1), from rocprofv3's counts.
+func TestV1Registers(t *testing.T) {
+	for _, c := range []struct {
+		arch                       string
+		vgpr, agpr, sgpr, wv, wsgp uint32
+	}{
+		{"gfx900", 12, 0, 16, 12, 24},
+		{"gfx906", 32, 0, 48, 32, 56},
+		{"gfx90a", 8, 0, 16, 4, 24},    // granule 8: one granule of 8 registers
+		{"gfx90a", 12, 0, 16, 8, 24},   // rounded to 16: two granules
+		{"gfx90a", 12, 20, 16, 16, 24}, // arch 12 + AGPRs: 32
+		{"gfx942", 16, 0, 32, 8, 40},
+		{"gfx803", 8, 0, 16, 8, 16},
+		{"gfx1030", 8, 0, 128, 8, 16},
+	} {
+		v, s := v1Registers(c.arch, c.vgpr, c.agpr, c.sgpr)
+		require.Equal(t, [2]uint32{c.wv, c.wsgp}, [2]uint32{v, s}, "%+v", c)
 	}
 }

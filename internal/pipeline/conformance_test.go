@@ -434,3 +434,36 @@ func TestConformanceSIGINTKeepsDispatchesInFlight(t *testing.T) {
 	}
 	require.Equal(t, 2, launches)
 }
+
+// rocprof v1 (5.2.3): without --stats or a trace option (its GEN_STATS),
+// rocprof wrote results.csv alone, plain (tblextr.py's dump_csv: bare
+// header, no DurationNs), and no stats file.
+func TestConformanceV1WithoutStatsWritesResultsAlone(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_conformance")
+	out := t.TempDir()
+	input := filepath.Join(t.TempDir(), "input.txt")
+	require.NoError(t, os.WriteFile(input, []byte("pmc: GRBM_COUNT SQ_WAVES\n"), 0o644))
+	res, err := Run(context.Background(), Options{Stdout: &bytes.Buffer{}, Args: []string{"--virtual-gpu",
+		"-i", input, "-d", out, "-o", "results.csv"}}, []string{app, "transpose"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	require.Equal(t, []string{"results.csv"}, listFiles(t, out))
+	raw, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	require.Equal(t, "Index,KernelName,gpu-id,queue-id,queue-index,pid,tid,grd,wgr,lds,scr,vgpr,sgpr,"+
+		"fbar,sig,obj,GRBM_COUNT,SQ_WAVES,DispatchNs,BeginNs,EndNs,CompleteNs", lines[0],
+		"counters in the pmc: line's order")
+	rows := readCSV(t, filepath.Join(out, "results.csv"))
+	names := column(rows, "KernelName")
+	require.Contains(t, names, "transpose(float*, float const*, int)")
+	// gfx90a, transpose: 8 VGPRs and 16 SGPRs in rocprofv3's counts (the
+	// kernel trace); v1 printed (granulated + 1) × 4 and (granulated + 2) × 8.
+	for i, n := range names {
+		if strings.HasPrefix(n, "transpose") {
+			require.Equal(t, "4", rows[i+1][11], "vgpr")
+			require.Equal(t, "24", rows[i+1][12], "sgpr")
+		}
+	}
+}

@@ -274,6 +274,12 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		HideMarkers:        c.KernelRename.On() && !c.MarkerTrace.On(),
 		AgentIndex:         agentIndex,
 		MinimumOutputBytes: uint64(c.MinimumOutputData) * 1024,
+		// rocprof 5.2.3's rpl_run.sh sets GEN_STATS for --stats and every
+		// tracing option.
+		V1Stats: c.Stats.On() || c.HipTrace.On() || c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() ||
+			c.HsaTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.SysTrace.On() ||
+			c.MarkerTrace.On(),
+		V1Counters: append([]string(nil), c.Pmc...),
 	}
 }
 

@@ -189,9 +189,10 @@ func TestV1ResultsOnTheVirtualGPU(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitStatus)
 	rows := readCSV(t, filepath.Join(out, "results.csv"))
+	// --hip-trace sets v1's GEN_STATS: the database-backed layout.
 	require.Equal(t, []string{"Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid",
-		"grd", "wgr", "lds", "scr", "arch_vgpr", "accum_vgpr", "sgpr", "wave_size", "sig", "obj",
-		"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}, rows[0])
+		"grd", "wgr", "lds", "scr", "vgpr", "sgpr", "fbar", "sig", "obj",
+		"DispatchNs", "BeginNs", "EndNs", "CompleteNs", "DurationNs"}, rows[0])
 	require.Len(t, rows, 7)
 	for _, n := range column(rows, "KernelName") {
 		require.Contains(t, n, "hip_calls_add")
@@ -246,9 +247,14 @@ func TestV1PipelineMergesPasses(t *testing.T) {
 
 	rows := readCSV(t, filepath.Join(out, "results.csv"))
 	header := rows[0]
-	for _, c := range []string{"GRBM_COUNT", "GRBM_GUI_ACTIVE", "SQ_WAVES", "DurationNs"} {
-		require.Contains(t, header, c)
-	}
+	// rocprof 5.2.3's columns (tool.cpp's dispatch line, then the counters
+	// in the pmc: lines' order, then the times), issue 24.
+	require.Equal(t, []string{"Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid",
+		"grd", "wgr", "lds", "scr", "vgpr", "sgpr", "fbar", "sig", "obj", "SQ_WAVES", "GRBM_COUNT",
+		"GRBM_GUI_ACTIVE", "DispatchNs", "BeginNs", "EndNs", "CompleteNs", "DurationNs"}, header)
+	raw, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(raw), `"Index","KernelName","gpu-id",`), "v1's SQLite header, quoted")
 	// multistream: 4 streams x 8 rounds of vadd, scale and a device-to-device
 	// copy HIP runs as a blit kernel.
 	require.Len(t, rows, 1+96)
@@ -270,7 +276,18 @@ func TestV1PipelineMergesPasses(t *testing.T) {
 		require.Equal(t, strconv.Itoa(waves), r[col["SQ_WAVES"]], "row %d", i)
 		require.Equal(t, strconv.Itoa(cycles+1000), r[col["GRBM_COUNT"]], "row %d", i)
 		require.Equal(t, strconv.Itoa(cycles), r[col["GRBM_GUI_ACTIVE"]], "row %d (second pass)", i)
+		// v1 numbered queues from 0; multistream's four streams get four
+		// queues of HIP's (GPU_MAX_HW_QUEUES) plus the null stream's.
+		q, _ := strconv.Atoi(r[col["queue-id"]])
+		require.Less(t, q, 5, "row %d", i)
+		require.Regexp(t, `^0x[0-9a-f]{6,}$`, r[col["obj"]], "the kernel object, row %d", i)
+		require.Equal(t, "0", r[col["fbar"]])
+		dur, _ := strconv.Atoi(r[col["DurationNs"]])
+		b, _ := strconv.Atoi(r[col["BeginNs"]])
+		e, _ := strconv.Atoi(r[col["EndNs"]])
+		require.Equal(t, e-b, dur)
 	}
+	require.Contains(t, column(rows, "queue-id"), "0", "queues counted from 0, as v1 did")
 	kernels := map[string]string{}
 	for _, r := range readCSV(t, filepath.Join(out, "results.stats.csv"))[1:] {
 		kernels[r[0]] = r[1]
