@@ -102,7 +102,7 @@ func (c *Config) TracingDomains() []string {
 		{c.HsaCoreTrace, "hsa-core"}, {c.HsaAmdTrace, "hsa-amd"}, {c.HsaImageTrace, "hsa-image"},
 		{c.HsaFinalizerTrace, "hsa-finalizer"}, {c.MarkerTrace, "marker"}, {c.KernelTrace, "kernel"},
 		{c.MemoryCopyTrace, "memory-copy"}, {c.MemoryAllocationTrace, "memory-allocation"},
-		{c.ScratchMemoryTrace, "scratch-memory"},
+		{c.ScratchMemoryTrace, "scratch-memory"}, {c.RcclTrace, "rccl"},
 	} {
 		if d.t.On() {
 			on = append(on, d.name)

@@ -142,6 +142,15 @@ func TestRCCLAllReduce(t *testing.T) {
 					require.Greater(t, c.EndCorrelationID, c.CorrelationID)
 				}
 				require.Equal(t, auditCounts(t, audit), calls, "RCCL calls in the spool against the program's PLT calls")
+				// ... and the rows of rccl_api_trace.csv (rocprofv3's file
+				// and columns), with their stats.
+				rows := map[string]int{}
+				for _, r := range readCSV(t, prof.out, "rccl_api_trace") {
+					require.Equal(t, "RCCL_API", r["Domain"])
+					rows[r["Function"]]++
+				}
+				require.Equal(t, auditCounts(t, audit), rows, "rows of rccl_api_trace.csv against the program's PLT calls")
+				require.NotEmpty(t, readCSV(t, prof.out, "rccl_api_stats"))
 				groups := calls["ncclGroupEnd"]
 				require.Equal(t, gpus*groups, calls["ncclAllReduce"], "one ncclAllReduce per GPU in each group")
 				require.Equal(t, gpus*groups, rcclDispatches, "one RCCL kernel per GPU for each group")
