@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -11,10 +12,12 @@ import (
 // otf2Event is one ENTER or LEAVE, batched so that a few thousand events
 // cost one cgo call.
 type otf2Event struct {
-	Loc    uint64
-	Time   uint64
-	Region uint32
-	Leave  uint32
+	Loc      uint64
+	Time     uint64
+	Region   uint32
+	Leave    uint32
+	Category uint32 // index in otf2Trace.categories, the string the event's attribute 0 names
+	_        uint32
 }
 
 const otf2Batch = 4096
@@ -95,10 +98,15 @@ type otf2Trace struct {
 	batch     []otf2Event
 	begin     uint64
 	end       uint64
+	// categories are the tracing categories events carry in their
+	// "category" attribute, as rocprofv3's do: strings 0..n-1 of the
+	// archive.
+	categories []string
 }
 
 type otf2Region struct {
 	name, category string
+	categoryID     uint32
 }
 
 func (t *otf2Trace) region(category, name string) uint32 {
@@ -108,7 +116,12 @@ func (t *otf2Trace) region(category, name string) uint32 {
 	}
 	id := uint32(len(t.regionDef))
 	t.regions[key] = id
-	t.regionDef = append(t.regionDef, otf2Region{name, category})
+	cat := slices.Index(t.categories, category)
+	if cat < 0 {
+		cat = len(t.categories)
+		t.categories = append(t.categories, category)
+	}
+	t.regionDef = append(t.regionDef, otf2Region{name, category, uint32(cat)})
 	return id
 }
 
@@ -136,8 +149,9 @@ func (t *otf2Trace) slice(loc uint64, region uint32, start, end uint64) error {
 	}
 	l := &t.locDefs[loc]
 	l.events += 2
-	l.pending.push(otf2Event{loc, start, region, 0})
-	l.pending.push(otf2Event{loc, end, region, 1})
+	cat := t.regionDef[region].categoryID
+	l.pending.push(otf2Event{Loc: loc, Time: start, Region: region, Category: cat})
+	l.pending.push(otf2Event{Loc: loc, Time: end, Region: region, Leave: 1, Category: cat})
 	for len(l.pending) > otf2Window {
 		if err := t.out(l, l.pending.pop()); err != nil {
 			return err

@@ -5,7 +5,7 @@
 // Copied from the headers of OTF2 3.0.2 (Debian bookworm,
 // /usr/include/otf2/*.h: OTF2_GeneralDefinitions.h, OTF2_ErrorCodes.h,
 // OTF2_Callbacks.h, OTF2_Definitions.h, OTF2_Archive.h, OTF2_EvtWriter.h,
-// OTF2_GlobalDefWriter.h); every declaration below is the same in OTF2 3.0.3
+// OTF2_GlobalDefWriter.h, OTF2_AttributeList.h); every declaration below is the same in OTF2 3.0.3
 // (trixie) and 3.2 (sid, forky), whose library keeps the soname major 10.
 // otf2_abi_test.go compiles these lists against the installed OTF2 headers:
 // each type, constant, function signature and the flush-callback struct
@@ -48,7 +48,9 @@ typedef struct OTF2_AttributeList_struct OTF2_AttributeList;
 	X(uint8_t, OTF2_Paradigm)                 \
 	X(uint32_t, OTF2_RegionFlag)              \
 	X(uint8_t, OTF2_LocationGroupType)        \
-	X(uint8_t, OTF2_LocationType)
+	X(uint8_t, OTF2_LocationType)             \
+	X(uint32_t, OTF2_AttributeRef)            \
+	X(uint8_t, OTF2_Type)
 
 // RPG_OTF2_CONSTANTS(X): X(type, OTF2 name, value).
 #define RPG_OTF2_CONSTANTS(X)                                                \
@@ -65,7 +67,8 @@ typedef struct OTF2_AttributeList_struct OTF2_AttributeList;
 	X(OTF2_LocationType, OTF2_LOCATION_TYPE_ACCELERATOR_STREAM, 2)           \
 	X(OTF2_TimeStamp, OTF2_UNDEFINED_TIMESTAMP, UINT64_MAX)                  \
 	X(OTF2_SystemTreeNodeRef, OTF2_UNDEFINED_SYSTEM_TREE_NODE, UINT32_MAX)   \
-	X(OTF2_LocationGroupRef, OTF2_UNDEFINED_LOCATION_GROUP, UINT32_MAX)
+	X(OTF2_LocationGroupRef, OTF2_UNDEFINED_LOCATION_GROUP, UINT32_MAX)      \
+	X(OTF2_Type, OTF2_TYPE_STRING, 11)
 
 #ifndef RPG_OTF2_SYSTEM_HEADERS
 #define RPG_OTF2_TYPEDEF(type, name) typedef type name;
@@ -135,6 +138,14 @@ typedef struct rpg_otf2_flush_callbacks OTF2_FlushCallbacks;
 	   OTF2_LocationGroupRef creatingLocationGroup))                                                        \
 	X(OTF2_ErrorCode, OTF2_GlobalDefWriter_WriteLocation,                                                  \
 	  (OTF2_GlobalDefWriter * writerHandle, OTF2_LocationRef self, OTF2_StringRef name,                    \
-	   OTF2_LocationType locationType, uint64_t numberOfEvents, OTF2_LocationGroupRef locationGroup))
+	   OTF2_LocationType locationType, uint64_t numberOfEvents, OTF2_LocationGroupRef locationGroup))      \
+	X(OTF2_ErrorCode, OTF2_GlobalDefWriter_WriteAttribute,                                                 \
+	  (OTF2_GlobalDefWriter * writerHandle, OTF2_AttributeRef self, OTF2_StringRef name,                   \
+	   OTF2_StringRef description, OTF2_Type type))                                                         \
+	X(OTF2_AttributeList *, OTF2_AttributeList_New, (void))                                                \
+	X(OTF2_ErrorCode, OTF2_AttributeList_Delete, (OTF2_AttributeList * attributeList))                     \
+	X(OTF2_ErrorCode, OTF2_AttributeList_RemoveAllAttributes, (OTF2_AttributeList * attributeList))        \
+	X(OTF2_ErrorCode, OTF2_AttributeList_AddStringRef,                                                     \
+	  (OTF2_AttributeList * attributeList, OTF2_AttributeRef attribute, OTF2_StringRef stringRef))
 
 #endif

@@ -53,6 +53,8 @@ typedef struct {
 	uint64_t time;
 	uint32_t region;
 	uint32_t leave;
+	uint32_t category; // string ref of the event's category (attribute 0)
+	uint32_t pad;
 } rpg_otf2_event;
 
 typedef struct {
@@ -60,6 +62,7 @@ typedef struct {
 	OTF2_EvtWriter **writers;
 	size_t nwriters;
 	OTF2_GlobalDefWriter *defs;
+	OTF2_AttributeList *attrs; // one event's attributes, filled per event
 } rpg_otf2;
 
 static OTF2_FlushType rpg_pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc,
@@ -90,10 +93,13 @@ static int rpg_otf2_open(const char *dir, const char *name, rpg_otf2 **out) {
 	t->archive = rpg_api.OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, RPG_OTF2_CHUNK, RPG_OTF2_CHUNK,
 	                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!t->archive) { free(t); return -2; }
+	t->attrs = rpg_api.OTF2_AttributeList_New();
+	if (!t->attrs) { rpg_api.OTF2_Archive_Close(t->archive); free(t); return -4; }
 	if (rpg_api.OTF2_Archive_SetFlushCallbacks(t->archive, &rpg_flush_callbacks, NULL) != OTF2_SUCCESS ||
 	    rpg_api.OTF2_Archive_SetSerialCollectiveCallbacks(t->archive) != OTF2_SUCCESS ||
 	    rpg_api.OTF2_Archive_OpenEvtFiles(t->archive) != OTF2_SUCCESS) {
 		rpg_api.OTF2_Archive_Close(t->archive);
+		rpg_api.OTF2_AttributeList_Delete(t->attrs);
 		free(t);
 		return -3;
 	}
@@ -119,8 +125,12 @@ static int rpg_otf2_events(rpg_otf2 *t, const rpg_otf2_event *ev, int n) {
 	for (int i = 0; i < n; i++) {
 		OTF2_EvtWriter *w = rpg_writer(t, ev[i].loc);
 		if (!w) return -1;
-		OTF2_ErrorCode rc = ev[i].leave ? rpg_api.OTF2_EvtWriter_Leave(w, NULL, ev[i].time, ev[i].region)
-		                                : rpg_api.OTF2_EvtWriter_Enter(w, NULL, ev[i].time, ev[i].region);
+		// Every event carries its category as attribute 0, as rocprofv3's
+		// do (readers count regions per category through it).
+		rpg_api.OTF2_AttributeList_RemoveAllAttributes(t->attrs);
+		if (rpg_api.OTF2_AttributeList_AddStringRef(t->attrs, 0, ev[i].category) != OTF2_SUCCESS) return -2;
+		OTF2_ErrorCode rc = ev[i].leave ? rpg_api.OTF2_EvtWriter_Leave(w, t->attrs, ev[i].time, ev[i].region)
+		                                : rpg_api.OTF2_EvtWriter_Enter(w, t->attrs, ev[i].time, ev[i].region);
 		if (rc != OTF2_SUCCESS) return (int)rc;
 	}
 	return 0;
@@ -173,6 +183,10 @@ static int rpg_otf2_region(rpg_otf2 *t, uint32_t id, uint32_t name, uint32_t can
 	                                                OTF2_REGION_FLAG_NONE, file, 0, 0);
 }
 
+static int rpg_otf2_attribute(rpg_otf2 *t, uint32_t name, uint32_t description) {
+	return rpg_api.OTF2_GlobalDefWriter_WriteAttribute(t->defs, 0, name, description, OTF2_TYPE_STRING);
+}
+
 static int rpg_otf2_node(rpg_otf2 *t, uint32_t name, uint32_t cls) {
 	return rpg_api.OTF2_GlobalDefWriter_WriteSystemTreeNode(t->defs, 0, name, cls,
 	                                                        OTF2_UNDEFINED_SYSTEM_TREE_NODE);
@@ -202,6 +216,7 @@ static int rpg_otf2_close(rpg_otf2 *t) {
 		if (rpg_api.OTF2_Archive_CloseEvtFiles(t->archive) != OTF2_SUCCESS) rc = -3;
 	}
 	if (rpg_api.OTF2_Archive_Close(t->archive) != OTF2_SUCCESS) rc = -1;
+	rpg_api.OTF2_AttributeList_Delete(t->attrs);
 	free(t);
 	return rc;
 }
@@ -287,11 +302,14 @@ func (a otf2Archive) definitions(t *otf2Trace) error {
 	if rc := C.rpg_otf2_begin_defs(a.t, C.uint64_t(len(t.locDefs)), C.uint64_t(t.begin), C.uint64_t(t.end-t.begin)); rc != 0 {
 		return fmt.Errorf("otf2: writing definitions failed (code %d; the OTF2 library printed why)", int(rc))
 	}
-	var strs []string
+	// The categories are the first strings: events name them by index
+	// (otf2Trace.category), before any other string has an id.
+	strs := append([]string(nil), t.categories...)
 	str := func(s string) C.uint32_t {
 		strs = append(strs, s)
 		return C.uint32_t(len(strs) - 1)
 	}
+	attrName, attrDesc := str("category"), str("tracing category")
 	type region struct{ name, canonical, file C.uint32_t }
 	regions := make([]region, len(t.regionDef))
 	for i, r := range t.regionDef {
@@ -312,6 +330,7 @@ func (a otf2Archive) definitions(t *otf2Trace) error {
 		rc |= C.rpg_otf2_string(a.t, C.uint32_t(i), cs)
 		C.free(unsafe.Pointer(cs))
 	}
+	rc |= C.rpg_otf2_attribute(a.t, attrName, attrDesc)
 	rc |= C.rpg_otf2_node(a.t, nodeName, nodeClass)
 	for i, g := range groups {
 		rc |= C.rpg_otf2_group(a.t, C.uint32_t(i), g)

@@ -467,3 +467,35 @@ func TestConformanceV1WithoutStatsWritesResultsAlone(t *testing.T) {
 		}
 	}
 }
+
+// Point 3: every OTF2 event carries rocprofv3's "category" string attribute,
+// and regions counted per category match the JSON's records, as
+// rocprofv3's shared OTF2 check counts them (otf2-print reads the archive).
+func TestConformanceOTF2EventsCarryTheirCategory(t *testing.T) {
+	out := conformanceRun(t, "transpose", "--hip-trace", "--kernel-trace", "--memory-copy-trace",
+		"-f", "otf2", "json")
+	dump, err := exec.Command("otf2-print", filepath.Join(out, "out_results.otf2")).CombinedOutput()
+	require.NoError(t, err, "%s", dump)
+	enters := map[string]int{}
+	lines := strings.Split(string(dump), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "ENTER") {
+			continue
+		}
+		require.Less(t, i+1, len(lines))
+		attr := lines[i+1]
+		require.Contains(t, attr, `ADDITIONAL ATTRIBUTES: ("category" <0>; STRING; "`, "event %q", l)
+		cat := attr[strings.Index(attr, `STRING; "`)+len(`STRING; "`):]
+		cat = cat[:strings.Index(cat, `"`)]
+		enters[cat]++
+	}
+	var p struct {
+		Buffer map[string][]json.RawMessage `json:"buffer_records"`
+	}
+	resultsJSON(t, out, &p)
+	for _, cat := range []string{"hip_api", "kernel_dispatch", "memory_copy"} {
+		require.NotZero(t, len(p.Buffer[cat]), cat)
+		require.Equal(t, len(p.Buffer[cat]), enters[cat], "%s regions in OTF2 and records in JSON", cat)
+	}
+	require.Zero(t, enters["unk"])
+}
