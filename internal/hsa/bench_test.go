@@ -302,3 +302,36 @@ func BenchmarkKernelTraceSyncPerLaunch(b *testing.B) {
 		b.ReportMetric(medianF(ratio), "ratio")
 	}
 }
+
+// BenchmarkSmallAppRSS: what the profiler adds to a small HIP app's memory:
+// docapp (the documentation's ./app: two streams, eight kernels, copies both
+// ways) bare and with kernel, HIP and copy tracing, in paired rounds of
+// alternating order; the median over the rounds of each round's difference
+// of maximum RSS, and of its ratio. Target (issue 23): <= 4 MiB. What it is
+// made of (docs/shim.md, "Memory"): the Go runtime of the shim (its heap and
+// relocated data; its code pages are given back after set-up,
+// footprint.c), the preload library's code, ROCR's copy of each
+// intercepted queue's ring (256 KiB per HIP stream queue) and the spool's
+// first pages.
+func BenchmarkSmallAppRSS(b *testing.B) {
+	rounds := envInt("ROCPROF_GO_BENCH_ROUNDS", 9)
+	vars := []string{"ROCPROF_KERNEL_TRACE=1", "ROCPROF_HIP_RUNTIME_API_TRACE=1", "ROCPROF_MEMORY_COPY_TRACE=1"}
+	for i := 0; i < b.N; i++ {
+		var added, ratio []float64
+		for r := 0; r < rounds; r++ {
+			var base, prof measured
+			if r%2 == 0 {
+				base = measureBuilt(b, false, nil, "testdata/docapp")
+				prof = measureBuilt(b, true, vars, "testdata/docapp")
+			} else {
+				prof = measureBuilt(b, true, vars, "testdata/docapp")
+				base = measureBuilt(b, false, nil, "testdata/docapp")
+			}
+			require.Positive(b, prof.recorded[tracing.KindKernelDispatch], "the profiled run recorded no dispatch")
+			added = append(added, float64(prof.maxRSS-base.maxRSS)/(1<<20))
+			ratio = append(ratio, float64(prof.maxRSS)/float64(base.maxRSS))
+		}
+		b.ReportMetric(medianF(added), "MiB-RSS-added")
+		b.ReportMetric(medianF(ratio), "rss-ratio")
+	}
+}
