@@ -58,6 +58,8 @@ test: deps build $(TEST_PREREQS)
 
 bench: build $(TEST_PREREQS)
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./... | tee $(BUILD)/bench.txt
+	@echo; echo "Ratios against the no-profiler baseline (each benchmark's own method; CPU model in brackets):"
+	@awk -f scripts/bench-ratios.awk $(BUILD)/bench.txt | tee $(BUILD)/bench-ratios.txt
 
 # Long fuzzing runs, outside CI (CI replays the seeds in `make test`).
 FUZZTIME ?= 10m

@@ -83,6 +83,7 @@ func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 				b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
 				b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
 					"app-thread-cpu-ns-added/dispatch")
+				b.ReportMetric(float64(pc)/float64(bc), "cpu-ratio")
 			}
 		})
 	}
@@ -271,6 +272,7 @@ func BenchmarkCopyTraceCPUPerCopy(b *testing.B) {
 		b.ReportMetric(float64(med(k)-med(bare))/1e6, "kernel-trace-cpu-ms-added")
 		b.ReportMetric(float64(med(bare))/1e6, "bare-cpu-ms")
 		b.ReportMetric(float64(n), "copies")
+		b.ReportMetric(float64(med(c))/float64(med(bare)), "cpu-ratio")
 	}
 }
 

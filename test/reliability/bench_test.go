@@ -56,6 +56,8 @@ func BenchmarkFiftySubshells(b *testing.B) {
 	b.ReportMetric(median(profCPU)/1e3, "profiled-cpu-ms")
 	b.ReportMetric(100*(median(cpuRatio)-1), "slowdown-%")
 	b.ReportMetric(median(faults), "page-faults-added")
+	b.ReportMetric(median(wallRatio), "wall-ratio-median")
+	b.ReportMetric(median(cpuRatio), "cpu-ratio-median")
 }
 
 func median(v []float64) float64 {
