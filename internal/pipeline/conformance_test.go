@@ -499,3 +499,57 @@ func TestConformanceOTF2EventsCarryTheirCategory(t *testing.T) {
 	}
 	require.Zero(t, enters["unk"])
 }
+
+// Point 10: with ROCPROF_COLLECTION_PERIOD_TESTING=true rocprofv3 writes
+// <prefix>_collection_periods.log, the periods it applied: sections after
+// "--", lines label:begin:end. Its test checks every recorded call against
+// them; so does this one (with its 200 µs margin).
+func TestConformanceCollectionPeriodsLog(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	t.Setenv("ROCPROF_COLLECTION_PERIOD_TESTING", "true")
+	app := sampleApp(t, "hip_calls_period")
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Stdout: &bytes.Buffer{}, Args: []string{"--virtual-gpu",
+		"--hip-runtime-trace", "-f", "csv", "--collection-period", "200:60:3", "--collection-period-unit", "msec",
+		"-d", out, "-o", "out"}}, []string{app, "1000"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	raw, err := os.ReadFile(filepath.Join(out, "out_collection_periods.log"))
+	require.NoError(t, err)
+	type window struct{ begin, end uint64 }
+	var periods []map[string]window
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if l == "--" {
+			periods = append(periods, map[string]window{})
+			continue
+		}
+		f := strings.Split(l, ":")
+		require.Len(t, f, 3, "line %q", l)
+		require.NotEmpty(t, periods, "a section starts with --")
+		w := window{atoiT(t, f[1]), atoiT(t, f[2])}
+		require.LessOrEqual(t, w.begin, w.end, l)
+		periods[len(periods)-1][f[0]] = w
+	}
+	require.Len(t, periods, 3, "three repeats of one period")
+	for _, p := range periods {
+		for _, label := range []string{"delay", "start", "duration", "stop"} {
+			require.Contains(t, p, label)
+		}
+		require.LessOrEqual(t, p["delay"].end, p["start"].begin)
+		require.LessOrEqual(t, p["start"].end, p["duration"].begin)
+		require.LessOrEqual(t, p["duration"].end, p["stop"].begin)
+	}
+	const margin = 200_000 // rocprofv3's validate.py: 20 * 1e4 ns
+	calls := readCSV(t, filepath.Join(out, "out_hip_api_trace.csv"))
+	require.Greater(t, len(calls), 1)
+	for _, r := range calls[1:] {
+		start := atoiT(t, r[5])
+		inside := false
+		for _, p := range periods {
+			if start+margin >= p["start"].begin && start <= p["stop"].end+margin {
+				inside = true
+			}
+		}
+		require.True(t, inside, "call %s at %d outside every logged period", r[1], start)
+	}
+}

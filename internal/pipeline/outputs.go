@@ -49,7 +49,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	// also reads what each process's runtime side reported (lost domains),
 	// which a rocprof v1 run (-o NAME.csv), whose files are written after
 	// the last pass, needs too.
-	cfg.CountEvents = len(others) > 0 || summary || c.V1Results()
+	cfg.CountEvents = len(others) > 0 || summary || c.V1Results() || len(c.CollectionPeriod) > 0
 	// CSV files and --stats (written whatever the formats, so a --stats run
 	// always ends with something readable).
 	res, err := output.Write(cfg, req.SpoolDir)
@@ -69,6 +69,21 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	if err != nil {
 		rep.Files = files
 		return rep, err
+	}
+	if len(c.CollectionPeriod) > 0 {
+		// rocprofv3's collection_periods.log, when the app's environment
+		// asked for it (ROCPROF_COLLECTION_PERIOD_TESTING): the preload
+		// library noted the timer's steps in the spools.
+		for _, g := range res.Groups {
+			wrote, err := output.WriteCollectionPeriods(g.Prefix, g.Spools)
+			if err != nil {
+				rep.Files = files
+				return rep, fmt.Errorf("collection periods log: %w", err)
+			}
+			if wrote {
+				files = append(files, launch.OutputFile{Path: output.CollectionPeriodsPath(g.Prefix), Format: "log"})
+			}
+		}
 	}
 	if len(others) == 0 && !summary {
 		rep.Files = files

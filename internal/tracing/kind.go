@@ -85,6 +85,11 @@ const (
 	TableGeneric   uint32 = 18
 	TableStatus    uint32 = 19 // Status ids: what the process's runtime side reported
 	TableStream    uint32 = 20 // HIP stream number -> StreamNote (16 bytes, not text)
+	// TablePeriod: with ROCPROF_COLLECTION_PERIOD_TESTING, each step of a
+	// --collection-period timer, numbered in order: "label:begin:end" (ns;
+	// label delay, start, duration or stop) or "--" before each period, the
+	// lines of rocprofv3's collection_periods.log.
+	TablePeriod uint32 = 21
 )
 
 // StreamNote is a TableStream string's value (rpg_stream_note): the

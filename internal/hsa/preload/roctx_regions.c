@@ -20,14 +20,20 @@
  * nanoseconds, separated by ';'. Each triplet in turn: REPEAT times (0:
  * forever) wait DELAY, record for DURATION, stop. A timer thread, started
  * only when the variable is set, does the waiting; a fork child starts its
- * own from the beginning.
+ * own from the beginning. With ROCPROF_COLLECTION_PERIOD_TESTING true, as in
+ * rocprofv3, the timer notes each step's begin and end (a string record per
+ * step, RPG_STRTAB_PERIOD) and the CLI writes them to
+ * <prefix>_collection_periods.log; rocprofv3's tests check the recorded
+ * calls against those windows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "roctx_regions.h"
@@ -44,6 +50,8 @@ static int g_markers;   /* markers traced for output (not only for --kernel-rena
 static int g_paused;    /* marker tracing: between a Pause and a Resume (atomic) */
 static period g_periods[MAX_PERIODS];
 static int g_nperiods;
+static int g_log_periods;    /* ROCPROF_COLLECTION_PERIOD_TESTING */
+static uint64_t g_log_line;  /* the timer thread's only: its next line's number */
 
 static void set_recording(int on)
 {
@@ -71,6 +79,17 @@ static void sleep_until(struct timespec *t, uint64_t ns)
     }
 }
 
+/* log_line records one line of the collection-period log. */
+static void log_line(const char *label, uint64_t begin, uint64_t end)
+{
+    char line[80];
+    int n = label[0] == '-' ? snprintf(line, sizeof line, "--")
+                            : snprintf(line, sizeof line, "%s:%llu:%llu", label,
+                                       (unsigned long long)begin, (unsigned long long)end);
+    if (n > 0)
+        rpg_record_string(RPG_STRTAB_PERIOD, g_log_line++, line, (size_t)n);
+}
+
 static void *period_timer(void *arg)
 {
     (void)arg;
@@ -79,10 +98,27 @@ static void *period_timer(void *arg)
     for (int i = 0; i < g_nperiods; i++) {
         const period *p = &g_periods[i];
         for (uint64_t n = 0; p->repeat == 0 || n < p->repeat; n++) {
+            if (!g_log_periods) {
+                sleep_until(&t, p->delay);
+                set_recording(1);
+                sleep_until(&t, p->duration);
+                set_recording(0);
+                continue;
+            }
+            /* rocprofv3's labels: each step timed around what it does. */
+            log_line("--", 0, 0);
+            uint64_t b = rpg_now();
             sleep_until(&t, p->delay);
+            log_line("delay", b, rpg_now());
+            b = rpg_now();
             set_recording(1);
+            log_line("start", b, rpg_now());
+            b = rpg_now();
             sleep_until(&t, p->duration);
+            log_line("duration", b, rpg_now());
+            b = rpg_now();
             set_recording(0);
+            log_line("stop", b, rpg_now());
         }
     }
     return NULL;
@@ -131,6 +167,7 @@ static void start_timer(void)
 
 static void restart_timer_in_child(void)
 {
+    g_log_line = 0;
     set_recording(0);
     start_timer();
 }
@@ -139,6 +176,19 @@ static int env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && v[0] == '1' && v[1] == 0;
+}
+
+/* A boolean as rocprofv3's get_env reads it: true, yes, on, 1 (any case). */
+static int env_true(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v)
+        return 0;
+    static const char *const yes[] = {"1", "true", "yes", "on", "y", "t"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+    return 0;
 }
 
 __attribute__((constructor)) static void regions_init(void)
@@ -150,6 +200,7 @@ __attribute__((constructor)) static void regions_init(void)
     const char *periods = getenv("ROCPROF_COLLECTION_PERIOD");
     if (periods && periods[0]) {
         g_nperiods = parse_periods(periods);
+        g_log_periods = env_true("ROCPROF_COLLECTION_PERIOD_TESTING");
         if (g_nperiods > 0) {
             set_recording(0);
             start_timer();
