@@ -56,6 +56,11 @@ type Options struct {
 	// <root>/domain=<d>/rank=<n>/, where one glob finds them. Empty: the
 	// prefix's own directory.
 	ParquetHiveRoot string
+
+	// ThreadTraceFiles are the thread-trace files placed beside each
+	// process's outputs (--att), by pid: their base names, which JSON lists
+	// in strings.att_filenames and code_object_snapshot_filenames.
+	ThreadTraceFiles map[int32][]string
 }
 
 // The formats written by this file set (FormatCSV is the CSV writer's).

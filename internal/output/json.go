@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -319,8 +321,50 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
 	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
-	j.key("att_filenames").arr().end().key("code_object_snapshot_filenames").arr().end()
+	att, snapshots := threadTraceNames(p.opts.ThreadTraceFiles[p.Info.PID])
+	j.key("att_filenames").arr()
+	for _, n := range att {
+		j.s(n)
+	}
+	j.end().key("code_object_snapshot_filenames").arr()
+	for _, n := range snapshots {
+		j.s(n)
+	}
 	j.end()
+	j.end()
+}
+
+// threadTraceNames sorts a process's thread-trace files as rocprofv3's JSON
+// lists them: the raw traces (.att) by name, and the code-object snapshots
+// indexed by code object id ("" for ids without one).
+func threadTraceNames(files []string) (att, snapshots []string) {
+	byID := map[uint64]string{}
+	var last uint64
+	for _, f := range files {
+		switch {
+		case strings.HasSuffix(f, ".att"):
+			att = append(att, f)
+		case strings.HasSuffix(f, ".out"):
+			i := strings.LastIndex(f, "_code_object_id_")
+			if i < 0 {
+				continue
+			}
+			id, err := strconv.ParseUint(strings.TrimSuffix(f[i+len("_code_object_id_"):], ".out"), 10, 64)
+			if err != nil {
+				continue
+			}
+			byID[id] = f
+			last = max(last, id)
+		}
+	}
+	sort.Strings(att)
+	if len(byID) > 0 {
+		snapshots = make([]string, last+1)
+		for id, f := range byID {
+			snapshots[id] = f
+		}
+	}
+	return att, snapshots
 }
 
 func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {

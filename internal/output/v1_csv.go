@@ -37,7 +37,6 @@ var v1TimeColumns = []string{"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}
 // v1StatsColumns are the columns of every v1 *stats.csv.
 var v1StatsColumns = []string{"Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"}
 
-
 // v1Enabled reports whether -o asks for rocprof v1's files.
 func (c *Config) v1Enabled() bool {
 	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
@@ -88,12 +87,12 @@ type v1Set struct {
 	column   map[string]int
 	// rank orders counter columns as v1's var_list did: by first mention in
 	// the passes' pmc: lines, pass by pass.
-	rank map[string]int
-	bytes    uint64 // raw bytes of the stats pass, for --minimum-output-data
-	minimum  uint64
-	hip      csvStatTable
-	hsa      csvStatTable
-	copies   csvStatTable
+	rank    map[string]int
+	bytes   uint64 // raw bytes of the stats pass, for --minimum-output-data
+	minimum uint64
+	hip     csvStatTable
+	hsa     csvStatTable
+	copies  csvStatTable
 	// statsPass is the pass whose HIP/HSA calls and copies the stats count:
 	// every pass runs the same app, so counting them all would multiply them.
 	statsPass int

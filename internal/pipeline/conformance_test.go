@@ -553,3 +553,47 @@ func TestConformanceCollectionPeriodsLog(t *testing.T) {
 		require.True(t, inside, "call %s at %d outside every logged period", r[1], start)
 	}
 }
+
+// Also seen (issue 24): with --att and -d %argt%-trace, the raw traces, the
+// code objects and results.json all land in the expanded directory, and
+// the JSON names them in strings.att_filenames and
+// code_object_snapshot_filenames (indexed by code object id), as
+// rocprofv3's thread-trace test reads them.
+func TestConformanceThreadTraceFilesInJSON(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_conformance")
+	top := t.TempDir()
+	res, err := Run(context.Background(), Options{Stdout: &bytes.Buffer{}, Environ: append(os.Environ(), "LD_LIBRARY_PATH="),
+		Args: []string{"--virtual-gpu", "--att", "--kernel-include-regex", "scale", "--kernel-trace",
+			"-f", "json", "-d", filepath.Join(top, "%argt%-trace"), "-o", "out"}}, []string{app, "mark-rename"})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus)
+	dir := filepath.Join(top, "hip_calls_conformance_mark-rename-trace")
+	require.NoDirExists(t, filepath.Join(top, "%argt%-trace"))
+	var p struct {
+		Strings struct {
+			ATT       []string `json:"att_filenames"`
+			Snapshots []string `json:"code_object_snapshot_filenames"`
+		} `json:"strings"`
+		CodeObjects []struct {
+			ID uint64 `json:"code_object_id"`
+		} `json:"code_objects"`
+	}
+	resultsJSON(t, dir, &p)
+	require.Len(t, p.Strings.ATT, 4, "scale runs four times")
+	for _, f := range p.Strings.ATT {
+		require.FileExists(t, filepath.Join(dir, f))
+		require.True(t, strings.HasSuffix(f, ".att"))
+	}
+	require.NotEmpty(t, p.Strings.Snapshots)
+	found := 0
+	for id, f := range p.Strings.Snapshots {
+		if f == "" {
+			continue
+		}
+		found++
+		require.FileExists(t, filepath.Join(dir, f))
+		require.Contains(t, f, "_code_object_id_"+strconv.Itoa(id)+".out", "indexed by code object id")
+	}
+	require.NotZero(t, found)
+}

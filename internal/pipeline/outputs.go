@@ -37,6 +37,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
 	opts := outputOptions(c)
+	opts.ThreadTraceFiles = threadTraceNamesByPID(files)
 	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
 	var others []output.Format
 	for _, f := range cfg.Formats {
@@ -403,4 +404,27 @@ func summaryFile(f string) string {
 		return "stderr"
 	}
 	return f
+}
+
+// threadTraceNamesByPID sorts the placed thread-trace files by the process
+// that wrote them (their names start with its pid), for JSON's
+// strings.att_filenames and code_object_snapshot_filenames.
+func threadTraceNamesByPID(files []launch.OutputFile) map[int32][]string {
+	var byPID map[int32][]string
+	for _, f := range files {
+		name := filepath.Base(f.Path)
+		m := attFileName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil {
+			continue
+		}
+		if byPID == nil {
+			byPID = map[int32][]string{}
+		}
+		byPID[int32(pid)] = append(byPID[int32(pid)], name)
+	}
+	return byPID
 }
