@@ -91,6 +91,10 @@ type Config struct {
 	// (one counting pass over the spools), for callers that write other
 	// formats per group.
 	CountEvents bool
+	// KeepCorrelationIDs lists spools (by path) whose correlation ids are
+	// rocprofv3's already (convert's spools made from a ROCpd database):
+	// they are not renumbered (order.go).
+	KeepCorrelationIDs map[string]bool
 	// V1Stats is rocprof v1's GEN_STATS (rocprof 5.2.3's rpl_run.sh): set by
 	// --stats and by every tracing option (--hip-trace, --hsa-trace,
 	// --sys-trace, --roctx-trace). v1 then built results.csv through its

@@ -129,7 +129,7 @@ func (p *csvProcess) scan(r *tracing.Reader, cfg *Config) {
 		}
 	}
 	p.stats = r.Stats()
-	p.order.finish(r, cfg.HideMarkers)
+	p.order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.path])
 	if len(order) > 0 {
 		p.counters = map[uint64][]csvCounterSum{}
 		for _, k := range order {

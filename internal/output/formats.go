@@ -57,6 +57,11 @@ type Options struct {
 	// prefix's own directory.
 	ParquetHiveRoot string
 
+	// KeepCorrelationIDs lists spools (by path) whose correlation ids are
+	// rocprofv3's already (convert's spools made from a ROCpd database):
+	// they are not renumbered (order.go).
+	KeepCorrelationIDs map[string]bool
+
 	// ThreadTraceFiles are the thread-trace files placed beside each
 	// process's outputs (--att), by pid: their base names, which JSON lists
 	// in strings.att_filenames and code_object_snapshot_filenames.

@@ -245,7 +245,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	p.Queues = dropZero(p.Queues)
 	p.Streams = dropZero(p.Streams)
 	p.streams.sort()
-	p.order.finish(r, opts.HideMarkers)
+	p.order.finish(r, opts.HideMarkers, opts.KeepCorrelationIDs[p.Info.Path])
 	return p, nil
 }
 

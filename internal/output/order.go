@@ -125,9 +125,12 @@ func recordKey(r *tracing.Reader) (orderKey, uint64) {
 // reads the spool again to note their records' positions in order. Markers
 // the writers hide (recorded for --kernel-rename only) keep their numbers
 // (rocprofv3 numbers the ROCTx calls it watches for renaming) but need no
-// order. The reader is rewound.
-func (o *recordOrder) finish(r *tracing.Reader, hideMarkers bool) {
-	o.ids = numberCorrelations(o.pairs)
+// order. keepIDs leaves the ids as they are (a spool made from a ROCpd
+// database has rocprofv3's own). The reader is rewound.
+func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
+	if !keepIDs {
+		o.ids = numberCorrelations(o.pairs)
+	}
 	o.pairs = nil
 	if hideMarkers {
 		o.unsorted[tracing.KindMarker] = false

@@ -32,6 +32,8 @@ type Options struct {
 	// rank of the process (its position among the inputs' processes when
 	// it has none), so DuckDB, Spark or Trino query many ranks in place.
 	ParquetHive bool
+
+	keepIDs map[string]bool // the spools made from databases (Run fills it)
 }
 
 // Result lists what a conversion wrote.
@@ -66,6 +68,12 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A database's correlation ids are rocprofv3's numbering already: the
+	// writers keep them (they renumber a raw spool's).
+	opt.keepIDs = map[string]bool{}
+	for _, p := range procs {
+		opt.keepIDs[p.path] = true
+	}
 	kept, err := keptSpools(opt.Spools)
 	if err != nil {
 		return nil, err
@@ -93,7 +101,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		if f == output.FormatCSV {
 			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix, SpoolPaths: csvSpools,
 				Formats: []output.Format{output.FormatCSV}, Stats: opt.Stats, Mangled: opt.Mangled,
-				Truncate: opt.Truncate, AgentIndex: ai}, tmp)
+				Truncate: opt.Truncate, AgentIndex: ai, KeepCorrelationIDs: opt.keepIDs}, tmp)
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +128,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 func writerOptions(opt Options) output.Options {
 	ai, _ := output.ParseAgentIndex(opt.AgentIndex) // Run checked it
 	return output.Options{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
-		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats}
+		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats, KeepCorrelationIDs: opt.keepIDs}
 }
 
 // hiveParquet writes each process's Parquet files under its rank partition
