@@ -181,6 +181,7 @@ static inline __attribute__((always_inline)) void rpg_hip_record(const rpg_hip_c
                                  (size_t)(cu->end - p) >= size,
                              1)) {
             cu->cur = p + size;
+            rpg__prefetch_ahead(p);
             /* Bytes 8-15 (function, domain, padding, duration) in one store. */
             uint64_t w1 = (uint64_t)(uint16_t)id | (uint64_t)(uint8_t)domain << 16 |
                           (uint64_t)(uint8_t)(size - sizeof(rpg_api_rec2) - len) << 24 | dur << 32;

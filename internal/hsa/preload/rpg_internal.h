@@ -252,6 +252,25 @@ static inline __attribute__((always_inline)) uint64_t rpg__correlation_set(uint6
     return prev;
 }
 
+/* Asks for the cache line 1 KiB ahead of p, for writing. The spool's fresh
+ * pages were zeroed on another core (the pre-faulting helper), so each new
+ * line a record lands in is a cache miss, and on the Intel host nothing
+ * overlaps the two rdtsc of a traced call: measured there (hip_calls_rate,
+ * ROCm 5.2, paired rounds), a traced call costs ~3 ns less with the prefetch
+ * (256 B to 2 KiB ahead alike); a C loop writing records to a cache-hot
+ * buffer instead of fresh memory showed the same difference. prefetchw
+ * (0f 0d /1) is a no-op on CPUs without it, and a prefetch never faults,
+ * past the chunk's end included. */
+#define RPG_PREFETCH_AHEAD 1024
+static inline __attribute__((always_inline)) void rpg__prefetch_ahead(const char *p)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)(p + RPG_PREFETCH_AHEAD)));
+#else
+    __builtin_prefetch(p + RPG_PREFETCH_AHEAD, 1);
+#endif
+}
+
 /* Stores one compact API record (rpg_api_rec2; version 2: ns, 3: ticks) of
  * size bytes at p and publishes it. The size goes first: a reader steps over
  * a record the process died writing. */
@@ -309,6 +328,7 @@ rpg__record_api_compact(int ticks, uint16_t kind, uint32_t domain, uint32_t func
                                  (size_t)(c->end - p) >= size,
                              1)) {
             c->cur = p + size;
+            rpg__prefetch_ahead(p);
             rpg__put_api_rec2(p, size, kind, ticks ? 3 : 2, domain, function, correlation_id,
                               start, (uint32_t)dur, args, args_size);
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
