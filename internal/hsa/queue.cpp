@@ -116,6 +116,7 @@ struct Pending {
     uint64_t correlation_id;
     uint64_t stream_id;
     uint64_t kernel_object;
+    uint64_t packet_index; // the dispatch's slot in the app's queue (rocprof v1's queue-index)
     uint32_t tid;
     uint32_t grid[3];
     uint16_t wg[3];
@@ -291,6 +292,7 @@ void dispatch_rec(rpg_kernel_dispatch_rec *r, const Queue *q, const Pending *p)
     }
     r->group_segment_size = p->group_segment_size;
     r->private_segment_size = p->private_segment_size;
+    r->packet_index = (uint32_t)p->packet_index;
     r->vgpr_count = k.vgpr_count;
     r->agpr_count = k.agpr_count;
     r->sgpr_count = k.sgpr_count;
@@ -769,6 +771,7 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
         p->counted = tags && tags[i].bind;
         if (dispatch) {
             TagValue g;
+            p->packet_index = nextdispatch < ndispatch ? t_slots[nextdispatch] : user_index + i;
             if (nextdispatch < ndispatch && slot_tag(q, t_slots[nextdispatch++], &g)) {
                 // The thread and HIP call that reserved the slot.
                 p->correlation_id = g.correlation_id ? g.correlation_id : rpg_correlation_next();

@@ -62,7 +62,7 @@ type v1Key struct {
 type v1Row struct {
 	key                v1Key
 	name               string
-	gpu, queue         uint64
+	gpu, queue, qindex uint64
 	pid, tid           uint32
 	grd, wgr, lds, scr uint64
 	vgpr, sgpr         uint32 // as v1 computed them (v1Registers)
@@ -250,7 +250,8 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 		// counter), rocprof-go's queue ids count from 1; its lds is the
 		// packet's group segment (static and dynamic), rounded to 512.
 		row = &v1Row{key: key, name: p.renamer.name(d.TID, d.CorrelationID, k.name),
-			queue: d.QueueID - min(d.QueueID, 1), pid: uint32(p.info.PID), tid: d.TID,
+			queue: d.QueueID - min(d.QueueID, 1), qindex: uint64(d.PacketIndex),
+			pid: uint32(p.info.PID), tid: d.TID,
 			grd: uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2]),
 			wgr: uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2]),
 			lds: roundUp(uint64(d.GroupSegmentSize), 512), scr: uint64(d.PrivateSegmentSize),
@@ -377,7 +378,7 @@ func (s *v1Set) writeRow(f *csvFile, r *v1Row, values []float64, have []bool) {
 	b = append(b, ',')
 	b = appendUint(b, r.gpu)
 	b = appendUint(b, r.queue)
-	b = appendUint(b, 0) // queue-index: the packet's slot, not recorded (docs/outputs.md)
+	b = appendUint(b, r.qindex) // the packet's slot in the app's queue, v1's user_que_idx
 	b = appendUint(b, uint64(r.pid))
 	b = appendUint(b, uint64(r.tid))
 	b = appendUint(b, r.grd)

@@ -458,6 +458,16 @@ func TestConformanceV1WithoutStatsWritesResultsAlone(t *testing.T) {
 	rows := readCSV(t, filepath.Join(out, "results.csv"))
 	names := column(rows, "KernelName")
 	require.Contains(t, names, "transpose(float*, float const*, int)")
+	// queue-index is the packet's slot in its queue: it grows along a queue.
+	last := map[string]int{}
+	for _, r := range rows[1:] {
+		q, idx := r[3], int(atoiT(t, r[4]))
+		if prev, ok := last[q]; ok {
+			require.Greater(t, idx, prev, "queue %s", q)
+		}
+		last[q] = idx
+	}
+	require.Contains(t, column(rows, "queue-id"), "0")
 	// gfx90a, transpose: 8 VGPRs and 16 SGPRs in rocprofv3's counts (the
 	// kernel trace); v1 printed (granulated + 1) × 4 and (granulated + 2) × 8.
 	for i, n := range names {

@@ -92,6 +92,7 @@ func (d KernelDispatch) AppendBinary(b []byte) ([]byte, error) {
 	le.PutUint32(r[104:], d.VGPRCount)
 	le.PutUint32(r[108:], d.AGPRCount)
 	le.PutUint32(r[112:], d.SGPRCount)
+	le.PutUint32(r[116:], d.PacketIndex)
 	return b, nil
 }
 

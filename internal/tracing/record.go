@@ -105,6 +105,10 @@ type KernelDispatch struct {
 	VGPRCount          uint32
 	AGPRCount          uint32
 	SGPRCount          uint32
+	// PacketIndex is the dispatch packet's slot in the application's queue
+	// (its write index, low 32 bits), which rocprof v1 printed as
+	// queue-index; 0 in spools from before it was recorded.
+	PacketIndex uint32
 }
 
 // MemoryCopy is one asynchronous memory copy.
@@ -325,7 +329,7 @@ func decodeKernelDispatch(rec []byte) KernelDispatch {
 		GroupSegmentSize:   le.Uint32(rec[96:]),
 		PrivateSegmentSize: le.Uint32(rec[100:]),
 		VGPRCount:          le.Uint32(rec[104:]), AGPRCount: le.Uint32(rec[108:]),
-		SGPRCount: le.Uint32(rec[112:]),
+		SGPRCount: le.Uint32(rec[112:]), PacketIndex: le.Uint32(rec[116:]),
 	}
 }
 

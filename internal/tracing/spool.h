@@ -315,7 +315,7 @@ typedef struct rpg_kernel_dispatch_rec {
     uint32_t vgpr_count;
     uint32_t agpr_count;
     uint32_t sgpr_count;
-    uint32_t reserved;
+    uint32_t packet_index; /* the packet's slot in the app's queue, low 32 bits (rocprof v1's queue-index) */
 } rpg_kernel_dispatch_rec;
 
 typedef struct rpg_memory_copy_rec {
