@@ -37,6 +37,7 @@ type recordOrder struct {
 
 	last     [32]orderKey
 	unsorted [32]bool
+	count    [32]int // records per kind: the second pass's lists are made to size
 	// pairs are the ids seen, in fixed blocks: a growing slice would copy
 	// them over and over on a spool of millions of calls.
 	pairs [][]corrPair
@@ -67,6 +68,9 @@ func orderedKind(k tracing.Kind) bool {
 // observe notes the reader's current record (the catalogue pass).
 func (o *recordOrder) observe(r *tracing.Reader) {
 	k := r.Kind()
+	if k < 32 {
+		o.count[k]++
+	}
 	if !orderedKind(k) {
 		return
 	}
@@ -146,7 +150,16 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		pos tracing.Pos
 	}
 	var lists [32][]entry
-	dispatchKey := map[uint64]orderKey{}
+	for k, u := range o.unsorted {
+		if u {
+			lists[k] = make([]entry, 0, o.count[k])
+		}
+	}
+	// Samples need their dispatch's key; only a run with counters has any.
+	var dispatchKey map[uint64]orderKey
+	if o.unsorted[tracing.KindCounterSample] && o.count[tracing.KindCounterSample] > 0 {
+		dispatchKey = map[uint64]orderKey{}
+	}
 	r.Rewind()
 	for r.Next() {
 		k := r.Kind()
@@ -158,7 +171,7 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 			key = dispatchKey[r.CounterSample().DispatchID]
 		} else {
 			key, _ = recordKey(r)
-			if k == tracing.KindKernelDispatch && o.unsorted[tracing.KindCounterSample] {
+			if k == tracing.KindKernelDispatch && dispatchKey != nil {
 				dispatchKey[r.KernelDispatch().DispatchID] = key
 			}
 		}
@@ -166,7 +179,7 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 	}
 	for k := range lists {
 		l := lists[k]
-		if l == nil {
+		if len(l) == 0 {
 			continue
 		}
 		// Stable: equal keys keep spool order (a dispatch's samples stay in

@@ -145,3 +145,67 @@ func TestRecordsInCompletionOrderWithDenseIDs(t *testing.T) {
 	require.Equal(t, uint64(6), cc[1].Data.Corr.Internal)
 	require.Equal(t, 2.0, cc[1].Records[0].Value)
 }
+
+// reorderedBenchSpool is n records of two threads whose chunks come in the
+// spool in the wrong time order (each pair of 1,000-record blocks swapped),
+// so every event kind needs reordering: the writers' worst case.
+func reorderedBenchSpool(b testing.TB, dir string, n int) {
+	sp := spooltest.New(tracing.ProcessInfo{PID: 1, StartBoottimeNs: 1, Hostname: "h"})
+	sp.Add(csvAgent(0, 0, 0, tracing.AgentCPU, "cpu"))
+	sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+	sp.Add(tracing.KernelSymbol{KernelID: 1, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})
+	const block = 1000
+	for i := 0; i < n; i++ {
+		blk := i / block
+		swapped := blk ^ 1 // blocks 0,1 written as 1,0 in time
+		t := uint64(1_000_000_000 + (swapped*block+i%block)*1000)
+		c := uint64(swapped*block + i%block + 1)
+		if i%block == 0 {
+			sp.NewChunk()
+		}
+		tid := uint32(1001 + blk%2)
+		switch i % 4 {
+		case 0, 1:
+			sp.Add(tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 1, TID: tid,
+				CorrelationID: c, Start: t, End: t + 500})
+		case 2:
+			sp.Add(tracing.KernelDispatch{AgentNode: 1, TID: tid, QueueID: 1, DispatchID: c, KernelID: 1,
+				CorrelationID: c, Start: t, End: t + 900, Grid: [3]uint32{256, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
+		case 3:
+			sp.Add(tracing.MemoryCopy{Direction: tracing.CopyHostToDevice, DstAgentNode: 1, TID: tid,
+				Bytes: 64, CorrelationID: c, Start: t, End: t + 700})
+		}
+	}
+	_, err := sp.WriteFile(dir)
+	require.NoError(b, err)
+}
+
+// BenchmarkCSVWriteReordered is BenchmarkCSVWrite's formatting case on a
+// spool that needs every kind reordered (order.go's second pass, positions
+// and seeks), to compare with a spool already in order of the same shape.
+func BenchmarkCSVWriteReordered(b *testing.B) {
+	const n = 1_000_000
+	for _, swapped := range []bool{false, true} {
+		name := "in-order"
+		if swapped {
+			name = "reordered"
+		}
+		b.Run(name, func(b *testing.B) {
+			spools := b.TempDir()
+			if swapped {
+				reorderedBenchSpool(b, spools, n)
+			} else {
+				csvBenchSpool(b, spools, n)
+			}
+			out := b.TempDir()
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				_, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "bench",
+					FS: discardFS{}}, spools)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/(cpuSeconds()-cpu0), "records/cpu-s")
+		})
+	}
+}
