@@ -168,7 +168,8 @@ func checkVMem(t *testing.T, dir string, rounds int, gran uint64) {
 	}
 
 	// JSON: the same records with the SDK's operation numbers (2 VMEM
-	// allocate, 4 VMEM free) and the handle as the address.
+	// allocate, 4 VMEM free) and the handle as the address (a hex string,
+	// as rocprofv3 writes addresses).
 	matches, err := filepath.Glob(filepath.Join(dir, "*_results.json"))
 	require.NoError(t, err)
 	require.Len(t, matches, 1)
@@ -180,9 +181,7 @@ func checkVMem(t *testing.T, dir string, rounds int, gran uint64) {
 				Alloc []struct {
 					Operation int    `json:"operation"`
 					Size      uint64 `json:"allocation_size"`
-					Address   struct {
-						Handle uint64 `json:"handle"`
-					} `json:"address"`
+					Address   string `json:"address"`
 				} `json:"memory_allocation"`
 			} `json:"buffer_records"`
 		} `json:"rocprofiler-sdk-tool"`
@@ -195,7 +194,9 @@ func checkVMem(t *testing.T, dir string, rounds int, gran uint64) {
 		if a.Operation == 2 || a.Operation == 4 {
 			ops[a.Operation]++
 			bytes += a.Size
-			require.NotZero(t, a.Address.Handle)
+			h, err := strconv.ParseUint(strings.TrimPrefix(a.Address, "0x"), 16, 64)
+			require.NoError(t, err, a.Address)
+			require.NotZero(t, h)
 		}
 	}
 	require.Equal(t, map[int]int{2: rounds, 4: rounds}, ops)
