@@ -60,6 +60,13 @@ func sdkKind(d tracing.APIDomain) int {
 	return 0
 }
 
+// hostFunction is a kernel's host stub: its address and the device
+// function (the kernel's symbol name) it launches.
+type hostFunction struct {
+	address uint64
+	device  string
+}
+
 // kernelSymbol is a kernel with its names in every form.
 type kernelSymbol struct {
 	tracing.KernelSymbol
@@ -73,15 +80,18 @@ type kernelSymbol struct {
 // names, agents, symbols, the thread/queue/stream sets and record counts.
 // Events are never held; writers stream them with a second pass.
 type process struct {
-	Info         tracing.ProcessInfo
-	Agents       []tracing.AgentInfo // sorted by node id
-	agentByNode  map[uint32]int
-	Symbols      map[uint64]*kernelSymbol
-	SymbolOrder  []uint64
-	CodeObjects  []tracing.CodeObject // loads, in order
-	funcNames    map[uint64]string
-	CounterNames map[uint64]string
-	Counters     []counterInfo // distinct (counter, agent) pairs sampled, in order seen
+	Info        tracing.ProcessInfo
+	Agents      []tracing.AgentInfo // sorted by node id
+	agentByNode map[uint32]int
+	Symbols     map[uint64]*kernelSymbol
+	SymbolOrder []uint64
+	CodeObjects []tracing.CodeObject // loads, in order
+	// HostFunctions are the kernels' host stubs HIP registered
+	// (__hipRegisterFunction), in registration order.
+	HostFunctions []hostFunction
+	funcNames     map[uint64]string
+	CounterNames  map[uint64]string
+	Counters      []counterInfo // distinct (counter, agent) pairs sampled, in order seen
 	// Sampled holds the dispatches that have counter samples: the only
 	// dispatches a writer remembers (to place their samples).
 	Sampled    map[uint64]struct{}
@@ -151,6 +161,8 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 				streams[n.Number] = struct{}{}
 			} else if s.Table == tracing.TableCounter {
 				p.CounterNames[s.ID] = string(s.Value)
+			} else if s.Table == tracing.TableHostFunction {
+				p.HostFunctions = append(p.HostFunctions, hostFunction{address: s.ID, device: string(s.Value)})
 			} else {
 				p.funcNames[key] = string(s.Value)
 			}

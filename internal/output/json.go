@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -211,7 +212,7 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 		j.key("truncated_kernel_name").s(s.Truncated).end()
 	}
 	j.end()
-	j.key("host_functions").arr().end()
+	writeJSONHostFunctions(j, p)
 
 	if o.Stats || o.Summary || o.SummaryPerDomain || len(o.SummaryGroups) > 0 {
 		var st runStats
@@ -501,4 +502,49 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *spoolView) {
 // zero-padded hex digits.
 func hexAddress(a uint64) string {
 	return fmt.Sprintf("0x%016x", a)
+}
+
+// writeJSONHostFunctions writes rocprofv3's host_functions: one entry per
+// kernel host stub HIP registered, numbered 1.. in registration order (entry
+// 0 empty, as for kernel_symbols), with the kernel symbol of the same name
+// (its id and code object) and its names in the forms kernel_symbols has.
+// The registration's launch bounds (thread ids, dims) are not recorded:
+// HIP passes them as null for every kernel it compiles.
+func writeJSONHostFunctions(j *jsonWriter, p *process) {
+	byName := map[string]*kernelSymbol{}
+	for _, id := range p.SymbolOrder {
+		if s := p.Symbols[id]; s != nil {
+			byName[strings.TrimSuffix(s.Raw, ".kd")] = s
+		}
+	}
+	dim := func(key string) { j.key(key).obj().key("x").u(0).key("y").u(0).key("z").u(0).end() }
+	j.key("host_functions").arr()
+	for i := 0; i <= len(p.HostFunctions); i++ {
+		var h hostFunction
+		size, id := uint64(0), uint64(0)
+		if i > 0 {
+			h, size, id = p.HostFunctions[i-1], 96, uint64(i)
+		}
+		k := byName[h.device]
+		if k == nil {
+			k = &kernelSymbol{}
+		}
+		j.obj().key("size").u(size).key("host_function_id").u(id).key("kernel_id").u(k.KernelID)
+		j.key("code_object_id").u(k.CodeObjectID).key("host_function").handle(h.address).key("modules").handle(0)
+		j.key("device_function").s(h.device).key("thread_limit").u(0)
+		dim("thread_ids")
+		dim("block_ids")
+		dim("block_dims")
+		dim("grid_dims")
+		j.key("workgroup_size").u(0)
+		display, demangled, truncated := "", "", ""
+		if h.device != "" {
+			display = kernelname.Format(h.device, p.opts.MangledKernels, p.opts.TruncateKernels)
+			demangled = kernelname.Format(h.device, false, false)
+			truncated = kernelname.Format(h.device, false, true)
+		}
+		j.key("formatted_host_function_name").s(display).key("demangled_host_function_name").s(demangled)
+		j.key("truncated_host_function_name").s(truncated).end()
+	}
+	j.end()
 }

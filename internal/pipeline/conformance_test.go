@@ -84,6 +84,14 @@ func TestConformanceJSONIndexedByIDWithStreams(t *testing.T) {
 			ID  uint64 `json:"code_object_id"`
 			URI string `json:"uri"`
 		} `json:"code_objects"`
+		HostFunctions []struct {
+			ID           uint64 `json:"host_function_id"`
+			KernelID     uint64 `json:"kernel_id"`
+			CodeObjectID uint64 `json:"code_object_id"`
+			Host         handle `json:"host_function"`
+			Device       string `json:"device_function"`
+			Formatted    string `json:"formatted_host_function_name"`
+		} `json:"host_functions"`
 		Buffer struct {
 			Dispatches []struct {
 				Info struct {
@@ -127,6 +135,22 @@ func TestConformanceJSONIndexedByIDWithStreams(t *testing.T) {
 		require.NotNil(t, c.Stream, "counter_collection records carry stream_id")
 		require.NotZero(t, c.Stream.Handle)
 	}
+
+	// Point 4: host_functions, indexed by id like kernel_symbols, one per
+	// kernel HIP registered (__hipRegisterFunction), each naming its host
+	// stub and its kernel symbol.
+	require.Greater(t, len(p.HostFunctions), 1)
+	require.Zero(t, p.HostFunctions[0].ID, "entry 0 is rocprofv3's empty entry")
+	named := map[string]bool{}
+	for i, h := range p.HostFunctions[1:] {
+		require.EqualValues(t, i+1, h.ID)
+		require.NotZero(t, h.Host.Handle, "the host stub's address")
+		require.NotZero(t, h.KernelID, "%s is a kernel symbol", h.Device)
+		require.Equal(t, h.Device, strings.TrimSuffix(p.Symbols[h.KernelID].Name, ".kd"))
+		require.Equal(t, p.Symbols[h.KernelID].CodeObjectID, h.CodeObjectID)
+		named[h.Formatted] = true
+	}
+	require.Contains(t, named, "scale(float*, float, int)")
 }
 
 // Point 5: as in rocprofv3's simple-transpose test, a roctxProfilerPause

@@ -90,6 +90,10 @@ const (
 	// label delay, start, duration or stop) or "--" before each period, the
 	// lines of rocprofv3's collection_periods.log.
 	TablePeriod uint32 = 21
+	// TableHostFunction: __hipRegisterFunction's host stub address (the
+	// string's id) and the device function it launches (its value), which
+	// rocprofv3 lists as JSON host_functions.
+	TableHostFunction uint32 = 22
 )
 
 // StreamNote is a TableStream string's value (rpg_stream_note): the

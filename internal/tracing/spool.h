@@ -87,7 +87,8 @@ enum rpg_string_table {
     RPG_STRTAB_GENERIC = 18,   /* free-form interned strings */
     RPG_STRTAB_STATUS = 19,    /* rpg_status: what the process's runtime side reported */
     RPG_STRTAB_STREAM = 20,    /* HIP stream number -> rpg_stream_note (binary, 16 bytes) */
-    RPG_STRTAB_PERIOD = 21     /* ROCPROF_COLLECTION_PERIOD_TESTING: a timer step, "label:begin:end" */
+    RPG_STRTAB_PERIOD = 21,    /* ROCPROF_COLLECTION_PERIOD_TESTING: a timer step, "label:begin:end" */
+    RPG_STRTAB_HOST_FUNCTION = 22 /* a kernel's host stub address -> its device function name */
 };
 
 /* The value of an RPG_STRTAB_STREAM string: the hipStream_t a stream number

@@ -28,6 +28,13 @@ var procAddress = map[string]int{
 	"hipGetDriverEntryPoint_spt": 1,
 }
 
+// notes are calls the exported wrapper makes first, traced or not, for
+// what a function tells the profiler about the program: __hipRegisterFunction
+// names each kernel's host stub (rocprofv3's host_functions).
+var notes = map[string]string{
+	"__hipRegisterFunction": "rpg_hip_host_function(a1, a2)",
+}
+
 // cName is the name the wrapper has in C: the symbol itself, or for C++
 // symbols a C identifier bound to the mangled name with an asm label.
 func (f function) cName() string {
@@ -176,6 +183,9 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	tcall := fmt.Sprintf("%s(%s)", traced, strings.Join(append([]string{"real"}, args...), ", "))
 	fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s)\n{\n", p.CRet, name, params)
 	fmt.Fprintf(b, "    %s real = (%s)rpg_hip_real(%d);\n", realType, realType, f.ID)
+	if note, ok := notes[p.Name]; ok {
+		fmt.Fprintf(b, "    %s;\n", note)
+	}
 	if out, ok := procAddress[p.Name]; ok && !void && out < len(args) {
 		// Always, traced or not: a pointer handed out now may be called
 		// when tracing is on.

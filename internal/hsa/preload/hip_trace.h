@@ -57,6 +57,8 @@ RPG_HIDDEN void *rpg_hip_resolve(uint32_t id);
 RPG_HIDDEN void rpg_hip_wrap_proc(void *pfn);
 /* hip_stream.c: forgets a destroyed stream's number. */
 RPG_HIDDEN void rpg_hip_stream_forget(uint64_t handle);
+/* __hipRegisterFunction: a kernel's host stub and device name (hip_register.c). */
+RPG_HIDDEN void rpg_hip_host_function(const void *host, const void *device);
 RPG_HIDDEN void rpg_hip_record_names(void);
 extern RPG_HIDDEN int rpg_hip_names_recorded;
 
