@@ -24,12 +24,15 @@ type kernelRenamer struct {
 	n   int
 	// ids numbers the messages as rocprofv3's JSON does (its
 	// correlation_id.external): a message's id is the correlation id of
-	// the first push or mark that carried it.
-	ids map[string]uint64
+	// the first push or mark that carried it — first in time: raw ids
+	// increase per thread only (the recorder hands them out in per-thread
+	// blocks), so across threads the lowest id need not be the earliest.
+	ids   map[string]uint64
+	first map[string]uint64 // the start of the push or mark ids holds
 }
 
 func newKernelRenamer() *kernelRenamer {
-	return &kernelRenamer{idx: ranges.New(), ids: map[string]uint64{}}
+	return &kernelRenamer{idx: ranges.New(), ids: map[string]uint64{}, first: map[string]uint64{}}
 }
 
 // addMarker records a marker if it is a thread (push/pop) range or a mark.
@@ -47,8 +50,8 @@ func (k *kernelRenamer) addMarker(m *tracing.Marker) {
 		return
 	}
 	k.n++
-	if id, ok := k.ids[msg]; !ok || m.CorrelationID < id {
-		k.ids[msg] = m.CorrelationID
+	if start, ok := k.first[msg]; !ok || m.Start < start || (m.Start == start && m.CorrelationID < k.ids[msg]) {
+		k.ids[msg], k.first[msg] = m.CorrelationID, m.Start
 	}
 }
 

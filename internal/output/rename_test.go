@@ -192,3 +192,16 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 		require.Equal(t, 5, kernels)
 	}
 }
+
+// A message's rename id is its first push in time, not its lowest raw id:
+// the recorder's ids increase per thread only (per-thread blocks), so a
+// later push on another thread can carry a lower id.
+func TestRenameIDIsTheEarliestPush(t *testing.T) {
+	k := newKernelRenamer()
+	k.addMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 2, CorrelationID: 5, RangeID: 9,
+		Start: 2000, End: 3000, Message: []byte("phase")})
+	k.addMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 1, CorrelationID: 40, RangeID: 50,
+		Start: 1000, End: 1500, Message: []byte("phase")})
+	require.EqualValues(t, 40, k.external(1, 45), "thread 1's push started first")
+	require.EqualValues(t, 40, k.external(2, 7))
+}
