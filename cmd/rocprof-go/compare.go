@@ -119,7 +119,7 @@ func compareOptions(metric, threshold, minDelta string, alpha float64, domains, 
 	if opt.Threshold, err = rocprof.ParseCompareThreshold(threshold); err != nil {
 		return opt, &usageError{err.Error()}
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(strings.ReplaceAll(minDelta, "µ", "u")))
+	d, err := time.ParseDuration(strings.TrimSpace(minDelta))
 	if err != nil || d < 0 {
 		return opt, &usageError{fmt.Sprintf("bad --min-delta %q: give a duration such as 100ns or 2us", minDelta)}
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,7 +117,9 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 			}
 		}
 	}
-	src.Databases, src.CSVFiles = dedupe(src.Databases), dedupe(src.CSVFiles)
+	slices.Sort(src.Databases)
+	slices.Sort(src.CSVFiles)
+	src.Databases, src.CSVFiles = slices.Compact(src.Databases), slices.Compact(src.CSVFiles)
 	if len(src.Databases) > 0 {
 		src.CSVFiles = nil // the database holds everything the CSV files do, copy sizes included
 		return src, nil
@@ -136,19 +139,9 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 		"convert the run with `rocprof-go convert` or record it again with one of those formats", dir, strings.Join(wrote, ", "))
 }
 
-func dedupe(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // resolveDir searches a directory without run.json for one run's files.
 func resolveDir(src *Source, dir string) (*Source, error) {
+	var nested []string // other runs' directories below dir, each with its run.json
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -162,7 +155,7 @@ func resolveDir(src *Source, dir string) (*Source, error) {
 		if d.IsDir() {
 			if p != dir && isRegular(filepath.Join(p, "run.json")) {
 				// Another run's directory: a run of its own, not part of this one.
-				src.Databases = append(src.Databases, filepath.Join(p, "run.json"))
+				nested = append(nested, filepath.Join(p, "run.json"))
 				return filepath.SkipDir
 			}
 			return nil
@@ -183,7 +176,8 @@ func resolveDir(src *Source, dir string) (*Source, error) {
 	}
 	sort.Strings(src.Databases)
 	sort.Strings(src.CSVFiles)
-	all := append(append([]string{}, src.Databases...), src.CSVFiles...)
+	sort.Strings(nested)
+	all := append(append(append([]string{}, src.Databases...), src.CSVFiles...), nested...)
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s holds no run: no run.json, ROCpd database or trace CSV file (*kernel_trace.csv, *hip_api_trace.csv, …); "+
 			"give a run's output directory (-d), its .db file or a directory written with -f csv", dir)
@@ -192,11 +186,7 @@ func resolveDir(src *Source, dir string) (*Source, error) {
 	for _, p := range all {
 		dirs[filepath.Dir(p)] = true
 	}
-	manifests := false
-	for _, p := range src.Databases {
-		manifests = manifests || filepath.Base(p) == "run.json"
-	}
-	if manifests || len(dirs) > 1 || (len(src.Databases) > 0 && len(src.CSVFiles) > 0) {
+	if len(nested) > 0 || len(dirs) > 1 || (len(src.Databases) > 0 && len(src.CSVFiles) > 0) {
 		return nil, fmt.Errorf("%s holds several runs or output sets, and no run.json says which files are one run: %s; "+
 			"give one of them (a run's directory, .db file, or a directory of one run's CSV files)", dir, candidates(dir, all))
 	}

@@ -274,7 +274,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 	for i, f := range c.OutputFormat {
 		formats[i] = output.Format(f)
 	}
-	agentIndex := agentIndex(c.AgentIndex)
+	agentNumbering := agentIndex(c.AgentIndex)
 	return output.Config{
 		PrefixTemplate: prefix,
 		ResolvePrefix: func(p tracing.ProcessInfo) string {
@@ -288,7 +288,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		Truncate:           c.TruncateKernels.On(),
 		KernelRename:       c.KernelRename.On(),
 		HideMarkers:        c.KernelRename.On() && !c.MarkerTrace.On(),
-		AgentIndex:         agentIndex,
+		AgentIndex:         agentNumbering,
 		MinimumOutputBytes: uint64(c.MinimumOutputData) * 1024,
 		// rocprof 5.2.3's rpl_run.sh sets GEN_STATS for --stats and every
 		// tracing option.

@@ -6,7 +6,7 @@ import (
 )
 
 // ErrNotSpool means a file is not a (completely created) spool.
-var ErrNotSpool = errors.New("not a rocprof-go spool (bad magic or header)")
+var ErrNotSpool = errors.New("not a rocprof-go spool")
 
 // VersionError is a spool written by an incompatible recorder.
 type VersionError struct{ Version uint32 }

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 )
 
@@ -63,13 +64,13 @@ func splitNUL(b []byte) []string {
 // unreadable blob still has records worth reading.
 func decodeHeader(h []byte, p *ProcessInfo) error {
 	if len(h) < HeaderFixedSize || le.Uint64(h) != SpoolMagic {
-		return ErrNotSpool
+		return fmt.Errorf("bad magic: %w", ErrNotSpool)
 	}
 	if v := le.Uint32(h[8:]); v != SpoolVersion {
 		return &VersionError{Version: v}
 	}
 	if le.Uint32(h[12:]) != HeaderFixedSize || le.Uint32(h[16:]) != ChunkSize {
-		return ErrNotSpool
+		return fmt.Errorf("bad header or chunk size: %w", ErrNotSpool)
 	}
 	p.PID = int32(le.Uint32(h[24:]))
 	p.PPID = int32(le.Uint32(h[28:]))

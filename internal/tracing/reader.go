@@ -69,7 +69,7 @@ func Open(path string) (*Reader, error) {
 		return nil, fmt.Errorf("open spool %s: not a regular file (%s): %w", path, st.Mode().Type(), ErrNotSpool)
 	}
 	if st.Size() < ChunkSize {
-		return nil, fmt.Errorf("open spool %s: %w", path, ErrNotSpool)
+		return nil, fmt.Errorf("open spool %s: %d bytes, shorter than a spool's header: %w", path, st.Size(), ErrNotSpool)
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
@@ -89,7 +89,7 @@ func Open(path string) (*Reader, error) {
 func NewReader(data []byte) (*Reader, error) {
 	r := &Reader{data: data}
 	if len(data) < ChunkSize {
-		return nil, ErrNotSpool
+		return nil, fmt.Errorf("%d bytes, shorter than a spool's header: %w", len(data), ErrNotSpool)
 	}
 	if err := decodeHeader(data[:ChunkSize], &r.info); err != nil {
 		return nil, err

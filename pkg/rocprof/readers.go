@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 )
 
@@ -93,7 +94,7 @@ func readKernelDB(path string) ([]Kernel, error) {
 			Name: k.Name(), CorrelationID: uint64(d.CorrelationID), StartNs: uint64(d.Start), EndNs: uint64(d.End),
 			Grid:      [3]uint64{uint64(d.Grid[0]), uint64(d.Grid[1]), uint64(d.Grid[2])},
 			Workgroup: [3]uint64{uint64(d.Workgroup[0]), uint64(d.Workgroup[1]), uint64(d.Workgroup[2])},
-			LDS:       uint64(k.GroupSegmentSize+511) / 512 * 512, Scratch: uint64(d.PrivateSegmentSize),
+			LDS:       uint64(analysis.LDSBlock(k.GroupSegmentSize)), Scratch: uint64(d.PrivateSegmentSize),
 			VGPR: uint64(k.ArchVGPRCount), AGPR: uint64(k.AccumVGPRCount), SGPR: uint64(k.SGPRCount)})
 		return nil
 	})

@@ -396,6 +396,8 @@ func TestHostileFIFOsAndForeignLock(t *testing.T) {
 		res := measure(t, time.Minute, nil, cli(t), "convert", "-i", in, "-f", "csv", "-d", t.TempDir())
 		report(t, "convert -i DIR with a FIFO named like a spool: exit %d in %.0f ms; %q",
 			res.exit, float64(res.wall.Microseconds())/1000, strings.TrimSpace(res.stderr))
+		require.Equal(t, 1, res.exit)
+		require.Contains(t, res.stderr, "not a regular file")
 	})
 	t.Run("fifo-run.json", func(t *testing.T) {
 		dir := t.TempDir()

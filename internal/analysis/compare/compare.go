@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -277,24 +278,8 @@ func (s side) summary(basis Basis, m Metric) *Side {
 	}
 	out.Values = s.values
 	out.Value = median(s.values)
-	out.Min, out.Max = slicesMin(s.values), slicesMax(s.values)
+	out.Min, out.Max = slices.Min(s.values), slices.Max(s.values)
 	return out
-}
-
-func slicesMin(v []float64) float64 {
-	x := math.Inf(1)
-	for _, f := range v {
-		x = math.Min(x, f)
-	}
-	return x
-}
-
-func slicesMax(v []float64) float64 {
-	x := math.Inf(-1)
-	for _, f := range v {
-		x = math.Max(x, f)
-	}
-	return x
 }
 
 // Compare compares the runs of two sides (one or more each).
