@@ -192,7 +192,7 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 // runs on a formatting goroutine: it reads the process's tables, never
 // writes them.
 func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
-	pid := uint64(uint32(p.info.PID))
+	pid := uint64(uint32(p.Info.PID))
 	for _, d := range [...]domain{domHIP, domHSA, domMarker, domRCCL} {
 		if g.files[d] == nil || len(bt.api[d]) == 0 {
 			continue
@@ -322,7 +322,7 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			lastStat.add(a.start, a.end)
 		}
 	}
-	countersOn := len(p.counters) > 0 && g.files[domCounter] != nil
+	countersOn := len(p.CounterSums) > 0 && g.files[domCounter] != nil
 	if t := g.stats[domKernel]; t != nil || countersOn {
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
@@ -333,7 +333,7 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			if !countersOn {
 				continue
 			}
-			if sums, ok := p.counters[d.DispatchID]; ok {
+			if sums, ok := p.CounterSums[d.DispatchID]; ok {
 				if counted == nil {
 					counted = map[uint64]bool{}
 				}

@@ -52,7 +52,7 @@ func TestCSVPipelineSameBytes(t *testing.T) {
 	}
 	for _, cfg := range []Config{
 		{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "%pid%"},
-		{Formats: []Format{FormatCSV}, Stats: true, KernelRename: true, Truncate: true, PrefixTemplate: "all"},
+		{Formats: []Format{FormatCSV}, Stats: true, KernelRename: true, TruncateKernels: true, PrefixTemplate: "all"},
 		{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "res.csv"},
 	} {
 		one, four := write(1, cfg), write(4, cfg)

@@ -44,7 +44,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	}
 	type group struct {
 		prefix string
-		procs  []*csvProcess
+		paths  []string
 	}
 	var groups []*group
 	byPrefix := map[string]*group{}
@@ -66,18 +66,24 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 			byPrefix[prefix] = g
 			groups = append(groups, g)
 		}
-		g.procs = append(g.procs, newCSVProcess(p, info))
+		g.paths = append(g.paths, p)
 	}
 	for _, g := range groups {
-		var err error
-		if csvOn {
-			err = writeCSVGroup(&cfg, g.prefix, g.procs, res)
-		} else {
-			err = countGroup(&cfg, g.procs, g.prefix, res)
+		procs, err := scanSpools(&cfg, g.paths)
+		if err == nil {
+			for _, p := range procs {
+				st := p.ReadStats
+				res.Processes = append(res.Processes, Process{PID: p.Info.PID, Spool: p.Info.Path,
+					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
+					Dropped: p.Info.Dropped})
+			}
+			if csvOn {
+				err = writeCSVGroup(&cfg, g.prefix, procs, res)
+			}
 		}
-		res.Groups = append(res.Groups, newGroup(g.prefix, g.procs))
-		for _, p := range g.procs {
-			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.info.PID), Status: p.statuses()})
+		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
+		for _, p := range procs {
+			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
 		}
 		if err != nil {
 			return res, err
@@ -91,51 +97,39 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	return res, nil
 }
 
-// newGroup sums up a group's processes once their first pass is done.
+// scanSpools reads the catalogue of each spool of a group (one pass each).
+func scanSpools(cfg *Config, paths []string) ([]*csvProcess, error) {
+	procs := make([]*csvProcess, 0, len(paths))
+	for _, path := range paths {
+		r, err := tracing.Open(path)
+		if err != nil {
+			return procs, err
+		}
+		p, err := scanProcess(r, cfg)
+		_ = r.Close()
+		if err != nil {
+			return procs, fmt.Errorf("%s: %w", path, err)
+		}
+		procs = append(procs, newCSVProcess(p))
+	}
+	return procs, nil
+}
+
+// newGroup sums up a group's processes once their catalogues are read.
 func newGroup(prefix string, procs []*csvProcess) Group {
 	g := Group{Prefix: prefix, Records: map[string]uint64{}}
 	for _, p := range procs {
-		g.Spools = append(g.Spools, p.path)
-		g.Processes = append(g.Processes, p.info)
-		for d := range p.bytes {
-			g.Bytes += p.bytes[d]
-			g.Events += p.counts[d]
-			if p.counts[d] > 0 {
-				g.Records[domains[d].column] += p.counts[d]
+		g.Spools = append(g.Spools, p.Info.Path)
+		g.Processes = append(g.Processes, p.Info)
+		for d := range p.Bytes {
+			g.Bytes += p.Bytes[d]
+			g.Events += p.Counts[d]
+			if p.Counts[d] > 0 {
+				g.Records[domains[d].column] += p.Counts[d]
 			}
 		}
 	}
 	return g
-}
-
-// countGroup is the first pass of a run that writes no CSV: only the sizes
-// and counts Result.Groups reports.
-func countGroup(cfg *Config, procs []*csvProcess, prefix string, res *Result) error {
-	for _, p := range procs {
-		r, err := tracing.Open(p.path)
-		if err != nil {
-			return err
-		}
-		if cfg.HideMarkers {
-			r.Hide(tracing.KindMarker)
-		}
-		for r.Next() {
-			if d := kindDomain(r.Kind()); d >= 0 {
-				p.bytes[d] += uint64(len(r.Bytes()))
-				p.counts[d]++
-			} else if r.Kind() == tracing.KindString {
-				if s := r.String(); s.Table == tracing.TableStatus {
-					p.strings[csvStringKey{s.Table, s.ID}] = string(s.Value)
-				}
-			}
-		}
-		st := r.Stats()
-		_ = r.Close()
-		res.Processes = append(res.Processes, Process{PID: p.info.PID, Spool: p.path,
-			Prefix: prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
-			Dropped: p.info.Dropped})
-	}
-	return nil
 }
 
 // resolvePrefix expands the prefix template for one process.
@@ -161,21 +155,13 @@ type csvGroup struct {
 }
 
 func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
-	// Pass 1: metadata, counter sums and sizes, for every process of the set.
+	// The catalogues (pass 1) hold each domain's raw size.
 	var bytes [numDomains]uint64
 	var total uint64
 	for _, p := range procs {
-		r, err := tracing.Open(p.path)
-		if err != nil {
-			return err
-		}
-		p.scan(r, cfg)
-		_ = r.Close()
-		p.prepare(cfg)
-		p.prefix = prefix
 		for d := range bytes {
-			bytes[d] += p.bytes[d]
-			total += p.bytes[d]
+			bytes[d] += p.Bytes[d]
+			total += p.Bytes[d]
 		}
 	}
 	g := &csvGroup{cfg: cfg, prefix: prefix}
@@ -199,7 +185,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 	// Pass 2: rows, in rocprofv3's order (completion order per kind; the
 	// positions noted in pass 1 stay valid: the spool is the same file).
 	for _, p := range procs {
-		r, err := tracing.Open(p.path)
+		r, err := tracing.Open(p.Info.Path)
 		if err != nil {
 			return err
 		}
@@ -207,11 +193,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			r.Hide(tracing.KindMarker)
 		}
 		g.writeProcess(p, newSpoolView(r, &p.order))
-		st := r.Stats()
 		_ = r.Close()
-		res.Processes = append(res.Processes, Process{PID: p.info.PID, Spool: p.path,
-			Prefix: prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
-			Dropped: p.info.Dropped})
 	}
 
 	var firstErr error
@@ -276,7 +258,8 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 func writeAgents(f *csvFile, procs []*csvProcess) {
 	seen := map[uint32]tracing.AgentInfo{}
 	for _, p := range procs {
-		for node, a := range p.agents {
+		for _, a := range p.Agents {
+			node := uint32(a.NodeID())
 			if _, ok := seen[node]; !ok {
 				seen[node] = a
 			}
@@ -313,11 +296,11 @@ func writeAgents(f *csvFile, procs []*csvProcess) {
 // no dispatch record for (the process died before the shim wrote it), so no
 // collected value is lost; their dispatch columns are zero.
 func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
-	if g.files[domCounter] == nil || len(p.counters) == len(counted) {
+	if g.files[domCounter] == nil || len(p.CounterSums) == len(counted) {
 		return
 	}
-	ids := make([]uint64, 0, len(p.counters))
-	for id := range p.counters {
+	ids := make([]uint64, 0, len(p.CounterSums))
+	for id := range p.CounterSums {
 		if !counted[id] {
 			ids = append(ids, id)
 		}
@@ -325,13 +308,13 @@ func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		d := tracing.KernelDispatch{DispatchID: id}
-		g.counterRows(p, &d, &csvKernel{}, "unknown_kernel", p.counters[id])
+		g.counterRows(p, &d, &csvKernel{}, "unknown_kernel", p.CounterSums[id])
 	}
 }
 
 // counterRows writes one dispatch's counter_collection.csv rows.
 func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
-	name string, sums []csvCounterSum) {
+	name string, sums []counterSum) {
 	f := g.files[domCounter]
 	grid := uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2])
 	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
@@ -342,7 +325,7 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 		b = appendQuoted(b, p.label(d.AgentNode))
 		b = append(b, ',')
 		b = appendUint(b, d.QueueID)
-		b = appendUint(b, uint64(uint32(p.info.PID)))
+		b = appendUint(b, uint64(uint32(p.Info.PID)))
 		b = appendUint(b, uint64(d.TID))
 		b = appendUint(b, grid)
 		b = appendUint(b, d.KernelID)

@@ -144,9 +144,9 @@ func TestCSVGolden(t *testing.T) {
 	}{
 		{"default", Config{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "out"}, nil},
 		{"mangled.absolute", Config{Formats: []Format{FormatCSV}, PrefixTemplate: "out",
-			Mangled: true, AgentIndex: AgentIndexAbsolute}, labelled},
+			MangledKernels: true, AgentIndex: AgentIndexAbsolute}, labelled},
 		{"truncated.type-relative", Config{Formats: []Format{FormatCSV}, PrefixTemplate: "out",
-			Truncate: true, AgentIndex: AgentIndexTypeRelative}, labelled},
+			TruncateKernels: true, AgentIndex: AgentIndexTypeRelative}, labelled},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,56 +16,8 @@ import (
 // go into the same files. The caller groups spools by resolved output path
 // (rocprofv3's default `%hostname%/%pid%` gives one group per process).
 type Input struct {
-	Spools  []string // spool paths, as tracing.List orders them
-	Options Options
-}
-
-// Options are the settings the non-CSV writers and the summaries read.
-type Options struct {
-	MangledKernels  bool // -M: raw symbol names
-	TruncateKernels bool // -T: names without template and argument lists
-	KernelRename    bool // --kernel-rename: dispatches named after their ROCTx range (dispatchName)
-	GroupByQueue    bool // Perfetto: one track per queue instead of per stream
-	// HideMarkers: the markers were recorded only to rename kernels
-	// (--kernel-rename without --marker-trace): read for the names, written
-	// nowhere.
-	HideMarkers bool
-	// AgentIndex selects agent numbers and labels (-A).
-	AgentIndex AgentIndex
-	// Command and Config are copied into JSON and ROCpd metadata.
-	Config map[string]any
-
-	// Summary tables (-S, -D, --summary-groups, -u).
-	Summary          bool
-	SummaryPerDomain bool
-	SummaryGroups    []string
-	SummaryUnits     string // sec, msec, usec, nsec (default)
-
-	Stats bool // --stats: JSON carries the summary block
-
-	// FullEnvironment stores the app's whole environment in ROCpd's process
-	// table (--output-config); otherwise only launcher variables (ranks).
-	FullEnvironment bool
-
-	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
-	ParquetHive bool
-	ParquetRank int
-	// ParquetHiveRoot is the directory the hive partitions start at (the
-	// run's output directory, -d): a prefix below it (<host>/<pid>) becomes
-	// the file's name, so that every process of every host lands in
-	// <root>/domain=<d>/rank=<n>/, where one glob finds them. Empty: the
-	// prefix's own directory.
-	ParquetHiveRoot string
-
-	// KeepCorrelationIDs lists spools (by path) whose correlation ids are
-	// rocprofv3's already (convert's spools made from a ROCpd database):
-	// they are not renumbered (order.go).
-	KeepCorrelationIDs map[string]bool
-
-	// ThreadTraceFiles are the thread-trace files placed beside each
-	// process's outputs (--att), by pid: their base names, which JSON lists
-	// in strings.att_filenames and code_object_snapshot_filenames.
-	ThreadTraceFiles map[int32][]string
+	Spools []string // spool paths, as tracing.List orders them
+	Config Config
 }
 
 // The formats written by this file set (FormatCSV is the CSV writer's).
@@ -76,15 +28,6 @@ const (
 	FormatROCpd    Format = "rocpd"
 	FormatParquet  Format = "parquet"
 )
-
-// WithConfig takes the settings the CSV writer's Config also carries (-M,
-// -T, -A, --stats), so both sides of the output name kernels and agents
-// alike.
-func (o Options) WithConfig(c *Config) Options {
-	o.MangledKernels, o.TruncateKernels, o.Stats = c.Mangled, c.Truncate, c.Stats
-	o.KernelRename, o.HideMarkers, o.AgentIndex = c.KernelRename, c.HideMarkers, c.AgentIndex
-	return o
-}
 
 // Writer is one `-f` choice in the registry. Exactly one of WriteTo and
 // WritePath is set for the formats written here; CSV is listed for

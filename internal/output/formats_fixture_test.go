@@ -186,7 +186,7 @@ func streamSpool(t testing.TB, path string, pid int32, n int) {
 
 func fixtureInput(t testing.TB, pids []int32, n int) *Input {
 	dir := t.TempDir()
-	return &Input{Spools: writeFixture(t, dir, pids, n), Options: Options{}}
+	return &Input{Spools: writeFixture(t, dir, pids, n), Config: Config{}}
 }
 
 func tempPrefix(t testing.TB) string { return filepath.Join(t.TempDir(), "out") }

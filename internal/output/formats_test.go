@@ -25,14 +25,6 @@ func TestFormatRegistry(t *testing.T) {
 	require.Equal(t, "/o/run", w.Path("/o/run"))
 }
 
-func TestOptionsWithConfig(t *testing.T) {
-	o := Options{Summary: true}.WithConfig(&Config{Mangled: true, Stats: true, AgentIndex: AgentIndexTypeRelative})
-	require.True(t, o.Summary)
-	require.True(t, o.MangledKernels)
-	require.True(t, o.Stats)
-	require.Equal(t, AgentIndexTypeRelative, o.AgentIndex)
-}
-
 // One synthetic run of three processes, every domain, written in every
 // format: each format holds the same records per domain, as independent
 // readers see them (the sqlite3 shell, otf2-print, DuckDB, a protobuf

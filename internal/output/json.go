@@ -94,7 +94,7 @@ func WriteJSON(w io.Writer, in *Input) error {
 }
 
 func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
-	o := p.opts
+	o := p.cfg
 	info := &p.Info
 	j.obj()
 	j.key("metadata").obj()
@@ -107,13 +107,13 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	}
 	j.end()
 	j.key("config").obj()
-	keys := make([]string, 0, len(o.Config))
-	for k := range o.Config {
+	keys := make([]string, 0, len(o.Metadata))
+	for k := range o.Metadata {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		switch v := o.Config[k].(type) {
+		switch v := o.Metadata[k].(type) {
 		case bool:
 			j.key(k).b(v)
 		case string:
@@ -322,7 +322,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
 	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
-	att, snapshots := threadTraceNames(p.opts.ThreadTraceFiles[p.Info.PID])
+	att, snapshots := threadTraceNames(p.cfg.ThreadTraceFiles[p.Info.PID])
 	j.key("att_filenames").arr()
 	for _, n := range att {
 		j.s(n)
@@ -539,7 +539,7 @@ func writeJSONHostFunctions(j *jsonWriter, p *process) {
 		j.key("workgroup_size").u(0)
 		display, demangled, truncated := "", "", ""
 		if h.device != "" {
-			display = kernelname.Format(h.device, p.opts.MangledKernels, p.opts.TruncateKernels)
+			display = kernelname.Format(h.device, p.cfg.MangledKernels, p.cfg.TruncateKernels)
 			demangled = kernelname.Format(h.device, false, false)
 			truncated = kernelname.Format(h.device, false, true)
 		}

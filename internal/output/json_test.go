@@ -86,7 +86,7 @@ func jsonCounts(doc *jsonDoc, proc int) [numDomains]uint64 {
 
 func TestJSONLayoutAndCounts(t *testing.T) {
 	in := fixtureInput(t, []int32{100, 200}, 16)
-	in.Options.Stats = true
+	in.Config.Stats = true
 	doc := decodeJSON(t, in)
 	require.Len(t, doc.Tool, 2)
 	for i, pid := range []int{100, 200} {

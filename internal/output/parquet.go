@@ -230,7 +230,7 @@ func (t *pqTable) close() error {
 
 // parquetPath places a domain's file: <prefix>_<name>.parquet, or with the
 // hive layout <dir>/domain=<name>/rank=<n>/<base>.parquet.
-func parquetPath(prefix string, d domain, o *Options) string {
+func parquetPath(prefix string, d domain, o *Config) string {
 	name := domains[d].parquet
 	if o.ParquetHive {
 		root, base := filepath.Dir(prefix), filepath.Base(prefix)
@@ -250,7 +250,7 @@ func parquetPath(prefix string, d domain, o *Options) string {
 func WriteParquet(prefix string, in *Input) error {
 	// As many row groups are encoded at once as there are cores: more
 	// would only hold more encoder memory.
-	w := &pqWriter{prefix: prefix, opts: &in.Options, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	w := &pqWriter{prefix: prefix, opts: &in.Config, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	err := in.openEach(w.process)
 	for _, t := range w.tables {
 		if t != nil {
@@ -277,7 +277,7 @@ func WriteParquet(prefix string, in *Input) error {
 // pqWriter is one WriteParquet call: the domains' tables, opened lazily.
 type pqWriter struct {
 	prefix string
-	opts   *Options
+	opts   *Config
 	slots  chan struct{}
 	tables [numDomains]*pqTable
 }
@@ -521,7 +521,7 @@ type ParquetFile struct {
 
 // ParquetFiles lists the files WriteParquet wrote for a prefix and options
 // (one per domain that had records), so that run.json names each of them.
-func ParquetFiles(prefix string, o *Options) []ParquetFile {
+func ParquetFiles(prefix string, o *Config) []ParquetFile {
 	var out []ParquetFile
 	for d := domain(0); d < numDomains; d++ {
 		p := parquetPath(prefix, d, o)

@@ -100,7 +100,7 @@ func parquetCheck(t *testing.T, files ...string) map[string]pqFileCheck {
 func parquetFiles(t *testing.T, prefix string) map[domain]string {
 	files := map[domain]string{}
 	for d := domain(0); d < numDomains; d++ {
-		p := parquetPath(prefix, d, &Options{})
+		p := parquetPath(prefix, d, &Config{})
 		if _, err := os.Stat(p); err == nil {
 			files[d] = p
 		}
@@ -290,7 +290,7 @@ func TestParquetDictionaryNamesUnique(t *testing.T) {
 
 func TestParquetHiveLayout(t *testing.T) {
 	in := fixtureInput(t, []int32{100}, 8)
-	in.Options.ParquetHive, in.Options.ParquetRank = true, 3
+	in.Config.ParquetHive, in.Config.ParquetRank = true, 3
 	dir := t.TempDir()
 	require.NoError(t, WriteParquet(filepath.Join(dir, "out"), in))
 	p := filepath.Join(dir, "domain=kernels", "rank=3", "out.parquet")
@@ -309,7 +309,7 @@ func TestParquetHiveLayout(t *testing.T) {
 
 	// A run's prefix <dir>/<host>/<pid> under a hive root: the partitions
 	// start at the root, the host and pid name the file.
-	in.Options.ParquetHiveRoot = dir
+	in.Config.ParquetHiveRoot = dir
 	require.NoError(t, WriteParquet(filepath.Join(dir, "node7", "4242"), in))
 	require.FileExists(t, filepath.Join(dir, "domain=kernels", "rank=3", "node7-4242.parquet"))
 }

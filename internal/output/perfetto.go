@@ -325,7 +325,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 				dispatches[d.DispatchID] = d
 			}
 			var t uint64
-			if p.opts.GroupByQueue {
+			if p.cfg.GroupByQueue {
 				t = cached(trackKey{1, uint64(d.AgentNode), d.QueueID, 0}, func() uint64 {
 					return named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.agentLabel(d.AgentNode, " "), d.QueueID, p.agentType(d.AgentNode)))
 				})
@@ -354,7 +354,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			var t uint64
-			if p.opts.GroupByQueue {
+			if p.cfg.GroupByQueue {
 				t = cached(trackKey{3, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
 					return named(fmt.Sprintf("COPY to %s (%s)", p.agentLabel(c.DstAgentNode, " "), p.agentType(c.DstAgentNode)))
 				})

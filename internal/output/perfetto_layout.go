@@ -97,13 +97,13 @@ func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 		return pfTrackKey{kind: pfKeyThread, a: uint64(s.TID)}, s.Start, s.End, true
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
-		if p.opts.GroupByQueue {
+		if p.cfg.GroupByQueue {
 			return pfTrackKey{kind: pfKeyQueue, a: uint64(d.AgentNode), b: d.QueueID}, d.Start, d.End, true
 		}
 		return pfTrackKey{kind: pfKeyStream, a: d.StreamID}, d.Start, d.End, true
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
-		if p.opts.GroupByQueue {
+		if p.cfg.GroupByQueue {
 			return pfTrackKey{kind: pfKeyCopy, a: uint64(c.DstAgentNode)}, c.Start, c.End, true
 		}
 		return pfTrackKey{kind: pfKeyStream, a: c.StreamID}, c.Start, c.End, true

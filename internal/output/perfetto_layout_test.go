@@ -219,7 +219,7 @@ func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 
 	for _, byQueue := range []bool{false, true} {
 		var buf bytes.Buffer
-		require.NoError(t, WritePerfetto(&buf, &Input{Spools: spools, Options: Options{GroupByQueue: byQueue}}))
+		require.NoError(t, WritePerfetto(&buf, &Input{Spools: spools, Config: Config{GroupByQueue: byQueue}}))
 		got := importSlices(t, buf.Bytes())
 
 		// Host slices keep their times; those that cannot nest move to a lane.

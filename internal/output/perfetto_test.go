@@ -169,7 +169,7 @@ func TestPerfettoSlicesTracksFlows(t *testing.T) {
 
 func TestPerfettoGroupByQueue(t *testing.T) {
 	in := fixtureInput(t, []int32{100}, 8)
-	in.Options.GroupByQueue = true
+	in.Config.GroupByQueue = true
 	var buf bytes.Buffer
 	require.NoError(t, WritePerfetto(&buf, in))
 	s := decodePerfetto(t, buf.Bytes())

@@ -51,7 +51,7 @@ func TestKernelRenameCSV(t *testing.T) {
 	renameFixture(t, spools)
 	for _, rename := range []bool{false, true} {
 		_, err := Write(Config{Dir: out, PrefixTemplate: "r", Formats: []Format{FormatCSV},
-			Stats: true, Truncate: true, KernelRename: rename}, spools)
+			Stats: true, TruncateKernels: true, KernelRename: rename}, spools)
 		require.NoError(t, err)
 		names := func(file string, col int) []string {
 			data, err := os.ReadFile(filepath.Join(out, "r_"+file+".csv"))
@@ -81,7 +81,7 @@ func TestKernelRenameOtherWriters(t *testing.T) {
 	paths, err := tracing.List(spools)
 	require.NoError(t, err)
 	for _, rename := range []bool{false, true} {
-		in := &Input{Spools: paths, Options: Options{TruncateKernels: true, KernelRename: rename}}
+		in := &Input{Spools: paths, Config: Config{TruncateKernels: true, KernelRename: rename}}
 		var got []string
 		require.NoError(t, in.openEach(func(p *process, r *spoolView) error {
 			for r.Next() {
@@ -147,7 +147,7 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 		} `json:"rocprofiler-sdk-tool"`
 	}
 	for _, rename := range []bool{false, true} {
-		in := &Input{Spools: paths, Options: Options{TruncateKernels: true, KernelRename: rename}}
+		in := &Input{Spools: paths, Config: Config{TruncateKernels: true, KernelRename: rename}}
 		var buf bytes.Buffer
 		require.NoError(t, WriteJSON(&buf, in))
 		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))

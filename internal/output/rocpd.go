@@ -126,7 +126,7 @@ func (w *rocpdWriter) str(s string) int64 {
 // app's environment and is created 0600.
 func WriteROCpd(path string, in *Input) error {
 	perm := atomicfile.Public
-	if in.Options.FullEnvironment {
+	if in.Config.FullEnvironment {
 		perm = atomicfile.Private
 	}
 	f, err := atomicfile.Create(path, perm)
@@ -328,11 +328,11 @@ func (w *rocpdWriter) writeProcess(proc int, p *process) (*rocpdIDs, error) {
 	env := map[string]string{}
 	for _, e := range info.Environ {
 		if k, v, ok := strings.Cut(e, "="); ok && !strings.Contains(v, ";") &&
-			(p.opts.FullEnvironment || launcherVariable(k)) {
+			(p.cfg.FullEnvironment || launcherVariable(k)) {
 			env[k] = v
 		}
 	}
-	cfg := p.opts.Config
+	cfg := p.cfg.Metadata
 	if cfg == nil {
 		cfg = map[string]any{}
 	}

@@ -28,7 +28,7 @@ func SummaryTarget(prefix, name string) (path string, stdout bool) {
 // regex (matched against the whole domain name), then -S (all domains).
 // indent is true when writing to the terminal.
 func WriteSummary(w io.Writer, in *Input, indent bool) error {
-	o := &in.Options
+	o := &in.Config
 	if !o.Summary && !o.SummaryPerDomain && len(o.SummaryGroups) == 0 {
 		return nil
 	}
@@ -39,7 +39,7 @@ func WriteSummary(w io.Writer, in *Input, indent bool) error {
 	return writeSummaryTables(w, st, o, indent)
 }
 
-func writeSummaryTables(w io.Writer, st *runStats, o *Options, indent bool) error {
+func writeSummaryTables(w io.Writer, st *runStats, o *Config, indent bool) error {
 	unit := o.SummaryUnits
 	if unit == "" {
 		unit = "nsec"

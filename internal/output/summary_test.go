@@ -29,8 +29,8 @@ func checkFormatsGolden(t *testing.T, name string, got []byte) {
 
 func TestSummaryTablesGolden(t *testing.T) {
 	in := fixtureInput(t, []int32{100, 200}, 16)
-	in.Options.Summary, in.Options.SummaryPerDomain = true, true
-	in.Options.SummaryGroups = []string{"KERNEL_DISPATCH|MEMORY_COPY", ".*_API"}
+	in.Config.Summary, in.Config.SummaryPerDomain = true, true
+	in.Config.SummaryGroups = []string{"KERNEL_DISPATCH|MEMORY_COPY", ".*_API"}
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, in, true))
 	checkFormatsGolden(t, "summary.2proc.16iter.D.S.groups.txt.golden", buf.Bytes())
@@ -55,7 +55,7 @@ func TestSummaryTablesGolden(t *testing.T) {
 
 func TestSummaryUnitsAndFile(t *testing.T) {
 	in := fixtureInput(t, []int32{100}, 8)
-	in.Options.Summary, in.Options.SummaryUnits = true, "usec"
+	in.Config.Summary, in.Config.SummaryUnits = true, "usec"
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, in, false))
 	require.Contains(t, buf.String(), "DURATION (usec)")
@@ -65,7 +65,7 @@ func TestSummaryUnitsAndFile(t *testing.T) {
 	require.False(t, stdout)
 	_, stdout = SummaryTarget("/out/run", "stderr")
 	require.True(t, stdout)
-	in.Options.SummaryUnits = "fortnight"
+	in.Config.SummaryUnits = "fortnight"
 	require.ErrorContains(t, WriteSummary(&buf, in, false), "fortnight")
 }
 

@@ -2,6 +2,7 @@ package output
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"sort"
@@ -177,7 +178,7 @@ func WriteV1(passes []V1Pass) (*Result, error) {
 				return procs[i].info.PID < procs[j].info.PID
 			})
 			for k, p := range procs {
-				if err := s.readProcess(&cfg, pi, k, p.path, p.info); err != nil {
+				if err := s.readProcess(&cfg, pi, k, p.path); err != nil {
 					return res, err
 				}
 			}
@@ -198,18 +199,20 @@ func WriteV1(passes []V1Pass) (*Result, error) {
 // readProcess adds one process of pass pi (the proc-th writing this path)
 // to the set: its dispatches and counters, and in the stats pass its calls
 // and copies.
-func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string, info tracing.ProcessInfo) error {
+func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string) error {
 	r, err := tracing.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	p := newCSVProcess(path, info)
-	p.scan(r, cfg)
-	p.prepare(cfg)
+	cat, err := scanProcess(r, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	p := newCSVProcess(cat)
 	stats := pi == s.statsPass
 	if stats {
-		for _, b := range p.bytes {
+		for _, b := range p.Bytes {
 			s.bytes += b
 		}
 	}
@@ -251,20 +254,20 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 		// packet's group segment (static and dynamic), rounded to 512.
 		row = &v1Row{key: key, name: p.renamer.name(d.TID, d.CorrelationID, k.name),
 			queue: d.QueueID - min(d.QueueID, 1), qindex: uint64(d.PacketIndex),
-			pid: uint32(p.info.PID), tid: d.TID,
+			pid: uint32(p.Info.PID), tid: d.TID,
 			grd: uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2]),
 			wgr: uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2]),
 			lds: roundUp(uint64(d.GroupSegmentSize), 512), scr: uint64(d.PrivateSegmentSize),
 			obj: k.object, start: d.Start, end: d.End}
 		arch := ""
-		if a, ok := p.agents[d.AgentNode]; ok {
+		if a := p.agent(d.AgentNode); a != nil {
 			row.gpu = a.TypeIndex()
 			arch = a.Name
 		}
 		row.vgpr, row.sgpr = v1Registers(arch, k.vgpr, k.agpr, k.sgpr)
 		s.rows[key] = row
 	}
-	for _, c := range p.counters[d.DispatchID] {
+	for _, c := range p.CounterSums[d.DispatchID] {
 		col, ok := s.column[c.name]
 		if !ok {
 			col = len(s.counters)

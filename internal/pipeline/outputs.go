@@ -36,9 +36,8 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	}
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
-	opts := outputOptions(c)
-	opts.ThreadTraceFiles = threadTraceNamesByPID(files)
-	summary := opts.Summary || opts.SummaryPerDomain || len(opts.SummaryGroups) > 0
+	cfg.ThreadTraceFiles = threadTraceNamesByPID(files)
+	summary := cfg.Summary || cfg.SummaryPerDomain || len(cfg.SummaryGroups) > 0
 	var others []output.Format
 	for _, f := range cfg.Formats {
 		if f != output.FormatCSV {
@@ -98,9 +97,9 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 			// agent_info.csv and domain_stats.csv.
 			continue
 		}
-		in := &output.Input{Spools: g.Spools, Options: opts}
-		in.Options.ParquetHive, in.Options.ParquetRank = c.ParquetHive.On(), groupRank(&g)
-		in.Options.ParquetHiveRoot = fixedPart(req.Dir)
+		in := &output.Input{Spools: g.Spools, Config: cfg}
+		in.Config.ParquetHive, in.Config.ParquetRank = c.ParquetHive.On(), groupRank(&g)
+		in.Config.ParquetHiveRoot = fixedPart(req.Dir)
 		if summary {
 			f, err := writeSummary(g.Prefix, c.SummaryOutputFile, in, req.Stdout)
 			if err != nil {
@@ -134,7 +133,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 			if f == output.FormatParquet {
 				// One file per domain (a hive layout puts them elsewhere
 				// than the prefix): run.json names each with its records.
-				for _, pf := range output.ParquetFiles(g.Prefix, &in.Options) {
+				for _, pf := range output.ParquetFiles(g.Prefix, &in.Config) {
 					files = append(files, launch.OutputFile{Path: pf.Path, Format: string(f), Domain: pf.Domain,
 						Records: int64(g.Records[pf.Domain])})
 				}
@@ -262,7 +261,8 @@ func groupRank(g *output.Group) int {
 	return rank
 }
 
-// outputConfig maps a pass's options onto the writers' configuration. The
+// outputConfig maps a pass's options onto the writers' one configuration
+// (the orchestration decides; internal/output knows no options). The
 // output directory and the file prefix may both hold placeholders; they are
 // expanded per profiled process (%pid% is each process's own).
 func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) output.Config {
@@ -284,18 +284,47 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		Formats:            formats,
 		Stats:              c.Stats.On(),
 		OmitKernelTrace:    !c.KernelTrace.On(),
-		Mangled:            c.MangledKernels.On(),
-		Truncate:           c.TruncateKernels.On(),
+		MangledKernels:     c.MangledKernels.On(),
+		TruncateKernels:    c.TruncateKernels.On(),
 		KernelRename:       c.KernelRename.On(),
 		HideMarkers:        c.KernelRename.On() && !c.MarkerTrace.On(),
 		AgentIndex:         agentNumbering,
+		GroupByQueue:       c.GroupByQueue.On(),
 		MinimumOutputBytes: uint64(c.MinimumOutputData) * 1024,
+		FullEnvironment:    c.OutputConfig.On(),
+		Summary:            c.Summary.On(),
+		SummaryPerDomain:   c.SummaryPerDomain.On(),
+		SummaryGroups:      append([]string(nil), c.SummaryGroups...),
+		SummaryUnits:       c.SummaryUnits,
+		Metadata:           outputMetadata(c),
 		// rocprof 5.2.3's rpl_run.sh sets GEN_STATS for --stats and every
 		// tracing option.
 		V1Stats: c.Stats.On() || c.HipTrace.On() || c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() ||
 			c.HsaTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.SysTrace.On() ||
 			c.MarkerTrace.On(),
 		V1Counters: append([]string(nil), c.Pmc...),
+	}
+}
+
+// outputMetadata is the run's configuration as rocprofv3's output_config
+// names it, which JSON and ROCpd copy into their metadata.
+func outputMetadata(c *options.Config) map[string]any {
+	return map[string]any{
+		"output_path": c.OutputDirectory, "output_file": c.OutputFile,
+		"output_format": strings.Join(c.OutputFormat, ","),
+		"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
+		"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
+		// rocprofv3's output_config names these as below; readers (its
+		// summary test) check them in metadata.config.
+		"summary": c.Summary.On(), "summary_per_domain": c.SummaryPerDomain.On(),
+		"summary_groups": append([]string{}, c.SummaryGroups...),
+		"summary_unit":   summaryUnit(c.SummaryUnits),
+		"summary_file":   summaryFile(c.SummaryOutputFile),
+		"csv_output":     hasFormat(c.OutputFormat, "csv"),
+		"json_output":    hasFormat(c.OutputFormat, "json"),
+		"pftrace_output": hasFormat(c.OutputFormat, "pftrace"),
+		"otf2_output":    hasFormat(c.OutputFormat, "otf2"),
+		"rocpd_output":   hasFormat(c.OutputFormat, "rocpd"),
 	}
 }
 
@@ -335,42 +364,6 @@ func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*lau
 		return nil, fmt.Errorf("summary output: %w", err)
 	}
 	return &launch.OutputFile{Path: path, Format: "summary"}, nil
-}
-
-// outputOptions maps the resolved run configuration onto the writers'
-// options (the orchestration decides; internal/output knows no options).
-func outputOptions(c *options.Config) output.Options {
-	return output.Options{
-		MangledKernels:   c.MangledKernels.On(),
-		FullEnvironment:  c.OutputConfig.On(),
-		Stats:            c.Stats.On(),
-		TruncateKernels:  c.TruncateKernels.On(),
-		KernelRename:     c.KernelRename.On(),
-		HideMarkers:      c.KernelRename.On() && !c.MarkerTrace.On(),
-		GroupByQueue:     c.GroupByQueue.On(),
-		AgentIndex:       agentIndex(c.AgentIndex),
-		Summary:          c.Summary.On(),
-		SummaryPerDomain: c.SummaryPerDomain.On(),
-		SummaryGroups:    append([]string(nil), c.SummaryGroups...),
-		SummaryUnits:     c.SummaryUnits,
-		Config: map[string]any{
-			"output_path": c.OutputDirectory, "output_file": c.OutputFile,
-			"output_format": strings.Join(c.OutputFormat, ","),
-			"kernel_rename": c.KernelRename.On(), "group_by_queue": c.GroupByQueue.On(),
-			"summary_output": c.Summary.On() || c.SummaryPerDomain.On() || len(c.SummaryGroups) > 0,
-			// rocprofv3's output_config names these as below; readers (its
-			// summary test) check them in metadata.config.
-			"summary": c.Summary.On(), "summary_per_domain": c.SummaryPerDomain.On(),
-			"summary_groups": append([]string{}, c.SummaryGroups...),
-			"summary_unit":   summaryUnit(c.SummaryUnits),
-			"summary_file":   summaryFile(c.SummaryOutputFile),
-			"csv_output":     hasFormat(c.OutputFormat, "csv"),
-			"json_output":    hasFormat(c.OutputFormat, "json"),
-			"pftrace_output": hasFormat(c.OutputFormat, "pftrace"),
-			"otf2_output":    hasFormat(c.OutputFormat, "otf2"),
-			"rocpd_output":   hasFormat(c.OutputFormat, "rocpd"),
-		},
-	}
 }
 
 // agentIndex is -A's mode (the options checked its value before the run).

@@ -49,8 +49,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if err := output.ValidateFormats(opt.Formats); err != nil {
 		return nil, err
 	}
-	ai, err := output.ParseAgentIndex(opt.AgentIndex)
-	if err != nil {
+	if _, err := output.ParseAgentIndex(opt.AgentIndex); err != nil {
 		return nil, err
 	}
 	if opt.Prefix == "" {
@@ -99,9 +98,10 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 			continue
 		}
 		if f == output.FormatCSV {
-			r, err := output.Write(output.Config{Dir: opt.Dir, PrefixTemplate: opt.Prefix, SpoolPaths: csvSpools,
-				Formats: []output.Format{output.FormatCSV}, Stats: opt.Stats, Mangled: opt.Mangled,
-				Truncate: opt.Truncate, AgentIndex: ai, KeepCorrelationIDs: opt.keepIDs}, tmp)
+			cfg := writerConfig(opt)
+			cfg.Dir, cfg.PrefixTemplate, cfg.SpoolPaths = opt.Dir, opt.Prefix, csvSpools
+			cfg.Formats = []output.Format{output.FormatCSV}
+			r, err := output.Write(cfg, tmp)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +114,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		return res, nil
 	}
 	prefix := filepath.Join(opt.Dir, opt.Prefix)
-	in := &output.Input{Spools: spools, Options: writerOptions(opt)}
+	in := &output.Input{Spools: spools, Config: writerConfig(opt)}
 	if err := output.WriteFormats(others, prefix, in); err != nil {
 		return nil, err
 	}
@@ -125,9 +125,10 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	return res, nil
 }
 
-func writerOptions(opt Options) output.Options {
+// writerConfig is the writers' configuration of a conversion.
+func writerConfig(opt Options) output.Config {
 	ai, _ := output.ParseAgentIndex(opt.AgentIndex) // Run checked it
-	return output.Options{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
+	return output.Config{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
 		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats, KeepCorrelationIDs: opt.keepIDs}
 }
 
@@ -145,12 +146,12 @@ func hiveParquet(procs []spool, opt Options) ([]string, error) {
 		if rank < 0 {
 			rank = i
 		}
-		o := writerOptions(opt)
+		o := writerConfig(opt)
 		o.ParquetHive, o.ParquetRank = true, rank
 		// The pid in the file name keeps processes that share a rank
 		// (several runs, or no rank known) from overwriting each other.
 		prefix := filepath.Join(opt.Dir, fmt.Sprintf("%s-%d", opt.Prefix, p.pid))
-		if err := w.Write(prefix, &output.Input{Spools: []string{p.path}, Options: o}); err != nil {
+		if err := w.Write(prefix, &output.Input{Spools: []string{p.path}, Config: o}); err != nil {
 			return nil, err
 		}
 		d := filepath.Join(opt.Dir, fmt.Sprintf("domain=*/rank=%d", rank))

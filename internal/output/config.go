@@ -51,7 +51,11 @@ func agentNumber(a *tracing.AgentInfo, mode AgentIndex) uint64 {
 // DefaultPrefixTemplate is rocprofv3's default output file prefix.
 const DefaultPrefixTemplate = "%hostname%/%pid%"
 
-// Config is what the launcher decided about the outputs.
+// Config is everything the orchestration (the run pipeline, convert)
+// decided about the outputs, for every writer alike: where the files go,
+// which formats, and how names, agents and records are shown. One struct
+// serves CSV and the other formats so that both sides of a run name
+// kernels and agents the same way; internal/output knows no options.
 type Config struct {
 	// Dir is the resolved output directory (-d, default the cwd).
 	Dir string
@@ -64,22 +68,31 @@ type Config struct {
 	// prefixes are equal share one set of files. Nil expands only %pid%,
 	// %ppid% and %hostname%.
 	ResolvePrefix func(tracing.ProcessInfo) string
-	// Formats are the -f choices; Write handles FormatCSV (and --stats).
+	// Formats are the -f choices.
 	Formats []Format
-	// Stats writes the *_stats.csv and domain_stats.csv files (--stats).
+	// FS creates the CSV files; nil means the operating system's.
+	FS FileSystem
+	// Stdout receives the files, one after another, when PrefixTemplate is
+	// a stream name (IsStreamName: -o stdout / -o stderr); nil: os.Stdout.
+	Stdout io.Writer
+
+	// Stats writes the *_stats.csv and domain_stats.csv files (--stats);
+	// JSON then carries its summary block.
 	Stats bool
-	// Mangled keeps kernel names mangled (-M); Truncate cuts demangled names
-	// to the bare function name (-T, implies demangling).
-	Mangled, Truncate bool
-	// KernelRename names each dispatch (kernel_trace, kernel_stats,
-	// counter_collection) after the innermost roctxRangePush range open on
-	// its thread (--kernel-rename).
+	// MangledKernels keeps kernel names mangled (-M); TruncateKernels cuts
+	// demangled names to the bare function name (-T, implies demangling).
+	MangledKernels, TruncateKernels bool
+	// KernelRename names each dispatch after the innermost roctxRangePush
+	// range open on its thread (--kernel-rename; dispatchName).
 	KernelRename bool
 	// HideMarkers: the markers were recorded only for KernelRename
-	// (--kernel-rename without --marker-trace), so no file shows them.
+	// (--kernel-rename without --marker-trace): read for the names, written
+	// nowhere.
 	HideMarkers bool
-	// AgentIndex selects agent labels (-A).
+	// AgentIndex selects agent numbers and labels (-A).
 	AgentIndex AgentIndex
+	// GroupByQueue: Perfetto puts one track per queue instead of per stream.
+	GroupByQueue bool
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw
 	// recorded size is below it (--minimum-output-data × 1024).
 	MinimumOutputBytes uint64
@@ -95,6 +108,34 @@ type Config struct {
 	// rocprofv3's already (convert's spools made from a ROCpd database):
 	// they are not renumbered (order.go).
 	KeepCorrelationIDs map[string]bool
+
+	// Metadata is the run's configuration as rocprofv3 names it, copied
+	// into JSON's and ROCpd's metadata.
+	Metadata map[string]any
+	// FullEnvironment stores the app's whole environment in ROCpd's process
+	// table (--output-config); otherwise only launcher variables (ranks).
+	FullEnvironment bool
+	// ThreadTraceFiles are the thread-trace files placed beside each
+	// process's outputs (--att), by pid: their base names, which JSON lists
+	// in strings.att_filenames and code_object_snapshot_filenames.
+	ThreadTraceFiles map[int32][]string
+
+	// Summary tables (-S, -D, --summary-groups, -u).
+	Summary          bool
+	SummaryPerDomain bool
+	SummaryGroups    []string
+	SummaryUnits     string // sec, msec, usec, nsec (default)
+
+	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
+	ParquetHive bool
+	ParquetRank int
+	// ParquetHiveRoot is the directory the hive partitions start at (the
+	// run's output directory, -d): a prefix below it (<host>/<pid>) becomes
+	// the file's name, so that every process of every host lands in
+	// <root>/domain=<d>/rank=<n>/, where one glob finds them. Empty: the
+	// prefix's own directory.
+	ParquetHiveRoot string
+
 	// V1Stats is rocprof v1's GEN_STATS (rocprof 5.2.3's rpl_run.sh): set by
 	// --stats and by every tracing option (--hip-trace, --hsa-trace,
 	// --sys-trace, --roctx-trace). v1 then built results.csv through its
@@ -105,11 +146,6 @@ type Config struct {
 	// results.csv has a column per counter in the order its passes' lines
 	// named them.
 	V1Counters []string
-	// FS creates the files; nil means the operating system's.
-	FS FileSystem
-	// Stdout receives the files, one after another, when PrefixTemplate is
-	// a stream name (IsStreamName: -o stdout / -o stderr); nil: os.Stdout.
-	Stdout io.Writer
 }
 
 func (c *Config) has(f Format) bool {

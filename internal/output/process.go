@@ -5,60 +5,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
-
-// SDK buffer-tracing kind numbers (rocprofiler-sdk fwd.h), which JSON
-// records carry as integers.
-const (
-	sdkHSACoreAPI        = 1
-	sdkHSAAMDExtAPI      = 2
-	sdkHSAImageExtAPI    = 3
-	sdkHSAFinalizeExtAPI = 4
-	sdkMarkerCoreAPI     = 7
-	sdkMarkerControlAPI  = 8
-	sdkMarkerNameAPI     = 9
-	sdkMemoryCopy        = 10
-	sdkKernelDispatch    = 11
-	sdkScratchMemory     = 12
-	sdkRCCLAPI           = 14
-	sdkMemoryAllocation  = 16
-	sdkHIPRuntimeAPIExt  = 21
-	sdkHIPCompilerAPIExt = 22
-	sdkMarkerCoreRange   = 32
-	sdkKindLast          = 33
-)
-
-// sdkKind returns the SDK buffer kind of an API domain.
-func sdkKind(d tracing.APIDomain) int {
-	switch d {
-	case tracing.DomainHIPRuntime:
-		return sdkHIPRuntimeAPIExt
-	case tracing.DomainHIPCompiler:
-		return sdkHIPCompilerAPIExt
-	case tracing.DomainHSACore:
-		return sdkHSACoreAPI
-	case tracing.DomainHSAAMDExt:
-		return sdkHSAAMDExtAPI
-	case tracing.DomainHSAImageExt:
-		return sdkHSAImageExtAPI
-	case tracing.DomainHSAFinalizeExt:
-		return sdkHSAFinalizeExtAPI
-	case tracing.DomainMarkerCore:
-		return sdkMarkerCoreAPI
-	case tracing.DomainMarkerControl:
-		return sdkMarkerControlAPI
-	case tracing.DomainMarkerName:
-		return sdkMarkerNameAPI
-	case tracing.DomainMarkerCoreRange:
-		return sdkMarkerCoreRange
-	case tracing.DomainRCCL:
-		return sdkRCCLAPI
-	}
-	return 0
-}
 
 // hostFunction is a kernel's host stub: its address and the device
 // function (the kernel's symbol name) it launches.
@@ -74,33 +25,71 @@ type kernelSymbol struct {
 	Demangled string
 	Truncated string
 	Display   string // what the options ask for
+	// Lost: the spool has dispatches of the kernel but not its symbol
+	// record; every name is "kernel_<id>" and the descriptor fields are
+	// zero (CSV takes them from the dispatch instead).
+	Lost bool
 }
 
-// process is everything about one spool that is small enough to hold:
-// names, agents, symbols, the thread/queue/stream sets and record counts.
-// Events are never held; writers stream them with a second pass.
+// counterSum is one (dispatch, counter) row of counter_collection.csv:
+// every dimension instance of the counter summed.
+type counterSum struct {
+	id    uint64
+	name  string
+	value float64
+}
+
+// apiTables is the size of the per-domain function-name tables: API
+// domains are numbered below it (string tables 16 and up are not APIs).
+const apiTables = 16
+
+// process is the catalogue of one spool, the one every writer reads: what
+// is small enough to hold — strings, function names, agents and their
+// labels, kernel symbols, code objects, host functions, counters (names
+// and per-dispatch sums), the thread/queue/stream sets, record counts and
+// sizes, and rocprofv3's record order and correlation ids. Events are
+// never held; writers stream them with a second pass (spoolView).
+//
+// After scanProcess returns, a process is only read (writers may format on
+// several goroutines).
 type process struct {
 	Info        tracing.ProcessInfo
 	Agents      []tracing.AgentInfo // sorted by node id
 	agentByNode map[uint32]int
+	labels      map[uint32]string // agentLabel(node, " ") of every agent
 	Symbols     map[uint64]*kernelSymbol
 	SymbolOrder []uint64
 	CodeObjects []tracing.CodeObject // loads, in order
 	// HostFunctions are the kernels' host stubs HIP registered
 	// (__hipRegisterFunction), in registration order.
 	HostFunctions []hostFunction
-	funcNames     map[uint64]string
-	CounterNames  map[uint64]string
-	Counters      []counterInfo // distinct (counter, agent) pairs sampled, in order seen
+	// funcNames are the function names the spool carries, by
+	// domain<<32|id; funcs resolves every function the spool called once
+	// (the spool's name, else the registered table's), by domain and id.
+	funcNames    map[uint64]string
+	funcs        [apiTables][]string
+	CounterNames map[uint64]string
+	Counters     []counterInfo // distinct (counter, agent) pairs sampled, in order seen
+	// CounterSums are counter_collection.csv's values: by dispatch id, one
+	// sum per counter name, in ascending counter id.
+	CounterSums map[uint64][]counterSum
 	// Sampled holds the dispatches that have counter samples: the only
 	// dispatches a writer remembers (to place their samples).
-	Sampled    map[uint64]struct{}
-	Threads    []uint32 // sorted
-	Queues     []uint64 // sorted, 0 excluded
-	Streams    []uint64 // sorted, 0 excluded
-	Counts     [numDomains]uint64
+	Sampled map[uint64]struct{}
+	Threads []uint32 // sorted
+	Queues  []uint64 // sorted, 0 excluded
+	Streams []uint64 // sorted, 0 excluded
+	// Counts and Bytes are the records of each domain and their raw size
+	// in the spool (--minimum-output-data), hidden markers left out.
+	Counts, Bytes [numDomains]uint64
+	// statuses are what the process's runtime side reported about itself
+	// (tracing.TableStatus strings), by status id.
+	statuses map[uint64]string
+	// ReadStats are what the scan met reading the spool: records published,
+	// torn and invalid (markers hidden or not, they count).
+	ReadStats  tracing.Stats
 	Begin, End uint64 // earliest start and latest end of any event
-	opts       *Options
+	cfg        *Config
 	renamer    *kernelRenamer // --kernel-rename: see dispatchName (rename.go)
 	// order puts records in rocprofv3's order and numbers correlation ids
 	// (order.go); writers print p.cid(raw) for every correlation id.
@@ -116,14 +105,15 @@ type counterInfo struct {
 	Name      string
 }
 
-// scanProcess reads a spool once for its catalogue and rewinds it.
-func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
+// scanProcess reads a spool once for its catalogue; the caller rewinds it
+// (or wraps it in a spoolView) for the events.
+func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 	p := &process{
 		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*kernelSymbol{},
-		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, opts: opts,
-		Begin: ^uint64(0), streams: streamNumbers{},
+		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, cfg: cfg,
+		statuses: map[uint64]string{}, Begin: ^uint64(0), streams: streamNumbers{},
 	}
-	if opts.KernelRename {
+	if cfg.KernelRename {
 		p.renamer = newKernelRenamer()
 	}
 	threads := map[uint32]struct{}{}
@@ -131,6 +121,12 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	counters := map[[2]uint64]struct{}{}
 	queues := map[uint64]struct{}{}
 	streams := map[uint64]struct{}{}
+	type sumKey struct {
+		dispatch uint64
+		name     string
+	}
+	sums := map[sumKey]*counterSum{}
+	var sumOrder []sumKey
 	span := func(s, e uint64) {
 		if s != 0 && s < p.Begin {
 			p.Begin = s
@@ -139,21 +135,27 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 			p.End = e
 		}
 	}
+	called := func(d tracing.APIDomain, id uint32) {
+		// Noted now, named once the spool's own names are all read.
+		if int(d) < apiTables && id < 1<<16 && int(id) >= len(p.funcs[d]) {
+			p.funcs[d] = append(p.funcs[d], make([]string, int(id)+1-len(p.funcs[d]))...)
+		}
+	}
 	for r.Next() {
 		k := r.Kind()
 		p.order.observe(r)
-		if k == tracing.KindMarker && opts.HideMarkers {
+		if k == tracing.KindMarker && cfg.HideMarkers {
 			m := r.Marker() // recorded for the renames only
 			p.renamer.addMarker(&m)
 			continue
 		}
 		if d := kindDomain(k); d >= 0 {
 			p.Counts[d]++
+			p.Bytes[d] += uint64(len(r.Bytes()))
 		}
 		switch k {
 		case tracing.KindString:
 			s := r.String()
-			key := uint64(s.Table)<<32 | s.ID&0xffffffff
 			if n, ok := tracing.StreamNoteOf(s); ok {
 				// A stream no dispatch or copy used (only named, or only
 				// an argument) still gets its stream row.
@@ -163,8 +165,10 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 				p.CounterNames[s.ID] = string(s.Value)
 			} else if s.Table == tracing.TableHostFunction {
 				p.HostFunctions = append(p.HostFunctions, hostFunction{address: s.ID, device: string(s.Value)})
-			} else {
-				p.funcNames[key] = string(s.Value)
+			} else if s.Table == tracing.TableStatus {
+				p.statuses[s.ID] = string(s.Value)
+			} else if s.Table < apiTables {
+				p.funcNames[uint64(s.Table)<<32|s.ID&0xffffffff] = string(s.Value)
 			}
 		case tracing.KindAgentInfo:
 			a := r.AgentInfo()
@@ -184,7 +188,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 			ks.Name = nil // aliases the spool
 			ks.Demangled = kernelname.Format(ks.Raw, false, false)
 			ks.Truncated = kernelname.Format(ks.Raw, false, true)
-			ks.Display = kernelname.Format(ks.Raw, opts.MangledKernels, opts.TruncateKernels)
+			ks.Display = kernelname.Format(ks.Raw, cfg.MangledKernels, cfg.TruncateKernels)
 			p.Symbols[s.KernelID] = ks
 		case tracing.KindCodeObject:
 			c := r.CodeObject()
@@ -195,6 +199,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
 			threads[a.TID] = struct{}{}
+			called(a.Domain, a.Function)
 			span(a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()
@@ -214,11 +219,20 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 				p.Sampled = map[uint64]struct{}{}
 			}
 			p.Sampled[c.DispatchID] = struct{}{}
+			name := p.counterName(&c)
 			key := [2]uint64{c.CounterID, uint64(c.AgentNode)}
 			if _, ok := counters[key]; !ok {
 				counters[key] = struct{}{}
-				p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: p.counterName(&c)})
+				p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: name})
 			}
+			sk := sumKey{c.DispatchID, name}
+			sum := sums[sk]
+			if sum == nil {
+				sum = &counterSum{id: c.CounterID, name: name}
+				sums[sk] = sum
+				sumOrder = append(sumOrder, sk)
+			}
+			sum.value += c.Value
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			threads[c.TID] = struct{}{}
@@ -240,7 +254,7 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 		if _, ok := p.Symbols[id]; !ok {
 			name := fmt.Sprintf("kernel_%d", id)
 			p.Symbols[id] = &kernelSymbol{KernelSymbol: tracing.KernelSymbol{KernelID: id},
-				Raw: name, Demangled: name, Truncated: name, Display: name}
+				Raw: name, Demangled: name, Truncated: name, Display: name, Lost: true}
 			p.SymbolOrder = append(p.SymbolOrder, id)
 		}
 	}
@@ -248,8 +262,27 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 		p.Begin = 0
 	}
 	sort.Slice(p.Agents, func(i, j int) bool { return p.Agents[i].NodeID() < p.Agents[j].NodeID() })
+	p.labels = make(map[uint32]string, len(p.Agents))
 	for i, a := range p.Agents {
-		p.agentByNode[uint32(a.NodeID())] = i
+		node := uint32(a.NodeID())
+		p.agentByNode[node] = i
+	}
+	for node := range p.agentByNode {
+		p.labels[node] = p.agentLabel(node, " ")
+	}
+	for d := range p.funcs {
+		for id := range p.funcs[d] {
+			p.funcs[d][id] = p.resolveFunc(tracing.APIDomain(d), uint32(id))
+		}
+	}
+	if len(sumOrder) > 0 {
+		p.CounterSums = map[uint64][]counterSum{}
+		for _, k := range sumOrder {
+			p.CounterSums[k.dispatch] = append(p.CounterSums[k.dispatch], *sums[k])
+		}
+		for _, list := range p.CounterSums {
+			sort.SliceStable(list, func(i, j int) bool { return list[i].id < list[j].id })
+		}
 	}
 	p.Threads = sortedKeys(threads)
 	p.Queues = sortedKeys(queues)
@@ -257,12 +290,16 @@ func scanProcess(r *tracing.Reader, opts *Options) (*process, error) {
 	p.Queues = dropZero(p.Queues)
 	p.Streams = dropZero(p.Streams)
 	p.streams.sort()
-	p.order.finish(r, opts.HideMarkers, opts.KeepCorrelationIDs[p.Info.Path])
+	p.ReadStats = r.Stats()
+	p.order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.Info.Path])
 	return p, nil
 }
 
 // cid is the correlation id rocprofv3 would give a record carrying raw.
 func (p *process) cid(raw uint64) uint64 { return p.order.ids.of(raw) }
+
+// Statuses are the process's status strings (tracing.TableStatus), by id.
+func (p *process) Statuses() map[uint64]string { return p.statuses }
 
 func sortedKeys[K uint32 | uint64](m map[K]struct{}) []K {
 	out := make([]K, 0, len(m))
@@ -280,6 +317,8 @@ func dropZero(s []uint64) []uint64 {
 	return s
 }
 
+func roundUp(v, to uint64) uint64 { return (v + to - 1) / to * to }
+
 // openEach opens every spool of the input in turn, scans its catalogue and
 // hands the rewound reader to fn. Only one spool is mapped at a time.
 func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
@@ -288,9 +327,9 @@ func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
 		if err != nil {
 			return err
 		}
-		p, err := scanProcess(r, &in.Options)
+		p, err := scanProcess(r, &in.Config)
 		if err == nil {
-			if in.Options.HideMarkers {
+			if in.Config.HideMarkers {
 				r.Hide(tracing.KindMarker)
 			}
 			err = fn(p, newSpoolView(r, &p.order))
@@ -318,25 +357,35 @@ func (p *process) agent(node uint32) *tracing.AgentInfo {
 	return nil
 }
 
-// agentIndex is the agent number the -agent-index option selects.
+// agentIndex is the agent number the -agent-index option selects; an
+// agent the spool never described is numbered by its node id.
 func (p *process) agentIndex(node uint32) uint64 {
 	a := p.agent(node)
 	if a == nil {
 		return uint64(node)
 	}
-	return agentNumber(a, p.opts.AgentIndex)
+	return agentNumber(a, p.cfg.AgentIndex)
 }
 
 // agentLabel is rocprofv3's agent label ("Agent 2", or "GPU 0" when
 // type-relative) with sep between the words.
 func (p *process) agentLabel(node uint32, sep string) string {
 	word := "Agent"
-	if p.opts.AgentIndex == AgentIndexTypeRelative {
+	if p.cfg.AgentIndex == AgentIndexTypeRelative {
 		if a := p.agent(node); a != nil {
 			word = a.Type().String()
 		}
 	}
-	return fmt.Sprintf("%s%s%d", word, sep, p.agentIndex(node))
+	return word + sep + strconv.FormatUint(p.agentIndex(node), 10)
+}
+
+// label is agentLabel(node, " "), CSV's Agent_Id, from the table the scan
+// made (the CSV rows ask for it per record, on several goroutines).
+func (p *process) label(node uint32) string {
+	if l, ok := p.labels[node]; ok {
+		return l
+	}
+	return p.agentLabel(node, " ")
 }
 
 // agentType is "CPU", "GPU" or "UNK" for a node.
@@ -348,9 +397,19 @@ func (p *process) agentType(node uint32) string {
 }
 
 // funcName names an API function: a name carried by the spool wins over
-// the registered tables.
+// the registered tables. Every function the spool called is named once, by
+// the scan.
 func (p *process) funcName(d tracing.APIDomain, id uint32) string {
-	if s, ok := p.funcNames[uint64(d)<<32|uint64(id)]; ok {
+	if int(d) < apiTables {
+		if t := p.funcs[d]; int(id) < len(t) && t[id] != "" {
+			return t[id]
+		}
+	}
+	return p.resolveFunc(d, id)
+}
+
+func (p *process) resolveFunc(d tracing.APIDomain, id uint32) string {
+	if s, ok := p.funcNames[uint64(d)<<32|uint64(id)]; ok && s != "" {
 		return s
 	}
 	if s, ok := tracing.FunctionName(d, id); ok {
@@ -368,15 +427,16 @@ func markerName(m *tracing.Marker) string {
 	return m.Function.String()
 }
 
-// counterName names a counter id.
+// counterName names a counter id: the sample's own name, the spool's
+// counter table (as read so far), else counter_<id>.
 func (p *process) counterName(c *tracing.CounterSample) string {
 	if len(c.Name) > 0 {
 		return string(c.Name)
 	}
-	if s, ok := p.CounterNames[c.CounterID]; ok {
+	if s, ok := p.CounterNames[c.CounterID]; ok && s != "" {
 		return s
 	}
-	return fmt.Sprintf("counter_%d", c.CounterID)
+	return "counter_" + strconv.FormatUint(c.CounterID, 10)
 }
 
 // kernelName is the display name of a kernel id.
@@ -387,7 +447,7 @@ func (p *process) kernelName(id uint64) string {
 	return fmt.Sprintf("kernel_%d", id)
 }
 
-// kernelRawDemangled is the demangled symbol Perfetto names slices with.
+// kernelDemangled is the demangled symbol Perfetto names slices with.
 func (p *process) kernelDemangled(id uint64) string {
 	if s, ok := p.Symbols[id]; ok {
 		return s.Demangled
