@@ -312,14 +312,14 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			continue
 		}
 		var last string
-		var lastStat *csvStat
+		var lastStat *namedStat
 		for i := range bt.api[d] {
 			a := &bt.api[d][i]
 			if lastStat == nil || a.name != last {
 				last = a.name
 				lastStat = t.get(a.name)
 			}
-			lastStat.add(a.start, a.end)
+			lastStat.add(spanUnsigned(a.start, a.end))
 		}
 	}
 	countersOn := len(p.CounterSums) > 0 && g.files[domCounter] != nil
@@ -328,7 +328,7 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			row := &bt.dispatches[i]
 			d := &row.d
 			if t != nil {
-				t.get(row.name).add(d.Start, d.End)
+				t.get(row.name).add(spanUnsigned(d.Start, d.End))
 			}
 			if !countersOn {
 				continue
@@ -347,19 +347,19 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 	if t := g.stats[domCopy]; t != nil {
 		for i := range bt.copies {
 			c := &bt.copies[i]
-			t.get(c.Direction.String()).add(c.Start, c.End)
+			t.get(c.Direction.String()).add(spanUnsigned(c.Start, c.End))
 		}
 	}
 	if t := g.stats[domAlloc]; t != nil {
 		for i := range bt.allocs {
 			a := &bt.allocs[i]
-			t.get(a.Operation.String()).add(a.Start, a.End)
+			t.get(a.Operation.String()).add(spanUnsigned(a.Start, a.End))
 		}
 	}
 	if t := g.stats[domScratch]; t != nil {
 		for i := range bt.scratch {
 			s := &bt.scratch[i]
-			t.get(s.Operation.String()).add(s.Start, s.End)
+			t.get(s.Operation.String()).add(spanUnsigned(s.Start, s.End))
 		}
 	}
 	return counted

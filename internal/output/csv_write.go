@@ -150,7 +150,7 @@ type csvGroup struct {
 	cfg    *Config
 	prefix string
 	files  [numDomains]*csvFile // nil: domain not written
-	stats  [numDomains]*csvStatTable
+	stats  [numDomains]*statTable
 	rows   []byte
 }
 
@@ -178,7 +178,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 				csvHeaders[d])
 		}
 		if cfg.Stats && domains[d].csvStats != "" {
-			g.stats[d] = &csvStatTable{}
+			g.stats[d] = &statTable{}
 		}
 	}
 
@@ -233,12 +233,10 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		}
 	}
 	if cfg.Stats {
-		var rows []*csvStat
+		var rows []*namedStat
 		for _, d := range csvOrder {
 			if t := g.stats[d]; t != nil && len(t.rows) > 0 {
-				all := t.total()
-				all.name = domains[d].column
-				rows = append(rows, &all)
+				rows = append(rows, &namedStat{name: domains[d].column, stat: t.merged()})
 			}
 		}
 		if len(rows) > 0 {

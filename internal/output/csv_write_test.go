@@ -357,18 +357,18 @@ func TestCSVNumberFormats(t *testing.T) {
 }
 
 func TestCSVStatsMath(t *testing.T) {
-	var s csvStat
+	var s namedStat
 	for _, d := range []uint64{10, 20, 30, 40} {
-		s.add(100, 100+d)
+		s.add(spanUnsigned(100, 100+d))
 	}
 	require.Equal(t, uint64(100), s.Sum)
 	require.Equal(t, uint64(10), s.Min)
 	require.Equal(t, uint64(40), s.Max)
-	require.InDelta(t, 25.0, s.mean(), 1e-12)
-	require.InDelta(t, 12.909944487358056, s.stdDev(), 1e-9) // sample stddev
-	var one csvStat
-	one.add(0, 5)
-	require.Zero(t, one.stdDev())
+	require.InDelta(t, 25.0, s.Mean(), 1e-12)
+	require.InDelta(t, 12.909944487358056, s.StdDev(), 1e-9) // sample stddev
+	var one namedStat
+	one.add(spanUnsigned(0, 5))
+	require.Zero(t, one.StdDev())
 }
 
 func TestCSVCounterWithoutDispatchRecord(t *testing.T) {

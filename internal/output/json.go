@@ -231,11 +231,11 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 			// rocprofv3 serialises its std::map of operations as cereal
 			// does any map: a list of {"key", "value"}, by key.
 			j.key("operations").arr()
-			keys := ds.sorted()
-			sort.Strings(keys)
-			for _, k := range keys {
-				j.obj().key("key").s(k).key("value").obj()
-				writeJSONStat(j, ds.keys[k])
+			rows := ds.byTotalDesc()
+			sort.SliceStable(rows, func(a, b int) bool { return rows[a].name < rows[b].name })
+			for _, row := range rows {
+				j.obj().key("key").s(row.name).key("value").obj()
+				writeJSONStat(j, &row.stat)
 				j.end().end()
 			}
 			j.end().end().end()

@@ -65,7 +65,7 @@ func (b *pqBatch) times(i, n int, corr, start, end uint64) {
 	b.cols[i].u64[n] = corr
 	b.cols[i+1].u64[n] = start
 	b.cols[i+2].u64[n] = end
-	b.cols[i+3].u64[n] = dur(start, end)
+	b.cols[i+3].u64[n] = spanClamped(start, end)
 }
 
 // write encodes the batch as one row group. The Arrow arrays alias the

@@ -118,7 +118,7 @@ func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow u
 	pw.ev = ev
 	pw.annU("begin_ns", start)
 	pw.annU("end_ns", end)
-	pw.annU("delta_ns", dur(start, end))
+	pw.annU("delta_ns", spanClamped(start, end))
 }
 
 func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {

@@ -51,4 +51,3 @@ func sdkKind(d tracing.APIDomain) int {
 	}
 	return 0
 }
-

@@ -121,15 +121,16 @@ func writeSummaryTable(b *strings.Builder, label string, st *runStats, doms []do
 	nameW, domW := 40, 12
 	for _, d := range doms {
 		ds := &st[d]
-		for _, k := range ds.sorted() {
+		for _, row := range ds.byTotalDesc() {
+			k := row.name
 			e := byName[k]
 			if e == nil {
 				e = &entry{name: k, dom: d}
 				byName[k] = e
 				entries = append(entries, e)
 			}
-			e.s.merge(ds.keys[k])
-			total.merge(ds.keys[k])
+			e.s.merge(&row.stat)
+			total.merge(&row.stat)
 			nameW = max(nameW, len(k))
 		}
 		domW = max(domW, len(d.String()))

@@ -91,9 +91,9 @@ type v1Set struct {
 	rank    map[string]int
 	bytes   uint64 // raw bytes of the stats pass, for --minimum-output-data
 	minimum uint64
-	hip     csvStatTable
-	hsa     csvStatTable
-	copies  csvStatTable
+	hip     statTable
+	hsa     statTable
+	copies  statTable
 	// statsPass is the pass whose HIP/HSA calls and copies the stats count:
 	// every pass runs the same app, so counting them all would multiply them.
 	statsPass int
@@ -231,11 +231,11 @@ func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string) error {
 			if r.Kind() == tracing.KindHSAAPI {
 				t = &s.hsa
 			}
-			t.get(p.funcName(a.Domain, a.Function)).add(a.Start, a.End)
+			t.get(p.funcName(a.Domain, a.Function)).add(spanUnsigned(a.Start, a.End))
 		case tracing.KindMemoryCopy:
 			if stats {
 				c := r.MemoryCopy()
-				s.copies.get(v1CopyName(c.Direction)).add(c.Start, c.End)
+				s.copies.get(v1CopyName(c.Direction)).add(spanUnsigned(c.Start, c.End))
 			}
 		}
 	}
@@ -359,11 +359,11 @@ func (s *v1Set) write(res *Result) error {
 	})
 	f := &csvFile{fs: s.fs, path: s.path, name: "results", domain: "KERNEL_DISPATCH",
 		header: header, plain: !s.withStat}
-	var kernels csvStatTable
+	var kernels statTable
 	values := make([]float64, len(perm))
 	have := make([]bool, len(perm))
 	for _, r := range rows {
-		kernels.get(r.name).add(r.start, r.end)
+		kernels.get(r.name).add(spanUnsigned(r.start, r.end))
 		clear(have)
 		for _, v := range r.counters {
 			values[place[v.column]], have[place[v.column]] = v.value, true
@@ -476,7 +476,7 @@ func v1CopyName(d tracing.CopyDirection) string {
 
 // finish closes results.csv and writes the stats files, listing what it
 // wrote.
-func (s *v1Set) finish(results *csvFile, kernels *csvStatTable, res *Result) error {
+func (s *v1Set) finish(results *csvFile, kernels *statTable, res *Result) error {
 	var firstErr error
 	keep := func(f *csvFile) {
 		if err := f.close(); err != nil && firstErr == nil {
@@ -492,7 +492,7 @@ func (s *v1Set) finish(results *csvFile, kernels *csvStatTable, res *Result) err
 		return firstErr // v1 wrote stats files only with GEN_STATS
 	}
 	for _, t := range []struct {
-		table  *csvStatTable
+		table  *statTable
 		suffix string
 		domain string
 	}{
@@ -520,7 +520,7 @@ func (s *v1Set) siblingPath(suffix string) string {
 // writeV1Stats writes v1's stats rows: by total time, largest first; the
 // average is an integer division (v1 computed it in SQLite); the percentage
 // prints as Python prints a float.
-func writeV1Stats(f *csvFile, rows []*csvStat) {
+func writeV1Stats(f *csvFile, rows []*namedStat) {
 	sorted := byTotalDesc(rows)
 	var grand uint64
 	for _, r := range sorted {
