@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // Log formats of rocprof-go's own messages on stderr (--log-format,
@@ -23,7 +25,7 @@ const (
 
 // logFormatEnv selects the log format for every command, subcommands
 // included (the main command also has --log-format).
-const logFormatEnv = "ROCPROF_GO_LOG_FORMAT"
+const logFormatEnv = toolenv.GoLogFormat
 
 // diagnostics is where rocprof-go's own messages go: warnings, notes,
 // errors, progress and the end-of-run report. In text mode it passes text

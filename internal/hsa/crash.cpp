@@ -181,9 +181,9 @@ void install(int sig, bool only_default)
 // From OnLoad, when dispatches are intercepted (queue.cpp).
 void shim_crash_install()
 {
-    if (getenv("ROCPROF_GO_NO_CRASH_HANDLER"))
+    if (getenv(RPG_ENV_GO_NO_CRASH_HANDLER))
         return;
-    g_debug = getenv("ROCPROF_GO_SHIM_DEBUG") != nullptr;
+    g_debug = getenv(RPG_ENV_GO_SHIM_DEBUG) != nullptr;
     sigemptyset(&g_mask);
     for (int sig : kFaultSignals)
         sigaddset(&g_mask, sig);

@@ -80,7 +80,7 @@ static int drop_segments(struct dl_phdr_info *info, size_t size, void *self)
 
 void shim_drop_startup_pages(void)
 {
-    const char *keep = getenv("ROCPROF_GO_KEEP_PAGES");
+    const char *keep = getenv(RPG_ENV_GO_KEEP_PAGES);
     if (keep && keep[0] == '1')
         return;
     dl_iterate_phdr(drop_segments, (void *)shim_drop_startup_pages);

@@ -200,7 +200,7 @@ bool read_small_file(const char *path, char *buf, size_t cap)
 
 void apply_kfd_topology(rpg_agent_info_rec *r, uint32_t node)
 {
-    const char *root = getenv("ROCPROF_GO_KFD_TOPOLOGY");
+    const char *root = getenv(RPG_ENV_GO_KFD_TOPOLOGY);
     if (!root || !root[0])
         root = "/sys/class/kfd/kfd/topology";
     char path[512];
@@ -340,15 +340,15 @@ bool agents_only()
         return v && v[0] == '1' && v[1] == 0;
     };
     static const char *const shim_vars[] = {
-        "ROCPROF_HSA_CORE_API_TRACE",   "ROCPROF_HSA_AMD_EXT_API_TRACE",   "ROCPROF_HSA_IMAGE_EXT_API_TRACE",
-        "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", "ROCPROF_KERNEL_TRACE",   "ROCPROF_MEMORY_COPY_TRACE",
-        "ROCPROF_MEMORY_ALLOCATION_TRACE", "ROCPROF_SCRATCH_MEMORY_TRACE", "ROCPROF_COUNTER_COLLECTION",
-        "ROCPROF_ADVANCED_THREAD_TRACE"};
+        RPG_ENV_HSA_CORE_API_TRACE,   RPG_ENV_HSA_AMD_EXT_API_TRACE,   RPG_ENV_HSA_IMAGE_EXT_API_TRACE,
+        RPG_ENV_HSA_FINALIZER_EXT_API_TRACE, RPG_ENV_KERNEL_TRACE,   RPG_ENV_MEMORY_COPY_TRACE,
+        RPG_ENV_MEMORY_ALLOCATION_TRACE, RPG_ENV_SCRATCH_MEMORY_TRACE, RPG_ENV_COUNTER_COLLECTION,
+        RPG_ENV_ADVANCED_THREAD_TRACE};
     for (const char *v : shim_vars)
         if (on(v))
             return false;
-    return on("ROCPROF_HIP_RUNTIME_API_TRACE") || on("ROCPROF_HIP_COMPILER_API_TRACE") ||
-           on("ROCPROF_MARKER_API_TRACE") || on("ROCPROF_KERNEL_RENAME");
+    return on(RPG_ENV_HIP_RUNTIME_API_TRACE) || on(RPG_ENV_HIP_COMPILER_API_TRACE) ||
+           on(RPG_ENV_MARKER_API_TRACE) || on(RPG_ENV_KERNEL_RENAME);
 }
 
 // A status string for the CLI (RPG_STRTAB_STATUS): whether the shim
@@ -467,7 +467,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
 
     uint64_t *w = shim_counters.tables_wrapped, *k = shim_counters.tables_known;
     shim_tables_wrap(w, k);
-    if (getenv("ROCPROF_GO_SHIM_DEBUG")) {
+    if (getenv(RPG_ENV_GO_SHIM_DEBUG)) {
         char tabs[256];
         shim_tables_describe(tabs, sizeof tabs);
         fprintf(stderr, "rocprof-go shim: tables %s; wrapped %llu/%llu/%llu/%llu; agents %d\n", tabs,

@@ -417,7 +417,7 @@ extern "C" void shim_pmc_enable(void)
 {
     // ROCPROF_GO_PMC_TIMING=1: time the hot paths and print the totals at
     // exit (the benchmark's source; off, it costs one branch).
-    const char *t = getenv("ROCPROF_GO_PMC_TIMING");
+    const char *t = getenv(RPG_ENV_GO_PMC_TIMING);
     g_timing = t && t[0] == '1';
     if (g_timing)
         atexit(print_timing);
@@ -427,7 +427,7 @@ extern "C" void shim_pmc_enable(void)
 
 extern "C" void shim_pmc_init(void)
 {
-    const char *att = getenv("ROCPROF_ADVANCED_THREAD_TRACE");
+    const char *att = getenv(RPG_ENV_ADVANCED_THREAD_TRACE);
     bool want = (rpg_domains & RPG_DOMAIN_COUNTER) || (att && att[0] == '1');
     if (!want || shim_loaded_pid != shim_pid || !shim_go_ok())
         return;

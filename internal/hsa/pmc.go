@@ -20,6 +20,8 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/hsa/request"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // pmcState is the process's counter collection set-up; read-only once
@@ -329,7 +331,7 @@ func agentProperties(d *C.shim_pmc_agent_desc, getenv func(string) string) map[s
 	if v := counters.GfxTargetVersion(C.GoString(&d.name[0])); v > 0 {
 		p["gfx_target_version"] = uint64(v)
 	}
-	root := getenv("ROCPROF_GO_KFD_TOPOLOGY")
+	root := getenv(toolenv.GoKFDTopology)
 	if root == "" {
 		root = "/sys/class/kfd/kfd/topology"
 	}

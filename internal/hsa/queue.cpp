@@ -1162,12 +1162,12 @@ bool shim_queue_assist(hsa_signal_t app, uint64_t timeout, hsa_wait_state_t hint
 
 void shim_install_queue_hooks()
 {
-    if (const char *d = getenv("ROCPROF_GO_TEST_PUBLISH_DELAY_US"))
+    if (const char *d = getenv(RPG_ENV_GO_TEST_PUBLISH_DELAY_US))
         g_test_publish_delay_us = strtol(d, nullptr, 10) > 0 ? strtol(d, nullptr, 10) : 0;
-    if (const char *h = getenv("ROCPROF_GO_TEST_COMPLETION_HOLD"))
+    if (const char *h = getenv(RPG_ENV_GO_TEST_COMPLETION_HOLD))
         g_test_hold = h[0] == '1';
-    g_crash_debug = getenv("ROCPROF_GO_SHIM_DEBUG") != nullptr;
-    if (const char *k = getenv("ROCPROF_GO_TEST_DESTROY_KICK_US")) {
+    g_crash_debug = getenv(RPG_ENV_GO_SHIM_DEBUG) != nullptr;
+    if (const char *k = getenv(RPG_ENV_GO_TEST_DESTROY_KICK_US)) {
         long us = strtol(k, nullptr, 10);
         if (us > 0) {
             g_kick_ns = us * 1000;

@@ -10,6 +10,8 @@
 #define RPG_SHIM_H
 
 #include <stddef.h>
+
+#include "preload/rpg_env_gen.h" /* the environment contract (internal/cmd/genenv) */
 #include <stdint.h>
 
 #include "preload/rpg_recorder.h"

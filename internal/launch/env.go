@@ -5,28 +5,16 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // SpoolDirEnv names the private directory where each profiled process writes
 // its spool; the preload library records nothing when it is unset.
-const SpoolDirEnv = "ROCPROF_GO_SPOOL_DIR"
+const SpoolDirEnv = toolenv.GoSpoolDir
 
 // VGPUArchEnv selects the virtual GPU's architecture.
 const VGPUArchEnv = "ROCPROF_VGPU_ARCH"
-
-// inheritedToolVars are variables a previous profiler run (or the user) may
-// have exported; rocprof-go owns them for the app, so the resolved
-// configuration replaces them rather than leaving a stale "on" switch behind.
-var inheritedToolVars = []string{
-	"ROCPROF_HIP_RUNTIME_API_TRACE", "ROCPROF_HIP_COMPILER_API_TRACE", "ROCPROF_HSA_CORE_API_TRACE",
-	"ROCPROF_HSA_AMD_EXT_API_TRACE", "ROCPROF_HSA_IMAGE_EXT_API_TRACE", "ROCPROF_HSA_FINALIZER_EXT_API_TRACE",
-	"ROCPROF_MARKER_API_TRACE", "ROCPROF_KERNEL_TRACE", "ROCPROF_MEMORY_COPY_TRACE",
-	"ROCPROF_MEMORY_ALLOCATION_TRACE", "ROCPROF_SCRATCH_MEMORY_TRACE", "ROCPROF_RCCL_API_TRACE", "ROCPROF_COUNTER_COLLECTION",
-	"ROCPROF_COUNTERS", "ROCPROF_COUNTER_GROUPS", "ROCPROF_COUNTER_GROUPS_INTERVAL",
-	"ROCPROF_KERNEL_FILTER_INCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX", "ROCPROF_KERNEL_FILTER_RANGE",
-	"ROCPROF_KERNEL_RENAME", "ROCPROF_SELECTED_REGIONS", "ROCPROF_COLLECTION_PERIOD", "ROCPROF_DEMANGLE_KERNELS",
-	"ROCPROF_TRUNCATE_KERNELS", "ROCPROF_ADVANCED_THREAD_TRACE", SpoolDirEnv, TSCEnv,
-}
 
 // AppEnv is the environment of one run of the app, and the part of it that
 // rocprof-go added (for --echo and --log-level env).
@@ -63,7 +51,10 @@ func composeEnv(s envSpec) *AppEnv {
 		}
 		vars[k] = v
 	}
-	for _, k := range inheritedToolVars {
+	// A variable the injected code reads that a previous profiler run (or
+	// the user) exported is rocprof-go's to set for the app: the resolved
+	// configuration replaces it rather than leaving a stale "on" behind.
+	for _, k := range toolenv.Replaced {
 		delete(vars, k)
 	}
 	added := s.cfg.ToolEnv(s.outputDir)

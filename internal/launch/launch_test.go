@@ -56,11 +56,13 @@ func TestExitCodesPassThrough(t *testing.T) {
 }
 
 func TestEnvironmentReachesTheApp(t *testing.T) {
-	r := runner(t, nil)
 	out := t.TempDir()
 	dump := filepath.Join(out, "env.txt")
 	t.Setenv("LD_PRELOAD", "")
-	t.Setenv("ROCPROF_KERNEL_TRACE", "1") // stale switch from an outer run
+	t.Setenv("ROCPROF_KERNEL_TRACE", "1")        // stale switch from an outer run
+	t.Setenv("ROCPROF_ATT_PARAM_GPU_INDEX", "3") // a thread-trace setting the shim would read
+	t.Setenv("ROCPROF_GO_SHIM_DEBUG", "1")       // a debugging switch set by hand
+	r := runner(t, nil)                          // the environment the CLI received, with those
 	_, err := r.Run(context.Background(), plan(t, "--hip-trace", "--preload", "/lib/x/libfirst.so", "-d", out,
 		"--virtual-gpu", "gfx908", "--", "sh", "-c", "env > "+dump))
 	require.NoError(t, err)
@@ -69,6 +71,8 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 	env := string(data)
 	require.Contains(t, env, "ROCPROF_HIP_RUNTIME_API_TRACE=1\n")
 	require.NotContains(t, env, "ROCPROF_KERNEL_TRACE=", "the resolved configuration replaces inherited switches")
+	require.NotContains(t, env, "ROCPROF_ATT_PARAM_GPU_INDEX=", "every variable the injected code reads is the run's (internal/toolenv.Replaced)")
+	require.Contains(t, env, "ROCPROF_GO_SHIM_DEBUG=1\n", "switches set by hand pass through")
 	require.Contains(t, env, "LD_PRELOAD="+filepath.Join(r.Libs.Dir, VGPULib)+":/lib/x/libfirst.so:"+
 		filepath.Join(r.Libs.Dir, PreloadLib)+"\n", "the virtual GPU comes first: it plays the kernel")
 	require.Contains(t, env, "HSA_TOOLS_LIB="+filepath.Join(r.Libs.Dir, ShimLib)+"\n",

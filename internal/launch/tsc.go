@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // TSCEnv tells the preload library whether the CPU's time-stamp counter is
@@ -12,7 +14,7 @@ import (
 // itself: cpuid traps to the hypervisor in a virtual machine (~8 us each on
 // the test VMs), and every process the app starts would otherwise pay two.
 // Unset, the preload library asks the CPU.
-const TSCEnv = "ROCPROF_GO_TSC"
+const TSCEnv = toolenv.GoTSC
 
 var tscOnce = sync.OnceValue(func() string { return tscInvariantFrom("/proc/cpuinfo") })
 

@@ -135,8 +135,8 @@ func (c *Config) attEnv(env map[string]string) {
 	for i, a := range cs {
 		names[i] = a.String()
 	}
-	env["ROCPROF_ATT_PARAM_PERFCOUNTERS"] = strings.Join(names, " ")
+	env[optionEnv("att_perfcounters")] = strings.Join(names, " ")
 	if period != 0 {
-		env["ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL"] = strconv.Itoa(period)
+		env[optionEnv("att_perfcounter_ctrl")] = strconv.Itoa(period)
 	}
 }

@@ -31,6 +31,10 @@ type Spec struct {
 	// tool library. rocprof-go reads it as a default (flags > ROCPROF_* > config
 	// file) and exports it to the injected libraries.
 	Env string
+	// ReadBy says which injected libraries read Env (the environment
+	// contract, toolvars.go); 0 when it is exported for rocprofv3's
+	// compatibility only.
+	ReadBy Reader
 	// Hidden options are accepted but not listed in --help (rocprofv3's hidden ones).
 	Hidden bool
 	// NotSupported, when set, says why using the option fails with "not
@@ -117,10 +121,10 @@ var Specs = []Spec{
 		func(c *Config) *string { return &c.OutputFile }),
 	strOpt("output-directory", "d", "output_directory", gIO, "ROCPROF_OUTPUT_PATH", "OUTPUT_DIRECTORY",
 		"output directory; placeholders allowed (default: the current directory)",
-		func(c *Config) *string { return &c.OutputDirectory }),
+		func(c *Config) *string { return &c.OutputDirectory }).readBy(ReadByShim),
 	listOpt("output-format", "f", "output_format", gIO, "ROCPROF_OUTPUT_FORMAT", "FORMAT",
 		"output formats, one or more of csv json pftrace otf2 rocpd parquet (default rocpd)",
-		func(c *Config) *[]string { return &c.OutputFormat }).choices("csv", "json", "pftrace", "otf2", "rocpd", "parquet"),
+		func(c *Config) *[]string { return &c.OutputFormat }).choices("csv", "json", "pftrace", "otf2", "rocpd", "parquet").readBy(ReadByPreload),
 	boolOpt("output-config", "", "output_config", gIO, "ROCPROF_OUTPUT_CONFIG_FILE",
 		"also write <prefix>_config.json (configuration, build information, environment)",
 		func(c *Config) *Tri { return &c.OutputConfig }),
@@ -143,19 +147,19 @@ var Specs = []Spec{
 	boolOpt("hip-trace", "", "hip_trace", gBasic, "", "HIP runtime and compiler API (= --hip-runtime-trace --hip-compiler-trace)",
 		func(c *Config) *Tri { return &c.HipTrace }),
 	boolOpt("marker-trace", "", "marker_trace", gBasic, "ROCPROF_MARKER_API_TRACE", "ROCTx markers and ranges",
-		func(c *Config) *Tri { return &c.MarkerTrace }),
+		func(c *Config) *Tri { return &c.MarkerTrace }).readBy(byBoth),
 	boolOpt("kernel-trace", "", "kernel_trace", gBasic, "ROCPROF_KERNEL_TRACE", "kernel dispatches",
-		func(c *Config) *Tri { return &c.KernelTrace }),
+		func(c *Config) *Tri { return &c.KernelTrace }).readBy(byBoth),
 	boolOpt("memory-copy-trace", "", "memory_copy_trace", gBasic, "ROCPROF_MEMORY_COPY_TRACE", "asynchronous memory copies",
-		func(c *Config) *Tri { return &c.MemoryCopyTrace }),
+		func(c *Config) *Tri { return &c.MemoryCopyTrace }).readBy(byBoth),
 	boolOpt("memory-allocation-trace", "", "memory_allocation_trace", gBasic, "ROCPROF_MEMORY_ALLOCATION_TRACE", "HSA memory allocations and frees",
-		func(c *Config) *Tri { return &c.MemoryAllocationTrace }),
+		func(c *Config) *Tri { return &c.MemoryAllocationTrace }).readBy(byBoth),
 	boolOpt("scratch-memory-trace", "", "scratch_memory_trace", gBasic, "ROCPROF_SCRATCH_MEMORY_TRACE", "scratch memory allocation, free and reclaim",
-		func(c *Config) *Tri { return &c.ScratchMemoryTrace }),
+		func(c *Config) *Tri { return &c.ScratchMemoryTrace }).readBy(byBoth),
 	boolOpt("hsa-trace", "", "hsa_trace", gBasic, "", "HSA API: core, AMD extension, image and finalizer",
 		func(c *Config) *Tri { return &c.HsaTrace }),
 	boolOpt("rccl-trace", "", "rccl_trace", gBasic, "ROCPROF_RCCL_API_TRACE", "RCCL API",
-		func(c *Config) *Tri { return &c.RcclTrace }),
+		func(c *Config) *Tri { return &c.RcclTrace }).readBy(ReadByPreload),
 	boolOpt("kokkos-trace", "", "kokkos_trace", gBasic, "", "Kokkos Tools regions (implies --marker-trace --kernel-rename)",
 		func(c *Config) *Tri { return &c.KokkosTrace }).notSupported("the Kokkos Tools library is not built yet"),
 	boolOpt("rocdecode-trace", "", "rocdecode_trace", gBasic, "ROCPROF_ROCDECODE_API_TRACE", "rocDecode API",
@@ -165,17 +169,17 @@ var Specs = []Spec{
 
 	// Granular
 	boolOpt("hip-runtime-trace", "", "hip_runtime_trace", gGran, "ROCPROF_HIP_RUNTIME_API_TRACE", "public hip* functions",
-		func(c *Config) *Tri { return &c.HipRuntimeTrace }),
+		func(c *Config) *Tri { return &c.HipRuntimeTrace }).readBy(byBoth),
 	boolOpt("hip-compiler-trace", "", "hip_compiler_trace", gGran, "ROCPROF_HIP_COMPILER_API_TRACE", "__hip* compiler functions",
-		func(c *Config) *Tri { return &c.HipCompilerTrace }),
+		func(c *Config) *Tri { return &c.HipCompilerTrace }).readBy(byBoth),
 	boolOpt("hsa-core-trace", "", "hsa_core_trace", gGran, "ROCPROF_HSA_CORE_API_TRACE", "hsa_* core functions",
-		func(c *Config) *Tri { return &c.HsaCoreTrace }),
+		func(c *Config) *Tri { return &c.HsaCoreTrace }).readBy(byBoth),
 	boolOpt("hsa-amd-trace", "", "hsa_amd_trace", gGran, "ROCPROF_HSA_AMD_EXT_API_TRACE", "hsa_amd_* extension functions",
-		func(c *Config) *Tri { return &c.HsaAmdTrace }),
+		func(c *Config) *Tri { return &c.HsaAmdTrace }).readBy(byBoth),
 	boolOpt("hsa-image-trace", "", "hsa_image_trace", gGran, "ROCPROF_HSA_IMAGE_EXT_API_TRACE", "hsa_ext_image_* functions",
-		func(c *Config) *Tri { return &c.HsaImageTrace }),
+		func(c *Config) *Tri { return &c.HsaImageTrace }).readBy(byBoth),
 	boolOpt("hsa-finalizer-trace", "", "hsa_finalizer_trace", gGran, "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", "hsa_ext_program_* functions",
-		func(c *Config) *Tri { return &c.HsaFinalizerTrace }),
+		func(c *Config) *Tri { return &c.HsaFinalizerTrace }).readBy(byBoth),
 
 	// Counters
 	listOpt("pmc", "", "pmc", gPMC, "", "COUNTER",
@@ -213,24 +217,24 @@ var Specs = []Spec{
 	boolOpt("mangled-kernels", "M", "mangled_kernels", gName, "", "keep kernel names mangled",
 		func(c *Config) *Tri { return &c.MangledKernels }),
 	boolOpt("truncate-kernels", "T", "truncate_kernels", gName, "ROCPROF_TRUNCATE_KERNELS", "truncate demangled kernel names to the function name",
-		func(c *Config) *Tri { return &c.TruncateKernels }),
+		func(c *Config) *Tri { return &c.TruncateKernels }).readBy(ReadByShim),
 	boolOpt("kernel-rename", "", "kernel_rename", gName, "ROCPROF_KERNEL_RENAME", "name kernels after the innermost enclosing roctxRangePush message",
-		func(c *Config) *Tri { return &c.KernelRename }),
+		func(c *Config) *Tri { return &c.KernelRename }).readBy(byBoth),
 
 	// Filtering
 	strOpt("kernel-include-regex", "", "kernel_include_regex", gFilt, "ROCPROF_KERNEL_FILTER_INCLUDE_REGEX", "REGEX",
-		"profile (counters, thread trace) only kernels whose name matches", func(c *Config) *string { return &c.KernelIncludeRegex }),
+		"profile (counters, thread trace) only kernels whose name matches", func(c *Config) *string { return &c.KernelIncludeRegex }).readBy(ReadByShim),
 	strOpt("kernel-exclude-regex", "", "kernel_exclude_regex", gFilt, "ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX", "REGEX",
-		"skip kernels whose name matches (applied after include)", func(c *Config) *string { return &c.KernelExcludeRegex }),
+		"skip kernels whose name matches (applied after include)", func(c *Config) *string { return &c.KernelExcludeRegex }).readBy(ReadByShim),
 	listOpt("kernel-iteration-range", "", "kernel_iteration_range", gFilt, "ROCPROF_KERNEL_FILTER_RANGE", "RANGE",
 		"1-based dispatch iterations of each kernel to profile, e.g. \"[1, 3, [5-8]]\"",
-		func(c *Config) *[]string { return &c.KernelIterationRange }),
+		func(c *Config) *[]string { return &c.KernelIterationRange }).readBy(ReadByShim),
 	listOpt("collection-period", "P", "collection_period", gFilt, "ROCPROF_COLLECTION_PERIOD", "DELAY:DURATION:REPEAT",
-		"profile only in timed windows (REPEAT 0 = forever)", func(c *Config) *[]string { return &c.CollectionPeriod }),
+		"profile only in timed windows (REPEAT 0 = forever)", func(c *Config) *[]string { return &c.CollectionPeriod }).readBy(ReadByPreload),
 	strOpt("collection-period-unit", "", "collection_period_unit", gFilt, "", "UNIT", "hour, min, sec, msec, usec or nsec",
 		func(c *Config) *string { return &c.CollectionPeriodUnit }).choices("hour", "min", "sec", "msec", "usec", "nsec").def("sec"),
 	boolOpt("selected-regions", "", "selected_regions", gFilt, "ROCPROF_SELECTED_REGIONS",
-		"profile only between roctxProfilerResume(0) and roctxProfilerPause(0)", func(c *Config) *Tri { return &c.SelectedRegions }),
+		"profile only between roctxProfilerResume(0) and roctxProfilerPause(0)", func(c *Config) *Tri { return &c.SelectedRegions }).readBy(ReadByPreload),
 
 	// Perfetto
 	strOpt("perfetto-backend", "", "perfetto_backend", gPerf, "ROCPROF_PERFETTO_BACKEND", "BACKEND", "inprocess or system",
@@ -275,27 +279,27 @@ var Specs = []Spec{
 
 	// ATT
 	boolOpt("advanced-thread-trace", "", "advanced_thread_trace", gATT, "ROCPROF_ADVANCED_THREAD_TRACE", "thread trace (SQTT) of selected dispatches",
-		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att"),
+		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att").readBy(ReadByShim),
 	listOpt("att-library-path", "", "att_library_path", gATT, "ROCPROF_ATT_LIBRARY_PATH", "PATH", "directories holding librocprof-trace-decoder.so; traces are decoded after the run",
 		func(c *Config) *[]string { return &c.AttLibraryPath }),
 	intOpt("att-target-cu", "", "att_target_cu", gATT, "ROCPROF_ATT_PARAM_TARGET_CU", "CU", "compute unit to trace",
-		func(c *Config) *int { return &c.AttTargetCu }).def("1"),
+		func(c *Config) *int { return &c.AttTargetCu }).def("1").readBy(ReadByShim),
 	intOpt("att-simd-select", "", "att_simd_select", gATT, "ROCPROF_ATT_PARAM_SIMD_SELECT", "MASK", "SIMD selection mask",
-		func(c *Config) *int { return &c.AttSimdSelect }).def("0xF"),
+		func(c *Config) *int { return &c.AttSimdSelect }).def("0xF").readBy(ReadByShim),
 	intOpt("att-buffer-size", "", "att_buffer_size", gATT, "ROCPROF_ATT_PARAM_BUFFER_SIZE", "BYTES", "trace buffer size, shared by the traced shader engines",
-		func(c *Config) *int { return &c.AttBufferSize }).def("0x10000000"),
+		func(c *Config) *int { return &c.AttBufferSize }).def("0x10000000").readBy(ReadByShim),
 	intOpt("att-shader-engine-mask", "", "att_shader_engine_mask", gATT, "ROCPROF_ATT_PARAM_SHADER_ENGINE_MASK", "MASK", "shader engines to trace",
-		func(c *Config) *int { return &c.AttShaderEngineMask }).def("0x1"),
+		func(c *Config) *int { return &c.AttShaderEngineMask }).def("0x1").readBy(ReadByShim),
 	strOpt("att-gpu-index", "", "att_gpu_index", gATT, "ROCPROF_ATT_PARAM_GPU_INDEX", "LIST", "comma-separated GPU indices to trace (default all)",
-		func(c *Config) *string { return &c.AttGpuIndex }),
+		func(c *Config) *string { return &c.AttGpuIndex }).readBy(ReadByShim),
 	strOpt("att-perfcounters", "", "att_perfcounters", gATT, "ROCPROF_ATT_PARAM_PERFCOUNTERS", "COUNTERS", "SQ counters streamed into the trace on gfx9, up to 8 (NAME[:simdmask]); needs --att-perfcounter-ctrl",
-		func(c *Config) *string { return &c.AttPerfcounters }),
+		func(c *Config) *string { return &c.AttPerfcounters }).readBy(ReadByShim),
 	intOpt("att-perfcounter-ctrl", "", "att_perfcounter_ctrl", gATT, "ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL", "N", "counter sampling period, 1..32",
-		func(c *Config) *int { return &c.AttPerfcounterCtrl }),
+		func(c *Config) *int { return &c.AttPerfcounterCtrl }).readBy(ReadByShim),
 	intOpt("att-activity", "", "att_activity", gATT, "", "N", "stream the eight SQ activity counters at this period, 1..16",
 		func(c *Config) *int { return &c.AttActivity }),
 	boolOpt("att-serialize-all", "", "att_serialize_all", gATT, "ROCPROF_ATT_PARAM_SERIALIZE_ALL", "serialize every dispatch on traced GPUs, not only traced ones",
-		func(c *Config) *Tri { return &c.AttSerializeAll }),
+		func(c *Config) *Tri { return &c.AttSerializeAll }).readBy(ReadByShim),
 
 	// rocprof-go's own
 	boolOpt("parquet-hive", "", "parquet_hive", gOwn, "",

@@ -42,8 +42,6 @@
 /* Size of the fixed part of the header; the process blob follows it. */
 #define RPG_HEADER_FIXED 1024u
 
-#define RPG_SPOOL_DIR_ENV "ROCPROF_GO_SPOOL_DIR"
-
 /* Record kinds (rpg_rec_hdr.kind). Values are part of the format. */
 enum rpg_kind {
     RPG_KIND_STRING = 1,            /* rpg_string_rec */

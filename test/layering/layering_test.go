@@ -23,7 +23,7 @@ var layers = [][]string{
 	// 0: leaves: the spool model, file and name helpers, data.
 	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
-		"internal/output/ranges", "internal/hsa/hiptrace", "internal/launch/launchtest"},
+		"internal/output/ranges", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
 	// 2: the counter database; the run's options; the writers, beside the
@@ -33,7 +33,7 @@ var layers = [][]string{
 	// 3: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
-		"internal/cmd/genhsa", "internal/cmd/genconfigs"},
+		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv"},
 	// 4: analyses of stored runs.
 	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
 	// 5: the run pipeline, the one orchestration.

@@ -122,7 +122,7 @@ uint64_t rpg__now_slow(void) { return slow_now(); }
 
 void rpg__clock_start(void)
 {
-    const char *v = getenv(RPG_TSC_ENV);
+    const char *v = getenv(RPG_ENV_GO_TSC);
     if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0)
         __atomic_store_n(&g_tsc_state, v[0] == '1' ? 1 : -1, __ATOMIC_RELAXED);
     (void)slow_now();

@@ -21,12 +21,12 @@ int rpg_hip_args_on;
  * Perfetto, ROCpd) ask for them. ROCPROF_GO_HIP_ARGS=0/1 overrides. */
 __attribute__((constructor)) static void hip_args_init(void)
 {
-    const char *v = getenv("ROCPROF_GO_HIP_ARGS");
+    const char *v = getenv(RPG_ENV_GO_HIP_ARGS);
     if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0) {
         rpg_hip_args_on = v[0] == '1';
         return;
     }
-    const char *f = getenv("ROCPROF_OUTPUT_FORMAT");
+    const char *f = getenv(RPG_ENV_OUTPUT_FORMAT);
     rpg_hip_args_on = f && (strstr(f, "json") || strstr(f, "rocpd") || strstr(f, "pftrace"));
 }
 

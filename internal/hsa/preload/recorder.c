@@ -1078,7 +1078,7 @@ __attribute__((constructor)) static void rpg_init(void)
 {
     g_sp.fd = -1;
     g_pid = (int32_t)getpid();
-    const char *dir = getenv(RPG_SPOOL_DIR_ENV);
+    const char *dir = getenv(RPG_ENV_GO_SPOOL_DIR);
     if (!dir || !dir[0] || strlen(dir) >= sizeof g_sp.dir - 64) {
         g_sp.state = SPOOL_OFF;
         return;
@@ -1088,23 +1088,23 @@ __attribute__((constructor)) static void rpg_init(void)
         const char *env;
         uint32_t bit;
     } vars[] = {
-        {"ROCPROF_HIP_RUNTIME_API_TRACE", RPG_DOMAIN_HIP_RUNTIME},
-        {"ROCPROF_HIP_COMPILER_API_TRACE", RPG_DOMAIN_HIP_COMPILER},
-        {"ROCPROF_HSA_CORE_API_TRACE", RPG_DOMAIN_HSA_CORE},
-        {"ROCPROF_HSA_AMD_EXT_API_TRACE", RPG_DOMAIN_HSA_AMD_EXT},
-        {"ROCPROF_HSA_IMAGE_EXT_API_TRACE", RPG_DOMAIN_HSA_IMAGE_EXT},
-        {"ROCPROF_HSA_FINALIZER_EXT_API_TRACE", RPG_DOMAIN_HSA_FINALIZER_EXT},
-        {"ROCPROF_MARKER_API_TRACE", RPG_DOMAIN_MARKER},
+        {RPG_ENV_HIP_RUNTIME_API_TRACE, RPG_DOMAIN_HIP_RUNTIME},
+        {RPG_ENV_HIP_COMPILER_API_TRACE, RPG_DOMAIN_HIP_COMPILER},
+        {RPG_ENV_HSA_CORE_API_TRACE, RPG_DOMAIN_HSA_CORE},
+        {RPG_ENV_HSA_AMD_EXT_API_TRACE, RPG_DOMAIN_HSA_AMD_EXT},
+        {RPG_ENV_HSA_IMAGE_EXT_API_TRACE, RPG_DOMAIN_HSA_IMAGE_EXT},
+        {RPG_ENV_HSA_FINALIZER_EXT_API_TRACE, RPG_DOMAIN_HSA_FINALIZER_EXT},
+        {RPG_ENV_MARKER_API_TRACE, RPG_DOMAIN_MARKER},
         /* --kernel-rename names dispatches after their ROCTx ranges: the
          * ranges are recorded even without --marker-trace (the writers then
          * read them for the names and show them nowhere), as rocprofv3 does. */
-        {"ROCPROF_KERNEL_RENAME", RPG_DOMAIN_MARKER},
-        {"ROCPROF_KERNEL_TRACE", RPG_DOMAIN_KERNEL},
-        {"ROCPROF_MEMORY_COPY_TRACE", RPG_DOMAIN_MEMORY_COPY},
-        {"ROCPROF_MEMORY_ALLOCATION_TRACE", RPG_DOMAIN_MEMORY_ALLOCATION},
-        {"ROCPROF_SCRATCH_MEMORY_TRACE", RPG_DOMAIN_SCRATCH_MEMORY},
-        {"ROCPROF_COUNTER_COLLECTION", RPG_DOMAIN_COUNTER},
-        {"ROCPROF_RCCL_API_TRACE", RPG_DOMAIN_RCCL},
+        {RPG_ENV_KERNEL_RENAME, RPG_DOMAIN_MARKER},
+        {RPG_ENV_KERNEL_TRACE, RPG_DOMAIN_KERNEL},
+        {RPG_ENV_MEMORY_COPY_TRACE, RPG_DOMAIN_MEMORY_COPY},
+        {RPG_ENV_MEMORY_ALLOCATION_TRACE, RPG_DOMAIN_MEMORY_ALLOCATION},
+        {RPG_ENV_SCRATCH_MEMORY_TRACE, RPG_DOMAIN_SCRATCH_MEMORY},
+        {RPG_ENV_COUNTER_COLLECTION, RPG_DOMAIN_COUNTER},
+        {RPG_ENV_RCCL_API_TRACE, RPG_DOMAIN_RCCL},
     };
     uint32_t mask = 0;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
@@ -1117,7 +1117,7 @@ __attribute__((constructor)) static void rpg_init(void)
      * during the app's own start-up (HIP/HSA initialisation takes longer)
      * instead of during its first traced calls. One clock read per profiled
      * process with something to record (plus two cpuid without the
-     * launcher's RPG_TSC_ENV). */
+     * launcher's RPG_ENV_GO_TSC). */
     if (mask)
         rpg__clock_start();
 }

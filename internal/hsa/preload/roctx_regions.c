@@ -196,11 +196,11 @@ __attribute__((constructor)) static void regions_init(void)
     g_all = rpg_domains;
     if (!g_all)
         return; /* not profiling: nothing to switch */
-    g_markers = env_on("ROCPROF_MARKER_API_TRACE");
-    const char *periods = getenv("ROCPROF_COLLECTION_PERIOD");
+    g_markers = env_on(RPG_ENV_MARKER_API_TRACE);
+    const char *periods = getenv(RPG_ENV_COLLECTION_PERIOD);
     if (periods && periods[0]) {
         g_nperiods = parse_periods(periods);
-        g_log_periods = env_true("ROCPROF_COLLECTION_PERIOD_TESTING");
+        g_log_periods = env_true(RPG_ENV_COLLECTION_PERIOD_TESTING);
         if (g_nperiods > 0) {
             set_recording(0);
             start_timer();
@@ -208,7 +208,7 @@ __attribute__((constructor)) static void regions_init(void)
             return;
         }
     }
-    if (env_on("ROCPROF_SELECTED_REGIONS")) {
+    if (env_on(RPG_ENV_SELECTED_REGIONS)) {
         g_selected = 1;
         set_recording(0);
     }

@@ -22,6 +22,7 @@
 #ifndef RPG_INTERNAL_H
 #define RPG_INTERNAL_H
 
+#include "rpg_env_gen.h" /* the environment contract (internal/cmd/genenv) */
 #include <string.h>
 
 #include "rpg_recorder.h"
@@ -104,9 +105,8 @@ extern RPG_HIDDEN rpg_clock_anchor *rpg__clock; /* NULL until calibrated */
 extern RPG_HIDDEN uint64_t rpg__clock_gen;
 RPG_HIDDEN uint64_t rpg__now_slow(void);
 /* The clock's first (tsc, ns) pair, taken in the constructor of a profiled
- * process; whether the TSC is invariant comes from RPG_TSC_ENV when the
+ * process; whether the TSC is invariant comes from RPG_ENV_GO_TSC when the
  * launcher set it (cpuid traps to the hypervisor in a VM: ~8 us a call). */
-#define RPG_TSC_ENV "ROCPROF_GO_TSC"
 RPG_HIDDEN void rpg__clock_start(void);
 extern RPG_HIDDEN __thread __attribute__((tls_model("initial-exec"))) rpg_thread_state rpg__t;
 extern RPG_HIDDEN uint64_t rpg__correlation; /* atomic: the first id no block holds yet */

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/aql"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // ATT is the thread-trace request (--att and its parameters).
@@ -28,7 +30,7 @@ type ATTPerf struct {
 // ParseATT reads ROCPROF_ADVANCED_THREAD_TRACE and the
 // ROCPROF_ATT_PARAM_* values (nil when thread trace is off).
 func ParseATT(getenv func(string) string) (*ATT, error) {
-	if getenv("ROCPROF_ADVANCED_THREAD_TRACE") != "1" {
+	if getenv(toolenv.AdvancedThreadTrace) != "1" {
 		return nil, nil
 	}
 	// The raw traces and code objects go to the pass's private spool
@@ -36,8 +38,8 @@ func ParseATT(getenv func(string) string) (*ATT, error) {
 	// directory after the run, as it writes every other output file
 	// (internal/pipeline). Without rocprof-go's launcher (the shim loaded
 	// by hand), the output path is used directly.
-	r := &ATT{Config: aql.RocprofATTConfig(), OutDir: getenv("ROCPROF_OUTPUT_PATH")}
-	if spool := getenv("ROCPROF_GO_SPOOL_DIR"); spool != "" {
+	r := &ATT{Config: aql.RocprofATTConfig(), OutDir: getenv(toolenv.OutputPath)}
+	if spool := getenv(toolenv.GoSpoolDir); spool != "" {
 		r.OutDir = filepath.Join(spool, "att")
 	}
 	if r.OutDir == "" {
@@ -48,10 +50,10 @@ func ParseATT(getenv func(string) string) (*ATT, error) {
 		env   string
 		param aql.ATTParam
 	}{
-		{"ROCPROF_ATT_PARAM_TARGET_CU", aql.ATTComputeUnitTarget},
-		{"ROCPROF_ATT_PARAM_SIMD_SELECT", aql.ATTSIMDSelection},
-		{"ROCPROF_ATT_PARAM_BUFFER_SIZE", aql.ATTBufferSize},
-		{"ROCPROF_ATT_PARAM_SHADER_ENGINE_MASK", aql.ATTSEMask},
+		{toolenv.ATTParamTargetCU, aql.ATTComputeUnitTarget},
+		{toolenv.ATTParamSIMDSelect, aql.ATTSIMDSelection},
+		{toolenv.ATTParamBufferSize, aql.ATTBufferSize},
+		{toolenv.ATTParamShaderEngineMask, aql.ATTSEMask},
 	} {
 		s := strings.TrimSpace(getenv(p.env))
 		if s == "" {
@@ -65,11 +67,11 @@ func ParseATT(getenv func(string) string) (*ATT, error) {
 			return nil, fmt.Errorf("%s: %w", p.env, err)
 		}
 	}
-	switch strings.ToLower(strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_SERIALIZE_ALL"))) {
+	switch strings.ToLower(strings.TrimSpace(getenv(toolenv.ATTParamSerializeAll))) {
 	case "1", "true", "yes", "on":
 		r.SerializeAll = true
 	}
-	for _, f := range strings.FieldsFunc(getenv("ROCPROF_ATT_PARAM_PERFCOUNTERS"), func(c rune) bool { return c == ' ' || c == ',' }) {
+	for _, f := range strings.FieldsFunc(getenv(toolenv.ATTParamPerfcounters), func(c rune) bool { return c == ' ' || c == ',' }) {
 		name, m, hasMask := strings.Cut(f, ":")
 		p := ATTPerf{Name: strings.ToUpper(name), Mask: 0xF}
 		if hasMask {
@@ -84,14 +86,14 @@ func ParseATT(getenv func(string) string) (*ATT, error) {
 	if len(r.Perf) > aql.MaxATTPerfCounters {
 		return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTERS: %d counters; a thread trace streams at most %d", len(r.Perf), aql.MaxATTPerfCounters)
 	}
-	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL")); s != "" {
+	if s := strings.TrimSpace(getenv(toolenv.ATTParamPerfcounterCtrl)); s != "" {
 		v, err := strconv.ParseUint(s, 0, 32)
 		if err != nil || v > 32 {
 			return nil, fmt.Errorf("ROCPROF_ATT_PARAM_PERFCOUNTER_CTRL=%q must be 1..32", s)
 		}
 		r.PerfPeriod = uint32(v)
 	}
-	if s := strings.TrimSpace(getenv("ROCPROF_ATT_PARAM_GPU_INDEX")); s != "" {
+	if s := strings.TrimSpace(getenv(toolenv.ATTParamGPUIndex)); s != "" {
 		r.GPUs = map[int]bool{}
 		for _, f := range strings.Split(s, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
+
+	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 )
 
 // PMC is the counter request a profiled process reads from the
@@ -28,9 +30,9 @@ type PMC struct {
 // _INTERVAL), the kernel filters and extra counter definitions.
 func ParsePMC(getenv func(string) string) (*PMC, error) {
 	r := &PMC{Interval: 1}
-	src := getenv("ROCPROF_COUNTER_GROUPS")
+	src := getenv(toolenv.CounterGroups)
 	if src == "" {
-		src = getenv("ROCPROF_COUNTERS")
+		src = getenv(toolenv.Counters)
 	}
 	for _, line := range strings.Split(src, "\n") {
 		if names := parsePMCLine(line); len(names) > 0 {
@@ -44,29 +46,29 @@ func ParsePMC(getenv func(string) string) (*PMC, error) {
 	if len(r.Groups) == 0 && r.ATT == nil {
 		return nil, fmt.Errorf("no counters requested (ROCPROF_COUNTERS is empty)")
 	}
-	if s := getenv("ROCPROF_COUNTER_GROUPS_INTERVAL"); s != "" {
+	if s := getenv(toolenv.CounterGroupsInterval); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return nil, fmt.Errorf("ROCPROF_COUNTER_GROUPS_INTERVAL=%q is not a positive integer", s)
 		}
 		r.Interval = n
 	}
-	if s := getenv("ROCPROF_KERNEL_FILTER_INCLUDE_REGEX"); s != "" {
+	if s := getenv(toolenv.KernelFilterIncludeRegex); s != "" {
 		if r.Include, err = regexp.Compile(s); err != nil {
 			return nil, fmt.Errorf("kernel include regex %q: %v", s, err)
 		}
 	}
-	if s := getenv("ROCPROF_KERNEL_FILTER_EXCLUDE_REGEX"); s != "" {
+	if s := getenv(toolenv.KernelFilterExcludeRegex); s != "" {
 		if r.Exclude, err = regexp.Compile(s); err != nil {
 			return nil, fmt.Errorf("kernel exclude regex %q: %v", s, err)
 		}
 	}
-	if r.Ranges, err = parseIterationRange(getenv("ROCPROF_KERNEL_FILTER_RANGE")); err != nil {
+	if r.Ranges, err = parseIterationRange(getenv(toolenv.KernelFilterRange)); err != nil {
 		return nil, err
 	}
-	r.Mangled = getenv("ROCPROF_DEMANGLE_KERNELS") == "0"
-	r.Truncate = getenv("ROCPROF_TRUNCATE_KERNELS") == "1"
-	r.Extra = getenv("ROCPROF_EXTRA_COUNTERS_CONTENTS")
+	r.Mangled = getenv(toolenv.DemangleKernels) == "0"
+	r.Truncate = getenv(toolenv.TruncateKernels) == "1"
+	r.Extra = getenv(toolenv.ExtraCountersContents)
 	return r, nil
 }
 
