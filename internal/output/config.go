@@ -10,7 +10,7 @@ import (
 // Format is an output format name as given to -f.
 type Format string
 
-// FormatCSV is written by Write; the other formats have their own writers.
+// FormatCSV is rocprofv3's CSV files, which Write writes in its first pass.
 const FormatCSV Format = "csv"
 
 // AgentIndex selects how agents are labelled (--agent-index).
@@ -76,9 +76,12 @@ type Config struct {
 	// a stream name (IsStreamName: -o stdout / -o stderr); nil: os.Stdout.
 	Stdout io.Writer
 
-	// Stats writes the *_stats.csv and domain_stats.csv files (--stats);
-	// JSON then carries its summary block.
+	// Stats writes the *_stats.csv and domain_stats.csv files (--stats),
+	// with or without -f csv; JSON then carries its summary block.
 	Stats bool
+	// StatsOnlyWithCSV writes the stats files only when Formats has CSV
+	// (convert's --stats, a CSV option there).
+	StatsOnlyWithCSV bool
 	// MangledKernels keeps kernel names mangled (-M); TruncateKernels cuts
 	// demangled names to the bare function name (-T, implies demangling).
 	MangledKernels, TruncateKernels bool
@@ -100,9 +103,10 @@ type Config struct {
 	// shim records the dispatches it counts even without --kernel-trace,
 	// because counter rows take their dispatch columns from them.
 	OmitKernelTrace bool
-	// CountEvents makes Write fill Result.Groups even when it writes no CSV
-	// (one counting pass over the spools), for callers that write other
-	// formats per group.
+	// CountEvents makes Write read the spools (fill Result.Groups and
+	// Result.Statuses) even when it writes nothing itself: a rocprof v1 run
+	// (-o NAME.csv), whose files WriteV1 writes after the last pass, needs
+	// what each process's runtime side reported.
 	CountEvents bool
 	// KeepCorrelationIDs lists spools (by path) whose correlation ids are
 	// rocprofv3's already (convert's spools made from a ROCpd database):
@@ -120,15 +124,28 @@ type Config struct {
 	// in strings.att_filenames and code_object_snapshot_filenames.
 	ThreadTraceFiles map[int32][]string
 
-	// Summary tables (-S, -D, --summary-groups, -u).
-	Summary          bool
-	SummaryPerDomain bool
-	SummaryGroups    []string
-	SummaryUnits     string // sec, msec, usec, nsec (default)
+	// Summary tables (-S, -D, --summary-groups, -u) and where they go
+	// (--summary-output-file: SummaryTarget).
+	Summary           bool
+	SummaryPerDomain  bool
+	SummaryGroups     []string
+	SummaryUnits      string // sec, msec, usec, nsec (default)
+	SummaryOutputFile string
+
+	// CollectionPeriods writes each group's collection_periods.log
+	// (--collection-period runs that asked for it).
+	CollectionPeriods bool
+	// WriteEmpty writes the non-CSV formats and summaries of a group that
+	// recorded nothing (a conversion writes the files asked for); a run
+	// writes none, as rocprofv3.
+	WriteEmpty bool
 
 	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
 	ParquetHive bool
 	ParquetRank int
+	// RankOf gives a group's rank partition from its first process (the
+	// run's %rank%); nil keeps ParquetRank.
+	RankOf func(tracing.ProcessInfo) int
 	// ParquetHiveRoot is the directory the hive partitions start at (the
 	// run's output directory, -d): a prefix below it (<host>/<pid>) becomes
 	// the file's name, so that every process of every host lands in
@@ -148,6 +165,11 @@ type Config struct {
 	V1Counters []string
 }
 
+// summaryOn reports whether any summary table is asked for.
+func (c *Config) summaryOn() bool {
+	return c.Summary || c.SummaryPerDomain || len(c.SummaryGroups) > 0
+}
+
 func (c *Config) has(f Format) bool {
 	for _, g := range c.Formats {
 		if g == f {
@@ -160,6 +182,7 @@ func (c *Config) has(f Format) bool {
 // File is one file written.
 type File struct {
 	Path    string
+	Format  Format // the -f format ("summary", "log": files no format names)
 	Name    string // output name, e.g. "kernel_trace", "kernel_stats", "agent_info"
 	Domain  string // rocprofv3 domain name (KERNEL_DISPATCH, HIP_API...); "" for agent_info, domain_stats
 	Records uint64 // data rows
@@ -188,7 +211,7 @@ type Result struct {
 	Statuses []ProcessStatus
 	// Groups are the output sets, in spool start order: the spools whose
 	// resolved prefixes are equal, with what their first pass counted (set
-	// when Write read the spools: CSV, --stats, v1 files or CountEvents).
+	// whenever Write read the spools).
 	Groups []Group
 }
 

@@ -1,101 +1,11 @@
 package output
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
-
-// Write writes the CSV outputs (and, with cfg.Stats, the stats files) of
-// every spool in spoolDir. Processes whose prefixes resolve to the same path
-// share one set of files; files are <Dir>/<prefix>_<name>.csv. Spools that
-// are not readable spools (a process killed while creating one) are listed
-// in Result.Skipped, not treated as errors.
-func Write(cfg Config, spoolDir string) (*Result, error) {
-	if IsStreamName(cfg.PrefixTemplate) {
-		cfg.FS = &streamFS{w: cfg.stdout()}
-	} else if cfg.FS == nil {
-		cfg.FS = osFS{}
-	}
-	if cfg.PrefixTemplate == "" {
-		cfg.PrefixTemplate = DefaultPrefixTemplate
-	}
-	res := &Result{}
-	if cfg.v1Enabled() && !cfg.has(FormatCSV) {
-		// With -o NAME.csv, --stats asks for rocprof v1's stats files
-		// (WriteV1, once every pass ran), not rocprofv3's.
-		cfg.Stats = false
-	}
-	csvOn := cfg.has(FormatCSV) || cfg.Stats
-	if !csvOn && !cfg.CountEvents {
-		return res, nil
-	}
-	paths := cfg.SpoolPaths
-	if paths == nil {
-		var err error
-		if paths, err = tracing.List(spoolDir); err != nil {
-			return nil, err
-		}
-	}
-	type group struct {
-		prefix string
-		paths  []string
-	}
-	var groups []*group
-	byPrefix := map[string]*group{}
-	for _, p := range paths {
-		r, err := tracing.Open(p)
-		if err != nil {
-			if errors.Is(err, tracing.ErrNotSpool) {
-				res.Skipped = append(res.Skipped, p+": "+err.Error())
-				continue
-			}
-			return nil, err
-		}
-		info := r.Process()
-		_ = r.Close()
-		prefix := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
-		g := byPrefix[prefix]
-		if g == nil {
-			g = &group{prefix: prefix}
-			byPrefix[prefix] = g
-			groups = append(groups, g)
-		}
-		g.paths = append(g.paths, p)
-	}
-	for _, g := range groups {
-		procs, err := scanSpools(&cfg, g.paths)
-		if err == nil {
-			for _, p := range procs {
-				st := p.ReadStats
-				res.Processes = append(res.Processes, Process{PID: p.Info.PID, Spool: p.Info.Path,
-					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
-					Dropped: p.Info.Dropped})
-			}
-			if csvOn {
-				err = writeCSVGroup(&cfg, g.prefix, procs, res)
-			}
-		}
-		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
-		for _, p := range procs {
-			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
-		}
-		if err != nil {
-			return res, err
-		}
-	}
-	if IsStreamName(cfg.PrefixTemplate) {
-		for i := range res.Files {
-			res.Files[i].Path = "stdout" // -o stdout/stderr: no file, the data went there
-		}
-	}
-	return res, nil
-}
 
 // scanSpools reads the catalogue of each spool of a group (one pass each).
 func scanSpools(cfg *Config, paths []string) ([]*csvProcess, error) {
@@ -130,19 +40,6 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 		}
 	}
 	return g
-}
-
-// resolvePrefix expands the prefix template for one process.
-func (c *Config) resolvePrefix(p tracing.ProcessInfo) string {
-	if c.ResolvePrefix != nil {
-		return c.ResolvePrefix(p)
-	}
-	host := p.Hostname
-	if host == "" {
-		host = "UNKNOWN_HOSTNAME"
-	}
-	return strings.NewReplacer("%pid%", strconv.Itoa(int(p.PID)),
-		"%ppid%", strconv.Itoa(int(p.PPID)), "%hostname%", host).Replace(c.PrefixTemplate)
 }
 
 // csvGroup writes one set of files.
@@ -206,7 +103,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if f := g.files[d]; f != nil {
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Name: f.name,
+				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name,
 					Domain: f.domain, Records: f.rows, Bytes: f.bytes})
 			}
 		}
@@ -215,7 +112,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			writeStats(f, t.rows)
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
+				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Domain: f.domain,
 					Records: f.rows, Bytes: f.bytes})
 			}
 		}
@@ -228,7 +125,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		writeAgents(f, procs)
 		keep(f.close())
 		if f.created() {
-			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
+			res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Records: f.rows,
 				Bytes: f.bytes})
 		}
 	}
@@ -244,7 +141,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			writeStats(f, rows)
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Name: f.name, Records: f.rows,
+				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Records: f.rows,
 					Bytes: f.bytes})
 			}
 		}

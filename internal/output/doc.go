@@ -1,10 +1,25 @@
 // Package output turns the spools of a finished run into rocprofv3's output
-// files: CSV (Write, the csv_*.go files: one <prefix>_<domain>.csv per traced
-// domain with rocprofv3's exact names, columns and number formatting,
-// agent_info.csv, and the --stats files), and the formats of the Formats
-// registry (JSON, Perfetto, OTF2, Parquet, ROCpd). Records are streamed from
-// the spools process by process; only per-process metadata (strings, kernel
-// symbols, agents, counter sums) and statistics accumulators stay in memory.
+// files. It owns, once each:
+//
+//   - the configuration: Config, which the orchestration (internal/pipeline,
+//     convert) fills; output knows no command-line options;
+//   - the orchestration: Write (write.go) groups the spools by resolved
+//     output prefix once and hands every group to every requested writer at
+//     a destination it chooses; the writers choose no paths;
+//   - the format registry: Writers (formats.go), which the CLI's -f
+//     validation and help text read;
+//   - the per-spool catalogue: process (process.go), the one reader of a
+//     spool's metadata (strings, function names, agents and their labels,
+//     kernel symbols, counters, host functions, rocprofv3's record order and
+//     correlation ids, order.go) that every writer uses;
+//   - the domain table (domains.go) and the stats accumulator (stats.go).
+//
+// The writers: CSV (csv_*.go: one <prefix>_<domain>.csv per traced domain
+// with rocprofv3's exact names, columns and number formatting,
+// agent_info.csv, the --stats files), rocprof v1's results.csv (v1_csv.go),
+// the summaries, JSON, Perfetto, OTF2 (cgo), ROCpd (cgo SQLite) and Parquet.
+// Records are streamed from the spools process by process; only the
+// catalogues and statistics accumulators stay in memory.
 //
 // Every file is created through internal/atomicfile: under a temporary name
 // beside its final one, renamed onto it only when completely written and

@@ -20,7 +20,7 @@ type Input struct {
 	Config Config
 }
 
-// The formats written by this file set (FormatCSV is the CSV writer's).
+// The formats besides CSV (FormatCSV).
 const (
 	FormatJSON     Format = "json"
 	FormatPerfetto Format = "pftrace"
@@ -30,8 +30,9 @@ const (
 )
 
 // Writer is one `-f` choice in the registry. Exactly one of WriteTo and
-// WritePath is set for the formats written here; CSV is listed for
-// validation only, its files come from Write.
+// WritePath is set, except for CSV: Write writes its files (and the stats
+// files) in its first pass over each group, with the catalogues it reads
+// for every format, because the run's accounting comes from that pass.
 type Writer struct {
 	Format Format
 	// File is the name after the output prefix: "<prefix>_" + File.
@@ -87,21 +88,6 @@ func (f *Writer) Path(prefix string) string {
 		return prefix
 	}
 	return prefix + "_" + f.File
-}
-
-// WriteFormats writes every named non-CSV format for one input; "csv" is
-// skipped (the CSV writer handles it). The first error stops the run.
-func WriteFormats(formats []Format, prefix string, in *Input) error {
-	for _, n := range formats {
-		f, err := LookupWriter(n)
-		if err != nil {
-			return err
-		}
-		if err := f.Write(prefix, in); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Write writes the format under an output prefix, creating directories.

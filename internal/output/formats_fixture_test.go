@@ -190,3 +190,12 @@ func fixtureInput(t testing.TB, pids []int32, n int) *Input {
 }
 
 func tempPrefix(t testing.TB) string { return filepath.Join(t.TempDir(), "out") }
+
+// writeFormats writes the spools in formats through Write, as one set of
+// files at prefix.
+func writeFormats(t *testing.T, formats []Format, prefix string, spools []string) {
+	t.Helper()
+	_, err := Write(Config{Dir: filepath.Dir(prefix), PrefixTemplate: filepath.Base(prefix), SpoolPaths: spools,
+		Formats: formats}, "")
+	require.NoError(t, err)
+}

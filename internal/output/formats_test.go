@@ -55,7 +55,7 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 
 	prefix := filepath.Join(out, "run")
 	in := &Input{Spools: spools}
-	require.NoError(t, WriteFormats([]Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet}, prefix, in))
+	writeFormats(t, []Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet}, prefix, in.Spools)
 
 	jsonBytes, err := os.ReadFile(prefix + "_results.json")
 	require.NoError(t, err)

@@ -201,7 +201,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	res, err := Write(Config{Dir: out, PrefixTemplate: "run", Formats: []Format{FormatCSV}}, spoolDir)
 	require.NoError(t, err)
 	prefix := filepath.Join(out, "run")
-	require.NoError(t, WriteFormats([]Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet}, prefix, &Input{Spools: spools}))
+	writeFormats(t, []Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet}, prefix, spools)
 
 	csvFiles := map[domain]File{}
 	for _, f := range res.Files {

@@ -48,7 +48,7 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 
 	in := &Input{Spools: res.Groups[0].Spools}
 	prefix := filepath.Join(out, "all")
-	require.NoError(t, WriteFormats([]Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet, FormatOTF2}, prefix, in))
+	writeFormats(t, []Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet, FormatOTF2}, prefix, in.Spools)
 
 	var doc struct {
 		Tool []struct {

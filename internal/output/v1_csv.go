@@ -483,7 +483,7 @@ func (s *v1Set) finish(results *csvFile, kernels *statTable, res *Result) error 
 			firstErr = err
 		}
 		if f.created() {
-			res.Files = append(res.Files, File{Path: f.path, Name: f.name, Domain: f.domain,
+			res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Domain: f.domain,
 				Records: f.rows, Bytes: f.bytes})
 		}
 	}

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -37,21 +34,10 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
 	cfg.ThreadTraceFiles = threadTraceNamesByPID(files)
-	summary := cfg.Summary || cfg.SummaryPerDomain || len(cfg.SummaryGroups) > 0
-	var others []output.Format
-	for _, f := range cfg.Formats {
-		if f != output.FormatCSV {
-			others = append(others, f)
-		}
-	}
-	// The other writers need the spools grouped by output prefix and
-	// counted: Write's first pass does it (one pass even without CSV). It
-	// also reads what each process's runtime side reported (lost domains),
-	// which a rocprof v1 run (-o NAME.csv), whose files are written after
-	// the last pass, needs too.
-	cfg.CountEvents = len(others) > 0 || summary || c.V1Results() || len(c.CollectionPeriod) > 0
-	// CSV files and --stats (written whatever the formats, so a --stats run
-	// always ends with something readable).
+	// A rocprof v1 run (-o NAME.csv), whose files are written after the
+	// last pass, needs what each process's runtime side reported (lost
+	// domains) even when this pass writes nothing.
+	cfg.CountEvents = c.V1Results()
 	res, err := output.Write(cfg, req.SpoolDir)
 	if res != nil {
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
@@ -63,87 +49,11 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 			}
 		}
 		for _, f := range res.Files {
-			files = append(files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
-		}
-	}
-	if err != nil {
-		rep.Files = files
-		return rep, err
-	}
-	if len(c.CollectionPeriod) > 0 {
-		// rocprofv3's collection_periods.log, when the app's environment
-		// asked for it (ROCPROF_COLLECTION_PERIOD_TESTING): the preload
-		// library noted the timer's steps in the spools.
-		for _, g := range res.Groups {
-			wrote, err := output.WriteCollectionPeriods(g.Prefix, g.Spools)
-			if err != nil {
-				rep.Files = files
-				return rep, fmt.Errorf("collection periods log: %w", err)
-			}
-			if wrote {
-				files = append(files, launch.OutputFile{Path: output.CollectionPeriodsPath(g.Prefix), Format: "log"})
-			}
-		}
-	}
-	if len(others) == 0 && !summary {
-		rep.Files = files
-		return rep, nil
-	}
-	for _, g := range res.Groups {
-		if g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes {
-			// Nothing recorded, or less raw data than --minimum-output-data:
-			// rocprofv3 then writes none of the per-run outputs (JSON,
-			// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
-			// agent_info.csv and domain_stats.csv.
-			continue
-		}
-		in := &output.Input{Spools: g.Spools, Config: cfg}
-		in.Config.ParquetHive, in.Config.ParquetRank = c.ParquetHive.On(), groupRank(&g)
-		in.Config.ParquetHiveRoot = fixedPart(req.Dir)
-		if summary {
-			f, err := writeSummary(g.Prefix, c.SummaryOutputFile, in, req.Stdout)
-			if err != nil {
-				rep.Files = files
-				return rep, err
-			}
-			if f != nil {
-				files = append(files, *f)
-			}
-		}
-		for _, f := range others {
-			w, err := output.LookupWriter(f)
-			if err != nil {
-				rep.Files = files
-				return rep, err
-			}
-			if f == output.FormatJSON && output.IsStreamName(cfg.PrefixTemplate) {
-				// -o stdout / -o stderr: rocprofv3 streams its text outputs
-				// to standard output; the binary formats stay files.
-				if err := w.WriteTo(stdoutOf(req.Stdout), in); err != nil {
-					rep.Files = files
-					return rep, err
-				}
-				files = append(files, launch.OutputFile{Path: "stdout", Format: string(f), Records: int64(g.Events)})
-				continue
-			}
-			if err := w.Write(g.Prefix, in); err != nil {
-				rep.Files = files
-				return rep, err
-			}
-			if f == output.FormatParquet {
-				// One file per domain (a hive layout puts them elsewhere
-				// than the prefix): run.json names each with its records.
-				for _, pf := range output.ParquetFiles(g.Prefix, &in.Config) {
-					files = append(files, launch.OutputFile{Path: pf.Path, Format: string(f), Domain: pf.Domain,
-						Records: int64(g.Records[pf.Domain])})
-				}
-				continue
-			}
-			files = append(files, launch.OutputFile{Path: w.Path(g.Prefix), Format: string(f), Records: int64(g.Events)})
+			files = append(files, launch.OutputFile{Path: f.Path, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
 		}
 	}
 	rep.Files = files
-	return rep, nil
+	return rep, err
 }
 
 // WriteRunOutputs writes rocprof v1's files (-o NAME.csv) once every pass
@@ -173,7 +83,7 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 	res, err := output.WriteV1(v1)
 	if res != nil {
 		for _, f := range res.Files {
-			rep.Files = append(rep.Files, launch.OutputFile{Path: f.Path, Format: string(output.FormatCSV), Domain: f.Domain, Records: int64(f.Records)})
+			rep.Files = append(rep.Files, launch.OutputFile{Path: f.Path, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
 		}
 	}
 	return rep, err
@@ -245,22 +155,6 @@ func unmatchedFilterWarning(passes []launch.OutputRequest) string {
 		strings.Join(filter, " "), len(names), how, strings.Join(shown, "; "))
 }
 
-func stdoutOf(w io.Writer) io.Writer {
-	if w == nil {
-		return os.Stdout
-	}
-	return w
-}
-
-// groupRank is the MPI/SLURM rank of a group's first process (%rank%).
-func groupRank(g *output.Group) int {
-	if len(g.Processes) == 0 {
-		return 0
-	}
-	rank, _ := strconv.Atoi(placeholder.Expand("%rank%", processPlaceholders(g.Processes[0], time.Time{})))
-	return rank
-}
-
 // outputConfig maps a pass's options onto the writers' one configuration
 // (the orchestration decides; internal/output knows no options). The
 // output directory and the file prefix may both hold placeholders; they are
@@ -296,6 +190,11 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		SummaryPerDomain:   c.SummaryPerDomain.On(),
 		SummaryGroups:      append([]string(nil), c.SummaryGroups...),
 		SummaryUnits:       c.SummaryUnits,
+		SummaryOutputFile:  c.SummaryOutputFile,
+		CollectionPeriods:  len(c.CollectionPeriod) > 0,
+		ParquetHive:        c.ParquetHive.On(),
+		ParquetHiveRoot:    fixedPart(dirTemplate),
+		RankOf:             processRank,
 		Metadata:           outputMetadata(c),
 		// rocprof 5.2.3's rpl_run.sh sets GEN_STATS for --stats and every
 		// tracing option.
@@ -328,6 +227,13 @@ func outputMetadata(c *options.Config) map[string]any {
 	}
 }
 
+// processRank is the MPI/SLURM rank of a process (%rank%), which names
+// its Parquet hive partition.
+func processRank(p tracing.ProcessInfo) int {
+	rank, _ := strconv.Atoi(placeholder.Expand("%rank%", processPlaceholders(p, time.Time{})))
+	return rank
+}
+
 // processPlaceholders describes a profiled process (from its spool header)
 // for placeholder expansion.
 func processPlaceholders(p tracing.ProcessInfo, launchTime time.Time) placeholder.Process {
@@ -341,29 +247,6 @@ func processPlaceholders(p tracing.ProcessInfo, launchTime time.Time) placeholde
 		Hostname: host, Cwd: p.Cwd, Argv: p.Argv, Launch: launchTime,
 		LookupEnv: func(name string) (string, bool) { return info.Getenv(name) },
 	}
-}
-
-// writeSummary prints the -S/-D/--summary-groups tables to stdout (where
-// rocprofv3 prints both "stdout" and "stderr" summaries) or into
-// <prefix>_<name>.txt.
-func writeSummary(prefix, name string, in *output.Input, stdout io.Writer) (*launch.OutputFile, error) {
-	path, toStdout := output.SummaryTarget(prefix, name)
-	if toStdout {
-		if stdout == nil {
-			stdout = os.Stdout
-		}
-		return nil, output.WriteSummary(stdout, in, true)
-	}
-	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
-		return output.WriteSummary(w, in, false)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("summary output: %w", err)
-	}
-	return &launch.OutputFile{Path: path, Format: "summary"}, nil
 }
 
 // agentIndex is -A's mode (the options checked its value before the run).

@@ -113,11 +113,15 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if len(others) == 0 {
 		return res, nil
 	}
-	prefix := filepath.Join(opt.Dir, opt.Prefix)
-	in := &output.Input{Spools: spools, Config: writerConfig(opt)}
-	if err := output.WriteFormats(others, prefix, in); err != nil {
+	// The other formats hold every input in one set of files, whatever
+	// placeholders the prefix has (they split the CSV files only).
+	cfg := writerConfig(opt)
+	cfg.Dir, cfg.SpoolPaths, cfg.Formats, cfg.WriteEmpty = opt.Dir, spools, others, true
+	cfg.ResolvePrefix = func(tracing.ProcessInfo) string { return opt.Prefix }
+	if _, err := output.Write(cfg, tmp); err != nil {
 		return nil, err
 	}
+	prefix := filepath.Join(opt.Dir, opt.Prefix)
 	for _, f := range others {
 		w, _ := output.LookupWriter(f)
 		res.Paths = append(res.Paths, w.Path(prefix))
@@ -128,7 +132,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 // writerConfig is the writers' configuration of a conversion.
 func writerConfig(opt Options) output.Config {
 	ai, _ := output.ParseAgentIndex(opt.AgentIndex) // Run checked it
-	return output.Config{MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
+	return output.Config{StatsOnlyWithCSV: true, MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
 		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats, KeepCorrelationIDs: opt.keepIDs}
 }
 

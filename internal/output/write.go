@@ -1,0 +1,251 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// Kinds of File that are no -f format.
+const (
+	fileSummary Format = "summary" // --summary-output-file NAME
+	fileLog     Format = "log"     // collection_periods.log
+)
+
+// Write is the one orchestration of the outputs of a pass: it groups the
+// spools by resolved output prefix once (processes whose prefixes are equal
+// share one set of files), reads each spool's catalogue, and hands every
+// group to every requested writer:
+//
+//  1. CSV, with --stats its stats files, group after group (the catalogues'
+//     counts fill Result.Groups for the run's accounting);
+//  2. collection_periods.log (Config.CollectionPeriods);
+//  3. per group that recorded something: the summaries, then every other
+//     format in -f order, each at the destination Write gives it
+//     (<Dir>/<prefix>_<file>, or standard output for -o stdout).
+//
+// Only Write decides where files go. Spools that are not readable spools
+// (a process killed while creating one) are listed in Result.Skipped, not
+// treated as errors. The first error stops the writing; Result lists what
+// was written until then.
+func Write(cfg Config, spoolDir string) (*Result, error) {
+	stream := IsStreamName(cfg.PrefixTemplate)
+	if stream {
+		cfg.FS = &streamFS{w: cfg.stdout()}
+	} else if cfg.FS == nil {
+		cfg.FS = osFS{}
+	}
+	if cfg.PrefixTemplate == "" {
+		cfg.PrefixTemplate = DefaultPrefixTemplate
+	}
+	res := &Result{}
+	if cfg.v1Enabled() && !cfg.has(FormatCSV) {
+		// With -o NAME.csv, --stats asks for rocprof v1's stats files
+		// (WriteV1, once every pass ran), not rocprofv3's.
+		cfg.Stats = false
+	}
+	csvOn := cfg.has(FormatCSV) || cfg.Stats && !cfg.StatsOnlyWithCSV
+	var others []*Writer
+	for _, f := range cfg.Formats {
+		if f == FormatCSV {
+			continue
+		}
+		w, err := LookupWriter(f)
+		if err != nil {
+			return res, err
+		}
+		others = append(others, w)
+	}
+	summary := cfg.summaryOn()
+	if !csvOn && len(others) == 0 && !summary && !cfg.CountEvents && !cfg.CollectionPeriods {
+		return res, nil
+	}
+	groups, err := groupSpools(&cfg, spoolDir, res)
+	if err != nil {
+		return nil, err
+	}
+
+	// 1. Catalogues and CSV.
+	for _, g := range groups {
+		procs, err := scanSpools(&cfg, g.paths)
+		if err == nil {
+			for _, p := range procs {
+				st := p.ReadStats
+				res.Processes = append(res.Processes, Process{PID: p.Info.PID, Spool: p.Info.Path,
+					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
+					Dropped: p.Info.Dropped})
+			}
+			if csvOn {
+				err = writeCSVGroup(&cfg, g.prefix, procs, res)
+			}
+		}
+		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
+		for _, p := range procs {
+			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	if stream {
+		for i := range res.Files {
+			res.Files[i].Path = "stdout" // -o stdout/stderr: no file, the data went there
+		}
+	}
+
+	// 2. rocprofv3's collection_periods.log, when the app's environment
+	// asked for it (ROCPROF_COLLECTION_PERIOD_TESTING): the preload library
+	// noted the timer's steps in the spools.
+	if cfg.CollectionPeriods {
+		for _, g := range res.Groups {
+			wrote, err := WriteCollectionPeriods(g.Prefix, g.Spools)
+			if err != nil {
+				return res, fmt.Errorf("collection periods log: %w", err)
+			}
+			if wrote {
+				res.Files = append(res.Files, File{Path: CollectionPeriodsPath(g.Prefix), Format: fileLog})
+			}
+		}
+	}
+
+	// 3. The summaries and the other formats, per group.
+	if len(others) == 0 && !summary {
+		return res, nil
+	}
+	for gi := range res.Groups {
+		g := &res.Groups[gi]
+		if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
+			// Nothing recorded, or less raw data than --minimum-output-data:
+			// rocprofv3 then writes none of the per-run outputs (JSON,
+			// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
+			// agent_info.csv and domain_stats.csv.
+			continue
+		}
+		in := &Input{Spools: g.Spools, Config: cfg}
+		if cfg.RankOf != nil && len(g.Processes) > 0 {
+			in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
+		}
+		if summary {
+			if err := writeSummaryTo(g.Prefix, in, res); err != nil {
+				return res, err
+			}
+		}
+		for _, w := range others {
+			if err := w.writeGroup(g, in, stream, res); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// writeGroup writes one group in the writer's format at the destination
+// Write chose: standard output for the text formats under -o stdout,
+// else <prefix>_<file> (Parquet: one file per domain).
+func (w *Writer) writeGroup(g *Group, in *Input, stream bool, res *Result) error {
+	if w.Format == FormatJSON && stream {
+		// -o stdout / -o stderr: rocprofv3 streams its text outputs to
+		// standard output; the binary formats stay files.
+		if err := w.WriteTo(in.Config.stdout(), in); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, File{Path: "stdout", Format: w.Format, Records: g.Events})
+		return nil
+	}
+	if err := w.Write(g.Prefix, in); err != nil {
+		return err
+	}
+	if w.Format == FormatParquet {
+		// One file per domain (a hive layout puts them elsewhere than the
+		// prefix): run.json names each with its records.
+		for _, pf := range ParquetFiles(g.Prefix, &in.Config) {
+			res.Files = append(res.Files, File{Path: pf.Path, Format: w.Format, Domain: pf.Domain,
+				Records: g.Records[pf.Domain]})
+		}
+		return nil
+	}
+	res.Files = append(res.Files, File{Path: w.Path(g.Prefix), Format: w.Format, Records: g.Events})
+	return nil
+}
+
+// writeSummaryTo prints the -S/-D/--summary-groups tables of a group to
+// standard output (where rocprofv3 prints both "stdout" and "stderr"
+// summaries) or into <prefix>_<name>.txt.
+func writeSummaryTo(prefix string, in *Input, res *Result) error {
+	path, toStdout := SummaryTarget(prefix, in.Config.SummaryOutputFile)
+	if toStdout {
+		return WriteSummary(in.Config.stdout(), in, true)
+	}
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
+		return WriteSummary(w, in, false)
+	})
+	if err != nil {
+		return fmt.Errorf("summary output: %w", err)
+	}
+	res.Files = append(res.Files, File{Path: path, Format: fileSummary})
+	return nil
+}
+
+// spoolGroup is one output set before its spools are read: a resolved
+// prefix and its spools, in listing order.
+type spoolGroup struct {
+	prefix string
+	paths  []string
+}
+
+// groupSpools lists the spools (Config.SpoolPaths, else spoolDir's) and
+// groups them by resolved output prefix, in order of first appearance.
+func groupSpools(cfg *Config, spoolDir string, res *Result) ([]*spoolGroup, error) {
+	paths := cfg.SpoolPaths
+	if paths == nil {
+		var err error
+		if paths, err = tracing.List(spoolDir); err != nil {
+			return nil, err
+		}
+	}
+	var groups []*spoolGroup
+	byPrefix := map[string]*spoolGroup{}
+	for _, p := range paths {
+		r, err := tracing.Open(p)
+		if err != nil {
+			if errors.Is(err, tracing.ErrNotSpool) {
+				res.Skipped = append(res.Skipped, p+": "+err.Error())
+				continue
+			}
+			return nil, err
+		}
+		info := r.Process()
+		_ = r.Close()
+		prefix := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
+		g := byPrefix[prefix]
+		if g == nil {
+			g = &spoolGroup{prefix: prefix}
+			byPrefix[prefix] = g
+			groups = append(groups, g)
+		}
+		g.paths = append(g.paths, p)
+	}
+	return groups, nil
+}
+
+// resolvePrefix expands the prefix template for one process.
+func (c *Config) resolvePrefix(p tracing.ProcessInfo) string {
+	if c.ResolvePrefix != nil {
+		return c.ResolvePrefix(p)
+	}
+	host := p.Hostname
+	if host == "" {
+		host = "UNKNOWN_HOSTNAME"
+	}
+	return strings.NewReplacer("%pid%", strconv.Itoa(int(p.PID)),
+		"%ppid%", strconv.Itoa(int(p.PPID)), "%hostname%", host).Replace(c.PrefixTemplate)
+}
