@@ -56,3 +56,35 @@ func TestCollectAndEvaluate(t *testing.T) {
 	_, err = pk.Decode(buf[:8])
 	require.ErrorContains(t, err, "the packets need")
 }
+
+// The precomputed collect gives the evaluator what DB.Collect
+// gives it, for counters over several blocks and dimensions.
+func TestSampleMapMatchesCollect(t *testing.T) {
+	db, err := ForAgent("gfx90a")
+	require.NoError(t, err)
+	names := []string{"SQ_WAVES", "GPU_UTIL", "TCC_HIT_sum", "SQ_INSTS_VALU"}
+	plan, err := db.Validate(names, 0)
+	require.NoError(t, err)
+	arena := aql.Arena{Next: 0x10000}
+	p, err := db.Device.BuildPMC(plan.Passes[0].Events, arena.Alloc)
+	require.NoError(t, err)
+	buf := make([]byte, p.OutputSize)
+	for i := range buf {
+		buf[i] = byte(i*7 + 3)
+	}
+	samples, err := p.Decode(buf)
+	require.NoError(t, err)
+	want := db.Collect(samples)
+	m := db.PlanSamples(p)
+	got := Inputs{"stale": {{Value: 1}}}
+	m.Collect(buf, got)
+	for _, n := range names {
+		c, ok := db.Lookup(n)
+		require.True(t, ok, n)
+		w, err := db.Evaluate(c, want)
+		require.NoError(t, err)
+		h, err := db.Evaluate(c, got)
+		require.NoError(t, err)
+		require.Equal(t, w, h, n)
+	}
+}

@@ -9,7 +9,6 @@ package main
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -45,61 +44,8 @@ type pmcAgent struct {
 type pmcGroup struct {
 	counters []pmcCounter
 	slots    [C.SHIM_PMC_SLOTS]pmcSlot
-	inputs   []pmcInput // what each reported sample feeds, the same for every slot
-	scratch  sync.Pool  // counters.Inputs reused across dispatches
-}
-
-// pmcInput is one reported sample of the output buffer and the evaluator
-// inputs it feeds (counters.DB.Collect, precomputed: Collect rebuilds its
-// lookup on every call, which costs ~100 us per dispatch).
-type pmcInput struct {
-	slot int // u64 index in the output buffer
-	keys []string
-	pos  counters.Position
-}
-
-// planInputs precomputes Collect's mapping for a packet set.
-func planInputs(db *counters.DB, p *aql.PMCPackets) []pmcInput {
-	type key struct {
-		block aql.BlockID
-		event uint32
-	}
-	names := map[key][]string{}
-	for _, c := range db.Counters {
-		if c.Kind == counters.Basic {
-			k := key{c.BlockOf().ID, c.Event}
-			names[k] = append(names[k], c.Name)
-		}
-	}
-	accum := map[uint32]string{uint32(aql.AccumLoRes): "LOW_RES", uint32(aql.AccumHiRes): "HIGH_RES"}
-	var out []pmcInput
-	for _, r := range p.Samples() {
-		var pos counters.Position
-		for _, c := range r.Coords {
-			pos = pos.With(counters.FromAQLDim(c.ID), c.Value)
-		}
-		in := pmcInput{slot: r.Slot, pos: pos}
-		for _, n := range names[key{r.Event.Block, r.Event.EventID}] {
-			in.keys = append(in.keys, counters.InputKey(n, accum[r.Event.Flags&7]))
-		}
-		if len(in.keys) > 0 {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// collect reads one output buffer into evaluator inputs (reusing scratch).
-func (g *pmcGroup) collect(buf []byte, in counters.Inputs) {
-	for k, v := range in {
-		in[k] = v[:0]
-	}
-	for _, x := range g.inputs {
-		v := float64(binary.LittleEndian.Uint64(buf[x.slot*8:]))
-		for _, k := range x.keys {
-			in[k] = append(in[k], counters.Record{Pos: x.pos, Value: v})
-		}
-	}
+	inputs   counters.SampleMap // what each reported sample feeds, the same for every slot
+	scratch  sync.Pool          // counters.Inputs reused across dispatches
 }
 
 type pmcSlot struct {
@@ -249,7 +195,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, extra []counters.
 			g.slots[s] = pmcSlot{pkts: pkts, out: out}
 		}
 		if p := g.slots[0].pkts; p != nil {
-			g.inputs = planInputs(db, p)
+			g.inputs = db.PlanSamples(p)
 		}
 	}
 	if len(a.groups) == 0 {
@@ -391,7 +337,7 @@ func pmcRecord(agent, group, slot int, node uint32, dispatch uint64) {
 	}
 	defer g.scratch.Put(in)
 	if s := &g.slots[slot]; s.pkts != nil {
-		g.collect(unsafe.Slice((*byte)(s.out), s.pkts.OutputSize), in)
+		g.inputs.Collect(unsafe.Slice((*byte)(s.out), s.pkts.OutputSize), in)
 	}
 	var dims [8]C.rpg_counter_dim
 	for i := range g.counters {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/aql"
-	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -97,34 +95,4 @@ func vgpuAQLNs(b *testing.B, stderr string) float64 {
 	require.NoError(b, err, stderr)
 	require.Positive(b, ns)
 	return ns
-}
-
-// BenchmarkPMCDecodeAndEvaluate is the completion thread's Go work per
-// profiled dispatch: decode the output buffer, collect, evaluate.
-func BenchmarkPMCDecodeAndEvaluate(b *testing.B) {
-	db, err := counters.ForAgent("gfx90a")
-	require.NoError(b, err)
-	plan, err := db.Validate([]string{"SQ_WAVES", "GPU_UTIL"}, 0)
-	require.NoError(b, err)
-	var arena aql.Arena
-	arena.Next = 0x10000
-	p, err := db.Device.BuildPMC(plan.Passes[0].Events, arena.Alloc)
-	require.NoError(b, err)
-	buf := make([]byte, p.OutputSize)
-	g := &pmcGroup{inputs: planInputs(db, p)}
-	in := counters.Inputs{}
-	var cs []*counters.Counter
-	for _, n := range []string{"SQ_WAVES", "GPU_UTIL"} {
-		c, _ := db.Lookup(n)
-		cs = append(cs, c)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.collect(buf, in)
-		for _, c := range cs {
-			if _, err := db.Evaluate(c, in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/aql"
-	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -258,38 +256,6 @@ func TestCountersReachCounterCollectionCSV(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]int{"SQ_WAVES": 22, "GPU_UTIL": 22}, seen)
-}
-
-// The precomputed collect gives the evaluator what counters.DB.Collect
-// gives it, for counters over several blocks and dimensions.
-func TestPMCCollectMatchesTheDatabase(t *testing.T) {
-	db, err := counters.ForAgent("gfx90a")
-	require.NoError(t, err)
-	names := []string{"SQ_WAVES", "GPU_UTIL", "TCC_HIT_sum", "SQ_INSTS_VALU"}
-	plan, err := db.Validate(names, 0)
-	require.NoError(t, err)
-	arena := aql.Arena{Next: 0x10000}
-	p, err := db.Device.BuildPMC(plan.Passes[0].Events, arena.Alloc)
-	require.NoError(t, err)
-	buf := make([]byte, p.OutputSize)
-	for i := range buf {
-		buf[i] = byte(i*7 + 3)
-	}
-	samples, err := p.Decode(buf)
-	require.NoError(t, err)
-	want := db.Collect(samples)
-	g := &pmcGroup{inputs: planInputs(db, p)}
-	got := counters.Inputs{"stale": {{Value: 1}}}
-	g.collect(buf, got)
-	for _, n := range names {
-		c, ok := db.Lookup(n)
-		require.True(t, ok, n)
-		w, err := db.Evaluate(c, want)
-		require.NoError(t, err)
-		h, err := db.Evaluate(c, got)
-		require.NoError(t, err)
-		require.Equal(t, w, h, n)
-	}
 }
 
 // -E extra counters reach the shim as YAML contents; a derived counter over

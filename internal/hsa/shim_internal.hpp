@@ -31,6 +31,11 @@ struct ShimAgent {
     uint32_t gfx_major;   // from the ISA name, GPUs only
     uint32_t gfx_minor;   // minor*16+stepping digit pair as written: gfx90a -> 0x0a
 };
+// agents.cpp: learns the agents and their pools (OnLoad, once the tables
+// are mapped), and writes their agent records.
+void shim_discover_agents();
+int shim_agent_count();
+void shim_record_agents();
 const ShimAgent *shim_find_agent(hsa_agent_t a);
 // The first CPU agent (host side of copies).
 const ShimAgent *shim_host_agent();
