@@ -271,7 +271,7 @@ func codeObjectBytes(uri string) ([]byte, error) {
 	}
 	frag, err := url.ParseQuery(u.Fragment)
 	if err != nil {
-		return nil, fmt.Errorf("code object URI %q: %v", uri, err)
+		return nil, fmt.Errorf("code object URI %q: %w", uri, err)
 	}
 	num := func(k string) (uint64, bool) {
 		v, err := strconv.ParseUint(frag.Get(k), 0, 64)

@@ -67,7 +67,7 @@ func readInput(path string) (*InputFile, error) {
 	case ".yaml", ".yml":
 		var doc any
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("input file %s is not valid YAML: %v", path, err)
+			return nil, fmt.Errorf("input file %s is not valid YAML: %w", path, err)
 		}
 		return jobsFromDocument(path, doc)
 	case ".json":
@@ -171,7 +171,7 @@ func jobsFromDocument(path string, doc any) (*InputFile, error) {
 func jsonErrorPosition(data []byte, err error) error {
 	if se, ok := err.(*json.SyntaxError); ok {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %v", line, err)
+		return fmt.Errorf("line %d: %w", line, err)
 	}
 	return err
 }

@@ -137,7 +137,7 @@ func loadDefaults(c *Config, src Sources) (*viper.Viper, string, error) {
 	fileV := viper.New()
 	fileV.SetConfigFile(path)
 	if err := fileV.ReadInConfig(); err != nil {
-		return nil, "", fmt.Errorf("config file %s is not valid (YAML, JSON or TOML with option names as keys): %v", path, err)
+		return nil, "", fmt.Errorf("config file %s is not valid (YAML, JSON or TOML with option names as keys): %w", path, err)
 	}
 	for _, key := range fileV.AllKeys() {
 		dest := strings.ReplaceAll(key, "-", "_")

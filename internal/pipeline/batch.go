@@ -52,7 +52,7 @@ func LoadBatch(path string) (*Batch, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("batch file %s is not valid (a top-level \"batch:\" list of jobs with name, command, options, dir, env, timeout, expect_exit): %v", path, err)
+		return nil, fmt.Errorf("batch file %s is not valid (a top-level \"batch:\" list of jobs with name, command, options, dir, env, timeout, expect_exit): %w", path, err)
 	}
 	if len(b.Jobs) == 0 {
 		return nil, fmt.Errorf("batch file %s has no jobs: write a top-level \"batch:\" list", path)

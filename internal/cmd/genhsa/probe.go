@@ -182,7 +182,7 @@ func probe(rt rocmmatrix.Runtime, build string) (*version, error) {
 	run := rt.Command(ctx, bin)
 	run.Stdout = &stdout
 	if err := run.Run(); err != nil {
-		return nil, fmt.Errorf("running the probe: %v", err)
+		return nil, fmt.Errorf("running the probe: %w", err)
 	}
 	v := &version{Name: rt.Name, Tables: map[string]*layout{}, HeaderFuncs: funcs}
 	if tools != nil {

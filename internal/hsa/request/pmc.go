@@ -55,12 +55,12 @@ func ParsePMC(getenv func(string) string) (*PMC, error) {
 	}
 	if s := getenv(toolenv.KernelFilterIncludeRegex); s != "" {
 		if r.Include, err = regexp.Compile(s); err != nil {
-			return nil, fmt.Errorf("kernel include regex %q: %v", s, err)
+			return nil, fmt.Errorf("kernel include regex %q: %w", s, err)
 		}
 	}
 	if s := getenv(toolenv.KernelFilterExcludeRegex); s != "" {
 		if r.Exclude, err = regexp.Compile(s); err != nil {
-			return nil, fmt.Errorf("kernel exclude regex %q: %v", s, err)
+			return nil, fmt.Errorf("kernel exclude regex %q: %w", s, err)
 		}
 	}
 	if r.Ranges, err = parseIterationRange(getenv(toolenv.KernelFilterRange)); err != nil {
