@@ -8,29 +8,38 @@ import (
 
 var accumNames = map[uint32]string{uint32(aql.AccumLoRes): "LOW_RES", uint32(aql.AccumHiRes): "HIGH_RES"}
 
+// hardwareEvent is what a sample reports: a block's event.
+type hardwareEvent struct {
+	block aql.BlockID
+	event uint32
+}
+
+// hardwareCounterNames lists the basic counters of this database by the
+// event they count (several names may count one event).
+func (db *DB) hardwareCounterNames() map[hardwareEvent][]string {
+	names := map[hardwareEvent][]string{}
+	for _, c := range db.Counters {
+		if c.Kind == Basic {
+			k := hardwareEvent{c.block.ID, c.Event}
+			names[k] = append(names[k], c.Name)
+		}
+	}
+	return names
+}
+
 // Collect turns decoded PMC samples into evaluator inputs: every hardware
 // counter of this database whose (block, event) a sample carries gets a
 // record at the sample's dimension position. Accumulated samples are keyed by
 // InputKey(name, mode).
 func (db *DB) Collect(samples []aql.Sample) Inputs {
-	type key struct {
-		block aql.BlockID
-		event uint32
-	}
-	names := map[key][]string{}
-	for _, c := range db.Counters {
-		if c.Kind == Basic {
-			k := key{c.block.ID, c.Event}
-			names[k] = append(names[k], c.Name)
-		}
-	}
+	names := db.hardwareCounterNames()
 	in := Inputs{}
 	for _, s := range samples {
 		var pos Position
 		for _, c := range s.Coords {
 			pos = pos.With(FromAQLDim(c.ID), c.Value)
 		}
-		for _, n := range names[key{s.Event.Block, s.Event.EventID}] {
+		for _, n := range names[hardwareEvent{s.Event.Block, s.Event.EventID}] {
 			k := InputKey(n, accumNames[s.Event.Flags&7])
 			in[k] = append(in[k], Record{Pos: pos, Value: float64(s.Value)})
 		}
@@ -55,17 +64,7 @@ type sampleInput struct {
 // PlanSamples maps the samples a packet set reports to this database's
 // inputs.
 func (db *DB) PlanSamples(p *aql.PMCPackets) SampleMap {
-	type key struct {
-		block aql.BlockID
-		event uint32
-	}
-	names := map[key][]string{}
-	for _, c := range db.Counters {
-		if c.Kind == Basic {
-			k := key{c.block.ID, c.Event}
-			names[k] = append(names[k], c.Name)
-		}
-	}
+	names := db.hardwareCounterNames()
 	var out SampleMap
 	for _, r := range p.Samples() {
 		var pos Position
@@ -73,7 +72,7 @@ func (db *DB) PlanSamples(p *aql.PMCPackets) SampleMap {
 			pos = pos.With(FromAQLDim(c.ID), c.Value)
 		}
 		in := sampleInput{slot: r.Slot, pos: pos}
-		for _, n := range names[key{r.Event.Block, r.Event.EventID}] {
+		for _, n := range names[hardwareEvent{r.Event.Block, r.Event.EventID}] {
 			in.keys = append(in.keys, InputKey(n, accumNames[r.Event.Flags&7]))
 		}
 		if len(in.keys) > 0 {
