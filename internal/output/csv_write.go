@@ -7,15 +7,16 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// scanSpools reads the catalogue of each spool of a group (one pass each).
-func scanSpools(cfg *Config, paths []string) ([]*csvProcess, error) {
+// scanSpools reads the catalogue of each spool of a group (one pass each),
+// with what need asks for.
+func scanSpools(cfg *Config, paths []string, need needs) ([]*csvProcess, error) {
 	procs := make([]*csvProcess, 0, len(paths))
 	for _, path := range paths {
 		r, err := tracing.Open(path)
 		if err != nil {
 			return procs, err
 		}
-		p, err := scanProcess(r, cfg)
+		p, err := scanProcess(r, cfg, need)
 		_ = r.Close()
 		if err != nil {
 			return procs, fmt.Errorf("%s: %w", path, err)

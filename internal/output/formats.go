@@ -18,6 +18,9 @@ import (
 type Input struct {
 	Spools []string // spool paths, as tracing.List orders them
 	Config Config
+	// catalogues are the spools' catalogues (same order), when Write read
+	// them once for every writer; nil: each writer scans its own.
+	catalogues []*process
 }
 
 // The formats besides CSV (FormatCSV).

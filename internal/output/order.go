@@ -68,13 +68,28 @@ func orderedKind(k tracing.Kind) bool {
 // observe notes the reader's current record (the catalogue pass).
 func (o *recordOrder) observe(r *tracing.Reader) {
 	k := r.Kind()
+	if !orderedKind(k) {
+		o.note(k, orderKey{}, 0)
+		return
+	}
+	key, corr := recordKey(r)
+	o.note(k, key, corr)
+	if k == tracing.KindMarker {
+		m := r.Marker()
+		o.notePop(&m)
+	}
+}
+
+// note is observe for a record the caller decoded: its kind, and for an
+// ordered kind its completion key and raw correlation id. The catalogue
+// scan decodes each record once, for itself and the order.
+func (o *recordOrder) note(k tracing.Kind, key orderKey, corr uint64) {
 	if k < 32 {
 		o.count[k]++
 	}
 	if !orderedKind(k) {
 		return
 	}
-	key, corr := recordKey(r)
 	if key.less(o.last[k]) {
 		o.unsorted[k] = true
 	}
@@ -82,10 +97,13 @@ func (o *recordOrder) observe(r *tracing.Reader) {
 	if corr != 0 {
 		o.addPair(corrPair{corr, key.start})
 	}
-	if k == tracing.KindMarker {
-		if m := r.Marker(); m.Function == tracing.MarkerThreadRange && m.RangeID > m.CorrelationID {
-			o.addPair(corrPair{m.RangeID, m.End}) // the pop's own id
-		}
+}
+
+// notePop notes a thread range's pop, which takes a correlation id of its
+// own (a marker's note covers its push).
+func (o *recordOrder) notePop(m *tracing.Marker) {
+	if m.Function == tracing.MarkerThreadRange && m.RangeID > m.CorrelationID {
+		o.addPair(corrPair{m.RangeID, m.End})
 	}
 }
 

@@ -105,17 +105,50 @@ type counterInfo struct {
 	Name      string
 }
 
-// scanProcess reads a spool once for its catalogue; the caller rewinds it
-// (or wraps it in a spoolView) for the events.
-func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
+// needs are the parts of a catalogue the writers of a Write read; a scan
+// reads only those (a catalogue's cost is per record, and what it holds
+// stays in memory while the writers run).
+type needs uint8
+
+const (
+	// needNames: function names, agents and labels, kernel symbols (each
+	// demangled once), --kernel-rename's ranges, rocprofv3's record order
+	// and correlation ids: what every writer reads.
+	needNames needs = 1 << iota
+	// needSets: the thread, queue and stream sets, the time span, code
+	// objects, host functions, the counters sampled and the sampled
+	// dispatches, kernels whose symbol was lost: what the formats besides
+	// CSV read.
+	needSets
+	// needCounterSums: counter_collection.csv's per-dispatch sums (CSV and
+	// rocprof v1's results.csv).
+	needCounterSums
+
+	// needCounts alone is the light pass of a Write that writes nothing
+	// itself: records, sizes and statuses.
+	needCounts needs = 0
+	// needWriters is what a format besides CSV reads.
+	needWriters = needNames | needSets
+	needAll     = needNames | needSets | needCounterSums
+)
+
+// scanProcess reads a spool once for the parts of its catalogue need asks
+// for; the caller rewinds it (or wraps it in a spoolView) for the events.
+// Each record is decoded once.
+func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 	p := &process{
 		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*kernelSymbol{},
 		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, cfg: cfg,
 		statuses: map[uint64]string{}, Begin: ^uint64(0), streams: streamNumbers{},
 	}
+	if need&needNames == 0 {
+		p.scanCounts(r)
+		return p, nil
+	}
 	if cfg.KernelRename {
 		p.renamer = newKernelRenamer()
 	}
+	sets, sumsOn := need&needSets != 0, need&needCounterSums != 0
 	threads := map[uint32]struct{}{}
 	kernels := map[uint64]struct{}{}
 	counters := map[[2]uint64]struct{}{}
@@ -141,20 +174,16 @@ func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 			p.funcs[d] = append(p.funcs[d], make([]string, int(id)+1-len(p.funcs[d]))...)
 		}
 	}
+	o := &p.order
 	for r.Next() {
 		k := r.Kind()
-		p.order.observe(r)
-		if k == tracing.KindMarker && cfg.HideMarkers {
-			m := r.Marker() // recorded for the renames only
-			p.renamer.addMarker(&m)
-			continue
-		}
-		if d := kindDomain(k); d >= 0 {
+		if d := kindDomain(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
 			p.Counts[d]++
 			p.Bytes[d] += uint64(len(r.Bytes()))
 		}
 		switch k {
 		case tracing.KindString:
+			o.note(k, orderKey{}, 0)
 			s := r.String()
 			if n, ok := tracing.StreamNoteOf(s); ok {
 				// A stream no dispatch or copy used (only named, or only
@@ -164,13 +193,16 @@ func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 			} else if s.Table == tracing.TableCounter {
 				p.CounterNames[s.ID] = string(s.Value)
 			} else if s.Table == tracing.TableHostFunction {
-				p.HostFunctions = append(p.HostFunctions, hostFunction{address: s.ID, device: string(s.Value)})
+				if sets {
+					p.HostFunctions = append(p.HostFunctions, hostFunction{address: s.ID, device: string(s.Value)})
+				}
 			} else if s.Table == tracing.TableStatus {
 				p.statuses[s.ID] = string(s.Value)
 			} else if s.Table < apiTables {
 				p.funcNames[uint64(s.Table)<<32|s.ID&0xffffffff] = string(s.Value)
 			}
 		case tracing.KindAgentInfo:
+			o.note(k, orderKey{}, 0)
 			a := r.AgentInfo()
 			node := uint32(a.NodeID())
 			if i, ok := p.agentByNode[node]; ok {
@@ -180,17 +212,20 @@ func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 				p.Agents = append(p.Agents, a)
 			}
 		case tracing.KindKernelSymbol:
+			o.note(k, orderKey{}, 0)
 			s := r.KernelSymbol()
 			if _, ok := p.Symbols[s.KernelID]; !ok {
 				p.SymbolOrder = append(p.SymbolOrder, s.KernelID)
 			}
 			ks := &kernelSymbol{KernelSymbol: s, Raw: string(s.Name)}
 			ks.Name = nil // aliases the spool
-			ks.Demangled = kernelname.Format(ks.Raw, false, false)
-			ks.Truncated = kernelname.Format(ks.Raw, false, true)
-			ks.Display = kernelname.Format(ks.Raw, cfg.MangledKernels, cfg.TruncateKernels)
+			ks.name(cfg)
 			p.Symbols[s.KernelID] = ks
 		case tracing.KindCodeObject:
+			o.note(k, orderKey{}, 0)
+			if !sets {
+				continue
+			}
 			c := r.CodeObject()
 			if c.Operation == tracing.CodeObjectLoad {
 				c.URI = append([]byte(nil), c.URI...)
@@ -198,55 +233,84 @@ func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 			}
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
-			threads[a.TID] = struct{}{}
+			o.note(k, orderKey{a.End, a.Start}, a.CorrelationID)
 			called(a.Domain, a.Function)
-			span(a.Start, a.End)
+			if sets {
+				threads[a.TID] = struct{}{}
+				span(a.Start, a.End)
+			}
 		case tracing.KindMarker:
 			m := r.Marker()
-			threads[m.TID] = struct{}{}
-			span(m.Start, m.End)
+			o.note(k, orderKey{m.End, m.Start}, m.CorrelationID)
+			o.notePop(&m)
 			p.renamer.addMarker(&m)
+			if sets && !cfg.HideMarkers {
+				threads[m.TID] = struct{}{}
+				span(m.Start, m.End)
+			}
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			threads[d.TID] = struct{}{}
-			queues[d.QueueID] = struct{}{}
-			streams[d.StreamID] = struct{}{}
-			kernels[d.KernelID] = struct{}{}
-			span(d.Start, d.End)
+			o.note(k, orderKey{d.End, d.Start}, d.CorrelationID)
+			if sets {
+				threads[d.TID] = struct{}{}
+				queues[d.QueueID] = struct{}{}
+				streams[d.StreamID] = struct{}{}
+				kernels[d.KernelID] = struct{}{}
+				span(d.Start, d.End)
+			}
 		case tracing.KindCounterSample:
+			o.note(k, orderKey{}, 0)
+			if !sets && !sumsOn {
+				continue
+			}
 			c := r.CounterSample()
-			if p.Sampled == nil {
-				p.Sampled = map[uint64]struct{}{}
-			}
-			p.Sampled[c.DispatchID] = struct{}{}
 			name := p.counterName(&c)
-			key := [2]uint64{c.CounterID, uint64(c.AgentNode)}
-			if _, ok := counters[key]; !ok {
-				counters[key] = struct{}{}
-				p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: name})
+			if sets {
+				if p.Sampled == nil {
+					p.Sampled = map[uint64]struct{}{}
+				}
+				p.Sampled[c.DispatchID] = struct{}{}
+				key := [2]uint64{c.CounterID, uint64(c.AgentNode)}
+				if _, ok := counters[key]; !ok {
+					counters[key] = struct{}{}
+					p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: name})
+				}
 			}
-			sk := sumKey{c.DispatchID, name}
-			sum := sums[sk]
-			if sum == nil {
-				sum = &counterSum{id: c.CounterID, name: name}
-				sums[sk] = sum
-				sumOrder = append(sumOrder, sk)
+			if sumsOn {
+				sk := sumKey{c.DispatchID, name}
+				sum := sums[sk]
+				if sum == nil {
+					sum = &counterSum{id: c.CounterID, name: name}
+					sums[sk] = sum
+					sumOrder = append(sumOrder, sk)
+				}
+				sum.value += c.Value
 			}
-			sum.value += c.Value
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			threads[c.TID] = struct{}{}
-			streams[c.StreamID] = struct{}{}
-			span(c.Start, c.End)
+			o.note(k, orderKey{c.End, c.Start}, c.CorrelationID)
+			if sets {
+				threads[c.TID] = struct{}{}
+				streams[c.StreamID] = struct{}{}
+				span(c.Start, c.End)
+			}
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			threads[a.TID] = struct{}{}
-			span(a.Start, a.End)
+			o.note(k, orderKey{a.End, a.Start}, a.CorrelationID)
+			if sets {
+				threads[a.TID] = struct{}{}
+				span(a.Start, a.End)
+			}
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			threads[s.TID] = struct{}{}
-			queues[s.QueueID] = struct{}{}
-			span(s.Start, s.End)
+			o.note(k, orderKey{s.End, s.Start}, s.CorrelationID)
+			if sets {
+				threads[s.TID] = struct{}{}
+				queues[s.QueueID] = struct{}{}
+				span(s.Start, s.End)
+			}
+		default:
+			o.observe(r)
 		}
 	}
 	// Dispatches of kernels whose symbol record was lost still need a name.
@@ -295,6 +359,43 @@ func scanProcess(r *tracing.Reader, cfg *Config) (*process, error) {
 	return p, nil
 }
 
+// scanCounts is the light pass: records and raw sizes by domain, statuses
+// and what the reader met; no record is decoded but status strings.
+func (p *process) scanCounts(r *tracing.Reader) {
+	hide := p.cfg.HideMarkers
+	for r.Next() {
+		k := r.Kind()
+		if d := kindDomain(k); d >= 0 {
+			if !(k == tracing.KindMarker && hide) {
+				p.Counts[d]++
+				p.Bytes[d] += uint64(len(r.Bytes()))
+			}
+		} else if k == tracing.KindString {
+			if s := r.String(); s.Table == tracing.TableStatus {
+				p.statuses[s.ID] = string(s.Value)
+			}
+		}
+	}
+	p.ReadStats = r.Stats()
+	r.Rewind()
+}
+
+// name formats the symbol's names: demangled once, truncated from that,
+// and the display form the options ask for (kernelname.Format's three
+// results).
+func (s *kernelSymbol) name(cfg *Config) {
+	s.Demangled = kernelname.Format(s.Raw, false, false)
+	s.Truncated = kernelname.Truncate(s.Demangled)
+	switch {
+	case cfg.MangledKernels && !cfg.TruncateKernels:
+		s.Display = s.Raw
+	case cfg.TruncateKernels:
+		s.Display = s.Truncated
+	default:
+		s.Display = s.Demangled
+	}
+}
+
 // cid is the correlation id rocprofv3 would give a record carrying raw.
 func (p *process) cid(raw uint64) uint64 { return p.order.ids.of(raw) }
 
@@ -319,15 +420,22 @@ func dropZero(s []uint64) []uint64 {
 
 func roundUp(v, to uint64) uint64 { return (v + to - 1) / to * to }
 
-// openEach opens every spool of the input in turn, scans its catalogue and
-// hands the rewound reader to fn. Only one spool is mapped at a time.
+// openEach opens every spool of the input in turn and hands fn its
+// catalogue and a rewound reader: the catalogues Write read for every
+// writer (Input.catalogues), else scanned here. Only one spool is mapped at
+// a time.
 func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
-	for _, path := range in.Spools {
+	for i, path := range in.Spools {
 		r, err := tracing.Open(path)
 		if err != nil {
 			return err
 		}
-		p, err := scanProcess(r, &in.Config)
+		var p *process
+		if in.catalogues != nil {
+			p = in.catalogues[i]
+		} else {
+			p, err = scanProcess(r, &in.Config, needWriters)
+		}
 		if err == nil {
 			if in.Config.HideMarkers {
 				r.Hide(tracing.KindMarker)

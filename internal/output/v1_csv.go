@@ -205,7 +205,7 @@ func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string) error {
 		return err
 	}
 	defer r.Close()
-	cat, err := scanProcess(r, cfg)
+	cat, err := scanProcess(r, cfg, needNames|needCounterSums)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -23,12 +23,15 @@ const (
 // share one set of files), reads each spool's catalogue, and hands every
 // group to every requested writer:
 //
-//  1. CSV, with --stats its stats files, group after group (the catalogues'
-//     counts fill Result.Groups for the run's accounting);
-//  2. collection_periods.log (Config.CollectionPeriods);
-//  3. per group that recorded something: the summaries, then every other
+//  1. CSV, with --stats its stats files (the catalogues' counts fill
+//     Result.Groups for the run's accounting);
+//  2. if the group recorded something: the summaries, then every other
 //     format in -f order, each at the destination Write gives it
-//     (<Dir>/<prefix>_<file>, or standard output for -o stdout).
+//     (<Dir>/<prefix>_<file>, or standard output for -o stdout);
+//
+// then collection_periods.log (Config.CollectionPeriods). Each spool's
+// catalogue is read once, with only what the requested writers read, and
+// handed to every writer of its group.
 //
 // Only Write decides where files go. Spools that are not readable spools
 // (a process killed while creating one) are listed in Result.Skipped, not
@@ -70,10 +73,26 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One catalogue per spool, read once for every writer, with only what
+	// the requested writers read.
+	need := needCounts
+	if csvOn || summary || len(others) > 0 {
+		need |= needNames
+	}
+	if csvOn && cfg.has(FormatCSV) {
+		need |= needCounterSums
+	}
+	if len(others) > 0 {
+		need |= needSets
+	}
 
-	// 1. Catalogues and CSV.
+	// Group by group: the catalogues, CSV, then the summaries and the other
+	// formats; a group's catalogues are dropped before the next group's
+	// are read. Result.Files lists every group's CSV files first, then the
+	// collection periods logs, then the other files.
+	var later []File
 	for _, g := range groups {
-		procs, err := scanSpools(&cfg, g.paths)
+		procs, err := scanSpools(&cfg, g.paths, need)
 		if err == nil {
 			for _, p := range procs {
 				st := p.ReadStats
@@ -88,8 +107,13 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
 		for _, p := range procs {
 			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
+			p.CounterSums = nil // CSV's alone
+		}
+		if err == nil && (len(others) > 0 || summary) {
+			err = writeOthers(&cfg, &res.Groups[len(res.Groups)-1], procs, others, summary, stream, &later)
 		}
 		if err != nil {
+			res.Files = append(res.Files, later...)
 			return res, err
 		}
 	}
@@ -99,13 +123,14 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		}
 	}
 
-	// 2. rocprofv3's collection_periods.log, when the app's environment
-	// asked for it (ROCPROF_COLLECTION_PERIOD_TESTING): the preload library
-	// noted the timer's steps in the spools.
+	// rocprofv3's collection_periods.log, when the app's environment asked
+	// for it (ROCPROF_COLLECTION_PERIOD_TESTING): the preload library noted
+	// the timer's steps in the spools.
 	if cfg.CollectionPeriods {
 		for _, g := range res.Groups {
 			wrote, err := WriteCollectionPeriods(g.Prefix, g.Spools)
 			if err != nil {
+				res.Files = append(res.Files, later...)
 				return res, fmt.Errorf("collection periods log: %w", err)
 			}
 			if wrote {
@@ -113,36 +138,41 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 			}
 		}
 	}
-
-	// 3. The summaries and the other formats, per group.
-	if len(others) == 0 && !summary {
-		return res, nil
-	}
-	for gi := range res.Groups {
-		g := &res.Groups[gi]
-		if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
-			// Nothing recorded, or less raw data than --minimum-output-data:
-			// rocprofv3 then writes none of the per-run outputs (JSON,
-			// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
-			// agent_info.csv and domain_stats.csv.
-			continue
-		}
-		in := &Input{Spools: g.Spools, Config: cfg}
-		if cfg.RankOf != nil && len(g.Processes) > 0 {
-			in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
-		}
-		if summary {
-			if err := writeSummaryTo(g.Prefix, in, res); err != nil {
-				return res, err
-			}
-		}
-		for _, w := range others {
-			if err := w.writeGroup(g, in, stream, res); err != nil {
-				return res, err
-			}
-		}
-	}
+	res.Files = append(res.Files, later...)
 	return res, nil
+}
+
+// writeOthers writes one group's summaries and formats besides CSV from
+// its catalogues, listing the files in files.
+func writeOthers(cfg *Config, g *Group, procs []*csvProcess, others []*Writer, summary, stream bool,
+	files *[]File) error {
+	if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
+		// Nothing recorded, or less raw data than --minimum-output-data:
+		// rocprofv3 then writes none of the per-run outputs (JSON,
+		// Perfetto, OTF2, ROCpd, summaries), as the CSV side skips
+		// agent_info.csv and domain_stats.csv.
+		return nil
+	}
+	in := &Input{Spools: g.Spools, Config: *cfg, catalogues: make([]*process, len(procs))}
+	for i, p := range procs {
+		in.catalogues[i] = p.process
+	}
+	if cfg.RankOf != nil && len(g.Processes) > 0 {
+		in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
+	}
+	res := &Result{}
+	defer func() { *files = append(*files, res.Files...) }()
+	if summary {
+		if err := writeSummaryTo(g.Prefix, in, res); err != nil {
+			return err
+		}
+	}
+	for _, w := range others {
+		if err := w.writeGroup(g, in, stream, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeGroup writes one group in the writer's format at the destination
