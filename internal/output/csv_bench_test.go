@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -32,8 +33,8 @@ func (discardFile) Write(p []byte) (int, error) { return len(p), nil }
 func (discardFile) Commit() error               { return nil }
 func (discardFile) Abort()                      {}
 
-func (discardFS) MkdirAll(string) error             { return nil }
-func (discardFS) Create(string) (OutputFile, error) { return discardFile{}, nil }
+func (discardFS) MkdirAll(string) error                   { return nil }
+func (discardFS) Create(string) (model.OutputFile, error) { return discardFile{}, nil }
 
 // csvBenchSpool writes a spool of n mixed records (API calls, dispatches,
 // copies, markers, allocations) shaped like a HIP app's trace.
@@ -88,14 +89,14 @@ func BenchmarkCSVWrite(b *testing.B) {
 	csvBenchSpool(b, spools, n)
 	for _, tc := range []struct {
 		name string
-		fs   FileSystem
+		fs   model.FileSystem
 	}{{"formatting", discardFS{}}, {"files", nil}} {
 		b.Run(tc.name, func(b *testing.B) {
 			out := b.TempDir()
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
-				res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true,
+				res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, Stats: true,
 					PrefixTemplate: "bench", FS: tc.fs}, spools)
 				require.NoError(b, err)
 				require.Equal(b, uint64(n+14), res.Processes[0].Records)
@@ -121,7 +122,7 @@ func TestHelperCSVChild(t *testing.T) {
 	out, err := os.MkdirTemp("", "rpg-csv-child-")
 	require.NoError(t, err)
 	defer os.RemoveAll(out)
-	_, err = Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true,
+	_, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, Stats: true,
 		PrefixTemplate: "bench"}, dir)
 	require.NoError(t, err)
 	// VmHWM is this image's own peak (getrusage's maxrss of a child would

@@ -1,25 +1,27 @@
 package output
 
+import "github.com/rocprof-go/rocprof-go/internal/output/model"
+
 // csvHeaders are the column rows, names exactly as rocprofv3 prints them.
-var csvHeaders = [numDomains][]string{
-	domKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
+var csvHeaders = [model.NumDomains][]string{
+	model.DomKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
 		"Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X",
 		"Grid_Size_Y", "Grid_Size_Z"},
-	domHSA:  csvAPIColumns,
-	domHIP:  csvAPIColumns,
-	domRCCL: csvAPIColumns,
-	domCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
+	model.DomHSA:  csvAPIColumns,
+	model.DomHIP:  csvAPIColumns,
+	model.DomRCCL: csvAPIColumns,
+	model.DomCopy: {"Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	domAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
+	model.DomAlloc: {"Kind", "Operation", "Agent_Id", "Allocation_Size", "Address",
 		"Correlation_Id", "Start_Timestamp", "End_Timestamp"},
-	domMarker: csvAPIColumns,
-	domCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
+	model.DomMarker: csvAPIColumns,
+	model.DomCounter: {"Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id",
 		"Thread_Id", "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
 		"Counter_Name", "Counter_Value", "Start_Timestamp", "End_Timestamp"},
-	domScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
+	model.DomScratch: {"Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
 		"Start_Timestamp", "End_Timestamp", "Allocation_Size"},
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // csvFlushSize is how much a CSV file buffers before writing.
@@ -17,13 +19,13 @@ const csvFlushSize = 256 << 10
 // byte buffer with strconv.Append*; a row is begun with begin and finished
 // with end.
 type csvFile struct {
-	fs     FileSystem
+	fs     model.FileSystem
 	path   string
 	name   string
 	domain string
 	header []string
 	plain  bool // header names unquoted (rocprof v1's results.csv without --stats)
-	w      OutputFile
+	w      model.OutputFile
 	buf    []byte
 	rows   uint64
 	bytes  int64
@@ -31,7 +33,7 @@ type csvFile struct {
 	done   bool // committed: complete under its final name
 }
 
-func newCSVFile(fs FileSystem, prefix, name, domain string, header []string) *csvFile {
+func newCSVFile(fs model.FileSystem, prefix, name, domain string, header []string) *csvFile {
 	return &csvFile{fs: fs, path: prefix + "_" + name + ".csv", name: name, domain: domain,
 		header: header}
 }

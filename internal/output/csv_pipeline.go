@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -44,15 +45,15 @@ type csvDispatchRow struct {
 
 // csvBatch is a run of consecutive records, split by domain.
 type csvBatch struct {
-	api        [numDomains][]csvAPIRow // domHIP, domHSA, domMarker, domRCCL
+	api        [model.NumDomains][]csvAPIRow // domHIP, domHSA, domMarker, domRCCL
 	dispatches []csvDispatchRow
 	copies     []tracing.MemoryCopy
 	allocs     []tracing.MemoryAllocation
 	scratch    []tracing.ScratchMemory
 	n          int
 
-	out  [numDomains][]byte // formatted rows per domain
-	rows [numDomains]uint64
+	out  [model.NumDomains][]byte // formatted rows per domain
+	rows [model.NumDomains]uint64
 	seq  uint64 // batches are numbered in reading order
 }
 
@@ -96,7 +97,7 @@ func (t *csvTurn) done() {
 }
 
 // writeProcess streams one spool's records into the set's files.
-func (g *csvGroup) writeProcess(p *csvProcess, r *spoolView) {
+func (g *csvGroup) writeProcess(p *csvProcess, r *model.SpoolView) {
 	workers := csvFormatWorkers()
 	depth := 2*workers + 1
 	free := make(chan *csvBatch, depth)
@@ -136,7 +137,7 @@ func (g *csvGroup) writeProcess(p *csvProcess, r *spoolView) {
 
 // readBatches walks the spool: records in rocprofv3's order (order.go), decoded and named,
 // in numbered batches handed to the formatting goroutines.
-func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatch,
+func (g *csvGroup) readBatches(p *csvProcess, r *model.SpoolView, free <-chan *csvBatch,
 	work chan<- *csvBatch) {
 	defer close(work)
 	var b *csvBatch
@@ -148,10 +149,10 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 		}
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
-			d := kindDomain(r.Kind())
+			d := model.KindDomain(r.Kind())
 			a := r.APICall()
 			b.api[d] = append(b.api[d], csvAPIRow{domain: a.Domain.String(),
-				name: p.funcName(a.Domain, a.Function), tid: uint64(a.TID),
+				name: p.FuncName(a.Domain, a.Function), tid: uint64(a.TID),
 				corr: a.CorrelationID, start: a.Start, end: a.End})
 		case tracing.KindMarker:
 			m := r.Marker()
@@ -161,14 +162,14 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 			} else {
 				name = m.Function.String()
 			}
-			b.api[domMarker] = append(b.api[domMarker], csvAPIRow{
+			b.api[model.DomMarker] = append(b.api[model.DomMarker], csvAPIRow{
 				domain: m.Domain.String(), name: name, tid: uint64(m.TID),
 				corr: m.CorrelationID, start: m.Start, end: m.End})
 		case tracing.KindKernelDispatch:
 			b.dispatches = append(b.dispatches, csvDispatchRow{d: r.KernelDispatch()})
 			row := &b.dispatches[len(b.dispatches)-1]
 			row.k = p.kernel(row.d.KernelID, &row.d)
-			row.name = p.renamer.name(row.d.TID, row.d.CorrelationID, row.k.name)
+			row.name = p.Renamer.Name(row.d.TID, row.d.CorrelationID, row.k.name)
 		case tracing.KindMemoryCopy:
 			b.copies = append(b.copies, r.MemoryCopy())
 		case tracing.KindMemoryAllocation:
@@ -193,25 +194,25 @@ func (g *csvGroup) readBatches(p *csvProcess, r *spoolView, free <-chan *csvBatc
 // writes them.
 func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 	pid := uint64(uint32(p.Info.PID))
-	for _, d := range [...]domain{domHIP, domHSA, domMarker, domRCCL} {
+	for _, d := range [...]model.Domain{model.DomHIP, model.DomHSA, model.DomMarker, model.DomRCCL} {
 		if g.files[d] == nil || len(bt.api[d]) == 0 {
 			continue
 		}
 		b := bt.out[d]
 		for i := range bt.api[d] {
 			a := &bt.api[d][i]
-			b = appendAPIRow(b, a.domain, a.name, pid, a.tid, p.cid(a.corr), a.start, a.end)
+			b = appendAPIRow(b, a.domain, a.name, pid, a.tid, p.CID(a.corr), a.start, a.end)
 			b = append(b, '\n')
 		}
 		bt.out[d], bt.rows[d] = b, uint64(len(bt.api[d]))
 	}
-	if g.files[domKernel] != nil && len(bt.dispatches) > 0 {
-		b := bt.out[domKernel]
+	if g.files[model.DomKernel] != nil && len(bt.dispatches) > 0 {
+		b := bt.out[model.DomKernel]
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
 			d, k := &row.d, row.k
 			b = append(b, `"KERNEL_DISPATCH",`...)
-			b = appendQuoted(b, p.label(d.AgentNode))
+			b = appendQuoted(b, p.Label(d.AgentNode))
 			b = append(b, ',')
 			b = appendUint(b, d.QueueID)
 			b = appendUint(b, d.StreamID)
@@ -220,7 +221,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendUint(b, d.KernelID)
 			b = appendQuoted(b, row.name)
 			b = append(b, ',')
-			b = appendUint(b, p.cid(d.CorrelationID))
+			b = appendUint(b, p.CID(d.CorrelationID))
 			b = appendUint(b, d.Start)
 			b = appendUint(b, d.End)
 			b = appendUint(b, k.ldsBlockSize)
@@ -236,36 +237,36 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, uint64(d.Grid[2]))
 			b = append(b, '\n')
 		}
-		bt.out[domKernel], bt.rows[domKernel] = b, uint64(len(bt.dispatches))
+		bt.out[model.DomKernel], bt.rows[model.DomKernel] = b, uint64(len(bt.dispatches))
 	}
-	if g.files[domCopy] != nil && len(bt.copies) > 0 {
-		b := bt.out[domCopy]
+	if g.files[model.DomCopy] != nil && len(bt.copies) > 0 {
+		b := bt.out[model.DomCopy]
 		for i := range bt.copies {
 			c := &bt.copies[i]
 			b = append(b, `"MEMORY_COPY",`...)
 			b = appendQuoted(b, c.Direction.String())
 			b = append(b, ',')
 			b = appendUint(b, c.StreamID)
-			b = appendQuoted(b, p.label(c.SrcAgentNode))
+			b = appendQuoted(b, p.Label(c.SrcAgentNode))
 			b = append(b, ',')
-			b = appendQuoted(b, p.label(c.DstAgentNode))
+			b = appendQuoted(b, p.Label(c.DstAgentNode))
 			b = append(b, ',')
-			b = appendUint(b, p.cid(c.CorrelationID))
+			b = appendUint(b, p.CID(c.CorrelationID))
 			b = appendUint(b, c.Start)
 			b = appendDecimal(b, c.End)
 			b = append(b, '\n')
 		}
-		bt.out[domCopy], bt.rows[domCopy] = b, uint64(len(bt.copies))
+		bt.out[model.DomCopy], bt.rows[model.DomCopy] = b, uint64(len(bt.copies))
 	}
-	if g.files[domAlloc] != nil && len(bt.allocs) > 0 {
-		b := bt.out[domAlloc]
+	if g.files[model.DomAlloc] != nil && len(bt.allocs) > 0 {
+		b := bt.out[model.DomAlloc]
 		for i := range bt.allocs {
 			a := &bt.allocs[i]
 			b = append(b, `"MEMORY_ALLOCATION",`...)
 			b = appendQuoted(b, a.Operation.String())
 			b = append(b, ',')
 			if a.Operation.IsAllocate() {
-				b = appendQuoted(b, p.label(a.AgentNode))
+				b = appendQuoted(b, p.Label(a.AgentNode))
 			} else {
 				b = append(b, `""`...)
 			}
@@ -273,21 +274,21 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendUint(b, a.Size)
 			b = appendAddress(b, a.Address)
 			b = append(b, ',')
-			b = appendUint(b, p.cid(a.CorrelationID))
+			b = appendUint(b, p.CID(a.CorrelationID))
 			b = appendUint(b, a.Start)
 			b = appendDecimal(b, a.End)
 			b = append(b, '\n')
 		}
-		bt.out[domAlloc], bt.rows[domAlloc] = b, uint64(len(bt.allocs))
+		bt.out[model.DomAlloc], bt.rows[model.DomAlloc] = b, uint64(len(bt.allocs))
 	}
-	if g.files[domScratch] != nil && len(bt.scratch) > 0 {
-		b := bt.out[domScratch]
+	if g.files[model.DomScratch] != nil && len(bt.scratch) > 0 {
+		b := bt.out[model.DomScratch]
 		for i := range bt.scratch {
 			s := &bt.scratch[i]
 			b = append(b, `"SCRATCH_MEMORY",`...)
 			b = appendQuoted(b, s.Operation.String())
 			b = append(b, ',')
-			b = appendQuoted(b, p.label(s.AgentNode))
+			b = appendQuoted(b, p.Label(s.AgentNode))
 			b = append(b, ',')
 			b = appendUint(b, s.QueueID)
 			b = appendUint(b, uint64(s.TID))
@@ -297,7 +298,7 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 			b = appendDecimal(b, s.Size)
 			b = append(b, '\n')
 		}
-		bt.out[domScratch], bt.rows[domScratch] = b, uint64(len(bt.scratch))
+		bt.out[model.DomScratch], bt.rows[model.DomScratch] = b, uint64(len(bt.scratch))
 	}
 }
 
@@ -306,29 +307,29 @@ func (g *csvGroup) formatBatch(p *csvProcess, bt *csvBatch) {
 // dispatch's first record). It returns the dispatch ids whose counter rows
 // are written.
 func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]bool) map[uint64]bool {
-	for _, d := range [...]domain{domHIP, domHSA, domMarker, domRCCL} {
+	for _, d := range [...]model.Domain{model.DomHIP, model.DomHSA, model.DomMarker, model.DomRCCL} {
 		t := g.stats[d]
 		if t == nil {
 			continue
 		}
 		var last string
-		var lastStat *namedStat
+		var lastStat *model.NamedStat
 		for i := range bt.api[d] {
 			a := &bt.api[d][i]
 			if lastStat == nil || a.name != last {
 				last = a.name
-				lastStat = t.get(a.name)
+				lastStat = t.Get(a.name)
 			}
-			lastStat.add(spanUnsigned(a.start, a.end))
+			lastStat.Add(model.SpanUnsigned(a.start, a.end))
 		}
 	}
-	countersOn := len(p.CounterSums) > 0 && g.files[domCounter] != nil
-	if t := g.stats[domKernel]; t != nil || countersOn {
+	countersOn := len(p.CounterSums) > 0 && g.files[model.DomCounter] != nil
+	if t := g.stats[model.DomKernel]; t != nil || countersOn {
 		for i := range bt.dispatches {
 			row := &bt.dispatches[i]
 			d := &row.d
 			if t != nil {
-				t.get(row.name).add(spanUnsigned(d.Start, d.End))
+				t.Get(row.name).Add(model.SpanUnsigned(d.Start, d.End))
 			}
 			if !countersOn {
 				continue
@@ -344,22 +345,22 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 			}
 		}
 	}
-	if t := g.stats[domCopy]; t != nil {
+	if t := g.stats[model.DomCopy]; t != nil {
 		for i := range bt.copies {
 			c := &bt.copies[i]
-			t.get(c.Direction.String()).add(spanUnsigned(c.Start, c.End))
+			t.Get(c.Direction.String()).Add(model.SpanUnsigned(c.Start, c.End))
 		}
 	}
-	if t := g.stats[domAlloc]; t != nil {
+	if t := g.stats[model.DomAlloc]; t != nil {
 		for i := range bt.allocs {
 			a := &bt.allocs[i]
-			t.get(a.Operation.String()).add(spanUnsigned(a.Start, a.End))
+			t.Get(a.Operation.String()).Add(model.SpanUnsigned(a.Start, a.End))
 		}
 	}
-	if t := g.stats[domScratch]; t != nil {
+	if t := g.stats[model.DomScratch]; t != nil {
 		for i := range bt.scratch {
 			s := &bt.scratch[i]
-			t.get(s.Operation.String()).add(spanUnsigned(s.Start, s.End))
+			t.Get(s.Operation.String()).Add(model.SpanUnsigned(s.Start, s.End))
 		}
 	}
 	return counted

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -43,17 +44,17 @@ func TestCSVPipelineSameBytes(t *testing.T) {
 	_, err := sp.WriteFile(spools)
 	require.NoError(t, err)
 
-	write := func(procs int, cfg Config) map[string]string {
+	write := func(procs int, cfg model.Config) map[string]string {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		cfg.Dir = t.TempDir()
 		_, err := Write(cfg, spools)
 		require.NoError(t, err)
 		return readTree(t, cfg.Dir)
 	}
-	for _, cfg := range []Config{
-		{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "%pid%"},
-		{Formats: []Format{FormatCSV}, Stats: true, KernelRename: true, TruncateKernels: true, PrefixTemplate: "all"},
-		{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "res.csv"},
+	for _, cfg := range []model.Config{
+		{Formats: []model.Format{model.FormatCSV}, Stats: true, PrefixTemplate: "%pid%"},
+		{Formats: []model.Format{model.FormatCSV}, Stats: true, KernelRename: true, TruncateKernels: true, PrefixTemplate: "all"},
+		{Formats: []model.Format{model.FormatCSV}, Stats: true, PrefixTemplate: "res.csv"},
 	} {
 		one, four := write(1, cfg), write(4, cfg)
 		require.NotEmpty(t, one)

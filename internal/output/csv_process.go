@@ -3,6 +3,7 @@ package output
 import (
 	"strconv"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -19,12 +20,12 @@ type csvKernel struct {
 // catalogue, and the kernel columns the rows ask for per dispatch (made
 // once per kernel).
 type csvProcess struct {
-	*process
+	*model.Catalogue
 	kernels map[uint64]*csvKernel
 }
 
-func newCSVProcess(p *process) *csvProcess {
-	return &csvProcess{process: p, kernels: map[uint64]*csvKernel{}}
+func newCSVProcess(p *model.Catalogue) *csvProcess {
+	return &csvProcess{Catalogue: p, kernels: map[uint64]*csvKernel{}}
 }
 
 // kernel returns the CSV columns of a kernel id. A kernel whose symbol the
@@ -37,11 +38,11 @@ func (p *csvProcess) kernel(id uint64, d *tracing.KernelDispatch) *csvKernel {
 	}
 	var k *csvKernel
 	if s, ok := p.Symbols[id]; ok && !s.Lost {
-		k = &csvKernel{name: s.Display, ldsBlockSize: roundUp(uint64(s.GroupSegmentSize), 512),
+		k = &csvKernel{name: s.Display, ldsBlockSize: model.RoundUp(uint64(s.GroupSegmentSize), 512),
 			vgpr: s.VGPRCount, agpr: s.AGPRCount, sgpr: s.SGPRCount, object: s.KernelObject}
 	} else {
 		k = &csvKernel{name: "unknown_kernel_" + strconv.FormatUint(id, 10),
-			ldsBlockSize: roundUp(uint64(d.GroupSegmentSize), 512),
+			ldsBlockSize: model.RoundUp(uint64(d.GroupSegmentSize), 512),
 			vgpr:         d.VGPRCount, agpr: d.AGPRCount, sgpr: d.SGPRCount}
 	}
 	p.kernels[id] = k

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
@@ -18,7 +19,7 @@ func TestCSVFromRecorder(t *testing.T) {
 	cmd := spooltest.DriverCommand(t, spools, "fork", "2", "1000")
 	require.NoError(t, cmd.Run())
 	out := t.TempDir()
-	res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true,
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, Stats: true,
 		PrefixTemplate: "all"}, spools)
 	require.NoError(t, err)
 	require.Len(t, res.Processes, 1+children)

@@ -1,15 +1,17 @@
 package output
 
+import "github.com/rocprof-go/rocprof-go/internal/output/model"
+
 // writeStats writes rows sorted by total duration, largest first.
-func writeStats(f *csvFile, rows []*namedStat) {
-	sorted := byTotalDesc(rows)
+func writeStats(f *csvFile, rows []*model.NamedStat) {
+	sorted := model.ByTotalDesc(rows)
 	var grand float64
 	for _, r := range sorted {
 		grand += float64(r.Sum)
 	}
 	for _, r := range sorted {
 		b := f.begin()
-		b = appendQuoted(b, r.name)
+		b = appendQuoted(b, r.Name)
 		b = append(b, ',')
 		b = appendUint(b, r.Count)
 		b = appendUint(b, r.Sum)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // IsStreamName reports whether -o names one of rocprofv3's output streams
@@ -20,7 +22,7 @@ func IsStreamName(name string) bool {
 }
 
 // stdout is where Write sends the files when -o is a stream name.
-func (c *Config) stdout() io.Writer {
+func stdout(c *model.Config) io.Writer {
 	if c.Stdout != nil {
 		return c.Stdout
 	}
@@ -37,7 +39,7 @@ type streamFS struct {
 
 func (s *streamFS) MkdirAll(string) error { return nil }
 
-func (s *streamFS) Create(string) (OutputFile, error) { return &streamFile{fs: s}, nil }
+func (s *streamFS) Create(string) (model.OutputFile, error) { return &streamFile{fs: s}, nil }
 
 type streamFile struct {
 	fs  *streamFS

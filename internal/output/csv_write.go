@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // scanSpools reads the catalogue of each spool of a group (one pass each),
 // with what need asks for.
-func scanSpools(cfg *Config, paths []string, need needs) ([]*csvProcess, error) {
+func scanSpools(cfg *model.Config, paths []string, need model.Needs) ([]*csvProcess, error) {
 	procs := make([]*csvProcess, 0, len(paths))
 	for _, path := range paths {
 		r, err := tracing.Open(path)
 		if err != nil {
 			return procs, err
 		}
-		p, err := scanProcess(r, cfg, need)
+		p, err := model.Scan(r, cfg, need)
 		_ = r.Close()
 		if err != nil {
 			return procs, fmt.Errorf("%s: %w", path, err)
@@ -27,8 +28,8 @@ func scanSpools(cfg *Config, paths []string, need needs) ([]*csvProcess, error) 
 }
 
 // newGroup sums up a group's processes once their catalogues are read.
-func newGroup(prefix string, procs []*csvProcess) Group {
-	g := Group{Prefix: prefix, Records: map[string]uint64{}}
+func newGroup(prefix string, procs []*csvProcess) model.Group {
+	g := model.Group{Prefix: prefix, Records: map[string]uint64{}}
 	for _, p := range procs {
 		g.Spools = append(g.Spools, p.Info.Path)
 		g.Processes = append(g.Processes, p.Info)
@@ -36,7 +37,7 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 			g.Bytes += p.Bytes[d]
 			g.Events += p.Counts[d]
 			if p.Counts[d] > 0 {
-				g.Records[domains[d].column] += p.Counts[d]
+				g.Records[model.Domains[d].Column] += p.Counts[d]
 			}
 		}
 	}
@@ -45,16 +46,16 @@ func newGroup(prefix string, procs []*csvProcess) Group {
 
 // csvGroup writes one set of files.
 type csvGroup struct {
-	cfg    *Config
+	cfg    *model.Config
 	prefix string
-	files  [numDomains]*csvFile // nil: domain not written
-	stats  [numDomains]*statTable
+	files  [model.NumDomains]*csvFile // nil: domain not written
+	stats  [model.NumDomains]*model.StatTable
 	rows   []byte
 }
 
-func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result) error {
+func writeCSVGroup(cfg *model.Config, prefix string, procs []*csvProcess, res *model.Result) error {
 	// The catalogues (pass 1) hold each domain's raw size.
-	var bytes [numDomains]uint64
+	var bytes [model.NumDomains]uint64
 	var total uint64
 	for _, p := range procs {
 		for d := range bytes {
@@ -63,20 +64,20 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		}
 	}
 	g := &csvGroup{cfg: cfg, prefix: prefix}
-	csvOn := cfg.has(FormatCSV)
-	for _, d := range csvOrder {
+	csvOn := cfg.Has(model.FormatCSV)
+	for _, d := range model.CSVOrder {
 		if bytes[d] == 0 || bytes[d] < cfg.MinimumOutputBytes {
 			continue
 		}
-		if d == domKernel && cfg.OmitKernelTrace {
+		if d == model.DomKernel && cfg.OmitKernelTrace {
 			continue // dispatch records exist only to carry the counters' dispatch columns
 		}
 		if csvOn {
-			g.files[d] = newCSVFile(cfg.FS, prefix, domains[d].csvFile, domains[d].column,
+			g.files[d] = newCSVFile(cfg.FS, prefix, model.Domains[d].CSVFile, model.Domains[d].Column,
 				csvHeaders[d])
 		}
-		if cfg.Stats && domains[d].csvStats != "" {
-			g.stats[d] = &statTable{}
+		if cfg.Stats && model.Domains[d].CSVStats != "" {
+			g.stats[d] = &model.StatTable{}
 		}
 	}
 
@@ -90,7 +91,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		if cfg.HideMarkers {
 			r.Hide(tracing.KindMarker)
 		}
-		g.writeProcess(p, newSpoolView(r, &p.order))
+		g.writeProcess(p, model.NewSpoolView(r, &p.Order))
 		_ = r.Close()
 	}
 
@@ -100,20 +101,20 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			firstErr = err
 		}
 	}
-	for _, d := range csvOrder {
+	for _, d := range model.CSVOrder {
 		if f := g.files[d]; f != nil {
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name,
+				res.Files = append(res.Files, model.File{Path: f.path, Format: model.FormatCSV, Name: f.name,
 					Domain: f.domain, Records: f.rows, Bytes: f.bytes})
 			}
 		}
-		if t := g.stats[d]; t != nil && len(t.rows) > 0 {
-			f := newCSVFile(cfg.FS, prefix, domains[d].csvStats, domains[d].column, csvStatsColumns)
-			writeStats(f, t.rows)
+		if t := g.stats[d]; t != nil && len(t.Rows) > 0 {
+			f := newCSVFile(cfg.FS, prefix, model.Domains[d].CSVStats, model.Domains[d].Column, csvStatsColumns)
+			writeStats(f, t.Rows)
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Domain: f.domain,
+				res.Files = append(res.Files, model.File{Path: f.path, Format: model.FormatCSV, Name: f.name, Domain: f.domain,
 					Records: f.rows, Bytes: f.bytes})
 			}
 		}
@@ -126,15 +127,15 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 		writeAgents(f, procs)
 		keep(f.close())
 		if f.created() {
-			res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Records: f.rows,
+			res.Files = append(res.Files, model.File{Path: f.path, Format: model.FormatCSV, Name: f.name, Records: f.rows,
 				Bytes: f.bytes})
 		}
 	}
 	if cfg.Stats {
-		var rows []*namedStat
-		for _, d := range csvOrder {
-			if t := g.stats[d]; t != nil && len(t.rows) > 0 {
-				rows = append(rows, &namedStat{name: domains[d].column, stat: t.merged()})
+		var rows []*model.NamedStat
+		for _, d := range model.CSVOrder {
+			if t := g.stats[d]; t != nil && len(t.Rows) > 0 {
+				rows = append(rows, &model.NamedStat{Name: model.Domains[d].Column, Stat: t.Merged()})
 			}
 		}
 		if len(rows) > 0 {
@@ -142,7 +143,7 @@ func writeCSVGroup(cfg *Config, prefix string, procs []*csvProcess, res *Result)
 			writeStats(f, rows)
 			keep(f.close())
 			if f.created() {
-				res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Records: f.rows,
+				res.Files = append(res.Files, model.File{Path: f.path, Format: model.FormatCSV, Name: f.name, Records: f.rows,
 					Bytes: f.bytes})
 			}
 		}
@@ -192,7 +193,7 @@ func writeAgents(f *csvFile, procs []*csvProcess) {
 // no dispatch record for (the process died before the shim wrote it), so no
 // collected value is lost; their dispatch columns are zero.
 func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
-	if g.files[domCounter] == nil || len(p.CounterSums) == len(counted) {
+	if g.files[model.DomCounter] == nil || len(p.CounterSums) == len(counted) {
 		return
 	}
 	ids := make([]uint64, 0, len(p.CounterSums))
@@ -210,15 +211,15 @@ func (g *csvGroup) orphanCounterRows(p *csvProcess, counted map[uint64]bool) {
 
 // counterRows writes one dispatch's counter_collection.csv rows.
 func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvKernel,
-	name string, sums []counterSum) {
-	f := g.files[domCounter]
+	name string, sums []model.CounterSum) {
+	f := g.files[model.DomCounter]
 	grid := uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2])
 	wg := uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2])
 	for _, s := range sums {
 		b := f.begin()
-		b = appendUint(b, p.cid(d.CorrelationID))
+		b = appendUint(b, p.CID(d.CorrelationID))
 		b = appendUint(b, d.DispatchID)
-		b = appendQuoted(b, p.label(d.AgentNode))
+		b = appendQuoted(b, p.Label(d.AgentNode))
 		b = append(b, ',')
 		b = appendUint(b, d.QueueID)
 		b = appendUint(b, uint64(uint32(p.Info.PID)))
@@ -233,19 +234,14 @@ func (g *csvGroup) counterRows(p *csvProcess, d *tracing.KernelDispatch, k *csvK
 		b = appendUint(b, uint64(k.vgpr))
 		b = appendUint(b, uint64(k.agpr))
 		b = appendUint(b, uint64(k.sgpr))
-		b = appendQuoted(b, s.name)
+		b = appendQuoted(b, s.Name)
 		b = append(b, ',')
-		b = appendTraceFloat(b, s.value)
+		b = appendTraceFloat(b, s.Value)
 		b = append(b, ',')
 		b = appendUint(b, d.Start)
 		b = appendDecimal(b, d.End)
 		f.end(b)
 	}
-}
-
-// String describes a file for logs.
-func (f File) String() string {
-	return fmt.Sprintf("%s (%s, %d rows, %d bytes)", f.Path, f.Name, f.Records, f.Bytes)
 }
 
 // appendAPIRow appends the seven columns API and marker traces share:

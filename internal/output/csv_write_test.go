@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -139,14 +140,14 @@ func TestCSVGolden(t *testing.T) {
 		"out_counter_collection.csv"}
 	cases := []struct {
 		name string
-		cfg  Config
+		cfg  model.Config
 		only []string
 	}{
-		{"default", Config{Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "out"}, nil},
-		{"mangled.absolute", Config{Formats: []Format{FormatCSV}, PrefixTemplate: "out",
-			MangledKernels: true, AgentIndex: AgentIndexAbsolute}, labelled},
-		{"truncated.type-relative", Config{Formats: []Format{FormatCSV}, PrefixTemplate: "out",
-			TruncateKernels: true, AgentIndex: AgentIndexTypeRelative}, labelled},
+		{"default", model.Config{Formats: []model.Format{model.FormatCSV}, Stats: true, PrefixTemplate: "out"}, nil},
+		{"mangled.absolute", model.Config{Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "out",
+			MangledKernels: true, AgentIndex: model.AgentIndexAbsolute}, labelled},
+		{"truncated.type-relative", model.Config{Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "out",
+			TruncateKernels: true, AgentIndex: model.AgentIndexTypeRelative}, labelled},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,10 +182,10 @@ func TestCSVFileSetAndCounts(t *testing.T) {
 	spools := t.TempDir()
 	csvFixture(t, spools, 100)
 	out := t.TempDir()
-	res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true,
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, Stats: true,
 		PrefixTemplate: "out"}, spools)
 	require.NoError(t, err)
-	byName := map[string]File{}
+	byName := map[string]model.File{}
 	for _, f := range res.Files {
 		byName[f.Name] = f
 		require.Equal(t, filepath.Join(out, "out_"+f.Name+".csv"), f.Path)
@@ -210,7 +211,7 @@ func TestCSVGroupsProcessesByPrefix(t *testing.T) {
 
 	// Default prefix: one set of files per process.
 	out := t.TempDir()
-	_, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}}, spools)
+	_, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}}, spools)
 	require.NoError(t, err)
 	files := readTree(t, out)
 	require.Contains(t, files, "node01/100_kernel_trace.csv")
@@ -218,7 +219,7 @@ func TestCSVGroupsProcessesByPrefix(t *testing.T) {
 
 	// One prefix for both: one set, told apart by Process_Id.
 	out = t.TempDir()
-	res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "all"}, spools)
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "all"}, spools)
 	require.NoError(t, err)
 	files = readTree(t, out)
 	hip := files["all_hip_api_trace.csv"]
@@ -234,7 +235,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 	csvFixture(t, spools, 100)
 	out := t.TempDir()
 	// The HIP domain holds 5 records of 48 bytes; the HSA domain one.
-	res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o",
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 		MinimumOutputBytes: 200}, spools)
 	require.NoError(t, err)
 	files := readTree(t, out)
@@ -243,7 +244,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 	require.Contains(t, files, "o_agent_info.csv")
 
 	out = t.TempDir()
-	res, err = Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o",
+	res, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 		MinimumOutputBytes: 1 << 30}, spools)
 	require.NoError(t, err)
 	require.Empty(t, res.Files)
@@ -254,7 +255,7 @@ func TestCSVStatsWithoutCSVFormat(t *testing.T) {
 	spools := t.TempDir()
 	csvFixture(t, spools, 100)
 	out := t.TempDir()
-	_, err := Write(Config{Dir: out, Formats: []Format{"rocpd"}, Stats: true, PrefixTemplate: "o"}, spools)
+	_, err := Write(model.Config{Dir: out, Formats: []model.Format{"rocpd"}, Stats: true, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
 	files := readTree(t, out)
 	require.Contains(t, files, "o_kernel_stats.csv")
@@ -266,12 +267,12 @@ func TestCSVStatsWithoutCSVFormat(t *testing.T) {
 // fullFS fails every write with ENOSPC, as a full disk would, after the
 // first after bytes.
 type fullFS struct {
-	osFS
+	model.OSFS
 	after int
 }
 
 type fullFile struct {
-	OutputFile
+	model.OutputFile
 	left int
 }
 
@@ -285,8 +286,8 @@ func (w *fullFile) Write(p []byte) (int, error) {
 	return n, syscall.ENOSPC
 }
 
-func (fs fullFS) Create(path string) (OutputFile, error) {
-	f, err := fs.osFS.Create(path)
+func (fs fullFS) Create(path string) (model.OutputFile, error) {
+	f, err := fs.OSFS.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +299,7 @@ func TestCSVDiskFull(t *testing.T) {
 	csvFixture(t, spools, 100)
 	for _, after := range []int{0, 100, 500} {
 		out := t.TempDir()
-		res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o",
+		res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 			FS: fullFS{after: after}}, spools)
 		require.Error(t, err)
 		require.True(t, errors.Is(err, syscall.ENOSPC))
@@ -326,7 +327,7 @@ func TestCSVSkipsUnfinishedSpool(t *testing.T) {
 	// A process killed while creating its spool leaves a file without magic.
 	require.NoError(t, os.WriteFile(filepath.Join(spools, "rpg-5-5-0.spool"),
 		make([]byte, tracing.ChunkSize), 0o600))
-	res, err := Write(Config{Dir: t.TempDir(), Formats: []Format{FormatCSV}}, spools)
+	res, err := Write(model.Config{Dir: t.TempDir(), Formats: []model.Format{model.FormatCSV}}, spools)
 	require.NoError(t, err)
 	require.Len(t, res.Skipped, 1)
 	require.Contains(t, res.Skipped[0], "rpg-5-5-0.spool")
@@ -357,17 +358,17 @@ func TestCSVNumberFormats(t *testing.T) {
 }
 
 func TestCSVStatsMath(t *testing.T) {
-	var s namedStat
+	var s model.NamedStat
 	for _, d := range []uint64{10, 20, 30, 40} {
-		s.add(spanUnsigned(100, 100+d))
+		s.Add(model.SpanUnsigned(100, 100+d))
 	}
 	require.Equal(t, uint64(100), s.Sum)
 	require.Equal(t, uint64(10), s.Min)
 	require.Equal(t, uint64(40), s.Max)
 	require.InDelta(t, 25.0, s.Mean(), 1e-12)
 	require.InDelta(t, 12.909944487358056, s.StdDev(), 1e-9) // sample stddev
-	var one namedStat
-	one.add(spanUnsigned(0, 5))
+	var one model.NamedStat
+	one.Add(model.SpanUnsigned(0, 5))
 	require.Zero(t, one.StdDev())
 }
 
@@ -379,10 +380,10 @@ func TestCSVCounterWithoutDispatchRecord(t *testing.T) {
 	_, err := b.WriteFile(spools)
 	require.NoError(t, err)
 	out := t.TempDir()
-	_, err = Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "o"}, spools)
+	_, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
 	files := readTree(t, out)
-	require.Equal(t, csvHeaderLine(csvHeaders[domCounter])+
+	require.Equal(t, csvHeaderLine(csvHeaders[model.DomCounter])+
 		`0,99,"Agent 0",0,7,0,0,0,"unknown_kernel",0,0,0,0,0,0,"SQ_WAVES",2.000000,0,0`+"\n",
 		files["o_counter_collection.csv"])
 }
@@ -405,7 +406,7 @@ func TestCSVOmitKernelTrace(t *testing.T) {
 	b.Add(&tracing.KernelDispatch{DispatchID: 1, KernelID: 1, Start: 10, End: 20, Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
 	_, err := b.WriteFile(spools)
 	require.NoError(t, err)
-	res, err := Write(Config{Dir: dir, PrefixTemplate: "o", Formats: []Format{FormatCSV}, Stats: true, OmitKernelTrace: true}, spools)
+	res, err := Write(model.Config{Dir: dir, PrefixTemplate: "o", Formats: []model.Format{model.FormatCSV}, Stats: true, OmitKernelTrace: true}, spools)
 	require.NoError(t, err)
 	require.Empty(t, res.Files, "no domain file, and no per-run file for a run whose only records are omitted")
 	for _, f := range res.Files {
@@ -421,10 +422,10 @@ func TestCSVResultGroups(t *testing.T) {
 	csvFixture(t, spools, 100)
 	csvFixture(t, spools, 200)
 
-	var want []Group
-	for _, cfg := range []Config{
-		{Formats: []Format{FormatCSV}, PrefixTemplate: "all"},
-		{Formats: []Format{FormatJSON}, PrefixTemplate: "all", CountEvents: true},
+	var want []model.Group
+	for _, cfg := range []model.Config{
+		{Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "all"},
+		{Formats: []model.Format{FormatJSON}, PrefixTemplate: "all", CountEvents: true},
 		{Stats: true, PrefixTemplate: "all"},
 	} {
 		cfg.Dir = t.TempDir()
@@ -440,7 +441,7 @@ func TestCSVResultGroups(t *testing.T) {
 			r, err := tracing.Open(path)
 			require.NoError(t, err)
 			for r.Next() {
-				if kindDomain(r.Kind()) >= 0 {
+				if model.KindDomain(r.Kind()) >= 0 {
 					events++
 					bytes += uint64(len(r.Bytes()))
 				}
@@ -452,18 +453,18 @@ func TestCSVResultGroups(t *testing.T) {
 		require.Equal(t, bytes, g.Bytes)
 		g.Prefix = ""
 		if want == nil {
-			want = []Group{g}
+			want = []model.Group{g}
 		}
-		require.Equal(t, want, []Group{g})
+		require.Equal(t, want, []model.Group{g})
 	}
 
 	// With nothing to write and without CountEvents, Write reads nothing.
-	res, err := Write(Config{Dir: t.TempDir()}, spools)
+	res, err := Write(model.Config{Dir: t.TempDir()}, spools)
 	require.NoError(t, err)
 	require.Empty(t, res.Groups)
 
 	// The default prefix: one group per process.
-	res, err = Write(Config{Dir: t.TempDir(), CountEvents: true}, spools)
+	res, err = Write(model.Config{Dir: t.TempDir(), CountEvents: true}, spools)
 	require.NoError(t, err)
 	require.Len(t, res.Groups, 2)
 }

@@ -1,18 +1,17 @@
 // Package output turns the spools of a finished run into rocprofv3's output
 // files. It owns, once each:
 //
-//   - the configuration: Config, which the orchestration (internal/pipeline,
-//     convert) fills; output knows no command-line options;
 //   - the orchestration: Write (write.go) groups the spools by resolved
-//     output prefix once and hands every group to every requested writer at
-//     a destination it chooses; the writers choose no paths;
+//     output prefix once, reads each spool's catalogue once (with what the
+//     requested writers need) and hands every group and its catalogues to
+//     every requested writer at a destination it chooses; the writers
+//     choose no paths;
 //   - the format registry: Writers (formats.go), which the CLI's -f
 //     validation and help text read;
-//   - the per-spool catalogue: process (process.go), the one reader of a
-//     spool's metadata (strings, function names, agents and their labels,
-//     kernel symbols, counters, host functions, rocprofv3's record order and
-//     correlation ids, order.go) that every writer uses;
-//   - the domain table (domains.go) and the stats accumulator (stats.go).
+//   - the entry point of the shared model (internal/output/model: Config,
+//     the catalogue, the domain table, the record order, the statistics),
+//     whose types it re-exports (model_aliases.go); output knows no
+//     command-line options.
 //
 // The writers: CSV (csv_*.go: one <prefix>_<domain>.csv per traced domain
 // with rocprofv3's exact names, columns and number formatting,

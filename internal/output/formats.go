@@ -10,26 +10,16 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
-
-// Input is one output file set: the spools of the processes whose records
-// go into the same files. The caller groups spools by resolved output path
-// (rocprofv3's default `%hostname%/%pid%` gives one group per process).
-type Input struct {
-	Spools []string // spool paths, as tracing.List orders them
-	Config Config
-	// catalogues are the spools' catalogues (same order), when Write read
-	// them once for every writer; nil: each writer scans its own.
-	catalogues []*process
-}
 
 // The formats besides CSV (FormatCSV).
 const (
-	FormatJSON     Format = "json"
-	FormatPerfetto Format = "pftrace"
-	FormatOTF2     Format = "otf2"
-	FormatROCpd    Format = "rocpd"
-	FormatParquet  Format = "parquet"
+	FormatJSON     model.Format = "json"
+	FormatPerfetto model.Format = "pftrace"
+	FormatOTF2     model.Format = "otf2"
+	FormatROCpd    model.Format = "rocpd"
+	FormatParquet  model.Format = "parquet"
 )
 
 // Writer is one `-f` choice in the registry. Exactly one of WriteTo and
@@ -37,20 +27,20 @@ const (
 // files) in its first pass over each group, with the catalogues it reads
 // for every format, because the run's accounting comes from that pass.
 type Writer struct {
-	Format Format
+	Format model.Format
 	// File is the name after the output prefix: "<prefix>_" + File.
 	File string
 	// WriteTo writes a single-stream format.
-	WriteTo func(w io.Writer, in *Input) error
+	WriteTo func(w io.Writer, in *model.Input) error
 	// WritePath writes a format that owns a file or directory at path.
-	WritePath func(path string, in *Input) error
+	WritePath func(path string, in *model.Input) error
 	Doc       string
 }
 
 // Writers is the format registry: the CLI's `-f` choices, their file names
 // and writers.
 var Writers = []Writer{
-	{Format: FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
+	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
 	{Format: FormatJSON, File: "results.json", WriteTo: WriteJSON, Doc: "rocprofv3 results.json"},
 	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
 	{Format: FormatOTF2, File: "results", WritePath: WriteOTF2, Doc: "OTF2 archive: results.otf2 and results/"},
@@ -59,7 +49,7 @@ var Writers = []Writer{
 }
 
 // LookupWriter returns the registry entry of a `-f` name.
-func LookupWriter(f Format) (*Writer, error) {
+func LookupWriter(f model.Format) (*Writer, error) {
 	for i := range Writers {
 		if Writers[i].Format == f {
 			return &Writers[i], nil
@@ -74,7 +64,7 @@ func LookupWriter(f Format) (*Writer, error) {
 }
 
 // ValidateFormats checks a `-f` list before anything runs.
-func ValidateFormats(formats []Format) error {
+func ValidateFormats(formats []model.Format) error {
 	for _, f := range formats {
 		if _, err := LookupWriter(f); err != nil {
 			return err
@@ -94,7 +84,7 @@ func (f *Writer) Path(prefix string) string {
 }
 
 // Write writes the format under an output prefix, creating directories.
-func (f *Writer) Write(prefix string, in *Input) error {
+func (f *Writer) Write(prefix string, in *model.Input) error {
 	if f.WriteTo == nil && f.WritePath == nil {
 		return nil
 	}

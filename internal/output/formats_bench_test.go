@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // Benchmarks write a spool of about 5M mixed records (every domain) in one
@@ -49,8 +51,8 @@ func benchSpool(b testing.TB, n int) string {
 
 func benchFormat(b *testing.B, format string) {
 	spool := benchSpool(b, benchIterations)
-	in := &Input{Spools: []string{spool}}
-	f, err := LookupWriter(Format(format))
+	in := &model.Input{Spools: []string{spool}}
+	f, err := LookupWriter(model.Format(format))
 	require.NoError(b, err)
 	dir := b.TempDir()
 	b.ResetTimer()
@@ -123,12 +125,12 @@ func TestOutputWriterChild(t *testing.T) {
 	}
 	parts := strings.Split(spec, "|")
 	require.Len(t, parts, 3)
-	f, err := LookupWriter(Format(parts[0]))
+	f, err := LookupWriter(model.Format(parts[0]))
 	require.NoError(t, err)
 	var peak uint64
 	stop, done := make(chan struct{}), make(chan struct{})
 	go sampleAnonRSS(stop, &peak, done)
-	require.NoError(t, f.Write(parts[2], &Input{Spools: []string{parts[1]}}))
+	require.NoError(t, f.Write(parts[2], &model.Input{Spools: []string{parts[1]}}))
 	close(stop)
 	<-done
 	var hwm uint64

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -24,20 +25,20 @@ var fixtureKernels = []string{
 
 // fixtureDomains is how many domains the fixture records: every one but
 // RCCL_API, the last (rccl_test.go takes RCCL calls through every writer).
-func fixtureDomains() int { return int(domRCCL) }
+func fixtureDomains() int { return int(model.DomRCCL) }
 
 // fixtureCounts is what every format must hold per domain for one process
 // built with n iterations.
-func fixtureCounts(n int) [numDomains]uint64 {
-	var c [numDomains]uint64
-	c[domHIP] = uint64(2 * n)
-	c[domHSA] = uint64(n)
-	c[domMarker] = uint64(n/2 + n/2 + 1) // ranges, marks, one pause
-	c[domKernel] = uint64(n)
-	c[domCopy] = uint64(n)
-	c[domAlloc] = uint64(2 * (n / 4))
-	c[domScratch] = uint64(2 * (n / 8))
-	c[domCounter] = uint64(2 * 2 * (n / 4))
+func fixtureCounts(n int) [model.NumDomains]uint64 {
+	var c [model.NumDomains]uint64
+	c[model.DomHIP] = uint64(2 * n)
+	c[model.DomHSA] = uint64(n)
+	c[model.DomMarker] = uint64(n/2 + n/2 + 1) // ranges, marks, one pause
+	c[model.DomKernel] = uint64(n)
+	c[model.DomCopy] = uint64(n)
+	c[model.DomAlloc] = uint64(2 * (n / 4))
+	c[model.DomScratch] = uint64(2 * (n / 8))
+	c[model.DomCounter] = uint64(2 * 2 * (n / 4))
 	return c
 }
 
@@ -184,18 +185,18 @@ func streamSpool(t testing.TB, path string, pid int32, n int) {
 	require.NoError(t, err)
 }
 
-func fixtureInput(t testing.TB, pids []int32, n int) *Input {
+func fixtureInput(t testing.TB, pids []int32, n int) *model.Input {
 	dir := t.TempDir()
-	return &Input{Spools: writeFixture(t, dir, pids, n), Config: Config{}}
+	return &model.Input{Spools: writeFixture(t, dir, pids, n), Config: model.Config{}}
 }
 
 func tempPrefix(t testing.TB) string { return filepath.Join(t.TempDir(), "out") }
 
 // writeFormats writes the spools in formats through Write, as one set of
 // files at prefix.
-func writeFormats(t *testing.T, formats []Format, prefix string, spools []string) {
+func writeFormats(t *testing.T, formats []model.Format, prefix string, spools []string) {
 	t.Helper()
-	_, err := Write(Config{Dir: filepath.Dir(prefix), PrefixTemplate: filepath.Base(prefix), SpoolPaths: spools,
+	_, err := Write(model.Config{Dir: filepath.Dir(prefix), PrefixTemplate: filepath.Base(prefix), SpoolPaths: spools,
 		Formats: formats}, "")
 	require.NoError(t, err)
 }

@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 func TestFormatRegistry(t *testing.T) {
-	for _, f := range []Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet} {
+	for _, f := range []model.Format{model.FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet} {
 		w, err := LookupWriter(f)
 		require.NoError(t, err)
 		require.Equal(t, f, w.Format)
 	}
-	err := ValidateFormats([]Format{"json", "sqlite"})
+	err := ValidateFormats([]model.Format{"json", "sqlite"})
 	require.ErrorContains(t, err, `unknown output format "sqlite": use one of csv, json, otf2, parquet, pftrace, rocpd`)
 	w, _ := LookupWriter(FormatROCpd)
 	require.Equal(t, "/o/run_results.db", w.Path("/o/run"))
@@ -38,13 +40,13 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	spools := writeFixture(t, spoolDir, pids, n)
 	out := filepath.Join(dir, "out")
 
-	var want [numDomains]uint64
+	var want [model.NumDomains]uint64
 	for d, c := range fixtureCounts(n) {
 		want[d] = c * uint64(len(pids))
 	}
 
 	// CSV, through the CSV writer's entry point, as one file set.
-	res, err := Write(Config{Dir: out, PrefixTemplate: "run", Formats: []Format{FormatCSV}}, spoolDir)
+	res, err := Write(model.Config{Dir: out, PrefixTemplate: "run", Formats: []model.Format{model.FormatCSV}}, spoolDir)
 	require.NoError(t, err)
 	csv := map[string]uint64{}
 	for _, f := range res.Files {
@@ -54,12 +56,12 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	}
 
 	prefix := filepath.Join(out, "run")
-	in := &Input{Spools: spools}
-	writeFormats(t, []Format{FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet}, prefix, in.Spools)
+	in := &model.Input{Spools: spools}
+	writeFormats(t, []model.Format{model.FormatCSV, FormatJSON, FormatPerfetto, FormatOTF2, FormatROCpd, FormatParquet}, prefix, in.Spools)
 
 	jsonBytes, err := os.ReadFile(prefix + "_results.json")
 	require.NoError(t, err)
-	var js [numDomains]uint64
+	var js [model.NumDomains]uint64
 	doc := decodeJSONBytes(t, jsonBytes)
 	for i := range pids {
 		c := jsonCounts(doc, i)
@@ -75,15 +77,15 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	otf, _ := otf2Counts(t, prefix+"_results.otf2")
 
 	db := prefix + "_results.db"
-	rocpd := [numDomains]uint64{
-		domHIP:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HIP_%'"),
-		domHSA:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HSA_%'"),
-		domMarker:  sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'MARKER_%'"),
-		domKernel:  sqliteCount(t, db, "kernels"),
-		domCopy:    sqliteCount(t, db, "memory_copies"),
-		domAlloc:   sqliteCount(t, db, "memory_allocations WHERE level != 'SCRATCH'"),
-		domScratch: sqliteCount(t, db, "scratch_memory"),
-		domCounter: sqliteCount(t, db, "pmc_events"),
+	rocpd := [model.NumDomains]uint64{
+		model.DomHIP:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HIP_%'"),
+		model.DomHSA:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HSA_%'"),
+		model.DomMarker:  sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'MARKER_%'"),
+		model.DomKernel:  sqliteCount(t, db, "kernels"),
+		model.DomCopy:    sqliteCount(t, db, "memory_copies"),
+		model.DomAlloc:   sqliteCount(t, db, "memory_allocations WHERE level != 'SCRATCH'"),
+		model.DomScratch: sqliteCount(t, db, "scratch_memory"),
+		model.DomCounter: sqliteCount(t, db, "pmc_events"),
 	}
 	for _, v := range rocpdViews {
 		sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+v)
@@ -95,35 +97,35 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 		paths = append(paths, p)
 	}
 	pq := parquetCheck(t, paths...)
-	st, err := collectStats(in)
+	st, err := model.CollectStats(in)
 	require.NoError(t, err)
 
-	for d := domain(0); d < numDomains; d++ {
+	for d := model.Domain(0); d < model.NumDomains; d++ {
 		name := d.String()
 		require.Equal(t, want[d], js[d], "json %s", name)
 		require.Equal(t, want[d], rocpd[d], "rocpd %s", name)
 		switch d {
-		case domCounter:
+		case model.DomCounter:
 			// CSV and Parquet sum a counter's instances per dispatch (two
 			// here); Perfetto and OTF2 show counters as counter tracks.
 			require.Equal(t, want[d]/2, csv[name], "csv %s", name)
 			require.Equal(t, want[d]/2, pq[filepath.Base(files[d])].rows, "parquet %s", name)
-		case domMarker:
+		case model.DomMarker:
 			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
-			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[domains[d].category], "otf2 %s (marks are instants)", name)
+			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[model.Domains[d].Category], "otf2 %s (marks are instants)", name)
 		default:
 			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
-			require.Equal(t, want[d], otf[domains[d].category], "otf2 %s", name)
+			require.Equal(t, want[d], otf[model.Domains[d].Category], "otf2 %s", name)
 			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].durationSum, "parquet %s duration", name)
 		}
 	}
 	kernelNs, err := strconv.ParseUint(sqlite3CLI(t, db, "SELECT SUM(duration) FROM kernels"), 10, 64)
 	require.NoError(t, err)
-	require.Equal(t, st[domKernel].Total.Sum, kernelNs)
+	require.Equal(t, st[model.DomKernel].Total.Sum, kernelNs)
 }
 
 func decodeJSONBytes(t *testing.T, b []byte) *jsonDoc {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -77,11 +78,11 @@ var jsonBufferDomains = []struct {
 // WriteJSON writes rocprofv3's results.json for the input: one element of
 // "rocprofiler-sdk-tool" per process. Each buffer_records array is one
 // filtered pass over the spool, so memory stays bounded.
-func WriteJSON(w io.Writer, in *Input) error {
+func WriteJSON(w io.Writer, in *model.Input) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	j := newJSONWriter(bw)
 	j.obj().key("rocprofiler-sdk-tool").arr()
-	err := in.openEach(func(p *process, r *spoolView) error {
+	err := in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 		writeJSONProcess(j, p, r)
 		return j.err
 	})
@@ -93,8 +94,8 @@ func WriteJSON(w io.Writer, in *Input) error {
 	return j.flush()
 }
 
-func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
-	o := p.cfg
+func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
+	o := p.Config
 	info := &p.Info
 	j.obj()
 	j.key("metadata").obj()
@@ -191,7 +192,7 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	for id := uint64(0); id <= lastKernel; id++ {
 		s := p.Symbols[id]
 		if s == nil {
-			s = &kernelSymbol{}
+			s = &model.KernelSymbol{}
 		}
 		size := uint64(64)
 		if s.KernelID == 0 {
@@ -215,13 +216,13 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	writeJSONHostFunctions(j, p)
 
 	if o.Stats || o.Summary || o.SummaryPerDomain || len(o.SummaryGroups) > 0 {
-		var st runStats
+		var st model.RunStats
 		r.Rewind()
 		for r.Next() {
-			st.addRecord(p, r)
+			st.AddRecord(p, r)
 		}
 		j.key("summary").arr()
-		for d := domain(0); d < numDomains; d++ {
+		for d := model.Domain(0); d < model.NumDomains; d++ {
 			ds := &st[d]
 			if ds.Total.Count == 0 {
 				continue
@@ -231,11 +232,11 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 			// rocprofv3 serialises its std::map of operations as cereal
 			// does any map: a list of {"key", "value"}, by key.
 			j.key("operations").arr()
-			rows := ds.byTotalDesc()
-			sort.SliceStable(rows, func(a, b int) bool { return rows[a].name < rows[b].name })
+			rows := ds.ByTotalDesc()
+			sort.SliceStable(rows, func(a, b int) bool { return rows[a].Name < rows[b].Name })
 			for _, row := range rows {
-				j.obj().key("key").s(row.name).key("value").obj()
-				writeJSONStat(j, &row.stat)
+				j.obj().key("key").s(row.Name).key("value").obj()
+				writeJSONStat(j, &row.Stat)
 				j.end().end()
 			}
 			j.end().end().end()
@@ -246,7 +247,7 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	writeJSONCounterRecords(j, p, r)
 
 	j.key("buffer_records").obj()
-	var args argDecoder
+	var args model.ArgDecoder
 	for _, bd := range jsonBufferDomains {
 		j.key(bd.key).arr()
 		if bd.kind != 0 {
@@ -263,13 +264,13 @@ func writeJSONProcess(j *jsonWriter, p *process, r *spoolView) {
 	j.end() // process
 }
 
-func writeJSONStat(j *jsonWriter, s *stat) {
+func writeJSONStat(j *jsonWriter, s *model.Stat) {
 	j.key("count").u(s.Count).key("sum").u(s.Sum).key("sqr").f(s.Sqr)
 	j.key("min").u(s.Min).key("max").u(s.Max).key("mean").f(s.Mean())
 	j.key("stddev").f(s.StdDev()).key("variance").f(s.Variance())
 }
 
-func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
+func writeJSONStrings(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	// Operation tables must cover every id the records use.
 	maxOp := map[tracing.APIDomain]uint32{}
 	r.Rewind()
@@ -292,7 +293,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 		j.obj().key("kind").s(name).key("operations").arr()
 		if d, ok := apiOps[k]; ok {
 			for id := uint32(0); id < maxOp[d]; id++ {
-				j.s(p.funcName(d, id))
+				j.s(p.FuncName(d, id))
 			}
 		} else {
 			for _, op := range fixedOperations[k] {
@@ -308,7 +309,7 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 		if r.Kind() == tracing.KindMarker {
 			m := r.Marker()
 			if m.Function.CarriesMessage() {
-				j.obj().key("key").u(p.cid(m.CorrelationID)).key("value").s(string(m.Message)).end()
+				j.obj().key("key").u(p.CID(m.CorrelationID)).key("value").s(string(m.Message)).end()
 			}
 		}
 	}
@@ -316,13 +317,13 @@ func writeJSONStrings(j *jsonWriter, p *process, r *spoolView) {
 	// With --kernel-rename: the range messages renamed dispatches refer to
 	// by correlation_id.external.
 	j.key("correlation_id").obj().key("external").arr()
-	for _, e := range p.renamer.renameStrings() {
-		j.obj().key("key").u(p.cid(e.id)).key("value").s(e.msg).end()
+	for _, e := range p.Renamer.RenameStrings() {
+		j.obj().key("key").u(p.CID(e.ID)).key("value").s(e.Msg).end()
 	}
 	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
 	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
-	att, snapshots := threadTraceNames(p.cfg.ThreadTraceFiles[p.Info.PID])
+	att, snapshots := threadTraceNames(p.Config.ThreadTraceFiles[p.Info.PID])
 	j.key("att_filenames").arr()
 	for _, n := range att {
 		j.s(n)
@@ -377,15 +378,15 @@ func writeJSONCorrelation(j *jsonWriter, internal, external uint64) {
 // correlation_id.external names the enclosing range (as in rocprofv3). A HIP
 // call carries its recorded arguments as rocprofv3's HIP "_EXT" records do:
 // "args", a list of {type, name, value}.
-func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) {
+func writeJSONRecord(j *jsonWriter, p *model.Catalogue, r *model.SpoolView, args *model.ArgDecoder) {
 	j.obj()
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 		a := r.APICall()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(a.Domain))).key("operation").u(uint64(a.Function))
-		writeJSONCorrelation(j, p.cid(a.CorrelationID), 0)
+		writeJSONCorrelation(j, p.CID(a.CorrelationID), 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
-		if list := args.decode(&a); list != nil {
+		if list := args.Decode(&a); list != nil {
 			j.key("args").arr()
 			for i := range list {
 				j.obj().key("type").s(list[i].Type).key("name").s(list[i].Name).key("value").s(list[i].Value).end()
@@ -395,12 +396,12 @@ func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) 
 	case tracing.KindMarker:
 		m := r.Marker()
 		j.key("size").u(48).key("kind").i(int64(sdkKind(m.Domain))).key("operation").i(int64(sdkMarkerOp(m.Domain, m.Function)))
-		writeJSONCorrelation(j, p.cid(m.CorrelationID), 0)
+		writeJSONCorrelation(j, p.CID(m.CorrelationID), 0)
 		j.key("start_timestamp").u(m.Start).key("end_timestamp").u(m.End).key("thread_id").u(uint64(m.TID))
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
 		j.key("size").u(120).key("kind").i(sdkKernelDispatch).key("operation").i(2)
-		writeJSONCorrelation(j, p.cid(d.CorrelationID), p.cid(p.renamer.external(d.TID, d.CorrelationID)))
+		writeJSONCorrelation(j, p.CID(d.CorrelationID), p.CID(p.Renamer.External(d.TID, d.CorrelationID)))
 		j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).key("thread_id").u(uint64(d.TID))
 		j.key("dispatch_info")
 		writeJSONDispatchInfo(j, &d)
@@ -408,7 +409,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) 
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
 		j.key("size").u(80).key("kind").i(sdkMemoryCopy).key("operation").u(uint64(c.Direction))
-		writeJSONCorrelation(j, p.cid(c.CorrelationID), 0)
+		writeJSONCorrelation(j, p.CID(c.CorrelationID), 0)
 		j.key("start_timestamp").u(c.Start).key("end_timestamp").u(c.End).key("thread_id").u(uint64(c.TID))
 		j.key("dst_agent_id").handle(uint64(c.DstAgentNode)).key("src_agent_id").handle(uint64(c.SrcAgentNode))
 		j.key("bytes").u(c.Bytes).key("dst_address").handle(c.DstAddress).key("src_address").handle(c.SrcAddress)
@@ -416,7 +417,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) 
 	case tracing.KindMemoryAllocation:
 		a := r.MemoryAllocation()
 		j.key("size").u(64).key("kind").i(sdkMemoryAllocation).key("operation").u(uint64(a.Operation))
-		writeJSONCorrelation(j, p.cid(a.CorrelationID), 0)
+		writeJSONCorrelation(j, p.CID(a.CorrelationID), 0)
 		j.key("start_timestamp").u(a.Start).key("end_timestamp").u(a.End).key("thread_id").u(uint64(a.TID))
 		// rocprofv3 writes the address as a hex string (as_hex(address, 16)).
 		j.key("agent_id").handle(uint64(a.AgentNode)).key("address").s(hexAddress(a.Address))
@@ -425,7 +426,7 @@ func writeJSONRecord(j *jsonWriter, p *process, r *spoolView, args *argDecoder) 
 	case tracing.KindScratchMemory:
 		s := r.ScratchMemory()
 		j.key("size").u(64).key("kind").i(sdkScratchMemory).key("operation").u(uint64(s.Operation))
-		writeJSONCorrelation(j, p.cid(s.CorrelationID), 0)
+		writeJSONCorrelation(j, p.CID(s.CorrelationID), 0)
 		j.key("start_timestamp").u(s.Start).key("end_timestamp").u(s.End).key("thread_id").u(uint64(s.TID))
 		j.key("agent_id").handle(uint64(s.AgentNode)).key("queue_id").handle(s.QueueID)
 		j.key("flags").u(uint64(s.Flags)).key("allocation_size").u(s.Size)
@@ -445,14 +446,14 @@ func writeJSONDispatchInfo(j *jsonWriter, d *tracing.KernelDispatch) {
 // writeJSONCounterRecords writes callback_records.counter_collection: one
 // element per dispatch with its per-instance values. Samples of a dispatch
 // are consecutive in the spool (the shim writes them together).
-func writeJSONCounterRecords(j *jsonWriter, p *process, r *spoolView) {
+func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	j.key("callback_records").obj().key("counter_collection").arr()
-	if p.Counts[domCounter] > 0 {
+	if p.Counts[model.DomCounter] > 0 {
 		dispatches := map[uint64]tracing.KernelDispatch{}
 		r.Rewind()
 		for r.Next() {
 			if r.Kind() == tracing.KindKernelDispatch {
-				if d := r.KernelDispatch(); p.sampled(d.DispatchID) {
+				if d := r.KernelDispatch(); p.IsSampled(d.DispatchID) {
 					dispatches[d.DispatchID] = d
 				}
 			}
@@ -485,7 +486,7 @@ func writeJSONCounterRecords(j *jsonWriter, p *process, r *spoolView) {
 				cur, open = c.DispatchID, true
 				d := dispatches[cur]
 				j.obj().key("dispatch_data").obj().key("size").u(120)
-				writeJSONCorrelation(j, p.cid(d.CorrelationID), p.cid(p.renamer.external(d.TID, d.CorrelationID)))
+				writeJSONCorrelation(j, p.CID(d.CorrelationID), p.CID(p.Renamer.External(d.TID, d.CorrelationID)))
 				j.key("dispatch_info")
 				writeJSONDispatchInfo(j, &d)
 				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
@@ -510,8 +511,8 @@ func hexAddress(a uint64) string {
 // (its id and code object) and its names in the forms kernel_symbols has.
 // The registration's launch bounds (thread ids, dims) are not recorded:
 // HIP passes them as null for every kernel it compiles.
-func writeJSONHostFunctions(j *jsonWriter, p *process) {
-	byName := map[string]*kernelSymbol{}
+func writeJSONHostFunctions(j *jsonWriter, p *model.Catalogue) {
+	byName := map[string]*model.KernelSymbol{}
 	for _, id := range p.SymbolOrder {
 		if s := p.Symbols[id]; s != nil {
 			byName[strings.TrimSuffix(s.Raw, ".kd")] = s
@@ -520,28 +521,28 @@ func writeJSONHostFunctions(j *jsonWriter, p *process) {
 	dim := func(key string) { j.key(key).obj().key("x").u(0).key("y").u(0).key("z").u(0).end() }
 	j.key("host_functions").arr()
 	for i := 0; i <= len(p.HostFunctions); i++ {
-		var h hostFunction
+		var h model.HostFunction
 		size, id := uint64(0), uint64(0)
 		if i > 0 {
 			h, size, id = p.HostFunctions[i-1], 96, uint64(i)
 		}
-		k := byName[h.device]
+		k := byName[h.Device]
 		if k == nil {
-			k = &kernelSymbol{}
+			k = &model.KernelSymbol{}
 		}
 		j.obj().key("size").u(size).key("host_function_id").u(id).key("kernel_id").u(k.KernelID)
-		j.key("code_object_id").u(k.CodeObjectID).key("host_function").handle(h.address).key("modules").handle(0)
-		j.key("device_function").s(h.device).key("thread_limit").u(0)
+		j.key("code_object_id").u(k.CodeObjectID).key("host_function").handle(h.Address).key("modules").handle(0)
+		j.key("device_function").s(h.Device).key("thread_limit").u(0)
 		dim("thread_ids")
 		dim("block_ids")
 		dim("block_dims")
 		dim("grid_dims")
 		j.key("workgroup_size").u(0)
 		display, demangled, truncated := "", "", ""
-		if h.device != "" {
-			display = kernelname.Format(h.device, p.cfg.MangledKernels, p.cfg.TruncateKernels)
-			demangled = kernelname.Format(h.device, false, false)
-			truncated = kernelname.Format(h.device, false, true)
+		if h.Device != "" {
+			display = kernelname.Format(h.Device, p.Config.MangledKernels, p.Config.TruncateKernels)
+			demangled = kernelname.Format(h.Device, false, false)
+			truncated = kernelname.Format(h.Device, false, true)
 		}
 		j.key("formatted_host_function_name").s(display).key("demangled_host_function_name").s(demangled)
 		j.key("truncated_host_function_name").s(truncated).end()

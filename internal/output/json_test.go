@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 type jsonDoc struct {
@@ -62,7 +64,7 @@ type jsonDoc struct {
 	} `json:"rocprofiler-sdk-tool"`
 }
 
-func decodeJSON(t *testing.T, in *Input) *jsonDoc {
+func decodeJSON(t *testing.T, in *model.Input) *jsonDoc {
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSON(&buf, in))
 	var doc jsonDoc
@@ -71,15 +73,15 @@ func decodeJSON(t *testing.T, in *Input) *jsonDoc {
 }
 
 // jsonCounts counts records per domain in one process element.
-func jsonCounts(doc *jsonDoc, proc int) [numDomains]uint64 {
-	var c [numDomains]uint64
+func jsonCounts(doc *jsonDoc, proc int) [model.NumDomains]uint64 {
+	var c [model.NumDomains]uint64
 	p := doc.Tool[proc]
-	for d := domain(0); d < numDomains; d++ {
-		c[d] = uint64(len(p.BufferRecords[domains[d].json]))
+	for d := model.Domain(0); d < model.NumDomains; d++ {
+		c[d] = uint64(len(p.BufferRecords[model.Domains[d].JSON]))
 	}
-	c[domCounter] = 0
+	c[model.DomCounter] = 0
 	for _, g := range p.CallbackRecords.CounterCollection {
-		c[domCounter] += uint64(len(g.Records))
+		c[model.DomCounter] += uint64(len(g.Records))
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -63,7 +64,7 @@ func orderFixture(t *testing.T, dir string) {
 func TestRecordsInCompletionOrderWithDenseIDs(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	orderFixture(t, spools)
-	_, err := Write(Config{Dir: out, PrefixTemplate: "o", Formats: []Format{FormatCSV}}, spools)
+	_, err := Write(model.Config{Dir: out, PrefixTemplate: "o", Formats: []model.Format{model.FormatCSV}}, spools)
 	require.NoError(t, err)
 	rows := func(file string) [][]string {
 		data, err := os.ReadFile(filepath.Join(out, "o_"+file+".csv"))
@@ -105,7 +106,7 @@ func TestRecordsInCompletionOrderWithDenseIDs(t *testing.T) {
 	paths, err := tracing.List(spools)
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, WriteJSON(&buf, &Input{Spools: paths}))
+	require.NoError(t, WriteJSON(&buf, &model.Input{Spools: paths}))
 	var doc struct {
 		Tool []struct {
 			Buffer map[string][]struct {
@@ -201,7 +202,7 @@ func BenchmarkCSVWriteReordered(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
-				_, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, PrefixTemplate: "bench",
+				_, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "bench",
 					FS: discardFS{}}, spools)
 				require.NoError(b, err)
 			}

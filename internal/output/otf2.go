@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -227,7 +228,7 @@ func (t *otf2Trace) flush() error {
 // succeeded, the anchor file last: a failed archive leaves nothing under
 // path, and a symlink planted at any of its names is replaced, never
 // followed.
-func WriteOTF2(path string, in *Input) error {
+func WriteOTF2(path string, in *model.Input) error {
 	if err := loadOTF2(); err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func WriteOTF2(path string, in *Input) error {
 		return err
 	}
 	t := &otf2Trace{a: a, regions: map[string]uint32{}, locs: map[string]uint64{}}
-	err = in.openEach(func(p *process, r *spoolView) error {
+	err = in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 		group := uint32(len(t.groups))
 		t.groups = append(t.groups, fmt.Sprintf("process %d (%s)", p.Info.PID, p.Info.Hostname))
 		return t.writeProcess(group, p, r)
@@ -262,7 +263,7 @@ func WriteOTF2(path string, in *Input) error {
 	return stage.Commit(name, name+".def", name+".otf2")
 }
 
-func (t *otf2Trace) writeProcess(group uint32, p *process, r *spoolView) error {
+func (t *otf2Trace) writeProcess(group uint32, p *model.Catalogue, r *model.SpoolView) error {
 	host := func(cat string, tid uint32) uint64 {
 		return t.location(group, fmt.Sprintf("%s thread %d", cat, tid))
 	}
@@ -271,32 +272,32 @@ func (t *otf2Trace) writeProcess(group uint32, p *process, r *spoolView) error {
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
-			cat := domains[kindDomain(r.Kind())].category
-			err = t.slice(host(cat, a.TID), t.region(cat, p.funcName(a.Domain, a.Function)), a.Start, a.End)
+			cat := model.Domains[model.KindDomain(r.Kind())].Category
+			err = t.slice(host(cat, a.TID), t.region(cat, p.FuncName(a.Domain, a.Function)), a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()
 			if m.Start == m.End {
 				continue
 			}
-			cat := domains[domMarker].category
-			err = t.slice(host(cat, m.TID), t.region(cat, markerName(&m)), m.Start, m.End)
+			cat := model.Domains[model.DomMarker].Category
+			err = t.slice(host(cat, m.TID), t.region(cat, model.MarkerName(&m)), m.Start, m.End)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			cat := domains[domKernel].category
-			loc := t.location(group, fmt.Sprintf("%s %s queue %d", cat, p.agentLabel(d.AgentNode, " "), d.QueueID))
-			err = t.slice(loc, t.region(cat, p.dispatchName(&d)), d.Start, d.End)
+			cat := model.Domains[model.DomKernel].Category
+			loc := t.location(group, fmt.Sprintf("%s %s queue %d", cat, p.AgentLabel(d.AgentNode, " "), d.QueueID))
+			err = t.slice(loc, t.region(cat, p.DispatchName(&d)), d.Start, d.End)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			cat := domains[domCopy].category
-			loc := t.location(group, fmt.Sprintf("%s to %s", cat, p.agentLabel(c.DstAgentNode, " ")))
+			cat := model.Domains[model.DomCopy].Category
+			loc := t.location(group, fmt.Sprintf("%s to %s", cat, p.AgentLabel(c.DstAgentNode, " ")))
 			err = t.slice(loc, t.region(cat, c.Direction.String()), c.Start, c.End)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			cat := domains[domAlloc].category
+			cat := model.Domains[model.DomAlloc].Category
 			err = t.slice(host(cat, a.TID), t.region(cat, a.Operation.String()), a.Start, a.End)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			cat := domains[domScratch].category
+			cat := model.Domains[model.DomScratch].Category
 			err = t.slice(host(cat, s.TID), t.region(cat, s.Operation.String()), s.Start, s.End)
 		}
 		if err != nil {

@@ -228,6 +228,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // otf2Loaded is the library rpg_api was resolved from; "" until then. A
@@ -340,7 +342,7 @@ func (a otf2Archive) definitions(t *otf2Trace) error {
 	}
 	for i, l := range t.locDefs {
 		gpu := C.int(0)
-		if strings.HasPrefix(l.name, domains[domKernel].category) || strings.HasPrefix(l.name, domains[domCopy].category) {
+		if strings.HasPrefix(l.name, model.Domains[model.DomKernel].Category) || strings.HasPrefix(l.name, model.Domains[model.DomCopy].Category) {
 			gpu = 1
 		}
 		rc |= C.rpg_otf2_location(a.t, C.uint64_t(i), locs[i], C.uint64_t(l.events), C.uint32_t(l.group), gpu)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -61,15 +62,15 @@ func TestOTF2ReadableByOTF2Print(t *testing.T) {
 	counts, leaves := otf2Counts(t, prefix+"_results.otf2")
 	want := fixtureCounts(16)
 	var total uint64
-	for d := domain(0); d < numDomains; d++ {
+	for d := model.Domain(0); d < model.NumDomains; d++ {
 		n := 2 * want[d]
 		switch d {
-		case domCounter:
+		case model.DomCounter:
 			n = 0 // counters are not regions
-		case domMarker:
+		case model.DomMarker:
 			n -= 2 * 16 / 2 // marks are instants, not encoded
 		}
-		require.Equal(t, n, counts[domains[d].category], d.String())
+		require.Equal(t, n, counts[model.Domains[d].Category], d.String())
 		total += n
 	}
 	require.Equal(t, total, leaves)
@@ -99,7 +100,7 @@ func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	prefix := tempPrefix(t)
 	w, err := LookupWriter(FormatOTF2)
 	require.NoError(t, err)
-	require.NoError(t, w.Write(prefix, &Input{Spools: []string{p}}))
+	require.NoError(t, w.Write(prefix, &model.Input{Spools: []string{p}}))
 	anchor := prefix + "_results.otf2"
 	info, err := exec.Command("otf2-print", "-I", anchor).CombinedOutput()
 	require.NoError(t, err, "%s", info)
@@ -107,6 +108,6 @@ func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	require.Regexp(t, `Chunk size definitions\s+262144\n`, string(info))
 	require.Regexp(t, fmt.Sprintf(`Number of locations\s+%d\n`, threads+1), string(info))
 	counts, leaves := otf2Counts(t, anchor)
-	require.EqualValues(t, threads+busy, counts[domains[domHIP].category])
+	require.EqualValues(t, threads+busy, counts[model.Domains[model.DomHIP].Category])
 	require.EqualValues(t, threads+busy, leaves)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -59,24 +60,24 @@ var pqTimes = []arrow.Field{pqU64("correlation_id"), pqU64("start_ns"), pqU64("e
 func withTimes(f ...arrow.Field) []arrow.Field { return append(f, pqTimes...) }
 
 // pqSchemas are the columns of each domain's file.
-var pqSchemas = [numDomains]*arrow.Schema{
-	domHIP:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
-	domHSA:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
-	domRCCL:   arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
-	domMarker: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function"), pqStr("message")), nil),
-	domKernel: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqStr("agent_type"),
+var pqSchemas = [model.NumDomains]*arrow.Schema{
+	model.DomHIP:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
+	model.DomHSA:    arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
+	model.DomRCCL:   arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function")), nil),
+	model.DomMarker: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqStr("domain"), pqStr("function"), pqStr("message")), nil),
+	model.DomKernel: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqStr("agent_type"),
 		pqU64("queue_id"), pqU64("stream_id"), pqU64("dispatch_id"), pqU64("kernel_id"), pqStr("kernel_name")),
 		pqU32("grid_x"), pqU32("grid_y"), pqU32("grid_z"), pqU32("block_x"), pqU32("block_y"), pqU32("block_z"),
 		pqU32("regs"), pqU32("accum_regs"), pqU32("sgprs"), pqU32("shared_mem"), pqU32("scratch")), nil),
-	domCopy: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("direction"), pqU32("src_agent_id"),
+	model.DomCopy: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("direction"), pqU32("src_agent_id"),
 		pqU32("dst_agent_id"), pqU64("stream_id")), pqU64("bytes"), pqU64("src_address"), pqU64("dst_address")), nil),
-	domAlloc: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("operation"), pqU32("agent_id")),
+	model.DomAlloc: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("operation"), pqU32("agent_id")),
 		pqU64("address"), pqU64("size")), nil),
-	domScratch: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("operation"), pqU32("agent_id"),
+	model.DomScratch: arrow.NewSchema(append(withTimes(pqI32("pid"), pqU32("tid"), pqStr("operation"), pqU32("agent_id"),
 		pqU64("queue_id")), pqU32("flags"), pqU64("size")), nil),
 	// One row per dispatch and counter, its dimension instances summed, as
 	// counter_collection.csv has it (ROCpd keeps the instances).
-	domCounter: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqU64("queue_id"),
+	model.DomCounter: arrow.NewSchema(withTimes(pqI32("pid"), pqU32("tid"), pqU32("agent_id"), pqU64("queue_id"),
 		pqU64("dispatch_id"), pqU64("kernel_id"), pqStr("kernel_name"), pqU64("grid_size"),
 		pqU32("workgroup_size"), pqU64("counter_id"), pqStr("counter_name"), pqF64("value")), nil),
 }
@@ -230,8 +231,8 @@ func (t *pqTable) close() error {
 
 // parquetPath places a domain's file: <prefix>_<name>.parquet, or with the
 // hive layout <dir>/domain=<name>/rank=<n>/<base>.parquet.
-func parquetPath(prefix string, d domain, o *Config) string {
-	name := domains[d].parquet
+func parquetPath(prefix string, d model.Domain, o *model.Config) string {
+	name := model.Domains[d].Parquet
 	if o.ParquetHive {
 		root, base := filepath.Dir(prefix), filepath.Base(prefix)
 		if o.ParquetHiveRoot != "" {
@@ -247,11 +248,11 @@ func parquetPath(prefix string, d domain, o *Config) string {
 // WriteParquet writes one Parquet file per domain with records, named from
 // the output prefix (see parquetPath). Domains without records get no file:
 // a domain's file is created at its first record.
-func WriteParquet(prefix string, in *Input) error {
+func WriteParquet(prefix string, in *model.Input) error {
 	// As many row groups are encoded at once as there are cores: more
 	// would only hold more encoder memory.
 	w := &pqWriter{prefix: prefix, opts: &in.Config, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	err := in.openEach(w.process)
+	err := in.OpenEach(w.process)
 	for _, t := range w.tables {
 		if t != nil {
 			if cerr := t.close(); err == nil {
@@ -277,19 +278,19 @@ func WriteParquet(prefix string, in *Input) error {
 // pqWriter is one WriteParquet call: the domains' tables, opened lazily.
 type pqWriter struct {
 	prefix string
-	opts   *Config
+	opts   *model.Config
 	slots  chan struct{}
-	tables [numDomains]*pqTable
+	tables [model.NumDomains]*pqTable
 }
 
 // table returns the domain's table, creating its file on first use.
-func (w *pqWriter) table(d domain) (*pqTable, error) {
+func (w *pqWriter) table(d model.Domain) (*pqTable, error) {
 	if t := w.tables[d]; t != nil {
 		return t, nil
 	}
 	t, err := newPQTable(parquetPath(w.prefix, d, w.opts), pqSchemas[d], w.slots)
 	if err != nil {
-		return nil, fmt.Errorf("parquet %s: %w", domains[d].parquet, err)
+		return nil, fmt.Errorf("parquet %s: %w", model.Domains[d].Parquet, err)
 	}
 	w.tables[d] = t
 	return t, nil
@@ -306,7 +307,7 @@ type pqCounterSum struct {
 // counterSums reads a process's counter samples and rewinds: per
 // dispatch, each counter's instances summed, in counter id order. Counter
 // runs serialise their dispatches, so the sampled dispatches are few.
-func counterSums(p *process, r *spoolView) map[uint64][]pqCounterSum {
+func counterSums(p *model.Catalogue, r *model.SpoolView) map[uint64][]pqCounterSum {
 	sums := map[uint64][]pqCounterSum{}
 	for r.Next() {
 		if r.Kind() != tracing.KindCounterSample {
@@ -316,7 +317,7 @@ func counterSums(p *process, r *spoolView) map[uint64][]pqCounterSum {
 		list := sums[c.DispatchID]
 		i := sort.Search(len(list), func(i int) bool { return list[i].id >= c.CounterID })
 		if i == len(list) || list[i].id != c.CounterID {
-			list = slices.Insert(list, i, pqCounterSum{id: c.CounterID, name: p.counterName(&c), agent: c.AgentNode})
+			list = slices.Insert(list, i, pqCounterSum{id: c.CounterID, name: p.CounterName(&c), agent: c.AgentNode})
 			sums[c.DispatchID] = list
 		}
 		list[i].value += c.Value
@@ -328,8 +329,8 @@ func counterSums(p *process, r *spoolView) map[uint64][]pqCounterSum {
 // counterRows writes a dispatch's counter rows; d is nil for samples whose
 // dispatch record is missing (a process killed in between): their rows keep
 // the agent, dispatch and counter, with zero for the rest.
-func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelDispatch, sums []pqCounterSum) error {
-	t, err := w.table(domCounter)
+func (w *pqWriter) counterRows(p *model.Catalogue, dispatchID uint64, d *tracing.KernelDispatch, sums []pqCounterSum) error {
+	t, err := w.table(model.DomCounter)
 	if err != nil {
 		return err
 	}
@@ -343,10 +344,10 @@ func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelD
 			b.u32(1, n, d.TID)
 			b.u64(3, n, d.QueueID)
 			b.u64(5, n, d.KernelID)
-			t.dictString(6, n, p.dispatchName(d))
+			t.dictString(6, n, p.DispatchName(d))
 			b.u64(7, n, uint64(d.Grid[0])*uint64(d.Grid[1])*uint64(d.Grid[2]))
 			b.u32(8, n, d.Workgroup[0]*d.Workgroup[1]*d.Workgroup[2])
-			b.times(12, n, p.cid(d.CorrelationID), d.Start, d.End)
+			b.times(12, n, p.CID(d.CorrelationID), d.Start, d.End)
 		} else {
 			b.u32(1, n, 0)
 			b.u64(3, n, 0)
@@ -371,21 +372,21 @@ func (w *pqWriter) counterRows(p *process, dispatchID uint64, d *tracing.KernelD
 	return nil
 }
 
-func (w *pqWriter) process(p *process, r *spoolView) error {
+func (w *pqWriter) process(p *model.Catalogue, r *model.SpoolView) error {
 	for _, t := range w.tables {
 		if t != nil {
 			t.newProcess()
 		}
 	}
 	var sums map[uint64][]pqCounterSum
-	if p.Counts[domCounter] > 0 {
+	if p.Counts[model.DomCounter] > 0 {
 		sums = counterSums(p, r)
 	}
 	pid := p.Info.PID
 	var sampled *tracing.KernelDispatch // a dispatch with counters: its rows follow its own
 	for r.Next() {
-		d := kindDomain(r.Kind())
-		if d < 0 || d == domCounter {
+		d := model.KindDomain(r.Kind())
+		if d < 0 || d == model.DomCounter {
 			continue // counter rows are written with their dispatch's
 		}
 		t, err := w.table(d)
@@ -403,9 +404,9 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 				t.dictAdd(2, n, uint64(a.Domain), a.Domain.String())
 			}
 			if key := uint64(a.Domain)<<32 | uint64(a.Function); !t.dictID(3, n, key) {
-				t.dictAdd(3, n, key, p.funcName(a.Domain, a.Function))
+				t.dictAdd(3, n, key, p.FuncName(a.Domain, a.Function))
 			}
-			b.times(4, n, p.cid(a.CorrelationID), a.Start, a.End)
+			b.times(4, n, p.CID(a.CorrelationID), a.Start, a.End)
 		case tracing.KindMarker:
 			m := r.Marker()
 			b.i32(0, n, pid)
@@ -421,25 +422,25 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 			} else {
 				t.dictString(4, n, m.Function.String())
 			}
-			b.times(5, n, p.cid(m.CorrelationID), m.Start, m.End)
+			b.times(5, n, p.CID(m.CorrelationID), m.Start, m.End)
 		case tracing.KindKernelDispatch:
 			k := r.KernelDispatch()
 			b.i32(0, n, pid)
 			b.u32(1, n, k.TID)
 			b.u32(2, n, k.AgentNode)
 			if !t.dictID(3, n, uint64(k.AgentNode)) {
-				t.dictAdd(3, n, uint64(k.AgentNode), p.agentType(k.AgentNode))
+				t.dictAdd(3, n, uint64(k.AgentNode), p.AgentType(k.AgentNode))
 			}
 			b.u64(4, n, k.QueueID)
 			b.u64(5, n, k.StreamID)
 			b.u64(6, n, k.DispatchID)
 			b.u64(7, n, k.KernelID)
-			if p.renamer != nil {
-				t.dictString(8, n, p.dispatchName(&k))
+			if p.Renamer != nil {
+				t.dictString(8, n, p.DispatchName(&k))
 			} else if !t.dictID(8, n, k.KernelID) {
-				t.dictAdd(8, n, k.KernelID, p.kernelName(k.KernelID))
+				t.dictAdd(8, n, k.KernelID, p.KernelName(k.KernelID))
 			}
-			b.times(9, n, p.cid(k.CorrelationID), k.Start, k.End)
+			b.times(9, n, p.CID(k.CorrelationID), k.Start, k.End)
 			for i := 0; i < 3; i++ {
 				b.u32(13+i, n, k.Grid[i])
 				b.u32(16+i, n, k.Workgroup[i])
@@ -462,7 +463,7 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 			b.u32(3, n, c.SrcAgentNode)
 			b.u32(4, n, c.DstAgentNode)
 			b.u64(5, n, c.StreamID)
-			b.times(6, n, p.cid(c.CorrelationID), c.Start, c.End)
+			b.times(6, n, p.CID(c.CorrelationID), c.Start, c.End)
 			b.u64(10, n, c.Bytes)
 			b.u64(11, n, c.SrcAddress)
 			b.u64(12, n, c.DstAddress)
@@ -474,7 +475,7 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 				t.dictAdd(2, n, uint64(a.Operation), a.Operation.String())
 			}
 			b.u32(3, n, a.AgentNode)
-			b.times(4, n, p.cid(a.CorrelationID), a.Start, a.End)
+			b.times(4, n, p.CID(a.CorrelationID), a.Start, a.End)
 			b.u64(8, n, a.Address)
 			b.u64(9, n, a.Size)
 		case tracing.KindScratchMemory:
@@ -486,7 +487,7 @@ func (w *pqWriter) process(p *process, r *spoolView) error {
 			}
 			b.u32(3, n, s.AgentNode)
 			b.u64(4, n, s.QueueID)
-			b.times(5, n, p.cid(s.CorrelationID), s.Start, s.End)
+			b.times(5, n, p.CID(s.CorrelationID), s.Start, s.End)
 			b.u32(9, n, s.Flags)
 			b.u64(10, n, s.Size)
 		}
@@ -521,9 +522,9 @@ type ParquetFile struct {
 
 // ParquetFiles lists the files WriteParquet wrote for a prefix and options
 // (one per domain that had records), so that run.json names each of them.
-func ParquetFiles(prefix string, o *Config) []ParquetFile {
+func ParquetFiles(prefix string, o *model.Config) []ParquetFile {
 	var out []ParquetFile
-	for d := domain(0); d < numDomains; d++ {
+	for d := model.Domain(0); d < model.NumDomains; d++ {
 		p := parquetPath(prefix, d, o)
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			out = append(out, ParquetFile{Path: p, Domain: d.String()})

@@ -5,6 +5,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // pqColumn is one column of a batch: exactly one slice is in use, chosen
@@ -65,7 +67,7 @@ func (b *pqBatch) times(i, n int, corr, start, end uint64) {
 	b.cols[i].u64[n] = corr
 	b.cols[i+1].u64[n] = start
 	b.cols[i+2].u64[n] = end
-	b.cols[i+3].u64[n] = spanClamped(start, end)
+	b.cols[i+3].u64[n] = model.SpanClamped(start, end)
 }
 
 // write encodes the batch as one row group. The Arrow arrays alias the

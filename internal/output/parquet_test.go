@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -57,9 +58,9 @@ type pqFileCheck struct {
 }
 
 // pqFileDomain is the domain whose file path is.
-func pqFileDomain(path string) domain {
-	for d := domain(0); d < numDomains; d++ {
-		n := domains[d].parquet
+func pqFileDomain(path string) model.Domain {
+	for d := model.Domain(0); d < model.NumDomains; d++ {
+		n := model.Domains[d].Parquet
 		if strings.HasSuffix(path, "_"+n+".parquet") || strings.Contains(path, "domain="+n+string(filepath.Separator)) {
 			return d
 		}
@@ -97,10 +98,10 @@ func parquetCheck(t *testing.T, files ...string) map[string]pqFileCheck {
 	return res
 }
 
-func parquetFiles(t *testing.T, prefix string) map[domain]string {
-	files := map[domain]string{}
-	for d := domain(0); d < numDomains; d++ {
-		p := parquetPath(prefix, d, &Config{})
+func parquetFiles(t *testing.T, prefix string) map[model.Domain]string {
+	files := map[model.Domain]string{}
+	for d := model.Domain(0); d < model.NumDomains; d++ {
+		p := parquetPath(prefix, d, &model.Config{})
 		if _, err := os.Stat(p); err == nil {
 			files[d] = p
 		}
@@ -119,20 +120,20 @@ func TestParquetIndependentReader(t *testing.T) {
 		paths = append(paths, p)
 	}
 	got := parquetCheck(t, paths...)
-	st, err := collectStats(in)
+	st, err := model.CollectStats(in)
 	require.NoError(t, err)
 	want := fixtureCounts(16)
-	want[domCounter] /= 2 // two instances of each counter summed into one row
+	want[model.DomCounter] /= 2 // two instances of each counter summed into one row
 	for d, p := range files {
 		c := got[filepath.Base(p)]
 		require.Equal(t, 2*want[d], c.rows, d.String())
 		require.Equal(t, "ZSTD", c.codecs, d.String())
 		require.True(t, c.dict, "%s: string columns dictionary-encoded", d)
-		if d != domCounter {
+		if d != model.DomCounter {
 			require.Equal(t, st[d].Total.Sum, c.durationSum, d.String())
 		}
 	}
-	require.Equal(t, prefix+"_kernels.parquet", files[domKernel])
+	require.Equal(t, prefix+"_kernels.parquet", files[model.DomKernel])
 }
 
 // pqCSVCheck pairs an aggregate over a domain's CSV file with the same
@@ -157,12 +158,12 @@ var pqAPIChecks = append([]pqCSVCheck{{"sum(Correlation_Id)", "sum(correlation_i
 // pqCSVChecks are the aggregates compared per domain: counts, sums of
 // durations, ids and sizes, and the rows per name (which exercises the
 // dictionaries).
-var pqCSVChecks = [numDomains][]pqCSVCheck{
-	domHIP: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("function")}}, pqAPIChecks...),
-	domHSA: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("function")}}, pqAPIChecks...),
+var pqCSVChecks = [model.NumDomains][]pqCSVCheck{
+	model.DomHIP: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("function")}}, pqAPIChecks...),
+	model.DomHSA: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("function")}}, pqAPIChecks...),
 	// The CSV's Function of a marker is its message.
-	domMarker: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("message")}}, pqAPIChecks...),
-	domKernel: append([]pqCSVCheck{{pqGroups("Kernel_Name"), pqGroups("kernel_name")},
+	model.DomMarker: append([]pqCSVCheck{{pqGroups("Function"), pqGroups("message")}}, pqAPIChecks...),
+	model.DomKernel: append([]pqCSVCheck{{pqGroups("Kernel_Name"), pqGroups("kernel_name")},
 		{"sum(Correlation_Id)", "sum(correlation_id)"}, {"sum(Thread_Id)", "sum(tid)"},
 		{"sum(Dispatch_Id)", "sum(dispatch_id)"}, {"sum(Kernel_Id)", "sum(kernel_id)"},
 		{"sum(Queue_Id)", "sum(queue_id)"}, {"sum(Stream_Id)", "sum(stream_id)"},
@@ -171,14 +172,14 @@ var pqCSVChecks = [numDomains][]pqCSVCheck{
 		{"sum(Workgroup_Size_Z)", "sum(block_z)"}, {"sum(LDS_Block_Size)", "sum(shared_mem)"},
 		{"sum(Scratch_Size)", "sum(scratch)"}, {"sum(VGPR_Count)", "sum(regs)"},
 		{"sum(Accum_VGPR_Count)", "sum(accum_regs)"}, {"sum(SGPR_Count)", "sum(sgprs)"}}, pqEventChecks...),
-	domCopy: append([]pqCSVCheck{{pqGroups("Direction"), pqGroups("direction")},
+	model.DomCopy: append([]pqCSVCheck{{pqGroups("Direction"), pqGroups("direction")},
 		{"sum(Correlation_Id)", "sum(correlation_id)"}, {"sum(Stream_Id)", "sum(stream_id)"}}, pqEventChecks...),
-	domAlloc: append([]pqCSVCheck{{pqGroups("Operation"), pqGroups("operation")},
+	model.DomAlloc: append([]pqCSVCheck{{pqGroups("Operation"), pqGroups("operation")},
 		{"sum(Correlation_Id)", "sum(correlation_id)"}, {"sum(Allocation_Size)", "sum(size)"}}, pqEventChecks...),
-	domScratch: append([]pqCSVCheck{{pqGroups("Operation"), pqGroups("operation")},
+	model.DomScratch: append([]pqCSVCheck{{pqGroups("Operation"), pqGroups("operation")},
 		{"sum(Allocation_Size)", "sum(size)"}}, pqEventChecks...),
 	// A counter row sums a counter's instances on one dispatch, in both.
-	domCounter: append([]pqCSVCheck{{"sum(Counter_Value::DOUBLE)", "sum(value)"},
+	model.DomCounter: append([]pqCSVCheck{{"sum(Counter_Value::DOUBLE)", "sum(value)"},
 		{"sum(Dispatch_Id)", "sum(dispatch_id)"}, {pqGroups("Counter_Name"), pqGroups("counter_name")},
 		{pqGroups("Kernel_Name"), pqGroups("kernel_name")}, {"sum(Correlation_Id)", "sum(correlation_id)"},
 		{"sum(Thread_Id)", "sum(tid)"}, {"sum(Process_Id)", "sum(pid)"}, {"sum(Queue_Id)", "sum(queue_id)"},
@@ -198,17 +199,17 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	require.NoError(t, os.Mkdir(spoolDir, 0o755))
 	spools := writeFixture(t, spoolDir, pids, n)
 	out := filepath.Join(dir, "out")
-	res, err := Write(Config{Dir: out, PrefixTemplate: "run", Formats: []Format{FormatCSV}}, spoolDir)
+	res, err := Write(model.Config{Dir: out, PrefixTemplate: "run", Formats: []model.Format{model.FormatCSV}}, spoolDir)
 	require.NoError(t, err)
 	prefix := filepath.Join(out, "run")
-	writeFormats(t, []Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet}, prefix, spools)
+	writeFormats(t, []model.Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet}, prefix, spools)
 
-	csvFiles := map[domain]File{}
+	csvFiles := map[model.Domain]model.File{}
 	for _, f := range res.Files {
 		if !strings.HasSuffix(f.Name, "_trace") && f.Name != "counter_collection" {
 			continue
 		}
-		for d := domain(0); d < numDomains; d++ {
+		for d := model.Domain(0); d < model.NumDomains; d++ {
 			if d.String() == f.Domain {
 				csvFiles[d] = f
 			}
@@ -219,7 +220,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	require.Len(t, pqFiles, fixtureDomains())
 
 	var queries []string
-	for d := domain(0); d < domain(fixtureDomains()); d++ {
+	for d := model.Domain(0); d < model.Domain(fixtureDomains()); d++ {
 		var cs, ps []string
 		for _, c := range pqCSVChecks[d] {
 			cs, ps = append(cs, c.csv), append(ps, c.pq)
@@ -232,7 +233,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	}
 	lines := duckDB(t, queries...)
 	want := fixtureCounts(n)
-	for d := domain(0); d < domain(fixtureDomains()); d++ {
+	for d := model.Domain(0); d < model.Domain(fixtureDomains()); d++ {
 		csvLine, pqLine := lines[2*d], lines[2*d+1]
 		require.Equal(t, csvLine, pqLine, "%s: CSV (first) and Parquet aggregates:\n%s",
 			d, strings.Join(func() []string {
@@ -250,7 +251,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, csvFiles[d].Records, rows, d.String())
-		if d == domCounter {
+		if d == model.DomCounter {
 			require.Equal(t, want[d]*uint64(len(pids))/2, rows, d.String())
 		} else {
 			require.Equal(t, want[d]*uint64(len(pids)), rows, d.String())
@@ -258,7 +259,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	}
 	// Several row groups, each with its own dictionary.
 	// 64-bit columns delta-encoded, in every row group.
-	q := sqlStr(pqFiles[domHIP])
+	q := sqlStr(pqFiles[model.DomHIP])
 	rg := duckDB(t, fmt.Sprintf("SELECT count(DISTINCT row_group_id) FROM parquet_metadata(%s)", q),
 		fmt.Sprintf(`SELECT bool_and(encodings LIKE '%%DELTA_BINARY_PACKED%%') FROM parquet_metadata(%s)
 			WHERE path_in_schema IN ('correlation_id', 'start_ns', 'end_ns', 'duration_ns')`, q))
@@ -278,12 +279,12 @@ func TestParquetDictionaryNamesUnique(t *testing.T) {
 	spool, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	prefix := tempPrefix(t)
-	require.NoError(t, WriteParquet(prefix, &Input{Spools: []string{spool}}))
+	require.NoError(t, WriteParquet(prefix, &model.Input{Spools: []string{spool}}))
 	files := parquetFiles(t, prefix)
-	c := parquetCheck(t, files[domKernel])[filepath.Base(files[domKernel])]
+	c := parquetCheck(t, files[model.DomKernel])[filepath.Base(files[model.DomKernel])]
 	require.True(t, c.dict)
 	got := duckDB(t, fmt.Sprintf(`SELECT string_agg(k || '=' || n, '|' ORDER BY k) FROM
-		(SELECT kernel_name k, count(*) n FROM read_parquet(%s) GROUP BY 1)`, sqlStr(files[domKernel])))
+		(SELECT kernel_name k, count(*) n FROM read_parquet(%s) GROUP BY 1)`, sqlStr(files[model.DomKernel])))
 	require.Equal(t, "reduce(double*, double*, unsigned long)=21|vectorAdd_float(float*, float const*, float const*, int)=32|"+
 		"void rocprim::detail::scan_kernel<false>(int*, int*, unsigned int)=21", got[0])
 }
@@ -300,10 +301,10 @@ func TestParquetHiveLayout(t *testing.T) {
 		(SELECT domain, rank, count(*) n FROM read_parquet(%s, hive_partitioning = true, union_by_name = true) GROUP BY ALL)`,
 		sqlStr(filepath.Join(dir, "domain=*", "rank=*", "*.parquet"))))
 	want := fixtureCounts(8)
-	want[domCounter] /= 2 // two instances of each counter summed into one row
+	want[model.DomCounter] /= 2 // two instances of each counter summed into one row
 	var parts []string
-	for _, d := range []domain{domCounter, domHIP, domHSA, domKernel, domMarker, domAlloc, domCopy, domScratch} {
-		parts = append(parts, fmt.Sprintf("%s:3:%d", domains[d].parquet, want[d]))
+	for _, d := range []model.Domain{model.DomCounter, model.DomHIP, model.DomHSA, model.DomKernel, model.DomMarker, model.DomAlloc, model.DomCopy, model.DomScratch} {
+		parts = append(parts, fmt.Sprintf("%s:3:%d", model.Domains[d].Parquet, want[d]))
 	}
 	require.Equal(t, strings.Join(parts, " "), got[0])
 
@@ -340,9 +341,9 @@ func TestParquetArrowReadsBack(t *testing.T) {
 				dur += v
 			}
 		}
-		st, err := collectStats(in)
+		st, err := model.CollectStats(in)
 		require.NoError(t, err)
-		require.Equal(t, st[domKernel].Total.Sum, dur)
+		require.Equal(t, st[model.DomKernel].Total.Sum, dur)
 		tbl.Release()
 		require.NoError(t, pf.Close())
 	}

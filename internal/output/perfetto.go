@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -118,7 +119,7 @@ func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow u
 	pw.ev = ev
 	pw.annU("begin_ns", start)
 	pw.annU("end_ns", end)
-	pw.annU("delta_ns", spanClamped(start, end))
+	pw.annU("delta_ns", model.SpanClamped(start, end))
 }
 
 func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {
@@ -144,10 +145,10 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 // queue tracks with GroupByQueue), counter tracks for copy bytes,
 // allocations, scratch memory and PMC values, and flows from each API call
 // to the work it enqueued (the correlation id, scoped by process).
-func WritePerfetto(w io.Writer, in *Input) error {
+func WritePerfetto(w io.Writer, in *model.Input) error {
 	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
 		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}}
-	err := in.openEach(func(p *process, r *spoolView) error {
+	err := in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 		pw.writeProcess(p, r)
 		return pw.err
 	})
@@ -160,7 +161,7 @@ func WritePerfetto(w io.Writer, in *Input) error {
 	return pw.w.Flush()
 }
 
-func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
+func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	pid := p.Info.PID
 	procTrack := uuidOf("process", pid, p.Info.StartBoottimeNs)
 	name := "process"
@@ -201,7 +202,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 	// overlap lanes: child tracks of it.
 	places := perfettoLayout(p, r)
 	var seq uint32
-	var args argDecoder
+	var args model.ArgDecoder
 	place := func(t uint64, start, end uint64) (uint64, uint64, uint64) {
 		pl, ok := places.at(seq)
 		if !ok {
@@ -252,7 +253,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 		return mix64(flowSeed ^ corr)
 	}
 	var dispatches map[uint64]tracing.KernelDispatch
-	if p.Counts[domCounter] > 0 {
+	if p.Counts[model.DomCounter] > 0 {
 		dispatches = map[uint64]tracing.KernelDispatch{}
 	}
 	// PMC values are summed over instances per dispatch and shown as a pulse
@@ -280,7 +281,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 			}
 		}
 		t := cached(trackKey{8, uint64(pmcCur.agent), pmcCur.counter, 0}, func() uint64 {
-			return counterTrack(fmt.Sprintf("%s PMC %s", p.agentLabel(pmcCur.agent, " "), name), "")
+			return counterTrack(fmt.Sprintf("%s PMC %s", p.AgentLabel(pmcCur.agent, " "), name), "")
 		})
 		pw.counter(t, d.Start, pmcSum)
 		pw.counter(t, d.End, 0)
@@ -291,17 +292,17 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
-			cat := domains[kindDomain(r.Kind())].category
+			cat := model.Domains[model.KindDomain(r.Kind())].Category
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
-			pw.beginSlice(t, cat, p.funcName(a.Domain, a.Function), flow(p.cid(a.CorrelationID)), a.Start, a.End)
+			pw.beginSlice(t, cat, p.FuncName(a.Domain, a.Function), flow(p.CID(a.CorrelationID)), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", a.Domain.String())
-			pw.annS("operation", p.funcName(a.Domain, a.Function))
-			pw.annU("corr_id", p.cid(a.CorrelationID))
+			pw.annS("operation", p.FuncName(a.Domain, a.Function))
+			pw.annU("corr_id", p.CID(a.CorrelationID))
 			// The call's arguments, one annotation each (name: value), as
 			// rocprofv3's ROCpd-to-Perfetto conversion shows them.
-			for _, arg := range args.decode(&a) {
+			for _, arg := range args.Decode(&a) {
 				name := arg.Name
 				if perfettoSliceAnnotations[name] {
 					name = "arg_" + name // e.g. hipMemcpy's kind, beside the slice's own
@@ -313,33 +314,33 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 			m := r.Marker()
 			t := threadTrack(m.TID)
 			t, t0, t1 := place(t, m.Start, m.End)
-			pw.beginSlice(t, domains[domMarker].category, markerName(&m), flow(p.cid(m.CorrelationID)), m.Start, m.End)
+			pw.beginSlice(t, model.Domains[model.DomMarker].Category, model.MarkerName(&m), flow(p.CID(m.CorrelationID)), m.Start, m.End)
 			pw.annU("tid", uint64(m.TID))
 			pw.annS("kind", m.Domain.String())
 			pw.annS("operation", m.Function.String())
-			pw.annU("corr_id", p.cid(m.CorrelationID))
+			pw.annU("corr_id", p.CID(m.CorrelationID))
 			pw.endSlice(t, t0, t1)
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			if dispatches != nil && p.sampled(d.DispatchID) {
+			if dispatches != nil && p.IsSampled(d.DispatchID) {
 				dispatches[d.DispatchID] = d
 			}
 			var t uint64
-			if p.cfg.GroupByQueue {
+			if p.Config.GroupByQueue {
 				t = cached(trackKey{1, uint64(d.AgentNode), d.QueueID, 0}, func() uint64 {
-					return named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.agentLabel(d.AgentNode, " "), d.QueueID, p.agentType(d.AgentNode)))
+					return named(fmt.Sprintf("COMPUTE %s QUEUE [%d] %s", p.AgentLabel(d.AgentNode, " "), d.QueueID, p.AgentType(d.AgentNode)))
 				})
 			} else {
 				t = cached(trackKey{2, d.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", d.StreamID)) })
 			}
 			t, t0, t1 := place(t, d.Start, d.End)
-			pw.beginSlice(t, domains[domKernel].category, p.kernelDemangled(d.KernelID), flow(p.cid(d.CorrelationID)), d.Start, d.End)
+			pw.beginSlice(t, model.Domains[model.DomKernel].Category, p.KernelDemangled(d.KernelID), flow(p.CID(d.CorrelationID)), d.Start, d.End)
 			pw.annU("tid", uint64(d.TID))
 			pw.annS("kind", "KERNEL_DISPATCH")
-			pw.annU("corr_id", p.cid(d.CorrelationID))
+			pw.annU("corr_id", p.CID(d.CorrelationID))
 			pw.annU("stream_ID", d.StreamID)
-			pw.annS("agent", p.agentLabel(d.AgentNode, "-"))
-			pw.annS("agent_type", p.agentType(d.AgentNode))
+			pw.annS("agent", p.AgentLabel(d.AgentNode, "-"))
+			pw.annS("agent_type", p.AgentType(d.AgentNode))
 			pw.annU("queue", d.QueueID-min(d.QueueID, 1))
 			pw.annU("kernel_id", d.KernelID)
 			pw.annU("dispatch_id", d.DispatchID)
@@ -354,26 +355,26 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
 			var t uint64
-			if p.cfg.GroupByQueue {
+			if p.Config.GroupByQueue {
 				t = cached(trackKey{3, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
-					return named(fmt.Sprintf("COPY to %s (%s)", p.agentLabel(c.DstAgentNode, " "), p.agentType(c.DstAgentNode)))
+					return named(fmt.Sprintf("COPY to %s (%s)", p.AgentLabel(c.DstAgentNode, " "), p.AgentType(c.DstAgentNode)))
 				})
 			} else {
 				t = cached(trackKey{2, c.StreamID, 0, 0}, func() uint64 { return named(fmt.Sprintf("STREAM [%d]", c.StreamID)) })
 			}
 			t, t0, t1 := place(t, c.Start, c.End)
-			pw.beginSlice(t, domains[domCopy].category, c.Direction.String(), flow(p.cid(c.CorrelationID)), c.Start, c.End)
+			pw.beginSlice(t, model.Domains[model.DomCopy].Category, c.Direction.String(), flow(p.CID(c.CorrelationID)), c.Start, c.End)
 			pw.annU("tid", uint64(c.TID))
 			pw.annS("kind", "MEMORY_COPY")
 			pw.annS("operation", c.Direction.String())
-			pw.annU("corr_id", p.cid(c.CorrelationID))
+			pw.annU("corr_id", p.CID(c.CorrelationID))
 			pw.annU("stream_ID", c.StreamID)
-			pw.annS("src_agent", p.agentLabel(c.SrcAgentNode, "-"))
-			pw.annS("dst_agent", p.agentLabel(c.DstAgentNode, "-"))
+			pw.annS("src_agent", p.AgentLabel(c.SrcAgentNode, "-"))
+			pw.annS("dst_agent", p.AgentLabel(c.DstAgentNode, "-"))
 			pw.annU("copy_bytes", c.Bytes)
 			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{4, uint64(c.DstAgentNode), 0, 0}, func() uint64 {
-				return counterTrack("COPY BYTES to "+p.agentLabel(c.DstAgentNode, " "), "bytes")
+				return counterTrack("COPY BYTES to "+p.AgentLabel(c.DstAgentNode, " "), "bytes")
 			})
 			pw.counter(ct, c.Start, float64(c.Bytes))
 			pw.counter(ct, c.End, 0)
@@ -381,17 +382,17 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 			a := r.MemoryAllocation()
 			t := threadTrack(a.TID)
 			t, t0, t1 := place(t, a.Start, a.End)
-			pw.beginSlice(t, domains[domAlloc].category, a.Operation.String(), flow(p.cid(a.CorrelationID)), a.Start, a.End)
+			pw.beginSlice(t, model.Domains[model.DomAlloc].Category, a.Operation.String(), flow(p.CID(a.CorrelationID)), a.Start, a.End)
 			pw.annU("tid", uint64(a.TID))
 			pw.annS("kind", "MEMORY_ALLOCATION")
-			pw.annU("corr_id", p.cid(a.CorrelationID))
+			pw.annU("corr_id", p.CID(a.CorrelationID))
 			pw.annU("address", a.Address)
 			pw.annU("allocation_size", a.Size)
 			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{5, 0, 0, 0}, func() uint64 { return counterTrack("FREE BYTES", "bytes") })
 			if a.Operation.IsAllocate() {
 				ct = cached(trackKey{6, uint64(a.AgentNode), 0, 0}, func() uint64 {
-					return counterTrack("ALLOCATE BYTES on "+p.agentLabel(a.AgentNode, " "), "bytes")
+					return counterTrack("ALLOCATE BYTES on "+p.AgentLabel(a.AgentNode, " "), "bytes")
 				})
 			}
 			pw.counter(ct, a.Start, float64(a.Size))
@@ -399,7 +400,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 			s := r.ScratchMemory()
 			t := threadTrack(s.TID)
 			t, t0, t1 := place(t, s.Start, s.End)
-			pw.beginSlice(t, domains[domScratch].category, s.Operation.String(), flow(p.cid(s.CorrelationID)), s.Start, s.End)
+			pw.beginSlice(t, model.Domains[model.DomScratch].Category, s.Operation.String(), flow(p.CID(s.CorrelationID)), s.Start, s.End)
 			pw.annU("tid", uint64(s.TID))
 			pw.annS("kind", "SCRATCH_MEMORY")
 			pw.annU("queue", s.QueueID)
@@ -407,7 +408,7 @@ func (pw *perfettoWriter) writeProcess(p *process, r *spoolView) {
 			pw.annU("flags", uint64(s.Flags))
 			pw.endSlice(t, t0, t1)
 			ct := cached(trackKey{7, uint64(s.AgentNode), 0, 0}, func() uint64 {
-				return counterTrack("SCRATCH MEMORY on "+p.agentLabel(s.AgentNode, " "), "bytes")
+				return counterTrack("SCRATCH MEMORY on "+p.AgentLabel(s.AgentNode, " "), "bytes")
 			})
 			pw.counter(ct, s.Start, float64(s.Size))
 		case tracing.KindCounterSample:

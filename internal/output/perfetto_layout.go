@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -81,7 +82,7 @@ func (ps *pfPlaces) at(seq uint32) (pfPlace, bool) {
 }
 
 // pfSliceOf returns the track and interval of a record that is a slice.
-func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
+func pfSliceOf(p *model.Catalogue, r *model.SpoolView) (pfTrackKey, uint64, uint64, bool) {
 	switch r.Kind() {
 	case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 		a := r.APICall()
@@ -97,13 +98,13 @@ func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 		return pfTrackKey{kind: pfKeyThread, a: uint64(s.TID)}, s.Start, s.End, true
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
-		if p.cfg.GroupByQueue {
+		if p.Config.GroupByQueue {
 			return pfTrackKey{kind: pfKeyQueue, a: uint64(d.AgentNode), b: d.QueueID}, d.Start, d.End, true
 		}
 		return pfTrackKey{kind: pfKeyStream, a: d.StreamID}, d.Start, d.End, true
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
-		if p.cfg.GroupByQueue {
+		if p.Config.GroupByQueue {
 			return pfTrackKey{kind: pfKeyCopy, a: uint64(c.DstAgentNode)}, c.Start, c.End, true
 		}
 		return pfTrackKey{kind: pfKeyStream, a: c.StreamID}, c.Start, c.End, true
@@ -115,9 +116,9 @@ func pfSliceOf(p *process, r *spoolView) (pfTrackKey, uint64, uint64, bool) {
 // to move or cut; records are numbered from 1 as r.Next returns them. The
 // reader is rewound for the writing pass. It holds 24 bytes per slice
 // while it works (one array, sized from the catalogue's counts).
-func perfettoLayout(p *process, r *spoolView) *pfPlaces {
+func perfettoLayout(p *model.Catalogue, r *model.SpoolView) *pfPlaces {
 	var n uint64
-	for _, d := range [...]domain{domHIP, domHSA, domRCCL, domMarker, domKernel, domCopy, domAlloc, domScratch} {
+	for _, d := range [...]model.Domain{model.DomHIP, model.DomHSA, model.DomRCCL, model.DomMarker, model.DomKernel, model.DomCopy, model.DomAlloc, model.DomScratch} {
 		n += p.Counts[d]
 	}
 	spans := make([]pfSpan, 0, n)

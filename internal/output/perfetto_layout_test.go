@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -219,7 +220,7 @@ func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 
 	for _, byQueue := range []bool{false, true} {
 		var buf bytes.Buffer
-		require.NoError(t, WritePerfetto(&buf, &Input{Spools: spools, Config: Config{GroupByQueue: byQueue}}))
+		require.NoError(t, WritePerfetto(&buf, &model.Input{Spools: spools, Config: model.Config{GroupByQueue: byQueue}}))
 		got := importSlices(t, buf.Bytes())
 
 		// Host slices keep their times; those that cannot nest move to a lane.
@@ -282,7 +283,7 @@ func TestPerfettoRandomSlicesNest(t *testing.T) {
 		spools, err := tracing.List(dir)
 		require.NoError(t, err)
 		var buf bytes.Buffer
-		require.NoError(t, WritePerfetto(&buf, &Input{Spools: spools}))
+		require.NoError(t, WritePerfetto(&buf, &model.Input{Spools: spools}))
 		got := importSlices(t, buf.Bytes())
 		require.Len(t, got, 120)
 		for name, w := range want {

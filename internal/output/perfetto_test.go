@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // pfSummary is what a small independent decoder of the wire format sees.
@@ -121,10 +123,10 @@ func decodePerfetto(t *testing.T, trace []byte) *pfSummary {
 	return s
 }
 
-func perfettoCounts(s *pfSummary) [numDomains]uint64 {
-	var c [numDomains]uint64
-	for d := domain(0); d < numDomains; d++ {
-		c[d] = s.begins[domains[d].category]
+func perfettoCounts(s *pfSummary) [model.NumDomains]uint64 {
+	var c [model.NumDomains]uint64
+	for d := model.Domain(0); d < model.NumDomains; d++ {
+		c[d] = s.begins[model.Domains[d].Category]
 	}
 	return c
 }
@@ -136,8 +138,8 @@ func TestPerfettoSlicesTracksFlows(t *testing.T) {
 	s := decodePerfetto(t, buf.Bytes())
 	want := fixtureCounts(16)
 	got := perfettoCounts(s)
-	for d := domain(0); d < numDomains; d++ {
-		if d == domCounter {
+	for d := model.Domain(0); d < model.NumDomains; d++ {
+		if d == model.DomCounter {
 			continue // counters are counter tracks, not slices
 		}
 		require.Equal(t, 2*want[d], got[d], d.String())

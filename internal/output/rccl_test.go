@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -30,7 +31,7 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 	_, err := b.WriteFile(spools)
 	require.NoError(t, err)
 	out := t.TempDir()
-	res, err := Write(Config{Dir: out, Formats: []Format{FormatCSV}, Stats: true, PrefixTemplate: "out", CountEvents: true}, spools)
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, Stats: true, PrefixTemplate: "out", CountEvents: true}, spools)
 	require.NoError(t, err)
 	csv, err := os.ReadFile(filepath.Join(out, "out_rccl_api_trace.csv"))
 	require.NoError(t, err)
@@ -46,9 +47,9 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 	require.Contains(t, string(domainStats), `"RCCL_API",3,150,`)
 	require.EqualValues(t, 3, res.Groups[0].Records["RCCL_API"])
 
-	in := &Input{Spools: res.Groups[0].Spools}
+	in := &model.Input{Spools: res.Groups[0].Spools}
 	prefix := filepath.Join(out, "all")
-	writeFormats(t, []Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet, FormatOTF2}, prefix, in.Spools)
+	writeFormats(t, []model.Format{FormatJSON, FormatPerfetto, FormatROCpd, FormatParquet, FormatOTF2}, prefix, in.Spools)
 
 	var doc struct {
 		Tool []struct {

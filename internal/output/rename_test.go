@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -50,7 +51,7 @@ func TestKernelRenameCSV(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	renameFixture(t, spools)
 	for _, rename := range []bool{false, true} {
-		_, err := Write(Config{Dir: out, PrefixTemplate: "r", Formats: []Format{FormatCSV},
+		_, err := Write(model.Config{Dir: out, PrefixTemplate: "r", Formats: []model.Format{model.FormatCSV},
 			Stats: true, TruncateKernels: true, KernelRename: rename}, spools)
 		require.NoError(t, err)
 		names := func(file string, col int) []string {
@@ -81,13 +82,13 @@ func TestKernelRenameOtherWriters(t *testing.T) {
 	paths, err := tracing.List(spools)
 	require.NoError(t, err)
 	for _, rename := range []bool{false, true} {
-		in := &Input{Spools: paths, Config: Config{TruncateKernels: true, KernelRename: rename}}
+		in := &model.Input{Spools: paths, Config: model.Config{TruncateKernels: true, KernelRename: rename}}
 		var got []string
-		require.NoError(t, in.openEach(func(p *process, r *spoolView) error {
+		require.NoError(t, in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 			for r.Next() {
 				if r.Kind() == tracing.KindKernelDispatch {
 					d := r.KernelDispatch()
-					got = append(got, p.dispatchName(&d))
+					got = append(got, p.DispatchName(&d))
 				}
 			}
 			return nil
@@ -147,7 +148,7 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 		} `json:"rocprofiler-sdk-tool"`
 	}
 	for _, rename := range []bool{false, true} {
-		in := &Input{Spools: paths, Config: Config{TruncateKernels: true, KernelRename: rename}}
+		in := &model.Input{Spools: paths, Config: model.Config{TruncateKernels: true, KernelRename: rename}}
 		var buf bytes.Buffer
 		require.NoError(t, WriteJSON(&buf, in))
 		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
@@ -197,11 +198,11 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 // the recorder's ids increase per thread only (per-thread blocks), so a
 // later push on another thread can carry a lower id.
 func TestRenameIDIsTheEarliestPush(t *testing.T) {
-	k := newKernelRenamer()
-	k.addMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 2, CorrelationID: 5, RangeID: 9,
+	k := model.NewKernelRenamer()
+	k.AddMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 2, CorrelationID: 5, RangeID: 9,
 		Start: 2000, End: 3000, Message: []byte("phase")})
-	k.addMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 1, CorrelationID: 40, RangeID: 50,
+	k.AddMarker(&tracing.Marker{Function: tracing.MarkerThreadRange, TID: 1, CorrelationID: 40, RangeID: 50,
 		Start: 1000, End: 1500, Message: []byte("phase")})
-	require.EqualValues(t, 40, k.external(1, 45), "thread 1's push started first")
-	require.EqualValues(t, 40, k.external(2, 7))
+	require.EqualValues(t, 40, k.External(1, 45), "thread 1's push started first")
+	require.EqualValues(t, 40, k.External(2, 7))
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -124,7 +125,7 @@ func (w *rocpdWriter) str(s string) int64 {
 // writer have closed it without error; with journal_mode=OFF no journal
 // file is ever made. With --output-config (FullEnvironment) it holds the
 // app's environment and is created 0600.
-func WriteROCpd(path string, in *Input) error {
+func WriteROCpd(path string, in *model.Input) error {
 	perm := atomicfile.Public
 	if in.Config.FullEnvironment {
 		perm = atomicfile.Private
@@ -207,9 +208,9 @@ func (w *rocpdWriter) turn(fn func() error) error {
 	return w.pf.readHeader()
 }
 
-func (w *rocpdWriter) run(in *Input) error {
+func (w *rocpdWriter) run(in *model.Input) error {
 	first := true
-	err := in.openEach(func(p *process, r *spoolView) error {
+	err := in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 		w.procs++
 		var ids *rocpdIDs
 		err := w.turn(func() error {
@@ -309,7 +310,7 @@ type rocpdIDs struct {
 }
 
 // writeProcess writes one process's identity rows (in SQLite's turn).
-func (w *rocpdWriter) writeProcess(proc int, p *process) (*rocpdIDs, error) {
+func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, error) {
 	info := &p.Info
 	nid, ok := w.nodes[info.Hostname]
 	if !ok {
@@ -328,11 +329,11 @@ func (w *rocpdWriter) writeProcess(proc int, p *process) (*rocpdIDs, error) {
 	env := map[string]string{}
 	for _, e := range info.Environ {
 		if k, v, ok := strings.Cut(e, "="); ok && !strings.Contains(v, ";") &&
-			(p.cfg.FullEnvironment || launcherVariable(k)) {
+			(p.Config.FullEnvironment || launcherVariable(k)) {
 			env[k] = v
 		}
 	}
-	cfg := p.cfg.Metadata
+	cfg := p.Config.Metadata
 	if cfg == nil {
 		cfg = map[string]any{}
 	}
@@ -491,7 +492,7 @@ func (w *rocpdWriter) markerJSON(msg string) string {
 
 // writeEvents reads a process's events and hands their rows to the
 // encoder goroutine.
-func (w *rocpdWriter) writeEvents(p *process, r *spoolView, ids *rocpdIDs) error {
+func (w *rocpdWriter) writeEvents(p *model.Catalogue, r *model.SpoolView, ids *rocpdIDs) error {
 	e := &w.enc
 	e.start()
 	err := w.readEvents(p, r, ids)
@@ -501,7 +502,7 @@ func (w *rocpdWriter) writeEvents(p *process, r *spoolView, ids *rocpdIDs) error
 	return err
 }
 
-func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error {
+func (w *rocpdWriter) readEvents(p *model.Catalogue, r *model.SpoolView, ids *rocpdIDs) error {
 	e := &w.enc
 	empty := w.str("")
 	// Counter samples refer to their dispatch's event; remember that only
@@ -509,7 +510,7 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 	// they are few).
 	var dispatchEvents map[uint64]int64
 	var sampled dispatchSet
-	if p.Counts[domCounter] > 0 {
+	if p.Counts[model.DomCounter] > 0 {
 		dispatchEvents = make(map[uint64]int64, len(p.Sampled))
 		sampled = newDispatchSet(p.Sampled)
 	}
@@ -564,18 +565,19 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 		_, err = e.add(tabRegion, "", ids.nid, ids.pid, thread(tid), int64(start), int64(end), s.name, ev)
 		return ev, err
 	}
-	var args argDecoder
+	var args model.ArgDecoder
 	var texts []string
 	// A HIP call's arguments: one rocpd_arg row each (position from 0, C
 	// type, name, value), as rocprofv3 writes them. A hipStream_t also
 	// names its stream row in extdata, which the stream_args view joins.
 	writeArgs := func(ev int64, a *tracing.APICall) error {
-		for i := range args.decode(a) {
-			arg := &args.buf[i]
+		decoded := args.Decode(a)
+		for i := range decoded {
+			arg := &decoded[i]
 			ext := ""
-			if isStreamArg(arg) {
+			if model.IsStreamArg(arg) {
 				if h, ok := arg.Handle(); ok {
-					if n, ok := p.streams.number(h, a.CorrelationID); ok {
+					if n, ok := p.StreamNumbers.Number(h, a.CorrelationID); ok {
 						if id, ok := ids.streams[n]; ok {
 							ext = `{"stream_id":` + strconv.FormatInt(id, 10) + `}`
 						}
@@ -599,23 +601,23 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 			s := lastStrs
 			if k != lastAPI || s == nil {
 				if s = apiIDs[k]; s == nil {
-					s = &apiStrs{cat: w.str(a.Domain.String()), text: p.funcName(a.Domain, a.Function)}
+					s = &apiStrs{cat: w.str(a.Domain.String()), text: p.FuncName(a.Domain, a.Function)}
 					apiIDs[k] = s
 				}
 				lastAPI, lastStrs = k, s
 			}
-			if ev, err = api(s, a.TID, p.cid(a.CorrelationID), a.Start, a.End, ""); err == nil && len(a.Args) > 0 {
+			if ev, err = api(s, a.TID, p.CID(a.CorrelationID), a.Start, a.End, ""); err == nil && len(a.Args) > 0 {
 				err = writeArgs(ev, &a)
 			}
 		case tracing.KindMarker:
 			m := r.Marker()
-			msg := markerName(&m)
+			msg := model.MarkerName(&m)
 			w.str(msg)
 			s := apiStrs{cat: w.str(m.Domain.String()), text: m.Function.String()}
-			_, err = api(&s, m.TID, p.cid(m.CorrelationID), m.Start, m.End, w.markerJSON(msg))
+			_, err = api(&s, m.TID, p.CID(m.CorrelationID), m.Start, m.End, w.markerJSON(msg))
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
-			corr := int64(p.cid(d.CorrelationID))
+			corr := int64(p.CID(d.CorrelationID))
 			if ev, err = e.add(tabEvent, "", catKernel, corr, corr, 0); err != nil {
 				return err
 			}
@@ -629,7 +631,7 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 				int64(d.Grid[0]), int64(d.Grid[1]), int64(d.Grid[2]), w.regionName(p, &d, empty), ev)
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
-			corr := int64(p.cid(c.CorrelationID))
+			corr := int64(p.CID(c.CorrelationID))
 			if ev, err = e.add(tabEvent, "", catCopy, corr, corr, 0); err != nil {
 				return err
 			}
@@ -638,7 +640,7 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 				ids.agentID(c.SrcAgentNode), int64(c.SrcAddress), int64(c.Bytes), ids.streams[c.StreamID], ev)
 		case tracing.KindMemoryAllocation:
 			a := r.MemoryAllocation()
-			if ev, err = e.add(tabEvent, "", catAlloc, int64(p.cid(a.CorrelationID)), 0, 0); err != nil {
+			if ev, err = e.add(tabEvent, "", catAlloc, int64(p.CID(a.CorrelationID)), 0, 0); err != nil {
 				return err
 			}
 			typ, level, agent := int64(1), int64(1), int64(sqlNull)
@@ -657,7 +659,7 @@ func (w *rocpdWriter) readEvents(p *process, r *spoolView, ids *rocpdIDs) error 
 				int64(a.Start), int64(a.End), int64(a.Address), int64(a.Size), ids.queues[0], ids.streams[0], ev)
 		case tracing.KindScratchMemory:
 			s := r.ScratchMemory()
-			if ev, err = e.add(tabEvent, "", catScratch, int64(p.cid(s.CorrelationID)), 0, 0); err != nil {
+			if ev, err = e.add(tabEvent, "", catScratch, int64(p.CID(s.CorrelationID)), 0, 0); err != nil {
 				return err
 			}
 			typ, agent := int64(1), int64(sqlNull)
@@ -749,4 +751,16 @@ func launcherVariable(name string) bool {
 		}
 	}
 	return false
+}
+
+// regionName is a ROCpd dispatch's region_name_id: the string id of its
+// enclosing ROCTx range under --kernel-rename, else none (the empty string).
+func (w *rocpdWriter) regionName(p *model.Catalogue, d *tracing.KernelDispatch, none int64) int64 {
+	if p.Renamer == nil {
+		return none
+	}
+	if msg := p.Renamer.Name(d.TID, d.CorrelationID, ""); msg != "" {
+		return w.str(msg)
+	}
+	return none
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -181,7 +182,7 @@ func TestROCpdLongMarkerMessage(t *testing.T) {
 	path, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	db := filepath.Join(t.TempDir(), "results.db")
-	require.NoError(t, WriteROCpd(db, &Input{Spools: []string{path}}))
+	require.NoError(t, WriteROCpd(db, &model.Input{Spools: []string{path}}))
 	require.Equal(t, "ok", sqlite3CLI(t, db, "PRAGMA integrity_check"))
 	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
 	require.Equal(t, "50", sqlite3CLI(t, db, "SELECT COUNT(*) FROM regions"))
@@ -227,7 +228,7 @@ func TestROCpdUndescribedAgent(t *testing.T) {
 	path, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	db := filepath.Join(t.TempDir(), "results.db")
-	require.NoError(t, WriteROCpd(db, &Input{Spools: []string{path}}))
+	require.NoError(t, WriteROCpd(db, &model.Input{Spools: []string{path}}))
 	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
 	require.Equal(t, "1|GPU\n5|GPU", sqlite3CLI(t, db, "SELECT id, type FROM rocpd_info_agent ORDER BY id"))
 	require.Equal(t, "5", sqlite3CLI(t, db, "SELECT agent_id FROM rocpd_kernel_dispatch"))
@@ -273,7 +274,7 @@ func TestROCpdWriteErrorChild(t *testing.T) {
 		return
 	}
 	spool, db, _ := strings.Cut(spec, "|")
-	err := WriteROCpd(db, &Input{Spools: []string{spool}})
+	err := WriteROCpd(db, &model.Input{Spools: []string{spool}})
 	require.Error(t, err)
 	fmt.Println("write error:", err)
 }

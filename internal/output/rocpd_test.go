@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // sqlite3CLI runs a query through the sqlite3 command-line shell, an
@@ -70,20 +72,20 @@ func TestROCpdEveryViewAnswers(t *testing.T) {
 	for _, v := range rocpdViews {
 		sqlite3CLI(t, db, "SELECT * FROM "+v)
 	}
-	require.Equal(t, 2*want[domKernel], sqliteCount(t, db, "kernels"))
-	require.Equal(t, 2*want[domCopy], sqliteCount(t, db, "memory_copies"))
-	require.Equal(t, 2*(want[domAlloc]+want[domScratch]), sqliteCount(t, db, "memory_allocations"))
-	require.Equal(t, 2*want[domScratch], sqliteCount(t, db, "scratch_memory"))
-	require.Equal(t, 2*(want[domHIP]+want[domHSA]+want[domMarker]), sqliteCount(t, db, "regions_and_samples"))
+	require.Equal(t, 2*want[model.DomKernel], sqliteCount(t, db, "kernels"))
+	require.Equal(t, 2*want[model.DomCopy], sqliteCount(t, db, "memory_copies"))
+	require.Equal(t, 2*(want[model.DomAlloc]+want[model.DomScratch]), sqliteCount(t, db, "memory_allocations"))
+	require.Equal(t, 2*want[model.DomScratch], sqliteCount(t, db, "scratch_memory"))
+	require.Equal(t, 2*(want[model.DomHIP]+want[model.DomHSA]+want[model.DomMarker]), sqliteCount(t, db, "regions_and_samples"))
 	// Marks are instants: samples, not regions.
 	require.Equal(t, 2*uint64(16/2), sqliteCount(t, db, "samples"))
-	require.Equal(t, 2*want[domCounter], sqliteCount(t, db, "pmc_events"))
+	require.Equal(t, 2*want[model.DomCounter], sqliteCount(t, db, "pmc_events"))
 	// counters_collection sums the instances of a counter per dispatch.
-	require.Equal(t, 2*want[domCounter]/2, sqliteCount(t, db, "counters_collection"))
+	require.Equal(t, 2*want[model.DomCounter]/2, sqliteCount(t, db, "counters_collection"))
 	require.Equal(t, "21.0", sqlite3CLI(t, db, "SELECT value FROM counters_collection WHERE counter_name='SQ_WAVES' LIMIT 1"))
 	require.Equal(t, "2", sqliteCount2(t, db, "processes"))
 	require.Equal(t, "3", sqlite3CLI(t, db, "SELECT COUNT(*) FROM kernel_summary"))
-	require.Equal(t, strconv.FormatUint(2*want[domKernel], 10), sqlite3CLI(t, db, "SELECT SUM(\"Calls\") FROM kernel_summary"))
+	require.Equal(t, strconv.FormatUint(2*want[model.DomKernel], 10), sqlite3CLI(t, db, "SELECT SUM(\"Calls\") FROM kernel_summary"))
 	require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)",
 		sqlite3CLI(t, db, "SELECT name FROM kernels WHERE kernel_id = 1 LIMIT 1"))
 	require.Equal(t, "iteration 0", sqlite3CLI(t, db, "SELECT json_extract(extdata, '$.message') FROM regions WHERE category = 'MARKER_CORE_RANGE_API' ORDER BY start LIMIT 1"))

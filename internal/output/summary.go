@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // summaryUnits divides durations for -u/--summary-units.
@@ -27,19 +29,19 @@ func SummaryTarget(prefix, name string) (path string, stdout bool) {
 // table per domain, in domain order), then one table per --summary-groups
 // regex (matched against the whole domain name), then -S (all domains).
 // indent is true when writing to the terminal.
-func WriteSummary(w io.Writer, in *Input, indent bool) error {
+func WriteSummary(w io.Writer, in *model.Input, indent bool) error {
 	o := &in.Config
 	if !o.Summary && !o.SummaryPerDomain && len(o.SummaryGroups) == 0 {
 		return nil
 	}
-	st, err := collectStats(in)
+	st, err := model.CollectStats(in)
 	if err != nil {
 		return err
 	}
 	return writeSummaryTables(w, st, o, indent)
 }
 
-func writeSummaryTables(w io.Writer, st *runStats, o *Config, indent bool) error {
+func writeSummaryTables(w io.Writer, st *model.RunStats, o *model.Config, indent bool) error {
 	unit := o.SummaryUnits
 	if unit == "" {
 		unit = "nsec"
@@ -53,18 +55,18 @@ func writeSummaryTables(w io.Writer, st *runStats, o *Config, indent bool) error
 		pad = "    "
 	}
 	var b strings.Builder
-	table := func(label string, doms []domain) {
+	table := func(label string, doms []model.Domain) {
 		writeSummaryTable(&b, label, st, doms, unit, div, pad)
 	}
-	var withData []domain
-	for d := domain(0); d < numDomains; d++ {
+	var withData []model.Domain
+	for d := model.Domain(0); d < model.NumDomains; d++ {
 		if st[d].Total.Count > 0 {
 			withData = append(withData, d)
 		}
 	}
 	if o.SummaryPerDomain {
 		for _, d := range withData {
-			table(d.String()+" SUMMARY", []domain{d})
+			table(d.String()+" SUMMARY", []model.Domain{d})
 		}
 	}
 	for _, g := range o.SummaryGroups {
@@ -72,7 +74,7 @@ func writeSummaryTables(w io.Writer, st *runStats, o *Config, indent bool) error
 		if err != nil {
 			return fmt.Errorf("--summary-groups %q: %w", g, err)
 		}
-		var doms []domain
+		var doms []model.Domain
 		var names []string
 		for _, d := range withData {
 			if re.MatchString(d.String()) {
@@ -109,28 +111,28 @@ func shortestFloat(v float64) string {
 	return f
 }
 
-func writeSummaryTable(b *strings.Builder, label string, st *runStats, doms []domain, unit string, div uint64, pad string) {
+func writeSummaryTable(b *strings.Builder, label string, st *model.RunStats, doms []model.Domain, unit string, div uint64, pad string) {
 	type entry struct {
 		name string
-		dom  domain
-		s    stat
+		dom  model.Domain
+		s    model.Stat
 	}
 	var entries []*entry
 	byName := map[string]*entry{}
-	var total stat
+	var total model.Stat
 	nameW, domW := 40, 12
 	for _, d := range doms {
 		ds := &st[d]
-		for _, row := range ds.byTotalDesc() {
-			k := row.name
+		for _, row := range ds.ByTotalDesc() {
+			k := row.Name
 			e := byName[k]
 			if e == nil {
 				e = &entry{name: k, dom: d}
 				byName[k] = e
 				entries = append(entries, e)
 			}
-			e.s.merge(&row.stat)
-			total.merge(&row.stat)
+			e.s.Merge(&row.Stat)
+			total.Merge(&row.Stat)
 			nameW = max(nameW, len(k))
 		}
 		domW = max(domW, len(d.String()))

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 var updateFormatsGolden = flag.Bool("update-formats", false, "rewrite testdata/output/formats golden files")
@@ -70,13 +72,13 @@ func TestSummaryUnitsAndFile(t *testing.T) {
 }
 
 func TestStatsSampleStdDev(t *testing.T) {
-	var s stat
+	var s model.Stat
 	for _, d := range []uint64{2, 4, 4, 4, 5, 5, 7, 9} {
-		s.add(d)
+		s.Add(d)
 	}
 	require.Equal(t, uint64(8), s.Count)
 	require.InDelta(t, 2.138089935, s.StdDev(), 1e-9) // n-1
-	var one stat
-	one.add(5)
+	var one model.Stat
+	one.Add(5)
 	require.Zero(t, one.StdDev())
 }

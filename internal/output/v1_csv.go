@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -39,14 +40,14 @@ var v1TimeColumns = []string{"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}
 var v1StatsColumns = []string{"Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"}
 
 // v1Enabled reports whether -o asks for rocprof v1's files.
-func (c *Config) v1Enabled() bool {
+func v1Enabled(c *model.Config) bool {
 	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
 }
 
 // V1Pass is one pass of a run, for WriteV1: its output configuration (each
 // process's v1 path is Dir joined with its resolved prefix) and its spools.
 type V1Pass struct {
-	Config   Config
+	Config   model.Config
 	SpoolDir string
 }
 
@@ -81,7 +82,7 @@ type v1Value struct {
 // v1Set is the v1 files of one path: results.csv and its stats.
 type v1Set struct {
 	path     string // results.csv itself: the resolved -o
-	fs       FileSystem
+	fs       model.FileSystem
 	withStat bool // v1's GEN_STATS: the database-backed layout (quoted header, DurationNs) and stats files
 	rows     map[v1Key]*v1Row
 	counters []v1Counter // columns, in collection order (write sorts them by rank)
@@ -91,9 +92,9 @@ type v1Set struct {
 	rank    map[string]int
 	bytes   uint64 // raw bytes of the stats pass, for --minimum-output-data
 	minimum uint64
-	hip     statTable
-	hsa     statTable
-	copies  statTable
+	hip     model.StatTable
+	hsa     model.StatTable
+	copies  model.StatTable
 	// statsPass is the pass whose HIP/HSA calls and copies the stats count:
 	// every pass runs the same app, so counting them all would multiply them.
 	statsPass int
@@ -113,17 +114,17 @@ const v1Unranked = 1 << 30
 // one row per dispatch, in Index order (v1's dispatch number, from 0, per
 // process), with a column for every counter of every pass; the stats files
 // count the first pass's calls and copies and every dispatch once.
-func WriteV1(passes []V1Pass) (*Result, error) {
-	res := &Result{}
+func WriteV1(passes []V1Pass) (*model.Result, error) {
+	res := &model.Result{}
 	sets := map[string]*v1Set{}
 	var order []*v1Set
 	for pi := range passes {
 		cfg := passes[pi].Config
-		if !cfg.v1Enabled() || IsStreamName(cfg.PrefixTemplate) {
+		if !v1Enabled(&cfg) || IsStreamName(cfg.PrefixTemplate) {
 			continue
 		}
 		if cfg.FS == nil {
-			cfg.FS = osFS{}
+			cfg.FS = model.OSFS{}
 		}
 		paths, err := tracing.List(passes[pi].SpoolDir)
 		if err != nil {
@@ -147,7 +148,7 @@ func WriteV1(passes []V1Pass) (*Result, error) {
 			}
 			info := r.Process()
 			_ = r.Close()
-			v1 := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
+			v1 := filepath.Join(cfg.Dir, resolvePrefix(&cfg, info))
 			if !strings.HasSuffix(strings.ToLower(v1), ".csv") {
 				continue
 			}
@@ -199,13 +200,13 @@ func WriteV1(passes []V1Pass) (*Result, error) {
 // readProcess adds one process of pass pi (the proc-th writing this path)
 // to the set: its dispatches and counters, and in the stats pass its calls
 // and copies.
-func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string) error {
+func (s *v1Set) readProcess(cfg *model.Config, pi, proc int, path string) error {
 	r, err := tracing.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	cat, err := scanProcess(r, cfg, needNames|needCounterSums)
+	cat, err := model.Scan(r, cfg, model.NeedNames|model.NeedCounterSums)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -231,11 +232,11 @@ func (s *v1Set) readProcess(cfg *Config, pi, proc int, path string) error {
 			if r.Kind() == tracing.KindHSAAPI {
 				t = &s.hsa
 			}
-			t.get(p.funcName(a.Domain, a.Function)).add(spanUnsigned(a.Start, a.End))
+			t.Get(p.FuncName(a.Domain, a.Function)).Add(model.SpanUnsigned(a.Start, a.End))
 		case tracing.KindMemoryCopy:
 			if stats {
 				c := r.MemoryCopy()
-				s.copies.get(v1CopyName(c.Direction)).add(spanUnsigned(c.Start, c.End))
+				s.copies.Get(v1CopyName(c.Direction)).Add(model.SpanUnsigned(c.Start, c.End))
 			}
 		}
 	}
@@ -252,15 +253,15 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 		// v1 numbered queues from 0 in creation order (InterceptQueue's
 		// counter), rocprof-go's queue ids count from 1; its lds is the
 		// packet's group segment (static and dynamic), rounded to 512.
-		row = &v1Row{key: key, name: p.renamer.name(d.TID, d.CorrelationID, k.name),
+		row = &v1Row{key: key, name: p.Renamer.Name(d.TID, d.CorrelationID, k.name),
 			queue: d.QueueID - min(d.QueueID, 1), qindex: uint64(d.PacketIndex),
 			pid: uint32(p.Info.PID), tid: d.TID,
 			grd: uint64(d.Grid[0]) * uint64(d.Grid[1]) * uint64(d.Grid[2]),
 			wgr: uint64(d.Workgroup[0]) * uint64(d.Workgroup[1]) * uint64(d.Workgroup[2]),
-			lds: roundUp(uint64(d.GroupSegmentSize), 512), scr: uint64(d.PrivateSegmentSize),
+			lds: model.RoundUp(uint64(d.GroupSegmentSize), 512), scr: uint64(d.PrivateSegmentSize),
 			obj: k.object, start: d.Start, end: d.End}
 		arch := ""
-		if a := p.agent(d.AgentNode); a != nil {
+		if a := p.Agent(d.AgentNode); a != nil {
 			row.gpu = a.TypeIndex()
 			arch = a.Name
 		}
@@ -268,13 +269,13 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 		s.rows[key] = row
 	}
 	for _, c := range p.CounterSums[d.DispatchID] {
-		col, ok := s.column[c.name]
+		col, ok := s.column[c.Name]
 		if !ok {
 			col = len(s.counters)
-			s.column[c.name] = col
-			s.counters = append(s.counters, v1Counter{c.id, c.name})
+			s.column[c.Name] = col
+			s.counters = append(s.counters, v1Counter{c.ID, c.Name})
 		}
-		row.counters = append(row.counters, v1Value{col, c.value})
+		row.counters = append(row.counters, v1Value{col, c.Value})
 	}
 }
 
@@ -314,7 +315,7 @@ func v1Registers(arch string, vgpr, agpr, sgpr uint32) (uint32, uint32) {
 
 // write writes results.csv, rows in (process, Index) order as v1 sorted
 // them, and the stats files.
-func (s *v1Set) write(res *Result) error {
+func (s *v1Set) write(res *model.Result) error {
 	// Counter columns as v1's var_list had them: in the order the passes'
 	// pmc: lines named them (counter ids, then names, for any other).
 	perm := make([]int, len(s.counters))
@@ -359,11 +360,11 @@ func (s *v1Set) write(res *Result) error {
 	})
 	f := &csvFile{fs: s.fs, path: s.path, name: "results", domain: "KERNEL_DISPATCH",
 		header: header, plain: !s.withStat}
-	var kernels statTable
+	var kernels model.StatTable
 	values := make([]float64, len(perm))
 	have := make([]bool, len(perm))
 	for _, r := range rows {
-		kernels.get(r.name).add(spanUnsigned(r.start, r.end))
+		kernels.Get(r.name).Add(model.SpanUnsigned(r.start, r.end))
 		clear(have)
 		for _, v := range r.counters {
 			values[place[v.column]], have[place[v.column]] = v.value, true
@@ -476,14 +477,14 @@ func v1CopyName(d tracing.CopyDirection) string {
 
 // finish closes results.csv and writes the stats files, listing what it
 // wrote.
-func (s *v1Set) finish(results *csvFile, kernels *statTable, res *Result) error {
+func (s *v1Set) finish(results *csvFile, kernels *model.StatTable, res *model.Result) error {
 	var firstErr error
 	keep := func(f *csvFile) {
 		if err := f.close(); err != nil && firstErr == nil {
 			firstErr = err
 		}
 		if f.created() {
-			res.Files = append(res.Files, File{Path: f.path, Format: FormatCSV, Name: f.name, Domain: f.domain,
+			res.Files = append(res.Files, model.File{Path: f.path, Format: model.FormatCSV, Name: f.name, Domain: f.domain,
 				Records: f.rows, Bytes: f.bytes})
 		}
 	}
@@ -492,7 +493,7 @@ func (s *v1Set) finish(results *csvFile, kernels *statTable, res *Result) error 
 		return firstErr // v1 wrote stats files only with GEN_STATS
 	}
 	for _, t := range []struct {
-		table  *statTable
+		table  *model.StatTable
 		suffix string
 		domain string
 	}{
@@ -501,12 +502,12 @@ func (s *v1Set) finish(results *csvFile, kernels *statTable, res *Result) error 
 		{&s.hsa, "hsa_stats.csv", "HSA_API"},
 		{&s.copies, "copy_stats.csv", "MEMORY_COPY"},
 	} {
-		if len(t.table.rows) == 0 {
+		if len(t.table.Rows) == 0 {
 			continue
 		}
 		f := &csvFile{fs: s.fs, path: s.siblingPath(t.suffix), domain: t.domain,
 			name: "results." + strings.TrimSuffix(t.suffix, ".csv"), header: v1StatsColumns}
-		writeV1Stats(f, t.table.rows)
+		writeV1Stats(f, t.table.Rows)
 		keep(f)
 	}
 	return firstErr
@@ -520,15 +521,15 @@ func (s *v1Set) siblingPath(suffix string) string {
 // writeV1Stats writes v1's stats rows: by total time, largest first; the
 // average is an integer division (v1 computed it in SQLite); the percentage
 // prints as Python prints a float.
-func writeV1Stats(f *csvFile, rows []*namedStat) {
-	sorted := byTotalDesc(rows)
+func writeV1Stats(f *csvFile, rows []*model.NamedStat) {
+	sorted := model.ByTotalDesc(rows)
 	var grand uint64
 	for _, r := range sorted {
 		grand += r.Sum
 	}
 	for _, r := range sorted {
 		b := f.begin()
-		b = appendQuoted(b, r.name)
+		b = appendQuoted(b, r.Name)
 		b = append(b, ',')
 		b = appendUint(b, r.Count)
 		b = appendUint(b, r.Sum)

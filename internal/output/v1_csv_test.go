@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -43,8 +44,8 @@ func TestV1Golden(t *testing.T) {
 	}{{"plain", false}, {"stats", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
-			cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats, V1Stats: tc.stats,
-				Formats: []Format{"rocpd"}}
+			cfg := model.Config{Dir: out, PrefixTemplate: "results.csv", Stats: tc.stats, V1Stats: tc.stats,
+				Formats: []model.Format{"rocpd"}}
 			_, err := Write(cfg, spools)
 			require.NoError(t, err)
 			for name := range readTree(t, out) {
@@ -108,7 +109,7 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 		return dir
 	}
 	out := t.TempDir()
-	cfg := Config{Dir: out, PrefixTemplate: "results.csv", Stats: true, V1Stats: true}
+	cfg := model.Config{Dir: out, PrefixTemplate: "results.csv", Stats: true, V1Stats: true}
 	p1 := pass(10, []uint64{3, 1, 2}, "SQ_WAVES", 20, 1)
 	p2 := pass(20, []uint64{2, 3, 1}, "GRBM_COUNT", 3, 100)
 	cfg1, cfg2 := cfg, cfg
@@ -146,11 +147,11 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 func TestV1NotWithoutCSVName(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	csvFixture(t, spools, 100)
-	cfg := Config{Dir: out, PrefixTemplate: "results", Formats: []Format{"rocpd"}}
+	cfg := model.Config{Dir: out, PrefixTemplate: "results", Formats: []model.Format{"rocpd"}}
 	res, err := Write(cfg, spools)
 	require.NoError(t, err)
 	for _, f := range res.Files {
-		require.NotEqual(t, FormatCSV, f.Format, "no v1 file from Write")
+		require.NotEqual(t, model.FormatCSV, f.Format, "no v1 file from Write")
 	}
 	res, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 	require.NoError(t, err)
@@ -163,8 +164,8 @@ func TestV1NotWithoutCSVName(t *testing.T) {
 func TestV1MinimumOutputBytes(t *testing.T) {
 	spools, out := t.TempDir(), t.TempDir()
 	csvFixture(t, spools, 100)
-	cfg := Config{Dir: out, PrefixTemplate: "results.csv", MinimumOutputBytes: 1 << 30,
-		Formats: []Format{FormatCSV}}
+	cfg := model.Config{Dir: out, PrefixTemplate: "results.csv", MinimumOutputBytes: 1 << 30,
+		Formats: []model.Format{model.FormatCSV}}
 	_, err := Write(cfg, spools)
 	require.NoError(t, err)
 	_, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
@@ -189,14 +190,14 @@ func TestCSVToStdout(t *testing.T) {
 	for _, name := range []string{"stdout", "stderr", "STDOUT"} {
 		out := t.TempDir()
 		var buf strings.Builder
-		res, err := Write(Config{Dir: out, PrefixTemplate: name, Formats: []Format{FormatCSV},
+		res, err := Write(model.Config{Dir: out, PrefixTemplate: name, Formats: []model.Format{model.FormatCSV},
 			Stats: true, Stdout: &buf}, spools)
 		require.NoError(t, err)
 		require.Empty(t, readTree(t, out), name)
 		// Concatenated files: each header line starts a file, in the order
 		// Write lists them, each file's rows contiguous.
 		ref := t.TempDir()
-		_, err = Write(Config{Dir: ref, PrefixTemplate: "f", Formats: []Format{FormatCSV}, Stats: true}, spools)
+		_, err = Write(model.Config{Dir: ref, PrefixTemplate: "f", Formats: []model.Format{model.FormatCSV}, Stats: true}, spools)
 		require.NoError(t, err)
 		files := readTree(t, ref)
 		var want strings.Builder

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // Kinds of File that are no -f format.
 const (
-	fileSummary Format = "summary" // --summary-output-file NAME
-	fileLog     Format = "log"     // collection_periods.log
+	fileSummary model.Format = "summary" // --summary-output-file NAME
+	fileLog     model.Format = "log"     // collection_periods.log
 )
 
 // Write is the one orchestration of the outputs of a pass: it groups the
@@ -37,26 +38,26 @@ const (
 // (a process killed while creating one) are listed in Result.Skipped, not
 // treated as errors. The first error stops the writing; Result lists what
 // was written until then.
-func Write(cfg Config, spoolDir string) (*Result, error) {
+func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	stream := IsStreamName(cfg.PrefixTemplate)
 	if stream {
-		cfg.FS = &streamFS{w: cfg.stdout()}
+		cfg.FS = &streamFS{w: stdout(&cfg)}
 	} else if cfg.FS == nil {
-		cfg.FS = osFS{}
+		cfg.FS = model.OSFS{}
 	}
 	if cfg.PrefixTemplate == "" {
-		cfg.PrefixTemplate = DefaultPrefixTemplate
+		cfg.PrefixTemplate = model.DefaultPrefixTemplate
 	}
-	res := &Result{}
-	if cfg.v1Enabled() && !cfg.has(FormatCSV) {
+	res := &model.Result{}
+	if v1Enabled(&cfg) && !cfg.Has(model.FormatCSV) {
 		// With -o NAME.csv, --stats asks for rocprof v1's stats files
 		// (WriteV1, once every pass ran), not rocprofv3's.
 		cfg.Stats = false
 	}
-	csvOn := cfg.has(FormatCSV) || cfg.Stats && !cfg.StatsOnlyWithCSV
+	csvOn := cfg.Has(model.FormatCSV) || cfg.Stats && !cfg.StatsOnlyWithCSV
 	var others []*Writer
 	for _, f := range cfg.Formats {
-		if f == FormatCSV {
+		if f == model.FormatCSV {
 			continue
 		}
 		w, err := LookupWriter(f)
@@ -65,7 +66,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		}
 		others = append(others, w)
 	}
-	summary := cfg.summaryOn()
+	summary := cfg.SummaryOn()
 	if !csvOn && len(others) == 0 && !summary && !cfg.CountEvents && !cfg.CollectionPeriods {
 		return res, nil
 	}
@@ -75,28 +76,28 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 	}
 	// One catalogue per spool, read once for every writer, with only what
 	// the requested writers read.
-	need := needCounts
+	need := model.NeedCounts
 	if csvOn || summary || len(others) > 0 {
-		need |= needNames
+		need |= model.NeedNames
 	}
-	if csvOn && cfg.has(FormatCSV) {
-		need |= needCounterSums
+	if csvOn && cfg.Has(model.FormatCSV) {
+		need |= model.NeedCounterSums
 	}
 	if len(others) > 0 {
-		need |= needSets
+		need |= model.NeedSets
 	}
 
 	// Group by group: the catalogues, CSV, then the summaries and the other
 	// formats; a group's catalogues are dropped before the next group's
 	// are read. Result.Files lists every group's CSV files first, then the
 	// collection periods logs, then the other files.
-	var later []File
+	var later []model.File
 	for _, g := range groups {
 		procs, err := scanSpools(&cfg, g.paths, need)
 		if err == nil {
 			for _, p := range procs {
 				st := p.ReadStats
-				res.Processes = append(res.Processes, Process{PID: p.Info.PID, Spool: p.Info.Path,
+				res.Processes = append(res.Processes, model.Process{PID: p.Info.PID, Spool: p.Info.Path,
 					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
 					Dropped: p.Info.Dropped})
 			}
@@ -106,7 +107,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 		}
 		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
 		for _, p := range procs {
-			res.Statuses = append(res.Statuses, ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
+			res.Statuses = append(res.Statuses, model.ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
 			p.CounterSums = nil // CSV's alone
 		}
 		if err == nil && (len(others) > 0 || summary) {
@@ -134,7 +135,7 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 				return res, fmt.Errorf("collection periods log: %w", err)
 			}
 			if wrote {
-				res.Files = append(res.Files, File{Path: CollectionPeriodsPath(g.Prefix), Format: fileLog})
+				res.Files = append(res.Files, model.File{Path: CollectionPeriodsPath(g.Prefix), Format: fileLog})
 			}
 		}
 	}
@@ -144,8 +145,8 @@ func Write(cfg Config, spoolDir string) (*Result, error) {
 
 // writeOthers writes one group's summaries and formats besides CSV from
 // its catalogues, listing the files in files.
-func writeOthers(cfg *Config, g *Group, procs []*csvProcess, others []*Writer, summary, stream bool,
-	files *[]File) error {
+func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others []*Writer, summary, stream bool,
+	files *[]model.File) error {
 	if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
 		// Nothing recorded, or less raw data than --minimum-output-data:
 		// rocprofv3 then writes none of the per-run outputs (JSON,
@@ -153,14 +154,14 @@ func writeOthers(cfg *Config, g *Group, procs []*csvProcess, others []*Writer, s
 		// agent_info.csv and domain_stats.csv.
 		return nil
 	}
-	in := &Input{Spools: g.Spools, Config: *cfg, catalogues: make([]*process, len(procs))}
+	in := &model.Input{Spools: g.Spools, Config: *cfg, Catalogues: make([]*model.Catalogue, len(procs))}
 	for i, p := range procs {
-		in.catalogues[i] = p.process
+		in.Catalogues[i] = p.Catalogue
 	}
 	if cfg.RankOf != nil && len(g.Processes) > 0 {
 		in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
 	}
-	res := &Result{}
+	res := &model.Result{}
 	defer func() { *files = append(*files, res.Files...) }()
 	if summary {
 		if err := writeSummaryTo(g.Prefix, in, res); err != nil {
@@ -178,14 +179,14 @@ func writeOthers(cfg *Config, g *Group, procs []*csvProcess, others []*Writer, s
 // writeGroup writes one group in the writer's format at the destination
 // Write chose: standard output for the text formats under -o stdout,
 // else <prefix>_<file> (Parquet: one file per domain).
-func (w *Writer) writeGroup(g *Group, in *Input, stream bool, res *Result) error {
+func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *model.Result) error {
 	if w.Format == FormatJSON && stream {
 		// -o stdout / -o stderr: rocprofv3 streams its text outputs to
 		// standard output; the binary formats stay files.
-		if err := w.WriteTo(in.Config.stdout(), in); err != nil {
+		if err := w.WriteTo(stdout(&in.Config), in); err != nil {
 			return err
 		}
-		res.Files = append(res.Files, File{Path: "stdout", Format: w.Format, Records: g.Events})
+		res.Files = append(res.Files, model.File{Path: "stdout", Format: w.Format, Records: g.Events})
 		return nil
 	}
 	if err := w.Write(g.Prefix, in); err != nil {
@@ -195,22 +196,22 @@ func (w *Writer) writeGroup(g *Group, in *Input, stream bool, res *Result) error
 		// One file per domain (a hive layout puts them elsewhere than the
 		// prefix): run.json names each with its records.
 		for _, pf := range ParquetFiles(g.Prefix, &in.Config) {
-			res.Files = append(res.Files, File{Path: pf.Path, Format: w.Format, Domain: pf.Domain,
+			res.Files = append(res.Files, model.File{Path: pf.Path, Format: w.Format, Domain: pf.Domain,
 				Records: g.Records[pf.Domain]})
 		}
 		return nil
 	}
-	res.Files = append(res.Files, File{Path: w.Path(g.Prefix), Format: w.Format, Records: g.Events})
+	res.Files = append(res.Files, model.File{Path: w.Path(g.Prefix), Format: w.Format, Records: g.Events})
 	return nil
 }
 
 // writeSummaryTo prints the -S/-D/--summary-groups tables of a group to
 // standard output (where rocprofv3 prints both "stdout" and "stderr"
 // summaries) or into <prefix>_<name>.txt.
-func writeSummaryTo(prefix string, in *Input, res *Result) error {
+func writeSummaryTo(prefix string, in *model.Input, res *model.Result) error {
 	path, toStdout := SummaryTarget(prefix, in.Config.SummaryOutputFile)
 	if toStdout {
-		return WriteSummary(in.Config.stdout(), in, true)
+		return WriteSummary(stdout(&in.Config), in, true)
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -221,7 +222,7 @@ func writeSummaryTo(prefix string, in *Input, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("summary output: %w", err)
 	}
-	res.Files = append(res.Files, File{Path: path, Format: fileSummary})
+	res.Files = append(res.Files, model.File{Path: path, Format: fileSummary})
 	return nil
 }
 
@@ -234,7 +235,7 @@ type spoolGroup struct {
 
 // groupSpools lists the spools (Config.SpoolPaths, else spoolDir's) and
 // groups them by resolved output prefix, in order of first appearance.
-func groupSpools(cfg *Config, spoolDir string, res *Result) ([]*spoolGroup, error) {
+func groupSpools(cfg *model.Config, spoolDir string, res *model.Result) ([]*spoolGroup, error) {
 	paths := cfg.SpoolPaths
 	if paths == nil {
 		var err error
@@ -255,7 +256,7 @@ func groupSpools(cfg *Config, spoolDir string, res *Result) ([]*spoolGroup, erro
 		}
 		info := r.Process()
 		_ = r.Close()
-		prefix := filepath.Join(cfg.Dir, cfg.resolvePrefix(info))
+		prefix := filepath.Join(cfg.Dir, resolvePrefix(cfg, info))
 		g := byPrefix[prefix]
 		if g == nil {
 			g = &spoolGroup{prefix: prefix}
@@ -268,7 +269,7 @@ func groupSpools(cfg *Config, spoolDir string, res *Result) ([]*spoolGroup, erro
 }
 
 // resolvePrefix expands the prefix template for one process.
-func (c *Config) resolvePrefix(p tracing.ProcessInfo) string {
+func resolvePrefix(c *model.Config, p tracing.ProcessInfo) string {
 	if c.ResolvePrefix != nil {
 		return c.ResolvePrefix(p)
 	}

@@ -26,21 +26,24 @@ var layers = [][]string{
 		"internal/output/ranges", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
-	// 2: the counter database; the run's options; the writers, beside the
-	// options and not below them (the orchestration hands the writers
-	// their Options); reading ROCpd.
-	{"internal/counters", "internal/options", "internal/output", "internal/analysis/rocpd", "internal/hsa/request"},
-	// 3: launching; the injected shim; analyses' event stream; generators
+	// 2: the counter database; the run's options; the outputs' shared
+	// model (configuration, catalogue, domains, order, statistics), beside
+	// the options and not below them (the orchestration fills the model's
+	// Config); reading ROCpd.
+	{"internal/counters", "internal/options", "internal/output/model", "internal/analysis/rocpd", "internal/hsa/request"},
+	// 3: the outputs: Write, the format registry and the writers.
+	{"internal/output"},
+	// 4: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
 		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv"},
-	// 4: analyses of stored runs.
+	// 5: analyses of stored runs.
 	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
-	// 5: the run pipeline, the one orchestration.
+	// 6: the run pipeline, the one orchestration.
 	{"internal/pipeline"},
-	// 6: the public Go API, a front of the pipeline.
+	// 7: the public Go API, a front of the pipeline.
 	{"pkg/rocprof"},
-	// 7: the CLI, the other front.
+	// 8: the CLI, the other front.
 	{"cmd/rocprof-go"},
 }
 

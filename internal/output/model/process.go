@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"errors"
@@ -11,15 +11,15 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// hostFunction is a kernel's host stub: its address and the device
+// HostFunction is a kernel's host stub: its address and the device
 // function (the kernel's symbol name) it launches.
-type hostFunction struct {
-	address uint64
-	device  string
+type HostFunction struct {
+	Address uint64
+	Device  string
 }
 
-// kernelSymbol is a kernel with its names in every form.
-type kernelSymbol struct {
+// KernelSymbol is a kernel with its names in every form.
+type KernelSymbol struct {
 	tracing.KernelSymbol
 	Raw       string // mangled, as loaded (".kd" kept)
 	Demangled string
@@ -31,19 +31,19 @@ type kernelSymbol struct {
 	Lost bool
 }
 
-// counterSum is one (dispatch, counter) row of counter_collection.csv:
+// CounterSum is one (dispatch, counter) row of counter_collection.csv:
 // every dimension instance of the counter summed.
-type counterSum struct {
-	id    uint64
-	name  string
-	value float64
+type CounterSum struct {
+	ID    uint64
+	Name  string
+	Value float64
 }
 
 // apiTables is the size of the per-domain function-name tables: API
 // domains are numbered below it (string tables 16 and up are not APIs).
 const apiTables = 16
 
-// process is the catalogue of one spool, the one every writer reads: what
+// Catalogue is the catalogue of one spool, the one every writer reads: what
 // is small enough to hold — strings, function names, agents and their
 // labels, kernel symbols, code objects, host functions, counters (names
 // and per-dispatch sums), the thread/queue/stream sets, record counts and
@@ -52,17 +52,17 @@ const apiTables = 16
 //
 // After scanProcess returns, a process is only read (writers may format on
 // several goroutines).
-type process struct {
+type Catalogue struct {
 	Info        tracing.ProcessInfo
 	Agents      []tracing.AgentInfo // sorted by node id
 	agentByNode map[uint32]int
 	labels      map[uint32]string // agentLabel(node, " ") of every agent
-	Symbols     map[uint64]*kernelSymbol
+	Symbols     map[uint64]*KernelSymbol
 	SymbolOrder []uint64
 	CodeObjects []tracing.CodeObject // loads, in order
 	// HostFunctions are the kernels' host stubs HIP registered
 	// (__hipRegisterFunction), in registration order.
-	HostFunctions []hostFunction
+	HostFunctions []HostFunction
 	// funcNames are the function names the spool carries, by
 	// domain<<32|id; funcs resolves every function the spool called once
 	// (the spool's name, else the registered table's), by domain and id.
@@ -72,7 +72,7 @@ type process struct {
 	Counters     []counterInfo // distinct (counter, agent) pairs sampled, in order seen
 	// CounterSums are counter_collection.csv's values: by dispatch id, one
 	// sum per counter name, in ascending counter id.
-	CounterSums map[uint64][]counterSum
+	CounterSums map[uint64][]CounterSum
 	// Sampled holds the dispatches that have counter samples: the only
 	// dispatches a writer remembers (to place their samples).
 	Sampled map[uint64]struct{}
@@ -81,7 +81,7 @@ type process struct {
 	Streams []uint64 // sorted, 0 excluded
 	// Counts and Bytes are the records of each domain and their raw size
 	// in the spool (--minimum-output-data), hidden markers left out.
-	Counts, Bytes [numDomains]uint64
+	Counts, Bytes [NumDomains]uint64
 	// statuses are what the process's runtime side reported about itself
 	// (tracing.TableStatus strings), by status id.
 	statuses map[uint64]string
@@ -89,13 +89,13 @@ type process struct {
 	// torn and invalid (markers hidden or not, they count).
 	ReadStats  tracing.Stats
 	Begin, End uint64 // earliest start and latest end of any event
-	cfg        *Config
-	renamer    *kernelRenamer // --kernel-rename: see dispatchName (rename.go)
+	Config     *Config
+	Renamer    *KernelRenamer // --kernel-rename: see dispatchName (rename.go)
 	// order puts records in rocprofv3's order and numbers correlation ids
 	// (order.go); writers print p.cid(raw) for every correlation id.
-	order recordOrder
+	Order recordOrder
 	// streams numbers recorded hipStream_t arguments (hipargs.go).
-	streams streamNumbers
+	StreamNumbers StreamNumbers
 }
 
 // counterInfo is one counter sampled on one agent.
@@ -105,50 +105,50 @@ type counterInfo struct {
 	Name      string
 }
 
-// needs are the parts of a catalogue the writers of a Write read; a scan
+// Needs are the parts of a catalogue the writers of a Write read; a scan
 // reads only those (a catalogue's cost is per record, and what it holds
 // stays in memory while the writers run).
-type needs uint8
+type Needs uint8
 
 const (
 	// needNames: function names, agents and labels, kernel symbols (each
 	// demangled once), --kernel-rename's ranges, rocprofv3's record order
 	// and correlation ids: what every writer reads.
-	needNames needs = 1 << iota
+	NeedNames Needs = 1 << iota
 	// needSets: the thread, queue and stream sets, the time span, code
 	// objects, host functions, the counters sampled and the sampled
 	// dispatches, kernels whose symbol was lost: what the formats besides
 	// CSV read.
-	needSets
+	NeedSets
 	// needCounterSums: counter_collection.csv's per-dispatch sums (CSV and
 	// rocprof v1's results.csv).
-	needCounterSums
+	NeedCounterSums
 
 	// needCounts alone is the light pass of a Write that writes nothing
 	// itself: records, sizes and statuses.
-	needCounts needs = 0
+	NeedCounts Needs = 0
 	// needWriters is what a format besides CSV reads.
-	needWriters = needNames | needSets
-	needAll     = needNames | needSets | needCounterSums
+	NeedWriters = NeedNames | NeedSets
+	NeedAll     = NeedNames | NeedSets | NeedCounterSums
 )
 
-// scanProcess reads a spool once for the parts of its catalogue need asks
+// Scan reads a spool once for the parts of its catalogue need asks
 // for; the caller rewinds it (or wraps it in a spoolView) for the events.
 // Each record is decoded once.
-func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
-	p := &process{
-		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*kernelSymbol{},
-		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, cfg: cfg,
-		statuses: map[uint64]string{}, Begin: ^uint64(0), streams: streamNumbers{},
+func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
+	p := &Catalogue{
+		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*KernelSymbol{},
+		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, Config: cfg,
+		statuses: map[uint64]string{}, Begin: ^uint64(0), StreamNumbers: StreamNumbers{},
 	}
-	if need&needNames == 0 {
+	if need&NeedNames == 0 {
 		p.scanCounts(r)
 		return p, nil
 	}
 	if cfg.KernelRename {
-		p.renamer = newKernelRenamer()
+		p.Renamer = NewKernelRenamer()
 	}
-	sets, sumsOn := need&needSets != 0, need&needCounterSums != 0
+	sets, sumsOn := need&NeedSets != 0, need&NeedCounterSums != 0
 	threads := map[uint32]struct{}{}
 	kernels := map[uint64]struct{}{}
 	counters := map[[2]uint64]struct{}{}
@@ -158,7 +158,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 		dispatch uint64
 		name     string
 	}
-	sums := map[sumKey]*counterSum{}
+	sums := map[sumKey]*CounterSum{}
 	var sumOrder []sumKey
 	span := func(s, e uint64) {
 		if s != 0 && s < p.Begin {
@@ -174,10 +174,10 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 			p.funcs[d] = append(p.funcs[d], make([]string, int(id)+1-len(p.funcs[d]))...)
 		}
 	}
-	o := &p.order
+	o := &p.Order
 	for r.Next() {
 		k := r.Kind()
-		if d := kindDomain(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
+		if d := KindDomain(k); d >= 0 && !(k == tracing.KindMarker && cfg.HideMarkers) {
 			p.Counts[d]++
 			p.Bytes[d] += uint64(len(r.Bytes()))
 		}
@@ -188,13 +188,13 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 			if n, ok := tracing.StreamNoteOf(s); ok {
 				// A stream no dispatch or copy used (only named, or only
 				// an argument) still gets its stream row.
-				p.streams.add(n)
+				p.StreamNumbers.add(n)
 				streams[n.Number] = struct{}{}
 			} else if s.Table == tracing.TableCounter {
 				p.CounterNames[s.ID] = string(s.Value)
 			} else if s.Table == tracing.TableHostFunction {
 				if sets {
-					p.HostFunctions = append(p.HostFunctions, hostFunction{address: s.ID, device: string(s.Value)})
+					p.HostFunctions = append(p.HostFunctions, HostFunction{Address: s.ID, Device: string(s.Value)})
 				}
 			} else if s.Table == tracing.TableStatus {
 				p.statuses[s.ID] = string(s.Value)
@@ -217,7 +217,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 			if _, ok := p.Symbols[s.KernelID]; !ok {
 				p.SymbolOrder = append(p.SymbolOrder, s.KernelID)
 			}
-			ks := &kernelSymbol{KernelSymbol: s, Raw: string(s.Name)}
+			ks := &KernelSymbol{KernelSymbol: s, Raw: string(s.Name)}
 			ks.Name = nil // aliases the spool
 			ks.name(cfg)
 			p.Symbols[s.KernelID] = ks
@@ -243,7 +243,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 			m := r.Marker()
 			o.note(k, orderKey{m.End, m.Start}, m.CorrelationID)
 			o.notePop(&m)
-			p.renamer.addMarker(&m)
+			p.Renamer.AddMarker(&m)
 			if sets && !cfg.HideMarkers {
 				threads[m.TID] = struct{}{}
 				span(m.Start, m.End)
@@ -264,7 +264,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 				continue
 			}
 			c := r.CounterSample()
-			name := p.counterName(&c)
+			name := p.CounterName(&c)
 			if sets {
 				if p.Sampled == nil {
 					p.Sampled = map[uint64]struct{}{}
@@ -280,11 +280,11 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 				sk := sumKey{c.DispatchID, name}
 				sum := sums[sk]
 				if sum == nil {
-					sum = &counterSum{id: c.CounterID, name: name}
+					sum = &CounterSum{ID: c.CounterID, Name: name}
 					sums[sk] = sum
 					sumOrder = append(sumOrder, sk)
 				}
-				sum.value += c.Value
+				sum.Value += c.Value
 			}
 		case tracing.KindMemoryCopy:
 			c := r.MemoryCopy()
@@ -317,7 +317,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 	for _, id := range sortedKeys(kernels) {
 		if _, ok := p.Symbols[id]; !ok {
 			name := fmt.Sprintf("kernel_%d", id)
-			p.Symbols[id] = &kernelSymbol{KernelSymbol: tracing.KernelSymbol{KernelID: id},
+			p.Symbols[id] = &KernelSymbol{KernelSymbol: tracing.KernelSymbol{KernelID: id},
 				Raw: name, Demangled: name, Truncated: name, Display: name, Lost: true}
 			p.SymbolOrder = append(p.SymbolOrder, id)
 		}
@@ -332,7 +332,7 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 		p.agentByNode[node] = i
 	}
 	for node := range p.agentByNode {
-		p.labels[node] = p.agentLabel(node, " ")
+		p.labels[node] = p.AgentLabel(node, " ")
 	}
 	for d := range p.funcs {
 		for id := range p.funcs[d] {
@@ -340,12 +340,12 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 		}
 	}
 	if len(sumOrder) > 0 {
-		p.CounterSums = map[uint64][]counterSum{}
+		p.CounterSums = map[uint64][]CounterSum{}
 		for _, k := range sumOrder {
 			p.CounterSums[k.dispatch] = append(p.CounterSums[k.dispatch], *sums[k])
 		}
 		for _, list := range p.CounterSums {
-			sort.SliceStable(list, func(i, j int) bool { return list[i].id < list[j].id })
+			sort.SliceStable(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 		}
 	}
 	p.Threads = sortedKeys(threads)
@@ -353,19 +353,19 @@ func scanProcess(r *tracing.Reader, cfg *Config, need needs) (*process, error) {
 	p.Streams = sortedKeys(streams)
 	p.Queues = dropZero(p.Queues)
 	p.Streams = dropZero(p.Streams)
-	p.streams.sort()
+	p.StreamNumbers.sort()
 	p.ReadStats = r.Stats()
-	p.order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.Info.Path])
+	p.Order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.Info.Path])
 	return p, nil
 }
 
 // scanCounts is the light pass: records and raw sizes by domain, statuses
 // and what the reader met; no record is decoded but status strings.
-func (p *process) scanCounts(r *tracing.Reader) {
-	hide := p.cfg.HideMarkers
+func (p *Catalogue) scanCounts(r *tracing.Reader) {
+	hide := p.Config.HideMarkers
 	for r.Next() {
 		k := r.Kind()
-		if d := kindDomain(k); d >= 0 {
+		if d := KindDomain(k); d >= 0 {
 			if !(k == tracing.KindMarker && hide) {
 				p.Counts[d]++
 				p.Bytes[d] += uint64(len(r.Bytes()))
@@ -383,7 +383,7 @@ func (p *process) scanCounts(r *tracing.Reader) {
 // name formats the symbol's names: demangled once, truncated from that,
 // and the display form the options ask for (kernelname.Format's three
 // results).
-func (s *kernelSymbol) name(cfg *Config) {
+func (s *KernelSymbol) name(cfg *Config) {
 	s.Demangled = kernelname.Format(s.Raw, false, false)
 	s.Truncated = kernelname.Truncate(s.Demangled)
 	switch {
@@ -396,11 +396,11 @@ func (s *kernelSymbol) name(cfg *Config) {
 	}
 }
 
-// cid is the correlation id rocprofv3 would give a record carrying raw.
-func (p *process) cid(raw uint64) uint64 { return p.order.ids.of(raw) }
+// CID is the correlation id rocprofv3 would give a record carrying raw.
+func (p *Catalogue) CID(raw uint64) uint64 { return p.Order.ids.of(raw) }
 
 // Statuses are the process's status strings (tracing.TableStatus), by id.
-func (p *process) Statuses() map[uint64]string { return p.statuses }
+func (p *Catalogue) Statuses() map[uint64]string { return p.statuses }
 
 func sortedKeys[K uint32 | uint64](m map[K]struct{}) []K {
 	out := make([]K, 0, len(m))
@@ -418,29 +418,29 @@ func dropZero(s []uint64) []uint64 {
 	return s
 }
 
-func roundUp(v, to uint64) uint64 { return (v + to - 1) / to * to }
+func RoundUp(v, to uint64) uint64 { return (v + to - 1) / to * to }
 
-// openEach opens every spool of the input in turn and hands fn its
+// OpenEach opens every spool of the input in turn and hands fn its
 // catalogue and a rewound reader: the catalogues Write read for every
 // writer (Input.catalogues), else scanned here. Only one spool is mapped at
 // a time.
-func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
+func (in *Input) OpenEach(fn func(p *Catalogue, r *SpoolView) error) error {
 	for i, path := range in.Spools {
 		r, err := tracing.Open(path)
 		if err != nil {
 			return err
 		}
-		var p *process
-		if in.catalogues != nil {
-			p = in.catalogues[i]
+		var p *Catalogue
+		if in.Catalogues != nil {
+			p = in.Catalogues[i]
 		} else {
-			p, err = scanProcess(r, &in.Config, needWriters)
+			p, err = Scan(r, &in.Config, NeedWriters)
 		}
 		if err == nil {
 			if in.Config.HideMarkers {
 				r.Hide(tracing.KindMarker)
 			}
-			err = fn(p, newSpoolView(r, &p.order))
+			err = fn(p, NewSpoolView(r, &p.Order))
 		}
 		cerr := r.Close()
 		var pe *os.PathError
@@ -457,57 +457,57 @@ func (in *Input) openEach(fn func(p *process, r *spoolView) error) error {
 	return nil
 }
 
-// agent returns the agent on a KFD node, or nil.
-func (p *process) agent(node uint32) *tracing.AgentInfo {
+// Agent returns the agent on a KFD node, or nil.
+func (p *Catalogue) Agent(node uint32) *tracing.AgentInfo {
 	if i, ok := p.agentByNode[node]; ok {
 		return &p.Agents[i]
 	}
 	return nil
 }
 
-// agentIndex is the agent number the -agent-index option selects; an
+// AgentIndex is the agent number the -agent-index option selects; an
 // agent the spool never described is numbered by its node id.
-func (p *process) agentIndex(node uint32) uint64 {
-	a := p.agent(node)
+func (p *Catalogue) AgentIndex(node uint32) uint64 {
+	a := p.Agent(node)
 	if a == nil {
 		return uint64(node)
 	}
-	return agentNumber(a, p.cfg.AgentIndex)
+	return agentNumber(a, p.Config.AgentIndex)
 }
 
-// agentLabel is rocprofv3's agent label ("Agent 2", or "GPU 0" when
+// AgentLabel is rocprofv3's agent label ("Agent 2", or "GPU 0" when
 // type-relative) with sep between the words.
-func (p *process) agentLabel(node uint32, sep string) string {
+func (p *Catalogue) AgentLabel(node uint32, sep string) string {
 	word := "Agent"
-	if p.cfg.AgentIndex == AgentIndexTypeRelative {
-		if a := p.agent(node); a != nil {
+	if p.Config.AgentIndex == AgentIndexTypeRelative {
+		if a := p.Agent(node); a != nil {
 			word = a.Type().String()
 		}
 	}
-	return word + sep + strconv.FormatUint(p.agentIndex(node), 10)
+	return word + sep + strconv.FormatUint(p.AgentIndex(node), 10)
 }
 
-// label is agentLabel(node, " "), CSV's Agent_Id, from the table the scan
+// Label is agentLabel(node, " "), CSV's Agent_Id, from the table the scan
 // made (the CSV rows ask for it per record, on several goroutines).
-func (p *process) label(node uint32) string {
+func (p *Catalogue) Label(node uint32) string {
 	if l, ok := p.labels[node]; ok {
 		return l
 	}
-	return p.agentLabel(node, " ")
+	return p.AgentLabel(node, " ")
 }
 
-// agentType is "CPU", "GPU" or "UNK" for a node.
-func (p *process) agentType(node uint32) string {
-	if a := p.agent(node); a != nil {
+// AgentType is "CPU", "GPU" or "UNK" for a node.
+func (p *Catalogue) AgentType(node uint32) string {
+	if a := p.Agent(node); a != nil {
 		return a.Type().String()
 	}
 	return "UNK"
 }
 
-// funcName names an API function: a name carried by the spool wins over
+// FuncName names an API function: a name carried by the spool wins over
 // the registered tables. Every function the spool called is named once, by
 // the scan.
-func (p *process) funcName(d tracing.APIDomain, id uint32) string {
+func (p *Catalogue) FuncName(d tracing.APIDomain, id uint32) string {
 	if int(d) < apiTables {
 		if t := p.funcs[d]; int(id) < len(t) && t[id] != "" {
 			return t[id]
@@ -516,7 +516,7 @@ func (p *process) funcName(d tracing.APIDomain, id uint32) string {
 	return p.resolveFunc(d, id)
 }
 
-func (p *process) resolveFunc(d tracing.APIDomain, id uint32) string {
+func (p *Catalogue) resolveFunc(d tracing.APIDomain, id uint32) string {
 	if s, ok := p.funcNames[uint64(d)<<32|uint64(id)]; ok && s != "" {
 		return s
 	}
@@ -526,18 +526,18 @@ func (p *process) resolveFunc(d tracing.APIDomain, id uint32) string {
 	return tracing.UnknownFunctionName(d, id)
 }
 
-// markerName is the name rocprofv3 prints for a marker: the user's text for
+// MarkerName is the name rocprofv3 prints for a marker: the user's text for
 // marks and ranges, else the ROCTx function.
-func markerName(m *tracing.Marker) string {
+func MarkerName(m *tracing.Marker) string {
 	if m.Function.CarriesMessage() {
 		return string(m.Message)
 	}
 	return m.Function.String()
 }
 
-// counterName names a counter id: the sample's own name, the spool's
+// CounterName names a counter id: the sample's own name, the spool's
 // counter table (as read so far), else counter_<id>.
-func (p *process) counterName(c *tracing.CounterSample) string {
+func (p *Catalogue) CounterName(c *tracing.CounterSample) string {
 	if len(c.Name) > 0 {
 		return string(c.Name)
 	}
@@ -547,24 +547,24 @@ func (p *process) counterName(c *tracing.CounterSample) string {
 	return "counter_" + strconv.FormatUint(c.CounterID, 10)
 }
 
-// kernelName is the display name of a kernel id.
-func (p *process) kernelName(id uint64) string {
+// KernelName is the display name of a kernel id.
+func (p *Catalogue) KernelName(id uint64) string {
 	if s, ok := p.Symbols[id]; ok {
 		return s.Display
 	}
 	return fmt.Sprintf("kernel_%d", id)
 }
 
-// kernelDemangled is the demangled symbol Perfetto names slices with.
-func (p *process) kernelDemangled(id uint64) string {
+// KernelDemangled is the demangled symbol Perfetto names slices with.
+func (p *Catalogue) KernelDemangled(id uint64) string {
 	if s, ok := p.Symbols[id]; ok {
 		return s.Demangled
 	}
 	return fmt.Sprintf("kernel_%d", id)
 }
 
-// sampled reports whether a dispatch has counter samples.
-func (p *process) sampled(dispatchID uint64) bool {
+// IsSampled reports whether a dispatch has counter samples.
+func (p *Catalogue) IsSampled(dispatchID uint64) bool {
 	_, ok := p.Sampled[dispatchID]
 	return ok
 }

@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"cmp"
@@ -333,11 +333,11 @@ func numberCorrelations(blocks [][]corrPair) corrIDs {
 	return ids
 }
 
-// spoolView is a reader whose Next follows the recordOrder: wherever spool
+// SpoolView is a reader whose Next follows the recordOrder: wherever spool
 // order has a record of a kind that is out of order, the view shows that
 // kind's next record in completion order instead. Records of other kinds,
 // and the kinds' places among each other, stay as the spool has them.
-type spoolView struct {
+type SpoolView struct {
 	*tracing.Reader
 	order *recordOrder
 	seq   tracing.Pos // the spool-order position behind the record shown
@@ -345,19 +345,19 @@ type spoolView struct {
 	next  [32]int
 }
 
-func newSpoolView(r *tracing.Reader, o *recordOrder) *spoolView {
-	return &spoolView{Reader: r, order: o}
+func NewSpoolView(r *tracing.Reader, o *recordOrder) *SpoolView {
+	return &SpoolView{Reader: r, order: o}
 }
 
 // Rewind starts the view again.
-func (v *spoolView) Rewind() {
+func (v *SpoolView) Rewind() {
 	v.Reader.Rewind()
 	v.moved = false
 	v.next = [32]int{}
 }
 
 // Next advances to the next record in rocprofv3's order.
-func (v *spoolView) Next() bool {
+func (v *SpoolView) Next() bool {
 	o := v.order
 	if o == nil {
 		return v.Reader.Next()

@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"fmt"
@@ -165,12 +165,12 @@ type Config struct {
 	V1Counters []string
 }
 
-// summaryOn reports whether any summary table is asked for.
-func (c *Config) summaryOn() bool {
+// SummaryOn reports whether any summary table is asked for.
+func (c *Config) SummaryOn() bool {
 	return c.Summary || c.SummaryPerDomain || len(c.SummaryGroups) > 0
 }
 
-func (c *Config) has(f Format) bool {
+func (c *Config) Has(f Format) bool {
 	for _, g := range c.Formats {
 		if g == f {
 			return true
@@ -233,4 +233,9 @@ type Group struct {
 	// ...; absent: none), so a run can say which requested domain recorded
 	// nothing whatever formats it wrote.
 	Records map[string]uint64
+}
+
+// String describes a file for logs.
+func (f File) String() string {
+	return fmt.Sprintf("%s (%s, %d rows, %d bytes)", f.Path, f.Name, f.Records, f.Bytes)
 }

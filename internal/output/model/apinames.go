@@ -1,4 +1,4 @@
-package output
+package model
 
 // The writers name API calls through tracing.FunctionName, which falls back
 // on the tables these packages register when a spool lacks its string

@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"io"
@@ -20,12 +20,12 @@ type OutputFile interface {
 	Abort()
 }
 
-// osFS writes through internal/atomicfile: a temporary file beside the
+// OSFS writes through internal/atomicfile: a temporary file beside the
 // final name, renamed onto it when complete.
-type osFS struct{}
+type OSFS struct{}
 
-func (osFS) MkdirAll(path string) error { return atomicfile.MkdirAll(path, 0o755) }
+func (OSFS) MkdirAll(path string) error { return atomicfile.MkdirAll(path, 0o755) }
 
-func (osFS) Create(path string) (OutputFile, error) {
+func (OSFS) Create(path string) (OutputFile, error) {
 	return atomicfile.Create(path, atomicfile.Public)
 }

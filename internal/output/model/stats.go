@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"math"
@@ -17,30 +17,30 @@ import (
 // unsigned (spanUnsigned), its summaries count a record that ended before
 // it started as zero (spanClamped).
 
-// spanUnsigned is a record's duration as rocprofv3's CSV stats compute it:
+// SpanUnsigned is a record's duration as rocprofv3's CSV stats compute it:
 // an unsigned difference, which wraps for a record that ended before it
 // started.
-func spanUnsigned(start, end uint64) uint64 { return end - start }
+func SpanUnsigned(start, end uint64) uint64 { return end - start }
 
-// spanClamped is a record's duration as the summaries compute it: zero for
+// SpanClamped is a record's duration as the summaries compute it: zero for
 // a record that ended before it started.
-func spanClamped(start, end uint64) uint64 {
+func SpanClamped(start, end uint64) uint64 {
 	if end < start {
 		return 0
 	}
 	return end - start
 }
 
-// stat accumulates durations the way rocprofv3 does: running sum and sum of
+// Stat accumulates durations the way rocprofv3 does: running sum and sum of
 // squares, sample standard deviation.
-type stat struct {
+type Stat struct {
 	Count    uint64
 	Sum      uint64
 	Sqr      float64
 	Min, Max uint64
 }
 
-func (s *stat) add(d uint64) {
+func (s *Stat) Add(d uint64) {
 	if s.Count == 0 || d < s.Min {
 		s.Min = d
 	}
@@ -52,7 +52,7 @@ func (s *stat) add(d uint64) {
 	s.Sqr += float64(d) * float64(d)
 }
 
-func (s *stat) merge(o *stat) {
+func (s *Stat) Merge(o *Stat) {
 	if o.Count == 0 {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *stat) merge(o *stat) {
 }
 
 // Mean is the average duration, 0 without samples.
-func (s *stat) Mean() float64 {
+func (s *Stat) Mean() float64 {
 	if s.Count == 0 {
 		return 0
 	}
@@ -76,7 +76,7 @@ func (s *stat) Mean() float64 {
 }
 
 // Variance is the sample variance (n − 1), 0 below two samples.
-func (s *stat) Variance() float64 {
+func (s *Stat) Variance() float64 {
 	if s.Count < 2 {
 		return 0
 	}
@@ -86,105 +86,105 @@ func (s *stat) Variance() float64 {
 }
 
 // StdDev is the sample standard deviation (n − 1), 0 below two samples.
-func (s *stat) StdDev() float64 { return math.Sqrt(s.Variance()) }
+func (s *Stat) StdDev() float64 { return math.Sqrt(s.Variance()) }
 
-// namedStat is one row of a table: a name (function, kernel, direction,
+// NamedStat is one row of a table: a name (function, kernel, direction,
 // operation) and its statistics.
-type namedStat struct {
-	name string
-	stat
+type NamedStat struct {
+	Name string
+	Stat
 }
 
-// statTable is one domain's statistics by name, in first-seen order.
-type statTable struct {
-	index map[string]*namedStat
-	rows  []*namedStat
+// StatTable is one domain's statistics by name, in first-seen order.
+type StatTable struct {
+	index map[string]*NamedStat
+	Rows  []*NamedStat
 	// Total is the running total of every duration added through add, in
 	// record order: the summaries' and JSON's domain line. domain_stats.csv
 	// sums the rows instead (merged): the two sums of squares may differ in
 	// their last bits, and each output keeps rocprofv3's.
-	Total stat
+	Total Stat
 }
 
-// get returns the row of a name, made on first use.
-func (t *statTable) get(name string) *namedStat {
+// Get returns the row of a name, made on first use.
+func (t *StatTable) Get(name string) *NamedStat {
 	if t.index == nil {
-		t.index = map[string]*namedStat{}
+		t.index = map[string]*NamedStat{}
 	}
 	s := t.index[name]
 	if s == nil {
-		s = &namedStat{name: name}
+		s = &NamedStat{Name: name}
 		t.index[name] = s
-		t.rows = append(t.rows, s)
+		t.Rows = append(t.Rows, s)
 	}
 	return s
 }
 
 // add counts a duration in a name's row and in Total.
-func (t *statTable) add(name string, d uint64) {
-	t.get(name).add(d)
-	t.Total.add(d)
+func (t *StatTable) add(name string, d uint64) {
+	t.Get(name).Add(d)
+	t.Total.Add(d)
 }
 
-// merged is the rows summed in their order.
-func (t *statTable) merged() stat {
-	var all stat
-	for _, r := range t.rows {
-		all.merge(&r.stat)
+// Merged is the rows summed in their order.
+func (t *StatTable) Merged() Stat {
+	var all Stat
+	for _, r := range t.Rows {
+		all.Merge(&r.Stat)
 	}
 	return all
 }
 
-// byTotalDesc returns the rows sorted by total duration, largest first
+// ByTotalDesc returns the rows sorted by total duration, largest first
 // (ties keep their order), as every stats file and summary lists them.
-func (t *statTable) byTotalDesc() []*namedStat { return byTotalDesc(t.rows) }
+func (t *StatTable) ByTotalDesc() []*NamedStat { return ByTotalDesc(t.Rows) }
 
-func byTotalDesc(rows []*namedStat) []*namedStat {
-	sorted := append([]*namedStat(nil), rows...)
+func ByTotalDesc(rows []*NamedStat) []*NamedStat {
+	sorted := append([]*NamedStat(nil), rows...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })
 	return sorted
 }
 
-// runStats are the statistics of a whole input, by domain, as the
+// RunStats are the statistics of a whole input, by domain, as the
 // summaries and JSON's summary block count them.
-type runStats [numDomains]statTable
+type RunStats [NumDomains]StatTable
 
-// addRecord adds the reader's current record to the statistics.
-func (st *runStats) addRecord(p *process, r *spoolView) {
+// AddRecord adds the reader's current record to the statistics.
+func (st *RunStats) AddRecord(p *Catalogue, r *SpoolView) {
 	switch r.Kind() {
 	case tracing.KindHIPAPI:
 		a := r.APICall()
-		st[domHIP].add(p.funcName(a.Domain, a.Function), spanClamped(a.Start, a.End))
+		st[DomHIP].add(p.FuncName(a.Domain, a.Function), SpanClamped(a.Start, a.End))
 	case tracing.KindHSAAPI:
 		a := r.APICall()
-		st[domHSA].add(p.funcName(a.Domain, a.Function), spanClamped(a.Start, a.End))
+		st[DomHSA].add(p.FuncName(a.Domain, a.Function), SpanClamped(a.Start, a.End))
 	case tracing.KindRCCLAPI:
 		a := r.APICall()
-		st[domRCCL].add(p.funcName(a.Domain, a.Function), spanClamped(a.Start, a.End))
+		st[DomRCCL].add(p.FuncName(a.Domain, a.Function), SpanClamped(a.Start, a.End))
 	case tracing.KindMarker:
 		m := r.Marker()
-		st[domMarker].add(markerName(&m), spanClamped(m.Start, m.End))
+		st[DomMarker].add(MarkerName(&m), SpanClamped(m.Start, m.End))
 	case tracing.KindKernelDispatch:
 		d := r.KernelDispatch()
-		st[domKernel].add(p.dispatchName(&d), spanClamped(d.Start, d.End))
+		st[DomKernel].add(p.DispatchName(&d), SpanClamped(d.Start, d.End))
 	case tracing.KindMemoryCopy:
 		c := r.MemoryCopy()
-		st[domCopy].add(c.Direction.String(), spanClamped(c.Start, c.End))
+		st[DomCopy].add(c.Direction.String(), SpanClamped(c.Start, c.End))
 	case tracing.KindMemoryAllocation:
 		a := r.MemoryAllocation()
-		st[domAlloc].add(a.Operation.String(), spanClamped(a.Start, a.End))
+		st[DomAlloc].add(a.Operation.String(), SpanClamped(a.Start, a.End))
 	case tracing.KindScratchMemory:
 		s := r.ScratchMemory()
-		st[domScratch].add(s.Operation.String(), spanClamped(s.Start, s.End))
+		st[DomScratch].add(s.Operation.String(), SpanClamped(s.Start, s.End))
 	}
 }
 
-// collectStats reads every spool of the input once.
-func collectStats(in *Input) (*runStats, error) {
-	st := &runStats{}
-	err := in.openEach(func(p *process, r *spoolView) error {
+// CollectStats reads every spool of the input once.
+func CollectStats(in *Input) (*RunStats, error) {
+	st := &RunStats{}
+	err := in.OpenEach(func(p *Catalogue, r *SpoolView) error {
 		for r.Next() {
-			st.addRecord(p, r)
+			st.AddRecord(p, r)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package output
+package model
 
 import (
 	"sort"
@@ -7,7 +7,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// kernelRenamer implements --kernel-rename on the output side, as rocprofv3
+// KernelRenamer implements --kernel-rename on the output side, as rocprofv3
 // does it: a dispatch is named after the message on top of its submitting
 // thread's ROCTx stack when its HIP call was made, where roctxRangePushA
 // and roctxMarkA push and roctxRangePop pops (ranges.Index). The spool holds
@@ -19,7 +19,7 @@ import (
 // Markers are written at the pop, after the dispatches they enclose, so the
 // index is filled during a writer's first (catalogue) pass and used in the
 // second. A nil *kernelRenamer renames nothing.
-type kernelRenamer struct {
+type KernelRenamer struct {
 	idx *ranges.Index
 	n   int
 	// ids numbers the messages as rocprofv3's JSON does (its
@@ -31,12 +31,12 @@ type kernelRenamer struct {
 	first map[string]uint64 // the start of the push or mark ids holds
 }
 
-func newKernelRenamer() *kernelRenamer {
-	return &kernelRenamer{idx: ranges.New(), ids: map[string]uint64{}, first: map[string]uint64{}}
+func NewKernelRenamer() *KernelRenamer {
+	return &KernelRenamer{idx: ranges.New(), ids: map[string]uint64{}, first: map[string]uint64{}}
 }
 
-// addMarker records a marker if it is a thread (push/pop) range or a mark.
-func (k *kernelRenamer) addMarker(m *tracing.Marker) {
+// AddMarker records a marker if it is a thread (push/pop) range or a mark.
+func (k *KernelRenamer) AddMarker(m *tracing.Marker) {
 	if k == nil {
 		return
 	}
@@ -55,10 +55,10 @@ func (k *kernelRenamer) addMarker(m *tracing.Marker) {
 	}
 }
 
-// external returns the rename id of the range enclosing (tid, corr), 0 when
+// External returns the rename id of the range enclosing (tid, corr), 0 when
 // none does (or renaming is off): the value rocprofv3 puts in a renamed
 // dispatch's correlation_id.external.
-func (k *kernelRenamer) external(tid uint32, corr uint64) uint64 {
+func (k *KernelRenamer) External(tid uint32, corr uint64) uint64 {
 	if k == nil || k.n == 0 || corr == 0 {
 		return 0
 	}
@@ -68,29 +68,29 @@ func (k *kernelRenamer) external(tid uint32, corr uint64) uint64 {
 	return 0
 }
 
-// renameStrings is strings.correlation_id.external of rocprofv3's JSON:
+// RenameStrings is strings.correlation_id.external of rocprofv3's JSON:
 // every range message with its id, by id.
-func (k *kernelRenamer) renameStrings() []renameString {
+func (k *KernelRenamer) RenameStrings() []RenameString {
 	if k == nil {
 		return nil
 	}
-	out := make([]renameString, 0, len(k.ids))
+	out := make([]RenameString, 0, len(k.ids))
 	for msg, id := range k.ids {
-		out = append(out, renameString{id, msg})
+		out = append(out, RenameString{id, msg})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-type renameString struct {
-	id  uint64
-	msg string
+type RenameString struct {
+	ID  uint64
+	Msg string
 }
 
-// name returns the range message enclosing (tid, corr), or fallback when the
+// Name returns the range message enclosing (tid, corr), or fallback when the
 // dispatch was made outside every range (rocprofv3 then keeps the kernel's
 // own name).
-func (k *kernelRenamer) name(tid uint32, corr uint64, fallback string) string {
+func (k *KernelRenamer) Name(tid uint32, corr uint64, fallback string) string {
 	if k == nil || k.n == 0 || corr == 0 {
 		return fallback
 	}
@@ -100,20 +100,8 @@ func (k *kernelRenamer) name(tid uint32, corr uint64, fallback string) string {
 	return fallback
 }
 
-// dispatchName is the name every writer should give a dispatch: its kernel's
+// DispatchName is the name every writer should give a dispatch: its kernel's
 // formatted name (-M/-T), or with --kernel-rename the enclosing ROCTx range.
-func (p *process) dispatchName(d *tracing.KernelDispatch) string {
-	return p.renamer.name(d.TID, d.CorrelationID, p.kernelName(d.KernelID))
-}
-
-// regionName is a ROCpd dispatch's region_name_id: the string id of its
-// enclosing ROCTx range under --kernel-rename, else none (the empty string).
-func (w *rocpdWriter) regionName(p *process, d *tracing.KernelDispatch, none int64) int64 {
-	if p.renamer == nil {
-		return none
-	}
-	if msg := p.renamer.name(d.TID, d.CorrelationID, ""); msg != "" {
-		return w.str(msg)
-	}
-	return none
+func (p *Catalogue) DispatchName(d *tracing.KernelDispatch) string {
+	return p.Renamer.Name(d.TID, d.CorrelationID, p.KernelName(d.KernelID))
 }

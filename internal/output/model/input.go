@@ -1,0 +1,12 @@
+package model
+
+// Input is one output file set: the spools of the processes whose records
+// go into the same files. The caller groups spools by resolved output path
+// (rocprofv3's default `%hostname%/%pid%` gives one group per process).
+type Input struct {
+	Spools []string // spool paths, as tracing.List orders them
+	Config Config
+	// catalogues are the spools' catalogues (same order), when Write read
+	// them once for every writer; nil: each writer scans its own.
+	Catalogues []*Catalogue
+}

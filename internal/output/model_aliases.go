@@ -1,0 +1,47 @@
+package output
+
+import "github.com/rocprof-go/rocprof-go/internal/output/model"
+
+// The model's types and names, as the orchestration (internal/pipeline,
+// convert, pkg/rocprof) knows them: output is their one entry point.
+type (
+	// Format is an output format name as given to -f.
+	Format = model.Format
+	// AgentIndex selects how agents are labelled (--agent-index).
+	AgentIndex = model.AgentIndex
+	// Config is everything the orchestration decided about the outputs.
+	Config = model.Config
+	// Input is one output file set: spools and their configuration.
+	Input = model.Input
+	// File is one file written.
+	File = model.File
+	// Process sums up what one spool held.
+	Process = model.Process
+	// Result lists what Write produced, for the run manifest.
+	Result = model.Result
+	// ProcessStatus is one process's status strings, by status id.
+	ProcessStatus = model.ProcessStatus
+	// Group is one output set: the processes sharing a prefix.
+	Group = model.Group
+	// FileSystem creates output files; tests substitute one that fails.
+	FileSystem = model.FileSystem
+	// OutputFile is a file being written, committed or aborted.
+	OutputFile = model.OutputFile
+)
+
+// FormatCSV is rocprofv3's CSV files, which Write writes in its first pass.
+const FormatCSV = model.FormatCSV
+
+// DefaultPrefixTemplate is rocprofv3's default output file prefix.
+const DefaultPrefixTemplate = model.DefaultPrefixTemplate
+
+// Agent labelling modes (-A).
+const (
+	AgentIndexRelative     = model.AgentIndexRelative
+	AgentIndexAbsolute     = model.AgentIndexAbsolute
+	AgentIndexTypeRelative = model.AgentIndexTypeRelative
+)
+
+// ParseAgentIndex reads an --agent-index value ("" is rocprofv3's default,
+// relative).
+func ParseAgentIndex(s string) (AgentIndex, error) { return model.ParseAgentIndex(s) }
