@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -44,8 +45,8 @@ func csvBenchSpool(b testing.TB, dir string, n int) {
 		sp.Add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: uint64(i),
 			Value: []byte("hipFunction" + string(rune('A'+i)))})
 	}
-	sp.Add(csvAgent(0, 0, 0, tracing.AgentCPU, "cpu"))
-	sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+	sp.Add(outputtest.Agent(0, 0, 0, tracing.AgentCPU, "cpu"))
+	sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 	for k := uint64(1); k <= 4; k++ {
 		sp.Add(tracing.KernelSymbol{KernelID: k, GroupSegmentSize: 1024, VGPRCount: 16,
 			SGPRCount: 24, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})

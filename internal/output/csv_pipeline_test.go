@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -20,7 +21,7 @@ func TestCSVPipelineSameBytes(t *testing.T) {
 	spools := t.TempDir()
 	csvBenchSpool(t, spools, 3*csvBatchRecords+77)
 	sp := spooltest.New(tracing.ProcessInfo{PID: 2, StartBoottimeNs: 2, Hostname: "h"})
-	sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+	sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 	sp.Add(tracing.KernelSymbol{KernelID: 1, GroupSegmentSize: 100, VGPRCount: 8, Name: []byte("_Z3fooi")})
 	for i := uint64(1); i < 2*csvBatchRecords; i++ {
 		sp.Add(tracing.KernelDispatch{AgentNode: uint32(1 + i%3), TID: 7, QueueID: 1, DispatchID: i,
@@ -49,7 +50,7 @@ func TestCSVPipelineSameBytes(t *testing.T) {
 		cfg.Dir = t.TempDir()
 		_, err := Write(cfg, spools)
 		require.NoError(t, err)
-		return readTree(t, cfg.Dir)
+		return outputtest.ReadTree(t, cfg.Dir)
 	}
 	for _, cfg := range []model.Config{
 		{Formats: []model.Format{model.FormatCSV}, Stats: true, PrefixTemplate: "%pid%"},

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
@@ -32,7 +33,7 @@ func TestCSVFromRecorder(t *testing.T) {
 	require.Equal(t, uint64(1), rows["hsa_api_trace"])
 	require.Equal(t, uint64(1), rows["kernel_trace"])
 	require.Equal(t, uint64(1), rows["counter_collection"])
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	require.Contains(t, files["all_kernel_trace.csv"],
 		`"KERNEL_DISPATCH","Agent 1",1,2,`)
 	require.Contains(t, files["all_kernel_trace.csv"],

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -21,29 +22,6 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 const csvGoldenDir = "../../testdata/output/csv"
-
-func csvAgent(node, logical, typeIndex uint64, typ tracing.AgentType, name string) tracing.AgentInfo {
-	var a tracing.AgentInfo
-	for i := range a.Values {
-		a.Values[i] = uint64(i) * 10
-	}
-	a.Values[tracing.AgentNodeID] = node
-	a.Values[tracing.AgentLogicalNodeID] = logical
-	a.Values[tracing.AgentTypeField] = uint64(typ)
-	a.Values[tracing.AgentLogicalNodeTypeID] = typeIndex
-	if typ == tracing.AgentCPU {
-		a.Values[tracing.AgentCPUCoresCount] = 8
-		a.Values[tracing.AgentSIMDCount] = 0
-		a.Values[tracing.AgentMaxWavesPerSIMD] = 0
-	} else {
-		a.Values[tracing.AgentCPUCoresCount] = 0
-	}
-	a.Name = name
-	a.VendorName = "AMD"
-	a.ProductName = name + " product"
-	a.ModelName = ""
-	return a
-}
 
 // csvFixture writes a spool with records of every domain for one process.
 func csvFixture(t testing.TB, dir string, pid int32) {
@@ -57,9 +35,9 @@ func csvFixture(t testing.TB, dir string, pid int32) {
 	b.Add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: 2, Value: []byte("hipLaunchKernel")})
 	b.Add(tracing.String{Table: uint32(tracing.DomainHSACore), ID: 5, Value: []byte("hsa_agent_get_info")})
 	b.Add(tracing.String{Table: tracing.TableCounter, ID: 3, Value: []byte("GRBM_COUNT")})
-	b.Add(csvAgent(0, 0, 0, tracing.AgentCPU, "AMD EPYC"))
-	b.Add(csvAgent(2, 2, 1, tracing.AgentGPU, "gfx90a"))
-	b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx908"))
+	b.Add(outputtest.Agent(0, 0, 0, tracing.AgentCPU, "AMD EPYC"))
+	b.Add(outputtest.Agent(2, 2, 1, tracing.AgentGPU, "gfx90a"))
+	b.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gfx908"))
 	b.Add(tracing.KernelSymbol{KernelID: 1, CodeObjectID: 1, GroupSegmentSize: 100,
 		VGPRCount: 8, AGPRCount: 4, SGPRCount: 16, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})
 	b.Add(tracing.KernelSymbol{KernelID: 2, CodeObjectID: 1, GroupSegmentSize: 0,
@@ -106,20 +84,6 @@ func csvFixture(t testing.TB, dir string, pid int32) {
 	require.NoError(t, err)
 }
 
-func readTree(t *testing.T, root string) map[string]string {
-	out := map[string]string{}
-	require.NoError(t, filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = string(data)
-		return err
-	}))
-	return out
-}
-
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join(csvGoldenDir, name+".golden")
@@ -155,7 +119,7 @@ func TestCSVGolden(t *testing.T) {
 			tc.cfg.Dir = out
 			res, err := Write(tc.cfg, spools)
 			require.NoError(t, err)
-			files := readTree(t, out)
+			files := outputtest.ReadTree(t, out)
 			var names []string
 			for n := range files {
 				names = append(names, n)
@@ -213,7 +177,7 @@ func TestCSVGroupsProcessesByPrefix(t *testing.T) {
 	out := t.TempDir()
 	_, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}}, spools)
 	require.NoError(t, err)
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	require.Contains(t, files, "node01/100_kernel_trace.csv")
 	require.Contains(t, files, "node01/200_kernel_trace.csv")
 
@@ -221,7 +185,7 @@ func TestCSVGroupsProcessesByPrefix(t *testing.T) {
 	out = t.TempDir()
 	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "all"}, spools)
 	require.NoError(t, err)
-	files = readTree(t, out)
+	files = outputtest.ReadTree(t, out)
 	hip := files["all_hip_api_trace.csv"]
 	require.Equal(t, 1+2*5, strings.Count(hip, "\n"))
 	require.Contains(t, hip, `,100,101,`)
@@ -238,7 +202,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 		MinimumOutputBytes: 200}, spools)
 	require.NoError(t, err)
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	require.Contains(t, files, "o_hip_api_trace.csv")
 	require.NotContains(t, files, "o_hsa_api_trace.csv")
 	require.Contains(t, files, "o_agent_info.csv")
@@ -248,7 +212,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 		MinimumOutputBytes: 1 << 30}, spools)
 	require.NoError(t, err)
 	require.Empty(t, res.Files)
-	require.Empty(t, readTree(t, out))
+	require.Empty(t, outputtest.ReadTree(t, out))
 }
 
 func TestCSVStatsWithoutCSVFormat(t *testing.T) {
@@ -257,7 +221,7 @@ func TestCSVStatsWithoutCSVFormat(t *testing.T) {
 	out := t.TempDir()
 	_, err := Write(model.Config{Dir: out, Formats: []model.Format{"rocpd"}, Stats: true, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	require.Contains(t, files, "o_kernel_stats.csv")
 	require.Contains(t, files, "o_domain_stats.csv")
 	require.NotContains(t, files, "o_kernel_trace.csv")
@@ -382,7 +346,7 @@ func TestCSVCounterWithoutDispatchRecord(t *testing.T) {
 	out := t.TempDir()
 	_, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	require.Equal(t, csvHeaderLine(csvHeaders[model.DomCounter])+
 		`0,99,"Agent 0",0,7,0,0,0,"unknown_kernel",0,0,0,0,0,0,"SQ_WAVES",2.000000,0,0`+"\n",
 		files["o_counter_collection.csv"])

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 // Benchmarks write a spool of about 5M mixed records (every domain) in one
@@ -30,7 +31,7 @@ var benchIterations = func() int {
 
 func benchRecords(n int) uint64 {
 	var total uint64
-	for _, c := range fixtureCounts(n) {
+	for _, c := range outputtest.Counts(n) {
 		total += c
 	}
 	return total
@@ -44,7 +45,7 @@ func benchSpool(b testing.TB, n int) string {
 		return path
 	}
 	tmp := path + ".tmp"
-	streamSpool(b, tmp, 777, n)
+	outputtest.StreamSpool(b, tmp, 777, n)
 	require.NoError(b, os.Rename(tmp, path))
 	return path
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 func TestFormatRegistry(t *testing.T) {
@@ -37,11 +38,11 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	dir := t.TempDir()
 	spoolDir := filepath.Join(dir, "spools")
 	require.NoError(t, os.Mkdir(spoolDir, 0o755))
-	spools := writeFixture(t, spoolDir, pids, n)
+	spools := outputtest.WriteSpools(t, spoolDir, pids, n)
 	out := filepath.Join(dir, "out")
 
 	var want [model.NumDomains]uint64
-	for d, c := range fixtureCounts(n) {
+	for d, c := range outputtest.Counts(n) {
 		want[d] = c * uint64(len(pids))
 	}
 

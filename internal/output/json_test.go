@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 type jsonDoc struct {
@@ -87,7 +88,7 @@ func jsonCounts(doc *jsonDoc, proc int) [model.NumDomains]uint64 {
 }
 
 func TestJSONLayoutAndCounts(t *testing.T) {
-	in := fixtureInput(t, []int32{100, 200}, 16)
+	in := outputtest.NewInput(t, []int32{100, 200}, 16)
 	in.Config.Stats = true
 	doc := decodeJSON(t, in)
 	require.Len(t, doc.Tool, 2)
@@ -95,7 +96,7 @@ func TestJSONLayoutAndCounts(t *testing.T) {
 		p := doc.Tool[i]
 		require.Equal(t, pid, p.Metadata.PID)
 		require.Equal(t, []string{"./app", "--size", "4"}, p.Metadata.Command)
-		require.Equal(t, fixtureCounts(16), jsonCounts(doc, i))
+		require.Equal(t, outputtest.Counts(16), jsonCounts(doc, i))
 		require.Len(t, p.Agents, 3)
 		require.Equal(t, 2, p.Agents[1].Type)
 		// SDK enum numbering: kinds by number, operations by id.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -22,8 +23,8 @@ import (
 // (thread 1: 1..3, thread 2: 65..67) as the preload library hands them out.
 func orderFixture(t *testing.T, dir string) {
 	b := spooltest.New(tracing.ProcessInfo{PID: 7, Hostname: "h", Argv: []string{"app"}})
-	b.Add(csvAgent(0, 0, 0, tracing.AgentCPU, "cpu"))
-	b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b.Add(outputtest.Agent(0, 0, 0, tracing.AgentCPU, "cpu"))
+	b.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
 	b.Add(tracing.KernelSymbol{KernelID: 1, Name: []byte("k.kd")})
 	hip := func(tid uint32, corr, start, end uint64) tracing.APICall {
 		return tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: 1, TID: tid,
@@ -152,8 +153,8 @@ func TestRecordsInCompletionOrderWithDenseIDs(t *testing.T) {
 // so every event kind needs reordering: the writers' worst case.
 func reorderedBenchSpool(b testing.TB, dir string, n int) {
 	sp := spooltest.New(tracing.ProcessInfo{PID: 1, StartBoottimeNs: 1, Hostname: "h"})
-	sp.Add(csvAgent(0, 0, 0, tracing.AgentCPU, "cpu"))
-	sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+	sp.Add(outputtest.Agent(0, 0, 0, tracing.AgentCPU, "cpu"))
+	sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 	sp.Add(tracing.KernelSymbol{KernelID: 1, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})
 	const block = 1000
 	for i := 0; i < n; i++ {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 // withOTF2Libraries makes loadOTF2 look for names, on a system whose
@@ -35,8 +37,8 @@ func withOTF2Libraries(t *testing.T, osRelease string, names ...string) {
 // way out, and an archive already at the path is left as it was.
 func TestOTF2WithoutTheLibrary(t *testing.T) {
 	withOTF2Libraries(t, trixieOSRelease, "libno-such-otf2.so.10", "libno-such-otf2-either.so.10")
-	in := fixtureInput(t, []int32{100}, 4)
-	prefix := tempPrefix(t)
+	in := outputtest.NewInput(t, []int32{100}, 4)
+	prefix := outputtest.TempPrefix(t)
 	w, err := LookupWriter(FormatOTF2)
 	require.NoError(t, err)
 	old := w.Path(prefix) + ".otf2"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -54,13 +55,13 @@ func otf2Counts(t *testing.T, anchor string) (counts map[string]uint64, leaves u
 }
 
 func TestOTF2ReadableByOTF2Print(t *testing.T) {
-	in := fixtureInput(t, []int32{100, 200}, 16)
-	prefix := tempPrefix(t)
+	in := outputtest.NewInput(t, []int32{100, 200}, 16)
+	prefix := outputtest.TempPrefix(t)
 	w, err := LookupWriter(FormatOTF2)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(prefix, in))
 	counts, leaves := otf2Counts(t, prefix+"_results.otf2")
-	want := fixtureCounts(16)
+	want := outputtest.Counts(16)
 	var total uint64
 	for d := model.Domain(0); d < model.NumDomains; d++ {
 		n := 2 * want[d]
@@ -83,7 +84,7 @@ func TestOTF2ReadableByOTF2Print(t *testing.T) {
 // than a chunk holds (one busy thread) still reads back whole.
 func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	const threads, busy = 2000, 40000
-	b := spooltest.New(fixtureInfo(300))
+	b := spooltest.New(outputtest.Info(300))
 	id := uint64(0)
 	call := func(tid uint32, start uint64) {
 		id++
@@ -97,7 +98,7 @@ func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	}
 	p, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
-	prefix := tempPrefix(t)
+	prefix := outputtest.TempPrefix(t)
 	w, err := LookupWriter(FormatOTF2)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(prefix, &model.Input{Spools: []string{p}}))

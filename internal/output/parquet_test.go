@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -110,11 +111,11 @@ func parquetFiles(t *testing.T, prefix string) map[model.Domain]string {
 }
 
 func TestParquetIndependentReader(t *testing.T) {
-	in := fixtureInput(t, []int32{100, 200}, 16)
-	prefix := tempPrefix(t)
+	in := outputtest.NewInput(t, []int32{100, 200}, 16)
+	prefix := outputtest.TempPrefix(t)
 	require.NoError(t, WriteParquet(prefix, in))
 	files := parquetFiles(t, prefix)
-	require.Len(t, files, fixtureDomains(), "one file per domain the fixture records")
+	require.Len(t, files, outputtest.RecordedDomains(), "one file per domain the fixture records")
 	var paths []string
 	for _, p := range files {
 		paths = append(paths, p)
@@ -122,7 +123,7 @@ func TestParquetIndependentReader(t *testing.T) {
 	got := parquetCheck(t, paths...)
 	st, err := model.CollectStats(in)
 	require.NoError(t, err)
-	want := fixtureCounts(16)
+	want := outputtest.Counts(16)
 	want[model.DomCounter] /= 2 // two instances of each counter summed into one row
 	for d, p := range files {
 		c := got[filepath.Base(p)]
@@ -197,7 +198,7 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 	dir := t.TempDir()
 	spoolDir := filepath.Join(dir, "spools")
 	require.NoError(t, os.Mkdir(spoolDir, 0o755))
-	spools := writeFixture(t, spoolDir, pids, n)
+	spools := outputtest.WriteSpools(t, spoolDir, pids, n)
 	out := filepath.Join(dir, "out")
 	res, err := Write(model.Config{Dir: out, PrefixTemplate: "run", Formats: []model.Format{model.FormatCSV}}, spoolDir)
 	require.NoError(t, err)
@@ -215,12 +216,12 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 			}
 		}
 	}
-	require.Len(t, csvFiles, fixtureDomains())
+	require.Len(t, csvFiles, outputtest.RecordedDomains())
 	pqFiles := parquetFiles(t, prefix)
-	require.Len(t, pqFiles, fixtureDomains())
+	require.Len(t, pqFiles, outputtest.RecordedDomains())
 
 	var queries []string
-	for d := model.Domain(0); d < model.Domain(fixtureDomains()); d++ {
+	for d := model.Domain(0); d < model.Domain(outputtest.RecordedDomains()); d++ {
 		var cs, ps []string
 		for _, c := range pqCSVChecks[d] {
 			cs, ps = append(cs, c.csv), append(ps, c.pq)
@@ -232,8 +233,8 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 			fmt.Sprintf("WITH src AS (%s) SELECT %s FROM src", pqSrc, strings.Join(ps, ", ")))
 	}
 	lines := duckDB(t, queries...)
-	want := fixtureCounts(n)
-	for d := model.Domain(0); d < model.Domain(fixtureDomains()); d++ {
+	want := outputtest.Counts(n)
+	for d := model.Domain(0); d < model.Domain(outputtest.RecordedDomains()); d++ {
 		csvLine, pqLine := lines[2*d], lines[2*d+1]
 		require.Equal(t, csvLine, pqLine, "%s: CSV (first) and Parquet aggregates:\n%s",
 			d, strings.Join(func() []string {
@@ -269,16 +270,16 @@ func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
 // Two kernel ids with the same name (one code object loaded twice) share
 // one dictionary entry, so the column stays dictionary-encoded.
 func TestParquetDictionaryNamesUnique(t *testing.T) {
-	b := spooltest.New(fixtureInfo(100))
-	fixtureProcess(100, 64, func(r encoding.BinaryAppender) { b.Add(r) })
-	b.Add(tracing.KernelSymbol{KernelID: 9, CodeObjectID: 2, KernelObject: 0x9000, Name: []byte(fixtureKernels[0])})
+	b := spooltest.New(outputtest.Info(100))
+	outputtest.Emit(100, 64, func(r encoding.BinaryAppender) { b.Add(r) })
+	b.Add(tracing.KernelSymbol{KernelID: 9, CodeObjectID: 2, KernelObject: 0x9000, Name: []byte(outputtest.Kernels[0])})
 	for i := 0; i < 10; i++ {
 		b.Add(tracing.KernelDispatch{AgentNode: 1, TID: 100, QueueID: 1, DispatchID: uint64(1000 + i), KernelID: 9,
 			CorrelationID: uint64(5000 + i), Start: 1, End: 2})
 	}
 	spool, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
-	prefix := tempPrefix(t)
+	prefix := outputtest.TempPrefix(t)
 	require.NoError(t, WriteParquet(prefix, &model.Input{Spools: []string{spool}}))
 	files := parquetFiles(t, prefix)
 	c := parquetCheck(t, files[model.DomKernel])[filepath.Base(files[model.DomKernel])]
@@ -290,7 +291,7 @@ func TestParquetDictionaryNamesUnique(t *testing.T) {
 }
 
 func TestParquetHiveLayout(t *testing.T) {
-	in := fixtureInput(t, []int32{100}, 8)
+	in := outputtest.NewInput(t, []int32{100}, 8)
 	in.Config.ParquetHive, in.Config.ParquetRank = true, 3
 	dir := t.TempDir()
 	require.NoError(t, WriteParquet(filepath.Join(dir, "out"), in))
@@ -300,7 +301,7 @@ func TestParquetHiveLayout(t *testing.T) {
 	got := duckDB(t, fmt.Sprintf(`SELECT string_agg(domain || ':' || rank || ':' || n, ' ' ORDER BY domain) FROM
 		(SELECT domain, rank, count(*) n FROM read_parquet(%s, hive_partitioning = true, union_by_name = true) GROUP BY ALL)`,
 		sqlStr(filepath.Join(dir, "domain=*", "rank=*", "*.parquet"))))
-	want := fixtureCounts(8)
+	want := outputtest.Counts(8)
 	want[model.DomCounter] /= 2 // two instances of each counter summed into one row
 	var parts []string
 	for _, d := range []model.Domain{model.DomCounter, model.DomHIP, model.DomHSA, model.DomKernel, model.DomMarker, model.DomAlloc, model.DomCopy, model.DomScratch} {
@@ -319,8 +320,8 @@ func TestParquetHiveLayout(t *testing.T) {
 // (decoding and the streaming page reader are Arrow's), and the stored
 // Arrow schema gives string columns back as dictionaries.
 func TestParquetArrowReadsBack(t *testing.T) {
-	in := fixtureInput(t, []int32{100}, 40)
-	prefix := tempPrefix(t)
+	in := outputtest.NewInput(t, []int32{100}, 40)
+	prefix := outputtest.TempPrefix(t)
 	require.NoError(t, WriteParquet(prefix, in))
 	for _, props := range []parquet.ReaderProperties{*parquet.NewReaderProperties(nil), func() parquet.ReaderProperties {
 		p := parquet.NewReaderProperties(nil)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -181,7 +182,7 @@ func importSlices(t *testing.T, trace []byte) map[string]nestSlice {
 func TestPerfettoSlicesNestOnEveryTrack(t *testing.T) {
 	dir := t.TempDir()
 	sp := spooltest.New(tracing.ProcessInfo{PID: 10, StartBoottimeNs: 1, Hostname: "h", Argv: []string{"app"}})
-	sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+	sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 	rng := func(name string, start, end uint64) tracing.Marker {
 		return tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerProcessRange,
 			TID: 10, Start: start, End: end, Message: []byte(name)}
@@ -264,7 +265,7 @@ func TestPerfettoRandomSlicesNest(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		dir := t.TempDir()
 		sp := spooltest.New(tracing.ProcessInfo{PID: 10, StartBoottimeNs: 1, Hostname: "h", Argv: []string{"app"}})
-		sp.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gpu"))
+		sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 		want := map[string][2]uint64{}
 		for i := 0; i < 60; i++ {
 			start := uint64(rnd.IntN(40))

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 // pfSummary is what a small independent decoder of the wire format sees.
@@ -132,11 +133,11 @@ func perfettoCounts(s *pfSummary) [model.NumDomains]uint64 {
 }
 
 func TestPerfettoSlicesTracksFlows(t *testing.T) {
-	in := fixtureInput(t, []int32{100, 200}, 16)
+	in := outputtest.NewInput(t, []int32{100, 200}, 16)
 	var buf bytes.Buffer
 	require.NoError(t, WritePerfetto(&buf, in))
 	s := decodePerfetto(t, buf.Bytes())
-	want := fixtureCounts(16)
+	want := outputtest.Counts(16)
 	got := perfettoCounts(s)
 	for d := model.Domain(0); d < model.NumDomains; d++ {
 		if d == model.DomCounter {
@@ -170,7 +171,7 @@ func TestPerfettoSlicesTracksFlows(t *testing.T) {
 }
 
 func TestPerfettoGroupByQueue(t *testing.T) {
-	in := fixtureInput(t, []int32{100}, 8)
+	in := outputtest.NewInput(t, []int32{100}, 8)
 	in.Config.GroupByQueue = true
 	var buf bytes.Buffer
 	require.NoError(t, WritePerfetto(&buf, in))

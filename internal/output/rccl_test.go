@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -20,7 +21,7 @@ import (
 // rccl_api buffer, ROCpd regions, Perfetto and OTF2 slices, Parquet.
 func TestRCCLCallsInEveryFormat(t *testing.T) {
 	spools := t.TempDir()
-	b := spooltest.New(fixtureInfo(300))
+	b := spooltest.New(outputtest.Info(300))
 	// ncclGroupStart, ncclAllReduce, ncclGroupEnd (ids 13, 1, 14), and the
 	// HIP launch RCCL made inside the group end.
 	for i, f := range []uint32{13, 1, 14} {

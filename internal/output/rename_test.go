@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -23,7 +24,7 @@ import (
 // "outer".
 func renameFixture(t *testing.T, dir string) {
 	b := spooltest.New(tracing.ProcessInfo{PID: 500, PPID: 1, Hostname: "h"})
-	b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
 	b.Add(tracing.KernelSymbol{KernelID: 1, Name: []byte("_Z15addition_kernelPfPKfS1_ii.kd")})
 	b.Add(tracing.String{Table: tracing.TableCounter, ID: 3, Value: []byte("SQ_WAVES")})
 	disp := func(id, corr uint64, tid uint32) tracing.KernelDispatch {

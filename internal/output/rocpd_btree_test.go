@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -168,7 +169,7 @@ func TestROCpdJSONLikeSQLite(t *testing.T) {
 // TestROCpdLongMarkerMessage writes a ROCTx message longer than a page:
 // its event row spills to overflow pages.
 func TestROCpdLongMarkerMessage(t *testing.T) {
-	info := fixtureInfo(31)
+	info := outputtest.Info(31)
 	b := spooltest.New(info)
 	long := strings.Repeat("0123456789abcdef", 3000) // 48000 bytes: three overflow pages
 	for i := 0; i < 50; i++ {
@@ -221,8 +222,8 @@ func TestROCpdPageFileRejectsForeignFile(t *testing.T) {
 // described still gets its agent row (written in SQLite's last turn), so
 // the foreign keys hold.
 func TestROCpdUndescribedAgent(t *testing.T) {
-	b := spooltest.New(fixtureInfo(32))
-	b.Add(agentRecord(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b := spooltest.New(outputtest.Info(32))
+	b.Add(outputtest.AgentRecord(1, 1, 0, tracing.AgentGPU, "gfx90a"))
 	b.Add(tracing.KernelDispatch{AgentNode: 5, TID: 32, QueueID: 1, DispatchID: 1, KernelID: 1, CorrelationID: 1,
 		Start: 100, End: 200, Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})
 	path, err := b.WriteFile(t.TempDir())
@@ -254,7 +255,7 @@ func TestROCpdDispatchSet(t *testing.T) {
 // the file size limit, as a full disk would), WriteROCpd fails with the
 // system's error and leaves no partial database.
 func TestROCpdWriteErrorRemovesFile(t *testing.T) {
-	spool := writeFixture(t, t.TempDir(), []int32{33}, 20000)[0]
+	spool := outputtest.WriteSpools(t, t.TempDir(), []int32{33}, 20000)[0]
 	db := filepath.Join(t.TempDir(), "results.db")
 	// 4096 blocks (2 or 4 MiB): the schema fits, the events do not.
 	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" -test.run '^TestROCpdWriteErrorChild$'`, os.Args[0])

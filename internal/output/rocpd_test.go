@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 // sqlite3CLI runs a query through the sqlite3 command-line shell, an
@@ -35,7 +36,7 @@ var rocpdViews = []string{"code_objects", "kernel_symbols", "processes", "thread
 	"kernel_summary_region", "memory_copy_summary", "memory_allocation_summary"}
 
 func writeROCpdFixture(t *testing.T, pids []int32, n int) string {
-	in := fixtureInput(t, pids, n)
+	in := outputtest.NewInput(t, pids, n)
 	db := filepath.Join(t.TempDir(), "results.db")
 	require.NoError(t, WriteROCpd(db, in))
 	return db
@@ -68,7 +69,7 @@ func TestROCpdSchemaAndMetadata(t *testing.T) {
 
 func TestROCpdEveryViewAnswers(t *testing.T) {
 	db := writeROCpdFixture(t, []int32{100, 200}, 16)
-	want := fixtureCounts(16)
+	want := outputtest.Counts(16)
 	for _, v := range rocpdViews {
 		sqlite3CLI(t, db, "SELECT * FROM "+v)
 	}

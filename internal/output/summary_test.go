@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
 var updateFormatsGolden = flag.Bool("update-formats", false, "rewrite testdata/output/formats golden files")
@@ -30,7 +31,7 @@ func checkFormatsGolden(t *testing.T, name string, got []byte) {
 }
 
 func TestSummaryTablesGolden(t *testing.T) {
-	in := fixtureInput(t, []int32{100, 200}, 16)
+	in := outputtest.NewInput(t, []int32{100, 200}, 16)
 	in.Config.Summary, in.Config.SummaryPerDomain = true, true
 	in.Config.SummaryGroups = []string{"KERNEL_DISPATCH|MEMORY_COPY", ".*_API"}
 	var buf bytes.Buffer
@@ -56,7 +57,7 @@ func TestSummaryTablesGolden(t *testing.T) {
 }
 
 func TestSummaryUnitsAndFile(t *testing.T) {
-	in := fixtureInput(t, []int32{100}, 8)
+	in := outputtest.NewInput(t, []int32{100}, 8)
 	in.Config.Summary, in.Config.SummaryUnits = true, "usec"
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, in, false))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -48,12 +49,12 @@ func TestV1Golden(t *testing.T) {
 				Formats: []model.Format{"rocpd"}}
 			_, err := Write(cfg, spools)
 			require.NoError(t, err)
-			for name := range readTree(t, out) {
+			for name := range outputtest.ReadTree(t, out) {
 				require.False(t, strings.HasSuffix(name, ".csv"), "no rocprofv3 CSV or stats file without -f csv: %s", name)
 			}
 			res, err := WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 			require.NoError(t, err)
-			files := readTree(t, out)
+			files := outputtest.ReadTree(t, out)
 			var v1 []string
 			for n := range files {
 				if strings.HasSuffix(n, ".csv") { // -f rocpd's database is Write's
@@ -89,7 +90,7 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 		dir := t.TempDir()
 		b := spooltest.New(tracing.ProcessInfo{PID: pid, PPID: 1, StartBoottimeNs: 5, Hostname: "n", Argv: []string{"./app"}})
 		b.Add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: 2, Value: []byte("hipLaunchKernel")})
-		b.Add(csvAgent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
+		b.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gfx90a"))
 		b.Add(tracing.KernelSymbol{KernelID: 1, CodeObjectID: 1, VGPRCount: 8, SGPRCount: 16,
 			Name: []byte("_Z5saxpyPfS_fi.kd")})
 		for _, d := range order {
@@ -116,7 +117,7 @@ func TestV1MergesPassesByIndex(t *testing.T) {
 	cfg1.V1Counters, cfg2.V1Counters = []string{"SQ_WAVES"}, []string{"GRBM_COUNT"}
 	_, err := WriteV1([]V1Pass{{Config: cfg1, SpoolDir: p1}, {Config: cfg2, SpoolDir: p2}})
 	require.NoError(t, err)
-	files := readTree(t, out)
+	files := outputtest.ReadTree(t, out)
 	var names []string
 	for n := range files {
 		names = append(names, n)
@@ -156,7 +157,7 @@ func TestV1NotWithoutCSVName(t *testing.T) {
 	res, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 	require.NoError(t, err)
 	require.Empty(t, res.Files)
-	for name := range readTree(t, out) {
+	for name := range outputtest.ReadTree(t, out) {
 		require.False(t, strings.HasSuffix(name, ".csv"), "no v1 file: %s", name)
 	}
 }
@@ -170,7 +171,7 @@ func TestV1MinimumOutputBytes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = WriteV1([]V1Pass{{Config: cfg, SpoolDir: spools}})
 	require.NoError(t, err)
-	require.Empty(t, readTree(t, out))
+	require.Empty(t, outputtest.ReadTree(t, out))
 }
 
 func TestAppendPythonFloat(t *testing.T) {
@@ -193,13 +194,13 @@ func TestCSVToStdout(t *testing.T) {
 		res, err := Write(model.Config{Dir: out, PrefixTemplate: name, Formats: []model.Format{model.FormatCSV},
 			Stats: true, Stdout: &buf}, spools)
 		require.NoError(t, err)
-		require.Empty(t, readTree(t, out), name)
+		require.Empty(t, outputtest.ReadTree(t, out), name)
 		// Concatenated files: each header line starts a file, in the order
 		// Write lists them, each file's rows contiguous.
 		ref := t.TempDir()
 		_, err = Write(model.Config{Dir: ref, PrefixTemplate: "f", Formats: []model.Format{model.FormatCSV}, Stats: true}, spools)
 		require.NoError(t, err)
-		files := readTree(t, ref)
+		files := outputtest.ReadTree(t, ref)
 		var want strings.Builder
 		for _, f := range res.Files {
 			require.Equal(t, "stdout", f.Path)
