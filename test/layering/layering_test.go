@@ -31,19 +31,22 @@ var layers = [][]string{
 	// the options and not below them (the orchestration fills the model's
 	// Config); reading ROCpd.
 	{"internal/counters", "internal/options", "internal/output/model", "internal/analysis/rocpd", "internal/hsa/request"},
-	// 3: the outputs: Write, the format registry and the writers.
+	// 3: the writers, one package per format, and their test fixtures: one
+	// layer, so that a writer imports no other writer.
+	{"internal/output/outputtest"},
+	// 4: the outputs' orchestration: Write, the format registry.
 	{"internal/output"},
-	// 4: launching; the injected shim; analyses' event stream; generators
+	// 5: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
 		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv"},
-	// 5: analyses of stored runs.
+	// 6: analyses of stored runs.
 	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
-	// 6: the run pipeline, the one orchestration.
+	// 7: the run pipeline, the one orchestration.
 	{"internal/pipeline"},
-	// 7: the public Go API, a front of the pipeline.
+	// 8: the public Go API, a front of the pipeline.
 	{"pkg/rocprof"},
-	// 8: the CLI, the other front.
+	// 9: the CLI, the other front.
 	{"cmd/rocprof-go"},
 }
 
