@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/summary"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -66,8 +67,8 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 		}
 		others = append(others, w)
 	}
-	summary := cfg.SummaryOn()
-	if !csvOn && len(others) == 0 && !summary && !cfg.CountEvents && !cfg.CollectionPeriods {
+	summaryOn := cfg.SummaryOn()
+	if !csvOn && len(others) == 0 && !summaryOn && !cfg.CountEvents && !cfg.CollectionPeriods {
 		return res, nil
 	}
 	groups, err := groupSpools(&cfg, spoolDir, res)
@@ -77,7 +78,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	// One catalogue per spool, read once for every writer, with only what
 	// the requested writers read.
 	need := model.NeedCounts
-	if csvOn || summary || len(others) > 0 {
+	if csvOn || summaryOn || len(others) > 0 {
 		need |= model.NeedNames
 	}
 	if csvOn && cfg.Has(model.FormatCSV) {
@@ -110,8 +111,8 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 			res.Statuses = append(res.Statuses, model.ProcessStatus{PID: int(p.Info.PID), Status: p.Statuses()})
 			p.CounterSums = nil // CSV's alone
 		}
-		if err == nil && (len(others) > 0 || summary) {
-			err = writeOthers(&cfg, &res.Groups[len(res.Groups)-1], procs, others, summary, stream, &later)
+		if err == nil && (len(others) > 0 || summaryOn) {
+			err = writeOthers(&cfg, &res.Groups[len(res.Groups)-1], procs, others, summaryOn, stream, &later)
 		}
 		if err != nil {
 			res.Files = append(res.Files, later...)
@@ -145,7 +146,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 
 // writeOthers writes one group's summaries and formats besides CSV from
 // its catalogues, listing the files in files.
-func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others []*Writer, summary, stream bool,
+func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others []*Writer, summaryOn, stream bool,
 	files *[]model.File) error {
 	if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
 		// Nothing recorded, or less raw data than --minimum-output-data:
@@ -163,7 +164,7 @@ func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others 
 	}
 	res := &model.Result{}
 	defer func() { *files = append(*files, res.Files...) }()
-	if summary {
+	if summaryOn {
 		if err := writeSummaryTo(g.Prefix, in, res); err != nil {
 			return err
 		}
@@ -209,15 +210,15 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 // standard output (where rocprofv3 prints both "stdout" and "stderr"
 // summaries) or into <prefix>_<name>.txt.
 func writeSummaryTo(prefix string, in *model.Input, res *model.Result) error {
-	path, toStdout := SummaryTarget(prefix, in.Config.SummaryOutputFile)
+	path, toStdout := summary.Target(prefix, in.Config.SummaryOutputFile)
 	if toStdout {
-		return WriteSummary(stdout(&in.Config), in, true)
+		return summary.Write(stdout(&in.Config), in, true)
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
-		return WriteSummary(w, in, false)
+		return summary.Write(w, in, false)
 	})
 	if err != nil {
 		return fmt.Errorf("summary output: %w", err)

@@ -125,7 +125,7 @@ type Config struct {
 	ThreadTraceFiles map[int32][]string
 
 	// Summary tables (-S, -D, --summary-groups, -u) and where they go
-	// (--summary-output-file: SummaryTarget).
+	// (--summary-output-file: summary.Target).
 	Summary           bool
 	SummaryPerDomain  bool
 	SummaryGroups     []string

@@ -1,4 +1,4 @@
-package output
+package summary
 
 import (
 	"fmt"
@@ -14,10 +14,10 @@ import (
 // summaryUnits divides durations for -u/--summary-units.
 var summaryUnits = map[string]uint64{"sec": 1e9, "msec": 1e6, "usec": 1e3, "nsec": 1}
 
-// SummaryTarget tells where --summary-output-file NAME goes: rocprofv3
+// Target tells where --summary-output-file NAME goes: rocprofv3
 // prints to stdout for "stdout", "stderr" (its quirk) and no name, with
 // every line indented; any other name is the file <prefix>_<NAME>.txt.
-func SummaryTarget(prefix, name string) (path string, stdout bool) {
+func Target(prefix, name string) (path string, stdout bool) {
 	switch name {
 	case "", "stdout", "STDOUT", "stderr", "STDERR":
 		return "", true
@@ -25,11 +25,11 @@ func SummaryTarget(prefix, name string) (path string, stdout bool) {
 	return prefix + "_" + name + ".txt", false
 }
 
-// WriteSummary writes rocprofv3's summary tables for the input: -D (one
+// Write writes rocprofv3's summary tables for the input: -D (one
 // table per domain, in domain order), then one table per --summary-groups
 // regex (matched against the whole domain name), then -S (all domains).
 // indent is true when writing to the terminal.
-func WriteSummary(w io.Writer, in *model.Input, indent bool) error {
+func Write(w io.Writer, in *model.Input, indent bool) error {
 	o := &in.Config
 	if !o.Summary && !o.SummaryPerDomain && len(o.SummaryGroups) == 0 {
 		return nil

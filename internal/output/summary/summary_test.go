@@ -1,4 +1,4 @@
-package output
+package summary
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 var updateFormatsGolden = flag.Bool("update-formats", false, "rewrite testdata/output/formats golden files")
 
-const formatsGoldenDir = "../../testdata/output/formats"
+const formatsGoldenDir = "../../../testdata/output/formats"
 
 func checkFormatsGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -26,7 +26,7 @@ func checkFormatsGolden(t *testing.T, name string, got []byte) {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/output -update-formats to create %s", path)
+	require.NoError(t, err, "run go test ./internal/output/summary -update-formats to create %s", path)
 	require.Equal(t, string(want), string(got), "golden %s differs (rerun with -update-formats after checking)", path)
 }
 
@@ -35,7 +35,7 @@ func TestSummaryTablesGolden(t *testing.T) {
 	in.Config.Summary, in.Config.SummaryPerDomain = true, true
 	in.Config.SummaryGroups = []string{"KERNEL_DISPATCH|MEMORY_COPY", ".*_API"}
 	var buf bytes.Buffer
-	require.NoError(t, WriteSummary(&buf, in, true))
+	require.NoError(t, Write(&buf, in, true))
 	checkFormatsGolden(t, "summary.2proc.16iter.D.S.groups.txt.golden", buf.Bytes())
 
 	// Every table row parses as nine columns; every line is indented.
@@ -60,16 +60,16 @@ func TestSummaryUnitsAndFile(t *testing.T) {
 	in := outputtest.NewInput(t, []int32{100}, 8)
 	in.Config.Summary, in.Config.SummaryUnits = true, "usec"
 	var buf bytes.Buffer
-	require.NoError(t, WriteSummary(&buf, in, false))
+	require.NoError(t, Write(&buf, in, false))
 	require.Contains(t, buf.String(), "DURATION (usec)")
 	require.True(t, strings.HasPrefix(buf.String(), "\nROCPROFV3 SUMMARY:\n\n| "), "no indent in files")
-	p, stdout := SummaryTarget("/out/run", "my_summary")
+	p, stdout := Target("/out/run", "my_summary")
 	require.Equal(t, "/out/run_my_summary.txt", p)
 	require.False(t, stdout)
-	_, stdout = SummaryTarget("/out/run", "stderr")
+	_, stdout = Target("/out/run", "stderr")
 	require.True(t, stdout)
 	in.Config.SummaryUnits = "fortnight"
-	require.ErrorContains(t, WriteSummary(&buf, in, false), "fortnight")
+	require.ErrorContains(t, Write(&buf, in, false), "fortnight")
 }
 
 func TestStatsSampleStdDev(t *testing.T) {
