@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
@@ -41,7 +42,7 @@ type Writer struct {
 // and writers.
 var Writers = []Writer{
 	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
-	{Format: FormatJSON, File: "results.json", WriteTo: WriteJSON, Doc: "rocprofv3 results.json"},
+	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},
 	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
 	{Format: FormatOTF2, File: "results", WritePath: WriteOTF2, Doc: "OTF2 archive: results.otf2 and results/"},
 	{Format: FormatROCpd, File: "results.db", WritePath: WriteROCpd, Doc: "ROCpd SQLite database, schema 3"},

@@ -65,7 +65,7 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	var js [model.NumDomains]uint64
 	doc := decodeJSONBytes(t, jsonBytes)
 	for i := range pids {
-		c := jsonCounts(doc, i)
+		c := outputtest.JSONCounts(doc, i)
 		for d := range js {
 			js[d] += c[d]
 		}
@@ -129,8 +129,8 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	require.Equal(t, st[model.DomKernel].Total.Sum, kernelNs)
 }
 
-func decodeJSONBytes(t *testing.T, b []byte) *jsonDoc {
-	var doc jsonDoc
-	require.NoError(t, jsonUnmarshal(bytes.NewReader(b), &doc))
+func decodeJSONBytes(t *testing.T, b []byte) *outputtest.JSONDoc {
+	var doc outputtest.JSONDoc
+	require.NoError(t, outputtest.JSONUnmarshal(bytes.NewReader(b), &doc))
 	return &doc
 }

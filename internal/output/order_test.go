@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	jsonout "github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -107,7 +108,7 @@ func TestRecordsInCompletionOrderWithDenseIDs(t *testing.T) {
 	paths, err := tracing.List(spools)
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, WriteJSON(&buf, &model.Input{Spools: paths}))
+	require.NoError(t, jsonout.Write(&buf, &model.Input{Spools: paths}))
 	var doc struct {
 		Tool []struct {
 			Buffer map[string][]struct {

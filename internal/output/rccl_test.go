@@ -65,7 +65,7 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &doc))
 	rccl := doc.Tool[0].Buffers["rccl_api"]
 	require.Len(t, rccl, 3)
-	require.Equal(t, sdkRCCLAPI, rccl[1].Kind)
+	require.Equal(t, 14, rccl[1].Kind) // rocprofiler-sdk's RCCL_API buffer kind
 	require.EqualValues(t, 1, rccl[1].Operation)
 
 	db, err := sql.Open("sqlite3", prefix+"_results.db")

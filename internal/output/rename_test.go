@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	jsonout "github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -151,7 +152,7 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 	for _, rename := range []bool{false, true} {
 		in := &model.Input{Spools: paths, Config: model.Config{TruncateKernels: true, KernelRename: rename}}
 		var buf bytes.Buffer
-		require.NoError(t, WriteJSON(&buf, in))
+		require.NoError(t, jsonout.Write(&buf, in))
 		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 		require.Len(t, doc.Tool, 1)
 		p := doc.Tool[0]

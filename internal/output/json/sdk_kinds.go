@@ -1,4 +1,4 @@
-package output
+package json
 
 import "github.com/rocprof-go/rocprof-go/internal/tracing"
 

@@ -1,4 +1,4 @@
-package output
+package json
 
 import (
 	"bufio"
@@ -75,10 +75,10 @@ var jsonBufferDomains = []struct {
 	{"pc_sample_host_trap", 0}, {"pc_sample_stochastic", 0},
 }
 
-// WriteJSON writes rocprofv3's results.json for the input: one element of
+// Write writes rocprofv3's results.json for the input: one element of
 // "rocprofiler-sdk-tool" per process. Each buffer_records array is one
 // filtered pass over the spool, so memory stays bounded.
-func WriteJSON(w io.Writer, in *model.Input) error {
+func Write(w io.Writer, in *model.Input) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	j := newJSONWriter(bw)
 	j.obj().key("rocprofiler-sdk-tool").arr()

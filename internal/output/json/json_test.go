@@ -1,9 +1,8 @@
-package output
+package json
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,79 +11,12 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
-type jsonDoc struct {
-	Tool []struct {
-		Metadata struct {
-			PID     int      `json:"pid"`
-			Command []string `json:"command"`
-		} `json:"metadata"`
-		Agents []struct {
-			ID struct {
-				Handle uint64 `json:"handle"`
-			} `json:"id"`
-			Type   int    `json:"type"`
-			NodeID uint64 `json:"node_id"`
-			Name   string `json:"name"`
-		} `json:"agents"`
-		Strings struct {
-			BufferRecords []struct {
-				Kind       string   `json:"kind"`
-				Operations []string `json:"operations"`
-			} `json:"buffer_records"`
-			MarkerAPI []struct {
-				Key   uint64 `json:"key"`
-				Value string `json:"value"`
-			} `json:"marker_api"`
-		} `json:"strings"`
-		KernelSymbols []struct {
-			KernelID            uint64 `json:"kernel_id"`
-			FormattedKernelName string `json:"formatted_kernel_name"`
-		} `json:"kernel_symbols"`
-		Summary []struct {
-			Domain string `json:"domain"`
-			Stats  struct {
-				Count uint64 `json:"count"`
-			} `json:"stats"`
-		} `json:"summary"`
-		CallbackRecords struct {
-			CounterCollection []struct {
-				Records []struct {
-					Value float64 `json:"value"`
-				} `json:"records"`
-			} `json:"counter_collection"`
-		} `json:"callback_records"`
-		BufferRecords map[string][]struct {
-			Kind          int    `json:"kind"`
-			Operation     int    `json:"operation"`
-			Start         uint64 `json:"start_timestamp"`
-			End           uint64 `json:"end_timestamp"`
-			CorrelationID struct {
-				Internal uint64 `json:"internal"`
-			} `json:"correlation_id"`
-		} `json:"buffer_records"`
-	} `json:"rocprofiler-sdk-tool"`
-}
-
-func decodeJSON(t *testing.T, in *model.Input) *jsonDoc {
+func decodeJSON(t *testing.T, in *model.Input) *outputtest.JSONDoc {
 	var buf bytes.Buffer
-	require.NoError(t, WriteJSON(&buf, in))
-	var doc jsonDoc
+	require.NoError(t, Write(&buf, in))
+	var doc outputtest.JSONDoc
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc), "results.json must be valid JSON")
 	return &doc
-}
-
-// jsonCounts counts records per domain in one process element.
-func jsonCounts(doc *jsonDoc, proc int) [model.NumDomains]uint64 {
-	var c [model.NumDomains]uint64
-	p := doc.Tool[proc]
-	for d := model.Domain(0); d < model.NumDomains; d++ {
-		c[d] = uint64(len(p.BufferRecords[model.Domains[d].JSON]))
-	}
-	c[model.DomCounter] = 0
-	for _, g := range p.CallbackRecords.CounterCollection {
-		c[model.DomCounter] += uint64(len(g.Records))
-	}
-	return c
 }
 
 func TestJSONLayoutAndCounts(t *testing.T) {
@@ -96,7 +28,7 @@ func TestJSONLayoutAndCounts(t *testing.T) {
 		p := doc.Tool[i]
 		require.Equal(t, pid, p.Metadata.PID)
 		require.Equal(t, []string{"./app", "--size", "4"}, p.Metadata.Command)
-		require.Equal(t, outputtest.Counts(16), jsonCounts(doc, i))
+		require.Equal(t, outputtest.Counts(16), outputtest.JSONCounts(doc, i))
 		require.Len(t, p.Agents, 3)
 		require.Equal(t, 2, p.Agents[1].Type)
 		// SDK enum numbering: kinds by number, operations by id.
@@ -137,5 +69,3 @@ func TestJSONStringEscaping(t *testing.T) {
 	var s string
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
 }
-
-func jsonUnmarshal(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
