@@ -12,6 +12,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/otf2"
 )
 
 // The formats besides CSV (FormatCSV).
@@ -44,7 +45,7 @@ var Writers = []Writer{
 	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
 	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},
 	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
-	{Format: FormatOTF2, File: "results", WritePath: WriteOTF2, Doc: "OTF2 archive: results.otf2 and results/"},
+	{Format: FormatOTF2, File: "results", WritePath: otf2.Write, Doc: "OTF2 archive: results.otf2 and results/"},
 	{Format: FormatROCpd, File: "results.db", WritePath: WriteROCpd, Doc: "ROCpd SQLite database, schema 3"},
 	{Format: FormatParquet, WritePath: WriteParquet, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
 }
@@ -116,3 +117,7 @@ func (f *Writer) Write(prefix string, in *model.Input) error {
 	}
 	return nil
 }
+
+// CheckOTF2 loads the OTF2 library now, so that a run asking for -f otf2
+// fails before the app runs when it is missing (otf2.Check).
+func CheckOTF2() error { return otf2.Check() }

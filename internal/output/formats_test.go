@@ -2,6 +2,8 @@ package output
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,7 +77,7 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 	require.NoError(t, err)
 	pf := perfettoCounts(decodePerfetto(t, trace))
 
-	otf, _ := otf2Counts(t, prefix+"_results.otf2")
+	otf, _ := outputtest.OTF2Counts(t, prefix+"_results.otf2")
 
 	db := prefix + "_results.db"
 	rocpd := [model.NumDomains]uint64{
@@ -133,4 +135,15 @@ func decodeJSONBytes(t *testing.T, b []byte) *outputtest.JSONDoc {
 	var doc outputtest.JSONDoc
 	require.NoError(t, outputtest.JSONUnmarshal(bytes.NewReader(b), &doc))
 	return &doc
+}
+
+// A writer's error names the format and the path Write chose.
+func TestWriterErrorNamesFormatAndPath(t *testing.T) {
+	boom := errors.New("boom")
+	w := &Writer{Format: "x", File: "f", WriteTo: func(io.Writer, *model.Input) error { return boom }}
+	prefix := outputtest.TempPrefix(t)
+	err := w.Write(prefix, &model.Input{})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, "x output "+prefix+"_f: boom", err.Error())
+	require.NoFileExists(t, prefix+"_f")
 }

@@ -82,6 +82,6 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(pf), "rccl_api")
 	require.Contains(t, string(pf), "ncclAllReduce")
-	counts, _ := otf2Counts(t, prefix+"_results.otf2")
+	counts, _ := outputtest.OTF2Counts(t, prefix+"_results.otf2")
 	require.EqualValues(t, 3, counts["rccl_api"])
 }

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package output
+package otf2
 
 import (
 	"os"
@@ -39,21 +39,22 @@ func TestOTF2WithoutTheLibrary(t *testing.T) {
 	withOTF2Libraries(t, trixieOSRelease, "libno-such-otf2.so.10", "libno-such-otf2-either.so.10")
 	in := outputtest.NewInput(t, []int32{100}, 4)
 	prefix := outputtest.TempPrefix(t)
-	w, err := LookupWriter(FormatOTF2)
-	require.NoError(t, err)
-	old := w.Path(prefix) + ".otf2"
+	path := prefix + "_results"
+	old := path + ".otf2"
 	require.NoError(t, os.WriteFile(old, []byte("an earlier run's archive"), 0o644))
 
-	err = w.Write(prefix, in)
+	err := Write(path, in)
 	require.ErrorIs(t, err, ErrOTF2Unavailable)
 	var lerr *OTF2LibraryError
 	require.ErrorAs(t, err, &lerr)
-	require.Equal(t, "otf2 output "+w.Path(prefix)+": the OTF2 library is not installed "+
+	// (-f otf2 adds "otf2 output <path>: " before it: the registry's
+	// TestWriterErrorNamesFormatAndPath.)
+	require.Equal(t, "the OTF2 library is not installed "+
 		"(-f otf2 loads libno-such-otf2.so.10 or libno-such-otf2-either.so.10): "+
 		"install Debian's libopen-trace-format2-10t64 (this is trixie; bookworm: libopen-trace-format2-10, "+
 		"forky/sid: libopen-trace-format2-10u), or write another format now (e.g. -f rocpd) and convert it "+
 		"where OTF2 is installed (rocprof-go convert -f otf2)", err.Error())
-	require.NoDirExists(t, w.Path(prefix))
+	require.NoDirExists(t, path)
 	b, err := os.ReadFile(old)
 	require.NoError(t, err)
 	require.Equal(t, "an earlier run's archive", string(b))

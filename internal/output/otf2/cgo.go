@@ -1,6 +1,6 @@
 //go:build cgo
 
-package output
+package otf2
 
 // The OTF2 writer calls the OTF2 library through function pointers that
 // rpg_otf2_load resolves with dlopen and dlsym the first time -f otf2

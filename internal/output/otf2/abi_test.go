@@ -1,4 +1,4 @@
-package output
+package otf2
 
 import (
 	"os"

@@ -1,12 +1,8 @@
-package output
+package otf2
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os/exec"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,50 +13,11 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
-var (
-	otf2LocationDef = regexp.MustCompile(`^LOCATION\s+(\d+)\s+Name: "([^"]*)"`)
-	otf2Enter       = regexp.MustCompile(`^ENTER\s+(\d+)\s+`)
-)
-
-// otf2Counts reads an archive with otf2-print (the OTF2 library's own
-// tool) and counts region entries per category, from the location names.
-func otf2Counts(t *testing.T, anchor string) (counts map[string]uint64, leaves uint64) {
-	t.Helper()
-	defs, err := exec.Command("otf2-print", "-G", anchor).CombinedOutput()
-	require.NoError(t, err, "%s", defs)
-	category := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(defs))
-	for sc.Scan() {
-		if m := otf2LocationDef.FindStringSubmatch(sc.Text()); m != nil {
-			category[m[1]] = strings.Fields(m[2])[0]
-		}
-	}
-	require.NotEmpty(t, category)
-	cmd := exec.Command("otf2-print", anchor)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	counts = map[string]uint64{}
-	sc = bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if m := otf2Enter.FindStringSubmatch(line); m != nil {
-			counts[category[m[1]]]++
-		} else if strings.HasPrefix(line, "LEAVE") {
-			leaves++
-		}
-	}
-	require.NoError(t, cmd.Wait())
-	return counts, leaves
-}
-
 func TestOTF2ReadableByOTF2Print(t *testing.T) {
 	in := outputtest.NewInput(t, []int32{100, 200}, 16)
 	prefix := outputtest.TempPrefix(t)
-	w, err := LookupWriter(FormatOTF2)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(prefix, in))
-	counts, leaves := otf2Counts(t, prefix+"_results.otf2")
+	require.NoError(t, Write(prefix+"_results", in))
+	counts, leaves := outputtest.OTF2Counts(t, prefix+"_results.otf2")
 	want := outputtest.Counts(16)
 	var total uint64
 	for d := model.Domain(0); d < model.NumDomains; d++ {
@@ -99,16 +56,14 @@ func TestOTF2ManyLocationsSmallChunks(t *testing.T) {
 	p, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	prefix := outputtest.TempPrefix(t)
-	w, err := LookupWriter(FormatOTF2)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(prefix, &model.Input{Spools: []string{p}}))
+	require.NoError(t, Write(prefix+"_results", &model.Input{Spools: []string{p}}))
 	anchor := prefix + "_results.otf2"
 	info, err := exec.Command("otf2-print", "-I", anchor).CombinedOutput()
 	require.NoError(t, err, "%s", info)
 	require.Regexp(t, `Chunk size events\s+262144\n`, string(info))
 	require.Regexp(t, `Chunk size definitions\s+262144\n`, string(info))
 	require.Regexp(t, fmt.Sprintf(`Number of locations\s+%d\n`, threads+1), string(info))
-	counts, leaves := otf2Counts(t, anchor)
+	counts, leaves := outputtest.OTF2Counts(t, anchor)
 	require.EqualValues(t, threads+busy, counts[model.Domains[model.DomHIP].Category])
 	require.EqualValues(t, threads+busy, leaves)
 }

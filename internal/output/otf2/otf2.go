@@ -1,4 +1,4 @@
-package output
+package otf2
 
 import (
 	"fmt"
@@ -211,7 +211,7 @@ func (t *otf2Trace) flush() error {
 	return err
 }
 
-// WriteOTF2 writes an OTF2 archive: path + ".otf2" (the anchor file) and
+// Write writes an OTF2 archive: path + ".otf2" (the anchor file) and
 // the directory path/. Regions are function, kernel, copy and allocation
 // names; locations are per process, host thread and category for API
 // calls, per agent and queue for kernels and per destination agent for
@@ -228,7 +228,7 @@ func (t *otf2Trace) flush() error {
 // succeeded, the anchor file last: a failed archive leaves nothing under
 // path, and a symlink planted at any of its names is replaced, never
 // followed.
-func WriteOTF2(path string, in *model.Input) error {
+func Write(path string, in *model.Input) error {
 	if err := loadOTF2(); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package output
+package otf2
 
 import (
 	"bufio"
@@ -113,8 +113,8 @@ func readOSRelease() string {
 	return string(b)
 }
 
-// CheckOTF2 loads the OTF2 library now, so that a run asking for -f otf2
+// Check loads the OTF2 library now, so that a run asking for -f otf2
 // can fail before the application starts rather than after it finished. It
 // returns the error the OTF2 output would (an *OTF2LibraryError, or the
 // CGO_ENABLED=0 build's error).
-func CheckOTF2() error { return loadOTF2() }
+func Check() error { return loadOTF2() }
