@@ -13,6 +13,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/otf2"
+	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
 )
 
 // The formats besides CSV (FormatCSV).
@@ -47,7 +48,7 @@ var Writers = []Writer{
 	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
 	{Format: FormatOTF2, File: "results", WritePath: otf2.Write, Doc: "OTF2 archive: results.otf2 and results/"},
 	{Format: FormatROCpd, File: "results.db", WritePath: WriteROCpd, Doc: "ROCpd SQLite database, schema 3"},
-	{Format: FormatParquet, WritePath: WriteParquet, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
+	{Format: FormatParquet, WritePath: parquet.Write, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
 }
 
 // LookupWriter returns the registry entry of a `-f` name.

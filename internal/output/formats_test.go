@@ -94,12 +94,12 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 		sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+v)
 	}
 
-	files := parquetFiles(t, prefix)
+	files := outputtest.ParquetFiles(t, prefix)
 	var paths []string
 	for _, p := range files {
 		paths = append(paths, p)
 	}
-	pq := parquetCheck(t, paths...)
+	pq := outputtest.ParquetCheck(t, paths...)
 	st, err := model.CollectStats(in)
 	require.NoError(t, err)
 
@@ -112,18 +112,18 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 			// CSV and Parquet sum a counter's instances per dispatch (two
 			// here); Perfetto and OTF2 show counters as counter tracks.
 			require.Equal(t, want[d]/2, csv[name], "csv %s", name)
-			require.Equal(t, want[d]/2, pq[filepath.Base(files[d])].rows, "parquet %s", name)
+			require.Equal(t, want[d]/2, pq[filepath.Base(files[d])].Rows, "parquet %s", name)
 		case model.DomMarker:
-			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
+			require.Equal(t, want[d], pq[filepath.Base(files[d])].Rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
 			require.Equal(t, want[d]-uint64(len(pids)*n/2), otf[model.Domains[d].Category], "otf2 %s (marks are instants)", name)
 		default:
-			require.Equal(t, want[d], pq[filepath.Base(files[d])].rows, "parquet %s", name)
+			require.Equal(t, want[d], pq[filepath.Base(files[d])].Rows, "parquet %s", name)
 			require.Equal(t, want[d], csv[name], "csv %s", name)
 			require.Equal(t, want[d], pf[d], "perfetto %s", name)
 			require.Equal(t, want[d], otf[model.Domains[d].Category], "otf2 %s", name)
-			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].durationSum, "parquet %s duration", name)
+			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].DurationSum, "parquet %s duration", name)
 		}
 	}
 	kernelNs, err := strconv.ParseUint(sqlite3CLI(t, db, "SELECT SUM(duration) FROM kernels"), 10, 64)

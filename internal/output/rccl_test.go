@@ -75,7 +75,7 @@ func TestRCCLCallsInEveryFormat(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM regions WHERE category = 'RCCL_API'`).Scan(&n))
 	require.Equal(t, 3, n)
 
-	got := duckDB(t, "SELECT string_agg(function, ',' ORDER BY start_ns) FROM read_parquet("+sqlStr(prefix+"_rccl_api.parquet")+")")
+	got := outputtest.DuckDB(t, "SELECT string_agg(function, ',' ORDER BY start_ns) FROM read_parquet("+outputtest.SQLStr(prefix+"_rccl_api.parquet")+")")
 	require.Equal(t, "ncclGroupStart,ncclAllReduce,ncclGroupEnd", got[0])
 
 	pf, err := os.ReadFile(prefix + "_results.pftrace")

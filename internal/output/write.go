@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
 	"github.com/rocprof-go/rocprof-go/internal/output/summary"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -196,7 +197,7 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 	if w.Format == FormatParquet {
 		// One file per domain (a hive layout puts them elsewhere than the
 		// prefix): run.json names each with its records.
-		for _, pf := range ParquetFiles(g.Prefix, &in.Config) {
+		for _, pf := range parquet.Files(g.Prefix, &in.Config) {
 			res.Files = append(res.Files, model.File{Path: pf.Path, Format: w.Format, Domain: pf.Domain,
 				Records: g.Records[pf.Domain]})
 		}

@@ -1,4 +1,4 @@
-package output
+package parquet
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

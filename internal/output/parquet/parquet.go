@@ -1,4 +1,4 @@
-package output
+package parquet
 
 import (
 	"fmt"
@@ -121,7 +121,7 @@ type pqTable struct {
 	done  chan struct{} // the encoder has finished
 	dicts []pqDictIndex // per column: the current batch's dictionary lookups
 
-	slots chan struct{} // shared by a WriteParquet call's tables: encoders at work
+	slots chan struct{} // shared by a Write call's tables: encoders at work
 
 	mu  sync.Mutex
 	err error // the encoder's first error
@@ -245,10 +245,10 @@ func parquetPath(prefix string, d model.Domain, o *model.Config) string {
 	return prefix + "_" + name + ".parquet"
 }
 
-// WriteParquet writes one Parquet file per domain with records, named from
+// Write writes one Parquet file per domain with records, named from
 // the output prefix (see parquetPath). Domains without records get no file:
 // a domain's file is created at its first record.
-func WriteParquet(prefix string, in *model.Input) error {
+func Write(prefix string, in *model.Input) error {
 	// As many row groups are encoded at once as there are cores: more
 	// would only hold more encoder memory.
 	w := &pqWriter{prefix: prefix, opts: &in.Config, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
@@ -275,7 +275,7 @@ func WriteParquet(prefix string, in *model.Input) error {
 	return err
 }
 
-// pqWriter is one WriteParquet call: the domains' tables, opened lazily.
+// pqWriter is one Write call: the domains' tables, opened lazily.
 type pqWriter struct {
 	prefix string
 	opts   *model.Config
@@ -514,20 +514,20 @@ func (w *pqWriter) process(p *model.Catalogue, r *model.SpoolView) error {
 	return nil
 }
 
-// ParquetFile is one domain's file a WriteParquet call wrote.
-type ParquetFile struct {
+// File is one domain's file a Write call wrote.
+type File struct {
 	Path   string
 	Domain string // rocprofv3's domain name, e.g. KERNEL_DISPATCH
 }
 
-// ParquetFiles lists the files WriteParquet wrote for a prefix and options
+// Files lists the files Write wrote for a prefix and options
 // (one per domain that had records), so that run.json names each of them.
-func ParquetFiles(prefix string, o *model.Config) []ParquetFile {
-	var out []ParquetFile
+func Files(prefix string, o *model.Config) []File {
+	var out []File
 	for d := model.Domain(0); d < model.NumDomains; d++ {
 		p := parquetPath(prefix, d, o)
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
-			out = append(out, ParquetFile{Path: p, Domain: d.String()})
+			out = append(out, File{Path: p, Domain: d.String()})
 		}
 	}
 	return out
