@@ -14,6 +14,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/otf2"
 	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
+	"github.com/rocprof-go/rocprof-go/internal/output/rocpd"
 )
 
 // The formats besides CSV (FormatCSV).
@@ -47,7 +48,7 @@ var Writers = []Writer{
 	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},
 	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
 	{Format: FormatOTF2, File: "results", WritePath: otf2.Write, Doc: "OTF2 archive: results.otf2 and results/"},
-	{Format: FormatROCpd, File: "results.db", WritePath: WriteROCpd, Doc: "ROCpd SQLite database, schema 3"},
+	{Format: FormatROCpd, File: "results.db", WritePath: rocpd.Write, Doc: "ROCpd SQLite database, schema 3"},
 	{Format: FormatParquet, WritePath: parquet.Write, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
 }
 

@@ -81,17 +81,17 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 
 	db := prefix + "_results.db"
 	rocpd := [model.NumDomains]uint64{
-		model.DomHIP:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HIP_%'"),
-		model.DomHSA:     sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'HSA_%'"),
-		model.DomMarker:  sqliteCount(t, db, "regions_and_samples WHERE category LIKE 'MARKER_%'"),
-		model.DomKernel:  sqliteCount(t, db, "kernels"),
-		model.DomCopy:    sqliteCount(t, db, "memory_copies"),
-		model.DomAlloc:   sqliteCount(t, db, "memory_allocations WHERE level != 'SCRATCH'"),
-		model.DomScratch: sqliteCount(t, db, "scratch_memory"),
-		model.DomCounter: sqliteCount(t, db, "pmc_events"),
+		model.DomHIP:     outputtest.SQLiteCount(t, db, "regions_and_samples WHERE category LIKE 'HIP_%'"),
+		model.DomHSA:     outputtest.SQLiteCount(t, db, "regions_and_samples WHERE category LIKE 'HSA_%'"),
+		model.DomMarker:  outputtest.SQLiteCount(t, db, "regions_and_samples WHERE category LIKE 'MARKER_%'"),
+		model.DomKernel:  outputtest.SQLiteCount(t, db, "kernels"),
+		model.DomCopy:    outputtest.SQLiteCount(t, db, "memory_copies"),
+		model.DomAlloc:   outputtest.SQLiteCount(t, db, "memory_allocations WHERE level != 'SCRATCH'"),
+		model.DomScratch: outputtest.SQLiteCount(t, db, "scratch_memory"),
+		model.DomCounter: outputtest.SQLiteCount(t, db, "pmc_events"),
 	}
-	for _, v := range rocpdViews {
-		sqlite3CLI(t, db, "SELECT COUNT(*) FROM "+v)
+	for _, v := range outputtest.ROCpdViews {
+		outputtest.SQLite3CLI(t, db, "SELECT COUNT(*) FROM "+v)
 	}
 
 	files := outputtest.ParquetFiles(t, prefix)
@@ -126,7 +126,7 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 			require.Equal(t, st[d].Total.Sum, pq[filepath.Base(files[d])].DurationSum, "parquet %s duration", name)
 		}
 	}
-	kernelNs, err := strconv.ParseUint(sqlite3CLI(t, db, "SELECT SUM(duration) FROM kernels"), 10, 64)
+	kernelNs, err := strconv.ParseUint(outputtest.SQLite3CLI(t, db, "SELECT SUM(duration) FROM kernels"), 10, 64)
 	require.NoError(t, err)
 	require.Equal(t, st[model.DomKernel].Total.Sum, kernelNs)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	rocpdout "github.com/rocprof-go/rocprof-go/internal/output/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -73,7 +74,7 @@ func TestConvertGivesTheRunsCSV(t *testing.T) {
 	var dbs []*rocpd.DB
 	for i, s := range spools {
 		path := filepath.Join(t.TempDir(), "results.db")
-		require.NoError(t, output.WriteROCpd(path, &output.Input{Spools: []string{s}}), i)
+		require.NoError(t, rocpdout.Write(path, &output.Input{Spools: []string{s}}), i)
 		db, err := rocpd.Open(path)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })

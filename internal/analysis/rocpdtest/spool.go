@@ -3,7 +3,8 @@ package rocpdtest
 import (
 	"encoding"
 
-	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	rocpdout "github.com/rocprof-go/rocprof-go/internal/output/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -82,5 +83,5 @@ func WriterDB(path, spoolDir string, pid int32, n int) error {
 	if err != nil {
 		return err
 	}
-	return output.WriteROCpd(path, &output.Input{Spools: []string{spool}})
+	return rocpdout.Write(path, &model.Input{Spools: []string{spool}})
 }

@@ -1,4 +1,4 @@
-package output
+package rocpd
 
 import (
 	"crypto/sha256"
@@ -118,14 +118,14 @@ func (w *rocpdWriter) str(s string) int64 {
 	return id
 }
 
-// WriteROCpd writes the input's processes into a ROCpd (schema 3) SQLite
+// Write writes the input's processes into a ROCpd (schema 3) SQLite
 // database at path, replacing any existing file. One database carries one
 // guid: the first process's. The database is built under a temporary name
 // (internal/atomicfile) and renamed onto path once SQLite and the page
 // writer have closed it without error; with journal_mode=OFF no journal
 // file is ever made. With --output-config (FullEnvironment) it holds the
 // app's environment and is created 0600.
-func WriteROCpd(path string, in *model.Input) error {
+func Write(path string, in *model.Input) error {
 	perm := atomicfile.Public
 	if in.Config.FullEnvironment {
 		perm = atomicfile.Private

@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package output
+package rocpd
 
 import (
 	"errors"

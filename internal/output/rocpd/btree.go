@@ -1,4 +1,4 @@
-package output
+package rocpd
 
 // The bulk tables of a ROCpd database (events, regions, samples,
 // dispatches, copies, allocations, counter values) are written as SQLite

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package output
+package rocpd
 
 // The ROCpd writer drives SQLite from C: go-sqlite3 links the SQLite
 // library into the binary, and these helpers call it directly. SQLite

@@ -1,4 +1,4 @@
-package output
+package rocpd
 
 import (
 	"database/sql"
@@ -128,21 +128,21 @@ func TestROCpdPageWriterMatchesSQLite(t *testing.T) {
 	require.NoError(t, rdb.exec(refSQL.String()+"COMMIT"))
 	require.NoError(t, rdb.close())
 
-	require.Equal(t, "ok", sqlite3CLI(t, ours, "PRAGMA integrity_check"))
-	require.Equal(t, "0", sqlite3CLI(t, ours, "PRAGMA freelist_count"))
-	require.Greater(t, sqliteCount(t, ours, "t_deep"), uint64(29999))
+	require.Equal(t, "ok", outputtest.SQLite3CLI(t, ours, "PRAGMA integrity_check"))
+	require.Equal(t, "0", outputtest.SQLite3CLI(t, ours, "PRAGMA freelist_count"))
+	require.Greater(t, outputtest.SQLiteCount(t, ours, "t_deep"), uint64(29999))
 	// A deep tree: the root's children are interior pages.
 	// A deep tree: more interior pages than one root can point to (33 on
 	// 512-byte pages), so interior pages under interior pages.
-	require.Greater(t, sqliteCount(t, ours, "dbstat WHERE name = 't_deep' AND pagetype = 'internal'"), uint64(34))
-	require.Greater(t, sqliteCount(t, ours, "dbstat WHERE name = 't_deep' AND pagetype = 'overflow'"), uint64(100))
+	require.Greater(t, outputtest.SQLiteCount(t, ours, "dbstat WHERE name = 't_deep' AND pagetype = 'internal'"), uint64(34))
+	require.Greater(t, outputtest.SQLiteCount(t, ours, "dbstat WHERE name = 't_deep' AND pagetype = 'overflow'"), uint64(100))
 	for _, n := range names {
 		q := "SELECT id, g, quote(a), typeof(a), quote(b), quote(c), typeof(c), e, typeof(e) FROM " + n + " ORDER BY id"
-		require.Equal(t, sqlite3CLI(t, ref, q), sqlite3CLI(t, ours, q), n)
+		require.Equal(t, outputtest.SQLite3CLI(t, ref, q), outputtest.SQLite3CLI(t, ours, q), n)
 		// Look-ups by rowid walk the interior pages.
 		for _, id := range []string{"1", "2", "1001", "15000000"} {
 			q := "SELECT quote(b) FROM " + n + " WHERE id = " + id
-			require.Equal(t, sqlite3CLI(t, ref, q), sqlite3CLI(t, ours, q), n+" id "+id)
+			require.Equal(t, outputtest.SQLite3CLI(t, ref, q), outputtest.SQLite3CLI(t, ours, q), n+" id "+id)
 		}
 	}
 }
@@ -183,15 +183,15 @@ func TestROCpdLongMarkerMessage(t *testing.T) {
 	path, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	db := filepath.Join(t.TempDir(), "results.db")
-	require.NoError(t, WriteROCpd(db, &model.Input{Spools: []string{path}}))
-	require.Equal(t, "ok", sqlite3CLI(t, db, "PRAGMA integrity_check"))
-	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
-	require.Equal(t, "50", sqlite3CLI(t, db, "SELECT COUNT(*) FROM regions"))
-	require.Equal(t, fmt.Sprint(len(long)+1), sqlite3CLI(t, db,
+	require.NoError(t, Write(db, &model.Input{Spools: []string{path}}))
+	require.Equal(t, "ok", outputtest.SQLite3CLI(t, db, "PRAGMA integrity_check"))
+	require.Empty(t, outputtest.SQLite3CLI(t, db, "PRAGMA foreign_key_check"))
+	require.Equal(t, "50", outputtest.SQLite3CLI(t, db, "SELECT COUNT(*) FROM regions"))
+	require.Equal(t, fmt.Sprint(len(long)+1), outputtest.SQLite3CLI(t, db,
 		"SELECT length(json_extract(extdata, '$.message')) FROM regions ORDER BY start LIMIT 1 OFFSET 3"))
-	require.Equal(t, "1", sqlite3CLI(t, db,
+	require.Equal(t, "1", outputtest.SQLite3CLI(t, db,
 		"SELECT json_extract(extdata, '$.message') = '"+long+"3' FROM regions ORDER BY start LIMIT 1 OFFSET 3"))
-	require.Equal(t, "short 4", sqlite3CLI(t, db,
+	require.Equal(t, "short 4", outputtest.SQLite3CLI(t, db,
 		"SELECT json_extract(extdata, '$.message') FROM regions ORDER BY start LIMIT 1 OFFSET 4"))
 }
 
@@ -229,10 +229,10 @@ func TestROCpdUndescribedAgent(t *testing.T) {
 	path, err := b.WriteFile(t.TempDir())
 	require.NoError(t, err)
 	db := filepath.Join(t.TempDir(), "results.db")
-	require.NoError(t, WriteROCpd(db, &model.Input{Spools: []string{path}}))
-	require.Empty(t, sqlite3CLI(t, db, "PRAGMA foreign_key_check"))
-	require.Equal(t, "1|GPU\n5|GPU", sqlite3CLI(t, db, "SELECT id, type FROM rocpd_info_agent ORDER BY id"))
-	require.Equal(t, "5", sqlite3CLI(t, db, "SELECT agent_id FROM rocpd_kernel_dispatch"))
+	require.NoError(t, Write(db, &model.Input{Spools: []string{path}}))
+	require.Empty(t, outputtest.SQLite3CLI(t, db, "PRAGMA foreign_key_check"))
+	require.Equal(t, "1|GPU\n5|GPU", outputtest.SQLite3CLI(t, db, "SELECT id, type FROM rocpd_info_agent ORDER BY id"))
+	require.Equal(t, "5", outputtest.SQLite3CLI(t, db, "SELECT agent_id FROM rocpd_kernel_dispatch"))
 }
 
 func TestROCpdDispatchSet(t *testing.T) {
@@ -252,7 +252,7 @@ func TestROCpdDispatchSet(t *testing.T) {
 }
 
 // TestROCpdWriteErrorRemovesFile: when the page writer cannot write (here
-// the file size limit, as a full disk would), WriteROCpd fails with the
+// the file size limit, as a full disk would), Write fails with the
 // system's error and leaves no partial database.
 func TestROCpdWriteErrorRemovesFile(t *testing.T) {
 	spool := outputtest.WriteSpools(t, t.TempDir(), []int32{33}, 20000)[0]
@@ -275,7 +275,7 @@ func TestROCpdWriteErrorChild(t *testing.T) {
 		return
 	}
 	spool, db, _ := strings.Cut(spec, "|")
-	err := WriteROCpd(db, &model.Input{Spools: []string{spool}})
+	err := Write(db, &model.Input{Spools: []string{spool}})
 	require.Error(t, err)
 	fmt.Println("write error:", err)
 }
