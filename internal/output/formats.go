@@ -14,6 +14,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/otf2"
 	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
+	"github.com/rocprof-go/rocprof-go/internal/output/perfetto"
 	"github.com/rocprof-go/rocprof-go/internal/output/rocpd"
 )
 
@@ -46,7 +47,7 @@ type Writer struct {
 var Writers = []Writer{
 	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
 	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},
-	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: WritePerfetto, Doc: "Perfetto protobuf trace"},
+	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: perfetto.Write, Doc: "Perfetto protobuf trace"},
 	{Format: FormatOTF2, File: "results", WritePath: otf2.Write, Doc: "OTF2 archive: results.otf2 and results/"},
 	{Format: FormatROCpd, File: "results.db", WritePath: rocpd.Write, Doc: "ROCpd SQLite database, schema 3"},
 	{Format: FormatParquet, WritePath: parquet.Write, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},

@@ -75,7 +75,7 @@ func TestAllFormatsHoldTheSameRecords(t *testing.T) {
 
 	trace, err := os.ReadFile(prefix + "_results.pftrace")
 	require.NoError(t, err)
-	pf := perfettoCounts(decodePerfetto(t, trace))
+	pf := outputtest.PerfettoCounts(outputtest.DecodePerfetto(t, trace))
 
 	otf, _ := outputtest.OTF2Counts(t, prefix+"_results.otf2")
 

@@ -13,6 +13,7 @@ import (
 	jsonout "github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+	"github.com/rocprof-go/rocprof-go/internal/output/perfetto"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -184,11 +185,11 @@ func TestKernelRenameJSONAndPerfetto(t *testing.T) {
 		}
 
 		var pf bytes.Buffer
-		require.NoError(t, WritePerfetto(&pf, in))
+		require.NoError(t, perfetto.Write(&pf, in))
 		kernels := 0
-		for _, s := range importSlices(t, pf.Bytes()) {
-			if s.track == "STREAM [0]" {
-				require.Equal(t, "addition_kernel(float*, float const*, float const*, int, int)", s.name)
+		for _, s := range outputtest.ImportSlices(t, pf.Bytes()) {
+			if s.Track == "STREAM [0]" {
+				require.Equal(t, "addition_kernel(float*, float const*, float const*, int, int)", s.Name)
 				kernels++
 			}
 		}

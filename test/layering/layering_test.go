@@ -34,6 +34,7 @@ var layers = [][]string{
 	// 3: the writers, one package per format, and their test fixtures: one
 	// layer, so that a writer imports no other writer.
 	{"internal/output/outputtest", "internal/output/summary", "internal/output/json", "internal/output/parquet", "internal/output/rocpd",
+		"internal/output/perfetto",
 		"internal/output/otf2"},
 	// 4: the outputs' orchestration: Write, the format registry.
 	{"internal/output"},

@@ -1,4 +1,4 @@
-package output
+package perfetto
 
 import (
 	"bufio"
@@ -140,12 +140,12 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, ts).msg(pfPacketTrackEvent, ev))
 }
 
-// WritePerfetto writes a Perfetto protobuf trace (results.pftrace): API
+// Write writes a Perfetto protobuf trace (results.pftrace): API
 // slices on their thread's track, kernels and copies on stream tracks (or
 // queue tracks with GroupByQueue), counter tracks for copy bytes,
 // allocations, scratch memory and PMC values, and flows from each API call
 // to the work it enqueued (the correlation id, scoped by process).
-func WritePerfetto(w io.Writer, in *model.Input) error {
+func Write(w io.Writer, in *model.Input) error {
 	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
 		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}}
 	err := in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
