@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	csvout "github.com/rocprof-go/rocprof-go/internal/output/csv"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -19,11 +20,11 @@ import (
 // formatting goroutine and with four.
 func TestCSVPipelineSameBytes(t *testing.T) {
 	spools := t.TempDir()
-	csvBenchSpool(t, spools, 3*csvBatchRecords+77)
+	csvBenchSpool(t, spools, 3*csvout.BatchRecords+77)
 	sp := spooltest.New(tracing.ProcessInfo{PID: 2, StartBoottimeNs: 2, Hostname: "h"})
 	sp.Add(outputtest.Agent(1, 1, 0, tracing.AgentGPU, "gpu"))
 	sp.Add(tracing.KernelSymbol{KernelID: 1, GroupSegmentSize: 100, VGPRCount: 8, Name: []byte("_Z3fooi")})
-	for i := uint64(1); i < 2*csvBatchRecords; i++ {
+	for i := uint64(1); i < 2*csvout.BatchRecords; i++ {
 		sp.Add(tracing.KernelDispatch{AgentNode: uint32(1 + i%3), TID: 7, QueueID: 1, DispatchID: i,
 			KernelID: 1 + i%3, CorrelationID: i * 3, Start: i * 100, End: i*100 + 50,
 			GroupSegmentSize: uint32(i % 7), Grid: [3]uint32{64, 1, 1}, Workgroup: [3]uint32{64, 1, 1}})

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	csvout "github.com/rocprof-go/rocprof-go/internal/output/csv"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -297,30 +297,6 @@ func TestCSVSkipsUnfinishedSpool(t *testing.T) {
 	require.Contains(t, res.Skipped[0], "rpg-5-5-0.spool")
 }
 
-func TestCSVNumberFormats(t *testing.T) {
-	cases := []struct {
-		name string
-		f    func([]byte, float64) []byte
-		v    float64
-		want string
-	}{
-		{"trace ≥1 fixed", appendTraceFloat, 16384, "16384.000000"},
-		{"trace <1 scientific", appendTraceFloat, 0.25, "2.50000000e-01"},
-		{"trace zero", appendTraceFloat, 0, "0.00000000e+00"},
-		{"stats > 0.01 fixed", appendStatsFloat, 433.5, "433.500000"},
-		{"stats small scientific", appendStatsFloat, 0.001, "1.00000000e-03"},
-		{"percent ≥1", appendPercentage, 85.149, "85.15"},
-		{"percent > 0.01", appendPercentage, 0.5, "0.5000"},
-		{"percent tiny", appendPercentage, 0.001, "1.000e-03"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, string(tc.f(nil, tc.v)))
-		})
-	}
-	require.Equal(t, `"0x00007ffb26354000"`, string(appendAddress(nil, 0x7ffb26354000)))
-}
-
 func TestCSVStatsMath(t *testing.T) {
 	var s model.NamedStat
 	for _, d := range []uint64{10, 20, 30, 40} {
@@ -347,20 +323,13 @@ func TestCSVCounterWithoutDispatchRecord(t *testing.T) {
 	_, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o"}, spools)
 	require.NoError(t, err)
 	files := outputtest.ReadTree(t, out)
-	require.Equal(t, csvHeaderLine(csvHeaders[model.DomCounter])+
+	require.Equal(t, csvHeaderLine(csvout.Headers[model.DomCounter])+
 		`0,99,"Agent 0",0,7,0,0,0,"unknown_kernel",0,0,0,0,0,0,"SQ_WAVES",2.000000,0,0`+"\n",
 		files["o_counter_collection.csv"])
 }
 
 func csvHeaderLine(cols []string) string {
 	return `"` + strings.Join(cols, `","`) + "\"\n"
-}
-
-func TestAppendDecimal(t *testing.T) {
-	for _, v := range []uint64{0, 7, 10, 42, 99, 100, 101, 1000, 12345, 1e18, 1<<64 - 1} {
-		require.Equal(t, strconv.FormatUint(v, 10), string(appendDecimal([]byte{}, v)))
-		require.Equal(t, "x"+strconv.FormatUint(v, 10), string(appendDecimal([]byte("x"), v)))
-	}
 }
 
 func TestCSVOmitKernelTrace(t *testing.T) {

@@ -1,6 +1,9 @@
 package output
 
-import "github.com/rocprof-go/rocprof-go/internal/output/model"
+import (
+	"github.com/rocprof-go/rocprof-go/internal/output/csv"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
+)
 
 // The model's types and names, as the orchestration (internal/pipeline,
 // convert, pkg/rocprof) knows them: output is their one entry point.
@@ -45,3 +48,10 @@ const (
 // ParseAgentIndex reads an --agent-index value ("" is rocprofv3's default,
 // relative).
 func ParseAgentIndex(s string) (AgentIndex, error) { return model.ParseAgentIndex(s) }
+
+// V1Pass is one pass of a rocprof v1 run (-o NAME.csv), for WriteV1.
+type V1Pass = csv.V1Pass
+
+// WriteV1 writes rocprof v1's results.csv (and with GEN_STATS its stats
+// files) once every pass ran (csv.WriteV1).
+func WriteV1(passes []V1Pass) (*Result, error) { return csv.WriteV1(passes) }

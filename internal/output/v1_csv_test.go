@@ -174,15 +174,6 @@ func TestV1MinimumOutputBytes(t *testing.T) {
 	require.Empty(t, outputtest.ReadTree(t, out))
 }
 
-func TestAppendPythonFloat(t *testing.T) {
-	for v, want := range map[float64]string{100: "100.0", 0: "0.0", 66.66666666666667: "66.66666666666667",
-		0.5: "0.5", 1e-05: "1e-05", 12.25: "12.25"} {
-		require.Equal(t, want, string(appendPythonFloat(nil, v)))
-	}
-	require.Equal(t, "16384", string(appendV1Counter(nil, 16384)))
-	require.Equal(t, "0.2500000000", string(appendV1Counter(nil, 0.25)))
-}
-
 // TestCSVToStdout: -o stdout and -o stderr both send every CSV file, whole
 // and one after the other, to standard output; no file is created.
 func TestCSVToStdout(t *testing.T) {
@@ -208,26 +199,5 @@ func TestCSVToStdout(t *testing.T) {
 		}
 		require.Equal(t, want.String(), buf.String(), name)
 		require.Len(t, res.Files, len(files))
-	}
-}
-
-// TestV1Registers: rocprof 5.2.3's vgpr = (granulated VGPRs + 1) × 4 and
-// sgpr = (granulated SGPRs + 2) × 8 (gfx8: + 1), from rocprofv3's counts.
-func TestV1Registers(t *testing.T) {
-	for _, c := range []struct {
-		arch                       string
-		vgpr, agpr, sgpr, wv, wsgp uint32
-	}{
-		{"gfx900", 12, 0, 16, 12, 24},
-		{"gfx906", 32, 0, 48, 32, 56},
-		{"gfx90a", 8, 0, 16, 4, 24},    // granule 8: one granule of 8 registers
-		{"gfx90a", 12, 0, 16, 8, 24},   // rounded to 16: two granules
-		{"gfx90a", 12, 20, 16, 16, 24}, // arch 12 + AGPRs: 32
-		{"gfx942", 16, 0, 32, 8, 40},
-		{"gfx803", 8, 0, 16, 8, 16},
-		{"gfx1030", 8, 0, 128, 8, 16},
-	} {
-		v, s := v1Registers(c.arch, c.vgpr, c.agpr, c.sgpr)
-		require.Equal(t, [2]uint32{c.wv, c.wsgp}, [2]uint32{v, s}, "%+v", c)
 	}
 }

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/csv"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
 	"github.com/rocprof-go/rocprof-go/internal/output/summary"
@@ -41,9 +40,9 @@ const (
 // treated as errors. The first error stops the writing; Result lists what
 // was written until then.
 func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
-	stream := IsStreamName(cfg.PrefixTemplate)
+	stream := model.IsStreamName(cfg.PrefixTemplate)
 	if stream {
-		cfg.FS = &streamFS{w: stdout(&cfg)}
+		cfg.FS = &streamFS{w: cfg.Out()}
 	} else if cfg.FS == nil {
 		cfg.FS = model.OSFS{}
 	}
@@ -51,7 +50,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 		cfg.PrefixTemplate = model.DefaultPrefixTemplate
 	}
 	res := &model.Result{}
-	if v1Enabled(&cfg) && !cfg.Has(model.FormatCSV) {
+	if cfg.V1Enabled() && !cfg.Has(model.FormatCSV) {
 		// With -o NAME.csv, --stats asks for rocprof v1's stats files
 		// (WriteV1, once every pass ran), not rocprofv3's.
 		cfg.Stats = false
@@ -104,7 +103,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 					Dropped: p.Info.Dropped})
 			}
 			if csvOn {
-				err = writeCSVGroup(&cfg, g.prefix, procs, res)
+				err = csv.WriteGroup(&cfg, g.prefix, procs, res)
 			}
 		}
 		res.Groups = append(res.Groups, newGroup(g.prefix, procs))
@@ -147,7 +146,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 
 // writeOthers writes one group's summaries and formats besides CSV from
 // its catalogues, listing the files in files.
-func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others []*Writer, summaryOn, stream bool,
+func writeOthers(cfg *model.Config, g *model.Group, procs []*model.Catalogue, others []*Writer, summaryOn, stream bool,
 	files *[]model.File) error {
 	if !cfg.WriteEmpty && (g.Events == 0 || g.Bytes < cfg.MinimumOutputBytes) {
 		// Nothing recorded, or less raw data than --minimum-output-data:
@@ -156,10 +155,7 @@ func writeOthers(cfg *model.Config, g *model.Group, procs []*csvProcess, others 
 		// agent_info.csv and domain_stats.csv.
 		return nil
 	}
-	in := &model.Input{Spools: g.Spools, Config: *cfg, Catalogues: make([]*model.Catalogue, len(procs))}
-	for i, p := range procs {
-		in.Catalogues[i] = p.Catalogue
-	}
+	in := &model.Input{Spools: g.Spools, Config: *cfg, Catalogues: procs}
 	if cfg.RankOf != nil && len(g.Processes) > 0 {
 		in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
 	}
@@ -185,7 +181,7 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 	if w.Format == FormatJSON && stream {
 		// -o stdout / -o stderr: rocprofv3 streams its text outputs to
 		// standard output; the binary formats stay files.
-		if err := w.WriteTo(stdout(&in.Config), in); err != nil {
+		if err := w.WriteTo(in.Config.Out(), in); err != nil {
 			return err
 		}
 		res.Files = append(res.Files, model.File{Path: "stdout", Format: w.Format, Records: g.Events})
@@ -213,7 +209,7 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 func writeSummaryTo(prefix string, in *model.Input, res *model.Result) error {
 	path, toStdout := summary.Target(prefix, in.Config.SummaryOutputFile)
 	if toStdout {
-		return summary.Write(stdout(&in.Config), in, true)
+		return summary.Write(in.Config.Out(), in, true)
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -258,7 +254,7 @@ func groupSpools(cfg *model.Config, spoolDir string, res *model.Result) ([]*spoo
 		}
 		info := r.Process()
 		_ = r.Close()
-		prefix := filepath.Join(cfg.Dir, resolvePrefix(cfg, info))
+		prefix := filepath.Join(cfg.Dir, cfg.PrefixOf(info))
 		g := byPrefix[prefix]
 		if g == nil {
 			g = &spoolGroup{prefix: prefix}
@@ -270,15 +266,38 @@ func groupSpools(cfg *model.Config, spoolDir string, res *model.Result) ([]*spoo
 	return groups, nil
 }
 
-// resolvePrefix expands the prefix template for one process.
-func resolvePrefix(c *model.Config, p tracing.ProcessInfo) string {
-	if c.ResolvePrefix != nil {
-		return c.ResolvePrefix(p)
+// scanSpools reads the catalogue of each spool of a group (one pass each),
+// with what need asks for.
+func scanSpools(cfg *model.Config, paths []string, need model.Needs) ([]*model.Catalogue, error) {
+	procs := make([]*model.Catalogue, 0, len(paths))
+	for _, path := range paths {
+		r, err := tracing.Open(path)
+		if err != nil {
+			return procs, err
+		}
+		p, err := model.Scan(r, cfg, need)
+		_ = r.Close()
+		if err != nil {
+			return procs, fmt.Errorf("%s: %w", path, err)
+		}
+		procs = append(procs, p)
 	}
-	host := p.Hostname
-	if host == "" {
-		host = "UNKNOWN_HOSTNAME"
+	return procs, nil
+}
+
+// newGroup sums up a group's processes once their catalogues are read.
+func newGroup(prefix string, procs []*model.Catalogue) model.Group {
+	g := model.Group{Prefix: prefix, Records: map[string]uint64{}}
+	for _, p := range procs {
+		g.Spools = append(g.Spools, p.Info.Path)
+		g.Processes = append(g.Processes, p.Info)
+		for d := range p.Bytes {
+			g.Bytes += p.Bytes[d]
+			g.Events += p.Counts[d]
+			if p.Counts[d] > 0 {
+				g.Records[model.Domains[d].Column] += p.Counts[d]
+			}
+		}
 	}
-	return strings.NewReplacer("%pid%", strconv.Itoa(int(p.PID)),
-		"%ppid%", strconv.Itoa(int(p.PPID)), "%hostname%", host).Replace(c.PrefixTemplate)
+	return g
 }

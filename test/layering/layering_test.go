@@ -33,9 +33,8 @@ var layers = [][]string{
 	{"internal/counters", "internal/options", "internal/output/model", "internal/analysis/rocpd", "internal/hsa/request"},
 	// 3: the writers, one package per format, and their test fixtures: one
 	// layer, so that a writer imports no other writer.
-	{"internal/output/outputtest", "internal/output/summary", "internal/output/json", "internal/output/parquet", "internal/output/rocpd",
-		"internal/output/perfetto",
-		"internal/output/otf2"},
+	{"internal/output/outputtest", "internal/output/csv", "internal/output/json", "internal/output/perfetto",
+		"internal/output/otf2", "internal/output/rocpd", "internal/output/parquet", "internal/output/summary"},
 	// 4: the outputs' orchestration: Write, the format registry.
 	{"internal/output"},
 	// 5: launching; the injected shim; analyses' event stream; generators

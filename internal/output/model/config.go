@@ -3,6 +3,9 @@ package model
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -238,4 +241,42 @@ type Group struct {
 // String describes a file for logs.
 func (f File) String() string {
 	return fmt.Sprintf("%s (%s, %d rows, %d bytes)", f.Path, f.Name, f.Records, f.Bytes)
+}
+
+// IsStreamName reports whether -o names one of rocprofv3's output streams
+// rather than a file: "stdout"/"STDOUT" and "stderr"/"STDERR". rocprofv3
+// writes the data of both to standard output (its "stderr" stream is
+// std::cout), and so does rocprof-go.
+func IsStreamName(name string) bool {
+	switch name {
+	case "stdout", "STDOUT", "stderr", "STDERR":
+		return true
+	}
+	return false
+}
+
+// Out is where Write sends the files when -o is a stream name.
+func (c *Config) Out() io.Writer {
+	if c.Stdout != nil {
+		return c.Stdout
+	}
+	return os.Stdout
+}
+
+// V1Enabled reports whether -o asks for rocprof v1's files.
+func (c *Config) V1Enabled() bool {
+	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
+}
+
+// PrefixOf expands the prefix template for one process.
+func (c *Config) PrefixOf(p tracing.ProcessInfo) string {
+	if c.ResolvePrefix != nil {
+		return c.ResolvePrefix(p)
+	}
+	host := p.Hostname
+	if host == "" {
+		host = "UNKNOWN_HOSTNAME"
+	}
+	return strings.NewReplacer("%pid%", strconv.Itoa(int(p.PID)),
+		"%ppid%", strconv.Itoa(int(p.PPID)), "%hostname%", host).Replace(c.PrefixTemplate)
 }

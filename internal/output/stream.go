@@ -3,31 +3,10 @@ package output
 import (
 	"bytes"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
-
-// IsStreamName reports whether -o names one of rocprofv3's output streams
-// rather than a file: "stdout"/"STDOUT" and "stderr"/"STDERR". rocprofv3
-// writes the data of both to standard output (its "stderr" stream is
-// std::cout), and so does rocprof-go.
-func IsStreamName(name string) bool {
-	switch name {
-	case "stdout", "STDOUT", "stderr", "STDERR":
-		return true
-	}
-	return false
-}
-
-// stdout is where Write sends the files when -o is a stream name.
-func stdout(c *model.Config) io.Writer {
-	if c.Stdout != nil {
-		return c.Stdout
-	}
-	return os.Stdout
-}
 
 // streamFS writes every file to one stream, whole files one after another:
 // a file is held until it is closed (the CSV files of a set are written

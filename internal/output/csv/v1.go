@@ -1,4 +1,4 @@
-package output
+package csv
 
 import (
 	"errors"
@@ -38,11 +38,6 @@ var v1TimeColumns = []string{"DispatchNs", "BeginNs", "EndNs", "CompleteNs"}
 
 // v1StatsColumns are the columns of every v1 *stats.csv.
 var v1StatsColumns = []string{"Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"}
-
-// v1Enabled reports whether -o asks for rocprof v1's files.
-func v1Enabled(c *model.Config) bool {
-	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
-}
 
 // V1Pass is one pass of a run, for WriteV1: its output configuration (each
 // process's v1 path is Dir joined with its resolved prefix) and its spools.
@@ -120,7 +115,7 @@ func WriteV1(passes []V1Pass) (*model.Result, error) {
 	var order []*v1Set
 	for pi := range passes {
 		cfg := passes[pi].Config
-		if !v1Enabled(&cfg) || IsStreamName(cfg.PrefixTemplate) {
+		if !cfg.V1Enabled() || model.IsStreamName(cfg.PrefixTemplate) {
 			continue
 		}
 		if cfg.FS == nil {
@@ -148,7 +143,7 @@ func WriteV1(passes []V1Pass) (*model.Result, error) {
 			}
 			info := r.Process()
 			_ = r.Close()
-			v1 := filepath.Join(cfg.Dir, resolvePrefix(&cfg, info))
+			v1 := filepath.Join(cfg.Dir, cfg.PrefixOf(info))
 			if !strings.HasSuffix(strings.ToLower(v1), ".csv") {
 				continue
 			}

@@ -1,9 +1,9 @@
-package output
+package csv
 
 import "github.com/rocprof-go/rocprof-go/internal/output/model"
 
-// csvHeaders are the column rows, names exactly as rocprofv3 prints them.
-var csvHeaders = [model.NumDomains][]string{
+// Headers are the column rows, names exactly as rocprofv3 prints them.
+var Headers = [model.NumDomains][]string{
 	model.DomKernel: {"Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
 		"Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
 		"LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",

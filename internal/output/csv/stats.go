@@ -1,4 +1,4 @@
-package output
+package csv
 
 import "github.com/rocprof-go/rocprof-go/internal/output/model"
 

@@ -1,4 +1,4 @@
-package output
+package csv
 
 import (
 	"runtime"
@@ -25,10 +25,10 @@ import (
 // Every file therefore gets its rows in spool order, as before; only the
 // interleaving between different files' writes changes.
 
-// csvBatchRecords is how many records a batch holds: large enough that the
+// BatchRecords is how many records a batch holds: large enough that the
 // hand-offs cost nothing, small enough that the batches in flight stay a few
 // MiB.
-const csvBatchRecords = 8192
+const BatchRecords = 8192
 
 // csvAPIRow is a decoded API call or marker: the seven columns they share.
 type csvAPIRow struct {
@@ -179,7 +179,7 @@ func (g *csvGroup) readBatches(p *csvProcess, r *model.SpoolView, free <-chan *c
 		default:
 			continue
 		}
-		if b.n++; b.n == csvBatchRecords {
+		if b.n++; b.n == BatchRecords {
 			work <- b
 			b = nil
 		}

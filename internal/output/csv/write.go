@@ -1,48 +1,11 @@
-package output
+package csv
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
-
-// scanSpools reads the catalogue of each spool of a group (one pass each),
-// with what need asks for.
-func scanSpools(cfg *model.Config, paths []string, need model.Needs) ([]*csvProcess, error) {
-	procs := make([]*csvProcess, 0, len(paths))
-	for _, path := range paths {
-		r, err := tracing.Open(path)
-		if err != nil {
-			return procs, err
-		}
-		p, err := model.Scan(r, cfg, need)
-		_ = r.Close()
-		if err != nil {
-			return procs, fmt.Errorf("%s: %w", path, err)
-		}
-		procs = append(procs, newCSVProcess(p))
-	}
-	return procs, nil
-}
-
-// newGroup sums up a group's processes once their catalogues are read.
-func newGroup(prefix string, procs []*csvProcess) model.Group {
-	g := model.Group{Prefix: prefix, Records: map[string]uint64{}}
-	for _, p := range procs {
-		g.Spools = append(g.Spools, p.Info.Path)
-		g.Processes = append(g.Processes, p.Info)
-		for d := range p.Bytes {
-			g.Bytes += p.Bytes[d]
-			g.Events += p.Counts[d]
-			if p.Counts[d] > 0 {
-				g.Records[model.Domains[d].Column] += p.Counts[d]
-			}
-		}
-	}
-	return g
-}
 
 // csvGroup writes one set of files.
 type csvGroup struct {
@@ -53,7 +16,13 @@ type csvGroup struct {
 	rows   []byte
 }
 
-func writeCSVGroup(cfg *model.Config, prefix string, procs []*csvProcess, res *model.Result) error {
+// WriteGroup writes one group's CSV files (and with --stats its stats
+// files) at prefix from its catalogues, listing them in res.
+func WriteGroup(cfg *model.Config, prefix string, cats []*model.Catalogue, res *model.Result) error {
+	procs := make([]*csvProcess, len(cats))
+	for i, c := range cats {
+		procs[i] = newCSVProcess(c)
+	}
 	// The catalogues (pass 1) hold each domain's raw size.
 	var bytes [model.NumDomains]uint64
 	var total uint64
@@ -74,7 +43,7 @@ func writeCSVGroup(cfg *model.Config, prefix string, procs []*csvProcess, res *m
 		}
 		if csvOn {
 			g.files[d] = newCSVFile(cfg.FS, prefix, model.Domains[d].CSVFile, model.Domains[d].Column,
-				csvHeaders[d])
+				Headers[d])
 		}
 		if cfg.Stats && model.Domains[d].CSVStats != "" {
 			g.stats[d] = &model.StatTable{}
