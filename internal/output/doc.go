@@ -13,12 +13,15 @@
 //     whose types it re-exports (model_aliases.go); output knows no
 //     command-line options.
 //
-// The writers: CSV (csv_*.go: one <prefix>_<domain>.csv per traced domain
-// with rocprofv3's exact names, columns and number formatting,
-// agent_info.csv, the --stats files), rocprof v1's results.csv (v1_csv.go),
-// the summaries, JSON, Perfetto, OTF2 (cgo), ROCpd (cgo SQLite) and Parquet.
-// Records are streamed from the spools process by process; only the
-// catalogues and statistics accumulators stay in memory.
+// The writers, one package each, import the model and no other writer:
+// csv (rocprofv3's CSV files and --stats files, rocprof v1's results.csv),
+// json, perfetto, otf2 (cgo), rocpd (cgo SQLite), parquet and summary.
+// Write gives each its destination (a path or prefix, or standard output
+// for -o stdout); records are streamed from the spools process by
+// process, and only the catalogues and statistics accumulators stay in
+// memory. The cross-format tests (every format of one run agrees, a new
+// domain reaches every writer: rccl_test.go) are here; the fixtures they
+// share with the writers' own tests are in outputtest.
 //
 // Every file is created through internal/atomicfile: under a temporary name
 // beside its final one, renamed onto it only when completely written and
