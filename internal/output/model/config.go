@@ -173,6 +173,7 @@ func (c *Config) SummaryOn() bool {
 	return c.Summary || c.SummaryPerDomain || len(c.SummaryGroups) > 0
 }
 
+// Has reports whether the -f choices include f.
 func (c *Config) Has(f Format) bool {
 	for _, g := range c.Formats {
 		if g == f {

@@ -50,6 +50,7 @@ var Domains = [NumDomains]DomainInfo{
 // domain_stats.csv).
 var CSVOrder = [NumDomains]Domain{DomKernel, DomHSA, DomHIP, DomCopy, DomAlloc, DomMarker, DomCounter, DomScratch, DomRCCL}
 
+// String is the domain's rocprofv3 name (HIP_API, KERNEL_DISPATCH, ...).
 func (d Domain) String() string { return Domains[d].Column }
 
 // kindDomains maps record kinds to domains, from the table (-1: a record

@@ -345,6 +345,7 @@ type SpoolView struct {
 	next  [32]int
 }
 
+// NewSpoolView reads r in the order o noted (nil: spool order).
 func NewSpoolView(r *tracing.Reader, o *recordOrder) *SpoolView {
 	return &SpoolView{Reader: r, order: o}
 }

@@ -418,6 +418,7 @@ func dropZero(s []uint64) []uint64 {
 	return s
 }
 
+// RoundUp rounds v up to a multiple of to.
 func RoundUp(v, to uint64) uint64 { return (v + to - 1) / to * to }
 
 // OpenEach opens every spool of the input in turn and hands fn its

@@ -31,6 +31,7 @@ type KernelRenamer struct {
 	first map[string]uint64 // the start of the push or mark ids holds
 }
 
+// NewKernelRenamer returns an empty renamer, filled by AddMarker.
 func NewKernelRenamer() *KernelRenamer {
 	return &KernelRenamer{idx: ranges.New(), ids: map[string]uint64{}, first: map[string]uint64{}}
 }
@@ -82,6 +83,7 @@ func (k *KernelRenamer) RenameStrings() []RenameString {
 	return out
 }
 
+// RenameString is a range message and its rename id.
 type RenameString struct {
 	ID  uint64
 	Msg string

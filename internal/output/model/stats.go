@@ -40,6 +40,7 @@ type Stat struct {
 	Min, Max uint64
 }
 
+// Add counts one duration.
 func (s *Stat) Add(d uint64) {
 	if s.Count == 0 || d < s.Min {
 		s.Min = d
@@ -52,6 +53,7 @@ func (s *Stat) Add(d uint64) {
 	s.Sqr += float64(d) * float64(d)
 }
 
+// Merge adds another accumulator's durations.
 func (s *Stat) Merge(o *Stat) {
 	if o.Count == 0 {
 		return
@@ -139,6 +141,8 @@ func (t *StatTable) Merged() Stat {
 // (ties keep their order), as every stats file and summary lists them.
 func (t *StatTable) ByTotalDesc() []*NamedStat { return ByTotalDesc(t.Rows) }
 
+// ByTotalDesc returns rows sorted by total duration, largest first (ties
+// keep their order).
 func ByTotalDesc(rows []*NamedStat) []*NamedStat {
 	sorted := append([]*NamedStat(nil), rows...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Sum > sorted[j].Sum })

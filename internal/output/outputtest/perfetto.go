@@ -11,7 +11,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
-// nestSlice is a slice as the importer would build it.
+// NestSlice is a slice as the importer would build it.
 type NestSlice struct {
 	Name, Track string
 	Start, End  uint64
@@ -44,7 +44,7 @@ func pbWalk(t *testing.T, b []byte, fn func(num protowire.Number, v uint64, sub 
 	}
 }
 
-// importSlices replays a trace's slice events and fails the test when an
+// ImportSlices replays a trace's slice events and fails the test when an
 // END would close another slice than the one it was written for. Slices
 // are keyed by name ("name#2" for the second of a name, and so on).
 func ImportSlices(t *testing.T, trace []byte) map[string]NestSlice {
@@ -168,7 +168,7 @@ func ImportSlices(t *testing.T, trace []byte) map[string]NestSlice {
 	return out
 }
 
-// pfSummary is what a small independent decoder of the wire format sees.
+// PerfettoSummary is what a small independent decoder of the wire format sees.
 type PerfettoSummary struct {
 	Begins      map[string]uint64 // BEGIN events per category
 	Ends        uint64
@@ -206,6 +206,7 @@ func pbFields(t *testing.T, b []byte, fn func(num protowire.Number, typ protowir
 	}
 }
 
+// DecodePerfetto reads a trace with a small decoder of its own.
 func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
 	s := &PerfettoSummary{Begins: map[string]uint64{}, TrackNames: map[string]bool{}, ThreadNames: map[string]bool{}, Flows: map[uint64]int{}}
 	cats := map[uint64]string{}
@@ -280,6 +281,7 @@ func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
 	return s
 }
 
+// PerfettoCounts counts a trace's slices by domain.
 func PerfettoCounts(s *PerfettoSummary) [model.NumDomains]uint64 {
 	var c [model.NumDomains]uint64
 	for d := model.Domain(0); d < model.NumDomains; d++ {
