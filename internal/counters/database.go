@@ -276,6 +276,3 @@ func contains(ss []string, s string) bool {
 
 // Lookup finds a counter by exact name.
 func (db *DB) Lookup(name string) (*Counter, bool) { c, ok := db.byName[name]; return c, ok }
-
-// BlockOf is a basic counter's hardware block.
-func (c *Counter) BlockOf() *aql.Block { return c.block }

@@ -159,12 +159,6 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendQuotedBytes(b []byte, s []byte) []byte {
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 // appendUint appends a number and a comma.
 func appendUint(b []byte, v uint64) []byte {
 	b = appendDecimal(b, v)

@@ -2,7 +2,6 @@ package csv
 
 import (
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
@@ -364,9 +363,4 @@ func (g *csvGroup) accountBatch(p *csvProcess, bt *csvBatch, counted map[uint64]
 		}
 	}
 	return counted
-}
-
-// unknownAgentLabel labels an agent the spool never described.
-func unknownAgentLabel(node uint32) string {
-	return "Agent " + strconv.FormatUint(uint64(node), 10)
 }
