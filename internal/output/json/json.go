@@ -444,8 +444,13 @@ func writeJSONDispatchInfo(j *jsonWriter, d *tracing.KernelDispatch) {
 }
 
 // writeJSONCounterRecords writes callback_records.counter_collection: one
-// element per dispatch with its per-instance values. Samples of a dispatch
-// are consecutive in the spool (the shim writes them together).
+// element per dispatch with its per-instance values. The shim writes a
+// dispatch's samples together, but they can still come apart in the spool:
+// when its thread's chunk fills in the middle, the rest goes to the
+// thread's next chunk, and another completion thread's chunk may be read
+// in between. A dispatch whose samples come in several runs is written
+// once, at its last run, with the earlier runs' samples kept until then
+// (only those: every other dispatch streams through).
 func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	j.key("callback_records").obj().key("counter_collection").arr()
 	if p.Counts[model.DomCounter] > 0 {
@@ -458,6 +463,22 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 				}
 			}
 		}
+		// Which dispatches come in several runs, and their last run.
+		lastRun := map[uint64]int{}
+		runs := map[uint64]int{}
+		run, prev, any := -1, uint64(0), false
+		r.Rewind()
+		for r.Next() {
+			if r.Kind() != tracing.KindCounterSample {
+				continue
+			}
+			if id := r.CounterSample().DispatchID; !any || id != prev {
+				run, prev, any = run+1, id, true
+				lastRun[id] = run
+				runs[id]++
+			}
+		}
+		held := map[uint64][]tracing.CounterSample{} // earlier runs of split dispatches
 		var open bool
 		var cur uint64
 		closeGroup := func() {
@@ -476,11 +497,19 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 			open = false
 		}
 		r.Rewind()
+		run, any = -1, false
 		for r.Next() {
 			if r.Kind() != tracing.KindCounterSample {
 				continue
 			}
 			c := r.CounterSample()
+			if !any || c.DispatchID != prev {
+				run, prev, any = run+1, c.DispatchID, true
+			}
+			if runs[c.DispatchID] > 1 && run != lastRun[c.DispatchID] {
+				held[c.DispatchID] = append(held[c.DispatchID], c)
+				continue
+			}
 			if !open || c.DispatchID != cur {
 				closeGroup()
 				cur, open = c.DispatchID, true
@@ -491,6 +520,10 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 				writeJSONDispatchInfo(j, &d)
 				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
 				j.key("records").arr()
+				for _, h := range held[cur] {
+					j.obj().key("counter_id").handle(h.CounterID).key("value").f(h.Value).end()
+				}
+				delete(held, cur)
 			}
 			j.obj().key("counter_id").handle(c.CounterID).key("value").f(c.Value).end()
 		}

@@ -2,6 +2,7 @@ package json
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
 func decodeJSON(t *testing.T, in *model.Input) *outputtest.JSONDoc {
@@ -68,4 +71,44 @@ func TestJSONStringEscaping(t *testing.T) {
 	require.Equal(t, `"a\"b\\c\n\u0001`+"\ufffdé\"", got)
 	var s string
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
+}
+
+// A dispatch whose samples come apart in the spool (its thread's chunk
+// filled in the middle, another completion thread's chunk read in between)
+// is still one element with all its values, and no dispatch is listed twice.
+func TestJSONCounterRecordsOfASplitDispatch(t *testing.T) {
+	b := spooltest.New(outputtest.Info(100))
+	var heldBack []encoding.BinaryAppender
+	outputtest.Emit(100, 16, func(r encoding.BinaryAppender) {
+		if c, ok := r.(tracing.CounterSample); ok {
+			switch {
+			case c.DispatchID == 1 && c.CounterID == 2: // the second half of dispatch 1
+				heldBack = append(heldBack, r)
+				return
+			case c.DispatchID == 5 && c.CounterID == 2: // after dispatch 5's samples
+				b.Add(r)
+				if c.Dims[0].Index == 1 {
+					for _, h := range heldBack {
+						b.Add(h)
+					}
+				}
+				return
+			}
+		}
+		b.Add(r)
+	})
+	path, err := b.WriteFile(t.TempDir())
+	require.NoError(t, err)
+	doc := decodeJSON(t, &model.Input{Spools: []string{path}})
+	seen := map[uint64][]float64{}
+	for _, d := range doc.Tool[0].CallbackRecords.CounterCollection {
+		id := d.DispatchData.DispatchInfo.DispatchID
+		require.NotContains(t, seen, id, "dispatch %d listed twice", id)
+		for _, r := range d.Records {
+			seen[id] = append(seen[id], r.Value)
+		}
+	}
+	require.Equal(t, []float64{10, 11, 20, 21}, seen[1], "dispatch 1: its own samples in spool order")
+	require.Equal(t, []float64{10, 11, 20, 21}, seen[5])
+	require.Len(t, seen, 4, "dispatches 1, 5, 9 and 13 are counted")
 }

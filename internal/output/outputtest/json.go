@@ -44,6 +44,11 @@ type JSONDoc struct {
 		} `json:"summary"`
 		CallbackRecords struct {
 			CounterCollection []struct {
+				DispatchData struct {
+					DispatchInfo struct {
+						DispatchID uint64 `json:"dispatch_id"`
+					} `json:"dispatch_info"`
+				} `json:"dispatch_data"`
 				Records []struct {
 					Value float64 `json:"value"`
 				} `json:"records"`
