@@ -19,10 +19,15 @@ import (
 // notices, warns, and uses a private copy, which it removes afterwards.
 func TestAnotherUsersPlantedCacheIsNotInjected(t *testing.T) {
 	uid, gid := testsys.SecondUser(t)
-	cli := shippedBinary(t)
 	shared := t.TempDir()
 	require.NoError(t, os.Chmod(shared, 0o777|os.ModeSticky)) // like /tmp
 	require.NoError(t, os.Chmod(filepath.Dir(shared), 0o755))
+	// Both users run the same binary, a copy the other user can reach
+	// whatever the checkout's permissions (a clone in a 0700 directory).
+	bin, err := os.ReadFile(shippedBinary(t))
+	require.NoError(t, err)
+	cli := filepath.Join(shared, "rocprof-go")
+	require.NoError(t, os.WriteFile(cli, bin, 0o755))
 	marker := filepath.Join(shared, "evil-ran")
 
 	// The attacker learns the cache's name from their own run of the same
