@@ -466,14 +466,14 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 		// Which dispatches come in several runs, and their last run.
 		lastRun := map[uint64]int{}
 		runs := map[uint64]int{}
-		run, prev, any := -1, uint64(0), false
+		run, prev, started := -1, uint64(0), false
 		r.Rewind()
 		for r.Next() {
 			if r.Kind() != tracing.KindCounterSample {
 				continue
 			}
-			if id := r.CounterSample().DispatchID; !any || id != prev {
-				run, prev, any = run+1, id, true
+			if id := r.CounterSample().DispatchID; !started || id != prev {
+				run, prev, started = run+1, id, true
 				lastRun[id] = run
 				runs[id]++
 			}
@@ -497,14 +497,14 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 			open = false
 		}
 		r.Rewind()
-		run, any = -1, false
+		run, started = -1, false
 		for r.Next() {
 			if r.Kind() != tracing.KindCounterSample {
 				continue
 			}
 			c := r.CounterSample()
-			if !any || c.DispatchID != prev {
-				run, prev, any = run+1, c.DispatchID, true
+			if !started || c.DispatchID != prev {
+				run, prev, started = run+1, c.DispatchID, true
 			}
 			if runs[c.DispatchID] > 1 && run != lastRun[c.DispatchID] {
 				held[c.DispatchID] = append(held[c.DispatchID], c)
