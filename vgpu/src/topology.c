@@ -214,13 +214,73 @@ static void iolink(struct tree *t, unsigned node, unsigned idx, unsigned to) {
   emitf(t, p.buf, TOPO "/nodes/%u/io_links/%u/properties", node, idx);
 }
 
-static void cpu_node(struct tree *t) {
-  unsigned gpus = vgpu_cfg.gpus;
+/* HSA_CACHE_TYPE_* bits of a cache's "type" property. */
+enum { CACHE_DATA = 1, CACHE_INSTRUCTION = 2, CACHE_CPU = 4, CACHE_HSACU = 8 };
+
+/* The CPU node's caches, which the CPU node lists itself rather than leave
+ * to /sys/devices/system/cpu/cpuN/cache: ROCm 5.2's thunk reads that
+ * directory when the KFD node lists no cache and fails topology (so hsa_init)
+ * where it is missing, as on many KVM guests, microVMs and containers. The
+ * figures are a generic server core's, the same on every host (the
+ * profiler reads none of them): per CPU an L1 data, an L1 instruction and an
+ * L2 cache, and one L3 shared by all. docs/virtual-gpu.md lists what the
+ * thunks read about the CPU. */
+struct cpu_cache {
+  unsigned level, kib, ways, type;
+  bool shared;
+};
+static const struct cpu_cache cpu_caches[] = {
+    {1, 32, 8, CACHE_CPU | CACHE_DATA, false},
+    {1, 32, 8, CACHE_CPU | CACHE_INSTRUCTION, false},
+    {2, 1024, 8, CACHE_CPU | CACHE_DATA | CACHE_INSTRUCTION, false},
+    {3, 32768, 16, CACHE_CPU | CACHE_DATA | CACHE_INSTRUCTION, true},
+};
+enum { CPU_SIBLINGS_MAX = 256 }; /* the thunks' HSA_CPU_SIBLINGS */
+
+/* cpu_cache_props writes cache c of CPU cpu (the first of those sharing
+ * it) as cache number idx of node 0. */
+static void cpu_cache_props(struct tree *t, const struct cpu_cache *c, unsigned cpu, unsigned cpus, unsigned idx) {
   struct props p = {.n = 0};
-  prop(&p, "cpu_cores_count", online_cpus());
+  prop(&p, "processor_id_low", cpu);
+  prop(&p, "level", c->level);
+  prop(&p, "size", c->kib);
+  prop(&p, "cache_line_size", 64);
+  prop(&p, "cache_lines_per_tag", 1);
+  prop(&p, "association", c->ways);
+  prop(&p, "latency", 0);
+  prop(&p, "type", c->type);
+  /* sibling_map: one 0/1 per CPU, comma separated, as KFD writes it. */
+  p.n += (size_t)snprintf(p.buf + p.n, sizeof p.buf - p.n, "sibling_map ");
+  unsigned n = cpus < CPU_SIBLINGS_MAX ? cpus : CPU_SIBLINGS_MAX;
+  for (unsigned i = 0; i < n && p.n + 3 < sizeof p.buf; i++)
+    p.n += (size_t)snprintf(p.buf + p.n, sizeof p.buf - p.n, "%s%d", i ? "," : "", c->shared || i == cpu);
+  p.n += (size_t)snprintf(p.buf + p.n, sizeof p.buf - p.n, "\n");
+  emitf(t, p.buf, TOPO "/nodes/0/caches/%u/properties", idx);
+}
+
+/* cpu_node_caches writes the CPU node's caches and returns their number. */
+static unsigned cpu_node_caches(struct tree *t, unsigned cpus) {
+  unsigned idx = 0;
+  for (size_t k = 0; k < sizeof cpu_caches / sizeof cpu_caches[0]; k++) {
+    const struct cpu_cache *c = &cpu_caches[k];
+    for (unsigned cpu = 0; cpu < (c->shared ? 1 : cpus); cpu++) cpu_cache_props(t, c, cpu, cpus, idx++);
+  }
+  return idx;
+}
+
+static unsigned cpu_node_cache_count(unsigned cpus) {
+  unsigned n = 0;
+  for (size_t k = 0; k < sizeof cpu_caches / sizeof cpu_caches[0]; k++) n += cpu_caches[k].shared ? 1 : cpus;
+  return n;
+}
+
+static void cpu_node(struct tree *t) {
+  unsigned gpus = vgpu_cfg.gpus, cpus = online_cpus();
+  struct props p = {.n = 0};
+  prop(&p, "cpu_cores_count", cpus);
   prop(&p, "simd_count", 0);
   prop(&p, "mem_banks_count", 1);
-  prop(&p, "caches_count", 0); /* CPU caches come from /sys/devices/system/cpu */
+  prop(&p, "caches_count", cpu_node_cache_count(cpus));
   prop(&p, "io_links_count", gpus);
   prop(&p, "p2p_links_count", 0);
   prop(&p, "cpu_core_id_base", 0);
@@ -257,7 +317,7 @@ static void cpu_node(struct tree *t) {
   prop(&m, "width", 64);
   prop(&m, "mem_clk_max", 3200);
   emit(t, TOPO "/nodes/0/mem_banks/0/properties", m.buf);
-  emit(t, TOPO "/nodes/0/caches/", "");
+  cpu_node_caches(t, cpus);
   emit(t, TOPO "/nodes/0/p2p_links/", "");
   for (unsigned g = 0; g < gpus; g++) iolink(t, 0, g, g + 1);
   if (!gpus) emit(t, TOPO "/nodes/0/io_links/", "");
@@ -325,7 +385,7 @@ static void gpu_node(struct tree *t, unsigned g) {
   prop(&m, "mem_clk_max", 1600);
   emitf(t, m.buf, TOPO "/nodes/%u/mem_banks/0/properties", node);
 
-  /* Cache type 9 = data + HSACU: ROCR asserts on GPU cache info without it. */
+  /* Data + HSACU: ROCR asserts on GPU cache info without HSACU. */
   for (unsigned c = 0; c < 2; c++) {
     struct props cp = {.n = 0};
     prop(&cp, "processor_id_low", 0x80001000ull + g * 0x1000ull);
@@ -335,7 +395,7 @@ static void gpu_node(struct tree *t, unsigned g) {
     prop(&cp, "cache_lines_per_tag", 1);
     prop(&cp, "association", 16);
     prop(&cp, "latency", 1);
-    prop(&cp, "type", 9);
+    prop(&cp, "type", CACHE_DATA | CACHE_HSACU);
     cp.n += (size_t)snprintf(cp.buf + cp.n, sizeof cp.buf - cp.n, "sibling_map 1\n");
     emitf(t, cp.buf, TOPO "/nodes/%u/caches/%u/properties", node, c);
   }
