@@ -2,13 +2,15 @@ package launch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
 // The library cache is code that every profiled process loads, so on a
@@ -16,8 +18,9 @@ import (
 // owning a directory on the way (/tmp/rocprof-go-<uid> made first by
 // someone else), not by a symlink, not by editing a library. These checks
 // are the ones a careful setuid-free tool makes (OpenSSH's for
-// authorized_keys): every directory from / to the cache is owned by root
-// or this user, and none is writable by others unless it is sticky (/tmp).
+// authorized_keys), made by internal/securedir: every directory from / to
+// the cache is owned by root or this user, and none is writable by others
+// unless it is sticky (/tmp).
 
 // UnsafeCacheError is a cache directory that another user could have
 // written into. EmbeddedLibraries then uses a private directory instead.
@@ -38,80 +41,45 @@ func owner(fi fs.FileInfo) uint32 {
 	return ^uint32(0)
 }
 
-// trustedAncestor checks one directory above the cache.
-func trustedAncestor(path string, fi fs.FileInfo, uid uint32) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return &UnsafeCacheError{path, "a symbolic link"}
-	case !fi.IsDir():
-		return &UnsafeCacheError{path, "not a directory"}
-	case owner(fi) != 0 && owner(fi) != uid:
-		return &UnsafeCacheError{path, fmt.Sprintf("owned by uid %d", owner(fi))}
-	case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
-		return &UnsafeCacheError{path, fmt.Sprintf("writable by others (mode %04o)", fi.Mode().Perm())}
+// cacheError says which directory of the cache's path cannot be trusted
+// (securedir's verdict) as an UnsafeCacheError.
+func cacheError(root string, err error) error {
+	var ue *securedir.UntrustedError
+	if errors.As(err, &ue) {
+		return &UnsafeCacheError{ue.Path, ue.Reason}
 	}
-	return nil
+	return fmt.Errorf("cannot create the library cache %s: %w", root, err)
 }
 
-// privateDir makes sure root is a directory only this user can write, on a
-// path only root and this user control, creating it (and, inside a
-// directory of this user's, its parents) when missing. It returns root with
-// its parent's symbolic links resolved, which is where everything is then
-// read and written.
-func privateDir(root string) (string, error) {
-	uid := uint32(os.Geteuid())
+// privateDir opens root, a directory only this user can write on a path
+// only root and this user control (internal/securedir), creating it (and,
+// when missing, its parent, as this user's) and closing it to others
+// (0700). The returned directory's path has no symbolic links: it is where
+// everything is then read and written.
+func privateDir(root string) (*securedir.Dir, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	parent := filepath.Dir(root)
 	if _, err := os.Stat(parent); os.IsNotExist(err) {
 		// e.g. ~/.cache on a fresh account; created as this user.
 		if err := os.MkdirAll(parent, 0o700); err != nil {
-			return "", fmt.Errorf("cannot create the library cache %s: %w", root, err)
+			return nil, fmt.Errorf("cannot create the library cache %s: %w", root, err)
 		}
 	}
-	real, err := filepath.EvalSymlinks(parent)
+	pd, err := securedir.Open(parent)
 	if err != nil {
-		return "", fmt.Errorf("cannot create the library cache %s: %w", root, err)
+		return nil, cacheError(root, err)
 	}
-	// Every directory from / down: links are resolved above, and each of
-	// these is owned by root or us, so nobody else can re-point them now.
-	p := "/"
-	for _, c := range append([]string{""}, strings.Split(strings.TrimPrefix(real, "/"), "/")...) {
-		p = filepath.Join(p, c)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return "", fmt.Errorf("cannot check the library cache's directory %s: %w", p, err)
-		}
-		if err := trustedAncestor(p, fi, uid); err != nil {
-			return "", err
-		}
-	}
-	root = filepath.Join(real, filepath.Base(root))
-	if err := os.Mkdir(root, 0o700); err != nil && !os.IsExist(err) {
-		return "", fmt.Errorf("cannot create the library cache %s: %w", root, err)
-	}
-	fi, err := os.Lstat(root)
+	defer pd.Close()
+	// Ours but open to others is closed; what others may have put in it is
+	// caught by verifyUnpacked (owner and content of each file).
+	d, err := pd.MkdirPrivate(filepath.Base(root))
 	if err != nil {
-		return "", fmt.Errorf("cannot check the library cache %s: %w", root, err)
+		return nil, cacheError(root, err)
 	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return "", &UnsafeCacheError{root, "a symbolic link"}
-	case !fi.IsDir():
-		return "", &UnsafeCacheError{root, "not a directory"}
-	case owner(fi) != uid:
-		return "", &UnsafeCacheError{root, fmt.Sprintf("owned by uid %d, not by you (uid %d)", owner(fi), uid)}
-	}
-	if fi.Mode().Perm() != 0o700 {
-		// Ours but open to others: close it; what others may have put in
-		// it is caught by verifyUnpacked (owner and content of each file).
-		if err := os.Chmod(root, 0o700); err != nil {
-			return "", fmt.Errorf("cannot make the library cache %s private: %w", root, err)
-		}
-	}
-	return root, nil
+	return d, nil
 }
 
 // verifyUnpacked checks an unpacked library directory before its libraries

@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
 // payload holds the injected libraries that `make build` copies into
@@ -44,11 +46,20 @@ type Libraries struct {
 }
 
 // Path returns the absolute path of one library, or an error saying how to
-// get it.
+// get it. The library is checked as it is about to be injected (Prepare
+// calls Path right before the app starts): a regular file that only root
+// or this user can change, on a path only they control
+// (internal/securedir), since every process of the app loads it by path.
 func (l *Libraries) Path(name string) (string, error) {
-	p := filepath.Join(l.Dir, name)
+	p, err := filepath.Abs(filepath.Join(l.Dir, name))
+	if err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("library %s is missing from %s: rebuild rocprof-go with `make build` (or set %s to a directory holding it)", name, l.Dir, LibDirEnv)
+	}
+	if _, err := securedir.CheckFile(p); err != nil {
+		return "", fmt.Errorf("library %s will not be injected: %w: another user could replace it; put the libraries in a directory only you (or root) can change, and set %s to it", p, err, LibDirEnv)
 	}
 	return p, nil
 }
@@ -69,10 +80,11 @@ var (
 // into place; the loser of the race uses the winner's copy. When the cache
 // cannot be trusted (another user owns it, a symlink on the way), the
 // libraries go to a new private directory of this process instead, removed
-// by Cleanup, and Libraries.Warning says why.
+// by Cleanup, and Libraries.Warning says why; that directory passes the
+// same checks (unpackPrivate), or the run stops.
 func EmbeddedLibraries() (*Libraries, error) {
 	if dir := os.Getenv(LibDirEnv); dir != "" {
-		return &Libraries{Dir: dir}, nil
+		return libDirLibraries(dir)
 	}
 	unpackOnce.Do(func() {
 		if names, err := payloadFiles(payload); err == nil && len(names) == 0 {
@@ -85,6 +97,9 @@ func EmbeddedLibraries() (*Libraries, error) {
 		var ue *UnsafeCacheError
 		if errors.As(unpackErr, &ue) {
 			unpacked, unpackErr = unpackPrivate(payload)
+			if unpackErr != nil {
+				unpackErr = fmt.Errorf("%w; %w", ue, unpackErr)
+			}
 			if unpacked != nil {
 				fallback = unpacked.Dir
 				unpacked.Warning = ue.Error() + "; using a private copy in " + unpacked.Dir + " for this run"
@@ -92,6 +107,19 @@ func EmbeddedLibraries() (*Libraries, error) {
 		}
 	})
 	return unpacked, unpackErr
+}
+
+// libDirLibraries is ROCPROF_GO_LIBDIR's directory, made absolute (a
+// relative LD_PRELOAD would be looked up again in whatever directory each
+// of the app's processes runs in) and checked like the cache: a directory
+// on a path only root and this user control.
+func libDirLibraries(dir string) (*Libraries, error) {
+	d, err := securedir.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%s: %w: another user could put their libraries there; point it at a directory only you (or root) can change", LibDirEnv, dir, err)
+	}
+	defer d.Close()
+	return &Libraries{Dir: d.Path()}, nil
 }
 
 // LibDirCommand is the hidden subcommand of the rocprof-go CLI that
@@ -179,36 +207,39 @@ func unpack(fsys fs.FS, root string) (*Libraries, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err = privateDir(root)
+	rd, err := privateDir(root)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, sum)
+	defer rd.Close()
+	dir := filepath.Join(rd.Path(), sum)
 	if _, err := os.Lstat(dir); err == nil {
 		if verifyUnpacked(dir, names, content) == nil {
 			return &Libraries{Dir: dir}, nil
 		}
 		// Damaged (truncated, edited, half-removed): set aside and replace.
 		// Only this user can have written it (the root is private).
-		aside, err := os.MkdirTemp(root, ".damaged-")
+		aside, err := rd.MkdirTemp(".damaged-")
 		if err != nil {
 			return nil, fmt.Errorf("cannot replace the damaged library cache %s: %w", dir, err)
 		}
-		if err := os.Rename(dir, filepath.Join(aside, "old")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			os.RemoveAll(aside)
+		err = rd.Rename(sum, filepath.Join(filepath.Base(aside.Path()), "old"))
+		aside.Close()
+		os.RemoveAll(aside.Path())
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("cannot replace the damaged library cache %s: %w", dir, err)
 		}
-		os.RemoveAll(aside)
 	}
-	tmp, err := os.MkdirTemp(root, ".unpack-")
+	tmp, err := rd.MkdirTemp(".unpack-")
 	if err != nil {
-		return nil, fmt.Errorf("cannot unpack libraries into %s: %w", root, err)
+		return nil, fmt.Errorf("cannot unpack libraries into %s: %w", rd.Path(), err)
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp.Path())
+	defer tmp.Close()
 	if err := writeLibraries(tmp, names, content); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := rd.Rename(filepath.Base(tmp.Path()), sum); err != nil {
 		// Another process won the race; its copy has the same content.
 		if verr := verifyUnpacked(dir, names, content); verr == nil {
 			return &Libraries{Dir: dir}, nil
@@ -218,34 +249,54 @@ func unpack(fsys fs.FS, root string) (*Libraries, error) {
 	return &Libraries{Dir: dir}, nil
 }
 
+// privateRoots are where a run whose cache cannot be trusted may put its
+// private copy: the temporary directory, then the system's.
+func privateRoots() []string {
+	var roots []string
+	for _, r := range []string{os.TempDir(), "/tmp", "/var/tmp"} {
+		if !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
 // unpackPrivate unpacks into a new directory of this process (0700, a
-// random name in TMPDIR), for a run whose cache cannot be trusted.
+// random name), for a run whose cache cannot be trusted. It goes only
+// where the cache would have been allowed to: the first of privateRoots on
+// a path only root and this user control (a TMPDIR that others can write
+// without the sticky bit is passed over). With none, the run stops.
 func unpackPrivate(fsys fs.FS) (*Libraries, error) {
 	content, names, _, err := payloadContent(fsys)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "rocprof-go-libs-")
-	if err != nil {
-		return nil, fmt.Errorf("cannot unpack the injected libraries: %w", err)
+	var refused []string
+	for _, r := range privateRoots() {
+		root, err := securedir.Open(r)
+		if err != nil {
+			refused = append(refused, err.Error())
+			continue
+		}
+		d, err := root.MkdirTemp("rocprof-go-libs-")
+		root.Close()
+		if err != nil {
+			refused = append(refused, err.Error())
+			continue
+		}
+		defer d.Close()
+		if err := writeLibraries(d, names, content); err != nil {
+			os.RemoveAll(d.Path())
+			return nil, err
+		}
+		return &Libraries{Dir: d.Path()}, nil
 	}
-	if err := writeLibraries(dir, names, content); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return &Libraries{Dir: dir}, nil
+	return nil, fmt.Errorf("no private copy of the injected libraries can be made either: %s", strings.Join(refused, "; "))
 }
 
-func writeLibraries(dir string, names []string, content map[string][]byte) error {
+func writeLibraries(d *securedir.Dir, names []string, content map[string][]byte) error {
 	for _, n := range names {
-		f, err := os.OpenFile(filepath.Join(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o700)
-		if err == nil {
-			_, err = f.Write(content[n])
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := d.WriteFile(n, content[n], 0o700); err != nil {
 			return fmt.Errorf("cannot unpack %s: %w", n, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/options"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
 // OutputWriter turns the spools one run of the app left behind into the
@@ -51,8 +52,23 @@ type OutputReport struct {
 	// at all (path: reason). Either fails the run.
 	LostRecords   []RecordLoss
 	SkippedSpools []string
+	// NoGPU are the processes whose GPU stack found no GPU (hsa_init
+	// failed, or the HSA runtime had no GPU agent): the run fails, and
+	// nothing it did not record is blamed on the app.
+	NoGPU []NoGPU
 	// Warnings are said at the end of the run (RunOutputWriter's only).
 	Warnings []string
+}
+
+// NoGPU is one process whose GPU stack found no GPU, why, and what the
+// thunk said about it when it could tell.
+type NoGPU struct {
+	PID    int    `json:"pid"`
+	Reason string `json:"reason"` // e.g. "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"
+	// Diagnosis are the lines the thunk (libhsakmt) printed when hsa_init
+	// ran again in a probe with HSAKMT_DEBUG_LEVEL=3: its topology errors,
+	// e.g. "Fail to get cache info for node 0"; none when it printed none.
+	Diagnosis []string `json:"diagnosis,omitempty"`
 }
 
 // RecordLoss is one process's records that did not reach the outputs.
@@ -106,10 +122,11 @@ type PassResult struct {
 	Files    []OutputFile
 	Records  map[string]int64 // see OutputReport
 	SpoolDir string           // kept only when writing outputs failed
-	// Lost, Unavailable, LostRecords and SkippedSpools: see OutputReport.
+	// Lost, Unavailable, LostRecords, SkippedSpools and NoGPU: see OutputReport.
 	Lost, Unavailable []DomainLoss
 	LostRecords       []RecordLoss
 	SkippedSpools     []string
+	NoGPU             []NoGPU
 }
 
 // Result is the whole run.
@@ -274,28 +291,69 @@ func writable(dir string) bool {
 	return true
 }
 
+// SpoolRootError is a spool root another user could change: the run's
+// directory there could be renamed aside and replaced by theirs.
+type SpoolRootError struct {
+	Dir string
+	Err error
+}
+
+func (e *SpoolRootError) Error() string {
+	return fmt.Sprintf("the spool root %s will not be used: %v: another user could replace the run's directory in it; set %s=DIR to a directory only you (or root) can change (or one with the sticky bit, like /tmp), or remove others' write permission from it (chmod o-w, or chmod +t)",
+		e.Dir, e.Err, SpoolRootEnv)
+}
+
+func (e *SpoolRootError) Unwrap() error { return e.Err }
+
 // spoolRoot picks where the run's private directory (its spools) goes:
 // the Runner's or the user's choice, else /dev/shm unless it is small and
 // the temporary directory has more room; then checks there is room at all.
-func (r *Runner) spoolRoot() (string, error) {
+// Only a directory on a path no other user can change is used
+// (internal/securedir): the user's choice is refused otherwise, and of the
+// defaults an untrusted one is passed over.
+func (r *Runner) spoolRoot() (*securedir.Dir, error) {
 	root := r.SpoolRoot
 	if root == "" {
 		root = envLookup(r.Environ, SpoolRootEnv)
 	}
-	if root == "" {
-		root = os.TempDir()
-		if writable("/dev/shm") {
-			shm, _ := freeBytes("/dev/shm")
-			tmp, ok := freeBytes(root)
-			if shm >= spoolPreferFree || !ok || shm >= tmp {
-				root = "/dev/shm"
-			}
+	if root != "" {
+		d, err := securedir.Open(root)
+		if err != nil {
+			return nil, &SpoolRootError{Dir: root, Err: err}
 		}
+		return spoolRoom(d)
 	}
-	if free, ok := freeBytes(root); ok && free < spoolMinFree {
-		return "", &SpoolSpaceError{Dir: root, Free: free}
+	tmpPath := os.TempDir()
+	tmp, tmpErr := securedir.Open(tmpPath)
+	var shm *securedir.Dir
+	if writable("/dev/shm") {
+		shm, _ = securedir.Open("/dev/shm")
 	}
-	return root, nil
+	switch {
+	case tmp == nil && shm == nil:
+		return nil, &SpoolRootError{Dir: tmpPath, Err: tmpErr}
+	case shm == nil:
+		return spoolRoom(tmp)
+	case tmp == nil:
+		return spoolRoom(shm)
+	}
+	shmFree, _ := freeBytes(shm.Path())
+	tmpFree, ok := freeBytes(tmp.Path())
+	if shmFree >= spoolPreferFree || !ok || shmFree >= tmpFree {
+		tmp.Close()
+		return spoolRoom(shm)
+	}
+	shm.Close()
+	return spoolRoom(tmp)
+}
+
+// spoolRoom checks that a spool root has room for the run.
+func spoolRoom(d *securedir.Dir) (*securedir.Dir, error) {
+	if free, ok := freeBytes(d.Path()); ok && free < spoolMinFree {
+		d.Close()
+		return nil, &SpoolSpaceError{Dir: d.Path(), Free: free}
+	}
+	return d, nil
 }
 
 // A run's private directory: runDirPrefix + random, holding pass_N spool
@@ -383,18 +441,23 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	noteKeptSpools(r.Stderr, spoolRoot)
-	runDir, err := os.MkdirTemp(spoolRoot, runDirPrefix)
+	defer spoolRoot.Close()
+	noteKeptSpools(r.Stderr, spoolRoot.Path())
+	// Created and used through verified descriptors (internal/securedir);
+	// its path, which the app's processes are given, is on a path only root
+	// and this user control, so it names this directory until it is removed.
+	runDir, err := spoolRoot.MkdirTemp(runDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 	}
+	defer runDir.Close()
 	// Who owns it: a later run tells a directory whose rocprof-go was
 	// killed from one still in use.
-	_ = os.WriteFile(filepath.Join(runDir, runOwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	_ = runDir.WriteFile(runOwnerFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	keepRunDir := false
 	defer func() {
 		if !keepRunDir {
-			os.RemoveAll(runDir)
+			os.RemoveAll(runDir.Path())
 		}
 	}()
 	res := &Result{}
@@ -403,12 +466,18 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	var written []OutputRequest // the passes whose outputs were written
 	for i, cfg := range plan.Passes {
 		progress.begin(i+1, passLabel(cfg))
-		spoolDir := filepath.Join(runDir, fmt.Sprintf("pass_%d", i+1))
-		if err := os.Mkdir(spoolDir, 0o700); err != nil {
+		pass, err := runDir.Mkdir(fmt.Sprintf("pass_%d", i+1))
+		if err != nil {
 			return nil, err
 		}
+		pass.Close()
+		spoolDir := pass.Path()
 		env, err := r.Prepare(cfg, spoolDir)
 		if err != nil {
+			return nil, err
+		}
+		// Right before the app gets the path: still the run's own directory.
+		if err := runDir.Verify(); err != nil {
 			return nil, err
 		}
 		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
@@ -423,11 +492,11 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			written = append(written, req)
 			if rep != nil {
 				pr.Files, pr.Records, pr.Lost, pr.Unavailable = rep.Files, rep.Records, rep.Lost, rep.Unavailable
-				pr.LostRecords, pr.SkippedSpools = rep.LostRecords, rep.SkippedSpools
+				pr.LostRecords, pr.SkippedSpools, pr.NoGPU = rep.LostRecords, rep.SkippedSpools, rep.NoGPU
 			}
 			if werr != nil {
 				keepRunDir = true
-				_ = os.WriteFile(filepath.Join(runDir, runKeptFile), []byte(werr.Error()+"\n"), 0o600)
+				_ = runDir.WriteFile(runKeptFile, []byte(werr.Error()+"\n"), 0o600)
 				pr.SpoolDir = spoolDir
 				res.Passes = append(res.Passes, pr)
 				res.ExitStatus = proc.ExitStatus
@@ -457,8 +526,8 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		if werr != nil {
 			keepRunDir = true
-			_ = os.WriteFile(filepath.Join(runDir, runKeptFile), []byte(werr.Error()+"\n"), 0o600)
-			return res, fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", runDir, werr)
+			_ = runDir.WriteFile(runKeptFile, []byte(werr.Error()+"\n"), 0o600)
+			return res, fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", runDir.Path(), werr)
 		}
 	}
 	return res, nil
