@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -27,7 +28,7 @@ func KernelSymbols(spoolDir string) ([]string, error) {
 		}
 		for r.Next() {
 			if r.Kind() == tracing.KindKernelSymbol {
-				seen[string(r.KernelSymbol().Name)] = true
+				seen[model.ValidString(string(r.KernelSymbol().Name))] = true
 			}
 		}
 		_ = r.Close()

@@ -137,7 +137,7 @@ const (
 // Each record is decoded once.
 func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 	p := &Catalogue{
-		Info: r.Process(), agentByNode: map[uint32]int{}, Symbols: map[uint64]*KernelSymbol{},
+		Info: validInfo(r.Process()), agentByNode: map[uint32]int{}, Symbols: map[uint64]*KernelSymbol{},
 		funcNames: map[uint64]string{}, CounterNames: map[uint64]string{}, Config: cfg,
 		statuses: map[uint64]string{}, Begin: ^uint64(0), StreamNumbers: StreamNumbers{},
 	}
@@ -185,7 +185,11 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 		case tracing.KindString:
 			o.note(k, orderKey{}, 0)
 			s := r.String()
-			if n, ok := tracing.StreamNoteOf(s); ok {
+			n, isStream := tracing.StreamNoteOf(s)
+			if !isStream {
+				s.Value = ValidBytes(s.Value)
+			}
+			if isStream {
 				// A stream no dispatch or copy used (only named, or only
 				// an argument) still gets its stream row.
 				p.StreamNumbers.add(n)
@@ -203,7 +207,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 			}
 		case tracing.KindAgentInfo:
 			o.note(k, orderKey{}, 0)
-			a := r.AgentInfo()
+			a := validAgent(r.AgentInfo())
 			node := uint32(a.NodeID())
 			if i, ok := p.agentByNode[node]; ok {
 				p.Agents[i] = a
@@ -228,7 +232,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 			}
 			c := r.CodeObject()
 			if c.Operation == tracing.CodeObjectLoad {
-				c.URI = append([]byte(nil), c.URI...)
+				c.URI = append([]byte(nil), ValidBytes(c.URI)...)
 				p.CodeObjects = append(p.CodeObjects, c)
 			}
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
@@ -241,6 +245,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 			}
 		case tracing.KindMarker:
 			m := r.Marker()
+			m.Message = ValidBytes(m.Message)
 			o.note(k, orderKey{m.End, m.Start}, m.CorrelationID)
 			o.notePop(&m)
 			p.Renamer.AddMarker(&m)
@@ -264,6 +269,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 				continue
 			}
 			c := r.CounterSample()
+			c.Name = ValidBytes(c.Name)
 			name := p.CounterName(&c)
 			if sets {
 				if p.Sampled == nil {
@@ -372,7 +378,7 @@ func (p *Catalogue) scanCounts(r *tracing.Reader) {
 			}
 		} else if k == tracing.KindString {
 			if s := r.String(); s.Table == tracing.TableStatus {
-				p.statuses[s.ID] = string(s.Value)
+				p.statuses[s.ID] = string(ValidBytes(s.Value))
 			}
 		}
 	}
@@ -394,6 +400,10 @@ func (s *KernelSymbol) name(cfg *Config) {
 	default:
 		s.Display = s.Demangled
 	}
+	// Demangled from the bytes as loaded (a mangled name counts bytes),
+	// then each form repaired (text.go).
+	s.Raw, s.Demangled, s.Truncated = ValidString(s.Raw), ValidString(s.Demangled), ValidString(s.Truncated)
+	s.Display = ValidString(s.Display)
 }
 
 // CID is the correlation id rocprofv3 would give a record carrying raw.
