@@ -55,8 +55,14 @@ func writeSummaryTables(w io.Writer, st *model.RunStats, o *model.Config, indent
 		pad = "    "
 	}
 	var b strings.Builder
+	// Names are the app's text (already valid UTF-8, model/text.go); on
+	// the terminal their control characters are printed escaped.
+	name := func(s string) string { return s }
+	if indent {
+		name = model.TerminalString
+	}
 	table := func(label string, doms []model.Domain) {
-		writeSummaryTable(&b, label, st, doms, unit, div, pad)
+		writeSummaryTable(&b, label, st, doms, unit, div, pad, name)
 	}
 	var withData []model.Domain
 	for d := model.Domain(0); d < model.NumDomains; d++ {
@@ -111,7 +117,8 @@ func shortestFloat(v float64) string {
 	return f
 }
 
-func writeSummaryTable(b *strings.Builder, label string, st *model.RunStats, doms []model.Domain, unit string, div uint64, pad string) {
+func writeSummaryTable(b *strings.Builder, label string, st *model.RunStats, doms []model.Domain, unit string, div uint64, pad string,
+	shown func(string) string) {
 	type entry struct {
 		name string
 		dom  model.Domain
@@ -139,6 +146,10 @@ func writeSummaryTable(b *strings.Builder, label string, st *model.RunStats, dom
 	}
 	if total.Count == 0 {
 		return
+	}
+	for _, e := range entries {
+		e.name = shown(e.name)
+		nameW = max(nameW, len(e.name))
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].s.Sum > entries[j].s.Sum })
 	fmt.Fprintf(b, "\n%sROCPROFV3 %s:\n\n", pad, label)
