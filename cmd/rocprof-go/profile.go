@@ -46,6 +46,9 @@ func runProfileErr(args []string) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(stderrDiag, "rocprof-go: warning:", w)
 	}
+	for _, n := range plan.Notes {
+		log.Info().Msg(n)
+	}
 	if lvl := first.LogLevel; lvl == "config" || lvl == "info" || lvl == "trace" {
 		for i, p := range plan.Passes {
 			// One write per pass: one message in the JSON log format.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ type InputFile struct {
 	// YAML and JSON job files.
 	PassPrefix string
 	Jobs       []Job
+	// Notes and Warnings name the lines of a .txt file that were ignored.
+	Notes, Warnings []string
 }
 
 // Bounds on an input file: it lists a handful of passes, and each pass runs
@@ -83,7 +86,14 @@ func readInput(path string) (*InputFile, error) {
 	}
 }
 
-// parseTextInput reads "pmc:" lines; each is one pass.
+// rocprofV1Keys are the keys of rocprof v1's .txt input files besides pmc:
+// (gpu: range: kernel:). Tools written for rocprof v1 still write them, and
+// rocprofv3 reads only the pmc: lines.
+var rocprofV1Keys = []string{"gpu:", "range:", "kernel:"}
+
+// parseTextInput reads "pmc:" lines; each is one pass. As rocprofv3 does, every
+// other line is ignored: a note for rocprof v1's gpu:/range:/kernel: lines, a
+// warning for anything else (a mistyped "pmx:" drops a pass).
 func parseTextInput(path string, data []byte) (*InputFile, error) {
 	in := &InputFile{Path: path, PassPrefix: "pmc_"}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -94,11 +104,15 @@ func parseTextInput(path string, data []byte) (*InputFile, error) {
 		text, _, _ := strings.Cut(sc.Text(), "#")
 		_, after, ok := strings.Cut(text, "pmc:")
 		if !ok {
-			if strings.TrimSpace(text) != "" {
-				// rocprofv3 skips such lines silently; a mistyped "pmx:" would
-				// then quietly drop a pass.
-				return nil, fmt.Errorf("input file %s line %d: %q is not a pmc: line (write \"pmc: COUNTER ...\", or start a comment with #)",
-					path, line, strings.TrimSpace(text))
+			trimmed := strings.TrimSpace(text)
+			switch {
+			case trimmed == "":
+			case slices.ContainsFunc(rocprofV1Keys, func(k string) bool { return strings.HasPrefix(trimmed, k) }):
+				in.Notes = append(in.Notes, fmt.Sprintf("input file %s line %d: %q ignored: rocprofv3 reads only pmc: lines (gpu:, range: and kernel: are rocprof v1 settings)",
+					path, line, trimmed))
+			default:
+				in.Warnings = append(in.Warnings, fmt.Sprintf("input file %s line %d: %q ignored: not a pmc: line (rocprofv3 ignores it too; write \"pmc: COUNTER ...\", or start a comment with #)",
+					path, line, trimmed))
 			}
 			continue
 		}

@@ -153,6 +153,24 @@ func TestJobConflictsWithCommandLine(t *testing.T) {
 	resolve(t, "-i", testdata("jobs.yaml"), "-T", "--", "app")
 }
 
+// rocprofiler-compute writes rocprof v1's keys after the pmc: line of each
+// pass file; rocprofv3 reads only the pmc: lines, and so does rocprof-go.
+func TestTextInputIgnoresRocprofV1Keys(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "pmc_perf_0.txt")
+	require.NoError(t, os.WriteFile(f, []byte("pmc: SQ_WAVES TCC_HIT[0] TCC_HIT[1]\n\ngpu:\nrange:\nkernel:\n"), 0o600))
+	cl, err := ParseArgs([]string{"-i", f, "--", "app"})
+	require.NoError(t, err)
+	p, err := Resolve(cl, Sources{LookupEnv: noEnv})
+	require.NoError(t, err)
+	require.Len(t, p.Passes, 1)
+	require.Equal(t, []string{"SQ_WAVES", "TCC_HIT[0]", "TCC_HIT[1]"}, p.Passes[0].Pmc)
+	require.Empty(t, p.Warnings, "rocprof v1's keys are expected, not warned about")
+	require.Len(t, p.Notes, 3)
+	require.Contains(t, p.Notes[0], `line 3: "gpu:" ignored`)
+	require.Contains(t, p.Notes[2], `line 5: "kernel:" ignored`)
+}
+
 func TestMalformedInputFiles(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"malformed.yaml", "not valid YAML"},
@@ -171,8 +189,11 @@ func TestMalformedInputFiles(t *testing.T) {
 	require.ErrorContains(t, err, "unsupported extension")
 	typo := filepath.Join(dir, "typo.txt")
 	require.NoError(t, os.WriteFile(typo, []byte("pmc: SQ_WAVES\npmx: GRBM_COUNT\n"), 0o600))
-	_, err = ReadInput(typo)
-	require.ErrorContains(t, err, `line 2: "pmx: GRBM_COUNT" is not a pmc: line`)
+	in, err := ReadInput(typo)
+	require.NoError(t, err, "rocprofv3 ignores lines without pmc:")
+	require.Len(t, in.Jobs, 1)
+	require.Len(t, in.Warnings, 1)
+	require.Contains(t, in.Warnings[0], `line 2: "pmx: GRBM_COUNT" ignored: not a pmc: line`)
 	unknown := filepath.Join(dir, "in.yaml")
 	require.NoError(t, os.WriteFile(unknown, []byte("jobs:\n - kernel_trase: true\n"), 0o600))
 	cl, _ := ParseArgs([]string{"-i", unknown, "--", "a"})

@@ -19,6 +19,9 @@ type Plan struct {
 	App      []string
 	Passes   []*Config
 	Warnings []string
+	// Notes are shown at log level info and above (lines an input file
+	// holds that rocprofv3 ignores too).
+	Notes []string
 	// ConfigFile is the rocprof-go config file that was read, if any.
 	ConfigFile string
 }
@@ -60,6 +63,8 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		plan.Notes = append(plan.Notes, in.Notes...)
+		plan.Warnings = append(plan.Warnings, in.Warnings...)
 		for i, job := range in.Jobs {
 			where := fmt.Sprintf("%s job %d", base.Input, i+1)
 			if in.PassPrefix == "pmc_" {
