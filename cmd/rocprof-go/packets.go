@@ -136,7 +136,7 @@ func pmcEvents(dev *aql.Device, a *packetsArgs) ([]aql.Event, error) {
 	var evs []aql.Event
 	seen := map[aql.Event]bool{}
 	for _, name := range a.pmc {
-		r, err := counters.ParseRequest(name)
+		r, err := db.ParseRequest(name)
 		if err != nil {
 			return nil, err
 		}

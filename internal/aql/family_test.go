@@ -81,7 +81,7 @@ func TestBuildPMCErrors(t *testing.T) {
 		{"empty", nil, "no PMC events given"},
 		{"no block", []Event{{Block: 29}}, "block id 29 does not exist on gfx90a"},
 		{"instance", []Event{{Block: BlockTCC, Index: 32}}, "TCC instance 32 out of range (0..31)"},
-		{"event id", []Event{{Block: BlockSQ, EventID: 400}}, "SQ event id 400 out of range"},
+		{"event id", []Event{{Block: BlockSQ, EventID: 512}}, "SQ event id 512 out of range (0..511)"},
 		{"flags off SQ", []Event{{Block: BlockTCC, Flags: 1}}, "valid only on SQ"},
 		{"too many", []Event{{Block: BlockGRBM}, {Block: BlockGRBM, EventID: 1}, {Block: BlockGRBM, EventID: 2}}, "GRBM instance 0: more than 2 counters"},
 		{"unsupported block", []Event{{Block: 23}}, "GCEA counters (attributes Mc) need programming rocprof-go does not build yet"},
@@ -92,4 +92,14 @@ func TestBuildPMCErrors(t *testing.T) {
 			require.ErrorContains(t, err, tt.msg)
 		})
 	}
+}
+
+// AQLprofile programs event ids beyond its tables' event_id_max as long as
+// the select field holds them: rocprofiler-compute's SQC_DCACHE_INFLIGHT_LEVEL
+// is SQ event 337 on gfx90a (max 303).
+func TestEventBeyondTableMaxWithinSelectMask(t *testing.T) {
+	d, err := ParseAgent("gfx90a")
+	require.NoError(t, err)
+	_, err = d.BuildPMC([]Event{{Block: BlockSQ, EventID: 337}}, (&Arena{}).Alloc)
+	require.NoError(t, err)
 }

@@ -299,6 +299,55 @@ func TestExtraCounterFile(t *testing.T) {
 	require.ErrorContains(t, err, `no top-level "rocprofiler-sdk" key`)
 }
 
+// $ROCPROFILER_METRICS_PATH/counter_defs.yaml replaces the built-in table,
+// as it replaces rocprofiler-sdk's: rocprofiler-compute's counters (an
+// accumulate() over the kernel, a TCC channel named with its brackets) exist,
+// the built-in ones it does not define do not, and -E still adds to it.
+func TestDefinitionsFileReplacesTheBuiltinTable(t *testing.T) {
+	defs := filepath.Join("..", "..", "testdata", "counters", "metrics", DefinitionsFileName)
+	db := loadDB(t, "gfx90a", WithDefinitionsFile(defs),
+		WithExtraFile(filepath.Join("..", "..", "testdata", "counters", "extra.yaml")))
+	_, ok := db.Lookup("GRBM_COUNT")
+	require.False(t, ok, "a built-in counter the file does not define")
+	_, ok = db.Lookup("MY_SQ_WAVES_RAW")
+	require.True(t, ok, "-E adds to the file's counters")
+	_, ok = db.Lookup("simd_count")
+	require.True(t, ok, "the agent constants stay")
+
+	plan, err := db.Validate([]string{"SQC_DCACHE_INFLIGHT_LEVEL_ACCUM", "TCC_HIT[3]", "SQ_WAVES:device=0"}, 0)
+	require.NoError(t, err)
+	require.Len(t, plan.Passes, 1)
+	r, err := db.ParseRequest("TCC_HIT[3]:device=0")
+	require.NoError(t, err)
+	require.Equal(t, Request{Raw: "TCC_HIT[3]:device=0", Name: "TCC_HIT[3]", Instance: -1, Device: 0}, r,
+		"a name defined with brackets is that counter")
+	r, err = db.ParseRequest("TCC_HIT[5]")
+	require.NoError(t, err)
+	require.Equal(t, 5, r.Instance, "an undefined NAME[i] is still an instance")
+
+	accum, _ := db.Lookup("SQC_DCACHE_INFLIGHT_LEVEL_ACCUM")
+	leaves, err := db.Leaves(accum)
+	require.NoError(t, err)
+	require.Len(t, leaves, 1)
+	require.Equal(t, aql.AccumHiRes, leaves[0].Accum)
+	evs, err := db.Events(Request{Name: "SQC_DCACHE_INFLIGHT_LEVEL_ACCUM", Instance: -1, Device: -1})
+	require.NoError(t, err)
+	require.Equal(t, uint32(337), evs[0].EventID)
+
+	hit, _ := db.Lookup("TCC_HIT[3]")
+	got, err := db.Evaluate(hit, Inputs{"TCC_HIT": records(DimInstance, 10, 11, 12, 13, 14)})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, 13.0, got[0].Value)
+
+	builtin := loadDB(t, "gfx90a")
+	_, ok = builtin.Lookup("SQC_DCACHE_INFLIGHT_LEVEL_ACCUM")
+	require.False(t, ok, "rocprofiler-compute's own counter is not built in")
+
+	_, err = Load(db.Device, WithDefinitionsFile(filepath.Join(t.TempDir(), DefinitionsFileName)))
+	require.ErrorContains(t, err, "counter definitions")
+}
+
 func TestWriteAvail(t *testing.T) {
 	db := loadDB(t, "gfx90a")
 	var buf bytes.Buffer

@@ -170,8 +170,52 @@ type DB struct {
 type Option func(*loadOptions) error
 
 type loadOptions struct {
+	base  []FileCounter // nil: the built-in definitions
 	extra []FileCounter
 	props Properties
+}
+
+// DefinitionsFileName is the file rocprofiler-sdk reads its counter
+// definitions from, in $ROCPROFILER_METRICS_PATH when that is set.
+const DefinitionsFileName = "counter_defs.yaml"
+
+// WithDefinitions replaces the built-in definitions, as
+// $ROCPROFILER_METRICS_PATH/counter_defs.yaml replaces rocprofiler-sdk's own
+// file: only these counters (and the agent constants) exist, and extra
+// definitions (WithExtra) are added to them.
+func WithDefinitions(cs []FileCounter) Option {
+	return func(o *loadOptions) error {
+		if cs == nil {
+			cs = []FileCounter{}
+		}
+		o.base = cs
+		return nil
+	}
+}
+
+// WithDefinitionsFile is WithDefinitions for a counter_defs.yaml file.
+func WithDefinitionsFile(path string) Option {
+	return func(o *loadOptions) error {
+		cs, err := ParseDefinitionsFile(path)
+		if err != nil {
+			return err
+		}
+		return WithDefinitions(cs)(o)
+	}
+}
+
+// ParseDefinitionsFile reads a counter definitions file that replaces the
+// built-in one (rocprofiler-sdk's counter_defs.yaml schema, as ParseExtra).
+func ParseDefinitionsFile(path string) ([]FileCounter, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("counter definitions: %w", err)
+	}
+	cs, err := ParseExtra(raw)
+	if err != nil {
+		return nil, fmt.Errorf("counter definitions %s: %w", path, err)
+	}
+	return cs, nil
 }
 
 // WithExtra appends extra counter definitions (rocprofv3 -E), after the
@@ -207,10 +251,14 @@ func Load(dev *aql.Device, opts ...Option) (*DB, error) {
 			return nil, err
 		}
 	}
-	base, err := builtinCounters()
-	if err != nil {
-		return nil, err
+	base := o.base
+	if base == nil {
+		var err error
+		if base, err = builtinCounters(); err != nil {
+			return nil, err
+		}
 	}
+	var err error
 	db := &DB{Device: dev, Arch: dev.GfxIP, byName: map[string]*Counter{}}
 	db.Props = DeriveProperties(dev, o.props)
 	for _, name := range ConstantNames {

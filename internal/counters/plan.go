@@ -47,6 +47,37 @@ func ParseRequest(s string) (Request, error) {
 	return r, nil
 }
 
+// ParseRequest is the package's ParseRequest, except that a name defined
+// with its brackets (rocprofiler-compute defines TCC_HIT[3] as a select()
+// of TCC_HIT in its counter definitions) is that counter, not an instance.
+func (db *DB) ParseRequest(s string) (Request, error) {
+	name, ok := db.definedWithBrackets(s)
+	if !ok {
+		return ParseRequest(s)
+	}
+	qualifier := ""
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		qualifier = s[i:]
+	}
+	r, err := ParseRequest("X" + qualifier) // the :device=N qualifier alone
+	r.Raw, r.Name = s, name
+	return r, err
+}
+
+// definedWithBrackets finds the counter a request names when the database
+// defines it with its brackets ("NAME[i]" or "NAME[i]:device=N").
+func (db *DB) definedWithBrackets(s string) (string, bool) {
+	name := strings.TrimSpace(s)
+	if base, _, ok := strings.Cut(name, ":"); ok {
+		name = strings.TrimSpace(base)
+	}
+	if !strings.Contains(name, "[") {
+		return "", false
+	}
+	_, ok := db.byName[name]
+	return name, ok
+}
+
 // Leaf is a hardware counter a request needs, with its accumulate mode.
 type Leaf struct {
 	Counter *Counter
@@ -204,7 +235,7 @@ func mergeEvents(base, add []aql.Event) []aql.Event {
 func (db *DB) PlanPasses(names []string, device int) (*Plan, error) {
 	p := &Plan{Arch: db.Arch}
 	for _, s := range names {
-		r, err := ParseRequest(s)
+		r, err := db.ParseRequest(s)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +289,7 @@ func (db *DB) Validate(names []string, device int) (*Plan, error) {
 // rest. Requests qualified for another device are left out of both.
 func (db *DB) Split(names []string, device int) (known []string, missing []*UnknownCounterError, err error) {
 	for _, s := range names {
-		r, err := ParseRequest(s)
+		r, err := db.ParseRequest(s)
 		if err != nil {
 			return nil, nil, err
 		}
