@@ -317,3 +317,73 @@ func TestTimeoutStopsGrandchildren(t *testing.T) {
 	require.Less(t, time.Since(start), 3*time.Second)
 	require.Empty(t, treeOf(os.Getpid()))
 }
+
+// Issue 31: a spool root others can write without the sticky bit is
+// refused when the user chose it and passed over when it is only TMPDIR;
+// a sticky one (/tmp) is used.
+func TestSpoolRootOthersCanChangeIsRefused(t *testing.T) {
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.Chmod(open, 0o777))
+	_, err := (&Runner{SpoolRoot: open}).spoolRoot()
+	var se *SpoolRootError
+	require.ErrorAs(t, err, &se)
+	require.Contains(t, err.Error(), open+" cannot be trusted (writable by others (mode 0777) without the sticky bit)")
+	_, err = (&Runner{Environ: []string{SpoolRootEnv + "=" + open}}).spoolRoot()
+	require.ErrorAs(t, err, &se)
+
+	t.Setenv("TMPDIR", open)
+	d, err := (&Runner{}).spoolRoot()
+	require.NoError(t, err)
+	require.Equal(t, "/dev/shm", d.Path())
+	d.Close()
+
+	require.NoError(t, os.Chmod(open, 0o777|os.ModeSticky))
+	d, err = (&Runner{SpoolRoot: open}).spoolRoot()
+	require.NoError(t, err)
+	require.Equal(t, open, d.Path())
+	d.Close()
+}
+
+// Issue 31: the private copy made when the cache cannot be trusted goes
+// only where the cache could have gone: not to a TMPDIR others can write
+// without the sticky bit.
+func TestPrivateCopyAvoidsAnUntrustedTMPDIR(t *testing.T) {
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.Chmod(open, 0o777))
+	t.Setenv("TMPDIR", open)
+	l, err := unpackPrivate(payload)
+	require.NoError(t, err)
+	defer os.RemoveAll(l.Dir)
+	require.True(t, strings.HasPrefix(l.Dir, "/tmp/rocprof-go-libs-"), l.Dir)
+	content, names, _, err := payloadContent(payload)
+	require.NoError(t, err)
+	require.NoError(t, verifyUnpacked(l.Dir, names, content))
+	entries, err := os.ReadDir(open)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+// Issue 31: a relative ROCPROF_GO_LIBDIR becomes an absolute directory,
+// and a library others can change is not injected.
+func TestLibDirIsAbsoluteAndChecked(t *testing.T) {
+	dir := launchtest.FakeLibDir(t)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(filepath.Dir(dir)))
+	t.Cleanup(func() { os.Chdir(wd) })
+	l, err := libDirLibraries(filepath.Base(dir))
+	require.NoError(t, err)
+	require.Equal(t, dir, l.Dir)
+	p, err := l.Path(PreloadLib)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, PreloadLib), p)
+
+	require.NoError(t, os.Chmod(p, 0o666))
+	_, err = l.Path(PreloadLib)
+	require.ErrorContains(t, err, "library "+p+" will not be injected: "+p+" cannot be trusted (writable by others (mode 0666))")
+	require.NoError(t, os.Chmod(dir, 0o777))
+	_, err = libDirLibraries(dir)
+	require.ErrorContains(t, err, LibDirEnv+"="+dir+": "+dir+" cannot be trusted (writable by others (mode 0777) without the sticky bit)")
+}
