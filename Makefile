@@ -11,9 +11,15 @@ NATIVE_LIBS :=
 PAYLOAD    :=
 TEST_PREREQS :=
 GOTEST_FLAGS ?= -count=1 -timeout 40m
-# Debian packages the build and tests need.
-APT_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libhsakmt-dev libdrm-dev rocminfo llvm debootstrap \
-                libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev python3 bash bash-completion
+# Debian packages: what the build and the demo need (the compilers, hipcc
+# and ROCm 5.2.3's HIP and HSA headers for the shim, the preload library and
+# the sample app; libdrm's amdgpu.h for the virtual GPU), and what the tests
+# add (the ROCm roots' debootstrap, OTF2 and sqlite3 to read outputs back,
+# llvm-objdump, the thunk's headers, ...).
+APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
+APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev \
+                      python3 bash bash-completion
+APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 
 export ROCPROF_GO_BUILD := $(BUILD)
 # The commit `rocprof-go --version` prints (git_revision), "-dirty" when the
@@ -21,21 +27,35 @@ export ROCPROF_GO_BUILD := $(BUILD)
 # to the Go toolchain's stamp, which GOFLAGS=-buildvcs=false removes).
 GIT_REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD 2>/dev/null && echo -dirty)
 
-.PHONY: all deps build cli generate test bench demo lint clean soak fuzz
+.PHONY: all deps build-deps build cli generate test bench demo lint clean soak fuzz
 all: build
 
 include $(sort $(wildcard mk/*.mk))
 
-deps:
-	@if [ "$$(id -u)" = 0 ]; then \
-	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# apt_install PACKAGES: as root, install those that are missing; as another
+# user, print the apt-get line to run.
+define apt_install
+@if [ "$$(id -u)" = 0 ]; then \
+	  missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	  if [ -n "$$missing" ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else echo "deps: all Debian packages present"; fi; \
+	  else echo "$@: all Debian packages present"; fi; \
 	else \
 	  echo "run as root, or install the packages yourself:"; \
-	  echo "  sudo apt-get install -y $(APT_PACKAGES)"; \
+	  echo "  sudo apt-get install -y $(1)"; \
 	fi
+endef
+
+# What `make build` and `make demo` need: the build's Debian packages and the
+# Go modules.
+build-deps:
+	$(call apt_install,$(APT_BUILD_PACKAGES))
+	$(GO) mod download
+
+# What `make test` (and CI) needs: every Debian package, the Go modules, and
+# the DuckDB test module.
+deps:
+	$(call apt_install,$(APT_PACKAGES))
 	$(GO) mod download
 	@# The tests read Parquet with DuckDB, a test-only module of its own:
 	@# fetch it and build it once here (cgo, a large static library).
@@ -71,7 +91,12 @@ fuzz:
 	  done; \
 	done
 
-demo: deps build $(TEST_PREREQS)
+# The README's first command: the CLI (with the libraries it embeds) and the
+# one sample app scripts/demo.sh profiles, on the host's ROCm 5.2.3; none of
+# the test suite (ROCm roots, other apps, DuckDB). docs/building.md has its
+# measured time; test/doccommands checks what it builds (make -n).
+DEMO_APP := $(TESTAPPS_DIR)/multistream
+demo: build-deps build $(DEMO_APP)
 	./scripts/demo.sh
 
 lint:
