@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
@@ -29,33 +30,11 @@ import (
 // machine may be shared and loaded), it is no speed check.
 const runTimeout = 10 * time.Minute
 
-func repoRoot(t testing.TB) string {
-	_, file, _, ok := runtime.Caller(0)
-	require.True(t, ok)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// buildDir is where make put the CLI and libraries: $ROCPROF_GO_BUILD,
-// else <repo>/build.
-func buildDir(t testing.TB) string {
-	if d := os.Getenv("ROCPROF_GO_BUILD"); d != "" {
-		return d
-	}
-	return filepath.Join(repoRoot(t), "build")
-}
-
-func artifact(t testing.TB, rel string) string {
-	p := filepath.Join(buildDir(t), rel)
-	_, err := os.Stat(p)
-	require.NoError(t, err, "%s is missing: run `make build` (or `make test`)", p)
-	return p
-}
-
 // runtimesWith returns the runtimes of the matrix whose entry in
 // configs/rocm-matrix.tsv installs a package named pkg (a shell pattern):
 // the runtimes a library's test runs on. The issue asks for two at least.
 func runtimesWith(t *testing.T, pkg string) []rocmmatrix.Runtime {
-	repo := repoRoot(t)
+	repo := testsys.RepoRoot(t)
 	f, err := os.Open(filepath.Join(repo, "configs", "rocm-matrix.tsv"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -71,7 +50,7 @@ func runtimesWith(t *testing.T, pkg string) []rocmmatrix.Runtime {
 		}
 	}
 	require.NoError(t, sc.Err())
-	rts, err := rocmmatrix.Ready(repo, buildDir(t))
+	rts, err := rocmmatrix.Ready(repo, testsys.BuildDir(t))
 	require.NoError(t, err, "build the ROCm matrix: `make rocm-roots rocm-testapps` (as root)")
 	var out []rocmmatrix.Runtime
 	for _, rt := range rts {
@@ -143,7 +122,7 @@ func (p program) vgpuEnv(logs string) []string {
 // bare runs the program on the virtual GPU without the profiler.
 func (p program) bare(t *testing.T) result {
 	logs := tempDir(t, &p.rt)
-	env := append(p.vgpuEnv(logs), "LD_PRELOAD="+artifact(t, "vgpu/librocprof-go-vgpu.so"), "ROCPROF_VGPU_ARCH="+p.arch)
+	env := append(p.vgpuEnv(logs), "LD_PRELOAD="+testsys.Artifact(t, "vgpu/librocprof-go-vgpu.so"), "ROCPROF_VGPU_ARCH="+p.arch)
 	res := p.run(t, p.argv, env)
 	res.logs = logs
 	return res
@@ -156,10 +135,10 @@ func (p program) profiled(t *testing.T, env ...string) result {
 	logs, out, spools := tempDir(t, &p.rt), tempDir(t, &p.rt), tempDir(t, &p.rt)
 	libs := tempDir(t, &p.rt)
 	for _, rel := range []string{"lib/librocprof-go-preload.so", "lib/librocprof-go-shim.so", "vgpu/librocprof-go-vgpu.so"} {
-		require.NoError(t, os.Symlink(artifact(t, rel), filepath.Join(libs, filepath.Base(rel))))
+		require.NoError(t, os.Symlink(testsys.Artifact(t, rel), filepath.Join(libs, filepath.Base(rel))))
 	}
 	env = append(append(p.vgpuEnv(logs), "ROCPROF_GO_LIBDIR="+libs, "ROCPROF_GO_KEEP_SPOOLS="+spools), env...)
-	argv := append([]string{artifact(t, "rocprof-go"), "--virtual-gpu=" + p.arch, "--sys-trace", "--stats",
+	argv := append([]string{testsys.Artifact(t, "rocprof-go"), "--virtual-gpu=" + p.arch, "--sys-trace", "--stats",
 		"-f", "csv", "-d", out, "-o", "run", "--"}, p.argv...)
 	res := p.run(t, argv, env)
 	res.out, res.logs, res.spools = out, logs, spools

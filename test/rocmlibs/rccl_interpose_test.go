@@ -9,13 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
+
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // buildFakeRCCL compiles the stand-in RCCL (librccl.so.1) and an app linked
 // against it into dir.
 func buildFakeRCCL(t *testing.T, dir string) string {
-	src := filepath.Join(repoRoot(t), "test", "rocmlibs", "testdata", "fake_rccl")
+	src := filepath.Join(testsys.RepoRoot(t), "test", "rocmlibs", "testdata", "fake_rccl")
 	lib := filepath.Join(dir, "librccl.so.1")
 	// -fPIC without -fno-semantic-interposition: ncclBcast reaches
 	// ncclBroadcast through the PLT, as RCCL's own calls do.
@@ -37,7 +39,7 @@ func buildFakeRCCL(t *testing.T, dir string) string {
 func TestRCCLInterposition(t *testing.T) {
 	dir := t.TempDir()
 	app := buildFakeRCCL(t, dir)
-	preload := artifact(t, "lib/librocprof-go-preload.so")
+	preload := testsys.Artifact(t, "lib/librocprof-go-preload.so")
 	run := func(trace bool) (string, []tracing.RCCLCall) {
 		spools := t.TempDir()
 		cmd := exec.Command(app)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
+
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -26,7 +28,7 @@ var rcclKernels = launcher{regexp.MustCompile(`^nccl(Dev)?Kernel`), []string{"hi
 func auditLibrary(t *testing.T, dir string) string {
 	lib := filepath.Join(dir, "rccl_calls_audit.so")
 	out, err := exec.Command("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", lib,
-		filepath.Join(repoRoot(t), "test", "rocmlibs", "testdata", "rccl_calls_audit.c")).CombinedOutput()
+		filepath.Join(testsys.RepoRoot(t), "test", "rocmlibs", "testdata", "rccl_calls_audit.c")).CombinedOutput()
 	require.NoError(t, err, "building the LD_AUDIT library: %s", out)
 	return lib
 }
