@@ -6,6 +6,11 @@ SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cp
                    internal/hsa/*.h internal/hsa/*.hpp) internal/hsa/preload/rpg_recorder.h \
                  internal/hsa/preload/rpg_internal.h \
                  internal/tracing/spool.h
+# Every file of the module's Go packages the shim is built from (counters,
+# aql, configs/gpu's embedded data, ...), so that a change in any of them
+# rebuilds it; go.mod and go.sum for the other modules'.
+SHIM_GO_DEPS  := $(patsubst $(CURDIR)/%,%,$(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .CgoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./internal/hsa)) \
+                 go.mod go.sum
 # asyncpreemptoff: no SIGURG into the app's threads (a test checks it is set).
 SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1
 SHIM_TEST_DIR := $(BUILD)/test/shim
@@ -21,7 +26,7 @@ TEST_PREREQS += $(SHIM_APPS)
 # against the old ones. Their hash in CGO_CPPFLAGS is part of the cache key.
 SHIM_HDR_HASH = $(shell cat internal/hsa/preload/*.h internal/tracing/spool.h | sha1sum | cut -c1-16)
 
-$(SHIM_LIB): $(SHIM_SRC) mk/shim.mk
+$(SHIM_LIB): $(SHIM_SRC) $(SHIM_GO_DEPS) mk/shim.mk
 	@mkdir -p $(dir $@)
 	CGO_CPPFLAGS='-DRPG_HEADERS_HASH=$(SHIM_HDR_HASH)' \
 	  $(GO) build -trimpath -buildmode=c-shared -ldflags='$(SHIM_LDFLAGS)' -o $@ ./internal/hsa

@@ -1,0 +1,4 @@
+// Package makedeps checks the make rules' prerequisites: a change in any
+// source a built file is made from rebuilds it (make -n -W FILE, which
+// pretends FILE was just modified without touching it).
+package makedeps
