@@ -16,7 +16,7 @@ func init() { registerSubcommand(newAvailCmd) }
 
 // listAvail is --list-avail: the counters of the agents a pass would use.
 func listAvail(w io.Writer, cfg *options.Config) error {
-	return writeAvail(w, nil, cfg.VirtualGPU, cfg.ExtraCounters)
+	return writeAvail(w, nil, cfg.VirtualGPU, cfg.CounterDefs, cfg.ExtraCounters)
 }
 
 func newAvailCmd() *cobra.Command {
@@ -35,7 +35,9 @@ counters) and Dimensions. Agent-property constants (simd_count, ...) come first.
 
 An AGENT is an architecture name, optionally with its configuration (xcc, se, cu: totals
 across XCCs; sa: shader arrays per SE); without one the architecture's reference part is used.
--E adds the counters of an extra counter file (rocprofiler-sdk YAML schema).`,
+-E adds the counters of an extra counter file (rocprofiler-sdk YAML schema). When
+ROCPROFILER_METRICS_PATH is set, $ROCPROFILER_METRICS_PATH/counter_defs.yaml replaces the
+built-in definitions, as it does for rocprofiler-sdk.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return &usageError{fmt.Sprintf("avail takes no arguments (got %q); name architectures with --arch", args)}
@@ -43,7 +45,7 @@ across XCCs; sa: shader arrays per SE); without one the architecture's reference
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeAvail(cmd.OutOrStdout(), archs, virtual, extra)
+			return writeAvail(cmd.OutOrStdout(), archs, virtual, options.MetricsDefinitionsFile(os.LookupEnv), extra)
 		},
 	}
 	cmd.Flags().StringArrayVar(&archs, "arch", nil, "list the counters of this agent instead of the detected GPUs (repeatable)")
@@ -54,8 +56,12 @@ across XCCs; sa: shader arrays per SE); without one the architecture's reference
 
 // writeAvail lists the counters of the named agents, or else of the detected
 // (or virtual) GPUs.
-func writeAvail(w io.Writer, archs []string, virtualArch, extra string) error {
+// defs, when not "", replaces the built-in definitions ($ROCPROFILER_METRICS_PATH).
+func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) error {
 	var opts []counters.Option
+	if defs != "" {
+		opts = append(opts, counters.WithDefinitionsFile(defs))
+	}
 	if extra != "" {
 		opts = append(opts, counters.WithExtraFile(extra))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/aql/pm4"
 	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/options"
 )
 
 func init() { registerSubcommand(newPacketsCmd) }
@@ -122,6 +123,9 @@ func pmcEvents(dev *aql.Device, a *packetsArgs) ([]aql.Event, error) {
 		return readEvents(dev, a.events)
 	}
 	var opts []counters.Option
+	if defs := options.MetricsDefinitionsFile(os.LookupEnv); defs != "" {
+		opts = append(opts, counters.WithDefinitionsFile(defs))
+	}
 	if a.extra != "" {
 		opts = append(opts, counters.WithExtraFile(a.extra))
 	}

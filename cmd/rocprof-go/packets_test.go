@@ -240,17 +240,24 @@ func TestPacketsErrors(t *testing.T) {
 
 func TestAvailCommand(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, writeAvail(&out, []string{"gfx90a"}, "", ""))
+	require.NoError(t, writeAvail(&out, []string{"gfx90a"}, "", "", ""))
 	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "counters", "avail_gfx90a.txt"))
 	require.NoError(t, err)
 	require.Equal(t, string(want), out.String())
 
 	out.Reset()
-	require.NoError(t, writeAvail(&out, nil, "gfx942", filepath.Join("..", "..", "testdata", "counters", "extra.yaml")))
+	require.NoError(t, writeAvail(&out, nil, "gfx942", "", filepath.Join("..", "..", "testdata", "counters", "extra.yaml")))
 	require.True(t, strings.HasPrefix(out.String(), "GPU:0\nName:gfx942\n"))
 	require.Contains(t, out.String(), "Counter_Name : WAVES_PER_ACTIVE_CYCLE\n")
 
-	require.ErrorContains(t, writeAvail(&out, []string{"gfx909"}, "", ""), "unsupported GPU architecture")
+	require.ErrorContains(t, writeAvail(&out, []string{"gfx909"}, "", "", ""), "unsupported GPU architecture")
+
+	// $ROCPROFILER_METRICS_PATH's definitions replace the built-in ones.
+	out.Reset()
+	require.NoError(t, writeAvail(&out, []string{"gfx90a"}, "", filepath.Join("..", "..", "testdata", "counters", "metrics", "counter_defs.yaml"), ""))
+	require.Contains(t, out.String(), "Counter_Name : SQC_DCACHE_INFLIGHT_LEVEL_ACCUM\n")
+	require.Contains(t, out.String(), "Counter_Name : TCC_HIT[3]\n")
+	require.NotContains(t, out.String(), "Counter_Name : GRBM_COUNT\n")
 }
 
 // As a user runs them: output on stdout, errors as one line with exit 1,

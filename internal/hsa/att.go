@@ -105,7 +105,7 @@ func attCodeObjectUnloaded(id uint64, node uint32) {
 }
 
 // attAgentSetup builds one agent's thread-trace packets and hands them to C.
-func attAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, _ []counters.FileCounter,
+func attAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, dbOpts []counters.Option,
 	getenv func(string) string) (*pmcAgent, error) {
 	if req.ATT.GPUs != nil && !req.ATT.GPUs[int(d.gpu_index)] {
 		return nil, nil
@@ -122,7 +122,7 @@ func attAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, _ []counters.File
 					"(AQLprofile programs them there only); %s traces without them\n", dev.GfxIP)
 			}
 		} else {
-			db, err := counters.Load(dev)
+			db, err := counters.Load(dev, dbOpts...)
 			if err != nil {
 				return nil, err
 			}

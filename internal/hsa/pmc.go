@@ -77,11 +77,21 @@ func pmcSetup(getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	var extra []counters.FileCounter
-	if req.Extra != "" {
-		if extra, err = counters.ParseExtra([]byte(req.Extra)); err != nil {
-			return fmt.Errorf("extra counters: %w", err)
+	// The definitions files are read once for every agent.
+	var dbOpts []counters.Option
+	if req.Defs != "" {
+		defs, err := counters.ParseDefinitionsFile(req.Defs)
+		if err != nil {
+			return err
 		}
+		dbOpts = append(dbOpts, counters.WithDefinitions(defs))
+	}
+	if req.Extra != "" {
+		extra, err := counters.ParseExtraFile(req.Extra)
+		if err != nil {
+			return err
+		}
+		dbOpts = append(dbOpts, counters.WithExtra(extra))
 	}
 	descs := make([]C.shim_pmc_agent_desc, C.SHIM_PMC_MAX_AGENTS)
 	n := int(C.shim_pmc_agents(&descs[0], C.int(len(descs))))
@@ -94,7 +104,7 @@ func pmcSetup(getenv func(string) string) error {
 		if req.ATT != nil {
 			setup = attAgentSetup
 		}
-		a, err := setup(d, req, extra, getenv)
+		a, err := setup(d, req, dbOpts, getenv)
 		if err != nil {
 			return fmt.Errorf("GPU %d (%s): %w", int(d.gpu_index), C.GoString(&d.name[0]), err)
 		}
@@ -120,7 +130,7 @@ func pmcSetup(getenv func(string) string) error {
 }
 
 // pmcAgentSetup plans one agent's groups and builds their packets.
-func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, extra []counters.FileCounter,
+func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, dbOpts []counters.Option,
 	getenv func(string) string) (*pmcAgent, error) {
 	arch := C.GoString(&d.name[0])
 	props := agentProperties(d, getenv)
@@ -128,10 +138,7 @@ func pmcAgentSetup(d *C.shim_pmc_agent_desc, req *request.PMC, extra []counters.
 	if err != nil {
 		return nil, err
 	}
-	opts := []counters.Option{counters.WithProperties(counters.PropertiesFromKFD(props))}
-	if len(extra) > 0 {
-		opts = append(opts, counters.WithExtra(extra))
-	}
+	opts := append([]counters.Option{counters.WithProperties(counters.PropertiesFromKFD(props))}, dbOpts...)
 	db, err := counters.Load(dev, opts...)
 	if err != nil {
 		return nil, err

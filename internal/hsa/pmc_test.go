@@ -258,7 +258,7 @@ func TestCountersReachCounterCollectionCSV(t *testing.T) {
 	require.Equal(t, map[string]int{"SQ_WAVES": 22, "GPU_UTIL": 22}, seen)
 }
 
-// -E extra counters reach the shim as YAML contents; a derived counter over
+// -E extra counters reach the shim as a file (the run's copy); a derived counter over
 // two hardware counters evaluates per dispatch, and a device qualifier for a
 // GPU that does not exist leaves its counter out.
 func TestCountersExtraDefinitionsAndDeviceQualifiers(t *testing.T) {
@@ -271,8 +271,10 @@ func TestCountersExtraDefinitionsAndDeviceQualifiers(t *testing.T) {
         - architectures: [gfx90a]
           expression: reduce(SQ_WAVES,sum)+GRBM_COUNT
 `
+	extraFile := filepath.Join(t.TempDir(), "extra_counters.yaml")
+	require.NoError(t, os.WriteFile(extraFile, []byte(extra), 0o600))
 	r := runApp(t, counterVars("pmc: WAVES_PLUS_GRBM SQ_WAVES TCC_HIT:device=1",
-		"ROCPROF_KERNEL_TRACE=1", "ROCPROF_VGPU_CLOCK=virtual", "ROCPROF_EXTRA_COUNTERS_CONTENTS="+extra),
+		"ROCPROF_KERNEL_TRACE=1", "ROCPROF_VGPU_CLOCK=virtual", "ROCPROF_GO_EXTRA_COUNTERS_FILE="+extraFile),
 		"multistream", "run", "0")
 	require.Equal(t, 0, r.exitCode, r.stderr)
 	cr := readCounters(t, r.spools)

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -59,6 +60,9 @@ func composeEnv(s envSpec) *AppEnv {
 	}
 	added := s.cfg.ToolEnv(s.outputDir)
 	added[SpoolDirEnv] = s.spoolDir
+	for _, f := range s.cfg.CounterFiles() {
+		added[f.Env] = filepath.Join(s.spoolDir, f.Name) // written there by writeCounterFiles
+	}
 	if tsc := tscOnce(); tsc != "" {
 		added[TSCEnv] = tsc
 	}

@@ -470,7 +470,11 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		err = writeCounterFiles(pass, cfg)
 		pass.Close()
+		if err != nil {
+			return nil, err
+		}
 		spoolDir := pass.Path()
 		env, err := r.Prepare(cfg, spoolDir)
 		if err != nil {

@@ -14,6 +14,10 @@ type Config struct {
 	OutputConfig    Tri
 	LogLevel        string
 	ExtraCounters   string
+	// CounterDefs is $ROCPROFILER_METRICS_PATH/counter_defs.yaml when that
+	// variable is set: counter definitions that replace the built-in ones,
+	// as they replace rocprofiler-sdk's (-E still adds to them). Not an option.
+	CounterDefs string
 
 	// Aggregate and basic tracing
 	RuntimeTrace          Tri

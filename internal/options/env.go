@@ -1,7 +1,7 @@
 package options
 
 import (
-	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,13 +66,6 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 			interval = 1
 		}
 		env[envCounterGroupsInterval] = strconv.Itoa(interval)
-	}
-	if c.ExtraCounters != "" {
-		// The tool side reads definitions from the variable, as rocprofv3's does;
-		// the file was already read and checked when the counters were validated.
-		if data, err := os.ReadFile(c.ExtraCounters); err == nil {
-			env[envExtraCountersContents] = string(data)
-		}
 	}
 	if c.KernelIncludeRegex != "" {
 		env[optionEnv("kernel_include_regex")] = c.KernelIncludeRegex
@@ -168,4 +161,48 @@ func (c *Config) Describe() []string {
 		lines = append(lines, s.Dest+" = "+v)
 	}
 	return lines
+}
+
+// MetricsPathEnv is rocprofiler-sdk's variable naming the directory of the
+// counter definitions file (counter_defs.yaml) it reads instead of its own;
+// rocprofiler-compute sets it for each pass.
+const MetricsPathEnv = "ROCPROFILER_METRICS_PATH"
+
+// CounterDefsFileName is the definitions file in $ROCPROFILER_METRICS_PATH.
+const CounterDefsFileName = "counter_defs.yaml"
+
+// MetricsDefinitionsFile is $ROCPROFILER_METRICS_PATH/counter_defs.yaml, or
+// "" when the variable is unset or empty.
+func MetricsDefinitionsFile(lookup func(string) (string, bool)) string {
+	dir, ok := lookup(MetricsPathEnv)
+	if !ok || dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, CounterDefsFileName)
+}
+
+// CounterFile is a counter definitions file the shim reads: rocprof-go
+// copies Source into the pass's private directory as Name, and hands the
+// copy's path to the app's processes in Env. A file, not the YAML itself in
+// a variable as rocprofv3 does: Linux refuses a variable over 128 KiB
+// ("argument list too long"), and rocprofiler-compute's definitions are
+// larger.
+type CounterFile struct {
+	Source, Name, Env string
+}
+
+// CounterFiles lists the counter definitions files of a pass that collects
+// counters or traces threads: $ROCPROFILER_METRICS_PATH's and -E's.
+func (c *Config) CounterFiles() []CounterFile {
+	if !c.CollectsCounters() && !c.AdvancedThreadTrace.On() {
+		return nil
+	}
+	var out []CounterFile
+	if c.CounterDefs != "" {
+		out = append(out, CounterFile{Source: c.CounterDefs, Name: CounterDefsFileName, Env: envGoCounterDefsFile})
+	}
+	if c.ExtraCounters != "" {
+		out = append(out, CounterFile{Source: c.ExtraCounters, Name: "extra_counters.yaml", Env: envGoExtraCountersFile})
+	}
+	return out
 }

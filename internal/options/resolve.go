@@ -86,10 +86,16 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 		jobs = []*Config{base.clone()}
 	}
 
+	lookup := src.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	defs := MetricsDefinitionsFile(lookup)
 	for _, cfg := range jobs {
 		if err := fillFromViper(cfg, v); err != nil {
 			return nil, err
 		}
+		cfg.CounterDefs = defs
 		if err := checkSupported(cfg); err != nil {
 			return nil, err
 		}
@@ -97,6 +103,9 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 		cfg.applyDefaults()
 		w, err := cfg.validate(len(plan.App) > 0)
 		if err != nil {
+			return nil, err
+		}
+		if err := cfg.checkCounterDefs(); err != nil {
 			return nil, err
 		}
 		for _, s := range append(warnings, w...) {
@@ -240,4 +249,20 @@ func (s *Spec) isActive(c *Config) bool {
 		return *p > 0
 	}
 	return true
+}
+
+// checkCounterDefs fails a pass that needs counter definitions when
+// $ROCPROFILER_METRICS_PATH names a directory without a readable
+// counter_defs.yaml (rocprofiler-sdk stops there too); a pass that collects
+// no counters never reads it.
+func (c *Config) checkCounterDefs() error {
+	if c.CounterDefs == "" || !c.CollectsCounters() && !c.AdvancedThreadTrace.On() && !c.ListAvail.On() {
+		return nil
+	}
+	f, err := os.Open(c.CounterDefs)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w: rocprof-go, as rocprofiler-sdk, reads the counter definitions from $%s/%s instead of its own; put the file there, or unset %s to use the built-in ones",
+			MetricsPathEnv, filepath.Dir(c.CounterDefs), err, MetricsPathEnv, CounterDefsFileName, MetricsPathEnv)
+	}
+	return f.Close()
 }

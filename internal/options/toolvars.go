@@ -46,7 +46,8 @@ const (
 	envCounterGroups           = "ROCPROF_COUNTER_GROUPS"
 	envCounterGroupsInterval   = "ROCPROF_COUNTER_GROUPS_INTERVAL"
 	envDemangleKernels         = "ROCPROF_DEMANGLE_KERNELS"
-	envExtraCountersContents   = "ROCPROF_EXTRA_COUNTERS_CONTENTS"
+	envGoCounterDefsFile       = "ROCPROF_GO_COUNTER_DEFS_FILE"
+	envGoExtraCountersFile     = "ROCPROF_GO_EXTRA_COUNTERS_FILE"
 	envMinimumOutputBytes      = "ROCPROF_MINIMUM_OUTPUT_BYTES"
 	envSignalHandlers          = "ROCPROF_SIGNAL_HANDLERS"
 	envLogLevel                = "ROCPROF_LOG_LEVEL"
@@ -75,7 +76,8 @@ var contractVars = []ToolVar{
 	{Name: envCounterGroups, ReadBy: ReadByShim, Doc: "counter groups collected in turn, one pmc: line each (--pmc-groups)"},
 	{Name: envCounterGroupsInterval, ReadBy: ReadByShim, Doc: "dispatches per counter group before the next (--pmc-group-interval)"},
 	{Name: envDemangleKernels, ReadBy: ReadByShim, Doc: "0 keeps kernel names mangled (-M)"},
-	{Name: envExtraCountersContents, ReadBy: ReadByShim, Doc: "the YAML of -E's extra counter definitions"},
+	{Name: envGoCounterDefsFile, ReadBy: ReadByShim, Doc: "the run's copy of $ROCPROFILER_METRICS_PATH/counter_defs.yaml, whose counter definitions replace the built-in ones"},
+	{Name: envGoExtraCountersFile, ReadBy: ReadByShim, Doc: "the run's copy of -E's extra counter definitions (a file, not rocprofv3's ROCPROF_EXTRA_COUNTERS_CONTENTS: one variable holds at most 128 KiB)"},
 	{Name: envMinimumOutputBytes, Doc: "--minimum-output-data in bytes (rocprofv3's variable)"},
 	{Name: envSignalHandlers, Doc: "0 with --disable-signal-handlers (rocprofv3's variable)"},
 	{Name: envLogLevel, Doc: "--log-level, for rocprofv3's libraries"},

@@ -20,6 +20,9 @@ func validatePassCounters(cfg *options.Config, agents []topology.Agent) error {
 			return err
 		}
 		opts := []counters.Option{counters.WithProperties(counters.PropertiesFromKFD(a.Properties))}
+		if cfg.CounterDefs != "" {
+			opts = append(opts, counters.WithDefinitionsFile(cfg.CounterDefs))
+		}
 		if cfg.ExtraCounters != "" {
 			opts = append(opts, counters.WithExtraFile(cfg.ExtraCounters))
 		}

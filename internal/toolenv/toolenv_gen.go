@@ -46,8 +46,10 @@ const (
 	CounterGroupsInterval = "ROCPROF_COUNTER_GROUPS_INTERVAL"
 	// DemangleKernels is read by the shim. 0 keeps kernel names mangled (-M).
 	DemangleKernels = "ROCPROF_DEMANGLE_KERNELS"
-	// ExtraCountersContents is read by the shim. the YAML of -E's extra counter definitions.
-	ExtraCountersContents = "ROCPROF_EXTRA_COUNTERS_CONTENTS"
+	// GoCounterDefsFile is read by the shim. the run's copy of $ROCPROFILER_METRICS_PATH/counter_defs.yaml, whose counter definitions replace the built-in ones.
+	GoCounterDefsFile = "ROCPROF_GO_COUNTER_DEFS_FILE"
+	// GoExtraCountersFile is read by the shim. the run's copy of -E's extra counter definitions (a file, not rocprofv3's ROCPROF_EXTRA_COUNTERS_CONTENTS: one variable holds at most 128 KiB).
+	GoExtraCountersFile = "ROCPROF_GO_EXTRA_COUNTERS_FILE"
 	// GoHIPArgs is read by the preload library. 1 or 0 forces recording HIP call arguments on or off (default: on for rocpd, json and pftrace).
 	GoHIPArgs = "ROCPROF_GO_HIP_ARGS"
 	// GoKeepPages is read by the shim. 1 keeps the shim's start-up pages resident (memory measurements).
@@ -179,7 +181,8 @@ var Replaced = []string{
 	CounterGroups,
 	CounterGroupsInterval,
 	DemangleKernels,
-	ExtraCountersContents,
+	GoCounterDefsFile,
+	GoExtraCountersFile,
 	GoSpoolDir,
 	GoTSC,
 	HIPCompilerAPITrace,
@@ -227,7 +230,8 @@ var All = []string{
 	CounterGroups,
 	CounterGroupsInterval,
 	DemangleKernels,
-	ExtraCountersContents,
+	GoCounterDefsFile,
+	GoExtraCountersFile,
 	GoHIPArgs,
 	GoKeepPages,
 	GoKFDTopology,

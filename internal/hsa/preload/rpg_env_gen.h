@@ -38,7 +38,9 @@
 /* read by the shim; set by the CLI */
 #define RPG_ENV_DEMANGLE_KERNELS "ROCPROF_DEMANGLE_KERNELS"
 /* read by the shim; set by the CLI */
-#define RPG_ENV_EXTRA_COUNTERS_CONTENTS "ROCPROF_EXTRA_COUNTERS_CONTENTS"
+#define RPG_ENV_GO_COUNTER_DEFS_FILE "ROCPROF_GO_COUNTER_DEFS_FILE"
+/* read by the shim; set by the CLI */
+#define RPG_ENV_GO_EXTRA_COUNTERS_FILE "ROCPROF_GO_EXTRA_COUNTERS_FILE"
 /* read by the preload library; set by the user */
 #define RPG_ENV_GO_HIP_ARGS "ROCPROF_GO_HIP_ARGS"
 /* read by the shim; set by the user */

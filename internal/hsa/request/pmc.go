@@ -22,12 +22,13 @@ type PMC struct {
 	Ranges   [][2]uint64 // 1-based inclusive iteration intervals; nil: all
 	Mangled  bool        // match regexes on mangled names (ROCPROF_DEMANGLE_KERNELS=0)
 	Truncate bool        // match regexes on truncated names (-T, ROCPROF_TRUNCATE_KERNELS=1)
-	Extra    string      // -E counter definitions (YAML contents)
+	Defs     string      // counter definitions replacing the built-in ones: a file's path ($ROCPROFILER_METRICS_PATH's copy)
+	Extra    string      // -E counter definitions: a file's path (the run's copy)
 	ATT      *ATT        // thread trace instead of counters (--att)
 }
 
 // ParsePMC reads ROCPROF_COUNTERS or ROCPROF_COUNTER_GROUPS (+
-// _INTERVAL), the kernel filters and extra counter definitions.
+// _INTERVAL), the kernel filters and the counter definitions files.
 func ParsePMC(getenv func(string) string) (*PMC, error) {
 	r := &PMC{Interval: 1}
 	src := getenv(toolenv.CounterGroups)
@@ -68,7 +69,8 @@ func ParsePMC(getenv func(string) string) (*PMC, error) {
 	}
 	r.Mangled = getenv(toolenv.DemangleKernels) == "0"
 	r.Truncate = getenv(toolenv.TruncateKernels) == "1"
-	r.Extra = getenv(toolenv.ExtraCountersContents)
+	r.Defs = getenv(toolenv.GoCounterDefsFile)
+	r.Extra = getenv(toolenv.GoExtraCountersFile)
 	return r, nil
 }
 
