@@ -96,7 +96,9 @@ func TestSplitRow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.line, func(t *testing.T) {
-			require.Equal(t, c.want, splitRow(nil, c.line))
+			got, open := splitRow(nil, c.line)
+			require.Equal(t, c.want, got)
+			require.False(t, open)
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // csvTrace describes one trace CSV file kind: its file-name ending, the
@@ -147,7 +149,7 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 	}
 	var ev Event
 	for line := 2; ; line++ {
-		rec, err := r.Read()
+		rec, err := r.ReadRow(len(header), iName)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -160,7 +162,7 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 		if len(rec) <= max(iName, iStart, iEnd) {
 			return fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
 		}
-		ev = Event{Domain: tr.domain, Name: rec[iName], Bytes: -1}
+		ev = Event{Domain: tr.domain, Name: model.ValidString(rec[iName]), Bytes: -1}
 		if iLaunch != nil {
 			if ev.Launch, err = parseLaunch(rec, iLaunch); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, line, err)
@@ -205,8 +207,13 @@ func parseLaunch(rec []string, idx []int) (Launch, error) {
 
 // rowReader splits rocprofv3 CSV lines. rocprofv3 wraps strings in quotes
 // without escaping quotes inside them (a kernel named `bar "x"` prints as
-// "bar "x""), which strict CSV readers reject or misparse; here a quoted
-// cell ends at the first quote followed by a comma or the line end.
+// "bar "x"", a ROCTx message {"phase":"fwd"} as "{"phase":"fwd"}"), which
+// strict CSV readers reject or misparse. A row of a trace file has one cell
+// of free text (the name: Kernel_Name, Function, ...) and every other cell
+// is a number or a fixed word, so ReadRow takes the cells before the name
+// from the left and those after it from the right, and the name is what
+// lies between, whatever quotes and commas it holds. A name with a newline
+// continues on the next lines.
 type rowReader struct {
 	r     *bufio.Reader
 	cells []string
@@ -214,18 +221,64 @@ type rowReader struct {
 
 func newRowReader(r io.Reader) *rowReader { return &rowReader{r: bufio.NewReaderSize(r, 1<<16)} }
 
-// Read returns the next row; the slice is reused by the next call.
-func (rr *rowReader) Read() ([]string, error) {
+// maxRowBytes bounds a row that continues over several lines (a name has
+// at most 64 KiB in a spool).
+const maxRowBytes = 1 << 20
+
+func (rr *rowReader) line() (string, error) {
 	line, err := rr.r.ReadString('\n')
 	if line == "" && err != nil {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// Read returns the next row split cell by cell (the header); the slice is
+// reused by the next call.
+func (rr *rowReader) Read() ([]string, error) {
+	line, err := rr.line()
+	if err != nil {
 		return nil, err
 	}
-	line = strings.TrimRight(line, "\r\n")
-	rr.cells = splitRow(rr.cells[:0], line)
+	rr.cells, _ = splitRow(rr.cells[:0], line)
 	return rr.cells, nil
 }
 
-func splitRow(cells []string, line string) []string {
+// ReadRow returns the next row of n cells whose cell free is the name; a
+// row that does not have n cells is returned as split.
+func (rr *rowReader) ReadRow(n, free int) ([]string, error) {
+	line, err := rr.line()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		var open bool
+		rr.cells, open = splitRow(rr.cells[:0], line)
+		if len(rr.cells) == n && !open {
+			return rr.cells, nil
+		}
+		if len(rr.cells) > n || (len(rr.cells) == n && open) {
+			if cells, ok := anchorRow(rr.cells[:0], line, n, free); ok {
+				rr.cells = cells
+				return cells, nil
+			}
+		}
+		if !open || len(line) > maxRowBytes {
+			return rr.cells, nil
+		}
+		// A quoted cell runs to the line's end: the name holds a newline.
+		next, err := rr.line()
+		if err != nil {
+			return rr.cells, nil
+		}
+		line += "\n" + next
+	}
+}
+
+// splitRow splits a line at commas, a quoted cell ending at the first
+// quote followed by a comma or the line's end; open reports a quoted cell
+// the line ends in.
+func splitRow(cells []string, line string) (_ []string, open bool) {
 	for i := 0; ; {
 		if i < len(line) && line[i] == '"' {
 			j := i + 1
@@ -233,21 +286,101 @@ func splitRow(cells []string, line string) []string {
 				j++
 			}
 			cells = append(cells, line[i+1:min(j, len(line))])
+			if j >= len(line) {
+				return cells, true
+			}
 			i = j + 1
 		} else {
 			j := strings.IndexByte(line[i:], ',')
 			if j < 0 {
-				return append(cells, line[i:])
+				return append(cells, line[i:]), false
 			}
 			cells = append(cells, line[i:i+j])
 			i += j
 		}
 		if i >= len(line) {
-			return cells
+			return cells, false
 		}
 		i++ // the comma
 		if i == len(line) {
-			return append(cells, "")
+			return append(cells, ""), false
 		}
 	}
+}
+
+// anchorRow splits a line of n cells whose cell free is free text: the
+// cells before it from the left, those after it from the right (neither
+// holds a quote or a comma inside quotes), the name in between, its
+// enclosing quotes removed.
+func anchorRow(cells []string, line string, n, free int) ([]string, bool) {
+	// From the left: free cells.
+	i := 0
+	for c := 0; c < free; c++ {
+		j := nextCellEnd(line, i)
+		if j < 0 {
+			return cells, false
+		}
+		cells = append(cells, unquote(line[i:j]))
+		i = j + 1
+	}
+	// From the right: n-1-free cells.
+	right := make([]string, n-1-free)
+	end := len(line)
+	for c := len(right) - 1; c >= 0; c-- {
+		k := prevCellStart(line, end)
+		if k <= i {
+			return cells, false
+		}
+		right[c] = unquote(line[k:end])
+		end = k - 1 // the comma before the cell
+	}
+	if end < i {
+		return cells, false
+	}
+	cells = append(cells, unquote(line[i:end]))
+	return append(cells, right...), true
+}
+
+// nextCellEnd is the index of the comma that ends the cell at i (a cell
+// without quotes or commas inside its quotes), -1 at the line's end.
+func nextCellEnd(line string, i int) int {
+	if i < len(line) && line[i] == '"' {
+		j := strings.IndexByte(line[i+1:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += j + 2
+		if i < len(line) && line[i] == ',' {
+			return i
+		}
+		return -1
+	}
+	j := strings.IndexByte(line[i:], ',')
+	if j < 0 {
+		return -1
+	}
+	return i + j
+}
+
+// prevCellStart is where the cell ending at end starts (after a comma).
+func prevCellStart(line string, end int) int {
+	if end > 0 && line[end-1] == '"' {
+		j := strings.LastIndexByte(line[:end-1], '"')
+		if j <= 0 || line[j-1] != ',' {
+			return -1
+		}
+		return j
+	}
+	j := strings.LastIndexByte(line[:end], ',')
+	if j < 0 {
+		return -1
+	}
+	return j + 1
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
