@@ -79,13 +79,17 @@ Options go before the runs: everything after -- is the new side.`,
 			if err != nil {
 				return err
 			}
-			if err := writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return rocprof.WriteCompareReport(w, rep, format) }); err != nil {
+			shown := rep
+			if toStdout(output) && format != "json" {
+				shown = rep.ForTerminal() // JSON escapes control characters itself
+			}
+			if err := writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return rocprof.WriteCompareReport(w, shown, format) }); err != nil {
 				return err
 			}
 			if output != "" || format != "text" {
 				// The text report prints them itself; elsewhere the user
 				// would not see them.
-				for _, w := range rep.Warnings {
+				for _, w := range rep.ForTerminal().Warnings {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: note: "+w)
 				}
 			}

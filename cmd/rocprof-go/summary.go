@@ -51,6 +51,9 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 			if err != nil {
 				return err
 			}
+			if toStdout(output) && format != "json" {
+				s = s.ForTerminal() // JSON escapes control characters itself
+			}
 			return writeAnalysisOutput(cmd.OutOrStdout(), output, func(w io.Writer) error { return summary.WriteUnits(w, s, format, units) })
 		},
 	}
@@ -68,8 +71,12 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 // its name only when complete (internal/atomicfile: a temporary file beside
 // it, renamed; a symlink at path is replaced, never followed).
 func writeAnalysisOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
-	if path == "" || path == "-" {
+	if toStdout(path) {
 		return write(stdout)
 	}
 	return atomicfile.Write(path, atomicfile.Public, write)
 }
+
+// toStdout reports whether an analysis's -o sends it to standard output,
+// where names are printed with their control characters escaped.
+func toStdout(path string) bool { return path == "" || path == "-" }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // Scan streams the events of one run: a ROCpd database, a trace CSV file,
@@ -43,6 +44,9 @@ func ScanSource(src *Source, fn func(*Event) error) error {
 
 // ScanDB streams every timed record of a ROCpd database.
 func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
+	// A name that is not UTF-8 (a database another tool wrote) is repaired
+	// as the outputs repair it (model.ValidString).
+	fn = validNames(fn)
 	procs := map[string]map[int64]*Process{}
 	proc := func(in *rocpd.Info, pid int64) *Process {
 		m := procs[in.Image.GUID]
@@ -119,4 +123,12 @@ func AllocOperation(typ, level string) string {
 		return "MEMORY_ALLOCATION_ALLOCATE"
 	}
 	return "MEMORY_ALLOCATION_" + typ
+}
+
+// validNames repairs each event's name before fn sees it.
+func validNames(fn func(*Event) error) func(*Event) error {
+	return func(e *Event) error {
+		e.Name = model.ValidString(e.Name)
+		return fn(e)
+	}
 }
