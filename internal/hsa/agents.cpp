@@ -297,6 +297,14 @@ int shim_agent_count()
     return g_nagents;
 }
 
+int shim_gpu_agent_count()
+{
+    int n = 0;
+    for (int i = 0; i < g_nagents; i++)
+        n += g_agents[i].type == HSA_DEVICE_TYPE_GPU;
+    return n;
+}
+
 void shim_record_agents()
 {
     record_agents_now();

@@ -138,6 +138,15 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
         shim_loader_ok = true;
 
     shim_discover_agents();
+    // An initialised runtime without a GPU agent (the KFD topology lists no
+    // GPU it accepts): nothing can reach a GPU, which the CLI reports as
+    // such rather than as an app that launched no kernel.
+    if (shim_gpu_agent_count() == 0) {
+        char what[128];
+        snprintf(what, sizeof what, "the HSA runtime found %d agent%s, none of them a GPU", shim_agent_count(),
+                 shim_agent_count() == 1 ? "" : "s");
+        note_status(RPG_STATUS_NO_GPU_AGENT, what);
+    }
     if (agents_only()) {
         shim_record_agents(); // and nothing intercepted
         shim_drop_startup_pages();

@@ -35,6 +35,8 @@ struct ShimAgent {
 // are mapped), and writes their agent records.
 void shim_discover_agents();
 int shim_agent_count();
+// GPU agents among them (0: the runtime found no GPU).
+int shim_gpu_agent_count();
 void shim_record_agents();
 const ShimAgent *shim_find_agent(hsa_agent_t a);
 // The first CPU agent (host side of copies).

@@ -120,6 +120,16 @@ const (
 	StatusHSAInit      uint64 = 1 // hsa_init was called
 	StatusShimAttached uint64 = 2 // the shim accepted the HSA runtime; text: the runtime
 	StatusShimDeclined uint64 = 3 // the shim declined; text: why
+	// StatusHSAInitFailed: hsa_init returned an error; text: the status
+	// ("HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)").
+	StatusHSAInitFailed uint64 = 4
+	// StatusHSAInitDiagnosis: what the thunk printed on stderr when
+	// hsa_init ran again, in a forked probe, with HSAKMT_DEBUG_LEVEL=3
+	// (its topology errors); text: its lines.
+	StatusHSAInitDiagnosis uint64 = 5
+	// StatusNoGPUAgent: the shim found no GPU agent in an initialised HSA
+	// runtime; text: what it found.
+	StatusNoGPUAgent uint64 = 6
 	// StatusUnavailable | the bit index of a domain (DomainBit): a requested
 	// domain this runtime cannot give; text: why.
 	StatusUnavailable uint64 = 1 << 32

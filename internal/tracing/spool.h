@@ -103,7 +103,11 @@ typedef struct rpg_stream_note {
 enum rpg_status {
     RPG_STATUS_HSA_INIT = 1,      /* hsa_init was called (the preload library) */
     RPG_STATUS_SHIM_ATTACHED = 2, /* the shim's OnLoad accepted the runtime; text: the runtime */
-    RPG_STATUS_SHIM_DECLINED = 3  /* OnLoad declined; text: why */
+    RPG_STATUS_SHIM_DECLINED = 3, /* OnLoad declined; text: why */
+    RPG_STATUS_HSA_INIT_FAILED = 4, /* hsa_init failed (the preload library); text: its status */
+    RPG_STATUS_HSA_INIT_DIAGNOSIS = 5, /* what the thunk printed when hsa_init ran again with
+                                          HSAKMT_DEBUG_LEVEL=3 (a forked probe); text: its lines */
+    RPG_STATUS_NO_GPU_AGENT = 6   /* the shim: the HSA runtime found no GPU agent; text: what it found */
 };
 /* RPG_STATUS_UNAVAILABLE | bit index of an rpg_domain: a requested domain
  * this runtime cannot give; text: why. */
