@@ -93,6 +93,15 @@ static void config_init_once(void) {
   vgpu_cfg.kernel_wave_ns = parse_u64("ROCPROF_VGPU_KERNEL_WAVE_NS", 8);
   v = getenv("ROCPROF_VGPU_KERNEL_SCALE");
   if (v && *v) parse_scale(v);
+  v = getenv("ROCPROF_VGPU_TOPOLOGY_FAULT");
+  if (v && *v && !strcmp(v, "no-gpu")) {
+    vgpu_cfg.topology_fault = VGPU_FAULT_NO_GPU;
+    vgpu_cfg.gpus = 0; /* the tree lists the CPU node alone; no render node opens */
+  } else if (v && *v && !strcmp(v, "unreadable")) {
+    vgpu_cfg.topology_fault = VGPU_FAULT_UNREADABLE; /* sysfs.c */
+  } else if (v && *v) {
+    bad("ROCPROF_VGPU_TOPOLOGY_FAULT", v, "use no-gpu or unreadable (tests only)");
+  }
   v = getenv("ROCPROF_VGPU_STATS");
   vgpu_cfg.stats = v && *v && strcmp(v, "0");
   v = getenv("ROCPROF_VGPU_VERBOSE");

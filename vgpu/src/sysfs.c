@@ -125,7 +125,12 @@ const char *vgpu_sysfs_redirect(const char *path, char *buf, size_t n) {
     if (strncmp(path, prefixes[i].from, len) || (path[len] && path[len] != '/')) continue;
     pthread_once(&tree_once, make_tree);
     if (tree_err) return NULL;
-    int w = snprintf(buf, n, "%s%s%s", tree, prefixes[i].to, path + len);
+    /* ROCPROF_VGPU_TOPOLOGY_FAULT=unreadable: the KFD's part of sysfs is
+     * missing (as in a container given /dev/kfd but not /sys): its paths
+     * lead to a name the tree does not hold. */
+    const char *to = prefixes[i].to;
+    if (vgpu_cfg.topology_fault == VGPU_FAULT_UNREADABLE && !strcmp(to, "/kfd")) to = "/kfd-unreadable";
+    int w = snprintf(buf, n, "%s%s%s", tree, to, path + len);
     if (w < 0 || (size_t)w >= n) return NULL;
     if (vgpu_cfg.log && access(buf, F_OK))
       vgpu_logf("{\"type\":\"sysfs_miss\",\"pid\":%d,\"path\":\"%s\"}", (int)getpid(), path);

@@ -62,6 +62,14 @@ struct vgpu_scale_rule {
   double factor;
 };
 
+/* ROCPROF_VGPU_TOPOLOGY_FAULT: a KFD topology broken on purpose, for the
+ * tests of what the profiler says when the GPU stack finds no GPU. */
+enum vgpu_topology_fault {
+  VGPU_FAULT_NONE = 0,
+  VGPU_FAULT_NO_GPU,     /* "no-gpu": only the CPU node; hsa_init succeeds, without a GPU agent */
+  VGPU_FAULT_UNREADABLE, /* "unreadable": the KFD topology is missing from sysfs; hsa_init fails */
+};
+
 struct vgpu_config {
   const struct vgpu_arch *arch;
   unsigned gpus;
@@ -73,6 +81,7 @@ struct vgpu_config {
   bool log;                   /* ROCPROF_VGPU_LOG is open */
   bool verbose;               /* errors also to stderr */
   bool stats;                 /* ROCPROF_VGPU_STATS: the queue threads' CPU time at exit */
+  enum vgpu_topology_fault topology_fault; /* ROCPROF_VGPU_TOPOLOGY_FAULT (tests) */
 };
 
 extern struct vgpu_config vgpu_cfg;
