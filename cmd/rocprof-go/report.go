@@ -218,9 +218,11 @@ var domainOptions = []domainOption{
 
 // emptyDomains returns the requested domains that recorded nothing in any
 // pass, leaving out those the run already reported as lost or unavailable.
+// When a process's GPU stack found no GPU, an empty domain says nothing
+// about the app (the run reports the GPU stack instead): none is returned.
 func emptyDomains(plan *options.Plan, m *rocprof.Manifest) []domainOption {
-	if m.DomainRecords == nil {
-		return nil // no outputs were written: nothing to judge by
+	if m.DomainRecords == nil || len(m.NoGPU) > 0 {
+		return nil // no outputs were written, or no GPU: nothing to judge the app by
 	}
 	reported := map[string]bool{}
 	for _, l := range append(append([]launch.DomainLoss{}, m.LostDomains...), m.UnavailableDomains...) {

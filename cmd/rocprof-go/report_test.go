@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -94,4 +97,24 @@ func TestRunReportManyProcesses(t *testing.T) {
 		man.DomainRecords["KERNEL_DISPATCH"], regexp.QuoteMeta(out)), r.stderr)
 	require.Regexp(t, `(?m)^  csv run_hip_api_trace\.csv +4 files +\d+ records, e.g. `, r.stderr)
 	require.Less(t, strings.Count(r.stderr, "\n"), 8, "short:\n%s", r.stderr)
+}
+
+// A run whose GPU stack found no GPU never blames the app for the domains
+// it asked for and did not get: no "the app launched no kernel" note.
+func TestReportBlamesNoAppWhenNoGPU(t *testing.T) {
+	cl, err := options.ParseArgs([]string{"--kernel-trace", "--hip-trace", "--", "./app"})
+	require.NoError(t, err)
+	plan, err := options.Resolve(cl, options.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+	require.NoError(t, err)
+	m := &rocprof.Manifest{DomainRecords: map[string]int64{}, Files: []rocprof.ManifestFile{}}
+	empty := emptyDomains(plan, m)
+	require.Len(t, empty, 2, "without a GPU stack failure both empty domains are notes")
+	require.Equal(t, ": the app launched no kernel", empty[0].why)
+
+	m.NoGPU = []launch.NoGPU{{PID: 7, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"}}
+	require.Empty(t, emptyDomains(plan, m))
+	var b strings.Builder
+	writeReport(&b, plan, &pipeline.Result{Dir: t.TempDir(), Manifest: m})
+	require.NotContains(t, b.String(), "recorded nothing")
+	require.NotContains(t, b.String(), "launched no kernel")
 }

@@ -37,7 +37,8 @@ var shimDomains = []shimDomain{
 
 // domainLosses reads the processes' status strings against what the pass
 // asked for. A process that initialised the HSA runtime without the shim
-// attached lost every requested shim domain; a domain the shim reported
+// attached lost every requested shim domain (unless hsa_init failed: its
+// GPU stack found no GPU, which noGPUProcesses reports); a domain the shim reported
 // unavailable on the process's runtime is lost when it was asked for by
 // name, and only unavailable (a notice) when an aggregate option implied it.
 func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []launch.DomainLoss) {
@@ -53,6 +54,9 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 	for _, p := range statuses {
 		_, initialised := p.Status[tracing.StatusHSAInit]
 		_, attached := p.Status[tracing.StatusShimAttached]
+		if _, failed := p.Status[tracing.StatusHSAInitFailed]; failed && !attached {
+			continue // no GPU, not a missing shim (noGPUProcesses)
+		}
 		if initialised && !attached {
 			why, declined := p.Status[tracing.StatusShimDeclined]
 			if declined {
@@ -153,10 +157,13 @@ func (e *RecordsLostError) Error() string {
 
 const launchSpoolRootEnv = launch.SpoolRootEnv
 
-// collectionLosses is the run's error for what it did not collect: lost
-// domains and lost records, or nil.
+// collectionLosses is the run's error for what it did not collect: a GPU
+// stack that found no GPU, lost domains and lost records, or nil.
 func collectionLosses(m *Manifest) error {
 	var errs []error
+	if len(m.NoGPU) > 0 {
+		errs = append(errs, &NoGPUError{Processes: m.NoGPU, Virtual: len(m.Agents) > 0 && m.Agents[0].Virtual})
+	}
 	if len(m.LostDomains) > 0 {
 		errs = append(errs, &LostDomainsError{Lost: m.LostDomains})
 	}

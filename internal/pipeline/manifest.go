@@ -48,6 +48,10 @@ type Manifest struct {
 	// failed).
 	LostRecords   []launch.RecordLoss `json:"lost_records,omitempty"`
 	SkippedSpools []string            `json:"skipped_spools,omitempty"`
+	// NoGPU are the processes whose GPU stack found no GPU: hsa_init
+	// failed (with what the thunk said about it), or the HSA runtime had
+	// no GPU agent (the run failed).
+	NoGPU []launch.NoGPU `json:"no_gpu,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.

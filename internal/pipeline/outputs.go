@@ -40,6 +40,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	cfg.CountEvents = c.V1Results()
 	res, err := output.Write(cfg, req.SpoolDir)
 	if res != nil {
+		rep.NoGPU = noGPUProcesses(res.Statuses)
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		rep.LostRecords, rep.SkippedSpools = recordLosses(res)
 		rep.Records = map[string]int64{}

@@ -233,6 +233,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 		m.UnavailableDomains = append(m.UnavailableDomains, p.Unavailable...)
 		m.LostRecords = append(m.LostRecords, p.LostRecords...)
 		m.SkippedSpools = append(m.SkippedSpools, p.SkippedSpools...)
+		m.NoGPU = append(m.NoGPU, p.NoGPU...)
 		for _, f := range p.Files {
 			rel, err := filepath.Rel(top, f.Path)
 			if err != nil {

@@ -27,6 +27,14 @@ var ErrNoGPU = errors.New("no AMD GPU found (no KFD topology in /sys/class/kfd):
 // VirtualCountEnv sets how many virtual GPUs the virtual GPU reports.
 const VirtualCountEnv = "ROCPROF_VGPU_COUNT"
 
+// VirtualEnvPrefix begins the names of the virtual GPU's settings
+// (docs/virtual-gpu.md); VirtualFaultEnv breaks its KFD topology on
+// purpose, for tests of a GPU stack that finds no GPU.
+const (
+	VirtualEnvPrefix = "ROCPROF_VGPU_"
+	VirtualFaultEnv  = "ROCPROF_VGPU_TOPOLOGY_FAULT"
+)
+
 // DefaultSysfs is where the amdgpu driver publishes the KFD topology.
 const DefaultSysfs = "/sys/class/kfd/kfd/topology/nodes"
 
