@@ -349,19 +349,41 @@ func TestShimExportsNoLibcNames(t *testing.T) {
 	}
 }
 
+// Register counts as rocprofv3 decodes the descriptor: arch VGPRs from the
+// VGPR granule (4 per granule, 8 in wave32) or, on gfx90a/gfx94x, from
+// ACCUM_OFFSET; accumulation VGPRs the rest of the unified file in granules
+// of 8 (gfx90a/gfx94x) or the arch count again (gfx908); SGPRs the 8-register
+// granule rounded up to 16, or 128 on gfx10 and later.
 func TestDescriptorRegisterCounts(t *testing.T) {
-	kd := make([]byte, 64)
-	// rsrc1: VGPR granule 1, SGPR granule 1; rsrc3 ACCUM_OFFSET 0 (4 arch VGPRs).
-	binary.LittleEndian.PutUint32(kd[48:], 1|1<<6)
-	v, a, s := decodeDescriptor(kd, 9, 0x0a)
-	require.Equal(t, [3]uint32{4, 12, 16}, [3]uint32{v, a, s}, "gfx90a: 16 VGPRs, 4 architected")
-	binary.LittleEndian.PutUint32(kd[44:], 3) // ACCUM_OFFSET 3: 16 arch VGPRs
-	v, a, _ = decodeDescriptor(kd, 9, 0x0a)
-	require.Equal(t, [2]uint32{16, 0}, [2]uint32{v, a})
-	v, a, s = decodeDescriptor(kd, 9, 0x06)
-	require.Equal(t, [3]uint32{8, 0, 16}, [3]uint32{v, a, s}, "gfx906: granule 4")
-	v, _, s = decodeDescriptor(kd, 7, 0)
-	require.Zero(t, v+s, "unknown architecture")
+	const wave32 = 1 << 10
+	for _, c := range []struct {
+		name                string
+		major, minor        uint32
+		rsrc1, rsrc3, props uint32
+		want                [3]uint32 // arch VGPRs, accum VGPRs, SGPRs
+	}{
+		{"gfx90a, 4 arch VGPRs in a granule of 8", 9, 0x0a, 1 | 1<<6, 0, 0, [3]uint32{4, 12, 16}},
+		{"gfx90a, no AGPRs yet 4 (the 8-granule)", 9, 0x0a, 0, 0, 0, [3]uint32{4, 4, 16}},
+		{"gfx90a, ACCUM_OFFSET at the end", 9, 0x0a, 1 | 1<<6, 3, 0, [3]uint32{16, 0, 16}},
+		{"gfx90a, rocprofiler-sdk's own example", 9, 0x0a, 5 | 6<<6, 7, 0, [3]uint32{32, 16, 64}},
+		{"gfx942", 9, 0x42, 5 | 6<<6, 7, 0, [3]uint32{32, 16, 64}},
+		{"gfx90a, malformed ACCUM_OFFSET past the allocation", 9, 0x0a, 0, 63, 0, [3]uint32{256, 0, 16}},
+		{"gfx908 mirrors its VGPRs in AGPRs", 9, 0x08, 1 | 1<<6, 0, 0, [3]uint32{8, 8, 16}},
+		{"gfx906, 24 SGPRs encoded read as 32", 9, 0x06, 1 | 2<<6, 3, 0, [3]uint32{8, 0, 32}},
+		{"gfx900", 9, 0x00, 7 | 5<<6, 0, 0, [3]uint32{32, 0, 48}},
+		{"gfx1030 wave32", 10, 0x30, 4 | 3<<6, 0, wave32, [3]uint32{40, 0, 128}},
+		{"gfx1030 wave64", 10, 0x30, 4, 0, 0, [3]uint32{20, 0, 128}},
+		{"gfx1100 wave32", 11, 0x00, 2, 0, wave32, [3]uint32{24, 0, 128}},
+		{"gfx1151 wave32 (rocprofiler-sdk's own example)", 11, 0x51, 4, 0, wave32, [3]uint32{40, 0, 128}},
+		{"gfx803, decoded like any GCN", 8, 0x03, 1 | 1<<6, 0, 0, [3]uint32{8, 0, 16}},
+	} {
+		kd := make([]byte, 64)
+		binary.LittleEndian.PutUint32(kd[44:], c.rsrc3)
+		binary.LittleEndian.PutUint32(kd[48:], c.rsrc1)
+		binary.LittleEndian.PutUint16(kd[56:], uint16(c.props))
+		v, a, s := decodeDescriptor(kd, c.major, c.minor)
+		require.Equal(t, c.want, [3]uint32{v, a, s}, c.name)
+	}
 }
 
 // agent_info.csv column indexes this test checks beyond tracing's named ones.

@@ -56,9 +56,11 @@ func TestV1Registers(t *testing.T) {
 	}{
 		{"gfx900", 12, 0, 16, 12, 24},
 		{"gfx906", 32, 0, 48, 32, 56},
-		{"gfx90a", 8, 0, 16, 4, 24},    // granule 8: one granule of 8 registers
-		{"gfx90a", 12, 0, 16, 8, 24},   // rounded to 16: two granules
-		{"gfx90a", 12, 20, 16, 16, 24}, // arch 12 + AGPRs: 32
+		{"gfx908", 12, 12, 16, 12, 24}, // AGPRs mirror the VGPRs: field 2
+		{"gfx90a", 8, 0, 16, 4, 24},    // one granule of 8 registers, no AGPRs
+		{"gfx90a", 4, 4, 16, 4, 24},    // one granule: 4 arch, 4 accum
+		{"gfx90a", 12, 4, 16, 8, 24},   // two granules
+		{"gfx90a", 12, 20, 32, 16, 40}, // arch 12 + AGPRs: 32
 		{"gfx942", 16, 0, 32, 8, 40},
 		{"gfx803", 8, 0, 16, 8, 16},
 		{"gfx1030", 8, 0, 128, 8, 16},

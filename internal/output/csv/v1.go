@@ -281,22 +281,17 @@ func (s *v1Set) dispatch(p *csvProcess, proc int, d *tracing.KernelDispatch) {
 // the architecture's real granules. So a gfx90a/gfx94x kernel (VGPR granule
 // 8, AGPRs in the same allocation) shows half its registers, a gfx9 kernel 8
 // SGPRs more than it has, and a gfx10+ kernel (whose SGPR field is unused)
-// 16 SGPRs. Wave32 kernels on gfx10+ (VGPR granule 8) are taken as wave64:
-// the spool does not say which they are.
+// 16 SGPRs. From rocprofv3's counts: on gfx90a/gfx94x/gfx95x arch + accum
+// VGPRs is the whole allocation ((field + 1) × 8), so exact; gfx908's accum
+// count mirrors its arch count; rocprofv3's gfx9 SGPR count (field / 2 + 1)
+// × 16 leaves the field's low bit unknown, taken as set (16 SGPRs read as
+// field 1, v1's 24). Wave32 kernels on gfx10+ (VGPR granule 8) are taken as
+// wave64: the spool does not say which they are.
 func v1Registers(arch string, vgpr, agpr, sgpr uint32) (uint32, uint32) {
-	granule := uint32(4)
-	total := vgpr
-	if strings.HasPrefix(arch, "gfx90a") || strings.HasPrefix(arch, "gfx94") {
-		granule = 8
-		// The allocation the field encodes: architected VGPRs and AGPRs
-		// together, or the architected ones rounded to the granule.
-		if agpr > 0 {
-			total = vgpr + agpr
-		} else {
-			total = (vgpr + 7) / 8 * 8
-		}
+	v1vgpr := vgpr
+	if strings.HasPrefix(arch, "gfx90a") || strings.HasPrefix(arch, "gfx94") || strings.HasPrefix(arch, "gfx95") {
+		v1vgpr = (vgpr + agpr) / 2
 	}
-	v1vgpr := total / granule * 4
 	switch {
 	case strings.HasPrefix(arch, "gfx8"):
 		return v1vgpr, sgpr
