@@ -4,8 +4,8 @@
 HIPCC            ?= hipcc
 TESTAPPS_DIR     := $(BUILD)/testdata
 TESTAPPS_HIP     := devices features idle multistream perfgate docapp memcheck multithread launch_threads abort segfault fork exec tiny_kernels callrate scratch_kernels vmem
-TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices \
-                    gfx900/devices gfx1030/devices gfx1030/memcheck
+TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices gfx906/memcheck \
+                    gfx900/devices gfx900/memcheck gfx1030/devices gfx1030/memcheck
 TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues hsa_late_wakeup hsa_crash $(TESTAPPS_OTHER)) \
                     $(TESTAPPS_DIR)/module_kernels.co
 TESTAPPS_HIPFLAGS := -O2 -std=c++17
