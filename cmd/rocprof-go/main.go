@@ -2,13 +2,25 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 func main() {
+	// A closed standard output (`rocprof-go --summary ... | head -1`) must
+	// not kill the run before its files and run.json are written: with
+	// SIGPIPE caught, a write there fails with EPIPE instead (a caught
+	// signal is reset to its default for the app at exec).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := execute(os.Args[1:])
 	launch.Cleanup()
+	if model.StdoutLost() {
+		fmt.Fprintln(os.Stderr, "rocprof-go: note: standard output was closed (broken pipe): what was printed there after that (the summary tables, -o stdout) was dropped; the rest of the run (its output files, run.json) went on")
+	}
 	os.Exit(code)
 }

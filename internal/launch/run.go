@@ -127,6 +127,9 @@ type PassResult struct {
 	LostRecords       []RecordLoss
 	SkippedSpools     []string
 	NoGPU             []NoGPU
+	// Unprofiled are the app's processes that could not record, from the
+	// pass's notes (internal/hsa/preload/notes.c): the run fails.
+	Unprofiled []UnprofiledProcess
 }
 
 // Result is the whole run.
@@ -484,12 +487,21 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		if err := runDir.Verify(); err != nil {
 			return nil, err
 		}
-		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
-		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log)
+		// The report channel: processes that cannot record say so there.
+		notes, err := openNotes(runDir, filepath.Base(spoolDir))
 		if err != nil {
 			return nil, err
 		}
-		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env}
+		env.Added[NotesEnv] = notes.value
+		env.Full = append(env.Full, NotesEnv+"="+notes.value)
+		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
+		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log)
+		notes.started()
+		if err != nil {
+			notes.read()
+			return nil, err
+		}
+		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env, Unprofiled: notes.read()}
 		if r.Writer != nil {
 			req := OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout}
 			rep, werr := r.Writer.WriteOutputs(ctx, req)

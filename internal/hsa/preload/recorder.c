@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "notes.h"
 #include "rpg_internal.h"
 
 #define CHUNKS_PER_SEGMENT (RPG_SEGMENT_SIZE / RPG_CHUNK_SIZE)
@@ -424,6 +425,17 @@ static char *map_segment_locked(uint32_t seg, int populate)
     return base;
 }
 
+/* Why the spool could not be opened (open_spool_locked), for the notes. */
+static int g_fail_errno;
+static const char *g_fail_stage;
+
+static int spool_failed(const char *stage)
+{
+    g_fail_errno = errno;
+    g_fail_stage = stage;
+    return SPOOL_FAILED;
+}
+
 static int open_spool_locked(void)
 {
     /* A fork child that forked before its parent was active (after_fork_child
@@ -439,27 +451,33 @@ static int open_spool_locked(void)
     for (int n = 0; n < 1000 && fd < 0; n++) {
         int len = snprintf(g_sp.path, sizeof g_sp.path, "%s/rpg-%d-%llu-%d.spool", g_sp.dir,
                            (int)g_pid, (unsigned long long)stamp, n);
-        if (len <= 0 || (size_t)len >= sizeof g_sp.path)
-            return SPOOL_FAILED;
+        if (len <= 0 || (size_t)len >= sizeof g_sp.path) {
+            errno = ENAMETOOLONG;
+            return spool_failed("create");
+        }
         fd = open(g_sp.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
-            return SPOOL_FAILED;
+            return spool_failed("create");
     }
     if (fd < 0)
-        return SPOOL_FAILED;
+        return spool_failed("create");
     struct stat st;
     if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return SPOOL_FAILED;
+        errno = e;
+        return spool_failed("create");
     }
     g_sp.dev = st.st_dev;
     g_sp.ino = st.st_ino;
     g_sp.fd = high_fd(fd);
     char *base = map_segment_locked(0, 0);
     if (!base) {
+        int e = errno;
         close(g_sp.fd);
         g_sp.fd = -1;
-        return SPOOL_FAILED;
+        errno = e;
+        return spool_failed("map");
     }
     rpg_spool_header *h = (rpg_spool_header *)base;
     fill_header(h);
@@ -477,11 +495,17 @@ static int spool_ready(void)
     if (!lock_spool())
         return 0;
     st = g_sp.state;
+    int failed_now = 0;
     if (st == SPOOL_NONE) {
         st = g_sp.dir[0] ? open_spool_locked() : SPOOL_OFF;
+        failed_now = st == SPOOL_FAILED;
         __atomic_store_n(&g_sp.state, st, __ATOMIC_RELEASE);
     }
     unlock_spool();
+    /* Once per process image: every record it makes is lost, and the CLI
+     * would otherwise see nothing at all of this process. */
+    if (failed_now)
+        rpg__note_spool_failed(g_fail_errno, g_fail_stage, g_sp.dir);
     return st == SPOOL_READY;
 }
 
@@ -1084,6 +1108,7 @@ __attribute__((constructor)) static void rpg_init(void)
         return;
     }
     strcpy(g_sp.dir, dir);
+    rpg__notes_init(dir);
     static const struct {
         const char *env;
         uint32_t bit;

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -261,7 +260,7 @@ func (c *Config) Out() io.Writer {
 	if c.Stdout != nil {
 		return c.Stdout
 	}
-	return os.Stdout
+	return &procStdout // a closed pipe does not stop the run (stdout.go)
 }
 
 // V1Enabled reports whether -o asks for rocprof v1's files.
