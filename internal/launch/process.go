@@ -89,10 +89,15 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 
+	// What rocprof-go's children are before the app starts (a shell's
+	// process substitution, `rocprof-go ... > >(tee log)`, makes tee one)
+	// are not the app's: never waited for, never signalled.
+	tree := newAppTree(env)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", argv[0], err)
 	}
+	tree.app = cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	res := &ProcessResult{Pid: cmd.Process.Pid, Start: start}
@@ -120,16 +125,16 @@ loop:
 			_ = cmd.Process.Signal(s)
 		case <-timer:
 			res.TimedOut = true
-			log.Warn().Str("timeout", timeout.String()).Str("running", describe(treeOf(os.Getpid()))).
+			log.Warn().Str("timeout", timeout.String()).Str("running", describe(tree.members())).
 				Msg("the app ran past --timeout: sending SIGTERM to it and every process it started")
-			killTree(syscall.SIGTERM)
+			tree.kill(syscall.SIGTERM)
 			k := time.NewTimer(killGrace)
 			defer k.Stop()
 			killTimer = k.C
 		case <-killTimer:
 			log.Warn().Msg("the app ignored SIGTERM: sending SIGKILL")
 			_ = cmd.Process.Kill()
-			killTree(syscall.SIGKILL)
+			tree.kill(syscall.SIGKILL)
 		case <-ctx.Done():
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			ctx = context.Background()
@@ -142,9 +147,9 @@ loop:
 	res.ExitStatus, res.Signal = exitStatus(cmd.ProcessState, waitErr)
 	if res.TimedOut {
 		res.ExitStatus = ExitTimeout
-		killTree(syscall.SIGKILL)
+		tree.kill(syscall.SIGKILL)
 	}
-	if waitDescendants(log, sigs, deadline) {
+	if tree.waitDescendants(log, sigs, deadline) {
 		res.TimedOut = true
 		res.ExitStatus = ExitTimeout
 	}
@@ -187,41 +192,138 @@ func terminalDelivered(s os.Signal) bool {
 	return err == nil && fg == unix.Getpgrp()
 }
 
-// waitDescendants reaps every orphaned descendant (we are their subreaper)
-// until none is left, forwarding signals to them meanwhile. With a
-// deadline (--timeout), the run ends there too: descendants still running
-// then get SIGTERM, are named, and get SIGKILL after the grace period; it
-// reports whether that happened.
-func waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, deadline time.Time) (timedOut bool) {
+// appTree tells the app's processes from the other children rocprof-go
+// has: the processes it is subreaper for are the app and the orphans the
+// app's processes leave, never the children it had before the app started
+// (its own parent made them: a shell's process substitution,
+// `rocprof-go ... > >(tee log)`, forks tee as a child of what becomes
+// rocprof-go, and tee waits for the end of a pipe rocprof-go holds) nor the
+// orphans those leave. An orphan is the app's when the environment it
+// started with holds the pass's spool directory, as every process of the
+// app's tree inherits it (a process started without it records nothing,
+// so nothing is lost without waiting for it).
+type appTree struct {
+	self      int
+	app       int
+	inherited map[int]uint64 // pid → start time
+	marker    string         // SpoolDirEnv=dir, "" when the app has none
+}
+
+func newAppTree(env []string) *appTree {
+	t := &appTree{self: os.Getpid(), inherited: map[int]uint64{}}
+	for _, p := range scanProcs() {
+		if p.ppid == t.self {
+			t.inherited[p.pid] = p.start
+		}
+	}
+	if dir := envLookup(env, SpoolDirEnv); dir != "" {
+		t.marker = SpoolDirEnv + "=" + dir
+	}
+	return t
+}
+
+// ours reports whether a child of rocprof-go belongs to the app's tree.
+func (t *appTree) ours(p procEntry) bool {
+	if p.pid == t.app {
+		return true
+	}
+	if start, ok := t.inherited[p.pid]; ok && start == p.start {
+		return false
+	}
+	if t.marker == "" {
+		return true
+	}
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+	if err != nil || len(environ) == 0 {
+		return true // unreadable (another user's, or a zombie): wait, as before
+	}
+	for _, kv := range bytes.Split(environ, []byte{0}) {
+		if string(kv) == t.marker {
+			return true
+		}
+	}
+	return false
+}
+
+// children are rocprof-go's children that belong to the app's tree.
+func (t *appTree) children(all []procEntry) []procEntry {
+	var out []procEntry
+	for _, p := range all {
+		if p.ppid == t.self && t.ours(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// members lists every process of the app's tree, parents before children,
+// from one scan of /proc: rocprof-go's children that are the app's, and all
+// their descendants.
+func (t *appTree) members() []procEntry {
+	all := scanProcs()
+	byParent := map[int][]procEntry{}
+	for _, p := range all {
+		byParent[p.ppid] = append(byParent[p.ppid], p)
+	}
+	out := t.children(all)
+	for i := 0; i < len(out); i++ {
+		out = append(out, byParent[out[i].pid]...)
+	}
+	return out
+}
+
+// kill sends sig to every process of the app's tree, not only the
+// children: a grandchild whose parent is still alive is not ours to reap
+// yet, but it is part of the run.
+func (t *appTree) kill(sig syscall.Signal) {
+	for _, p := range t.members() {
+		_ = unix.Kill(p.pid, sig)
+	}
+}
+
+// waitDescendants reaps every orphaned descendant of the app (rocprof-go is
+// their subreaper) until none is left, forwarding signals to them
+// meanwhile. Each is reaped by its pid: a child of rocprof-go that is not
+// the app's is neither waited for nor reaped. With a deadline (--timeout),
+// the run ends there too: descendants still running then get SIGTERM, are
+// named, and get SIGKILL after the grace period; it reports whether that
+// happened.
+func (t *appTree) waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, deadline time.Time) (timedOut bool) {
 	warned := time.Now().Add(2 * time.Second)
 	var kill time.Time
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		switch {
-		case errors.Is(err, unix.ECHILD):
+		kids := t.children(scanProcs())
+		if len(kids) == 0 {
 			return timedOut
-		case err != nil && !errors.Is(err, unix.EINTR):
-			return timedOut
-		case pid > 0:
+		}
+		reaped := false
+		for _, k := range kids {
+			var ws unix.WaitStatus
+			if pid, _ := unix.Wait4(k.pid, &ws, unix.WNOHANG, nil); pid > 0 {
+				reaped = true
+			}
+		}
+		if reaped {
 			continue
 		}
 		now := time.Now()
 		switch {
 		case !deadline.IsZero() && !timedOut && now.After(deadline):
 			timedOut = true
-			log.Warn().Str("running", describe(treeOf(os.Getpid()))).
+			log.Warn().Str("running", describe(t.members())).
 				Msg("--timeout reached while processes the app started were still running: sending them SIGTERM")
-			killTree(syscall.SIGTERM)
+			t.kill(syscall.SIGTERM)
 			kill = now.Add(killGrace)
 		case timedOut && now.After(kill):
-			killTree(syscall.SIGKILL)
+			t.kill(syscall.SIGKILL)
 			kill = now.Add(time.Second)
 		}
 		select {
 		case s := <-sigs:
 			if !terminalDelivered(s) {
-				signalChildren(s.(syscall.Signal))
+				for _, k := range kids {
+					_ = unix.Kill(k.pid, s.(syscall.Signal))
+				}
 			}
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -232,30 +334,14 @@ func waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, deadline time.Ti
 	}
 }
 
-// signalChildren sends sig to every direct child of this process: the app
-// and the orphans we adopted as their subreaper.
-func signalChildren(sig syscall.Signal) {
-	for _, pid := range childrenOf(os.Getpid()) {
-		_ = unix.Kill(pid, sig)
-	}
-}
-
-// killTree sends sig to every descendant of this process, not only the
-// children: a grandchild whose parent is still alive is not ours to reap
-// yet, but it is part of the run.
-func killTree(sig syscall.Signal) {
-	for _, p := range treeOf(os.Getpid()) {
-		_ = unix.Kill(p.pid, sig)
-	}
-}
-
 type procEntry struct {
 	pid, ppid int
 	comm      string
+	start     uint64 // clock ticks after boot: tells a reused pid apart
 }
 
 // treeOf lists every descendant of root, parents before children, from one
-// scan of /proc.
+// scan of /proc (the tests' check that nothing of a run is left).
 func treeOf(root int) []procEntry {
 	all := scanProcs()
 	byParent := map[int][]procEntry{}
@@ -282,17 +368,6 @@ func describe(ps []procEntry) string {
 	return strings.Join(parts, ", ")
 }
 
-// childrenOf lists the processes whose parent is ppid, from /proc.
-func childrenOf(ppid int) []int {
-	var out []int
-	for _, p := range scanProcs() {
-		if p.ppid == ppid {
-			out = append(out, p.pid)
-		}
-	}
-	return out
-}
-
 // scanProcs reads every process's pid, parent and command name from /proc.
 func scanProcs() []procEntry {
 	entries, err := os.ReadDir("/proc")
@@ -315,10 +390,12 @@ func scanProcs() []procEntry {
 		if i < 0 || j < 0 || j > i {
 			continue
 		}
+		// After it: state, ppid, ... starttime (the 22nd field of the line).
 		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) > 1 {
+		if len(fields) > 19 {
 			if p, err := strconv.Atoi(fields[1]); err == nil {
-				out = append(out, procEntry{pid: pid, ppid: p, comm: string(stat[j+1 : i])})
+				start, _ := strconv.ParseUint(fields[19], 10, 64)
+				out = append(out, procEntry{pid: pid, ppid: p, comm: string(stat[j+1 : i]), start: start})
 			}
 		}
 	}

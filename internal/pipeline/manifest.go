@@ -52,6 +52,11 @@ type Manifest struct {
 	// failed (with what the thunk said about it), or the HSA runtime had
 	// no GPU agent (the run failed).
 	NoGPU []launch.NoGPU `json:"no_gpu,omitempty"`
+	// UnprofiledProcesses are the app's processes that could not record:
+	// their spool could not be created (setuid, a private /dev/shm), or
+	// they were started without the profiler (LD_PRELOAD removed). The run
+	// failed: nothing they did is in the outputs.
+	UnprofiledProcesses []launch.UnprofiledProcess `json:"unprofiled_processes,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.

@@ -234,6 +234,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 		m.LostRecords = append(m.LostRecords, p.LostRecords...)
 		m.SkippedSpools = append(m.SkippedSpools, p.SkippedSpools...)
 		m.NoGPU = append(m.NoGPU, p.NoGPU...)
+		m.UnprofiledProcesses = append(m.UnprofiledProcesses, p.Unprofiled...)
 		for _, f := range p.Files {
 			rel, err := filepath.Rel(top, f.Path)
 			if err != nil {
