@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -185,20 +186,36 @@ func (h *hostile) start(t *testing.T, mode string) string {
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(h.uid), Gid: uint32(h.gid)}}
 	require.NoError(t, cmd.Start())
+	ended := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(ended)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-ended
 	})
 	// Watching before root starts.
-	for {
-		b, err := os.ReadFile(log)
-		require.NoError(t, err)
-		if strings.Contains(string(b), "watching") {
-			break
-		}
-		require.Nil(t, cmd.ProcessState, "the attacker ended: %s", b)
-	}
+	waitLog(t, log, "watching", ended)
 	return log
+}
+
+// waitLog waits until the attacker's log holds want (it logs each step as
+// it takes it), failing if the attacker ends or a minute passes.
+func waitLog(t *testing.T, log, want string, ended <-chan struct{}) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(readLog(t, log), want) {
+		select {
+		case <-ended:
+			t.Fatalf("the attacker ended: %s", readLog(t, log))
+		case <-deadline:
+			t.Fatalf("the attacker's log never said %q: %s", want, readLog(t, log))
+		case <-tick.C:
+		}
+	}
 }
 
 func (h *hostile) noEvil(t *testing.T, msg []byte) {
@@ -253,8 +270,9 @@ func TestFallbackLibrariesAreNotInAnUntrustedTMPDIR(t *testing.T) {
 func TestRunDirectoryIsNotInAnUntrustedSpoolRoot(t *testing.T) {
 	h := newHostile(t)
 	log := h.start(t, "run")
+	app := []string{"/bin/true"}
 	run := func(env ...string) ([]byte, error) {
-		cmd := exec.Command(h.cli, "--kernel-trace", "-d", filepath.Join(h.shared, "out"), "-o", "run", "--", "/bin/true")
+		cmd := exec.Command(h.cli, append([]string{"--kernel-trace", "-d", filepath.Join(h.shared, "out"), "-o", "run", "--"}, app...)...)
 		cmd.Env = append([]string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "XDG_CACHE_HOME=" + filepath.Join(h.shared, "cache")}, env...)
 		cmd.Dir = h.shared
 		return cmd.CombinedOutput()
@@ -275,14 +293,18 @@ func TestRunDirectoryIsNotInAnUntrustedSpoolRoot(t *testing.T) {
 
 	// Sticky, like /tmp: used, and the other user cannot move root's
 	// directory out of it.
+	// The app ends once the attacker has acted on root's directory (at most
+	// 30 s), so that it acts while the directory is in use.
 	require.NoError(t, os.Chmod(h.dir, 0o777|os.ModeSticky))
+	app = []string{"/bin/sh", "-c", `i=0; until grep -q rocprof-go-run- "$0" || [ $i -ge 3000 ]; do sleep 0.01; i=$((i+1)); done`, log}
 	msg, err = run("ROCPROF_GO_SPOOL_ROOT=" + h.dir)
 	require.NoError(t, err, "%s", msg)
 	h.noEvil(t, msg)
+	// The attacker saw root's directory and could not move it.
 	l = readLog(t, log)
 	require.NotContains(t, l, "swapped", "%s", msg)
-	require.Contains(t, l, "cannot move "+h.dir+"/rocprof-go-run-", "the attacker saw root's directory and could not move it")
-	require.Contains(t, l, "Operation not permitted")
+	require.Contains(t, l, "cannot move "+h.dir+"/rocprof-go-run-")
+	require.Contains(t, l, "aside: Operation not permitted")
 }
 
 // A relative ROCPROF_GO_LIBDIR (the README's build/lib) is made absolute:

@@ -59,7 +59,7 @@ func (l *Libraries) Path(name string) (string, error) {
 		return "", fmt.Errorf("library %s is missing from %s: rebuild rocprof-go with `make build` (or set %s to a directory holding it)", name, l.Dir, LibDirEnv)
 	}
 	if _, err := securedir.CheckFile(p); err != nil {
-		return "", fmt.Errorf("library %s will not be injected: %w: another user could replace it; put the libraries in a directory only you (or root) can change, and set %s to it", p, err, LibDirEnv)
+		return "", fmt.Errorf("library %s will not be injected: %w: another user could replace it; take others' write permission from what is named (chmod go-w), or put the libraries in a directory only you (or root) can change and set %s to it", p, err, LibDirEnv)
 	}
 	return p, nil
 }
@@ -116,7 +116,7 @@ func EmbeddedLibraries() (*Libraries, error) {
 func libDirLibraries(dir string) (*Libraries, error) {
 	d, err := securedir.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s=%s: %w: another user could put their libraries there; point it at a directory only you (or root) can change", LibDirEnv, dir, err)
+		return nil, fmt.Errorf("%s=%s: %w: another user could put their libraries there; point it at a directory only you (or root) can change, or take others' write permission from the directory named (chmod go-w)", LibDirEnv, dir, err)
 	}
 	defer d.Close()
 	return &Libraries{Dir: d.Path()}, nil

@@ -302,7 +302,7 @@ type SpoolRootError struct {
 }
 
 func (e *SpoolRootError) Error() string {
-	return fmt.Sprintf("the spool root %s will not be used: %v: another user could replace the run's directory in it; set %s=DIR to a directory only you (or root) can change (or one with the sticky bit, like /tmp), or remove others' write permission from it (chmod o-w, or chmod +t)",
+	return fmt.Sprintf("the spool root %s will not be used: %v: another user could replace the run's directory in it; set %s=DIR to a directory only you (or root) can change (or one with the sticky bit, like /tmp), or take others' write permission from the directory named (chmod go-w, or chmod +t for a shared one)",
 		e.Dir, e.Err, SpoolRootEnv)
 }
 
@@ -550,8 +550,8 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 }
 
 func passLabel(cfg *options.Config) string {
-	if len(cfg.Pmc) > 0 {
-		return cfg.Pass.SubDir + ": pmc " + strings.Join(cfg.Pmc, " ")
+	if cfg.CollectsCounters() {
+		return cfg.Pass.SubDir + ": " + cfg.CountersLabel()
 	}
 	return cfg.Pass.SubDir
 }
