@@ -55,6 +55,7 @@ const (
 	envRoctxLogLevel           = "ROCTX_LOG_LEVEL"
 	envGoSpoolDir              = "ROCPROF_GO_SPOOL_DIR"
 	envGoTsc                   = "ROCPROF_GO_TSC"
+	envGoNotesFD               = "ROCPROF_GO_NOTES_FD"
 	envGoHipArgs               = "ROCPROF_GO_HIP_ARGS"
 	envCollectionPeriodTesting = "ROCPROF_COLLECTION_PERIOD_TESTING"
 	envGoShimDebug             = "ROCPROF_GO_SHIM_DEBUG"
@@ -85,6 +86,7 @@ var contractVars = []ToolVar{
 	{Name: envRoctxLogLevel, Doc: "--log-level, for ROCTx"},
 	{Name: envGoSpoolDir, ReadBy: byBoth, Doc: "the private directory each process writes its spool into; nothing is recorded without it"},
 	{Name: envGoTsc, ReadBy: ReadByPreload, Doc: "the TSC's frequency when it is invariant, so that each process need not calibrate it"},
+	{Name: envGoNotesFD, ReadBy: ReadByPreload, Doc: "FD:DEV:INO, the run's report channel: an inherited descriptor (not close-on-exec) of the pass's notes file, where a process that cannot create its spool, or execs a program without the profiler, says so (docs/reliability.md)"},
 
 	{Name: envGoHipArgs, ReadBy: ReadByPreload, SetBy: SetByUser, Doc: "1 or 0 forces recording HIP call arguments on or off (default: on for rocpd, json and pftrace)"},
 	{Name: envCollectionPeriodTesting, ReadBy: ReadByPreload, SetBy: SetByUser, Doc: "true logs each collection period's start and end (rocprofv3's testing switch)"},

@@ -58,6 +58,8 @@ const (
 	GoKFDTopology = "ROCPROF_GO_KFD_TOPOLOGY"
 	// GoLogFormat is read by no injected library (rocprofv3's compatibility). --log-format: rocprof-go's own warnings, notes and errors on stderr: text lines ("rocprof-go: warning: ...") or json, one object per message (also ROCPROF_GO_LOG_FORMAT).
 	GoLogFormat = "ROCPROF_GO_LOG_FORMAT"
+	// GoNotesFd is read by the preload library. FD:DEV:INO, the run's report channel: an inherited descriptor (not close-on-exec) of the pass's notes file, where a process that cannot create its spool, or execs a program without the profiler, says so (docs/reliability.md).
+	GoNotesFd = "ROCPROF_GO_NOTES_FD"
 	// GoNoCrashHandler is read by the shim. the shim installs no fatal-signal handler.
 	GoNoCrashHandler = "ROCPROF_GO_NO_CRASH_HANDLER"
 	// GoPMCTiming is read by the shim. 1 prints the shim's CPU time per counted dispatch at exit.
@@ -183,6 +185,7 @@ var Replaced = []string{
 	DemangleKernels,
 	GoCounterDefsFile,
 	GoExtraCountersFile,
+	GoNotesFd,
 	GoSpoolDir,
 	GoTSC,
 	HIPCompilerAPITrace,
@@ -236,6 +239,7 @@ var All = []string{
 	GoKeepPages,
 	GoKFDTopology,
 	GoLogFormat,
+	GoNotesFd,
 	GoNoCrashHandler,
 	GoPMCTiming,
 	GoShimDebug,

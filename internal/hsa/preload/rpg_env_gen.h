@@ -47,6 +47,8 @@
 #define RPG_ENV_GO_KEEP_PAGES "ROCPROF_GO_KEEP_PAGES"
 /* read by the shim; set by the user */
 #define RPG_ENV_GO_KFD_TOPOLOGY "ROCPROF_GO_KFD_TOPOLOGY"
+/* read by the preload library; set by the CLI */
+#define RPG_ENV_GO_NOTES_FD "ROCPROF_GO_NOTES_FD"
 /* read by the shim; set by the user */
 #define RPG_ENV_GO_NO_CRASH_HANDLER "ROCPROF_GO_NO_CRASH_HANDLER"
 /* read by the shim; set by the user */
