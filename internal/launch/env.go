@@ -74,7 +74,9 @@ func composeEnv(s envSpec) *AppEnv {
 		preload = append(preload, s.vgpu)
 		added[VGPUArchEnv] = s.cfg.VirtualGPU
 	}
-	preload = append(preload, s.cfg.Preload...)
+	for _, p := range s.cfg.Preload {
+		preload = append(preload, absoluteLibrary(p))
+	}
 	if cur := vars["LD_PRELOAD"]; cur != "" {
 		preload = append(preload, strings.FieldsFunc(cur, func(r rune) bool { return r == ':' || r == ' ' })...)
 	}
@@ -118,4 +120,20 @@ func (e *AppEnv) AddedLines() []string {
 		out[i] = k + "=" + e.Added[k]
 	}
 	return out
+}
+
+// absoluteLibrary makes a --preload library given as a relative path
+// absolute, against rocprof-go's directory, where the user typed it: a
+// relative LD_PRELOAD entry is looked up again in each process's working
+// directory, so a process of the app that changes directory would load
+// whatever is found there under that name (issue 31). A bare name
+// (libfoo.so) is left to the dynamic linker's search path.
+func absoluteLibrary(p string) string {
+	if !strings.Contains(p, "/") || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -387,3 +387,13 @@ func TestLibDirIsAbsoluteAndChecked(t *testing.T) {
 	_, err = libDirLibraries(dir)
 	require.ErrorContains(t, err, LibDirEnv+"="+dir+": "+dir+" cannot be trusted (writable by others (mode 0777) without the sticky bit)")
 }
+
+// Issue 31: a --preload library given as a relative path reaches
+// LD_PRELOAD absolute; a bare name is left to the linker's search.
+func TestRelativePreloadIsMadeAbsolute(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	p := plan(t, "--preload", "lib/libuser.so", "--preload", "libbare.so", "--", "true")
+	env := composeEnv(envSpec{cfg: p.Passes[0], preload: "/x/" + PreloadLib})
+	require.Equal(t, filepath.Join(wd, "lib/libuser.so")+":libbare.so:/x/"+PreloadLib, env.Added["LD_PRELOAD"])
+}
