@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -21,7 +22,7 @@ func newCompareCmd() *cobra.Command {
 	var metric, threshold, minDelta, format, output string
 	var domains, gate []string
 	var alpha float64
-	var failOnMissing bool
+	var failOnMissing, allowIncomplete bool
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW | compare BASE... -- NEW...",
 		Short: "compare runs kernel by kernel and API by API; exit 3 on a regression",
@@ -70,7 +71,7 @@ Options go before the runs: everything after -- is the new side.`,
 			if err != nil {
 				return err
 			}
-			opt.FailOnMissing = failOnMissing
+			opt.FailOnMissing, opt.AllowIncomplete = failOnMissing, allowIncomplete
 			base, next := args[:1], args[1:]
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				base, next = args[:dash], args[dash:]
@@ -78,6 +79,10 @@ Options go before the runs: everything after -- is the new side.`,
 			rep, err := rocprof.Compare(base, next, opt)
 			if err != nil {
 				return err
+			}
+			if len(rep.Incomplete) > 0 {
+				// A gate must not pass on runs that are not the app's whole run.
+				return errors.New(strings.Join(rep.ForTerminal().Incomplete, "\nrocprof-go: error: "))
 			}
 			shown := rep
 			if toStdout(output) && format != "json" {
@@ -110,6 +115,7 @@ Options go before the runs: everything after -- is the new side.`,
 	f.StringSliceVar(&domains, "domain", nil, "compare only these domains: kernel, copy, hip, hsa, marker, alloc, scratch, rccl (repeatable)")
 	f.StringSliceVar(&gate, "gate", nil, "domains whose regressions fail the comparison (default kernel,copy; e.g. --gate kernel,copy,hip, or all)")
 	f.BoolVar(&failOnMissing, "fail-on-missing", false, "fail (exit 3) when an entry is found on one side only")
+	f.BoolVar(&allowIncomplete, "allow-incomplete", false, "also compare runs whose run.json says they timed out, crashed or lost records (refused otherwise)")
 	return cmd
 }
 

@@ -64,6 +64,7 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 	f.StringVarP(&units, "summary-units", "u", "nsec", "duration unit of the text and CSV tables: "+strings.Join(summary.Units, ", "))
 	f.BoolVar(&opt.ByRank, "by-rank", false, "also one set of tables per rank or process")
 	f.IntVar(&opt.Top, "top", 10, "rows in the top-kernels table")
+	f.BoolVar(&opt.AllowIncomplete, "allow-incomplete", false, "also read runs whose run.json says they timed out, crashed or lost records")
 	return cmd
 }
 

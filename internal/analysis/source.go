@@ -25,6 +25,11 @@ type Source struct {
 	// Options are run.json's "options" (e.g. truncate_kernels), nil when
 	// the run has no manifest.
 	Options map[string]string
+	// Problems say why the run's records are not the app's whole run, as
+	// its run.json tells (timed out, killed by a signal, records, domains
+	// or spools lost; manifest.go); summary and compare refuse such a
+	// run unless asked (CheckComplete).
+	Problems []string
 }
 
 // manifestLimit bounds the run.json read: anyone who can write the
@@ -38,7 +43,19 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // analyses need: which files the run wrote, and its options.
 type runManifest struct {
 	Options map[string]string `json:"options"`
-	Files   []struct {
+	// How the run ended: what Problems reads.
+	ExitStatus    int               `json:"exit_status"`
+	TimedOut      bool              `json:"timed_out"`
+	Error         string            `json:"error"`
+	LostRecords   []json.RawMessage `json:"lost_records"`
+	LostDomains   []json.RawMessage `json:"lost_domains"`
+	SkippedSpools []string          `json:"skipped_spools"`
+	Passes        []struct {
+		Dir        string `json:"dir"`
+		ExitStatus int    `json:"exit_status"`
+		TimedOut   bool   `json:"timed_out"`
+	} `json:"passes"`
+	Files []struct {
 		Path   string `json:"path"`
 		Format string `json:"format"`
 	} `json:"files"`
@@ -100,6 +117,10 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 		return nil, fmt.Errorf("%s is not a rocprof-go run manifest: %w", path, err)
 	}
 	src.Options = m.Options
+	src.Problems = m.problems()
+	for i := range m.Concurrent {
+		src.Problems = append(src.Problems, m.Concurrent[i].problems()...)
+	}
 	formats := map[string]bool{}
 	runs := append([]runManifest{m}, m.Concurrent...)
 	for _, r := range runs {
@@ -229,4 +250,60 @@ func isDatabase(path string) bool {
 	head := make([]byte, len(sqliteMagic))
 	_, err = io.ReadFull(f, head)
 	return err == nil && bytes.Equal(head, sqliteMagic)
+}
+
+// problems says why a run's figures may not be the app's: it timed out,
+// the app died of a signal, records or domains were lost, spools could not
+// be read, or the run failed (run.json's own words).
+func (m *runManifest) problems() []string {
+	var out []string
+	timedOut := m.TimedOut
+	for _, p := range m.Passes {
+		timedOut = timedOut || p.TimedOut
+	}
+	status := m.ExitStatus
+	for _, p := range m.Passes {
+		if status == 0 && p.ExitStatus != 0 {
+			status = p.ExitStatus
+		}
+	}
+	switch {
+	case timedOut:
+		out = append(out, "it timed out (--timeout stopped the app)")
+	case status > 128 && status < 128+65:
+		out = append(out, fmt.Sprintf("the app was killed by signal %d (exit status %d)", status-128, status))
+	}
+	if n := len(m.LostRecords); n > 0 {
+		out = append(out, fmt.Sprintf("records of %d process(es) were lost (lost_records)", n))
+	}
+	if n := len(m.LostDomains); n > 0 {
+		out = append(out, fmt.Sprintf("%d requested domain(s) were not collected (lost_domains)", n))
+	}
+	if n := len(m.SkippedSpools); n > 0 {
+		out = append(out, fmt.Sprintf("%d spool(s) could not be read (skipped_spools)", n))
+	}
+	if m.Error != "" && len(out) == 0 {
+		out = append(out, "it failed: "+m.Error)
+	}
+	return out
+}
+
+// CheckComplete returns an *IncompleteError when the run's run.json says
+// its records are not the app's whole run (Problems), unless allow.
+func (s *Source) CheckComplete(allow bool) error {
+	if allow || len(s.Problems) == 0 {
+		return nil
+	}
+	return &IncompleteError{Path: s.Path, Problems: s.Problems}
+}
+
+// IncompleteError refuses a run whose run.json says it is incomplete.
+type IncompleteError struct {
+	Path     string
+	Problems []string
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("run %s is incomplete: %s; its figures are not the whole app's: record it again, or pass --allow-incomplete to use it anyway",
+		e.Path, strings.Join(e.Problems, "; "))
 }

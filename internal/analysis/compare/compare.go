@@ -82,6 +82,10 @@ type Options struct {
 	Gate []analysis.Domain
 	// FailOnMissing makes names found on one side only fail the comparison.
 	FailOnMissing bool
+	// AllowIncomplete lets runs whose run.json says they are incomplete
+	// (timed out, killed by a signal, records lost: Run.Problems) be
+	// compared; without it such a run fails the comparison.
+	AllowIncomplete bool
 }
 
 // Status is a row's verdict.
@@ -175,8 +179,11 @@ type Report struct {
 	FailOnMissing bool `json:"fail_on_missing"`
 	// Failed says whether the comparison fails: a gated regression, or a
 	// missing entry with FailOnMissing.
-	Failed   bool     `json:"failed"`
-	Warnings []string `json:"warnings,omitempty"`
+	Failed bool `json:"failed"`
+	// Incomplete says which runs are incomplete and why (their run.json):
+	// each fails the comparison unless Options.AllowIncomplete.
+	Incomplete []string `json:"incomplete,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // Domain is an output domain (analysis.Domain), named here for users of
@@ -196,6 +203,9 @@ type Run struct {
 	Path    string
 	Stats   map[Key]*analysis.Stats
 	Options map[string]string // the run's options, from its run.json
+	// Problems say why the run is incomplete, from its run.json
+	// (analysis.Source.Problems).
+	Problems []string
 }
 
 // Load reads a run (a ROCpd database, a run directory with its run.json, a
@@ -205,7 +215,7 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Path: path, Stats: map[Key]*analysis.Stats{}, Options: src.Options}
+	r := &Run{Path: path, Stats: map[Key]*analysis.Stats{}, Options: src.Options, Problems: src.Problems}
 	err = analysis.ScanSource(src, func(ev *analysis.Event) error {
 		k := Key{Domain: ev.Domain, Name: ev.Name}
 		switch ev.Domain {
@@ -362,7 +372,16 @@ func Compare(base, next []*Run, opt Options) *Report {
 		}
 	}
 	explainMissing(rep, base, next)
-	rep.Failed = rep.Regressions > 0 || (opt.FailOnMissing && rep.Missing > 0)
+	if !opt.AllowIncomplete {
+		for _, side := range [][]*Run{base, next} {
+			for _, r := range side {
+				if err := (&analysis.Source{Path: r.Path, Problems: r.Problems}).CheckComplete(false); err != nil {
+					rep.Incomplete = append(rep.Incomplete, err.Error())
+				}
+			}
+		}
+	}
+	rep.Failed = rep.Regressions > 0 || (opt.FailOnMissing && rep.Missing > 0) || len(rep.Incomplete) > 0
 	sort.Slice(rep.Rows, func(i, j int) bool {
 		a, b := rep.Rows[i], rep.Rows[j]
 		if a.Status != b.Status {

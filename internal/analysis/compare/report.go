@@ -137,6 +137,9 @@ func (r *Report) headline() string {
 	if r.Missing > 0 {
 		h += fmt.Sprintf("; %d entries on one side only", r.Missing)
 	}
+	for _, in := range r.Incomplete {
+		h += "\nFAILED: " + in
+	}
 	return h
 }
 

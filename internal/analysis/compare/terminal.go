@@ -15,6 +15,7 @@ func (r *Report) ForTerminal() *Report {
 		row.Note = model.TerminalString(row.Note)
 	}
 	t.Warnings, t.Base, t.New = terminalStrings(r.Warnings), terminalStrings(r.Base), terminalStrings(r.New)
+	t.Incomplete = terminalStrings(r.Incomplete)
 	return &t
 }
 

@@ -10,6 +10,10 @@ import (
 type Options struct {
 	Top    int  // rows in the top-kernels table (0: 10)
 	ByRank bool // also one set of domain tables per rank/process
+	// AllowIncomplete reads runs whose run.json says they are incomplete
+	// (timed out, killed by a signal, records lost); without it Build
+	// refuses them (analysis.IncompleteError).
+	AllowIncomplete bool
 }
 
 // Units are the duration units of the text and CSV renderings
@@ -89,7 +93,14 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 	ranks := map[*analysis.Process]*accum{}
 	var rankOrder []*analysis.Process
 	for _, in := range inputs {
-		err := analysis.Scan(in, func(ev *analysis.Event) error {
+		src, err := analysis.Resolve(in)
+		if err == nil {
+			err = src.CheckComplete(opt.AllowIncomplete)
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = analysis.ScanSource(src, func(ev *analysis.Event) error {
 			total.add(ev)
 			if opt.ByRank {
 				a := ranks[ev.Process]
