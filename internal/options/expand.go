@@ -114,6 +114,32 @@ func (c *Config) TracingDomains() []string {
 // CollectsCounters reports whether this pass collects hardware counters.
 func (c *Config) CollectsCounters() bool { return len(c.Pmc) > 0 || len(c.PmcGroups) > 0 }
 
+// CounterGroups returns the pass's counter groups: --pmc's (or a pmc line's)
+// one group, or an input file's pmc_groups; nil when it collects none.
+func (c *Config) CounterGroups() [][]string {
+	if len(c.Pmc) > 0 {
+		return [][]string{c.Pmc}
+	}
+	return c.PmcGroups
+}
+
+// CountersLabel renders the pass's counters for people: "pmc A B", or
+// "pmc_groups A B | C D"; "" when it collects none.
+func (c *Config) CountersLabel() string {
+	if !c.CollectsCounters() {
+		return ""
+	}
+	key := "pmc"
+	if len(c.Pmc) == 0 {
+		key = "pmc_groups"
+	}
+	groups := make([]string, 0, len(c.CounterGroups()))
+	for _, g := range c.CounterGroups() {
+		groups = append(groups, strings.Join(g, " "))
+	}
+	return key + " " + strings.Join(groups, " | ")
+}
+
 // validate checks the combinations rocprofv3 rejects. withApp says whether an
 // application will run.
 func (c *Config) validate(withApp bool) ([]string, error) {

@@ -10,10 +10,7 @@ import (
 // starts: unknown names (with the nearest suggestion) and --pmc sets or pmc:
 // lines that need more than one pass fail at once, with a valid split.
 func validatePassCounters(cfg *options.Config, agents []topology.Agent) error {
-	groups := cfg.PmcGroups
-	if len(cfg.Pmc) > 0 {
-		groups = [][]string{cfg.Pmc}
-	}
+	groups := cfg.CounterGroups()
 	for _, a := range agents {
 		dev, err := counters.DeviceFromProperties(a.Arch, a.Properties)
 		if err != nil {

@@ -31,7 +31,7 @@ var shimDomains = []shimDomain{
 	{"hsa_amd_trace", 3, func(c *options.Config) bool { return c.HsaAmdTrace.On() }},
 	{"hsa_image_trace", 4, func(c *options.Config) bool { return c.HsaImageTrace.On() }},
 	{"hsa_finalizer_trace", 5, func(c *options.Config) bool { return c.HsaFinalizerTrace.On() }},
-	{"pmc", 11, func(c *options.Config) bool { return len(c.Pmc) > 0 }},
+	{"pmc", 11, func(c *options.Config) bool { return c.CollectsCounters() }},
 	{"advanced_thread_trace", -1, func(c *options.Config) bool { return c.AdvancedThreadTrace.On() }},
 }
 
@@ -75,7 +75,7 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 				continue
 			}
 			byReason[why] = append(byReason[why], d.option)
-			explicit[why] = explicit[why] || c.IsSet(d.option)
+			explicit[why] = explicit[why] || askedByName(c, d.option)
 		}
 		reasons := make([]string, 0, len(byReason))
 		for why := range byReason {
@@ -92,6 +92,16 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 		}
 	}
 	return lost, unavailable
+}
+
+// askedByName reports whether the pass asked for the domain by name rather
+// than through an aggregate option: counters are always asked for by name,
+// by --pmc or by an input file's pmc or pmc_groups.
+func askedByName(c *options.Config, option string) bool {
+	if option == "pmc" {
+		return c.CollectsCounters()
+	}
+	return c.IsSet(option)
 }
 
 // LostDomainsError is a run whose app ran but some requested domains were

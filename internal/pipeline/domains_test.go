@@ -1,0 +1,40 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// A pass that collects counters through an input file's pmc_groups is
+// checked for lost counters as a --pmc pass is: a runtime that dropped the
+// shim, or one that cannot collect counters, loses them (issue 35).
+func TestDomainLossesCountPmcGroups(t *testing.T) {
+	for name, c := range map[string]*options.Config{
+		"pmc":        {Pmc: []string{"SQ_WAVES"}},
+		"pmc_groups": {PmcGroups: [][]string{{"SQ_WAVES"}, {"GRBM_COUNT"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// The HSA runtime initialised without the shim.
+			lost, unavailable := domainLosses(c, []output.ProcessStatus{{PID: 20, Status: map[uint64]string{tracing.StatusHSAInit: "pid 20"}}})
+			require.Empty(t, unavailable)
+			require.Len(t, lost, 1)
+			require.Equal(t, []string{"pmc"}, lost[0].Domains)
+
+			// The shim attached but reported counters unavailable: asked
+			// for by name, so lost, not a note.
+			lost, unavailable = domainLosses(c, []output.ProcessStatus{{PID: 21, Status: map[uint64]string{
+				tracing.StatusHSAInit:           "pid 21",
+				tracing.StatusShimAttached:      "HSA API tables major 1: core amd",
+				tracing.StatusUnavailable | 11: "no counters on this runtime",
+			}}})
+			require.Empty(t, unavailable)
+			require.Equal(t, []launch.DomainLoss{{PID: 21, Domains: []string{"pmc"}, Reason: "no counters on this runtime"}}, lost)
+		})
+	}
+}
