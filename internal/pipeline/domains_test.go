@@ -29,8 +29,8 @@ func TestDomainLossesCountPmcGroups(t *testing.T) {
 			// The shim attached but reported counters unavailable: asked
 			// for by name, so lost, not a note.
 			lost, unavailable = domainLosses(c, []output.ProcessStatus{{PID: 21, Status: map[uint64]string{
-				tracing.StatusHSAInit:           "pid 21",
-				tracing.StatusShimAttached:      "HSA API tables major 1: core amd",
+				tracing.StatusHSAInit:          "pid 21",
+				tracing.StatusShimAttached:     "HSA API tables major 1: core amd",
 				tracing.StatusUnavailable | 11: "no counters on this runtime",
 			}}})
 			require.Empty(t, unavailable)
