@@ -105,6 +105,39 @@ func TestEchoShowsNegatedAggregate(t *testing.T) {
 	require.NotContains(t, r.stdout, "ROCPROF_HSA_CORE_API_TRACE")
 }
 
+// Every tracing domain --echo exports to the injected code has its row, on
+// (issue 35: --rccl-trace exported ROCPROF_RCCL_API_TRACE=1 with no row);
+// a pmc_groups job's counters are shown too.
+func TestEchoShowsEveryDomainItExports(t *testing.T) {
+	lib := launchtest.FakeLibDir(t)
+	input := filepath.Join(t.TempDir(), "in.yaml")
+	require.NoError(t, os.WriteFile(input, []byte("jobs:\n  - pmc_groups: [[SQ_WAVES], [GRBM_COUNT]]\n"), 0o644))
+	r := runCLI(t, []string{launch.LibDirEnv + "=" + lib}, "--sys-trace", "--rccl-trace", "--advanced-thread-trace",
+		"-i", input, "--echo", "--", "true")
+	require.Equal(t, 0, r.code, r.stderr)
+	rows := map[string]string{}
+	exported := map[string]bool{}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && (f[1] == "on" || f[1] == "off") {
+			rows[f[0]] = f[1]
+		}
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && v == "1" {
+			exported[k] = true
+		}
+	}
+	require.True(t, exported["ROCPROF_RCCL_API_TRACE"], r.stdout)
+	n := 0
+	for _, s := range options.Specs {
+		if s.Kind == options.KindBool && s.Env != "" && strings.HasSuffix(s.Long, "-trace") && exported[s.Env] {
+			require.Equal(t, "on", rows[s.Long], "%s exports %s but --echo shows no row for it:\n%s", s.Flag(), s.Env, r.stdout)
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, 13, r.stdout)
+	require.Contains(t, r.stdout, "counters: pmc_groups SQ_WAVES | GRBM_COUNT")
+}
+
 func TestThreeJobsMakeThreePassDirectories(t *testing.T) {
 	lib := launchtest.FakeLibDir(t)
 	out := t.TempDir()

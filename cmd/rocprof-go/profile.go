@@ -132,7 +132,7 @@ func echo(w io.Writer, runner *launch.Runner, plan *options.Plan) error {
 			fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
 		}
 		if cfg.CollectsCounters() {
-			fmt.Fprintf(w, "  counters: %s\n", strings.Join(cfg.Pmc, " "))
+			fmt.Fprintf(w, "  counters: %s\n", cfg.CountersLabel())
 		}
 		fmt.Fprintln(w, "  environment added:")
 		for _, l := range env.AddedLines() {
@@ -147,18 +147,23 @@ type tracingSwitch struct {
 	on   bool
 }
 
+// tracingSwitches lists every tracing domain the injected code can be asked
+// for, from the option table: each supported --*-trace option that carries a
+// ROCPROF_* variable (the aggregates, which carry none, show through the
+// domains they turn on). So every domain --echo's environment exports has
+// its row.
 func tracingSwitches(c *options.Config) []tracingSwitch {
-	return []tracingSwitch{
-		{"hip-runtime-trace", c.HipRuntimeTrace.On()},
-		{"hip-compiler-trace", c.HipCompilerTrace.On()},
-		{"hsa-core-trace", c.HsaCoreTrace.On()},
-		{"hsa-amd-trace", c.HsaAmdTrace.On()},
-		{"hsa-image-trace", c.HsaImageTrace.On()},
-		{"hsa-finalizer-trace", c.HsaFinalizerTrace.On()},
-		{"marker-trace", c.MarkerTrace.On()},
-		{"kernel-trace", c.KernelTrace.On()},
-		{"memory-copy-trace", c.MemoryCopyTrace.On()},
-		{"memory-allocation-trace", c.MemoryAllocationTrace.On()},
-		{"scratch-memory-trace", c.ScratchMemoryTrace.On()},
+	var out []tracingSwitch
+	for i := range options.Specs {
+		s := &options.Specs[i]
+		if s.Kind != options.KindBool || s.Env == "" || s.NotSupported != "" || !strings.HasSuffix(s.Long, "-trace") {
+			continue
+		}
+		t, ok := s.Field(c).(*options.Tri)
+		if !ok {
+			continue
+		}
+		out = append(out, tracingSwitch{s.Long, t.On()})
 	}
+	return out
 }
