@@ -56,6 +56,9 @@ type OutputReport struct {
 	// failed, or the HSA runtime had no GPU agent): the run fails, and
 	// nothing it did not record is blamed on the app.
 	NoGPU []NoGPU
+	// Truncated are the processes that stored names or messages cut to
+	// fit a record (over ~64 KiB): a note, the records are kept.
+	Truncated []TruncatedNames
 	// Warnings are said at the end of the run (RunOutputWriter's only).
 	Warnings []string
 }
@@ -127,6 +130,7 @@ type PassResult struct {
 	LostRecords       []RecordLoss
 	SkippedSpools     []string
 	NoGPU             []NoGPU
+	Truncated         []TruncatedNames // see OutputReport
 	// Unprofiled are the app's processes that could not record, from the
 	// pass's notes (internal/hsa/preload/notes.c): the run fails.
 	Unprofiled []UnprofiledProcess
@@ -509,6 +513,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			if rep != nil {
 				pr.Files, pr.Records, pr.Lost, pr.Unavailable = rep.Files, rep.Records, rep.Lost, rep.Unavailable
 				pr.LostRecords, pr.SkippedSpools, pr.NoGPU = rep.LostRecords, rep.SkippedSpools, rep.NoGPU
+				pr.Truncated = rep.Truncated
 			}
 			if werr != nil {
 				keepRunDir = true
@@ -554,4 +559,11 @@ func passLabel(cfg *options.Config) string {
 		return cfg.Pass.SubDir + ": " + cfg.CountersLabel()
 	}
 	return cfg.Pass.SubDir
+}
+
+// TruncatedNames is how many records of a process hold a name or message
+// the recorder cut to fit its largest record (~64 KiB).
+type TruncatedNames struct {
+	PID   int    `json:"pid"`
+	Count uint64 `json:"count"`
 }

@@ -160,3 +160,21 @@ func TestValidTextIsNotCopied(t *testing.T) {
 	require.Equal(t, "a\uFFFDb\uFFFD", model.ValidString("a\xff\xfeb\xc3"))
 	require.Zero(t, testing.AllocsPerRun(100, func() { model.ValidBytes(b) }))
 }
+
+// The recorder counts the records whose string it cut to fit (names and
+// messages over ~64 KiB) in the spool's header; Write reports the count per
+// process, which run.json's truncated_names and the run's note show
+// (issue 31: the count was never reported).
+func TestTruncatedNamesAreReported(t *testing.T) {
+	dir := t.TempDir()
+	info := outputtest.Info(600)
+	info.TruncatedRecords = 3
+	b := spooltest.New(info)
+	outputtest.Emit(600, 4, func(r encoding.BinaryAppender) { b.Add(r) })
+	_, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	res, err := Write(model.Config{Dir: t.TempDir(), PrefixTemplate: "run", Formats: []model.Format{model.FormatCSV}}, dir)
+	require.NoError(t, err)
+	require.Len(t, res.Processes, 1)
+	require.Equal(t, uint64(3), res.Processes[0].Truncated)
+}

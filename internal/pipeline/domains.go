@@ -128,6 +128,13 @@ func noteUnavailable(w io.Writer, u []launch.DomainLoss) {
 	}
 }
 
+// noteTruncated tells of names and messages cut to fit a record.
+func noteTruncated(w io.Writer, t []launch.TruncatedNames) {
+	for _, p := range t {
+		fmt.Fprintf(w, "rocprof-go: note: pid %d: %d names or messages were longer than the largest record (~64 KiB) and were cut (run.json truncated_names)\n", p.PID, p.Count)
+	}
+}
+
 // RecordsLostError is a run whose spools did not bring every record to the
 // outputs: records dropped in the app (the spool's file system was full),
 // torn or in damaged chunks, or whole spool files that could not be read.

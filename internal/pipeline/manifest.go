@@ -48,6 +48,9 @@ type Manifest struct {
 	// failed).
 	LostRecords   []launch.RecordLoss `json:"lost_records,omitempty"`
 	SkippedSpools []string            `json:"skipped_spools,omitempty"`
+	// TruncatedNames are the processes whose records hold a name or
+	// message cut to fit a record (over ~64 KiB): noted, not a failure.
+	TruncatedNames []launch.TruncatedNames `json:"truncated_names,omitempty"`
 	// NoGPU are the processes whose GPU stack found no GPU: hsa_init
 	// failed (with what the thunk said about it), or the HSA runtime had
 	// no GPU agent (the run failed).

@@ -43,6 +43,11 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 		rep.NoGPU = noGPUProcesses(res.Statuses)
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		rep.LostRecords, rep.SkippedSpools = recordLosses(res)
+		for _, p := range res.Processes {
+			if p.Truncated > 0 {
+				rep.Truncated = append(rep.Truncated, launch.TruncatedNames{PID: int(p.PID), Count: p.Truncated})
+			}
+		}
 		rep.Records = map[string]int64{}
 		for _, g := range res.Groups {
 			for d, n := range g.Records {

@@ -103,6 +103,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
 	noteUnavailable(progress, m.UnavailableDomains)
+	noteTruncated(progress, m.TruncatedNames)
 	for _, w := range res.Warnings {
 		fmt.Fprintln(progress, "rocprof-go: warning: "+w)
 	}
@@ -233,6 +234,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 		m.UnavailableDomains = append(m.UnavailableDomains, p.Unavailable...)
 		m.LostRecords = append(m.LostRecords, p.LostRecords...)
 		m.SkippedSpools = append(m.SkippedSpools, p.SkippedSpools...)
+		m.TruncatedNames = append(m.TruncatedNames, p.Truncated...)
 		m.NoGPU = append(m.NoGPU, p.NoGPU...)
 		m.UnprofiledProcesses = append(m.UnprofiledProcesses, p.Unprofiled...)
 		for _, f := range p.Files {

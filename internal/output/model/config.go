@@ -201,6 +201,9 @@ type Process struct {
 	Torn    uint64 // records rejected because they were never published
 	Invalid uint64 // chunks abandoned at a malformed record
 	Dropped uint64 // records the recorder could not store (counted in the app)
+	// Truncated are records stored with a string cut to fit (a name or
+	// message over the largest record, ~64 KiB; counted in the app).
+	Truncated uint64
 }
 
 // Result lists what Write produced, for the run manifest.
