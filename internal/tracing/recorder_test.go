@@ -457,3 +457,31 @@ func openOnlySpool(t *testing.T, dir string) *tracing.Reader {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// A message longer than the largest record is stored cut and counted in
+// the spool's header, the process's first record too (issue 31: it was
+// not counted, the spool did not exist yet when it was cut).
+func TestRecorderCountsTruncatedFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	cmd := driverCmd(t, dir, "truncate", "0", "0")
+	cmd.Env = append(cmd.Env, "ROCPROF_MARKER_API_TRACE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	paths, err := tracing.List(dir)
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	r, err := tracing.Open(paths[0])
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, uint64(2), r.Process().TruncatedRecords)
+	marks := 0
+	for r.Next() {
+		if r.Kind() == tracing.KindMarker {
+			m := r.Marker()
+			require.Less(t, len(m.Message), 100000)
+			require.Greater(t, len(m.Message), 60000)
+			marks++
+		}
+	}
+	require.Equal(t, 2, marks)
+}

@@ -278,6 +278,15 @@ int main(int argc, char **argv)
         bench();
         return 0;
     }
+    if (!strcmp(mode, "truncate")) {
+        /* The process's first record and a later one carry a message longer
+         * than the largest record: both are stored cut, both counted. */
+        static char big[100000];
+        memset(big, 'm', sizeof big);
+        rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, 0, 1, 1, 0, big, sizeof big);
+        rpg_record_marker(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, 0, 2, 2, 0, big, sizeof big);
+        return 0;
+    }
     const char *h = getenv("DRIVER_HELPER");
     g_helper = h && !strcmp(h, "1");
     if (!strcmp(mode, "fork-idle")) {

@@ -59,6 +59,11 @@ static struct {
     char path[PATH_MAX];
 } g_sp;
 
+/* Records cut before the spool existed (the process's first record is
+ * clamped before its reservation opens the spool): added to the header's
+ * count when the spool is created. */
+static uint64_t g_truncated_early;
+
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Set (once, never cleared in a process image) before this process first
@@ -481,6 +486,7 @@ static int open_spool_locked(void)
     }
     rpg_spool_header *h = (rpg_spool_header *)base;
     fill_header(h);
+    h->truncated += __atomic_exchange_n(&g_truncated_early, 0, __ATOMIC_RELAXED);
     g_sp.hdr = h;
     __atomic_store_n(&h->magic, RPG_SPOOL_MAGIC, __ATOMIC_RELEASE);
     return SPOOL_READY;
@@ -801,8 +807,10 @@ void rpg_record_publish(void *rec)
 static uint32_t clamp_tail(size_t fixed, size_t len)
 {
     if (fixed + len > RPG_MAX_RECORD) {
-        if (g_sp.hdr)
+        if (__atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE) == SPOOL_READY)
             count(&g_sp.hdr->truncated);
+        else
+            __atomic_fetch_add(&g_truncated_early, 1, __ATOMIC_RELAXED);
         return (uint32_t)(RPG_MAX_RECORD - fixed);
     }
     return (uint32_t)len;
