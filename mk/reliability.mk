@@ -1,7 +1,7 @@
 # Reliability: the fault sample apps (testdata/apps/fault_*.cpp) the end-to-end
 # fault tests in test/reliability run, a 10M-dispatch soak, and a fuzzing run
 # that records each target's duration and executions (docs/reliability.md).
-RELIABILITY_APPS := $(addprefix $(BUILD)/testdata/,fault_exit fault_progress fault_inspect)
+RELIABILITY_APPS := $(addprefix $(BUILD)/testdata/,fault_exit fault_progress fault_inspect fault_unprofiled)
 
 TEST_PREREQS += $(RELIABILITY_APPS)
 

@@ -68,8 +68,18 @@ func writeReport(w io.Writer, plan *options.Plan, res *pipeline.Result) {
 	}
 	fmt.Fprint(w, b.String())
 	for _, d := range emptyDomains(plan, m) {
-		fmt.Fprintf(w, "rocprof-go: note: %s recorded nothing (no %s records)%s\n", d.option, d.domain, d.why)
+		fmt.Fprintf(w, "rocprof-go: note: %s recorded nothing (no %s records)%s\n", d.option, d.domain, emptyWhy(d, m))
 	}
+}
+
+// emptyWhy is what an empty domain means. When a process of the app could
+// not be profiled, or its spool could not be read, the profiler did not see
+// everything the app did: the note says so instead of blaming the app.
+func emptyWhy(d domainOption, m *rocprof.Manifest) string {
+	if n := len(m.UnprofiledProcesses) + len(m.SkippedSpools); n > 0 {
+		return fmt.Sprintf(": %d process(es) of the app could not be profiled or read, so this says nothing about what the app did", n)
+	}
+	return d.why
 }
 
 // displayPath shows a path relative to the working directory when it is

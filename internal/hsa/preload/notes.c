@@ -139,6 +139,12 @@ static void put(line *l, const char *s)
         *l->p++ = (*s == '\t' || *s == '\n') ? '?' : *s;
 }
 
+static void put_sep(line *l)
+{
+    if (l->p < l->end)
+        *l->p++ = '\t';
+}
+
 static void put_num(line *l, long long v)
 {
     char tmp[24];
@@ -155,7 +161,7 @@ static void put_num(line *l, long long v)
 
 static void field(line *l, const char *key, const char *val)
 {
-    put(l, "\t");
+    put_sep(l);
     put(l, key);
     put(l, "=");
     put(l, val);
@@ -163,7 +169,7 @@ static void field(line *l, const char *key, const char *val)
 
 static void field_num(line *l, const char *key, long long v)
 {
-    put(l, "\t");
+    put_sep(l);
     put(l, key);
     put(l, "=");
     put_num(l, v);
@@ -183,7 +189,8 @@ static void note(const char *kind, int pid, int err, const char *stage, const ch
     }
     char buf[NOTE_MAX];
     line l = {buf, buf + sizeof buf - 1};
-    put(&l, "rpg-note\tv=1");
+    put(&l, "rpg-note");
+    field(&l, "v", "1");
     field(&l, "kind", kind);
     field_num(&l, "pid", pid);
     field_num(&l, "ppid", getppid());
