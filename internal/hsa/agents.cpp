@@ -247,7 +247,7 @@ void record_agents_now()
             r.max_waves_per_simd = simd_per_cu ? waves_cu / simd_per_cu : 0;
             r.lds_size_in_kb = ps.group / 1024;
             r.wave_front_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_WAVEFRONT_SIZE);
-            r.num_xcc = 1; // ROCR 5.2.3 has no XCC attribute; no multi-XCC part runs on it
+            r.num_xcc = shim_agent_num_xcc(a);
             r.cu_count = cus;
             r.array_count = (uint64_t)se * sa;
             r.num_shader_banks = se;
@@ -324,6 +324,19 @@ const ShimAgent *shim_host_agent()
         if (g_agents[i].type == HSA_DEVICE_TYPE_CPU)
             return &g_agents[i];
     return nullptr;
+}
+
+uint32_t shim_agent_num_xcc(hsa_agent_t a)
+{
+    // HSA_AMD_AGENT_INFO_NUM_XCC (hsa_ext_amd.h of ROCm 6.0 and later); the
+    // host's 5.2.3 headers the shim is built with do not name it, and ROCR
+    // 5.2.3 refuses it (no multi-XCC part runs on it).
+    const int kNumXcc = 0xA111;
+    uint32_t n = 0;
+    if (shim_core.hsa_agent_get_info_fn(a, (hsa_agent_info_t)kNumXcc, &n) != HSA_STATUS_SUCCESS ||
+        n == 0)
+        return 1;
+    return n;
 }
 
 uint32_t shim_pool_node(uint64_t handle)

@@ -70,6 +70,7 @@ hsa_status_t add_gpu(hsa_agent_t a, void *data)
         d->simd_per_cu = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU);
         d->se_count = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES);
         d->sa_per_se = info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
+        d->num_xcc = shim_agent_num_xcc(a);
         d->wave_size = info<uint32_t>(a, HSA_AGENT_INFO_WAVEFRONT_SIZE);
         d->max_waves_per_cu = info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU);
         d->clock_mhz = info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY);

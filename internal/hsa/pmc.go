@@ -262,7 +262,7 @@ func buildSlot(agent uint64, dev *aql.Device, events []aql.Event) (*aql.PMCPacke
 func agentProperties(d *C.shim_pmc_agent_desc, getenv func(string) string) map[string]uint64 {
 	se, sa, cu, spc := uint64(d.se_count), uint64(d.sa_per_se), uint64(d.cu_count), uint64(d.simd_per_cu)
 	p := map[string]uint64{
-		"num_xcc":                 1, // ROCR 5.2.3 knows no multi-XCC part
+		"num_xcc":                 uint64(max(d.num_xcc, 1)), // the runtime's (1 on ROCR 5.2.3)
 		"array_count":             se * sa,
 		"simd_arrays_per_engine":  sa,
 		"simd_count":              cu * spc,

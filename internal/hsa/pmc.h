@@ -41,8 +41,9 @@ typedef struct shim_pmc_agent_desc {
     char name[64];      /* HSA_AGENT_INFO_NAME, e.g. "gfx90a" */
     uint32_t cu_count;
     uint32_t simd_per_cu;
-    uint32_t se_count;
+    uint32_t se_count;  /* shader engines, all XCCs together */
     uint32_t sa_per_se;
+    uint32_t num_xcc;   /* XCCs (shim_agent_num_xcc): 8 on an MI300X */
     uint32_t wave_size;
     uint32_t max_waves_per_cu;
     uint32_t clock_mhz;

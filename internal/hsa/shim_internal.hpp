@@ -43,6 +43,10 @@ const ShimAgent *shim_find_agent(hsa_agent_t a);
 const ShimAgent *shim_host_agent();
 // Node of the agent owning a memory pool or region (UINT32_MAX if unknown).
 uint32_t shim_pool_node(uint64_t pool_or_region);
+// XCCs (compute dies) of a GPU agent, as the runtime reports them
+// (HSA_AMD_AGENT_INFO_NUM_XCC, ROCm 6 and later: 8 on an MI300X in SPX
+// mode); 1 when the runtime has no such attribute (ROCR 5.2.3).
+uint32_t shim_agent_num_xcc(hsa_agent_t a);
 
 // futex(2) on a 32-bit atomic, for the shim's sleeping threads; ts bounds a
 // wait (relative), nullptr waits until woken.
