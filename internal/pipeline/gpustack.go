@@ -32,7 +32,9 @@ func noGPUProcesses(statuses []output.ProcessStatus) []launch.NoGPU {
 			continue
 		}
 		if why, ok := p.Status[tracing.StatusNoGPUAgent]; ok {
-			out = append(out, launch.NoGPU{PID: p.PID, Reason: why})
+			// The preload library probes this case too (hsa_init.c).
+			out = append(out, launch.NoGPU{PID: p.PID, Reason: why,
+				Diagnosis: diagnosisLines(p.Status[tracing.StatusHSAInitDiagnosis])})
 		}
 	}
 	return out

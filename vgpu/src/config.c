@@ -99,8 +99,10 @@ static void config_init_once(void) {
     vgpu_cfg.gpus = 0; /* the tree lists the CPU node alone; no render node opens */
   } else if (v && *v && !strcmp(v, "unreadable")) {
     vgpu_cfg.topology_fault = VGPU_FAULT_UNREADABLE; /* sysfs.c */
+  } else if (v && *v && !strcmp(v, "host-cpu-caches")) {
+    vgpu_cfg.topology_fault = VGPU_FAULT_HOST_CPU_CACHES; /* topology.c */
   } else if (v && *v) {
-    bad("ROCPROF_VGPU_TOPOLOGY_FAULT", v, "use no-gpu or unreadable (tests only)");
+    bad("ROCPROF_VGPU_TOPOLOGY_FAULT", v, "use no-gpu, unreadable or host-cpu-caches (tests only)");
   }
   v = getenv("ROCPROF_VGPU_STATS");
   vgpu_cfg.stats = v && *v && strcmp(v, "0");

@@ -276,11 +276,12 @@ static unsigned cpu_node_cache_count(unsigned cpus) {
 
 static void cpu_node(struct tree *t) {
   unsigned gpus = vgpu_cfg.gpus, cpus = online_cpus();
+  bool host_caches = vgpu_cfg.topology_fault == VGPU_FAULT_HOST_CPU_CACHES;
   struct props p = {.n = 0};
   prop(&p, "cpu_cores_count", cpus);
   prop(&p, "simd_count", 0);
   prop(&p, "mem_banks_count", 1);
-  prop(&p, "caches_count", cpu_node_cache_count(cpus));
+  prop(&p, "caches_count", host_caches ? 0 : cpu_node_cache_count(cpus));
   prop(&p, "io_links_count", gpus);
   prop(&p, "p2p_links_count", 0);
   prop(&p, "cpu_core_id_base", 0);
@@ -317,7 +318,10 @@ static void cpu_node(struct tree *t) {
   prop(&m, "width", 64);
   prop(&m, "mem_clk_max", 3200);
   emit(t, TOPO "/nodes/0/mem_banks/0/properties", m.buf);
-  cpu_node_caches(t, cpus);
+  if (host_caches)
+    emit(t, TOPO "/nodes/0/caches/", "");
+  else
+    cpu_node_caches(t, cpus);
   emit(t, TOPO "/nodes/0/p2p_links/", "");
   for (unsigned g = 0; g < gpus; g++) iolink(t, 0, g, g + 1);
   if (!gpus) emit(t, TOPO "/nodes/0/io_links/", "");

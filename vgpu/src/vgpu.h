@@ -68,6 +68,10 @@ enum vgpu_topology_fault {
   VGPU_FAULT_NONE = 0,
   VGPU_FAULT_NO_GPU,     /* "no-gpu": only the CPU node; hsa_init succeeds, without a GPU agent */
   VGPU_FAULT_UNREADABLE, /* "unreadable": the KFD topology is missing from sysfs; hsa_init fails */
+  /* "host-cpu-caches": the CPU node lists no cache, as before the virtual GPU
+   * listed them, so the thunks read /sys/devices/system/cpu/cpuN/cache (on a
+   * host without it, ROCm 5.2's hsa_init fails: the field's case). */
+  VGPU_FAULT_HOST_CPU_CACHES,
 };
 
 struct vgpu_config {

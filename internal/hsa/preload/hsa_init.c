@@ -16,8 +16,12 @@
  * the level at which the thunk prints its errors (pr_err, silent by
  * default in ROCm 5.2 to 7.x), and the lines it printed are noted too
  * (RPG_STATUS_HSA_INIT_DIAGNOSIS): the CLI says why the GPU stack found no
- * GPU instead of blaming the app (docs/troubleshooting.md). This costs
- * nothing on a working GPU: it is the failure path only.
+ * GPU instead of blaming the app (docs/troubleshooting.md). An hsa_init
+ * that succeeds without a GPU agent (ROCm 5.2's thunk when it cannot read
+ * the CPU node's caches: the shim notes RPG_STATUS_NO_GPU_AGENT) is probed
+ * the same way, the child shutting the runtime down first so that its
+ * hsa_init reads the topology again. On a working GPU this costs one walk
+ * of the agents per process.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,6 +41,15 @@
 
 /* hsa_status_t is an enum: an int in the ABI. */
 typedef int (*hsa_init_fn)(void);
+/* hsa.h: hsa_agent_t is a struct of one uint64; HSA_AGENT_INFO_DEVICE is 17
+ * and HSA_DEVICE_TYPE_GPU 1; HSA_STATUS_INFO_BREAK (0x1) stops a walk. */
+typedef struct {
+    uint64_t handle;
+} agent_t;
+typedef int (*iterate_agents_fn)(int (*cb)(agent_t, void *), void *data);
+typedef int (*agent_get_info_fn)(agent_t, int attribute, void *value);
+enum { AGENT_INFO_DEVICE = 17, DEVICE_TYPE_GPU = 1, STATUS_INFO_BREAK = 1 };
+static agent_get_info_fn agent_get_info;
 
 static int noted;  /* atomic; a fork child keeps the parent's spool name, not its notes */
 static int failed; /* atomic: the failure was noted (and probed) */
@@ -77,7 +90,7 @@ static int64_t now_ms(void)
  * PROBE_MAX bytes), or 0 bytes when it printed nothing or could not run.
  * The thunk reads HSAKMT_DEBUG_LEVEL whenever it opens the KFD with nothing
  * open, which a failed hsa_init leaves; the child runs no atexit handler. */
-static size_t probe(hsa_init_fn f, char *out, size_t cap)
+static size_t probe(hsa_init_fn f, hsa_init_fn shut_down, char *out, size_t cap)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC))
@@ -93,6 +106,8 @@ static size_t probe(hsa_init_fn f, char *out, size_t cap)
         dup2(p[1], 2);
         setenv("HSAKMT_DEBUG_LEVEL", "3", 1);
         unsetenv("HSA_TOOLS_LIB"); /* the shim has nothing to do here */
+        if (shut_down)
+            shut_down(); /* an initialised runtime: the next hsa_init starts afresh */
         _exit(f() ? 1 : 0);
     }
     close(p[1]);
@@ -124,16 +139,45 @@ static size_t probe(hsa_init_fn f, char *out, size_t cap)
     return len;
 }
 
+/* note_diagnosis probes and records what the thunk printed, if anything. */
+static void note_diagnosis(hsa_init_fn f, hsa_init_fn shut_down)
+{
+    static char out[PROBE_MAX];
+    size_t len = probe(f, shut_down, out, sizeof out);
+    if (len)
+        rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_HSA_INIT_DIAGNOSIS, out, len);
+}
+
 /* note_failure records hsa_init's failed status, then the probe's lines. */
 static void note_failure(hsa_init_fn f, int s)
 {
     char text[96];
     int n = snprintf(text, sizeof text, "%s (0x%x)", status_name(s), (unsigned)s);
     rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_HSA_INIT_FAILED, text, n > 0 ? (size_t)n : 0);
-    static char out[PROBE_MAX];
-    size_t len = probe(f, out, sizeof out);
-    if (len)
-        rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_HSA_INIT_DIAGNOSIS, out, len);
+    note_diagnosis(f, NULL);
+}
+
+static int find_gpu(agent_t a, void *found)
+{
+    int type = 0;
+    if (agent_get_info(a, AGENT_INFO_DEVICE, &type) == 0 && type == DEVICE_TYPE_GPU) {
+        *(int *)found = 1;
+        return STATUS_INFO_BREAK;
+    }
+    return 0;
+}
+
+/* no_gpu_agent reports whether an initialised runtime lists no GPU agent
+ * (0 when it cannot tell). */
+static int no_gpu_agent(void)
+{
+    iterate_agents_fn iterate = (iterate_agents_fn)dlsym(RTLD_NEXT, "hsa_iterate_agents");
+    agent_get_info = (agent_get_info_fn)dlsym(RTLD_NEXT, "hsa_agent_get_info");
+    if (!iterate || !agent_get_info)
+        return 0;
+    int found = 0;
+    int s = iterate(find_gpu, &found);
+    return (s == 0 || s == STATUS_INFO_BREAK) && !found;
 }
 
 /* hsa_init@ROCR_1 (rocr_exports.map): applications and HIP reference the
@@ -162,7 +206,15 @@ RPG_API int hsa_init(void)
         rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_HSA_INIT, pid, n > 0 ? (size_t)n : 0);
     }
     int s = f();
-    if (s != 0 && rpg_domains && !__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL))
-        note_failure(f, s);
+    if (rpg_domains && !__atomic_load_n(&failed, __ATOMIC_ACQUIRE)) {
+        if (s != 0) {
+            if (!__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL))
+                note_failure(f, s);
+        } else if (no_gpu_agent() && !__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL)) {
+            hsa_init_fn shut_down = (hsa_init_fn)dlsym(RTLD_NEXT, "hsa_shut_down");
+            if (shut_down)
+                note_diagnosis(f, shut_down);
+        }
+    }
     return s;
 }
