@@ -171,6 +171,7 @@ func writeOthers(cfg *model.Config, g *model.Group, procs []*model.Catalogue, ot
 			return err
 		}
 	}
+	g.PerfettoCapped = in.PerfettoCapped
 	return nil
 }
 

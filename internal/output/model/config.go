@@ -98,6 +98,12 @@ type Config struct {
 	AgentIndex AgentIndex
 	// GroupByQueue: Perfetto puts one track per queue instead of per stream.
 	GroupByQueue bool
+	// PerfettoBufferBytes caps the Perfetto trace's packets
+	// (--perfetto-buffer-size); 0: no cap. The records beyond it are left
+	// out: the last ones, or with PerfettoRingBuffer the first ones
+	// (--perfetto-buffer-fill-policy ring_buffer).
+	PerfettoBufferBytes uint64
+	PerfettoRingBuffer  bool
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw
 	// recorded size is below it (--minimum-output-data × 1024).
 	MinimumOutputBytes uint64
@@ -239,6 +245,10 @@ type Group struct {
 	// ...; absent: none), so a run can say which requested domain recorded
 	// nothing whatever formats it wrote.
 	Records map[string]uint64
+	// PerfettoCapped counts, by process id, the records the Perfetto
+	// trace left out at its buffer size (Config.PerfettoBufferBytes): lost
+	// from that file, in every other output.
+	PerfettoCapped map[int32]uint64
 }
 
 // String describes a file for logs.

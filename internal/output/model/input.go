@@ -9,4 +9,8 @@ type Input struct {
 	// catalogues are the spools' catalogues (same order), when Write read
 	// them once for every writer; nil: each writer scans its own.
 	Catalogues []*Catalogue
+	// PerfettoCapped counts, by process id, the records the Perfetto
+	// writer left out of the trace at its buffer size
+	// (Config.PerfettoBufferBytes); Write reports them in Group.
+	PerfettoCapped map[int32]uint64
 }

@@ -30,6 +30,10 @@ type perfettoWriter struct {
 	cats, names, annNames map[string]uint64
 	interned              pbMsg // InternedData entries for the next packet
 	entry                 pbMsg
+
+	// The buffer cap (--perfetto-buffer-size, capped.go); nil: none, every
+	// packet goes straight to w.
+	cap *bufferCap
 }
 
 func (pw *perfettoWriter) iid(table map[string]uint64, field protowire.Number, s string) uint64 {
@@ -38,6 +42,9 @@ func (pw *perfettoWriter) iid(table map[string]uint64, field protowire.Number, s
 	}
 	id := uint64(len(table) + 1)
 	table[s] = id
+	if pw.cap != nil {
+		pw.cap.newIIDs = append(pw.cap.newIIDs, internedKey{table, s})
+	}
 	pw.entry = pbMsg(pw.entry[:0]).u(pfInternedIID, id).s(pfInternedName, s)
 	pw.interned = pw.interned.msg(field, pw.entry)
 	return id
@@ -70,6 +77,11 @@ func (pw *perfettoWriter) emit(pkt pbMsg) {
 	var hdr [16]byte
 	h := protowire.AppendTag(hdr[:0], pfTracePacket, protowire.BytesType)
 	h = protowire.AppendVarint(h, uint64(len(pkt)))
+	if pw.cap != nil {
+		// Held until the record's packets are complete (commit).
+		pw.cap.pending = append(append(pw.cap.pending, h...), pkt...)
+		return
+	}
 	if pw.err == nil {
 		if _, err := pw.w.Write(h); err != nil {
 			pw.err = err
@@ -85,6 +97,9 @@ func (pw *perfettoWriter) track(uuid uint64, desc func(pbMsg) pbMsg) {
 		return
 	}
 	pw.tracks[uuid] = true
+	if pw.cap != nil {
+		pw.cap.newTracks = append(pw.cap.newTracks, uuid)
+	}
 	d := desc(pbMsg(nil).u(pfTrackUUID, uuid))
 	pw.emit(pbMsg(pw.pkt[:0]).msg(pfPacketTrackDescriptor, d))
 }
@@ -145,9 +160,26 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 // queue tracks with GroupByQueue), counter tracks for copy bytes,
 // allocations, scratch memory and PMC values, and flows from each API call
 // to the work it enqueued (the correlation id, scoped by process).
+//
+// With Config.PerfettoBufferBytes the trace holds at most that many bytes of
+// packets, as rocprofv3's Perfetto buffer does: the records that do not fit
+// are left out whole (the discard policy keeps the first ones, the ring
+// buffer the last ones; capped.go) and counted in in.PerfettoCapped.
 func Write(w io.Writer, in *model.Input) error {
+	if in.Config.PerfettoBufferBytes > 0 {
+		return writeCapped(w, in)
+	}
+	return writeTrace(w, in, nil)
+}
+
+// writeTrace writes every process's records to w, through the cap when
+// there is one.
+func writeTrace(w io.Writer, in *model.Input, c *bufferCap) error {
 	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
-		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}}
+		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}, cap: c}
+	if c != nil {
+		c.firstAtStart = true
+	}
 	err := in.OpenEach(func(p *model.Catalogue, r *model.SpoolView) error {
 		pw.writeProcess(p, r)
 		return pw.err
@@ -168,9 +200,10 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	if len(p.Info.Argv) > 0 {
 		name = filepath.Base(p.Info.Argv[0])
 	}
-	pw.track(procTrack, func(d pbMsg) pbMsg {
+	procDesc := func(d pbMsg) pbMsg {
 		return d.msg(pfTrackProcess, pbMsg(nil).i(pfProcessPID, int64(pid)).s(pfProcessName, name))
-	})
+	}
+	pw.track(procTrack, procDesc)
 	threadIndex := map[uint32]int{}
 	n := 0
 	for _, tid := range p.Threads {
@@ -289,6 +322,22 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 
 	for r.Next() {
 		seq++
+		if pw.cap != nil {
+			if pw.cap.rolledBack {
+				// The records left out took their track descriptors
+				// with them: the next record that uses a track sends its
+				// descriptor again.
+				pw.cap.rolledBack = false
+				clear(threadTracks)
+				clear(keyed)
+				pw.track(procTrack, procDesc)
+			}
+			switch r.Kind() {
+			case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI, tracing.KindMarker, tracing.KindKernelDispatch,
+				tracing.KindMemoryCopy, tracing.KindMemoryAllocation, tracing.KindScratchMemory, tracing.KindCounterSample:
+				pw.cap.records++
+			}
+		}
 		switch r.Kind() {
 		case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI:
 			a := r.APICall()
@@ -420,9 +469,11 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 			}
 			pmcSum += c.Value
 		}
+		pw.commit(pid)
 		if pw.err != nil {
 			return
 		}
 	}
 	pmcFlush()
+	pw.commit(pid)
 }
