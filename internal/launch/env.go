@@ -86,6 +86,15 @@ func composeEnv(s envSpec) *AppEnv {
 	}
 	added["LD_PRELOAD"] = strings.Join(preload, ":")
 
+	// --rocm-root: the app loads that ROCm's libraries (checked when the
+	// options were resolved).
+	if dirs, _ := s.cfg.RocmLibDirs(); len(dirs) > 0 {
+		if cur := vars["LD_LIBRARY_PATH"]; cur != "" {
+			dirs = append(dirs, cur)
+		}
+		added["LD_LIBRARY_PATH"] = strings.Join(dirs, ":")
+	}
+
 	if s.shim != "" {
 		tools := s.shim
 		if cur := vars["HSA_TOOLS_LIB"]; cur != "" {

@@ -86,6 +86,9 @@ type RecordLoss struct {
 	// InvalidChunks are spool chunks abandoned at a malformed record (a
 	// damaged spool): the records after it in that chunk are lost, uncounted.
 	InvalidChunks uint64 `json:"invalid_chunks,omitempty"`
+	// PerfettoCapped records were left out of the Perfetto trace at its
+	// --perfetto-buffer-size (they are in every other output).
+	PerfettoCapped uint64 `json:"perfetto_capped,omitempty"`
 }
 
 // DomainLoss is one process's requested domains that were not collected,

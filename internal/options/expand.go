@@ -156,6 +156,14 @@ func (c *Config) validate(withApp bool) ([]string, error) {
 		return nil, err
 	}
 	warnings = append(warnings, w...)
+	w, err = c.validatePerfetto()
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	if _, err := c.RocmLibDirs(); err != nil {
+		return nil, err
+	}
 	for _, r := range []struct{ opt, re string }{
 		{"--kernel-include-regex", c.KernelIncludeRegex}, {"--kernel-exclude-regex", c.KernelExcludeRegex},
 	} {

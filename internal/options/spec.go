@@ -237,14 +237,16 @@ var Specs = []Spec{
 		"profile only between roctxProfilerResume(0) and roctxProfilerPause(0)", func(c *Config) *Tri { return &c.SelectedRegions }).readBy(ReadByPreload),
 
 	// Perfetto
-	strOpt("perfetto-backend", "", "perfetto_backend", gPerf, "ROCPROF_PERFETTO_BACKEND", "BACKEND", "inprocess or system",
+	strOpt("perfetto-backend", "", "perfetto_backend", gPerf, "ROCPROF_PERFETTO_BACKEND", "BACKEND", "inprocess (rocprof-go writes the trace; system is refused)",
 		func(c *Config) *string { return &c.PerfettoBackend }).choices("inprocess", "system").def("inprocess"),
-	intOpt("perfetto-buffer-size", "", "perfetto_buffer_size", gPerf, "ROCPROF_PERFETTO_BUFFER_SIZE_KB", "KB", "trace buffer size in KB",
-		func(c *Config) *int { return &c.PerfettoBufferSize }).def("1048576"),
+	intOpt("perfetto-buffer-size", "", "perfetto_buffer_size", gPerf, "ROCPROF_PERFETTO_BUFFER_SIZE_KB", "KB",
+		"cap the Perfetto trace at KB; the records beyond it are left out (fill policy) and reported lost (default: no cap)",
+		func(c *Config) *int { return &c.PerfettoBufferSize }),
 	strOpt("perfetto-buffer-fill-policy", "", "perfetto_buffer_fill_policy", gPerf, "ROCPROF_PERFETTO_BUFFER_FILL_POLICY", "POLICY",
-		"discard or ring_buffer", func(c *Config) *string { return &c.PerfettoBufferFillPolicy }).choices("discard", "ring_buffer").def("discard"),
-	intOpt("perfetto-shmem-size-hint", "", "perfetto_shmem_size_hint", gPerf, "ROCPROF_PERFETTO_SHMEM_SIZE_HINT_KB", "KB", "shared memory size hint in KB",
-		func(c *Config) *int { return &c.PerfettoShmemSizeHint }).def("64"),
+		"a full trace keeps its first records (discard) or its last (ring_buffer)", func(c *Config) *string { return &c.PerfettoBufferFillPolicy }).choices("discard", "ring_buffer").def("discard"),
+	intOpt("perfetto-shmem-size-hint", "", "perfetto_shmem_size_hint", gPerf, "ROCPROF_PERFETTO_SHMEM_SIZE_HINT_KB", "KB",
+		"refused: no Perfetto shared memory buffer here (docs/options.md)",
+		func(c *Config) *int { return &c.PerfettoShmemSizeHint }),
 
 	// Display
 	boolOpt("list-avail", "L", "list_avail", gDisp, "", "list the counters of the GPUs present (or of --virtual-gpu's)",
@@ -255,7 +257,7 @@ var Specs = []Spec{
 	// Advanced
 	listOpt("preload", "", "preload", gAdv, "ROCPROF_PRELOAD", "LIB", "libraries put in LD_PRELOAD before rocprof-go's",
 		func(c *Config) *[]string { return &c.Preload }),
-	strOpt("rocm-root", "", "rocm_root", gAdv, "", "PATH", "ROCm installation root",
+	strOpt("rocm-root", "", "rocm_root", gAdv, "", "PATH", "ROCm installation whose libraries the app uses (its lib/ first in LD_LIBRARY_PATH)",
 		func(c *Config) *string { return &c.RocmRoot }),
 	intOpt("sdk-soversion", "", "sdk_soversion", gAdv, "", "N", "accepted for compatibility; rocprof-go embeds its libraries",
 		func(c *Config) *int { return &c.SdkSoversion }),

@@ -146,6 +146,7 @@ type RecordsLostError struct {
 func (e *RecordsLostError) Error() string {
 	var b strings.Builder
 	var dropped, torn uint64
+	var capped bool
 	b.WriteString("records were not kept:")
 	for _, r := range e.Records {
 		var parts []string
@@ -158,6 +159,10 @@ func (e *RecordsLostError) Error() string {
 		if r.InvalidChunks > 0 {
 			parts = append(parts, fmt.Sprintf("%d damaged spool chunks (their later records)", r.InvalidChunks))
 		}
+		if r.PerfettoCapped > 0 {
+			parts = append(parts, fmt.Sprintf("%d left out of the Perfetto trace at its --perfetto-buffer-size", r.PerfettoCapped))
+			capped = true
+		}
 		fmt.Fprintf(&b, "\n  pid %d: %s", r.PID, strings.Join(parts, ", "))
 		dropped += r.Dropped
 		torn += r.Torn
@@ -167,6 +172,9 @@ func (e *RecordsLostError) Error() string {
 	}
 	if dropped > 0 || len(e.Skipped) > 0 {
 		b.WriteString("\n  (the spool's file system was full or too small: free space there, or put the spools on a file system with room with " + launchSpoolRootEnv + "=DIR)")
+	}
+	if capped {
+		b.WriteString("\n  (the Perfetto trace was full: raise --perfetto-buffer-size, or leave it out for a trace without a cap; the other formats hold every record)")
 	}
 	b.WriteString("\n  (everything else is in the outputs; run.json lists these under lost_records and skipped_spools)")
 	return b.String()
@@ -196,10 +204,17 @@ func collectionLosses(m *Manifest) error {
 // recordLosses lists the processes whose spools lost records, and the spool
 // files the writer could not read.
 func recordLosses(res *output.Result) ([]launch.RecordLoss, []string) {
+	capped := map[int32]uint64{}
+	for _, g := range res.Groups {
+		for pid, n := range g.PerfettoCapped {
+			capped[pid] += n
+		}
+	}
 	var lost []launch.RecordLoss
 	for _, p := range res.Processes {
-		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 {
-			lost = append(lost, launch.RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid})
+		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 {
+			lost = append(lost, launch.RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
+				PerfettoCapped: capped[p.PID]})
 		}
 	}
 	return lost, res.Skipped

@@ -38,3 +38,19 @@ func TestDomainLossesCountPmcGroups(t *testing.T) {
 		})
 	}
 }
+
+// Records the Perfetto trace left out at --perfetto-buffer-size are lost
+// records of their process, said with the fix (issue 35).
+func TestPerfettoCappedRecordsAreLost(t *testing.T) {
+	res := &output.Result{
+		Processes: []output.Process{{PID: 30, Records: 10}, {PID: 31, Records: 5}},
+		Groups:    []output.Group{{PerfettoCapped: map[int32]uint64{30: 4}}},
+	}
+	lost, skipped := recordLosses(res)
+	require.Empty(t, skipped)
+	require.Equal(t, []launch.RecordLoss{{PID: 30, PerfettoCapped: 4}}, lost)
+	err := (&RecordsLostError{Records: lost}).Error()
+	require.Contains(t, err, "pid 30: 4 left out of the Perfetto trace at its --perfetto-buffer-size")
+	require.Contains(t, err, "raise --perfetto-buffer-size, or leave it out")
+	require.NotContains(t, err, "file system was full")
+}

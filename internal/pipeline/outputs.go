@@ -208,6 +208,10 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 			c.HsaTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.SysTrace.On() ||
 			c.MarkerTrace.On(),
 		V1Counters: append([]string(nil), c.Pmc...),
+		// --perfetto-buffer-size caps the trace only when it is given
+		// (docs/options.md).
+		PerfettoBufferBytes: uint64(max(c.PerfettoBufferSize, 0)) * 1024,
+		PerfettoRingBuffer:  c.PerfettoBufferFillPolicy == "ring_buffer",
 	}
 }
 
