@@ -384,3 +384,20 @@ func unquote(s string) string {
 	}
 	return s
 }
+
+// CSVReader reads a CSV file as rocprofv3 writes it (string cells quoted,
+// quotes inside them not escaped): Header once, then Row for each row.
+type CSVReader struct{ rr *rowReader }
+
+// NewCSVReader reads CSV rows from r.
+func NewCSVReader(r io.Reader) *CSVReader { return &CSVReader{newRowReader(r)} }
+
+// Header returns the first row (a copy).
+func (c *CSVReader) Header() ([]string, error) {
+	h, err := c.rr.Read()
+	return append([]string(nil), h...), err
+}
+
+// Row returns the next row of n cells, cell free being the one that may
+// hold any text (a kernel name); io.EOF after the last. The slice is reused.
+func (c *CSVReader) Row(n, free int) ([]string, error) { return c.rr.ReadRow(n, free) }

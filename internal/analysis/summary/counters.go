@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 // CounterRow is one counter of one kernel over the dispatches that have
@@ -38,6 +38,7 @@ type counterKey struct{ kernel, counter string }
 func counterRows(inputs []string, kernelOrder []Row) ([]CounterRow, error) {
 	rows := map[counterKey]*CounterRow{}
 	add := func(kernel, counter string, v float64) {
+		kernel, counter = model.ValidString(kernel), model.ValidString(counter) // as the events' names
 		k := counterKey{kernel, counter}
 		r := rows[k]
 		if r == nil {
@@ -139,9 +140,10 @@ func readCounterCSV(path string, add func(kernel, counter string, v float64)) er
 		return err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	head, err := r.Read()
+	// rocprofv3's quoting: a kernel name's quotes are not escaped
+	// (analysis.CSVReader), which encoding/csv rejects.
+	r := analysis.NewCSVReader(f)
+	head, err := r.Header()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -156,12 +158,15 @@ func readCounterCSV(path string, add func(kernel, counter string, v float64)) er
 		return fmt.Errorf("%s: not a counter_collection.csv (no Kernel_Name, Counter_Name and Counter_Value columns)", path)
 	}
 	for line := 2; ; line++ {
-		rec, err := r.Read()
+		rec, err := r.Row(len(head), kernel)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) != len(head) {
+			return fmt.Errorf("%s line %d: %d fields, header has %d", path, line, len(rec), len(head))
 		}
 		v, err := strconv.ParseFloat(rec[value], 64)
 		if err != nil {

@@ -40,3 +40,18 @@ func TestSummaryOfHostileMarkerNames(t *testing.T) {
 	// ForTerminal copies: the summary itself keeps its names.
 	find(t, s.Total, analysis.Marker, "red\x1b[31m\x1b]0;title\x07")
 }
+
+// counter_collection.csv as rocprofv3 writes it: a kernel name's quotes are
+// not escaped (encoding/csv rejected the file).
+func TestCounterCSVWithQuotedKernelName(t *testing.T) {
+	dir := t.TempDir()
+	kt := "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n" +
+		"\"KERNEL_DISPATCH\",\"Agent 1\",1,0,77,1,3,\"k<\"a\",1>(int)\",5,1000,3000\n"
+	cc := "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\",\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\",\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n" +
+		"5,1,\"Agent 1\",1,77,77,64,3,\"k<\"a\",1>(int)\",64,0,0,8,0,16,\"SQ_WAVES\",4.000000,1000,3000\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "77_kernel_trace.csv"), []byte(kt), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "77_counter_collection.csv"), []byte(cc), 0o644))
+	s, err := summary.Build([]string{dir}, summary.Options{})
+	require.NoError(t, err)
+	require.Equal(t, []summary.CounterRow{{Kernel: `k<"a",1>(int)`, Counter: "SQ_WAVES", Dispatches: 1, Total: 4, Average: 4, Min: 4, Max: 4}}, s.Counters)
+}
