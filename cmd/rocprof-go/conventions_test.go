@@ -252,3 +252,18 @@ func TestBatchChecksEveryJobFirst(t *testing.T) {
 	require.NoFileExists(t, ran, "the first job did not run")
 	require.NoDirExists(t, filepath.Join(dir, "out"))
 }
+
+// Profiling is parsed by internal/options, never by cobra (issue 35): the
+// root command has no RunE of its own (execute sends every command line
+// that is no subcommand to runProfile), and `help` still prints the
+// profiling help that --help prints.
+func TestRootCommandOnlyDispatches(t *testing.T) {
+	root := newRootCmd()
+	require.False(t, root.Runnable(), "the root's RunE would be dead code: execute never lets cobra run it")
+	require.True(t, root.DisableFlagParsing, "completion hands the profiling words to completeProfile unparsed")
+	h := runCLI(t, nil, "--help")
+	require.Equal(t, 0, h.code)
+	r := runCLI(t, nil, "help")
+	require.Equal(t, 0, r.code)
+	require.Equal(t, h.stdout, r.stdout)
+}

@@ -29,12 +29,14 @@ func newRootCmd() *cobra.Command {
 		Short:         "GPU profiler for AMD GPUs with rocprofv3's command line",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Profiling options follow argparse rules that cobra's flag parser
-		// cannot express ([BOOL] values, multi-word lists); see runProfile.
+		// Profiling never reaches cobra: execute hands every command line
+		// whose first word is no subcommand to runProfile, which parses it
+		// with internal/options (args.go: argparse's rules, [BOOL] values,
+		// multi-word lists, which cobra's flag parser cannot express). So the
+		// root has no RunE; cobra runs only the subcommands, `help` and
+		// completion, and DisableFlagParsing hands completeProfile the words
+		// of a profiling command line unparsed.
 		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runProfileErr(args)
-		},
 		// Any words: without this, cobra's completion would take the app
 		// for an unknown subcommand.
 		Args:              cobra.ArbitraryArgs,
