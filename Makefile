@@ -93,10 +93,15 @@ fuzz:
 
 # The README's first command: the CLI (with the libraries it embeds) and the
 # one sample app scripts/demo.sh profiles, on the host's ROCm 5.2.3; none of
-# the test suite (ROCm roots, other apps, DuckDB). docs/building.md has its
-# measured time; test/doccommands checks what it builds (make -n).
-DEMO_APP := $(TESTAPPS_DIR)/multistream
-demo: build-deps build $(DEMO_APP)
+# the test suite (ROCm roots, other apps, DuckDB). After the packages are in,
+# the native libraries and the app build in parallel, one job per core (the
+# preload library's one long compile beside the shim's Go build).
+# docs/building.md has its measured time; test/doccommands checks what it
+# builds (make -n).
+DEMO_APP  := $(TESTAPPS_DIR)/multistream
+DEMO_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+demo: build-deps
+	@$(MAKE) --no-print-directory -j$(DEMO_JOBS) build $(DEMO_APP)
 	./scripts/demo.sh
 
 lint:
