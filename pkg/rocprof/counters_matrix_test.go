@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
@@ -63,57 +64,13 @@ func appKernel(name string) bool { return !strings.HasPrefix(name, "__amd_rocclr
 func TestCountersOnEveryRuntime(t *testing.T) {
 	repo, rts := matrix(t)
 	libEnv(t)
-	input := filepath.Join(t.TempDir(), "passes.txt")
-	var lines []string
-	for _, p := range countersPasses {
-		lines = append(lines, "pmc: "+strings.Join(p, " "))
-	}
-	require.NoError(t, os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-
 	// Per runtime, per pass: the app kernels' values ("kernel counter" ->
 	// the values of its dispatches, sorted: dispatch ids differ between
 	// runtimes, whose HIP launch different blit kernels).
 	results := map[string]map[string]map[string][]string{}
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {
-			require.NoError(t, rt.Check())
-			started := time.Now()
-			got := map[string]map[string][]string{}
-			argv := matrixApp(repo, rt, "2", "2")
-
-			// One pass.
-			out := t.TempDir()
-			var stdout, stderr strings.Builder
-			res, err := rocprof.Run(context.Background(), rocprof.Options{
-				Args:   append(append([]string{"--virtual-gpu", "--kernel-trace", "--pmc"}, countersPMC...), "-f", "csv,json", "-d", out, "-o", "run"),
-				Stdout: &stdout, Stderr: &stderr,
-			}, argv)
-			require.NoError(t, err)
-			require.Equal(t, 0, res.ExitStatus, "stderr:\n%s", stderr.String())
-			got["pmc"] = checkCounters(t, rt.Name, res.Dir, countersPMC, multistreamDispatches(t, stdout.String()))
-
-			// Several passes: -i with two pmc: lines, each a run into pmc_N/.
-			out = t.TempDir()
-			stdout.Reset()
-			stderr.Reset()
-			res, err = rocprof.Run(context.Background(), rocprof.Options{
-				Args:   []string{"--virtual-gpu", "--kernel-trace", "-i", input, "-f", "csv,json", "-d", out, "-o", "run"},
-				Stdout: &stdout, Stderr: &stderr,
-			}, argv)
-			require.NoError(t, err)
-			require.Equal(t, 0, res.ExitStatus, "stderr:\n%s", stderr.String())
-			require.Len(t, res.Manifest.Passes, len(countersPasses))
-			reports := multistreamLine.FindAllString(stdout.String(), -1)
-			require.Len(t, reports, len(countersPasses), "one app run per pass: %s", stdout.String())
-			for i, pass := range countersPasses {
-				dir := fmt.Sprintf("pmc_%d", i+1)
-				require.Equal(t, dir, res.Manifest.Passes[i].Dir)
-				require.Equal(t, pass, res.Manifest.Passes[i].Counters)
-				require.Equal(t, 0, res.Manifest.Passes[i].ExitStatus)
-				got[dir] = checkCounters(t, rt.Name, filepath.Join(res.Dir, dir), pass, multistreamDispatches(t, reports[i]))
-			}
-			results[rt.Name] = got
-			t.Logf("ROCm %s: 3 runs of the app in %.1f s", rt.Name, time.Since(started).Seconds())
+			results[rt.Name] = countersOnRuntime(t, rt, matrixApp(repo, rt, "2", "2"), "", countersPMC, countersPasses)
 		})
 	}
 	t.Run("same on every runtime", func(t *testing.T) {
@@ -124,6 +81,140 @@ func TestCountersOnEveryRuntime(t *testing.T) {
 			require.Equal(t, host, got, "ROCm %s's app-kernel counters against ROCm %s's", name, rocmmatrix.HostName)
 		}
 	})
+}
+
+// The counter passes on an MI300X: the same blocks (gfx942 has neither
+// VALUInsts nor Wavefronts, as in rocprofv3), and a pass of the model's
+// other counted blocks (CPC, SPI) and of blocks it reads but does not
+// count (TA, TCP, TD: 0 at every instance), whose instances run along XCC,
+// SE and instance at once.
+var (
+	gfx942PMC    = []string{"SQ_WAVES", "GRBM_COUNT", "SQ_INSTS_VALU", "GPU_UTIL"}
+	gfx942Passes = [][]string{
+		{"SQ_WAVES", "SQ_INSTS_SALU", "TCC_HIT", "TCC_MISS"},
+		countersPasses[1],
+		{"CPC_CPC_STAT_BUSY", "SPI_CSN_BUSY", "TA_TA_BUSY", "TCP_TCC_READ_REQ", "TD_TD_BUSY"},
+	}
+)
+
+// On every runtime that knows gfx942 (ROCm 6.1 and later), counters on the
+// virtual MI300X: 8 XCCs of 4 SEs. The run reports the agent as
+// AQLprofile's MI300X goldens have it (xcc 8, se 32, cu 304; for that agent
+// the packets are byte-identical to AQLprofile's, internal/aql's
+// TestGoldenPMC), every XCC's samples are read (SQ_WAVES of a 1,024-wave
+// dispatch is 1,024: with the agent described as one XCC of 32 SEs it was
+// one XCC's 128), and every value, per dimension instance (XCC, SE,
+// instance) and summed, is the model's, with no error from the virtual
+// GPU's PM4 interpreter.
+func TestCountersOnGfx942(t *testing.T) {
+	repo, rts := matrix(t)
+	libEnv(t)
+	golden := loadGoldenAgent(t, repo, "gfx942_mi300x")
+	results := map[string]map[string]map[string][]string{}
+	var names []string
+	for _, rt := range rts {
+		if rt.Name == rocmmatrix.HostName {
+			continue // ROCR 5.2.3 does not know gfx942
+		}
+		names = append(names, rt.Name)
+		t.Run(rt.Name, func(t *testing.T) {
+			argv := matrixApp(repo, rt, "2", "2")
+			argv[slices.Index(argv, filepath.Join(rt.Apps, "multistream"))] = filepath.Join(rt.Apps, "gfx942", "multistream")
+			results[rt.Name] = countersOnRuntime(t, rt, argv, "gfx942", gfx942PMC, gfx942Passes, func(t *testing.T, gpu vgpuShape) {
+				require.Equal(t, "gfx942", gpu.arch)
+				require.Equal(t, golden, gpu.dev.Agent, "ROCm %s: the agent as the run reports it, against AQLprofile's MI300X goldens", rt.Name)
+			})
+		})
+	}
+	require.NotEmpty(t, names, "a runtime that knows gfx942")
+	t.Run("same on every runtime", func(t *testing.T) {
+		require.Len(t, results, len(names), "every runtime finished")
+		for _, name := range names {
+			require.Equal(t, results[names[0]], results[name], "ROCm %s's app-kernel counters against ROCm %s's", name, names[0])
+		}
+	})
+}
+
+// loadGoldenAgent is the agent of an AQLprofile golden case (shared folder).
+func loadGoldenAgent(t *testing.T, repo, label string) aql.Agent {
+	var g struct {
+		Agent struct {
+			GfxIP string `json:"agent_gfxip"`
+			XCC   int    `json:"xcc_num"`
+			SE    int    `json:"se_num"`
+			CU    int    `json:"cu_num"`
+			SA    int    `json:"shader_arrays_per_se"`
+		} `json:"agent"`
+	}
+	raw, err := os.ReadFile(filepath.Join(repo, "..", "shared", "golden", "aqlprofile", label, "pmc_sq_waves.json"))
+	require.NoError(t, err, "the AQLprofile goldens must be at ../shared/golden/aqlprofile beside the checkout")
+	require.NoError(t, json.Unmarshal(raw, &g))
+	return aql.Agent{GfxIP: g.Agent.GfxIP, XCC: g.Agent.XCC, SE: g.Agent.SE, CU: g.Agent.CU, SAPerSE: g.Agent.SA}
+}
+
+// countersOnRuntime runs argv on one runtime's virtual GPU (arch; "" is
+// the default) with counters in one pass (--pmc pmc) and in several (-i
+// with one pmc: line per passes entry), checks every value against the
+// model (and the agent with each check), and returns the app kernels'
+// values per pass.
+func countersOnRuntime(t *testing.T, rt rocmmatrix.Runtime, argv []string, arch string, pmc []string, passes [][]string,
+	checks ...func(*testing.T, vgpuShape)) map[string]map[string][]string {
+	require.NoError(t, rt.Check())
+	input := filepath.Join(t.TempDir(), "passes.txt")
+	var lines []string
+	for _, p := range passes {
+		lines = append(lines, "pmc: "+strings.Join(p, " "))
+	}
+	require.NoError(t, os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	vgpu := "--virtual-gpu"
+	if arch != "" {
+		vgpu += "=" + arch
+	}
+	started := time.Now()
+	got := map[string]map[string][]string{}
+	check := func(dir string, requested []string, dispatches int) map[string][]string {
+		gpu := vgpuGPU(t, dir)
+		for _, c := range checks {
+			c(t, gpu)
+		}
+		return checkCounters(t, rt.Name, dir, requested, dispatches)
+	}
+
+	// One pass.
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	res, err := rocprof.Run(context.Background(), rocprof.Options{
+		Args:   append(append([]string{vgpu, "--kernel-trace", "--pmc"}, pmc...), "-f", "csv,json", "-d", out, "-o", "run"),
+		Stdout: &stdout, Stderr: &stderr,
+	}, argv)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus, "stderr:\n%s", stderr.String())
+	require.NotContains(t, stderr.String(), "virtual GPU: error")
+	got["pmc"] = check(res.Dir, pmc, multistreamDispatches(t, stdout.String()))
+
+	// Several passes: -i with one pmc: line each, a run into pmc_N/.
+	out = t.TempDir()
+	stdout.Reset()
+	stderr.Reset()
+	res, err = rocprof.Run(context.Background(), rocprof.Options{
+		Args:   []string{vgpu, "--kernel-trace", "-i", input, "-f", "csv,json", "-d", out, "-o", "run"},
+		Stdout: &stdout, Stderr: &stderr,
+	}, argv)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitStatus, "stderr:\n%s", stderr.String())
+	require.NotContains(t, stderr.String(), "virtual GPU: error")
+	require.Len(t, res.Manifest.Passes, len(passes))
+	reports := multistreamLine.FindAllString(stdout.String(), -1)
+	require.Len(t, reports, len(passes), "one app run per pass: %s", stdout.String())
+	for i, pass := range passes {
+		dir := fmt.Sprintf("pmc_%d", i+1)
+		require.Equal(t, dir, res.Manifest.Passes[i].Dir)
+		require.Equal(t, pass, res.Manifest.Passes[i].Counters)
+		require.Equal(t, 0, res.Manifest.Passes[i].ExitStatus)
+		got[dir] = check(filepath.Join(res.Dir, dir), pass, multistreamDispatches(t, reports[i]))
+	}
+	t.Logf("ROCm %s: %d runs of the app in %.1f s", rt.Name, 1+len(passes), time.Since(started).Seconds())
+	return got
 }
 
 // jsonCounterDispatch is one dispatch's counter records in the JSON output:

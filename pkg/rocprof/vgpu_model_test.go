@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/aql"
 	"github.com/rocprof-go/rocprof-go/internal/counters"
 )
 
@@ -20,11 +21,13 @@ const (
 // vgpuShape is an emulated agent as the virtual GPU's counter model sees
 // it, read from the run's agent_info.csv (what the virtual GPU's KFD
 // topology reported) and the agent's counter database (block instances).
+// se and cu count every XCC, as KFD reports them.
 type vgpuShape struct {
 	arch                        string
 	node                        string
 	se, cu, xcc, clockMHz, wave int
 	db                          *counters.DB
+	dev                         *aql.Device // the agent as the shim describes it to the packet builder
 }
 
 // vgpuGPU reads the one GPU of a run's agent_info.csv.
@@ -42,7 +45,8 @@ func vgpuGPU(t *testing.T, dir string) vgpuShape {
 	num := func(col string) int { return atoi(t, agents.get(r, col)) }
 	s := vgpuShape{arch: agents.get(r, "Name"), node: agents.get(r, "Node_Id"), se: num("Num_Shader_Banks"),
 		cu: num("Cu_Count"), xcc: num("Num_Xcc"), clockMHz: num("Max_Engine_Clk_Fcompute"), wave: num("Wave_Front_Size")}
-	require.Equal(t, 1, s.xcc, "the restated model covers one XCC")
+	require.Positive(t, s.xcc, "Num_Xcc")
+	require.Zero(t, s.se%s.xcc, "Num_Shader_Banks %d counts every one of the %d XCCs", s.se, s.xcc)
 	dev, err := counters.DeviceFromProperties(s.arch, map[string]uint64{
 		"num_xcc":                uint64(s.xcc),
 		"array_count":            uint64(num("Array_Count")),
@@ -51,6 +55,7 @@ func vgpuGPU(t *testing.T, dir string) vgpuShape {
 		"simd_per_cu":            uint64(num("Simd_Per_Cu")),
 	})
 	require.NoError(t, err)
+	s.dev = dev
 	s.db, err = counters.Load(dev)
 	require.NoError(t, err)
 	return s
@@ -84,9 +89,20 @@ func share(total, parts, i int) int {
 	return v
 }
 
-// wavesOnSE: workgroup i runs on SE (i mod SEs).
+// seOfXCC is the shader engines of one XCC.
+func (s vgpuShape) seOfXCC() int { return s.se / s.xcc }
+
+// groupsOnXCC: workgroup i runs on XCC (i mod XCCs), then on SE
+// ((i div XCCs) mod SEs of an XCC) inside it.
+func (s vgpuShape) groupsOnXCC(d vgpuDispatch, xcc int) int { return share(d.workgroups(), s.xcc, xcc) }
+
+func (s vgpuShape) wavesOnXCC(d vgpuDispatch, xcc int) int {
+	return s.groupsOnXCC(d, xcc) * s.wavesPerGroup(d)
+}
+
+// wavesOnSE is the waves of shader engine se of XCC 0.
 func (s vgpuShape) wavesOnSE(d vgpuDispatch, se int) int {
-	return share(d.workgroups(), s.se, se) * s.wavesPerGroup(d)
+	return share(s.groupsOnXCC(d, 0), s.seOfXCC(), se) * s.wavesPerGroup(d)
 }
 
 func (s vgpuShape) durationNs(d vgpuDispatch) int {
@@ -99,16 +115,17 @@ func (s vgpuShape) cycles(d vgpuDispatch) uint64 {
 
 // value restates docs/virtual-gpu.md's counter model ("Counter model", the
 // same formulas as vgpu/src/counter_model.c): what one dispatch adds to a
-// hardware counter at shader engine se / block instance inst (kernels
-// without LDS).
-func (s vgpuShape) value(t *testing.T, counter string, d vgpuDispatch, se, inst int) uint64 {
+// hardware counter at XCC xcc, shader engine se (of that XCC) and block
+// instance inst (kernels without LDS). Each XCC counts its own workgroups;
+// the dispatch's cycles are every XCC's.
+func (s vgpuShape) value(t *testing.T, counter string, d vgpuDispatch, xcc, se, inst int) uint64 {
 	t.Helper()
-	wgSE := share(d.workgroups(), s.se, se)
-	wavesSE := uint64(s.wavesOnSE(d, se))
+	wgSE := share(s.groupsOnXCC(d, xcc), s.seOfXCC(), se)
+	wavesSE := uint64(wgSE * s.wavesPerGroup(d))
 	cycles := s.cycles(d)
-	tcc := s.instances(t, "TCC_HIT")
-	req := share(4*s.waves(d), tcc, inst) // 4 L2 requests per wave
-	miss := (req + 3) / 4                 // 1 in 4 misses, rounded up
+	tcc := s.extent(t, "TCC_HIT", counters.DimInstance)
+	req := share(4*s.wavesOnXCC(d, xcc), tcc, inst) // 4 L2 requests per wave
+	miss := (req + 3) / 4                           // 1 in 4 misses, rounded up
 	switch counter {
 	case "SQ_WAVES", "SQ_LEVEL_WAVES", "SPI_CSN_WAVE":
 		return wavesSE
@@ -130,7 +147,7 @@ func (s vgpuShape) value(t *testing.T, counter string, d vgpuDispatch, se, inst 
 		}
 		return 0
 	case "SQ_BUSY_CU_CYCLES":
-		return cycles * uint64(min(wgSE, s.cu/s.se))
+		return cycles * uint64(min(wgSE, (s.cu/s.xcc)/s.seOfXCC()))
 	case "SQ_WAVE_CYCLES":
 		return wavesSE * cycles
 	case "GRBM_COUNT":
@@ -147,56 +164,77 @@ func (s vgpuShape) value(t *testing.T, counter string, d vgpuDispatch, se, inst 
 		return uint64(req / 4)
 	case "TCC_READ":
 		return uint64(req - req/4)
+	case "TA_TA_BUSY", "TCP_TCC_READ_REQ", "TD_TD_BUSY":
+		return 0 // the model's "anything else": read at every instance, counting nothing
 	}
 	t.Fatalf("%s is not in the restated counter model", counter)
 	return 0
 }
 
-// instances is the number of dimension instances of a hardware counter on
-// this agent, which must vary along one dimension at most (shader engine
-// or block instance) for the model's (se, inst) coordinates.
-func (s vgpuShape) instances(t *testing.T, counter string) int {
-	_, n := s.dimension(t, counter)
-	return n
-}
-
-// dimension is the one dimension a hardware counter's instances run along
-// and its size.
-func (s vgpuShape) dimension(t *testing.T, counter string) (counters.Dimension, int) {
+// dims is a hardware counter's dimensions on this agent, in the order of
+// its instances (the last varies fastest).
+func (s vgpuShape) dims(t *testing.T, counter string) []counters.DimExtent {
 	t.Helper()
 	c, ok := s.db.Lookup(counter)
 	require.True(t, ok, "%s on %s", counter, s.arch)
 	require.Equal(t, counters.Basic, c.Kind, counter)
 	dims, err := s.db.Dimensions(c)
 	require.NoError(t, err)
-	dim, n := counters.Dimension(0), 1
-	for _, e := range dims {
-		if e.Size > 1 {
-			require.Equal(t, 1, n, "%s varies along more than one dimension: %v", counter, dims)
-			dim, n = e.Dim, e.Size
+	return dims
+}
+
+// extent is the size of one dimension of a hardware counter (1 if it has
+// no such dimension).
+func (s vgpuShape) extent(t *testing.T, counter string, dim counters.Dimension) int {
+	for _, e := range s.dims(t, counter) {
+		if e.Dim == dim {
+			return e.Size
 		}
 	}
-	return dim, n
+	return 1
 }
 
 // perInstance is the model's value of a hardware counter at each of its
-// instances, in instance order.
+// dimension instances, in instance order: XCC, block instance and shader
+// engine (of the XCC) are the model's coordinates; any other dimension
+// must have one instance.
 func (s vgpuShape) perInstance(t *testing.T, counter string, d vgpuDispatch) []uint64 {
-	dim, n := s.dimension(t, counter)
+	dims := s.dims(t, counter)
+	n := 1
+	for _, e := range dims {
+		n *= e.Size
+	}
 	out := make([]uint64, n)
-	for i := range out {
-		if n > 1 && dim == counters.DimShaderEngine {
-			out[i] = s.value(t, counter, d, i, 0)
-		} else {
-			require.True(t, n == 1 || dim == counters.DimInstance, "%s along %v", counter, dim)
-			out[i] = s.value(t, counter, d, 0, i)
+	for k := range out {
+		var xcc, se, inst int
+		id := k
+		for j := len(dims) - 1; j >= 0; j-- {
+			c := id % dims[j].Size
+			id /= dims[j].Size
+			switch dims[j].Dim {
+			case counters.DimXCC:
+				xcc = c
+			case counters.DimShaderEngine:
+				se = c
+			case counters.DimInstance:
+				inst = c
+			default:
+				require.Equal(t, 1, dims[j].Size, "%s along %v: not in the model", counter, dims[j])
+			}
 		}
+		out[k] = s.value(t, counter, d, xcc, se, inst)
 	}
 	return out
 }
 
-// csvValue is how counter_collection.csv prints a value.
-func csvValue(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+// csvValue is how counter_collection.csv prints a value: fixed with 6
+// decimals from 1 up, scientific with 8 digits below (0 included).
+func csvValue(v float64) string {
+	if v >= 1 {
+		return strconv.FormatFloat(v, 'f', 6, 64)
+	}
+	return strconv.FormatFloat(v, 'e', 8, 64)
+}
 
 func sum(vs []uint64) uint64 {
 	var n uint64
