@@ -76,10 +76,8 @@ func RunPart(template string, p Process) (part string, cut bool) {
 		p.LookupEnv = os.LookupEnv
 	}
 	keys := perProcessKeys
-	if _, _, hasMPI := mpiRankSize(p.LookupEnv); !hasMPI {
-		if _, slurm := p.LookupEnv("SLURM_PROCID"); !slurm {
-			keys = append(append([]string{}, perProcessKeys...), rankKeys...)
-		}
+	if LauncherOf(p.LookupEnv).Name == "" {
+		keys = append(append([]string{}, perProcessKeys...), rankKeys...)
 	}
 	end := len(template)
 	for _, k := range keys {
@@ -136,12 +134,14 @@ func expandOnce(s string, p Process) string {
 		return m
 	})
 	s = unresolved.ReplaceAllString(s, "")
-	rank, size, hasMPI := mpiRankSize(p.LookupEnv)
+	l := LauncherOf(p.LookupEnv)
+	rank, size := l.Rank, l.Size
+	if l.Name == "" {
+		rank, size = "0", "1"
+	}
 	job := envOr(p.LookupEnv, "SLURM_JOB_ID", "0")
 	nid := strconv.Itoa(p.Pid)
-	if v, ok := p.LookupEnv("SLURM_PROCID"); ok {
-		nid = v
-	} else if hasMPI {
+	if l.Name != "" {
 		nid = rank
 	}
 	launch := p.Launch
@@ -239,29 +239,6 @@ func envOr(lookup func(string) (string, bool), name, def string) string {
 		return v
 	}
 	return def
-}
-
-// mpiRankSize reads the rank and size from SLURM or MPI launchers' variables;
-// later names in each list override earlier ones, as in rocprofv3.
-func mpiRankSize(lookup func(string) (string, bool)) (rank, size string, hasMPI bool) {
-	rank, size = "0", "1"
-	for _, n := range []string{"MPI_RANK", "MPI_LOCALRANKID", "MPI_RANKID", "MV2_COMM_WORLD_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
-		if v, ok := lookup(n); ok && v != "" {
-			rank, hasMPI = v, true
-		}
-	}
-	for _, n := range []string{"MPI_SIZE", "MPI_LOCALNRANKS", "MPI_NRANKS", "MV2_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
-		if v, ok := lookup(n); ok && v != "" {
-			size = v
-		}
-	}
-	if v, ok := lookup("SLURM_PROCID"); ok && v != "" {
-		rank = v
-	}
-	if v, ok := lookup("SLURM_NTASKS"); ok && v != "" && !hasMPI {
-		size = v
-	}
-	return rank, size, hasMPI
 }
 
 // strftime supports the conversions rocprofv3's default date and time formats

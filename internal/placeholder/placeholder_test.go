@@ -98,3 +98,66 @@ func TestRunPart(t *testing.T) {
 	require.Equal(t, "out_3/", part)
 	require.True(t, cut)
 }
+
+// The launcher that started the process names its rank: under mpirun in an
+// sbatch script every rank inherits the batch step's SLURM_PROCID=0 (on
+// other nodes, the task number of the srun step that started orted), and
+// the MPI rank must win over it (issue 33: every rank wrote 0_results.db).
+func TestRankIsTheLaunchersThatStartedTheProcess(t *testing.T) {
+	batch := map[string]string{"SLURM_JOB_ID": "4242", "SLURM_PROCID": "0", "SLURM_NTASKS": "8", "SLURM_STEPID": "batch"}
+	with := func(extra map[string]string) map[string]string {
+		env := map[string]string{}
+		for k, v := range batch {
+			env[k] = v
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		return env
+	}
+	for _, tc := range []struct {
+		name             string
+		env              map[string]string
+		launcher         string
+		rank, size, from string
+	}{
+		{"sbatch + Open MPI mpirun", with(map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4",
+			"PMIX_RANK": "3", "PMIX_NAMESPACE": "1476591617"}), "Open MPI", "3", "4", "OMPI_COMM_WORLD_RANK"},
+		{"sbatch + mpirun, a rank on the second node (orted's srun step)", with(map[string]string{"SLURM_PROCID": "1",
+			"SLURM_STEP_ID": "0", "SLURM_STEPID": "0", "OMPI_COMM_WORLD_RANK": "6", "OMPI_COMM_WORLD_SIZE": "8"}),
+			"Open MPI", "6", "8", "OMPI_COMM_WORLD_RANK"},
+		{"sbatch + MPICH mpiexec (Hydra)", with(map[string]string{"PMI_RANK": "2", "PMI_SIZE": "4", "MPI_LOCALRANKID": "0"}),
+			"PMI", "2", "4", "PMI_RANK"},
+		{"sbatch + MVAPICH2 mpirun_rsh", with(map[string]string{"MV2_COMM_WORLD_RANK": "5", "MV2_COMM_WORLD_SIZE": "6"}),
+			"MVAPICH2", "5", "6", "MV2_COMM_WORLD_RANK"},
+		{"srun --mpi=pmix", map[string]string{"SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "1", "SLURM_PROCID": "7",
+			"SLURM_STEP_NUM_TASKS": "16", "SLURM_NTASKS": "16", "PMIX_RANK": "7"}, "PMIx", "7", "16", "PMIX_RANK"},
+		{"srun", map[string]string{"SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "2", "SLURM_PROCID": "5",
+			"SLURM_STEP_NUM_TASKS": "8", "SLURM_NTASKS": "8"}, "Slurm srun", "5", "8", "SLURM_PROCID"},
+		{"the batch script itself", batch, "Slurm batch step", "0", "1", "SLURM_PROCID"},
+		{"no launcher", map[string]string{}, "", "", "", ""},
+	} {
+		l := LauncherOf(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		require.Equal(t, tc.launcher, l.Name, tc.name)
+		require.Equal(t, tc.rank, l.Rank, tc.name)
+		require.Equal(t, tc.size, l.Size, tc.name)
+		require.Equal(t, tc.from, l.RankVar, tc.name)
+		if tc.launcher != "" {
+			p := Process{Pid: 9, Hostname: "n", LookupEnv: func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }}
+			require.Equal(t, tc.rank+"_results", Expand("%rank%_results", p), tc.name)
+			require.Equal(t, tc.rank+"-"+tc.size, Expand("%r-%s", p), tc.name)
+		}
+	}
+	// Every rank of one mpirun names the same job; two mpiruns in one
+	// allocation name two.
+	a := LauncherOf(func(k string) (string, bool) {
+		v, ok := with(map[string]string{"OMPI_COMM_WORLD_RANK": "0", "PMIX_NAMESPACE": "11"})[k]
+		return v, ok
+	})
+	b := LauncherOf(func(k string) (string, bool) {
+		v, ok := with(map[string]string{"OMPI_COMM_WORLD_RANK": "0", "PMIX_NAMESPACE": "12"})[k]
+		return v, ok
+	})
+	require.NotEmpty(t, a.Job)
+	require.NotEqual(t, a.Job, b.Job)
+}

@@ -2,8 +2,11 @@ package rocpd
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 )
 
 // Process is one rocpd_info_process row.
@@ -104,16 +107,32 @@ func (in *Info) Symbol(id int64) *KernelSymbol {
 	return s
 }
 
-// rankEnvVars are the launcher variables that carry a process's rank, in the
-// order they are trusted (Open MPI, MPICH/PMI, PMIx, SLURM, MVAPICH).
-var rankEnvVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}
-
-func rankExpr() string {
-	e := "COALESCE("
-	for _, v := range rankEnvVars {
-		e += "json_extract(p.environment, '$." + v + "'), "
+// rankOf is a process's rank as the launcher that started it set it
+// (placeholder.LauncherOf: the rank table of docs/mpi.md), read from its
+// stored environment; -1 without one.
+func rankOf(environment string) int {
+	var env map[string]any
+	if json.Unmarshal([]byte(environment), &env) != nil {
+		return -1
 	}
-	return "CASE WHEN json_valid(p.environment) THEN " + e + "NULL) END"
+	l := placeholder.LauncherOf(func(name string) (string, bool) {
+		v, ok := env[name]
+		if !ok || v == nil {
+			return "", false
+		}
+		if s, isString := v.(string); isString {
+			return s, true
+		}
+		return fmt.Sprint(v), true
+	})
+	if l.Name == "" {
+		return -1
+	}
+	r, err := strconv.Atoi(l.Rank)
+	if err != nil {
+		return -1
+	}
+	return r
 }
 
 // LoadInfo reads an image's strings, processes, agents and kernel symbols.
@@ -134,20 +153,15 @@ func (db *DB) LoadInfo(im Image) (*Info, error) {
 		return nil, err
 	}
 	err = db.each(`SELECT p.id, p.pid, COALESCE(p.ppid, 0), COALESCE(n.hostname, ''), COALESCE(p.command, ''),
-  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), `+rankExpr()+`, COALESCE(p.environment, '{}')
+  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), COALESCE(p.environment, '{}')
 FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("rocpd_info_node"))+` n ON n.id = p.nid`,
 		func(r *sql.Rows) error {
 			p := &Process{GUID: im.GUID, Rank: -1}
 			var id int64
-			var rank sql.NullString
-			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &rank, &p.Environment); err != nil {
+			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &p.Environment); err != nil {
 				return err
 			}
-			if rank.Valid {
-				if v, err := strconv.Atoi(rank.String); err == nil {
-					p.Rank = v
-				}
-			}
+			p.Rank = rankOf(p.Environment)
 			in.Processes[id] = p
 			return nil
 		})
