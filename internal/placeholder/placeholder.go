@@ -39,9 +39,8 @@ func Current() Process {
 }
 
 var (
-	envForms   = regexp.MustCompile(`%env\{([A-Za-z0-9_]+)\}%|\$env\{([A-Za-z0-9_]+)\}|\$ENV\{([A-Za-z0-9_]+)\}|%q\{([A-Za-z0-9_]+)\}`)
-	argN       = regexp.MustCompile(`[%{]arg([0-9]+)[%}]`)
-	unresolved = regexp.MustCompile(`[%{]arg[0-9]+[%}][-_]*`)
+	envForms = regexp.MustCompile(`%env\{([A-Za-z0-9_]+)\}%|\$env\{([A-Za-z0-9_]+)\}|\$ENV\{([A-Za-z0-9_]+)\}|%q\{([A-Za-z0-9_]+)\}`)
+	argN     = regexp.MustCompile(`[%{]arg([0-9]+)[%}]`)
 )
 
 // perProcessKeys are the keys whose value differs between the processes of
@@ -97,43 +96,45 @@ func RunPart(template string, p Process) (part string, cut bool) {
 	return Expand(template[:end], p), end < len(template)
 }
 
-// Expand resolves every placeholder in template for process p, repeating
-// until the text stops changing (a value may itself contain placeholders).
+// Expand resolves every placeholder in template for process p, in one
+// pass: a value put in (an argument of the app, a variable, the working
+// directory, the hostname) is never expanded again. An app run as
+// `app %cwd%` keeps its own text in -o %args%; expanding it would put
+// rocprof-go's working directory, slashes and all, into a file name.
 func Expand(template string, p Process) string {
 	if p.LookupEnv == nil {
 		p.LookupEnv = os.LookupEnv
 	}
+	v := values(p)
+	var b strings.Builder
 	s := template
-	for range 8 {
-		next := expandOnce(s, p)
-		if next == s {
-			break
+	for i := 0; i < len(s); {
+		if val, n := v.at(s[i:]); n > 0 {
+			b.WriteString(val)
+			i += n
+			continue
 		}
-		s = next
+		b.WriteByte(s[i])
+		i++
 	}
-	return s
+	return b.String()
 }
 
-func expandOnce(s string, p Process) string {
-	s = envForms.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envForms.FindStringSubmatch(m)
-		for _, name := range sub[1:] {
-			if name != "" {
-				v, _ := p.LookupEnv(name)
-				return sanitizeEnv(v)
-			}
-		}
-		return ""
-	})
+// expansion is one process's placeholder values.
+type expansion struct {
+	p    Process
+	keys []struct{ key, val string }
+	one  map[byte]string // %h %p %j %r %s
+}
+
+var (
+	envFormAt = regexp.MustCompile(`^(?:` + envForms.String() + `)`)
+	argNAt    = regexp.MustCompile(`^[%{]arg([0-9]+)[%}]`)
+	dashesAt  = regexp.MustCompile(`^[-_]*`)
+)
+
+func values(p Process) *expansion {
 	args := appArgs(p.Argv)
-	s = argN.ReplaceAllStringFunc(s, func(m string) string {
-		n, _ := strconv.Atoi(argN.FindStringSubmatch(m)[1])
-		if n < len(p.Argv) {
-			return cleanArg(p.Argv[n])
-		}
-		return m
-	})
-	s = unresolved.ReplaceAllString(s, "")
 	l := LauncherOf(p.LookupEnv)
 	rank, size := l.Rank, l.Size
 	if l.Name == "" {
@@ -159,7 +160,7 @@ func expandOnce(s string, p Process) string {
 	// UTS namespace) or a job id with a slash must not lead outside -d.
 	host := cleanArg(p.Hostname)
 	job, rank, size, nid, tag = cleanArg(job), cleanArg(rank), cleanArg(size), cleanArg(nid), cleanArg(tag)
-	keys := []struct{ key, val string }{
+	return &expansion{p: p, keys: []struct{ key, val string }{
 		{"hostname", host},
 		{"pid", strconv.Itoa(p.Pid)},
 		{"ppid", strconv.Itoa(p.Ppid)},
@@ -177,17 +178,52 @@ func expandOnce(s string, p Process) string {
 		{"argt", joinArgs(append([]string{tag}, args...))},
 		{"args", joinArgs(args)},
 		{"tag", tag},
+	}, one: map[byte]string{'h': host, 'p': strconv.Itoa(p.Pid), 'j': job, 'r': rank, 's': size}}
+}
+
+// at returns the value of the placeholder s starts with and its length,
+// or 0 when s starts with none.
+func (e *expansion) at(s string) (string, int) {
+	switch s[0] {
+	case '%', '$', '{':
+	default:
+		return "", 0
 	}
-	for _, k := range keys {
-		s = strings.ReplaceAll(s, "%"+k.key+"%", k.val)
-		s = strings.ReplaceAll(s, "{"+k.key+"}", k.val)
+	if m := envFormAt.FindStringSubmatch(s); m != nil {
+		for _, name := range m[1:] {
+			if name != "" {
+				v, _ := e.p.LookupEnv(name)
+				return sanitizeEnv(v), len(m[0])
+			}
+		}
 	}
-	for _, k := range []struct{ key, val string }{
-		{"%h", host}, {"%p", strconv.Itoa(p.Pid)}, {"%j", job}, {"%r", rank}, {"%s", size},
-	} {
-		s = strings.ReplaceAll(s, k.key, k.val)
+	if s[0] == '$' {
+		return "", 0
 	}
-	return s
+	if m := argNAt.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if n < len(e.p.Argv) {
+			return cleanArg(e.p.Argv[n]), len(m[0])
+		}
+		// An argument the app was not given: gone, with the separators
+		// after it.
+		return "", len(m[0]) + len(dashesAt.FindString(s[len(m[0]):]))
+	}
+	end := byte('%')
+	if s[0] == '{' {
+		end = '}'
+	}
+	for _, k := range e.keys {
+		if len(s) >= len(k.key)+2 && s[1:1+len(k.key)] == k.key && s[1+len(k.key)] == end {
+			return k.val, len(k.key) + 2
+		}
+	}
+	if s[0] == '%' && len(s) > 1 {
+		if v, ok := e.one[s[1]]; ok {
+			return v, 2
+		}
+	}
+	return "", 0
 }
 
 func (p Process) argv0() string {

@@ -36,6 +36,25 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+// Placeholders are rocprof-go's: text the app was given, or a variable's
+// value, is never expanded again (before, an app argument %cwd% in
+// -o %args% became rocprof-go's working directory, slashes and all).
+func TestValuesAreNotExpandedAgain(t *testing.T) {
+	env := map[string]string{"OUT": "%pid%_{cwd}"}
+	p := Process{Pid: 7, Cwd: "/home/alice/secret", Hostname: "n%p",
+		Argv:      []string{"./app", "%cwd%", "{pid}", "%env{OUT}%", "%arg1%"},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for _, tc := range []struct{ in, want string }{
+		{"%args%", "%cwd%_{pid}_%env{OUT}%_%arg1%"},
+		{"%arg1%-%arg2%", "%cwd%-{pid}"},
+		{"%env{OUT}%", "%pid%_{cwd}"},
+		{"%hostname%", "n%p"},
+		{"%pid%_%arg9%-x", "7_x"},
+	} {
+		require.Equal(t, tc.want, Expand(tc.in, p), tc.in)
+	}
+}
+
 func TestIsPerProcess(t *testing.T) {
 	require.True(t, IsPerProcess("%hostname%/%pid%"))
 	require.True(t, IsPerProcess("run_{ppid}"))
