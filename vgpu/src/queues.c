@@ -300,6 +300,23 @@ static void complete_simple(uint64_t signal, bool profiling) {
   vgpu_signal_complete(signal, profiling, s / VGPU_GPU_TICK_NS, e / VGPU_GPU_TICK_NS);
 }
 
+/* The pm4_ib log line: the vendor packet's INDIRECT_BUFFER and the buffer's
+ * dwords as it is about to run ("ib": 8 hex digits a dword), so that a test
+ * can compare the profiler's packets with AQLprofile's. */
+static void log_pm4_ib(const struct vgpu_queue *q, uint64_t idx, uint16_t header, const uint32_t dw[4]) {
+  uint64_t addr = ((uint64_t)dw[2] << 32) | (dw[1] & ~3u);
+  uint32_t n = ((dw[0] >> 8) & 0xff) == 0x3f && (dw[3] & (1u << 23)) ? dw[3] & 0xfffff : 0;
+  const uint32_t *ib = n && addr ? vgpu_host(addr) : NULL;
+  char *hex = malloc((size_t)n * 8 + 1);
+  if (!hex) return;
+  hex[0] = 0;
+  for (uint32_t i = 0; ib && i < n; i++) snprintf(hex + 8 * i, 9, "%08x", ib[i]);
+  vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,\"header\":%u,"
+            "\"ib_addr\":%llu,\"ib\":\"%s\"}",
+            (int)getpid(), q->gpu, q->id, (unsigned long long)idx, header, (unsigned long long)addr, hex);
+  free(hex);
+}
+
 static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) {
   uint16_t header;
   memcpy(&header, slot, 2);
@@ -335,8 +352,7 @@ static int process_aql(struct vgpu_queue *q, uint64_t idx, const uint8_t *slot) 
     if (fmt == 1) { /* AMD PM4 IB: dwords 1..4 hold an INDIRECT_BUFFER packet */
       uint32_t dw[4];
       memcpy(dw, slot + 4, 16);
-      vgpu_logf("{\"type\":\"pm4_ib\",\"pid\":%d,\"gpu\":%u,\"queue\":%u,\"index\":%llu,\"header\":%u}",
-                (int)getpid(), q->gpu, q->id, (unsigned long long)idx, header);
+      if (vgpu_cfg.log) log_pm4_ib(q, idx, header, dw);
       vgpu_pm4_execute(q->gpu, q->id, dw, 4, 0);
       complete_simple(signal, profiling);
       return DONE;
