@@ -28,7 +28,7 @@ SHIM_HDR_HASH = $(shell cat internal/hsa/preload/*.h internal/tracing/spool.h | 
 
 $(SHIM_LIB): $(SHIM_SRC) $(SHIM_GO_DEPS) mk/shim.mk
 	@mkdir -p $(dir $@)
-	CGO_CPPFLAGS='-DRPG_HEADERS_HASH=$(SHIM_HDR_HASH)' \
+	CGO_CPPFLAGS='-DRPG_HEADERS_HASH=$(SHIM_HDR_HASH)' CGO_CFLAGS='-O2 -g -Wall -Werror' CGO_CXXFLAGS='-O2 -g -Wall -Werror' \
 	  $(GO) build -trimpath -buildmode=c-shared -ldflags='$(SHIM_LDFLAGS)' -o $@ ./internal/hsa
 	@rm -f $(basename $@).h
 

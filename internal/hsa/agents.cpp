@@ -136,8 +136,11 @@ uint64_t family_of(uint32_t major)
 
 void copy_name(char *dst, const char *src)
 {
-    strncpy(dst, src, RPG_AGENT_NAME_LEN - 1);
-    dst[RPG_AGENT_NAME_LEN - 1] = 0;
+    // As strncpy did (zero padding, always terminated), without its
+    // truncation warning (-Werror, mk/shim.mk).
+    size_t n = strnlen(src, RPG_AGENT_NAME_LEN - 1);
+    memset(dst, 0, RPG_AGENT_NAME_LEN);
+    memcpy(dst, src, n);
 }
 
 // KFD topology properties ("name value" lines) fill what HSA has no
@@ -252,7 +255,7 @@ void record_agents_now()
             r.array_count = (uint64_t)se * sa;
             r.num_shader_banks = se;
             r.simd_arrays_per_engine = sa;
-            r.cu_per_simd_array = se * sa ? cus / (se * sa) : 0;
+            r.cu_per_simd_array = se * sa != 0 ? cus / (se * sa) : 0;
             r.simd_per_cu = simd_per_cu;
             r.gfx_target_version = (uint64_t)s->gfx_major * 10000 + (s->gfx_minor >> 4) * 100 +
                                    (s->gfx_minor & 0xf);
