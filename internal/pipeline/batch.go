@@ -73,6 +73,9 @@ func LoadBatch(path string) (*Batch, error) {
 		if len(j.Command) == 0 {
 			return nil, fmt.Errorf("batch file %s: job %q has no command (a list: [./app, arg1])", path, j.Name)
 		}
+		if err := checkJobOptions(*j); err != nil {
+			return nil, fmt.Errorf("batch file %s: %w", path, err)
+		}
 		if j.Timeout != "" {
 			if _, err := time.ParseDuration(j.Timeout); err != nil {
 				return nil, fmt.Errorf("batch file %s: job %q: timeout %q is not a duration (e.g. 30s, 5m)", path, j.Name, j.Timeout)
@@ -85,6 +88,19 @@ func LoadBatch(path string) (*Batch, error) {
 	}
 	b.base = abs
 	return &b, nil
+}
+
+// checkJobOptions refuses a "--" among a job's options: the words after it
+// would be run as the app instead of the job's command (which the batch
+// table would then report as the job, ok).
+func checkJobOptions(j BatchJob) error {
+	for i, o := range j.Options {
+		if o == "--" {
+			return fmt.Errorf("job %q: options[%d] is \"--\", which would run %q instead of the job's command: "+
+				"remove it from options; the app and its arguments go in command (a list: [./app, arg1])", j.Name, i, j.Options[i+1:])
+		}
+	}
+	return nil
 }
 
 // BatchResult is how one job ended.
@@ -132,6 +148,9 @@ func RunBatch(ctx context.Context, b *Batch, outDir string, keepGoing bool, opts
 // found before the first job runs for an hour. The error names the job.
 func CheckBatch(b *Batch, outDir string, opts Options) error {
 	for _, job := range b.Jobs {
+		if err := checkJobOptions(job); err != nil {
+			return &BatchJobError{Job: job.Name, Err: err}
+		}
 		o := jobOptions(b, job, outDir, opts)
 		plan, err := resolvePlan(o, job.Command)
 		if err == nil {
@@ -182,6 +201,10 @@ func runJob(ctx context.Context, b *Batch, job BatchJob, outDir string, opts Opt
 	r := BatchResult{Job: job, Dir: dir}
 	if job.ExpectExit != nil {
 		r.Expected = *job.ExpectExit
+	}
+	if err := checkJobOptions(job); err != nil {
+		r.Exit, r.Err = -1, err
+		return r
 	}
 	o := jobOptions(b, job, outDir, opts)
 	start := time.Now()

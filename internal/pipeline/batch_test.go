@@ -93,6 +93,10 @@ func TestBatchFileErrors(t *testing.T) {
 		{"batch:\n  - {name: 'a b', command: [x]}\n", "must be letters"},
 		{"batch:\n  - {name: a, command: [x], timeout: soon}\n", "not a duration"},
 		{"batch:\n  - {name: a, command: [x]}\n  - {name: a, command: [y]}\n", "two jobs are named"},
+		// A "--" in a job's options would run what follows it instead of
+		// the job's command, and the table would say ok.
+		{"batch:\n  - {name: a, command: [./app], options: [--kernel-trace, --, /bin/true]}\n",
+			`job "a": options[1] is "--", which would run ["/bin/true"] instead of the job's command: remove it from options`},
 	} {
 		_, err := LoadBatch(writeBatch(t, tc.text))
 		require.ErrorContains(t, err, tc.want, tc.text)
