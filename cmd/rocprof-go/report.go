@@ -76,7 +76,13 @@ func writeReport(w io.Writer, plan *options.Plan, res *pipeline.Result) {
 // not be profiled, or its spool could not be read, the profiler did not see
 // everything the app did: the note says so instead of blaming the app.
 func emptyWhy(d domainOption, m *rocprof.Manifest) string {
-	if n := len(m.UnprofiledProcesses) + len(m.SkippedSpools); n > 0 {
+	lost := 0
+	for _, p := range m.UnprofiledProcesses {
+		if p.Lost() {
+			lost++
+		}
+	}
+	if n := lost + len(m.SkippedSpools); n > 0 {
 		return fmt.Sprintf(": %d process(es) of the app could not be profiled or read, so this says nothing about what the app did", n)
 	}
 	return d.why

@@ -3,9 +3,11 @@ package launch
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +44,61 @@ type UnprofiledProcess struct {
 	// denied"); Reason says why, when it is known.
 	Error  string `json:"error,omitempty"`
 	Reason string `json:"reason"`
+}
+
+// CauseNoGPURuntime is a process started without the profiler whose program
+// links none of the libraries through which anything is recorded (HIP, HSA,
+// ROCTx, RCCL): a launcher's or wrapper's tool (readlink, unshare, a
+// shell's helpers). It is listed, but nothing of it was lost.
+const CauseNoGPURuntime = "profiler_removed_no_gpu_runtime"
+
+// Lost reports whether what the process did is missing from the outputs.
+func (p UnprofiledProcess) Lost() bool { return p.Cause != CauseNoGPURuntime }
+
+// recordingLibs are the sonames (without version) of the libraries a
+// program records through: a program that links none of them directly has
+// nothing the profiler collects (HIP is never linked statically).
+var recordingLibs = []string{"libamdhip64.so", "libhsa-runtime64.so", "libroctx64.so", "librocprofiler-sdk-roctx.so",
+	"librccl.so", "librocprofiler-sdk.so", "libhsakmt.so"}
+
+// linksRecordingLib reports whether the program at path is an ELF file that
+// needs one of recordingLibs; known is false when that cannot be told (not
+// readable, not ELF: a script's interpreter may load anything).
+func linksRecordingLib(path string) (links, known bool) {
+	if !filepath.IsAbs(path) {
+		return false, false
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return false, false
+	}
+	for _, l := range libs {
+		for _, r := range recordingLibs {
+			if l == r || strings.HasPrefix(l, r+".") {
+				return true, true
+			}
+		}
+	}
+	return false, true
+}
+
+// classifyExecs marks the programs started without the profiler that could
+// not have recorded anything (CauseNoGPURuntime).
+func classifyExecs(ps []UnprofiledProcess) {
+	for i, p := range ps {
+		if p.Cause != "profiler_removed" {
+			continue
+		}
+		if links, known := linksRecordingLib(p.Command); known && !links {
+			ps[i].Cause = CauseNoGPURuntime
+			ps[i].Reason = fmt.Sprintf("%s ran without the profiler; it links no GPU runtime (HIP, HSA, ROCTx, RCCL), so it had nothing to record", p.Command)
+		}
+	}
 }
 
 // notesChannel is a pass's report channel as the CLI holds it: the file it
@@ -107,7 +164,9 @@ func (n *notesChannel) read() []UnprofiledProcess {
 		return nil
 	}
 	defer f.Close()
-	return parseNotes(io.LimitReader(f, notesMax))
+	ps := parseNotes(io.LimitReader(f, notesMax))
+	classifyExecs(ps)
+	return ps
 }
 
 // parseNotes turns notes lines into the processes they describe: an exec

@@ -189,8 +189,8 @@ func collectionLosses(m *Manifest) error {
 	if len(m.NoGPU) > 0 {
 		errs = append(errs, &NoGPUError{Processes: m.NoGPU, Virtual: len(m.Agents) > 0 && m.Agents[0].Virtual})
 	}
-	if len(m.UnprofiledProcesses) > 0 {
-		errs = append(errs, &UnprofiledError{Processes: m.UnprofiledProcesses})
+	if lost := lostUnprofiled(m.UnprofiledProcesses); len(lost) > 0 {
+		errs = append(errs, &UnprofiledError{Processes: lost})
 	}
 	if len(m.LostDomains) > 0 {
 		errs = append(errs, &LostDomainsError{Lost: m.LostDomains})

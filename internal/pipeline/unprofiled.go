@@ -29,3 +29,16 @@ func (e *UnprofiledError) Error() string {
 	b.WriteString("\n  (run.json lists them under unprofiled_processes)")
 	return b.String()
 }
+
+// lostUnprofiled are the processes whose records are missing: not the tools
+// a wrapper ran without the profiler that link no GPU runtime (run.json
+// lists those too, with their cause).
+func lostUnprofiled(ps []launch.UnprofiledProcess) []launch.UnprofiledProcess {
+	var lost []launch.UnprofiledProcess
+	for _, p := range ps {
+		if p.Lost() {
+			lost = append(lost, p)
+		}
+	}
+	return lost
+}
