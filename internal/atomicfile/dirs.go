@@ -1,55 +1,26 @@
 package atomicfile
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
-// MkdirAll creates dir and its missing parents like os.MkdirAll, but does
-// not follow a symbolic link that someone else planted on the way: in a
-// shared output directory (-d /shared/prof), another user's link named like
-// a per-host or per-rank sub-directory would otherwise lead the outputs
-// into a directory of theirs choosing (one of the victim's). Links owned by
-// this user or by root (the user's own layout, /var/run) are followed.
+// MkdirAll creates an output directory and its missing parents like
+// os.MkdirAll, by securedir's rule for output directories: each directory
+// is walked on descriptors (O_NOFOLLOW) and created with mkdirat through
+// its verified parent; a directory on the path that every user can write
+// without the sticky bit is refused (any of them could swap it for a link
+// to a directory of theirs), and so is a symbolic link that someone else
+// planted on the way (in a shared output directory, -d /shared/prof,
+// another user's link named like a per-host or per-rank sub-directory
+// would lead the outputs into a directory of their choosing). Links owned
+// by this user, root or the directory's owner are followed;
+// group-writable directories are allowed.
 func MkdirAll(dir string, perm os.FileMode) error {
-	abs, err := filepath.Abs(dir)
+	d, err := securedir.MkdirOutput(dir, perm)
 	if err != nil {
 		return err
 	}
-	uid := uint32(os.Geteuid())
-	p := "/"
-	for _, c := range strings.Split(strings.TrimPrefix(abs, "/"), "/") {
-		if c == "" {
-			continue
-		}
-		p = filepath.Join(p, c)
-		fi, err := os.Lstat(p)
-		if os.IsNotExist(err) {
-			if err := os.Mkdir(p, perm); err != nil && !os.IsExist(err) {
-				return err
-			}
-			if fi, err = os.Lstat(p); err != nil {
-				return err
-			}
-		} else if err != nil {
-			return err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			st, ok := fi.Sys().(*syscall.Stat_t)
-			if !ok || (st.Uid != uid && st.Uid != 0) {
-				return &os.PathError{Op: "mkdir", Path: p, Err: fmt.Errorf(
-					"a symbolic link owned by uid %d, not by you or root: another user may have planted it; remove it or choose another output directory", st.Uid)}
-			}
-			if fi, err = os.Stat(p); err != nil {
-				return err
-			}
-		}
-		if !fi.IsDir() {
-			return &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
-		}
-	}
-	return nil
+	return d.Close()
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
 
-	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
@@ -169,6 +168,10 @@ type OutputDirError struct {
 }
 
 func (e *OutputDirError) Error() string {
+	var oe *securedir.OutputError
+	if errors.As(e.Err, &oe) {
+		return fmt.Sprintf("output directory %s will not be used: %v", e.Dir, oe)
+	}
 	return fmt.Sprintf("output directory %s is not writable (%v): choose another with -d/--output-directory", e.Dir, e.Err)
 }
 
@@ -196,16 +199,18 @@ func CheckOutputDir(template string) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return &OutputDirError{Dir: dir, Err: errors.New("it exists and is not a directory")}
 	}
-	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
-		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
-	}
-	f, err := os.CreateTemp(dir, ".rocprof-go-write-check-")
+	// Walked and created on descriptors by the output rule
+	// (securedir.MkdirOutput): a directory every user can write without
+	// the sticky bit is refused with the fix; the check file is created
+	// with O_EXCL|O_NOFOLLOW through the verified descriptor.
+	d, err := securedir.MkdirOutput(dir, 0o755)
 	if err != nil {
 		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
 	}
-	name := f.Name()
-	f.Close()
-	os.Remove(name)
+	defer d.Close()
+	if err := d.CheckWritable(); err != nil {
+		return &OutputDirError{Dir: dir, Err: unwrapPathError(err)}
+	}
 	return nil
 }
 

@@ -71,12 +71,14 @@ func TestPlantedSymlinksAreReplacedNotFollowed(t *testing.T) {
 		require.Contains(t, want, n)
 	}
 
-	// The shared directory: writable by everyone, no sticky bit (with one,
-	// the kernel's protected_symlinks would refuse root the other user's
-	// links; a group-shared project directory has none).
+	// The shared directory: writable by everyone with the sticky bit, as
+	// /tmp and shared scratch directories are (one without it is refused:
+	// TestWorldWritableOutputDirectoryIsRefused). The kernel's
+	// protected_symlinks would refuse root the other user's links here if
+	// they were followed; they must be replaced.
 	shared := filepath.Join(t.TempDir(), "shared")
 	require.NoError(t, os.Mkdir(shared, 0o777))
-	require.NoError(t, os.Chmod(shared, 0o777))
+	require.NoError(t, os.Chmod(shared, 0o777|os.ModeSticky))
 	victims := filepath.Join(t.TempDir(), "victims")
 	require.NoError(t, os.Mkdir(victims, 0o700))
 	type victim struct{ link, target, content string }
@@ -190,4 +192,36 @@ func TestFullDiskLeavesNoPartialOutput(t *testing.T) {
 			report(t, "-f %s on a 64 KiB tmpfs: exit %d; left: %v; message: %q", tc.format, res.exit, left, msg)
 		})
 	}
+}
+
+// An output directory every user can write without the sticky bit, or one
+// below such a directory, is refused before the app starts and before
+// anything is created: any user could rename it away and put a link to a
+// directory of theirs in its place. The message names the directory and
+// the fix. A group-writable project directory (setgid, another user's) is
+// used.
+func TestWorldWritableOutputDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
+	uid, gid := testsys.SecondUser(t)
+	argv := []string{app(t, "tiny_kernels"), "5"}
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	for _, dir := range []string{open, filepath.Join(open, "run1", "out")} {
+		res := profiled{opts: []string{"--kernel-trace"}, argv: argv, dir: dir}.run(t)
+		require.Equal(t, 1, res.exit, "stderr:\n%s", res.stderr)
+		require.Contains(t, res.stderr, open+" cannot be trusted with outputs (writable by every user (mode 0777) without the sticky bit")
+		require.Contains(t, res.stderr, "chmod +t")
+		require.NotContains(t, res.stderr, "dispatch", "the app did not run")
+		require.Empty(t, names(t, open), "nothing created in %s", open)
+	}
+	project := filepath.Join(base, "project")
+	require.NoError(t, os.Mkdir(project, 0o775))
+	require.NoError(t, os.Chmod(project, 0o775|os.ModeSetgid))
+	require.NoError(t, os.Chown(project, uid, gid))
+	res := profiled{opts: []string{"--kernel-trace", "-f", "csv", "-o", "out"}, argv: argv, dir: filepath.Join(project, "alice", "run1")}.run(t)
+	require.Equal(t, 0, res.exit, "stderr:\n%s", res.stderr)
+	require.FileExists(t, filepath.Join(project, "alice", "run1", "out_kernel_trace.csv"))
+	report(t, "0777 output directory and one below it: refused, exit 1, nothing created; a group-writable setgid project directory of uid %d: used", uid)
 }
