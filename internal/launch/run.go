@@ -431,6 +431,11 @@ func envLookup(env []string, key string) string {
 // Run runs every pass of the plan in order. A pass whose app exits non-zero
 // ends the run with that status, after its outputs are written.
 func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
+	// An app that cannot be run (exit 127) leaves nothing behind: it is
+	// looked up before any output directory is created.
+	if _, err := lookPath(plan.App[0], r.AppIO.Dir, r.Environ); err != nil {
+		return nil, &AppNotFoundError{App: plan.App[0], Err: err}
+	}
 	for _, cfg := range plan.Passes {
 		if err := CheckOutputDir(PassDir(cfg)); err != nil {
 			return nil, err

@@ -161,12 +161,22 @@ func TestFiftySubshellsDoNotHang(t *testing.T) {
 		res.exit, float64(intField(t, res.stdout, "ns"))/1e6, 1e3*cpuSeconds(t, res.stdout), intField(t, res.stdout, "dispatches"), out.appKernels(t, pids[0]), res.duration.Seconds())
 }
 
-// The app cannot be found: 127 and a message naming it; nothing written.
+// The app cannot be found: 127 and a message naming it; nothing written,
+// not even the output directory (it is not created: the app is looked up
+// first). The same for a file that is not executable.
 func TestMissingApp(t *testing.T) {
 	t.Parallel()
-	res := profiled{opts: traceOpts, argv: []string{"no-such-app-xyz"}}.run(t)
+	out := filepath.Join(t.TempDir(), "out")
+	res := profiled{opts: traceOpts, argv: []string{"no-such-app-xyz"}, dir: out}.run(t)
 	require.Equal(t, 127, res.exit)
 	require.Contains(t, res.stderr, `"no-such-app-xyz" not found`)
+	require.NoDirExists(t, out, "the output directory is not created for an app that cannot run")
+	notExec := filepath.Join(t.TempDir(), "app.sh")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	res2 := profiled{opts: traceOpts, argv: []string{notExec}, dir: out}.run(t)
+	require.Equal(t, 127, res2.exit, "stderr:\n%s", res2.stderr)
+	require.Contains(t, res2.stderr, "is not an executable file")
+	require.NoDirExists(t, out)
 	entries, _ := os.ReadDir(res.dir)
 	var names []string
 	for _, e := range entries {
