@@ -212,6 +212,7 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		// (docs/options.md).
 		PerfettoBufferBytes: uint64(max(c.PerfettoBufferSize, 0)) * 1024,
 		PerfettoRingBuffer:  c.PerfettoBufferFillPolicy == "ring_buffer",
+		DescribeCounter:     counterDescriber(c),
 	}
 }
 

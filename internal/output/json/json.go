@@ -149,9 +149,13 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	j.key("counters").arr()
 	for _, c := range p.Counters {
 		j.obj().key("agent_id").handle(uint64(c.AgentNode)).key("id").handle(c.ID)
-		j.key("is_constant").u(0).key("is_derived").u(0).key("name").s(c.Name)
-		j.key("description").s("").key("block").s("").key("expression").s("")
-		j.key("dimension_ids").arr().end().end()
+		j.key("is_constant").u(b2u(c.Meta.Constant)).key("is_derived").u(b2u(c.Meta.Derived)).key("name").s(c.Name)
+		j.key("description").s(c.Meta.Description).key("block").s(c.Meta.Block).key("expression").s(c.Meta.Expression)
+		j.key("dimension_ids").arr()
+		for _, d := range c.Meta.DimensionIDs {
+			j.u(d)
+		}
+		j.end().end()
 	}
 	j.end()
 
@@ -521,11 +525,11 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
 				j.key("records").arr()
 				for _, h := range held[cur] {
-					j.obj().key("counter_id").handle(h.CounterID).key("value").f(h.Value).end()
+					j.obj().key("counter_id").handle(p.CounterID(&h)).key("value").f(h.Value).end()
 				}
 				delete(held, cur)
 			}
-			j.obj().key("counter_id").handle(c.CounterID).key("value").f(c.Value).end()
+			j.obj().key("counter_id").handle(p.CounterID(&c)).key("value").f(c.Value).end()
 		}
 		closeGroup()
 	}
@@ -581,4 +585,12 @@ func writeJSONHostFunctions(j *jsonWriter, p *model.Catalogue) {
 		j.key("truncated_host_function_name").s(truncated).end()
 	}
 	j.end()
+}
+
+// b2u is rocprofv3's 0/1 for a flag.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -70,6 +70,11 @@ type Config struct {
 	// prefixes are equal share one set of files. Nil expands only %pid%,
 	// %ppid% and %hostname%.
 	ResolvePrefix func(tracing.ProcessInfo) string
+	// Claim, when set, is asked for each resolved prefix (Dir joined)
+	// before anything is written under it; its error stops the writing.
+	// A run claims its prefixes so that two processes (the ranks of one
+	// job) never write the same files (atomicfile.Claim).
+	Claim func(prefix string) error
 	// Formats are the -f choices.
 	Formats []Format
 	// FS creates the CSV files; nil means the operating system's.
@@ -120,6 +125,12 @@ type Config struct {
 	// rocprofv3's already (convert's spools made from a ROCpd database):
 	// they are not renumbered (order.go).
 	KeepCorrelationIDs map[string]bool
+
+	// DescribeCounter describes a counter of an architecture ("gfx90a") as
+	// the run's counter definitions do, for JSON's counters list and ROCpd's
+	// rocpd_info_pmc; nil, or false for a name it does not know: only the
+	// name is written.
+	DescribeCounter func(arch, name string) (CounterMeta, bool)
 
 	// Metadata is the run's configuration as rocprofv3 names it, copied
 	// into JSON's and ROCpd's metadata.

@@ -70,6 +70,9 @@ type Catalogue struct {
 	funcs        [apiTables][]string
 	CounterNames map[uint64]string
 	Counters     []counterInfo // distinct (counter, agent) pairs sampled, in order seen
+	// counterIDs numbers instance selections recorded under a shared id
+	// (counters.go: CounterID).
+	counterIDs counterIDs
 	// CounterSums are counter_collection.csv's values: by dispatch id, one
 	// sum per counter name, in ascending counter id.
 	CounterSums map[uint64][]CounterSum
@@ -98,11 +101,14 @@ type Catalogue struct {
 	StreamNumbers StreamNumbers
 }
 
-// counterInfo is one counter sampled on one agent.
+// counterInfo is one counter sampled on one agent: ID is the id it is
+// written under (CounterID), Meta its description (Config.DescribeCounter).
 type counterInfo struct {
 	ID        uint64
 	AgentNode uint32
 	Name      string
+	Meta      CounterMeta
+	recorded  uint64 // the id the samples carry
 }
 
 // Needs are the parts of a catalogue the writers of a Write read; a scan
@@ -151,7 +157,12 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 	sets, sumsOn := need&NeedSets != 0, need&NeedCounterSums != 0
 	threads := map[uint32]struct{}{}
 	kernels := map[uint64]struct{}{}
-	counters := map[[2]uint64]struct{}{}
+	type counterKey struct {
+		id    uint64
+		agent uint32
+		name  string
+	}
+	counters := map[counterKey]struct{}{}
 	queues := map[uint64]struct{}{}
 	streams := map[uint64]struct{}{}
 	type sumKey struct {
@@ -276,10 +287,12 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 					p.Sampled = map[uint64]struct{}{}
 				}
 				p.Sampled[c.DispatchID] = struct{}{}
-				key := [2]uint64{c.CounterID, uint64(c.AgentNode)}
+				key := counterKey{c.CounterID, c.AgentNode, name}
 				if _, ok := counters[key]; !ok {
 					counters[key] = struct{}{}
-					p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: name})
+					p.counterIDs.note(c.CounterID, name)
+					p.Counters = append(p.Counters, counterInfo{ID: c.CounterID, AgentNode: c.AgentNode, Name: name,
+						recorded: c.CounterID})
 				}
 			}
 			if sumsOn {
@@ -340,6 +353,12 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 	for node := range p.agentByNode {
 		p.labels[node] = p.AgentLabel(node, " ")
 	}
+	p.counterIDs.finish()
+	for i := range p.Counters {
+		c := &p.Counters[i]
+		c.ID = p.CounterID(&tracing.CounterSample{CounterID: c.recorded, Name: []byte(c.Name)})
+	}
+	p.describeCounters()
 	for d := range p.funcs {
 		for id := range p.funcs[d] {
 			p.funcs[d][id] = p.resolveFunc(tracing.APIDomain(d), uint32(id))

@@ -298,7 +298,8 @@ func (w *pqWriter) table(d model.Domain) (*pqTable, error) {
 
 // pqCounterSum is one counter of one dispatch, its instances summed.
 type pqCounterSum struct {
-	id    uint64
+	raw   uint64 // the recorded id: the order, as counter_collection.csv's
+	id    uint64 // the id written (model's CounterID: a selection's own)
 	name  string
 	agent uint32
 	value float64
@@ -315,9 +316,12 @@ func counterSums(p *model.Catalogue, r *model.SpoolView) map[uint64][]pqCounterS
 		}
 		c := r.CounterSample()
 		list := sums[c.DispatchID]
-		i := sort.Search(len(list), func(i int) bool { return list[i].id >= c.CounterID })
-		if i == len(list) || list[i].id != c.CounterID {
-			list = slices.Insert(list, i, pqCounterSum{id: c.CounterID, name: p.CounterName(&c), agent: c.AgentNode})
+		id := p.CounterID(&c)
+		i := sort.Search(len(list), func(i int) bool {
+			return list[i].raw > c.CounterID || list[i].raw == c.CounterID && list[i].id >= id
+		})
+		if i == len(list) || list[i].id != id {
+			list = slices.Insert(list, i, pqCounterSum{raw: c.CounterID, id: id, name: p.CounterName(&c), agent: c.AgentNode})
 			sums[c.DispatchID] = list
 		}
 		list[i].value += c.Value

@@ -462,7 +462,7 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 			pw.counter(ct, s.Start, float64(s.Size))
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
-			k := pmcKey{c.DispatchID, c.CounterID, c.AgentNode}
+			k := pmcKey{c.DispatchID, p.CounterID(&c), c.AgentNode}
 			if !pmcOpen || k != pmcCur {
 				pmcFlush()
 				pmcOpen, pmcCur, pmcSum = true, k, 0

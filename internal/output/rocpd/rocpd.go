@@ -407,8 +407,10 @@ func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, err
 		}
 		id, _ := w.id("pmc", proc, int64(c.ID))
 		pmcIDs[c.ID] = id
-		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_pmc%s` (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (%d, %d, %d, %d, 'GPU', %s, %s, '', 'rocm', 'ABS', '', '', 0, 0);\n",
-			w.suffix, id, nid, pid, agentID(c.AgentNode), sqlText(c.Name), sqlText(c.Name))
+		m := &c.Meta
+		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_pmc%s` (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (%d, %d, %d, %d, 'GPU', %s, %s, %s, 'rocm', 'ABS', %s, %s, %d, %d);\n",
+			w.suffix, id, nid, pid, agentID(c.AgentNode), sqlText(c.Name), sqlText(c.Name),
+			sqlText(m.Description), sqlText(m.Block), sqlText(m.Expression), sqlFlag(m.Constant), sqlFlag(m.Derived))
 	}
 	codeObjects := map[uint64]int64{}
 	coRow := func(coid uint64, co *tracing.CodeObject) {
@@ -684,7 +686,7 @@ func (w *rocpdWriter) readEvents(p *model.Catalogue, r *model.SpoolView, ids *ro
 			if !ok {
 				ev = sqlNull
 			}
-			_, err = e.add(tabPMC, "", ev, ids.pmc[c.CounterID], int64(math.Float64bits(c.Value)))
+			_, err = e.add(tabPMC, "", ev, ids.pmc[p.CounterID(&c)], int64(math.Float64bits(c.Value)))
 		}
 		if err != nil {
 			return err
@@ -763,4 +765,12 @@ func (w *rocpdWriter) regionName(p *model.Catalogue, d *tracing.KernelDispatch, 
 		return w.str(msg)
 	}
 	return none
+}
+
+// sqlFlag is rocprofv3's 0/1 for a flag column.
+func sqlFlag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
