@@ -17,7 +17,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 40m
 # add (the ROCm roots' debootstrap, OTF2 and sqlite3 to read outputs back,
 # llvm-objdump, the thunk's headers, ...).
 APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
-APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev \
+APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin \
                       python3 bash bash-completion
 APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 

@@ -44,6 +44,9 @@ func writeReport(w io.Writer, plan *options.Plan, res *pipeline.Result) {
 
 	var b strings.Builder
 	switch n := len(m.Files); {
+	case n == 0 && m.Error != "":
+		// The error that stopped the writing is printed after the report.
+		fmt.Fprintf(&b, "rocprof-go: no output files were written; %s describes the run\n", manifest)
 	case n == 0:
 		fmt.Fprintf(&b, "rocprof-go: no output files were written (nothing was recorded); %s describes the run\n", manifest)
 	case n <= reportListMax:
@@ -67,6 +70,9 @@ func writeReport(w io.Writer, plan *options.Plan, res *pipeline.Result) {
 		b.WriteString("  " + h + "\n")
 	}
 	fmt.Fprint(w, b.String())
+	if m.Error != "" {
+		return // the domains' counts are of what was written before the error
+	}
 	for _, d := range emptyDomains(plan, m) {
 		fmt.Fprintf(w, "rocprof-go: note: %s recorded nothing (no %s records)%s\n", d.option, d.domain, emptyWhy(d, m))
 	}

@@ -93,6 +93,13 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	// are read. Result.Files lists every group's CSV files first, then the
 	// collection periods logs, then the other files.
 	var later []model.File
+	if cfg.Claim != nil && !stream {
+		for _, g := range groups {
+			if err := cfg.Claim(g.prefix); err != nil {
+				return res, err
+			}
+		}
+	}
 	for _, g := range groups {
 		procs, err := scanSpools(&cfg, g.paths, need)
 		if err == nil {

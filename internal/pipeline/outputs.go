@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -33,6 +35,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	}
 	cfg := outputConfig(c, req.Dir, req.Launch)
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
+	cfg.Claim = claimOutputs()
 	cfg.ThreadTraceFiles = threadTraceNamesByPID(files)
 	// A rocprof v1 run (-o NAME.csv), whose files are written after the
 	// last pass, needs what each process's runtime side reported (lost
@@ -236,6 +239,22 @@ func outputMetadata(c *options.Config) map[string]any {
 		"otf2_output":    hasFormat(c.OutputFormat, "otf2"),
 		"rocpd_output":   hasFormat(c.OutputFormat, "rocpd"),
 	}
+}
+
+// claimOutputs is how a run started by a launcher (mpirun, srun: one
+// rocprof-go per rank) claims its output prefixes, so that two ranks of
+// one job never write the same files (docs/mpi.md); nil outside a launcher.
+func claimOutputs() func(string) error {
+	l := placeholder.LauncherOf(os.LookupEnv)
+	if l.Name == "" {
+		return nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "UNKNOWN_HOSTNAME"
+	}
+	owner := atomicfile.Owner{Host: host, PID: os.Getpid(), Rank: l.Rank, RankVar: l.RankVar, Job: l.Name + ":" + l.Job}
+	return func(prefix string) error { return atomicfile.Claim(prefix, owner) }
 }
 
 // processRank is the MPI/SLURM rank of a process (%rank%), which names

@@ -70,6 +70,11 @@ type Config struct {
 	// prefixes are equal share one set of files. Nil expands only %pid%,
 	// %ppid% and %hostname%.
 	ResolvePrefix func(tracing.ProcessInfo) string
+	// Claim, when set, is asked for each resolved prefix (Dir joined)
+	// before anything is written under it; its error stops the writing.
+	// A run claims its prefixes so that two processes (the ranks of one
+	// job) never write the same files (atomicfile.Claim).
+	Claim func(prefix string) error
 	// Formats are the -f choices.
 	Formats []Format
 	// FS creates the CSV files; nil means the operating system's.
