@@ -199,7 +199,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 	csvFixture(t, spools, 100)
 	out := t.TempDir()
 	// The HIP domain holds 5 records of 48 bytes; the HSA domain one.
-	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
+	_, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 		MinimumOutputBytes: 200}, spools)
 	require.NoError(t, err)
 	files := outputtest.ReadTree(t, out)
@@ -208,7 +208,7 @@ func TestCSVMinimumOutputBytes(t *testing.T) {
 	require.Contains(t, files, "o_agent_info.csv")
 
 	out = t.TempDir()
-	res, err = Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
+	res, err := Write(model.Config{Dir: out, Formats: []model.Format{model.FormatCSV}, PrefixTemplate: "o",
 		MinimumOutputBytes: 1 << 30}, spools)
 	require.NoError(t, err)
 	require.Empty(t, res.Files)

@@ -405,10 +405,7 @@ func TestConformanceConcurrentCopiesInCompletionOrder(t *testing.T) {
 	}
 	require.Equal(t, copies, jsonEnds)
 	db := filepath.Join(out, "out_results.db")
-	var dbEnds []string
-	for _, s := range strings.Split(sqlite3(t, db, "SELECT end FROM memory_copies ORDER BY id"), "\n") {
-		dbEnds = append(dbEnds, s)
-	}
+	dbEnds := strings.Split(sqlite3(t, db, "SELECT end FROM memory_copies ORDER BY id"), "\n")
 	var csvEnds []string
 	for _, e := range copies {
 		csvEnds = append(csvEnds, strconv.FormatUint(e, 10))

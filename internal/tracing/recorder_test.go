@@ -33,11 +33,10 @@ func driverCmd(tb testing.TB, spoolDir string, args ...string) *exec.Cmd {
 // readAll reads every spool in dir, keyed by pid, checking each thread's HIP
 // records form the sequence 0, 1, 2, ... (nothing published is lost).
 type procRead struct {
-	info     tracing.ProcessInfo
-	stats    tracing.Stats
-	perFunc  map[uint32]uint64 // HIP record count per function (= writer thread)
-	fixture  []string
-	spoolLen int
+	info    tracing.ProcessInfo
+	stats   tracing.Stats
+	perFunc map[uint32]uint64 // HIP record count per function (= writer thread)
+	fixture []string
 }
 
 func readAll(t *testing.T, dir string) map[int32]*procRead {

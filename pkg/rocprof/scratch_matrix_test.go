@@ -126,7 +126,7 @@ func TestScratchMemoryTraceOnEveryRuntime(t *testing.T) {
 				return res, stdout.String(), progress.String(), err
 			}
 			if !want.traced {
-				res, _, progress, err := run("--scratch-memory-trace", "--kernel-trace")
+				res, _, _, err := run("--scratch-memory-trace", "--kernel-trace")
 				var lost *rocprof.LostDomainsError
 				require.True(t, errors.As(err, &lost), "the explicit option must fail the run: %v", err)
 				m := readManifest(t, res.Dir)
@@ -137,7 +137,7 @@ func TestScratchMemoryTraceOnEveryRuntime(t *testing.T) {
 				require.NoFileExists(t, filepath.Join(res.Dir, "run_scratch_memory_trace.csv"))
 				require.FileExists(t, filepath.Join(res.Dir, "run_kernel_trace.csv"), "the other domains are complete")
 
-				res, _, progress, err = run("--sys-trace")
+				res, _, progress, err := run("--sys-trace")
 				require.NoError(t, err)
 				m = readManifest(t, res.Dir)
 				require.Empty(t, m.Lost)

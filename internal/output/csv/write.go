@@ -13,7 +13,6 @@ type csvGroup struct {
 	prefix string
 	files  [model.NumDomains]*csvFile // nil: domain not written
 	stats  [model.NumDomains]*model.StatTable
-	rows   []byte
 }
 
 // WriteGroup writes one group's CSV files (and with --stats its stats

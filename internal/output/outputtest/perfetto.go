@@ -321,8 +321,6 @@ const (
 	pfThreadTID   = 2 // ThreadDescriptor.tid
 	pfThreadName  = 5 // ThreadDescriptor.thread_name
 
-	pfCounterUnitName = 6 // CounterDescriptor.unit_name
-
 	pfEventCategoryIIDs = 3  // TrackEvent.category_iids
 	pfEventDebug        = 4  // TrackEvent.debug_annotations
 	pfEventNameIID      = 10 // TrackEvent.name_iid
@@ -334,18 +332,8 @@ const (
 	pfEventDoubleValue  = 44 // TrackEvent.double_counter_value
 	pfEventFlowIDs      = 47 // TrackEvent.flow_ids (fixed64)
 
-	pfDebugNameIID = 1  // DebugAnnotation.name_iid
-	pfDebugUint    = 3  // DebugAnnotation.uint_value
-	pfDebugInt     = 4  // DebugAnnotation.int_value
-	pfDebugString  = 6  // DebugAnnotation.string_value
-	pfDebugName    = 10 // DebugAnnotation.name
-
 	pfTypeSliceBegin = 1
 	pfTypeSliceEnd   = 2
 	pfTypeInstant    = 3
 	pfTypeCounter    = 4
-
-	pfSeqIncrementalStateCleared = 1
-	pfSeqNeedsIncrementalState   = 2
-	pfSequenceID                 = 1
 )
