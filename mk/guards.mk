@@ -1,7 +1,8 @@
 # CI guards of the code's shape (issue 22), run by .ci/run after make test:
 #   check-generated  `go generate ./...` (the HIP/HSA tables from the ROCm
 #                    matrix's headers and libraries, the architecture data
-#                    from ../shared) leaves the tree as committed;
+#                    and the virtual GPU's counter register table from
+#                    ../shared) leaves the tree as committed;
 #   check-nocgo      the pure-Go packages build, vet and test without cgo,
 #                    and stay free of cgo (theirs or a dependency's);
 #   check-layering   the import layering (test/layering's table; also part
@@ -13,6 +14,9 @@ PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters .
                  ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/hsaapi ./internal/kernelname ./internal/textdist \
                  ./internal/atomicfile ./internal/output/ranges ./internal/output/model ./internal/output/csv ./internal/output/json ./internal/output/perfetto ./internal/output/parquet ./internal/output/summary ./internal/output/outputtest \
                  ./internal/hsa/request ./internal/toolenv ./configs/gpu
+
+# go generate ./vgpu runs vgpu/src/gen_perfregs.py, which reads YAML.
+APT_PACKAGES += python3-yaml
 
 .PHONY: guards check-generated check-nocgo check-layering
 guards: check-generated check-nocgo check-layering

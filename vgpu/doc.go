@@ -6,3 +6,8 @@
 // it and check data movement, queue progress, timestamps and the
 // perf-counter model described in docs/virtual-gpu.md.
 package vgpu
+
+// The counter registers' table, from AQLprofile's block tables and
+// rocprofiler-sdk's counter definitions in ../shared (provenance in the
+// script); make guards' check-generated fails when it is not as committed.
+//go:generate sh -c "python3 src/gen_perfregs.py ../../shared/golden/aqlprofile/blocks.json ../../shared/data/counter_defs.yaml > src/perfregs_table.c.tmp && mv src/perfregs_table.c.tmp src/perfregs_table.c"

@@ -6,9 +6,10 @@ tables dumped through Pm4Factory; register addresses are absolute dword
 addresses) and ../shared/data/counter_defs.yaml (rocprofiler-sdk counter
 definitions: block and event id of each hardware counter). Only register
 addresses, instance counts, select-field masks and event ids are taken.
-Run by hand when the data changes:
+`go generate ./vgpu` runs it (vgpu/doc.go), as
     python3 vgpu/src/gen_perfregs.py ../shared/golden/aqlprofile/blocks.json \
         ../shared/data/counter_defs.yaml > vgpu/src/perfregs_table.c
+and `make guards` (check-generated) fails when the committed table differs.
 The build never reads ../shared."""
 import json
 import sys
