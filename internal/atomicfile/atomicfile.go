@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -29,6 +30,27 @@ const maxName = 255
 // IsTemp reports whether a file or directory name is one of this
 // package's temporary names (left behind only by a killed process).
 func IsTemp(name string) bool { return strings.HasPrefix(filepath.Base(name), Prefix) }
+
+// stopped, when set, is the error every later Create, Write and Commit of
+// this package fails with (Stop).
+var stopped atomic.Pointer[error]
+
+// Stop makes every later Create, NewStage, Write and Commit fail with err,
+// removing the temporary file or stage: the CLI stops writing its outputs
+// (a second signal while they are written) at the next write or commit of
+// whatever file is being written, and nothing is left under a temporary
+// name. Resume lifts it (run.json is still written).
+func Stop(err error) { stopped.Store(&err) }
+
+// Resume undoes Stop.
+func Resume() { stopped.Store(nil) }
+
+func stopErr() error {
+	if p := stopped.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // tempName is Prefix + base + "-" + random digits, within maxName bytes.
 func tempName(base string) string {
@@ -63,6 +85,9 @@ type File struct {
 // Create starts the file that will be named final: a new temporary file in
 // final's directory (which must exist), opened for reading and writing.
 func Create(final string, perm os.FileMode) (*File, error) {
+	if err := stopErr(); err != nil {
+		return nil, pathError("create", final, err)
+	}
 	dir, base := filepath.Split(final)
 	if dir == "" {
 		dir = "."
@@ -83,6 +108,9 @@ func Create(final string, perm os.FileMode) (*File, error) {
 
 // Write writes to the temporary file; errors name the final path.
 func (f *File) Write(p []byte) (int, error) {
+	if err := stopErr(); err != nil {
+		return 0, pathError("write", f.final, err)
+	}
 	n, err := f.f.Write(p)
 	if err != nil {
 		err = pathError("write", f.final, err)
@@ -105,6 +133,10 @@ func (f *File) Commit() error {
 	if err := f.f.Close(); err != nil {
 		_ = os.Remove(f.f.Name())
 		return pathError("close", f.final, err)
+	}
+	if err := stopErr(); err != nil {
+		_ = os.Remove(f.f.Name())
+		return pathError("commit", f.final, err)
 	}
 	if err := os.Rename(f.f.Name(), f.final); err != nil {
 		_ = os.Remove(f.f.Name())
@@ -161,6 +193,9 @@ type Stage struct {
 
 // NewStage creates the stage in dir (which must exist).
 func NewStage(dir string) (*Stage, error) {
+	if err := stopErr(); err != nil {
+		return nil, pathError("create", dir, err)
+	}
 	tmp, err := os.MkdirTemp(dir, Prefix+"stage-")
 	if err != nil {
 		return nil, pathError("create", dir, err)
@@ -182,6 +217,9 @@ func (s *Stage) Commit(names ...string) error {
 		return nil
 	}
 	defer s.Abort()
+	if err := stopErr(); err != nil {
+		return pathError("commit", s.dir, err)
+	}
 	old := filepath.Join(s.tmp, Prefix+"old")
 	for _, name := range names {
 		src, dst := filepath.Join(s.tmp, name), filepath.Join(s.dir, name)

@@ -57,7 +57,7 @@ func becomeSubreaper() error {
 
 // runProcessTree starts argv with env, forwards signals, enforces the
 // timeout, waits for the app and then for every descendant it left behind.
-func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeout time.Duration, log zerolog.Logger) (*ProcessResult, error) {
+func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeout time.Duration, log zerolog.Logger, guard *OutputGuard) (*ProcessResult, error) {
 	path, err := lookPath(argv[0], stdio.Dir, env)
 	if err != nil {
 		return nil, &AppNotFoundError{App: argv[0], Err: err}
@@ -98,6 +98,7 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 		return nil, fmt.Errorf("cannot start %s: %w", argv[0], err)
 	}
 	tree.app = cmd.Process.Pid
+	guard.setApp(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	res := &ProcessResult{Pid: cmd.Process.Pid, Start: start}

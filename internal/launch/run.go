@@ -159,6 +159,9 @@ type Runner struct {
 	// SpoolRoot is where the private run directory is created; empty means
 	// /dev/shm when usable (tmpfs makes spool creation cheap), else TMPDIR.
 	SpoolRoot string
+	// Guard handles signals while the outputs are written (nil: their
+	// default action kills rocprof-go then).
+	Guard *OutputGuard
 }
 
 // OutputDirError reports an output directory that cannot be written.
@@ -471,6 +474,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 	}
 	defer runDir.Close()
+	r.Guard.setRunDir(runDir)
 	// Who owns it: a later run tells a directory whose rocprof-go was
 	// killed from one still in use.
 	_ = runDir.WriteFile(runOwnerFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
@@ -484,6 +488,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	launch := time.Now()
 	progress := newPassProgress(r.Stderr, len(plan.Passes))
 	var written []OutputRequest // the passes whose outputs were written
+	var stopped error           // a signal after a pass's app exited: no further pass
 	for i, cfg := range plan.Passes {
 		progress.begin(i+1, passLabel(cfg))
 		pass, err := runDir.Mkdir(fmt.Sprintf("pass_%d", i+1))
@@ -512,7 +517,9 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		env.Added[NotesEnv] = notes.value
 		env.Full = append(env.Full, NotesEnv+"="+notes.value)
 		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
-		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log)
+		r.Guard.setActive(false)
+		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log, r.Guard)
+		r.Guard.setActive(true) // the app's tree has exited: a signal now is about the outputs
 		notes.started()
 		if err != nil {
 			notes.read()
@@ -552,6 +559,10 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			}
 			break
 		}
+		if s := r.Guard.Signalled(); s != nil && i+1 < len(plan.Passes) {
+			stopped = fmt.Errorf("stopped by %s after pass %d: %d of %d passes not run", signalName(s), i+1, len(plan.Passes)-i-1, len(plan.Passes))
+			break
+		}
 	}
 	if w, ok := r.Writer.(RunOutputWriter); ok && len(written) > 0 {
 		rep, werr := w.WriteRunOutputs(ctx, written)
@@ -564,7 +575,7 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			return res, fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", runDir.Path(), werr)
 		}
 	}
-	return res, nil
+	return res, stopped
 }
 
 func passLabel(cfg *options.Config) string {

@@ -90,7 +90,12 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
 	}
 	runner.Writer = spoolWriter{}
+	// Signals after the app exited finish the outputs, then stop them
+	// (launch.OutputGuard); run.json is written whatever they did.
+	runner.Guard = launch.NewOutputGuard(progress)
+	defer runner.Guard.Close()
 	res, runErr := runner.Run(ctx, plan)
+	runner.Guard.OutputsDone()
 	var nf *launch.AppNotFoundError
 	var od *launch.OutputDirError
 	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
