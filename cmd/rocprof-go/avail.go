@@ -21,7 +21,7 @@ func listAvail(w io.Writer, cfg *options.Config) error {
 
 func newAvailCmd() *cobra.Command {
 	var archs []string
-	var extra, virtual string
+	var extra, virtual, format string
 	cmd := &cobra.Command{
 		Use:   "avail [--arch AGENT]... [-E FILE]",
 		Short: "list the counters (basic and derived) of the GPUs present or of named architectures",
@@ -37,7 +37,9 @@ An AGENT is an architecture name, optionally with its configuration (xcc, se, cu
 across XCCs; sa: shader arrays per SE); without one the architecture's reference part is used.
 -E adds the counters of an extra counter file (rocprofiler-sdk YAML schema). When
 ROCPROFILER_METRICS_PATH is set, $ROCPROFILER_METRICS_PATH/counter_defs.yaml replaces the
-built-in definitions, as it does for rocprofiler-sdk.`,
+built-in definitions, as it does for rocprofiler-sdk. Without --arch and --virtual-gpu, the
+config file's virtual_gpu is listed when it names one, as rocprof-go -L does.
+--format records is the line format librocprofv3-list-avail.so reads (docs/rocprofiler-compute.md).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return &usageError{fmt.Sprintf("avail takes no arguments (got %q); name architectures with --arch", args)}
@@ -45,12 +47,14 @@ built-in definitions, as it does for rocprofiler-sdk.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeAvail(cmd.OutOrStdout(), archs, virtual, options.MetricsDefinitionsFile(os.LookupEnv), extra)
+			return writeAvailFormat(cmd.OutOrStdout(), format, archs, virtual, os.LookupEnv,
+				options.MetricsDefinitionsFile(os.LookupEnv), extra)
 		},
 	}
 	cmd.Flags().StringArrayVar(&archs, "arch", nil, "list the counters of this agent instead of the detected GPUs (repeatable)")
 	cmd.Flags().StringVarP(&extra, "extra-counters", "E", "", "YAML file with extra counter definitions")
-	cmd.Flags().StringVar(&virtual, "virtual-gpu", "", "list the virtual GPU's agents of this architecture")
+	cmd.Flags().StringVar(&virtual, "virtual-gpu", "", "list the virtual GPU's agents of this architecture (default: the config file's virtual_gpu)")
+	cmd.Flags().StringVar(&format, "format", "text", "text (rocprofv3's listing) or records (what librocprofv3-list-avail.so reads: docs/rocprofiler-compute.md)")
 	return cmd
 }
 

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/topology"
+)
+
+// The records format of `rocprof-go avail --format records`: what
+// librocprofv3-list-avail.so (listavail/list_avail.c) reads to answer
+// rocprofiler-sdk's list-avail ABI. One record per line, fields separated
+// by tabs, a field's tab, newline and backslash written \t, \n and \\:
+//
+//	agent   HANDLE  AGENT_JSON
+//	counter AGENT_HANDLE  IS_DERIVED  IS_CONSTANT  NAME  DESCRIPTION  BLOCK  EXPRESSION
+//	dim     DIMENSION_ID  INSTANCES  DIMENSION_NAME      (of the counter before it)
+//
+// An agent's handle is its KFD node id; its JSON is the agent info
+// rocprofiler-sdk's agent_info() gives (type 2: a GPU).
+const availRecordsHeader = "rocprof-go-list-avail 1"
+
+func escapeRecordField(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// writeAvailRecords writes the records of one agent's counters, in the
+// order --list-avail lists them.
+func writeAvailRecords(w *bufio.Writer, ag topology.Agent, db *counters.DB) error {
+	info := map[string]any{
+		"id":                   map[string]any{"handle": ag.NodeID},
+		"type":                 2,
+		"node_id":              ag.NodeID,
+		"logical_node_id":      ag.NodeID,
+		"logical_node_type_id": ag.Index,
+		"gpu_index":            ag.Index,
+		"name":                 db.Arch,
+		"vendor_name":          "AMD",
+		"product_name":         db.Arch,
+		"virtual":              ag.Virtual,
+	}
+	for k, v := range ag.Properties {
+		if _, taken := info[k]; !taken {
+			info[k] = v
+		}
+	}
+	js, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "agent\t%d\t%s\n", ag.NodeID, escapeRecordField(string(js)))
+	for _, c := range db.Available() {
+		derived, constant, block, expr := 0, 0, "", ""
+		switch c.Kind {
+		case counters.Derived:
+			derived, expr = 1, c.Expression
+		case counters.Constant:
+			constant = 1
+		default:
+			block = c.Block
+		}
+		fmt.Fprintf(w, "counter\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", ag.NodeID, derived, constant,
+			escapeRecordField(c.Name), escapeRecordField(strings.Join(strings.Fields(c.Description), " ")),
+			escapeRecordField(block), escapeRecordField(expr))
+		dims, _ := db.Dimensions(c)
+		for _, d := range dims {
+			fmt.Fprintf(w, "dim\t%d\t%d\t%s\n", d.Dim, d.Size, d.Dim.String())
+		}
+	}
+	return nil
+}
+
+// availAgents are the agents `avail` lists without --arch: the virtual
+// GPU's when --virtual-gpu or the config file's virtual_gpu names one (as
+// rocprof-go -L, so a client that lists through avail sees the GPUs a run
+// of the same configuration profiles), else the KFD topology's.
+func availAgents(virtualArch string, lookup func(string) (string, bool)) ([]topology.Agent, error) {
+	if virtualArch == "" {
+		if cl, err := options.ParseArgs([]string{"--list-avail"}); err == nil {
+			if plan, err := options.Resolve(cl, options.Sources{LookupEnv: lookup,
+				DefaultConfigFile: options.DefaultConfigPath(lookup)}); err == nil && len(plan.Passes) > 0 {
+				virtualArch = plan.Passes[0].VirtualGPU
+			}
+		}
+	}
+	return topology.Detect(virtualArch, lookup, topology.DefaultSysfs)
+}
+
+// writeAvailFormat writes the listing in format ("text": rocprofv3's; or
+// "records").
+func writeAvailFormat(w io.Writer, format string, archs []string, virtualArch string, lookup func(string) (string, bool),
+	defs, extra string) error {
+	switch format {
+	case "", "text":
+		if len(archs) == 0 && virtualArch == "" {
+			agents, err := availAgents("", lookup)
+			if err == nil && len(agents) > 0 && agents[0].Virtual {
+				virtualArch = agents[0].Arch
+			}
+		}
+		return writeAvail(w, archs, virtualArch, defs, extra)
+	case "records":
+	default:
+		return &usageError{fmt.Sprintf("avail --format %q: use text or records", format)}
+	}
+	var opts []counters.Option
+	if defs != "" {
+		opts = append(opts, counters.WithDefinitionsFile(defs))
+	}
+	if extra != "" {
+		opts = append(opts, counters.WithExtraFile(extra))
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, availRecordsHeader)
+	if len(archs) > 0 {
+		for i, a := range archs {
+			db, err := counters.ForAgent(a, opts...)
+			if err != nil {
+				return err
+			}
+			if err := writeAvailRecords(bw, topology.Agent{Index: i, NodeID: i + 1, Arch: db.Arch}, db); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	agents, err := availAgents(virtualArch, lookup)
+	if err != nil {
+		return err
+	}
+	for _, ag := range agents {
+		dev, err := counters.DeviceFromProperties(ag.Arch, ag.Properties)
+		if err != nil {
+			return fmt.Errorf("GPU %d: %w", ag.Index, err)
+		}
+		db, err := counters.Load(dev, append(opts, counters.WithProperties(counters.PropertiesFromKFD(ag.Properties)))...)
+		if err != nil {
+			return err
+		}
+		if err := writeAvailRecords(bw, ag, db); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
