@@ -32,6 +32,16 @@ func childPIDs(pid int) []int {
 	return out
 }
 
+// hasTemp reports whether an output file is being written under dir.
+func hasTemp(dir string) bool {
+	found := false
+	_ = filepath.Walk(dir, func(path string, _ os.FileInfo, _ error) error {
+		found = found || atomicfile.IsTemp(path)
+		return nil
+	})
+	return found
+}
+
 // syncBuffer is a bytes.Buffer safe to read while a process writes it.
 type syncBuffer struct {
 	mu chan struct{}
@@ -86,6 +96,12 @@ func TestSignalsAfterTheAppExited(t *testing.T) {
 				if b, err := os.ReadFile("/proc/" + strconv.Itoa(appPID) + "/stat"); err == nil && strings.Contains(string(b), ") Z ") {
 					break
 				}
+				time.Sleep(time.Millisecond)
+			}
+			// ... and for an output file being written: rocprof-go is in
+			// its output phase.
+			for !hasTemp(dir) {
+				require.NoError(t, ctx.Err())
 				time.Sleep(time.Millisecond)
 			}
 			require.NoError(t, syscall.Kill(cliPID, syscall.SIGTERM))
