@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // csvTrace describes one trace CSV file kind: its file-name ending, the
@@ -81,7 +82,7 @@ func scanCSVFile(path, rel string, procs map[string]*Process, fn func(*Event) er
 	if rel == "" {
 		rel = filepath.Base(path)
 	}
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenInput(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return err
 	}

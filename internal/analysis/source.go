@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -76,6 +77,10 @@ func Resolve(path string) (*Source, error) {
 	}
 	src := &Source{Path: path}
 	if !st.IsDir() {
+		// A FIFO is refused, not waited on (SQLite would block on it).
+		if err := atomicfile.CheckRegular(path); err != nil {
+			return nil, fmt.Errorf("read run: %w", err)
+		}
 		switch {
 		case filepath.Base(path) == "run.json":
 			return resolveManifest(src, filepath.Dir(path), path)
@@ -130,6 +135,11 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 				p = filepath.Join(dir, p)
 			}
 			formats[fl.Format] = true
+			if fl.Format == "rocpd" || fl.Format == "csv" && traceOf(p) != nil {
+				if err := atomicfile.CheckRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("%s lists %s: %w", path, fl.Path, err)
+				}
+			}
 			switch {
 			case fl.Format == "rocpd":
 				src.Databases = append(src.Databases, p)
@@ -242,7 +252,7 @@ func candidates(dir string, files []string) string {
 }
 
 func isDatabase(path string) bool {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenInput(path)
 	if err != nil {
 		return false
 	}

@@ -3,7 +3,7 @@ package counters
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"sort"
 	"sync"
 
@@ -11,6 +11,8 @@ import (
 
 	gpudata "github.com/rocprof-go/rocprof-go/configs/gpu"
 	"github.com/rocprof-go/rocprof-go/internal/aql"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // Kind says how a counter's value is obtained.
@@ -103,7 +105,7 @@ func ArchKeys() ([]string, error) {
 // ParseExtraFile reads a -E extra counter file: rocprofiler-sdk's schema,
 // `rocprofiler-sdk: {counters-schema-version: 1, counters: [...]}`.
 func ParseExtraFile(path string) ([]FileCounter, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("extra counter file: %w", err)
 	}
@@ -207,7 +209,7 @@ func WithDefinitionsFile(path string) Option {
 // ParseDefinitionsFile reads a counter definitions file that replaces the
 // built-in one (rocprofiler-sdk's counter_defs.yaml schema, as ParseExtra).
 func ParseDefinitionsFile(path string) ([]FileCounter, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("counter definitions: %w", err)
 	}
@@ -324,3 +326,14 @@ func contains(ss []string, s string) bool {
 
 // Lookup finds a counter by exact name.
 func (db *DB) Lookup(name string) (*Counter, bool) { c, ok := db.byName[name]; return c, ok }
+
+// readFile reads a counter file the user named; a FIFO or device is
+// refused, naming it, instead of blocking the run on it.
+func readFile(path string) ([]byte, error) {
+	f, err := atomicfile.OpenInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

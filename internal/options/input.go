@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // Job is one run's settings from an input file: rocprofv3 destination names
@@ -35,7 +36,9 @@ type InputFile struct {
 // the app once; a file far beyond them is a mistake (or a generated file
 // gone wrong) that would otherwise cost gigabytes before the first pass.
 const (
-	maxInputBytes  = 4 << 20
+	maxInputBytes = 4 << 20
+	// maxConfigBytes bounds a --config file, as maxInputBytes an input file.
+	maxConfigBytes = 4 << 20
 	maxInputPasses = 1000
 )
 
@@ -52,7 +55,7 @@ func ReadInput(path string) (*InputFile, error) {
 }
 
 func readInput(path string) (*InputFile, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenInput(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("input file: %w", err)
 	}

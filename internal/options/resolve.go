@@ -1,6 +1,7 @@
 package options
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // Plan is the resolved run: the application and one configuration per pass.
@@ -142,15 +145,20 @@ func loadDefaults(c *Config, src Sources) (*viper.Viper, string, error) {
 	if path == "" {
 		return v, "", nil
 	}
-	if _, err := os.Stat(path); err != nil {
+	// Read here, not by viper: a FIFO is refused instead of waited on.
+	data, err := atomicfile.ReadInput(path, maxConfigBytes)
+	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return v, "", nil
 		}
 		return nil, "", fmt.Errorf("config file %s: %w", path, err)
 	}
+	if len(data) > maxConfigBytes {
+		return nil, "", fmt.Errorf("config file %s is larger than %d MiB: a config file holds option values; check the path", path, maxConfigBytes>>20)
+	}
 	fileV := viper.New()
-	fileV.SetConfigFile(path)
-	if err := fileV.ReadInConfig(); err != nil {
+	fileV.SetConfigType(strings.TrimPrefix(filepath.Ext(path), "."))
+	if err := fileV.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, "", fmt.Errorf("config file %s is not valid (YAML, JSON or TOML with option names as keys): %w", path, err)
 	}
 	for _, key := range fileV.AllKeys() {
@@ -259,7 +267,7 @@ func (c *Config) checkCounterDefs() error {
 	if c.CounterDefs == "" || !c.CollectsCounters() && !c.AdvancedThreadTrace.On() && !c.ListAvail.On() {
 		return nil
 	}
-	f, err := os.Open(c.CounterDefs)
+	f, err := atomicfile.OpenInput(c.CounterDefs)
 	if err != nil {
 		return fmt.Errorf("%s=%s: %w: rocprof-go, as rocprofiler-sdk, reads the counter definitions from $%s/%s instead of its own; put the file there, or unset %s to use the built-in ones",
 			MetricsPathEnv, filepath.Dir(c.CounterDefs), err, MetricsPathEnv, CounterDefsFileName, MetricsPathEnv)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // BatchJob is one entry of a batch file's top-level `batch:` list.
@@ -40,13 +42,19 @@ type Batch struct {
 	base string
 }
 
+// maxBatchBytes bounds a batch file (a list of jobs, not data).
+const maxBatchBytes = 16 << 20
+
 var jobName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // LoadBatch reads and checks a batch file.
 func LoadBatch(path string) (*Batch, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadInput(path, maxBatchBytes)
 	if err != nil {
 		return nil, fmt.Errorf("batch file: %w", err)
+	}
+	if len(data) > maxBatchBytes {
+		return nil, fmt.Errorf("batch file %s is larger than %d MiB: a batch file lists jobs; check the path", path, maxBatchBytes>>20)
 	}
 	var b Batch
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))

@@ -12,6 +12,8 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+
+	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 )
 
 // CounterRow is one counter of one kernel over the dispatches that have
@@ -135,7 +137,7 @@ func counterCSVFiles(traces []string) []string {
 // readCounterCSV reads rocprofv3's counter_collection.csv: one row per
 // dispatch and counter, the value already summed over instances.
 func readCounterCSV(path string, add func(kernel, counter string, v float64)) error {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenInput(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return err
 	}
