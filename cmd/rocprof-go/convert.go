@@ -35,7 +35,8 @@ func newConvertCmd() *cobra.Command {
 the records a run produces and writes them with the same writers a run uses, so the files are
 those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..._results.json,
 ..._results.pftrace, ... (default ./rocpd-output-data/out_<name>, as rocpd convert). Several
-databases go into one set of files; a CSV prefix with %pid% gives one set per process.
+databases go into one set of files; a PREFIX with placeholders is resolved per process of the
+inputs, as in a run: -o 'rank%rank%' gives one set per rank (%pid% per process, %hostname% per node).
 
 An input may also be a spool directory a run kept — when it could not write its outputs (a
 full disk) or rocprof-go was killed, it names the directory, e.g.

@@ -8,14 +8,16 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // Options are the output choices of a conversion.
 type Options struct {
 	Formats []output.Format
-	// Dir and Prefix place the files at Dir/Prefix_<name>.<ext>; CSV
-	// prefixes may use %pid%, %ppid% and %hostname% (one set per process).
+	// Dir and Prefix place the files at Dir/Prefix_<name>.<ext>; the
+	// prefix's placeholders (%pid%, %hostname%, %rank%, ...) are resolved
+	// per process of the inputs, which gives one set of files per value.
 	Dir, Prefix string
 	Stats       bool   // CSV: also the *_stats.csv files
 	Mangled     bool   // -M
@@ -100,6 +102,7 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 		if f == output.FormatCSV {
 			cfg := writerConfig(opt)
 			cfg.Dir, cfg.PrefixTemplate, cfg.SpoolPaths = opt.Dir, opt.Prefix, csvSpools
+			cfg.ResolvePrefix = prefixOf(opt.Prefix)
 			cfg.Formats = []output.Format{output.FormatCSV}
 			r, err := output.Write(cfg, tmp)
 			if err != nil {
@@ -113,20 +116,45 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if len(others) == 0 {
 		return res, nil
 	}
-	// The other formats hold every input in one set of files, whatever
-	// placeholders the prefix has (they split the CSV files only).
+	// Every input in one set of files, or one set per process or rank when
+	// the prefix has placeholders (-o 'rank%rank%'), as a run splits them.
 	cfg := writerConfig(opt)
 	cfg.Dir, cfg.SpoolPaths, cfg.Formats, cfg.WriteEmpty = opt.Dir, spools, others, true
-	cfg.ResolvePrefix = func(tracing.ProcessInfo) string { return opt.Prefix }
-	if _, err := output.Write(cfg, tmp); err != nil {
+	cfg.ResolvePrefix = prefixOf(opt.Prefix)
+	r, err := output.Write(cfg, tmp)
+	if err != nil {
 		return nil, err
 	}
-	prefix := filepath.Join(opt.Dir, opt.Prefix)
-	for _, f := range others {
-		w, _ := output.LookupWriter(f)
-		res.Paths = append(res.Paths, w.Path(prefix))
+	seen := map[string]bool{}
+	for _, g := range r.Groups {
+		for _, f := range others {
+			w, _ := output.LookupWriter(f)
+			if p := w.Path(g.Prefix); !seen[p] {
+				seen[p] = true
+				res.Paths = append(res.Paths, p)
+			}
+		}
 	}
 	return res, nil
+}
+
+// prefixOf resolves the -o template for one process of the inputs as a
+// run resolves it for the processes it profiled: %pid%, %hostname%, %rank%
+// (the rank of the launcher that started the process, read from its
+// stored environment), %env{NAME}% ... (docs/mpi.md).
+func prefixOf(template string) func(tracing.ProcessInfo) string {
+	return func(p tracing.ProcessInfo) string {
+		info := p
+		host := p.Hostname
+		if host == "" {
+			host = "UNKNOWN_HOSTNAME"
+		}
+		return placeholder.Expand(template, placeholder.Process{
+			Pid: int(p.PID), Ppid: int(p.PPID), Pgid: int(p.PGID), Sid: int(p.SID), PSize: int(max(p.PSize, 1)),
+			Hostname: host, Cwd: p.Cwd, Argv: p.Argv,
+			LookupEnv: func(name string) (string, bool) { return info.Getenv(name) },
+		})
+	}
 }
 
 // writerConfig is the writers' configuration of a conversion.
