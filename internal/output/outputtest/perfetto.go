@@ -176,6 +176,10 @@ type PerfettoSummary struct {
 	TrackNames  map[string]bool
 	ThreadNames map[string]bool
 	Flows       map[uint64]int
+	// Processes are the process descriptors' names by pid, Threads the
+	// thread descriptors' pids by tid.
+	Processes map[int64]string
+	Threads   map[int64]int64
 }
 
 // fields calls fn for each top-level field of a message.
@@ -208,7 +212,8 @@ func pbFields(t *testing.T, b []byte, fn func(num protowire.Number, typ protowir
 
 // DecodePerfetto reads a trace with a small decoder of its own.
 func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
-	s := &PerfettoSummary{Begins: map[string]uint64{}, TrackNames: map[string]bool{}, ThreadNames: map[string]bool{}, Flows: map[uint64]int{}}
+	s := &PerfettoSummary{Begins: map[string]uint64{}, TrackNames: map[string]bool{}, ThreadNames: map[string]bool{}, Flows: map[uint64]int{},
+		Processes: map[int64]string{}, Threads: map[int64]int64{}}
 	cats := map[uint64]string{}
 	pbFields(t, trace, func(num protowire.Number, _ protowire.Type, _ uint64, pkt []byte) {
 		require.EqualValues(t, pfTracePacket, num)
@@ -240,12 +245,37 @@ func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
 					switch num {
 					case pfTrackName:
 						s.TrackNames[string(sub)] = true
-					case pfTrackThread:
-						pbFields(t, sub, func(num protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
-							if num == pfThreadName {
-								s.ThreadNames[string(sub)] = true
+					case pfTrackProcess:
+						var pid int64
+						var name string
+						pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+							switch num {
+							case pfProcessPID:
+								pid = int64(int32(v))
+							case pfProcessName:
+								name = string(sub)
 							}
 						})
+						if prev, dup := s.Processes[pid]; dup {
+							require.Equal(t, prev, name, "two processes with pid %d", pid)
+						}
+						s.Processes[pid] = name
+					case pfTrackThread:
+						var pid, tid int64
+						pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+							switch num {
+							case pfThreadName:
+								s.ThreadNames[string(sub)] = true
+							case pfThreadPID:
+								pid = int64(int32(v))
+							case pfThreadTID:
+								tid = int64(int32(v))
+							}
+						})
+						if prev, ok := s.Threads[tid]; ok {
+							require.Equal(t, prev, pid, "tid %d in two processes", tid)
+						}
+						s.Threads[tid] = pid
 					}
 				})
 			case pfPacketTrackEvent:

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -23,6 +24,7 @@ type perfettoWriter struct {
 	ann    pbMsg // debug annotation being built
 	tracks map[uint64]bool
 	first  bool
+	hosts  map[string]int32 // host -> its number in the trace (traceIDs)
 	err    error
 
 	// Names, categories and annotation names are interned: sent once, in
@@ -48,6 +50,35 @@ func (pw *perfettoWriter) iid(table map[string]uint64, field protowire.Number, s
 	pw.entry = pbMsg(pw.entry[:0]).u(pfInternedIID, id).s(pfInternedName, s)
 	pw.interned = pw.interned.msg(field, pw.entry)
 	return id
+}
+
+// traceIDs are the pid and tids a process of host has in the trace. The
+// trace processor knows a process by its pid and a thread by its tid, so
+// the processes of a merged run from several nodes would merge when two
+// nodes reuse a pid: the first host's processes keep their own ids, those
+// of the n-th other host get n<<22 | id (Linux ids are below 2^22), or a
+// hash of host and id beyond 511 hosts. Track names keep the real ones.
+func (pw *perfettoWriter) traceIDs(host string, pid int32) (int32, func(uint32) int64) {
+	if pw.hosts == nil {
+		pw.hosts = map[string]int32{}
+	}
+	n, ok := pw.hosts[host]
+	if !ok {
+		n = int32(len(pw.hosts))
+		pw.hosts[host] = n
+	}
+	const idBits = 22
+	id := func(v uint32) int32 {
+		switch {
+		case n == 0:
+			return int32(v)
+		case n < 1<<(31-idBits):
+			return n<<idBits | int32(v&(1<<idBits-1))
+		default:
+			return int32(uuidOf(host, v)>>33) | 1<<30
+		}
+	}
+	return id(uint32(pid)), func(tid uint32) int64 { return int64(id(tid)) }
 }
 
 func uuidOf(parts ...any) uint64 {
@@ -195,13 +226,26 @@ func writeTrace(w io.Writer, in *model.Input, c *bufferCap) error {
 
 func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	pid := p.Info.PID
-	procTrack := uuidOf("process", pid, p.Info.StartBoottimeNs)
+	// The trace's pid and tids: the process's own on the first host of the
+	// trace, unique stand-ins on the others (traceIDs).
+	vpid, vtid := pw.traceIDs(p.Info.Hostname, pid)
+	procTrack := uuidOf("process", vpid, p.Info.StartBoottimeNs)
 	name := "process"
 	if len(p.Info.Argv) > 0 {
 		name = filepath.Base(p.Info.Argv[0])
 	}
+	// A rank's track group names its rank, host and pid: the ranks of a
+	// merged run are told apart, and so are equal pids of two nodes.
+	threadName := name
+	if l := placeholder.LauncherOf(p.Info.Getenv); l.Name != "" {
+		host := p.Info.Hostname
+		if host == "" {
+			host = "UNKNOWN_HOSTNAME"
+		}
+		name = fmt.Sprintf("rank %s (%s, %d)", l.Rank, host, pid)
+	}
 	procDesc := func(d pbMsg) pbMsg {
-		return d.msg(pfTrackProcess, pbMsg(nil).i(pfProcessPID, int64(pid)).s(pfProcessName, name))
+		return d.msg(pfTrackProcess, pbMsg(nil).i(pfProcessPID, int64(vpid)).s(pfProcessName, name))
 	}
 	pw.track(procTrack, procDesc)
 	threadIndex := map[uint32]int{}
@@ -218,15 +262,15 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		if u, ok := threadTracks[tid]; ok {
 			return u
 		}
-		u := uuidOf("thread", pid, p.Info.StartBoottimeNs, tid)
+		u := uuidOf("thread", vpid, p.Info.StartBoottimeNs, tid)
 		threadTracks[tid] = u
-		label := name
+		label := threadName
 		if i, ok := threadIndex[tid]; ok {
 			label = fmt.Sprintf("THREAD %d (%d)", i, tid)
 		}
 		trackNames[u] = label
 		pw.track(u, func(d pbMsg) pbMsg {
-			td := pbMsg(nil).i(pfThreadPID, int64(pid)).i(pfThreadTID, int64(tid)).s(pfThreadName, label)
+			td := pbMsg(nil).i(pfThreadPID, int64(vpid)).i(pfThreadTID, vtid(tid)).s(pfThreadName, label)
 			return d.u(pfTrackParent, procTrack).msg(pfTrackThread, td)
 		})
 		return u
@@ -266,19 +310,19 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		return u
 	}
 	named := func(label string) uint64 {
-		u := uuidOf("track", pid, p.Info.StartBoottimeNs, label)
+		u := uuidOf("track", vpid, p.Info.StartBoottimeNs, label)
 		trackNames[u] = label
 		pw.track(u, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
 		return u
 	}
 	counterTrack := func(label, unit string) uint64 {
-		u := uuidOf("counter", pid, p.Info.StartBoottimeNs, label)
+		u := uuidOf("counter", vpid, p.Info.StartBoottimeNs, label)
 		pw.track(u, func(d pbMsg) pbMsg {
 			return d.u(pfTrackParent, procTrack).s(pfTrackName, label).msg(pfTrackCounter, pbMsg(nil).s(pfCounterUnitName, unit))
 		})
 		return u
 	}
-	flowSeed := uuidOf("flow", pid, p.Info.StartBoottimeNs)
+	flowSeed := uuidOf("flow", vpid, p.Info.StartBoottimeNs)
 	flow := func(corr uint64) uint64 {
 		if corr == 0 {
 			return 0
