@@ -117,12 +117,7 @@ func merge(ctx context.Context, path string, inputs []string) (*MergeResult, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, base := range order {
-		t := tables[base]
-		parts := make([]string, len(t.tables))
-		for i, name := range t.tables {
-			parts[i] = "SELECT * FROM " + quote(name)
-		}
-		if _, err := tx.ExecContext(ctx, "CREATE VIEW "+quote(base)+" AS "+strings.Join(parts, " UNION ALL ")); err != nil {
+		if err := createUnionView(ctx, tx, base, tables[base].tables); err != nil {
 			return nil, fmt.Errorf("merge: view %s: %w", base, err)
 		}
 	}
@@ -139,6 +134,39 @@ func merge(ctx context.Context, path string, inputs []string) (*MergeResult, err
 		return nil, err
 	}
 	return res, nil
+}
+
+// maxUnionTerms is the most SELECTs one view of a merge unites: SQLite
+// refuses a compound SELECT of more than 500 terms (SQLITE_MAX_COMPOUND_SELECT,
+// "too many terms in compound SELECT").
+const maxUnionTerms = 400
+
+// createUnionView defines view name as the UNION ALL of tables. Beyond
+// maxUnionTerms tables it unites part views (name_part1_0001, ...) of at
+// most maxUnionTerms tables each, in as many levels as needed: SQLite
+// checks the limit per statement, and a view's statement is parsed on its
+// own, so a merge has no rank limit.
+func createUnionView(ctx context.Context, tx *sql.Tx, name string, tables []string) error {
+	create := func(view string, tables []string) error {
+		selects := make([]string, len(tables))
+		for i, t := range tables {
+			selects[i] = "SELECT * FROM " + quote(t)
+		}
+		_, err := tx.ExecContext(ctx, "CREATE VIEW "+quote(view)+" AS "+strings.Join(selects, " UNION ALL "))
+		return err
+	}
+	for level := 1; len(tables) > maxUnionTerms; level++ {
+		var parts []string
+		for i := 0; i < len(tables); i += maxUnionTerms {
+			part := fmt.Sprintf("%s_part%d_%04d", name, level, len(parts)+1)
+			if err := create(part, tables[i:min(i+maxUnionTerms, len(tables))]); err != nil {
+				return err
+			}
+			parts = append(parts, part)
+		}
+		tables = parts
+	}
+	return create(name, tables)
 }
 
 func copyInput(ctx context.Context, conn *sql.Conn, in string, images []Image, tables map[string]*mergedTable,
