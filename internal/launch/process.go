@@ -119,8 +119,12 @@ loop:
 		case waitErr = <-done:
 			break loop
 		case s := <-sigs:
-			if terminalDelivered(s) {
-				continue // the terminal already sent it to the app's process group
+			if fg, ok := terminalDelivered(s); ok {
+				// The terminal sent it to its foreground process group:
+				// the app's processes still in it have it; those that
+				// left it (setsid, setpgid) get it from us.
+				tree.signalOutside(fg, s.(syscall.Signal), log)
+				continue
 			}
 			log.Debug().Str("signal", s.String()).Msg("forwarding signal to the app")
 			_ = cmd.Process.Signal(s)
@@ -183,14 +187,29 @@ func exitStatus(ps *os.ProcessState, err error) (int, syscall.Signal) {
 }
 
 // terminalDelivered reports whether a SIGINT most likely came from the
-// terminal, which delivers it to the whole foreground process group — the app
-// included — so forwarding it again would deliver it twice.
-func terminalDelivered(s os.Signal) bool {
+// terminal, which delivers it to the whole foreground process group (fg),
+// rocprof-go's: the app's processes still in that group got it too, and
+// forwarding it to them would deliver it twice.
+func terminalDelivered(s os.Signal) (fg int, ok bool) {
 	if s != syscall.SIGINT {
-		return false
+		return 0, false
 	}
 	fg, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP)
-	return err == nil && fg == unix.Getpgrp()
+	return fg, err == nil && fg == unix.Getpgrp()
+}
+
+// signalOutside sends sig to the processes of the app's tree that are not
+// in process group fg: those that left rocprof-go's group (setsid, setpgid:
+// a launcher that daemonises, a job-control shell), which the terminal's
+// Ctrl-C does not reach. Ctrl-C then stops the app as it would have without
+// rocprof-go, where the app was the terminal's foreground.
+func (t *appTree) signalOutside(fg int, sig syscall.Signal, log zerolog.Logger) {
+	for _, p := range t.members() {
+		if pg, err := unix.Getpgid(p.pid); err == nil && pg != fg {
+			log.Debug().Int("pid", p.pid).Str("signal", sig.String()).Msg("forwarding the terminal's signal to a process that left rocprof-go's process group")
+			_ = unix.Kill(p.pid, sig)
+		}
+	}
 }
 
 // appTree tells the app's processes from the other children rocprof-go
@@ -321,7 +340,9 @@ func (t *appTree) waitDescendants(log zerolog.Logger, sigs <-chan os.Signal, dea
 		}
 		select {
 		case s := <-sigs:
-			if !terminalDelivered(s) {
+			if fg, ok := terminalDelivered(s); ok {
+				t.signalOutside(fg, s.(syscall.Signal), log)
+			} else {
 				for _, k := range kids {
 					_ = unix.Kill(k.pid, s.(syscall.Signal))
 				}
