@@ -30,6 +30,13 @@
 // A handler the app installs after ours replaces it: ours then does not run
 // and the app's signal behaves as the app wants. A stack overflow's SIGSEGV
 // runs the handler only if the thread has an alternate signal stack.
+//
+// With --disable-signal-handlers (ROCPROF_SIGNAL_HANDLERS=0, as rocprofv3)
+// or ROCPROF_GO_NO_CRASH_HANDLER, none is installed: the app's signals are
+// the app's (what the GPU completed and nobody recorded is then lost at a
+// crash). The Go runtime of the shim still handles SIGSEGV, SIGBUS and
+// SIGFPE, as every cgo library does, forwarding faults outside Go code to
+// the handler installed before it.
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -178,10 +185,25 @@ void install(int sig, bool only_default)
 
 } // namespace
 
+// signal_handlers_wanted is false under --disable-signal-handlers
+// (ROCPROF_SIGNAL_HANDLERS=0, rocprofv3's variable and values): the app's
+// signals are then the app's alone, as with rocprofv3.
+bool signal_handlers_wanted()
+{
+    const char *v = getenv(RPG_ENV_SIGNAL_HANDLERS);
+    if (!v)
+        return true;
+    static const char *const kOff[] = {"0", "false", "False", "FALSE", "off", "OFF", "no", "NO"};
+    for (const char *off : kOff)
+        if (strcmp(v, off) == 0)
+            return false;
+    return true;
+}
+
 // From OnLoad, when dispatches are intercepted (queue.cpp).
 void shim_crash_install()
 {
-    if (getenv(RPG_ENV_GO_NO_CRASH_HANDLER))
+    if (getenv(RPG_ENV_GO_NO_CRASH_HANDLER) || !signal_handlers_wanted())
         return;
     g_debug = getenv(RPG_ENV_GO_SHIM_DEBUG) != nullptr;
     sigemptyset(&g_mask);

@@ -80,7 +80,7 @@ var contractVars = []ToolVar{
 	{Name: envGoCounterDefsFile, ReadBy: ReadByShim, Doc: "the run's copy of $ROCPROFILER_METRICS_PATH/counter_defs.yaml, whose counter definitions replace the built-in ones"},
 	{Name: envGoExtraCountersFile, ReadBy: ReadByShim, Doc: "the run's copy of -E's extra counter definitions (a file, not rocprofv3's ROCPROF_EXTRA_COUNTERS_CONTENTS: one variable holds at most 128 KiB)"},
 	{Name: envMinimumOutputBytes, Doc: "--minimum-output-data in bytes (rocprofv3's variable)"},
-	{Name: envSignalHandlers, Doc: "0 with --disable-signal-handlers (rocprofv3's variable)"},
+	{Name: envSignalHandlers, ReadBy: ReadByShim, Doc: "0 with --disable-signal-handlers (rocprofv3's variable): the shim installs no signal handler in the app"},
 	{Name: envLogLevel, Doc: "--log-level, for rocprofv3's libraries"},
 	{Name: envRocprofilerLogLevel, Doc: "--log-level, for rocprofiler-sdk's libraries"},
 	{Name: envRoctxLogLevel, Doc: "--log-level, for ROCTx"},

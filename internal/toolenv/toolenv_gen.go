@@ -144,7 +144,7 @@ const (
 	ScratchMemoryTrace = "ROCPROF_SCRATCH_MEMORY_TRACE"
 	// SelectedRegions is read by the preload library. --selected-regions: profile only between roctxProfilerResume(0) and roctxProfilerPause(0).
 	SelectedRegions = "ROCPROF_SELECTED_REGIONS"
-	// SignalHandlers is read by no injected library (rocprofv3's compatibility). 0 with --disable-signal-handlers (rocprofv3's variable).
+	// SignalHandlers is read by the shim. 0 with --disable-signal-handlers (rocprofv3's variable): the shim installs no signal handler in the app.
 	SignalHandlers = "ROCPROF_SIGNAL_HANDLERS"
 	// Stats is read by no injected library (rocprofv3's compatibility). --stats: write per-domain *_stats.csv and domain_stats.csv.
 	Stats = "ROCPROF_STATS"
@@ -207,6 +207,7 @@ var Replaced = []string{
 	RCCLAPITrace,
 	ScratchMemoryTrace,
 	SelectedRegions,
+	SignalHandlers,
 	TruncateKernels,
 }
 

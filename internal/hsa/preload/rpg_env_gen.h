@@ -104,6 +104,8 @@
 /* read by the preload library; set by the CLI */
 #define RPG_ENV_SELECTED_REGIONS "ROCPROF_SELECTED_REGIONS"
 /* read by the shim; set by the CLI */
+#define RPG_ENV_SIGNAL_HANDLERS "ROCPROF_SIGNAL_HANDLERS"
+/* read by the shim; set by the CLI */
 #define RPG_ENV_TRUNCATE_KERNELS "ROCPROF_TRUNCATE_KERNELS"
 
 #endif
