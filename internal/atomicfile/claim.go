@@ -71,12 +71,7 @@ func Claim(prefix string, o Owner) error {
 	if err := MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("output claim: %w", err)
 	}
-	sum := sha256.Sum256([]byte(o.Job))
-	base := filepath.Base(prefix)
-	if room := maxName - 1 - 16; len(base) > room {
-		base = base[:room]
-	}
-	claim := filepath.Join(dir, base+"@"+hex.EncodeToString(sum[:8]))
+	claim, base := claimPath(prefix, o.Job)
 	data, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -135,4 +130,35 @@ func alive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// claimPath is the claim file of prefix in job, and the prefix's base name
+// as the claim uses it.
+func claimPath(prefix, job string) (claim, base string) {
+	sum := sha256.Sum256([]byte(job))
+	base = filepath.Base(prefix)
+	if room := maxName - 1 - 16; len(base) > room {
+		base = base[:room]
+	}
+	return filepath.Join(filepath.Dir(prefix), ClaimsDir, base+"@"+hex.EncodeToString(sum[:8])), base
+}
+
+// Release removes o's claim of prefix, if it is still o's, and the claims
+// directory if nothing else is in it: a run that claimed its prefixes only
+// while it runs (not a job's ranks, whose claims outlive each rank) leaves
+// nothing behind.
+func Release(prefix string, o Owner) {
+	claim, _ := claimPath(prefix, o.Job)
+	f, _, err := OpenRegular(claim)
+	if err != nil {
+		return
+	}
+	var held Owner
+	derr := json.NewDecoder(f).Decode(&held)
+	f.Close()
+	if derr != nil || held != o {
+		return
+	}
+	_ = os.Remove(claim)
+	_ = os.Remove(filepath.Dir(claim)) // fails unless empty
 }

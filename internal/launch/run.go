@@ -156,6 +156,10 @@ type Runner struct {
 	Stderr  io.Writer // rocprof-go's own progress lines
 	AppIO   Stdio     // the app's standard streams
 	Environ []string
+	// Prepared, when set, is called once every check passed and the output
+	// directories exist, before the first app starts; an error ends the run
+	// there (nothing ran).
+	Prepared func() error
 	// SpoolRoot is where the private run directory is created; empty means
 	// /dev/shm when usable (tmpfs makes spool creation cheap), else TMPDIR.
 	SpoolRoot string
@@ -458,6 +462,11 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			if w != "" {
 				fmt.Fprintln(r.Stderr, "rocprof-go: warning: "+w)
 			}
+		}
+	}
+	if r.Prepared != nil {
+		if err := r.Prepared(); err != nil {
+			return nil, err
 		}
 	}
 	spoolRoot, err := r.spoolRoot()

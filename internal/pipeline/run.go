@@ -90,6 +90,17 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
 	}
 	runner.Writer = spoolWriter{}
+	// Two live runs never write the same output names (-o without %pid%).
+	var releaseClaims func()
+	defer func() {
+		if releaseClaims != nil {
+			releaseClaims()
+		}
+	}()
+	runner.Prepared = func() (err error) {
+		releaseClaims, err = claimRunPrefixes(plan)
+		return err
+	}
 	// Signals after the app exited finish the outputs, then stop them
 	// (launch.OutputGuard); run.json is written whatever they did.
 	runner.Guard = launch.NewOutputGuard(progress)
