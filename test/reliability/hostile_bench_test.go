@@ -413,7 +413,7 @@ func TestHostileFIFOsAndForeignLock(t *testing.T) {
 		dir, err := os.MkdirTemp("", "rel-flock-")
 		require.NoError(t, err)
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		require.NoError(t, os.Chmod(dir, 0o777))
+		require.NoError(t, os.Chmod(dir, 0o777|os.ModeSticky)) // shared, as /tmp (a 0777 output directory is refused)
 		holder := exec.Command("flock", "-x", dir, "sleep", "300")
 		holder.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Setpgid: true}
 		require.NoError(t, holder.Start())
