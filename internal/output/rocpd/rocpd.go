@@ -745,9 +745,11 @@ var rocpdTables = func() []string {
 // environment stored by default, since the rest may hold secrets. The
 // analysis commands read ranks from these; --output-config stores all.
 func launcherVariable(name string) bool {
-	for _, prefix := range []string{"OMPI_COMM_WORLD_", "PMI_", "PMIX_RANK", "SLURM_PROCID", "SLURM_JOB_ID",
-		"SLURM_NTASKS", "SLURM_LOCALID", "MV2_COMM_WORLD_", "MPI_RANK", "MPI_LOCALRANKID", "MPI_RANKID",
-		"MPI_SIZE", "MPI_LOCALNRANKS", "MPI_NRANKS"} {
+	// The rank table's variables (docs/mpi.md, placeholder.LauncherOf):
+	// SLURM_STEP_ID tells an srun task from the batch step.
+	for _, prefix := range []string{"OMPI_COMM_WORLD_", "PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "SLURM_PROCID", "SLURM_JOB_ID",
+		"SLURM_NTASKS", "SLURM_LOCALID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NUM_TASKS", "SLURM_RESTART_COUNT",
+		"MV2_COMM_WORLD_", "MPI_RANK", "MPI_LOCALRANKID", "MPI_RANKID", "MPI_SIZE", "MPI_LOCALNRANKS", "MPI_NRANKS"} {
 		if strings.HasPrefix(name, prefix) {
 			return true
 		}
