@@ -18,10 +18,11 @@
  * (RPG_STATUS_HSA_INIT_DIAGNOSIS): the CLI says why the GPU stack found no
  * GPU instead of blaming the app (docs/troubleshooting.md). An hsa_init
  * that succeeds without a GPU agent (ROCm 5.2's thunk when it cannot read
- * the CPU node's caches: the shim notes RPG_STATUS_NO_GPU_AGENT) is probed
- * the same way, the child shutting the runtime down first so that its
- * hsa_init reads the topology again. On a working GPU this costs one walk
- * of the agents per process.
+ * the CPU node's caches) is probed the same way, the child shutting the
+ * runtime down first so that its hsa_init reads the topology again. The
+ * shim, inside hsa_init, notes that case (RPG_STATUS_NO_GPU_AGENT, seen
+ * here through rpg__status_seen); without the shim this file walks the
+ * agents itself (a walk the shim would have traced as the app's call).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -52,6 +53,15 @@ enum { AGENT_INFO_DEVICE = 17, DEVICE_TYPE_GPU = 1, STATUS_INFO_BREAK = 1 };
 static agent_get_info_fn agent_get_info;
 
 static int noted;  /* atomic; a fork child keeps the parent's spool name, not its notes */
+static int shim_attached, shim_no_gpu; /* atomic: the shim's notes (rpg__status_seen) */
+
+void rpg__status_seen(uint64_t id)
+{
+    if (id == RPG_STATUS_SHIM_ATTACHED)
+        __atomic_store_n(&shim_attached, 1, __ATOMIC_RELEASE);
+    else if (id == RPG_STATUS_NO_GPU_AGENT)
+        __atomic_store_n(&shim_no_gpu, 1, __ATOMIC_RELEASE);
+}
 static int failed; /* atomic: the failure was noted (and probed) */
 
 static void forget(void)
@@ -210,7 +220,9 @@ RPG_API int hsa_init(void)
         if (s != 0) {
             if (!__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL))
                 note_failure(f, s);
-        } else if (no_gpu_agent() && !__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL)) {
+        } else if ((__atomic_load_n(&shim_no_gpu, __ATOMIC_ACQUIRE) ||
+                    (!__atomic_load_n(&shim_attached, __ATOMIC_ACQUIRE) && no_gpu_agent())) &&
+                   !__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL)) {
             hsa_init_fn shut_down = (hsa_init_fn)dlsym(RTLD_NEXT, "hsa_shut_down");
             if (shut_down)
                 note_diagnosis(f, shut_down);

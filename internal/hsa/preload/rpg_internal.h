@@ -404,4 +404,9 @@ extern RPG_HIDDEN uint32_t rpg__domains;
 #define rpg_record_api_stamped rpg__record_api_stamped_fast
 #endif
 
+/* hsa_init.c: notes a status string recorded in this process (the shim's
+ * RPG_STATUS_SHIM_ATTACHED / RPG_STATUS_NO_GPU_AGENT), read back after the
+ * real hsa_init returns. */
+void rpg__status_seen(uint64_t id);
+
 #endif /* RPG_INTERNAL_H */
