@@ -31,6 +31,14 @@ type (
 	DomainLoss = launch.DomainLoss
 	// RecordLoss is a process's records that did not reach the outputs.
 	RecordLoss = launch.RecordLoss
+	// NoGPU is a process whose GPU stack found no GPU (run.json no_gpu).
+	NoGPU = launch.NoGPU
+	// UnprofiledProcess is a process of the app that could not record
+	// (run.json unprofiled_processes).
+	UnprofiledProcess = launch.UnprofiledProcess
+	// TruncatedNames counts a process's names and messages the recorder
+	// cut to fit (run.json truncated_names).
+	TruncatedNames = launch.TruncatedNames
 	// LostDomainsError fails a run that did not collect a requested domain.
 	LostDomainsError = pipeline.LostDomainsError
 	// RecordsLostError fails a run some of whose records were lost.
