@@ -53,14 +53,11 @@ enum { AGENT_INFO_DEVICE = 17, DEVICE_TYPE_GPU = 1, STATUS_INFO_BREAK = 1 };
 static agent_get_info_fn agent_get_info;
 
 static int noted;  /* atomic; a fork child keeps the parent's spool name, not its notes */
-static int shim_attached, shim_no_gpu; /* atomic: the shim's notes (rpg__status_seen) */
-
-void rpg__status_seen(uint64_t id)
+/* seen reports whether this process recorded status string id (the shim's
+ * notes, made inside hsa_init). */
+static int seen(uint32_t id)
 {
-    if (id == RPG_STATUS_SHIM_ATTACHED)
-        __atomic_store_n(&shim_attached, 1, __ATOMIC_RELEASE);
-    else if (id == RPG_STATUS_NO_GPU_AGENT)
-        __atomic_store_n(&shim_no_gpu, 1, __ATOMIC_RELEASE);
+    return (__atomic_load_n(&rpg__status_seen, __ATOMIC_ACQUIRE) >> id) & 1u;
 }
 static int failed; /* atomic: the failure was noted (and probed) */
 
@@ -220,8 +217,7 @@ RPG_API int hsa_init(void)
         if (s != 0) {
             if (!__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL))
                 note_failure(f, s);
-        } else if ((__atomic_load_n(&shim_no_gpu, __ATOMIC_ACQUIRE) ||
-                    (!__atomic_load_n(&shim_attached, __ATOMIC_ACQUIRE) && no_gpu_agent())) &&
+        } else if ((seen(RPG_STATUS_NO_GPU_AGENT) || (!seen(RPG_STATUS_SHIM_ATTACHED) && no_gpu_agent())) &&
                    !__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL)) {
             hsa_init_fn shut_down = (hsa_init_fn)dlsym(RTLD_NEXT, "hsa_shut_down");
             if (shut_down)

@@ -941,10 +941,12 @@ int rpg_record_marker(uint32_t domain, uint32_t function, uint64_t correlation_i
     return 0;
 }
 
+uint32_t rpg__status_seen; /* atomic: bit N set once status string N (< 32) was recorded */
+
 int rpg_record_string(uint32_t table, uint64_t id, const char *s, size_t len)
 {
-    if (table == RPG_STRTAB_STATUS)
-        rpg__status_seen(id); /* hsa_init.c: what the shim noted about the GPU stack */
+    if (table == RPG_STRTAB_STATUS && id < 32) /* hsa_init.c reads what the shim noted */
+        __atomic_fetch_or(&rpg__status_seen, 1u << id, __ATOMIC_RELEASE);
     uint32_t l = clamp_tail(sizeof(rpg_string_rec), len);
     rpg_string_rec *r = rpg_record_reserve(RPG_KIND_STRING, (uint32_t)sizeof *r + l);
     if (!r)

@@ -404,9 +404,9 @@ extern RPG_HIDDEN uint32_t rpg__domains;
 #define rpg_record_api_stamped rpg__record_api_stamped_fast
 #endif
 
-/* hsa_init.c: notes a status string recorded in this process (the shim's
- * RPG_STATUS_SHIM_ATTACHED / RPG_STATUS_NO_GPU_AGENT), read back after the
- * real hsa_init returns. */
-void rpg__status_seen(uint64_t id);
+/* recorder.c: bit N is set once status string N (< 32) was recorded in
+ * this process; hsa_init.c reads the shim's RPG_STATUS_SHIM_ATTACHED and
+ * RPG_STATUS_NO_GPU_AGENT there after the real hsa_init returns. */
+extern uint32_t rpg__status_seen;
 
 #endif /* RPG_INTERNAL_H */
