@@ -490,8 +490,13 @@ func holm(rows []*Row, opt Options) {
 
 // RunsNeeded is the fewest runs per side with which the U test can flag a
 // change among tests entries at family-wise level alpha (every run of one
-// side beyond every run of the other).
+// side beyond every run of the other). An alpha that is not in (0, 1) (a
+// Report built by hand, whose zero Alpha no run count could reach) is taken
+// as DefaultAlpha, as Compare takes it.
 func RunsNeeded(alpha float64, tests int) int {
+	if !(alpha > 0 && alpha < 1) {
+		alpha = DefaultAlpha
+	}
 	tests = max(tests, 1)
 	for n := int64(2); ; n++ {
 		if minP(n, n)*float64(tests) < alpha {

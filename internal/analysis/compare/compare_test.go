@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -278,6 +279,10 @@ func TestParseFlags(t *testing.T) {
 	require.ErrorContains(t, err, "total, mean, median or p95")
 	require.Equal(t, 8, compare.RunsNeeded(0.01, 20))
 	require.Equal(t, 5, compare.RunsNeeded(0.01, 1))
+	// A zero (or otherwise meaningless) alpha is DefaultAlpha; it looped
+	// forever before.
+	require.Equal(t, compare.RunsNeeded(compare.DefaultAlpha, 20), compare.RunsNeeded(0, 20))
+	require.Equal(t, compare.RunsNeeded(compare.DefaultAlpha, 3), compare.RunsNeeded(math.NaN(), 3))
 }
 
 // writeCSVRun writes a process's kernels and HIP calls as rocprofv3 CSV.
