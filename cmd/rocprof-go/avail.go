@@ -58,10 +58,16 @@ config file's virtual_gpu is listed when it names one, as rocprof-go -L does.
 	return cmd
 }
 
-// writeAvail lists the counters of the named agents, or else of the detected
-// (or virtual) GPUs.
-// defs, when not "", replaces the built-in definitions ($ROCPROFILER_METRICS_PATH).
-func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) error {
+// availDB is one agent of a listing and its counters.
+type availDB struct {
+	agent topology.Agent
+	db    *counters.DB
+}
+
+// availDBs are the counters of the named agents (--arch), or else of the
+// detected (or virtual) GPUs. defs, when not "", replaces the built-in
+// definitions ($ROCPROFILER_METRICS_PATH); extra adds to them (-E).
+func availDBs(archs []string, virtualArch string, lookup func(string) (string, bool), defs, extra string) ([]availDB, error) {
 	var opts []counters.Option
 	if defs != "" {
 		opts = append(opts, counters.WithDefinitionsFile(defs))
@@ -69,32 +75,44 @@ func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) er
 	if extra != "" {
 		opts = append(opts, counters.WithExtraFile(extra))
 	}
+	var out []availDB
 	if len(archs) > 0 {
 		for i, a := range archs {
 			db, err := counters.ForAgent(a, opts...)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if err := db.WriteAvail(w, i); err != nil {
-				return err
-			}
+			out = append(out, availDB{topology.Agent{Index: i, NodeID: i + 1, Arch: db.Arch}, db})
 		}
-		return nil
+		return out, nil
 	}
-	agents, err := topology.Detect(virtualArch, os.LookupEnv, topology.DefaultSysfs)
+	agents, err := topology.Detect(virtualArch, lookup, topology.DefaultSysfs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, ag := range agents {
 		dev, err := counters.DeviceFromProperties(ag.Arch, ag.Properties)
 		if err != nil {
-			return fmt.Errorf("GPU %d: %w", ag.Index, err)
+			return nil, fmt.Errorf("GPU %d: %w", ag.Index, err)
 		}
 		db, err := counters.Load(dev, append(opts, counters.WithProperties(counters.PropertiesFromKFD(ag.Properties)))...)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := db.WriteAvail(w, ag.Index); err != nil {
+		out = append(out, availDB{ag, db})
+	}
+	return out, nil
+}
+
+// writeAvail lists the counters of the named agents, or else of the detected
+// (or virtual) GPUs, as rocprofv3 does.
+func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) error {
+	dbs, err := availDBs(archs, virtualArch, os.LookupEnv, defs, extra)
+	if err != nil {
+		return err
+	}
+	for _, d := range dbs {
+		if err := d.db.WriteAvail(w, d.agent.Index); err != nil {
 			return err
 		}
 	}

@@ -75,74 +75,44 @@ func writeAvailRecords(w *bufio.Writer, ag topology.Agent, db *counters.DB) erro
 	return nil
 }
 
-// availAgents are the agents `avail` lists without --arch: the virtual
-// GPU's when --virtual-gpu or the config file's virtual_gpu names one (as
-// rocprof-go -L, so a client that lists through avail sees the GPUs a run
-// of the same configuration profiles), else the KFD topology's.
-func availAgents(virtualArch string, lookup func(string) (string, bool)) ([]topology.Agent, error) {
-	if virtualArch == "" {
-		if cl, err := options.ParseArgs([]string{"--list-avail"}); err == nil {
-			if plan, err := options.Resolve(cl, options.Sources{LookupEnv: lookup,
-				DefaultConfigFile: options.DefaultConfigPath(lookup)}); err == nil && len(plan.Passes) > 0 {
-				virtualArch = plan.Passes[0].VirtualGPU
-			}
-		}
+// configVirtualGPU is the config file's virtual_gpu, which `avail` lists
+// without --arch or --virtual-gpu (as rocprof-go -L does, so a client that
+// lists through avail sees the GPUs a run of the same configuration
+// profiles); "" for the KFD topology's GPUs.
+func configVirtualGPU(lookup func(string) (string, bool)) string {
+	cl, err := options.ParseArgs([]string{"--list-avail"})
+	if err != nil {
+		return ""
 	}
-	return topology.Detect(virtualArch, lookup, topology.DefaultSysfs)
+	plan, err := options.Resolve(cl, options.Sources{LookupEnv: lookup, DefaultConfigFile: options.DefaultConfigPath(lookup)})
+	if err != nil || len(plan.Passes) == 0 {
+		return ""
+	}
+	return plan.Passes[0].VirtualGPU
 }
 
 // writeAvailFormat writes the listing in format ("text": rocprofv3's; or
 // "records").
 func writeAvailFormat(w io.Writer, format string, archs []string, virtualArch string, lookup func(string) (string, bool),
 	defs, extra string) error {
+	if len(archs) == 0 && virtualArch == "" {
+		virtualArch = configVirtualGPU(lookup)
+	}
 	switch format {
 	case "", "text":
-		if len(archs) == 0 && virtualArch == "" {
-			agents, err := availAgents("", lookup)
-			if err == nil && len(agents) > 0 && agents[0].Virtual {
-				virtualArch = agents[0].Arch
-			}
-		}
 		return writeAvail(w, archs, virtualArch, defs, extra)
 	case "records":
 	default:
 		return &usageError{fmt.Sprintf("avail --format %q: use text or records", format)}
 	}
-	var opts []counters.Option
-	if defs != "" {
-		opts = append(opts, counters.WithDefinitionsFile(defs))
-	}
-	if extra != "" {
-		opts = append(opts, counters.WithExtraFile(extra))
-	}
-	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, availRecordsHeader)
-	if len(archs) > 0 {
-		for i, a := range archs {
-			db, err := counters.ForAgent(a, opts...)
-			if err != nil {
-				return err
-			}
-			if err := writeAvailRecords(bw, topology.Agent{Index: i, NodeID: i + 1, Arch: db.Arch}, db); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	}
-	agents, err := availAgents(virtualArch, lookup)
+	dbs, err := availDBs(archs, virtualArch, lookup, defs, extra)
 	if err != nil {
 		return err
 	}
-	for _, ag := range agents {
-		dev, err := counters.DeviceFromProperties(ag.Arch, ag.Properties)
-		if err != nil {
-			return fmt.Errorf("GPU %d: %w", ag.Index, err)
-		}
-		db, err := counters.Load(dev, append(opts, counters.WithProperties(counters.PropertiesFromKFD(ag.Properties)))...)
-		if err != nil {
-			return err
-		}
-		if err := writeAvailRecords(bw, ag, db); err != nil {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, availRecordsHeader)
+	for _, d := range dbs {
+		if err := writeAvailRecords(bw, d.agent, d.db); err != nil {
 			return err
 		}
 	}
