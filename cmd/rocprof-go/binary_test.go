@@ -158,25 +158,9 @@ func TestBinaryProfilesInEveryROCmRoot(t *testing.T) {
 				rt = rt.WithBinds(filepath.Dir(cache))
 			}
 			run := func(out string, formats ...string) (stderr string, code int) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				defer cancel()
 				args := append([]string{"--virtual-gpu", "--kernel-trace", "-f"}, formats...)
 				args = append(args, "-d", out, "-o", "run", "--", filepath.Join(rt.Apps, "multistream"), "2", "3")
-				cmd := rt.Command(ctx, cli, args...)
-				for _, e := range os.Environ() {
-					if !strings.HasPrefix(e, "ROCPROF_GO_LIBDIR=") {
-						cmd.Env = append(cmd.Env, e)
-					}
-				}
-				cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+cache)
-				var errb strings.Builder
-				cmd.Stderr = &errb
-				err := cmd.Run()
-				if ee, ok := err.(*exec.ExitError); ok {
-					return errb.String(), ee.ExitCode()
-				}
-				require.NoError(t, err)
-				return errb.String(), 0
+				return shippedOnRuntime(t, rt, cli, cache, 5*time.Minute, nil, args...)
 			}
 
 			out := t.TempDir()
@@ -214,4 +198,29 @@ func TestBinaryProfilesInEveryROCmRoot(t *testing.T) {
 			require.Empty(t, entries, "nothing is written when OTF2 is missing")
 		})
 	}
+}
+
+// shippedOnRuntime runs the shipped CLI with args on runtime rt (inside its
+// root for 6.x/7.x) with the test's environment less ROCPROF_GO_LIBDIR (the
+// embedded libraries are what users run), the virtual GPU's settings and
+// HSA_* variables, plus XDG_CACHE_HOME=cache (a directory the roots see)
+// and env; it returns the CLI's stderr and exit code.
+func shippedOnRuntime(t *testing.T, rt rocmmatrix.Runtime, cli, cache string, timeout time.Duration, env []string, args ...string) (string, int) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := rt.Command(ctx, cli, args...)
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "ROCPROF_GO_LIBDIR=") && !strings.HasPrefix(e, "ROCPROF_VGPU_") && !strings.HasPrefix(e, "HSA") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, "XDG_CACHE_HOME="+cache), env...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return errb.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return errb.String(), 0
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,25 +32,8 @@ func TestNoGPUIsReportedOnEveryRuntime(t *testing.T) {
 				rt = rt.WithBinds(filepath.Dir(cache))
 			}
 			run := func(out string, env ...string) (stderr string, code int) {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				defer cancel()
-				cmd := rt.Command(ctx, cli, "--virtual-gpu", "--kernel-trace", "--hip-trace", "-f", "csv",
+				return shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, env, "--virtual-gpu", "--kernel-trace", "--hip-trace", "-f", "csv",
 					"-d", out, "-o", "run", "--", filepath.Join(rt.Apps, "multistream"), "1", "1")
-				for _, e := range os.Environ() {
-					if !strings.HasPrefix(e, "ROCPROF_GO_LIBDIR=") && !strings.HasPrefix(e, "ROCPROF_VGPU_") &&
-						!strings.HasPrefix(e, "HSA") {
-						cmd.Env = append(cmd.Env, e)
-					}
-				}
-				cmd.Env = append(append(cmd.Env, "XDG_CACHE_HOME="+cache), env...)
-				var errb strings.Builder
-				cmd.Stderr = &errb
-				err := cmd.Run()
-				if ee, ok := err.(*exec.ExitError); ok {
-					return errb.String(), ee.ExitCode()
-				}
-				require.NoError(t, err)
-				return errb.String(), 0
 			}
 			check := func(what string, env []string, reason string, diagnosis string) {
 				out := t.TempDir()
