@@ -5,20 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
-func repoDir(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	require.True(t, ok)
-	dir, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
-	require.NoError(t, err)
-	return dir
-}
+func repoDir(t *testing.T) string { return testsys.RepoRoot(t) }
 
 // install runs `make install PREFIX=...` into a scratch prefix (the CLI is
 // the one `make build` built).

@@ -4,21 +4,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
-func repoDir(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	require.True(t, ok)
-	dir, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
-	require.NoError(t, err)
-	return dir
-}
+func repoDir(t *testing.T) string { return testsys.RepoRoot(t) }
 
 // The shim (Go -buildmode=c-shared) is built from every Go package it
 // imports: a change in internal/counters, internal/aql or the architecture
