@@ -20,7 +20,7 @@ func main() {
 	code := execute(os.Args[1:])
 	launch.Cleanup()
 	if model.StdoutLost() {
-		fmt.Fprintln(os.Stderr, "rocprof-go: note: standard output was closed (broken pipe): what was printed there after that (the summary tables, -o stdout) was dropped; the rest of the run (its output files, run.json) went on")
+		fmt.Fprintln(os.Stderr, "rocprof-go: note: standard output was closed (broken pipe): the summary tables printed there after that were dropped; the rest of the run (its output files, run.json) went on")
 	}
 	os.Exit(code)
 }

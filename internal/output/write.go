@@ -42,7 +42,7 @@ const (
 func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	stream := model.IsStreamName(cfg.PrefixTemplate)
 	if stream {
-		cfg.FS = &streamFS{w: cfg.Out()}
+		cfg.FS = &streamFS{w: cfg.DataOut()}
 	} else if cfg.FS == nil {
 		cfg.FS = model.OSFS{}
 	}
@@ -189,7 +189,7 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 	if w.Format == FormatJSON && stream {
 		// -o stdout / -o stderr: rocprofv3 streams its text outputs to
 		// standard output; the binary formats stay files.
-		if err := w.WriteTo(in.Config.Out(), in); err != nil {
+		if err := w.WriteTo(in.Config.DataOut(), in); err != nil {
 			return err
 		}
 		res.Files = append(res.Files, model.File{Path: "stdout", Format: w.Format, Records: g.Events})

@@ -287,6 +287,16 @@ func (c *Config) Out() io.Writer {
 	return &procStdout // a closed pipe does not stop the run (stdout.go)
 }
 
+// DataOut is where the data files go when -o is a stream name: as Out,
+// but a closed pipe fails the write with ErrStdoutClosed (the data was
+// lost, where a lost summary table only was not shown).
+func (c *Config) DataOut() io.Writer {
+	if c.Stdout != nil {
+		return c.Stdout
+	}
+	return dataStdout{}
+}
+
 // V1Enabled reports whether -o asks for rocprof v1's files.
 func (c *Config) V1Enabled() bool {
 	return strings.HasSuffix(strings.ToLower(c.PrefixTemplate), ".csv")
