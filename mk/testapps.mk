@@ -3,7 +3,7 @@
 # plus builds for the other emulated architectures into build/testdata/<arch>.
 HIPCC            ?= hipcc
 TESTAPPS_DIR     := $(BUILD)/testdata
-TESTAPPS_HIP     := devices features idle multistream perfgate docapp memcheck multithread launch_threads abort segfault fork exec tiny_kernels callrate scratch_kernels vmem
+TESTAPPS_HIP     := devices features idle multistream perfgate docapp memcheck multithread launch_threads abort segfault fork exec tiny_kernels callrate scratch_kernels vmem teardown_calls
 TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices gfx906/memcheck \
                     gfx900/devices gfx900/memcheck gfx1030/devices gfx1030/memcheck
 TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues hsa_late_wakeup hsa_crash $(TESTAPPS_OTHER)) \
