@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -38,6 +39,12 @@ those the run would have written with -f FORMAT: DIR/PREFIX_kernel_trace.csv, ..
 databases go into one set of files; a PREFIX with placeholders is resolved per process of the
 inputs, as in a run: -o 'rank%rank%' gives one set per rank (%pid% per process, %hostname% per node).
 
+An input may be an output directory holding the data of ranks a launcher tore down before
+their outputs were complete (DIR/.rocprof-go-unconverted/, docs/mpi.md "Teardown"): each
+such rank is converted and named ("recovered rank 2 (host, pid 1234): 1000001 records"), and
+without -f, -d and -o the formats, directory and file prefix its run was given are used, so
+that "rocprof-go convert -i DIR" writes the files the rank would have written.
+
 An input may also be a spool directory a run kept — when it could not write its outputs (a
 full disk) or rocprof-go was killed, it names the directory, e.g.
 /dev/shm/rocprof-go-run-XXXX/pass_1 — or a run directory holding such pass_N directories, or
@@ -61,6 +68,16 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			}
 			if len(inputs) == 0 {
 				return &usageError{"convert needs input databases, e.g. rocprof-go convert -i results.db -f csv"}
+			}
+			if len(formats) == 0 {
+				// The data of ranks torn down before their outputs were
+				// complete: by default the formats they were asked for.
+				for _, in := range inputs {
+					if us, ok, _ := launch.FindUnconverted(in); ok {
+						formats = rescuedFormats(us)
+						break
+					}
+				}
 			}
 			if len(formats) == 0 {
 				return &usageError{"convert needs -f FORMAT: one or more of " + convertFormatNames()}
@@ -89,7 +106,25 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 					db.Close()
 				}
 			}()
+			var rescued []launch.Unconverted
 			for _, in := range inputs {
+				// An output directory holding the data of ranks torn down
+				// before their outputs were complete (.rocprof-go-unconverted):
+				// their spools, said by rank.
+				if us, ok, err := launch.FindUnconverted(in); ok {
+					if err != nil {
+						return err
+					}
+					if len(rescued) == 0 {
+						setRescuedDefaults(cmd, &opt, us)
+					}
+					for _, u := range us {
+						opt.Spools = append(opt.Spools, u.Spools...)
+						opt.Spools = append(opt.Spools, u.Partial...)
+					}
+					rescued = append(rescued, us...)
+					continue
+				}
 				// A spool directory a run kept (its outputs failed, or the
 				// CLI was killed), or spool files, are read as they are.
 				if spools, ok, err := spoolInput(in); ok {
@@ -109,6 +144,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			if err != nil {
 				return err
 			}
+			lostErr := reportRescued(cmd.ErrOrStderr(), rescued)
 			if res.Spools == 0 {
 				fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: warning: the databases hold no process: nothing converted")
 			}
@@ -120,7 +156,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 					fmt.Fprintln(cmd.OutOrStdout(), p)
 				}
 			}
-			return nil
+			return lostErr
 		},
 	}
 	f := cmd.Flags()

@@ -40,8 +40,13 @@ type OutputGuard struct {
 	sig    os.Signal
 	stderr io.Writer
 	runDir *securedir.Dir
-	ch     chan os.Signal
-	done   chan struct{}
+	// rescue makes the current pass's spools durable in its output
+	// directory (rescue.go): started on the first signal; pending is the
+	// reason of a first signal that came before the pass set it.
+	rescue  *rescuer
+	pending string
+	ch      chan os.Signal
+	done    chan struct{}
 }
 
 // NewOutputGuard starts handling the signals for a run (Close ends it);
@@ -96,14 +101,30 @@ func (g *OutputGuard) loop() {
 	}
 }
 
+// setRescue hands the guard the rescue of the pass whose outputs are being
+// written (nil: none). A first signal that came before it starts it now.
+func (g *OutputGuard) setRescue(rs *rescuer) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.rescue = rs
+	pending := g.pending
+	g.pending = ""
+	g.mu.Unlock()
+	if rs != nil && pending != "" {
+		rs.start(pending)
+	}
+}
+
 func (g *OutputGuard) handle(s os.Signal) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if !g.active {
 		// While the app runs, runProcessTree forwards it. Once the app has
 		// exited (a zombie not reaped yet, or gone), it is about the
 		// outputs, even before runProcessTree has returned.
 		if g.app == 0 || !exited(g.app) {
+			g.mu.Unlock()
 			return
 		}
 		g.active = true
@@ -111,10 +132,12 @@ func (g *OutputGuard) handle(s os.Signal) {
 	g.count++
 	g.sig = s
 	name := signalName(s)
+	stderr := g.stderr
 	switch {
 	case g.final:
-		if g.stderr != nil {
-			fmt.Fprintf(g.stderr, "rocprof-go: received %s: the outputs are written; writing run.json\n", name)
+		g.mu.Unlock()
+		if stderr != nil {
+			fmt.Fprintf(stderr, "rocprof-go: received %s: the outputs are written; writing run.json\n", name)
 		}
 	case g.count == 1:
 		dir := ""
@@ -122,16 +145,50 @@ func (g *OutputGuard) handle(s os.Signal) {
 			dir = g.runDir.Path()
 			_ = g.runDir.WriteFile(runKeptFile, []byte("rocprof-go received "+name+" while writing the outputs\n"), 0o600)
 		}
-		if g.stderr != nil {
-			fmt.Fprintf(g.stderr, "rocprof-go: received %s after the app exited: finishing the outputs (a second signal stops now). Should rocprof-go be killed meanwhile, the recorded data stays in %s: `rocprof-go convert -i %s -f FORMAT -d DIR` writes the outputs from it\n",
+		rs := g.rescue
+		reason := "received " + name + " after the app exited"
+		if rs == nil {
+			g.pending = reason
+		}
+		g.mu.Unlock()
+		// The launcher's SIGKILL follows (mpirun: 1 s later): first make
+		// the recorded data durable in the output directory, then finish.
+		if rs != nil {
+			rs.start(reason)
+			res, err := rs.wait()
+			if stderr != nil {
+				noteRescue(stderr, name, rs, res, err)
+			}
+			if err == nil && res != nil {
+				return
+			}
+		}
+		if stderr != nil {
+			fmt.Fprintf(stderr, "rocprof-go: received %s after the app exited: finishing the outputs (a second signal stops now). Should rocprof-go be killed meanwhile, the recorded data stays in %s: `rocprof-go convert -i %s -f FORMAT -d DIR` writes the outputs from it\n",
 				name, dir, dir)
 		}
 	case g.count == 2:
+		g.mu.Unlock()
 		atomicfile.Stop(fmt.Errorf("stopped by %s", name))
-		if g.stderr != nil {
-			fmt.Fprintf(g.stderr, "rocprof-go: received %s again: stopping the outputs; the files already complete stay, run.json lists them\n", name)
+		if stderr != nil {
+			fmt.Fprintf(stderr, "rocprof-go: received %s again: stopping the outputs; the files already complete stay, run.json lists them\n", name)
 		}
+	default:
+		g.mu.Unlock()
 	}
+}
+
+// noteRescue says where a rescue put the recorded data, or why it failed.
+func noteRescue(w io.Writer, name string, rs *rescuer, res *RescueResult, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "rocprof-go: received %s after the app exited: the recorded data could not be made durable in %s: %v\n", name, rs.outDir, err)
+		return
+	}
+	if res == nil {
+		return
+	}
+	fmt.Fprintf(w, "rocprof-go: received %s after the app exited: the recorded data is safe in %s (%d spools, %.1f MiB, %.0f ms; fsynced after %.0f ms): finishing the outputs (a second signal stops now). Should rocprof-go be killed meanwhile, `rocprof-go convert -i %s -f FORMAT` writes the outputs from it\n",
+		name, res.Dir, res.Spools, float64(res.Bytes)/(1<<20), float64(res.Safe.Microseconds())/1e3, float64(res.Synced.Microseconds())/1e3, rs.outDir)
 }
 
 // Signalled is the first signal received after the app exited, or nil:

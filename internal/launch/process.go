@@ -45,8 +45,11 @@ type ProcessResult struct {
 	Start      time.Time
 	ExitStatus int // the app's exit code, 128+N if signal N killed it, 124 on timeout
 	Signal     syscall.Signal
-	TimedOut   bool
-	Duration   time.Duration
+	// Forwarded is the last signal rocprof-go received and passed on to
+	// the app (0: none): a launcher tearing the job down, when SIGTERM.
+	Forwarded syscall.Signal
+	TimedOut  bool
+	Duration  time.Duration
 }
 
 // becomeSubreaper makes orphaned descendants of the app our children, so that
@@ -127,6 +130,7 @@ loop:
 				continue
 			}
 			log.Debug().Str("signal", s.String()).Msg("forwarding signal to the app")
+			res.Forwarded = s.(syscall.Signal)
 			_ = cmd.Process.Signal(s)
 		case <-timer:
 			res.TimedOut = true

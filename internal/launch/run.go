@@ -536,8 +536,30 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env, Unprofiled: notes.read()}
 		if r.Writer != nil {
+			// A launcher may kill rocprof-go while it writes the outputs
+			// (rescue.go): the spools are made durable in the output
+			// directory on its first signal, or now when the app ended on
+			// a signal passed on to it (the teardown has begun) or a
+			// launcher started the run and the outputs will take long.
+			rs := r.passRescuer(runDir, filepath.Base(spoolDir), i+1, cfg, proc)
+			r.Guard.setRescue(rs)
+			switch {
+			case rs == nil:
+			case proc.Forwarded != 0:
+				rs.start("the app ended after rocprof-go passed " + signalName(proc.Forwarded) + " on to it")
+			case rs.early(r.Environ):
+				rs.start("a launcher started the run and its spools are large: made durable before the outputs")
+			}
 			req := OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout}
 			rep, werr := r.Writer.WriteOutputs(ctx, req)
+			r.Guard.setRescue(nil)
+			var rescued *RescueResult
+			if werr == nil {
+				rs.discard()
+			} else {
+				rescued, _ = rs.wait()
+				rs.close()
+			}
 			written = append(written, req)
 			if rep != nil {
 				pr.Files, pr.Records, pr.Lost, pr.Unavailable = rep.Files, rep.Records, rep.Lost, rep.Unavailable
@@ -550,6 +572,10 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 				pr.SpoolDir = spoolDir
 				res.Passes = append(res.Passes, pr)
 				res.ExitStatus = proc.ExitStatus
+				if rescued != nil {
+					return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s, and in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
+						i+1, rescued.Dir, spoolDir, werr, staticPrefixOrDot(PassDir(cfg)), strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
+				}
 				return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
 					i+1, spoolDir, werr, spoolDir, strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
 			}
@@ -585,6 +611,26 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 		}
 	}
 	return res, stopped
+}
+
+// passRescuer is the rescue of a pass's spools (nil without a Guard: no
+// signal is handled then).
+func (r *Runner) passRescuer(runDir *securedir.Dir, passName string, pass int, cfg *options.Config, proc *ProcessResult) *rescuer {
+	if r.Guard == nil {
+		return nil
+	}
+	pd, err := runDir.OpenPrivate(passName)
+	if err != nil {
+		return nil
+	}
+	return r.newRescuer(pd, pass, cfg, proc, runDir.Path())
+}
+
+func staticPrefixOrDot(template string) string {
+	if d := staticPrefix(template); d != "" {
+		return d
+	}
+	return "."
 }
 
 func passLabel(cfg *options.Config) string {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+)
+
+// rescuedFormats are the formats every rescued run was asked for, when
+// they agree (else none: -f is needed).
+func rescuedFormats(us []launch.Unconverted) []string {
+	var f []string
+	for i, u := range us {
+		if i == 0 {
+			f = u.Manifest.Formats
+		} else if !slices.Equal(f, u.Manifest.Formats) {
+			return nil
+		}
+	}
+	return slices.Clone(f)
+}
+
+// setRescuedDefaults takes the run's output directory and file prefix for
+// -d and -o when they were not given and every rescued run agrees: convert
+// then writes the files the ranks would have written.
+func setRescuedDefaults(cmd *cobra.Command, opt *convert.Options, us []launch.Unconverted) {
+	dir, file := us[0].Manifest.OutputDir, us[0].Manifest.OutputFile
+	for _, u := range us[1:] {
+		if u.Manifest.OutputDir != dir {
+			dir = ""
+		}
+		if u.Manifest.OutputFile != file {
+			file = ""
+		}
+	}
+	if !cmd.Flags().Changed("output-directory") && dir != "" && !strings.ContainsAny(dir, "%{$") {
+		opt.Dir = dir
+	}
+	if !cmd.Flags().Changed("output-file") && file != "" {
+		opt.Prefix = file
+	}
+}
+
+// rescuedRecords counts the records of a rescued run's spools (strings,
+// the catalogue's, aside), and the chunks of cut-short copies.
+func rescuedRecords(u launch.Unconverted) (records uint64, torn uint64) {
+	for _, p := range append(slices.Clone(u.Spools), u.Partial...) {
+		r, err := tracing.Open(p)
+		if err != nil {
+			continue
+		}
+		for r.Next() {
+		}
+		st := r.Stats()
+		records += st.Records - st.Count(tracing.KindString)
+		torn += st.Torn
+		r.Close()
+	}
+	return records, torn
+}
+
+// reportRescued says which ranks were recovered, and fails when a rescue
+// was cut short (its records past the copied part are lost).
+func reportRescued(w io.Writer, us []launch.Unconverted) error {
+	var cut []string
+	for _, u := range us {
+		n, torn := rescuedRecords(u)
+		m := &u.Manifest
+		status := ""
+		if m.AppExitStatus != 0 {
+			status = fmt.Sprintf("; its app exited with status %d%s", m.AppExitStatus, signalSuffix(m.AppExitStatus))
+		}
+		if torn > 0 {
+			status += fmt.Sprintf("; %d torn records (the app died writing them)", torn)
+		}
+		fmt.Fprintf(w, "rocprof-go: recovered %s: %d records (%s, from %s)%s\n", u.Label(), n, m.Reason, u.Dir, status)
+		if !u.Complete() {
+			cut = append(cut, fmt.Sprintf("%s: rocprof-go was killed while copying its spools to %s: the %d records read are converted, the rest of its records are lost (they may still be on %s in %s)",
+				u.Label(), u.Dir, n, m.Host, m.RunDir))
+		}
+	}
+	if len(us) > 0 {
+		fmt.Fprintf(w, "rocprof-go: delete %s once the converted files are where you want them (summary and convert read it again otherwise)\n", rescuedTop(us))
+	}
+	if len(cut) > 0 {
+		return fmt.Errorf("records were lost: %s", strings.Join(cut, "; "))
+	}
+	return nil
+}
+
+func rescuedTop(us []launch.Unconverted) string {
+	d := us[0].Dir
+	if i := strings.LastIndex(d, "/"+launch.UnconvertedDir+"/"); i >= 0 {
+		return d[:i+len(launch.UnconvertedDir)+1]
+	}
+	return d
+}
+
+func signalSuffix(status int) string {
+	names := map[int]string{6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 7: "SIGBUS", 8: "SIGFPE", 2: "SIGINT", 1: "SIGHUP"}
+	if status > 128 {
+		if n, ok := names[status-128]; ok {
+			return " (" + n + ")"
+		}
+	}
+	return ""
+}
