@@ -76,9 +76,13 @@ test: deps build $(TEST_PREREQS)
 	@$(MAKE) --no-print-directory rocm-versions
 	$(GO) test $(GOTEST_FLAGS) ./...
 
+# The host line first (CPU, hypervisor, clock source, the clock reads'
+# cost: docs/performance.md, "The host beside each figure"); every benchmark
+# that reports a ratio logs it again beside its figures.
 bench: build $(TEST_PREREQS)
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./... | tee $(BUILD)/bench.txt
-	@echo; echo "Ratios against the no-profiler baseline (each benchmark's own method; CPU model in brackets):"
+	$(GO) run ./internal/cmd/hostinfo | tee $(BUILD)/bench.txt
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./... | tee -a $(BUILD)/bench.txt
+	@echo; echo "Ratios against the no-profiler baseline (each benchmark's own method; CPU model and clock reads in brackets):"
 	@awk -f scripts/bench-ratios.awk $(BUILD)/bench.txt | tee $(BUILD)/bench-ratios.txt
 
 # Long fuzzing runs, outside CI (CI replays the seeds in `make test`).

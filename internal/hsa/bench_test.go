@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -85,6 +86,7 @@ func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 					"app-thread-cpu-ns-added/dispatch")
 				b.ReportMetric(float64(pc)/float64(bc), "cpu-ratio")
 			}
+			testsys.ReportHost(b)
 		})
 	}
 }
@@ -126,6 +128,7 @@ func BenchmarkKernelTraceSubmitOverheadPerDispatch(b *testing.B) {
 				b.ReportMetric(minF(prof)-minF(base), "app-thread-ns-added/dispatch")
 				b.ReportMetric(minF(prof)/minF(base), "submit-ratio")
 			}
+			testsys.ReportHost(b)
 		})
 	}
 }
@@ -189,6 +192,7 @@ func BenchmarkHSAAPITraceOverheadPerCall(b *testing.B) {
 		b.ReportMetric(float64(best(rssOn, cpuOf)-best(rssBase, cpuOf))/float64(n), "cpu-ns-added/traced-call")
 		b.ReportMetric(float64(bestRSS(rssOn)-bestRSS(rssBase))/(1<<20), "MiB-RSS-added")
 	}
+	testsys.ReportHost(b)
 }
 
 // agentInfoTimes is agentinfo's fastest block: wall and thread CPU ns per call.
@@ -274,6 +278,7 @@ func BenchmarkCopyTraceCPUPerCopy(b *testing.B) {
 		b.ReportMetric(float64(n), "copies")
 		b.ReportMetric(float64(med(c))/float64(med(bare)), "cpu-ratio")
 	}
+	testsys.ReportHost(b)
 }
 
 // BenchmarkKernelTraceSyncPerLaunch: one tiny kernel then
@@ -303,6 +308,7 @@ func BenchmarkKernelTraceSyncPerLaunch(b *testing.B) {
 		b.ReportMetric(medianF(traced), "traced-us/launch")
 		b.ReportMetric(medianF(ratio), "ratio")
 	}
+	testsys.ReportHost(b)
 }
 
 // BenchmarkSmallAppRSS: what the profiler adds to a small HIP app's memory:
@@ -336,4 +342,5 @@ func BenchmarkSmallAppRSS(b *testing.B) {
 		b.ReportMetric(medianF(added), "MiB-RSS-added")
 		b.ReportMetric(medianF(ratio), "rss-ratio")
 	}
+	testsys.ReportHost(b)
 }

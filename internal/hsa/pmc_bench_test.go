@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -69,6 +70,7 @@ func BenchmarkCounterCollectionOverheadPerDispatch(b *testing.B) {
 		b.ReportMetric(medianF(cpuAdd), "cpu-us-added/dispatch")
 		b.ReportMetric(medianF(cpuRatio), "cpu-ratio")
 	}
+	testsys.ReportHost(b)
 }
 
 // pmcTimes is the shim's ROCPROF_GO_PMC_TIMING line (pmc.cpp print_timing).

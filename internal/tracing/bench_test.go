@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -82,6 +83,7 @@ func BenchmarkPreloadStartup(b *testing.B) {
 	b.ReportMetric(per(with)-per(without), "µs-added/process")
 	b.ReportMetric(per(without), "µs/process-baseline")
 	b.ReportMetric(per(with)/per(without), "startup-ratio")
+	testsys.ReportHost(b)
 }
 
 // BenchmarkReader streams 1M published records through Next and the typed

@@ -43,7 +43,7 @@ var layers = [][]string{
 	// 5: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
-		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv"},
+		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv", "internal/cmd/hostinfo"},
 	// 6: analyses of stored runs.
 	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
 	// 7: the run pipeline, the one orchestration.

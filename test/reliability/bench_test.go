@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
 // cpuWrapper runs its arguments as a child and prints the CPU time (user +
@@ -58,6 +60,7 @@ func BenchmarkFiftySubshells(b *testing.B) {
 	b.ReportMetric(median(faults), "page-faults-added")
 	b.ReportMetric(median(wallRatio), "wall-ratio-median")
 	b.ReportMetric(median(cpuRatio), "cpu-ratio-median")
+	testsys.ReportHost(b)
 }
 
 func median(v []float64) float64 {

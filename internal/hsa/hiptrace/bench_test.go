@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -110,6 +111,7 @@ func BenchmarkHIPCallRate(b *testing.B) {
 				b.ReportMetric(added(3), "args-on-added-ns")
 				b.ReportMetric(added(4), "ids-only-added-ns")
 			}
+			testsys.ReportHost(b)
 		})
 	}
 }
