@@ -17,7 +17,7 @@ ROCM_HIPFLAGS  := -O2 -std=c++17
 ROCM_HIP_APPS  := $(filter-out hip_calls_% roctx_legacy module_kernels,\
                     $(basename $(notdir $(wildcard testdata/apps/*.cpp))))
 ROCM_ROCTX_APPS := $(basename $(notdir $(wildcard testdata/apps/hip_calls_*.cpp)))
-ROCM_HSA_APPS  := hsa_queues hsa_late_wakeup
+ROCM_HSA_APPS  := hsa_queues hsa_late_wakeup hsa_pcs
 # vgpu/testdriver's kfd_events and pm4_standalone link the virtual GPU itself
 # (no ROCm runtime in them), so they are not per-suite and not built here.
 ROCM_DRIVERS   := pmc_golden pm4_ib

@@ -28,7 +28,7 @@ vgpu: $(VGPU_LIB)
 # ROCm 5.2 thunk, and the standalone PM4 interpreter.
 VGPU_TEST_DIR   := $(BUILD)/vgpu-tests
 VGPU_TEST_BINS  := $(VGPU_TEST_DIR)/pmc_golden $(VGPU_TEST_DIR)/pm4_ib $(VGPU_TEST_DIR)/kfd_events \
-                   $(VGPU_TEST_DIR)/pm4_standalone $(VGPU_TEST_DIR)/libvgpu_testtool.so
+                   $(VGPU_TEST_DIR)/pm4_standalone $(VGPU_TEST_DIR)/pcs_ioctl $(VGPU_TEST_DIR)/libvgpu_testtool.so
 TEST_PREREQS    += $(VGPU_TEST_BINS)
 
 $(VGPU_TEST_DIR)/%: vgpu/testdriver/%.c vgpu/testdriver/hsa_util.h
@@ -40,6 +40,11 @@ $(VGPU_TEST_DIR)/%: vgpu/testdriver/%.c vgpu/testdriver/hsa_util.h
 $(VGPU_TEST_DIR)/kfd_events: vgpu/testdriver/kfd_events.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsakmt -pthread
+
+# PC sampling's ioctl straight on the emulated /dev/kfd (no ROCm library).
+$(VGPU_TEST_DIR)/pcs_ioctl: vgpu/testdriver/pcs_ioctl.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $<
 
 # Linked against the virtual GPU itself, which exports the standalone PM4
 # interpreter's test hooks.

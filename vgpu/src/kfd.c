@@ -10,6 +10,8 @@
  * An ioctl this table does not know is reported once on stderr. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -128,6 +130,35 @@ static int alloc_queue_gws(void *argp) {
   return 0;
 }
 
+/* RUNTIME_ENABLE: ROCR 6.1+ announces itself once, before its first queue
+ * (the thunk calls only when every GPU node reports debugger-capable
+ * firmware, which the topology does). As amdkfd: a second enable while
+ * enabled is EBUSY, an enable after queues exist EEXIST; disabling always
+ * succeeds. No capability bit is reported (no core dumps). A runtime that
+ * enabled itself creates its queues with an exception event and installs the
+ * trap handler that reports exceptions through KFD, and is the one to which
+ * ROCR 6.4+ offers PC sampling. */
+static pthread_mutex_t runtime_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool runtime_enabled;
+
+static int runtime_enable(void *argp) {
+  struct vgpu_runtime_enable_args *a = argp;
+  int rc = 0;
+  pthread_mutex_lock(&runtime_lock);
+  if (!(a->mode_mask & VGPU_RUNTIME_ENABLE_MODE_ENABLE)) {
+    runtime_enabled = false;
+  } else if (runtime_enabled) {
+    rc = -EBUSY;
+  } else if (vgpu_queue_count() > 0) {
+    rc = -EEXIST;
+  } else {
+    runtime_enabled = true;
+  }
+  a->capabilities_mask = 0;
+  pthread_mutex_unlock(&runtime_lock);
+  return rc;
+}
+
 static int mem_alloc(void *a) { return vgpu_mem_alloc(a); }
 static int mem_free(void *a) { return vgpu_mem_free(a); }
 static int mem_map(void *a) { return vgpu_mem_map(a, true); }
@@ -181,14 +212,14 @@ static const struct kfd_ioctl_def table[256] = {
     ABSENT(KFD_NR_CRIU_OP, EINVAL),
     SERVED(KFD_NR_AVAILABLE_MEMORY, vgpu_mem_available, struct kfd_ioctl_get_available_memory_args),
     SERVED(KFD_NR_EXPORT_DMABUF, vgpu_mem_export_dmabuf, struct vgpu_export_dmabuf_args),
-    ABSENT(KFD_NR_RUNTIME_ENABLE, EINVAL), /* no debugger firmware (capability bit clear) */
+    SERVED(KFD_NR_RUNTIME_ENABLE, runtime_enable, struct vgpu_runtime_enable_args),
     ABSENT(KFD_NR_DBG_TRAP, EINVAL),
     ABSENT(KFD_NR_IPC_IMPORT_HANDLE, EINVAL),
     ABSENT(KFD_NR_IPC_EXPORT_HANDLE, EINVAL),
     ABSENT(KFD_NR_DBG_TRAP_LEGACY, EINVAL),
     ABSENT(KFD_NR_CROSS_MEMORY_COPY, EINVAL),
     ABSENT(KFD_NR_RLC_SPM, EINVAL),
-    ABSENT(KFD_NR_PC_SAMPLE, EINVAL),
+    SERVED(KFD_NR_PC_SAMPLE, vgpu_pc_sample, struct vgpu_pc_sample_args),
 };
 
 /* Largest argument struct copied through the stack buffer. */
@@ -234,4 +265,7 @@ void vgpu_forget_process_state(void) {
   vgpu_memory_after_fork();
   vgpu_events_after_fork();
   vgpu_queues_after_fork();
+  vgpu_pc_sample_after_fork();
+  pthread_mutex_init(&runtime_lock, NULL);
+  runtime_enabled = false;
 }

@@ -11,11 +11,12 @@
 /* The interface version this emulation answers: 1.14 has event ages (a
  * waiter cannot miss a signal between its checks), 1.12 DMA-buf export and
  * 1.15 mappings of imported buffers in the compute VM through the render
- * node (GEM_VA), which ROCR requires for its virtual memory API. 1.16
- * (contiguous VRAM flag) and 1.17 (SDMA queues by engine id) are not
- * served. */
+ * node (GEM_VA), which ROCR requires for its virtual memory API. 1.16 adds
+ * the contiguous-VRAM allocation flag (accepted: every emulated buffer is
+ * one piece) and is the version from which the thunks of ROCR 6.4+ issue
+ * the PC-sampling ioctl. 1.17 (SDMA queues by engine id) is not served. */
 #define VGPU_KFD_MAJOR 1
-#define VGPU_KFD_MINOR 15
+#define VGPU_KFD_MINOR 16
 
 /* kfd_priv.h: mmap offsets on /dev/kfd. */
 #define KFD_MMAP_TYPE_SHIFT_V 62
@@ -119,4 +120,48 @@ struct vgpu_event_data {
   __u32 pad;
 };
 _Static_assert(sizeof(struct vgpu_event_data) == sizeof(struct kfd_event_data), "event data size");
+
+/* RUNTIME_ENABLE (1.13): the runtime announces itself (and whether the
+ * trap temporaries are to be set up); the answer carries capability bits. */
+struct vgpu_runtime_enable_args {
+  __u64 r_debug;
+  __u32 mode_mask;
+  __u32 capabilities_mask;
+};
+#define VGPU_RUNTIME_ENABLE_MODE_ENABLE 1u
+#define VGPU_RUNTIME_ENABLE_MODE_TTMP_SAVE 2u
+
+/* PC_SAMPLE (ROCm's driver; the thunk's kfd_ioctl.h 1.17). One argument
+ * struct for every operation; sample_info_ptr points at an array of
+ * vgpu_pc_sample_info (one element for CREATE). */
+struct vgpu_pc_sample_info {
+  __u64 interval;     /* in: the requested interval; out (query): 0 or the current one */
+  __u64 interval_min; /* out */
+  __u64 interval_max; /* out */
+  __u64 flags;        /* out: VGPU_PCS_FLAG_* */
+  __u32 method;       /* VGPU_PCS_METHOD_* */
+  __u32 type;         /* VGPU_PCS_TYPE_* (the interval's unit) */
+};
+struct vgpu_pc_sample_args {
+  __u64 sample_info_ptr;
+  __u32 num_sample_info; /* in: array length; out (query): entries written or needed */
+  __u32 op;              /* VGPU_PCS_OP_* */
+  __u32 gpu_id;
+  __u32 trace_id;        /* out of CREATE, in for the others */
+  __u32 flags;           /* query: VGPU_PCS_QUERY_FULL */
+  __u32 reserved;
+};
+_Static_assert(sizeof(struct vgpu_pc_sample_info) == 40, "kfd_pc_sample_info is 40 bytes");
+_Static_assert(sizeof(struct vgpu_pc_sample_args) == 32, "kfd_ioctl_pc_sample_args is 32 bytes");
+enum {
+  VGPU_PCS_OP_QUERY_CAPABILITIES = 0,
+  VGPU_PCS_OP_CREATE = 1,
+  VGPU_PCS_OP_DESTROY = 2,
+  VGPU_PCS_OP_START = 3,
+  VGPU_PCS_OP_STOP = 4,
+};
+enum { VGPU_PCS_METHOD_HOSTTRAP = 1, VGPU_PCS_METHOD_STOCHASTIC = 2 };
+enum { VGPU_PCS_TYPE_TIME_US = 0, VGPU_PCS_TYPE_CLOCK_CYCLES = 1, VGPU_PCS_TYPE_INSTRUCTIONS = 2 };
+#define VGPU_PCS_FLAG_POWER_OF_2 1ull
+#define VGPU_PCS_QUERY_FULL 1u
 #endif

@@ -570,6 +570,14 @@ bool vgpu_queue_exists(uint32_t id) {
   return ok;
 }
 
+unsigned vgpu_queue_count(void) {
+  pthread_mutex_lock(&qlock);
+  unsigned n = 0;
+  for (struct vgpu_queue *q = queues; q; q = q->next) n++;
+  pthread_mutex_unlock(&qlock);
+  return n;
+}
+
 int vgpu_queue_create(void *argp, size_t size) {
   (void)size;
   struct vgpu_create_queue_args *a = argp;

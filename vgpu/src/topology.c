@@ -190,6 +190,7 @@ enum {
   CAP_WATCH_POINTS_TOTALBITS_SHIFT = 8,
   CAP_DOORBELL_TYPE_SHIFT = 12, /* 2: 64-bit AQL doorbells (gfx9 and later) */
   CAP_SRAM_EDCSUPPORTED = 1u << 26,
+  CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED = 1u << 29, /* the thunks of ROCR 6.1+ then call RUNTIME_ENABLE */
 };
 
 /* CRAT I/O link types and flags. */
@@ -369,7 +370,7 @@ static void gpu_node(struct tree *t, unsigned g) {
   prop(&p, "capability",
        CAP_QUEUE_SIZE_POW2 | CAP_QUEUE_SIZE_32BIT | CAP_WATCH_POINTS_SUPPORTED |
            (2u << CAP_WATCH_POINTS_TOTALBITS_SHIFT) | (2u << CAP_DOORBELL_TYPE_SHIFT) |
-           (a->sramecc ? CAP_SRAM_EDCSUPPORTED : 0));
+           CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED | (a->sramecc ? CAP_SRAM_EDCSUPPORTED : 0));
   prop(&p, "debug_prop", 0);
   prop(&p, "sdma_fw_version", 8);
   prop(&p, "unique_id", 0x76677075000000ull + g + 1);

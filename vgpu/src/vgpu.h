@@ -185,6 +185,7 @@ int vgpu_queue_create(void *args, size_t size);
 int vgpu_queue_destroy(void *args);
 int vgpu_queue_update(void *args);
 bool vgpu_queue_exists(uint32_t queue_id);
+unsigned vgpu_queue_count(void); /* live queues of this process */
 void vgpu_signal_complete(uint64_t signal_handle, bool profiling, uint64_t start_ticks,
                           uint64_t end_ticks);
 
@@ -194,6 +195,10 @@ void vgpu_forget_process_state(void);
 void vgpu_memory_after_fork(void);
 void vgpu_events_after_fork(void);
 void vgpu_queues_after_fork(void);
+
+/* PC sampling's control ioctl (pcsample.c). */
+int vgpu_pc_sample(void *args);
+void vgpu_pc_sample_after_fork(void);
 
 /* Kernels, from code objects in memory (kernels.c): the name, and for the
  * runtimes' blit kernels the explicit arguments (offset, size) in order. */
