@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
 // Prefix starts the name of every temporary file and directory.
@@ -75,34 +77,46 @@ func pathError(op, path string, err error) error {
 	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
-// File is an output being written under a temporary name.
+// File is an output being written under a temporary name, in its
+// directory as verified when it was created (held open: the file is
+// created, renamed and removed through the descriptor, never by a path
+// that could have come to name another directory meanwhile).
 type File struct {
-	f     *os.File
-	final string
-	done  bool
+	dir        *securedir.Dir
+	f          *os.File
+	tmp, final string
+	done       bool
 }
 
 // Create starts the file that will be named final: a new temporary file in
-// final's directory (which must exist), opened for reading and writing.
+// final's directory, opened for reading and writing. The directory is
+// opened (and created when missing) by securedir's output rule, like
+// MkdirAll.
 func Create(final string, perm os.FileMode) (*File, error) {
 	if err := stopErr(); err != nil {
 		return nil, pathError("create", final, err)
 	}
-	dir, base := filepath.Split(final)
-	if dir == "" {
-		dir = "."
+	dirName, base := filepath.Split(final)
+	if dirName == "" {
+		dirName = "."
+	}
+	dir, err := securedir.MkdirOutput(dirName, 0o755)
+	if err != nil {
+		return nil, err
 	}
 	for range 100 {
-		tmp := filepath.Join(dir, tempName(base))
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
+		tmp := tempName(base)
+		f, err := dir.Create(tmp, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
+			dir.Close()
 			return nil, pathError("create", final, err)
 		}
-		return &File{f: f, final: final}, nil
+		return &File{dir: dir, f: f, tmp: tmp, final: final}, nil
 	}
+	dir.Close()
 	return nil, pathError("create", final, fs.ErrExist)
 }
 
@@ -118,9 +132,11 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Path is the final name; TempPath is where the file is until Commit.
+// Path is the final name. TempPath names the temporary file for a library
+// that opens files by path (SQLite): through the directory's descriptor
+// (securedir's ProcPath), so it is the file Create made.
 func (f *File) Path() string     { return f.final }
-func (f *File) TempPath() string { return f.f.Name() }
+func (f *File) TempPath() string { return f.dir.ProcPath() + "/" + f.tmp }
 
 // Commit closes the file and renames it onto its final name. On any error
 // the temporary file is removed and nothing is at the final name that was
@@ -130,16 +146,17 @@ func (f *File) Commit() error {
 		return nil
 	}
 	f.done = true
+	defer f.dir.Close()
 	if err := f.f.Close(); err != nil {
-		_ = os.Remove(f.f.Name())
+		_ = f.dir.Remove(f.tmp)
 		return pathError("close", f.final, err)
 	}
 	if err := stopErr(); err != nil {
-		_ = os.Remove(f.f.Name())
+		_ = f.dir.Remove(f.tmp)
 		return pathError("commit", f.final, err)
 	}
-	if err := os.Rename(f.f.Name(), f.final); err != nil {
-		_ = os.Remove(f.f.Name())
+	if err := f.dir.Rename(f.tmp, filepath.Base(f.final)); err != nil {
+		_ = f.dir.Remove(f.tmp)
 		return pathError("rename", f.final, err)
 	}
 	return nil
@@ -153,7 +170,8 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	_ = f.f.Close()
-	_ = os.Remove(f.f.Name())
+	_ = f.dir.Remove(f.tmp)
+	f.dir.Close()
 }
 
 // Write creates final with write's output: committed when write and the
@@ -185,26 +203,36 @@ func CreatePrivate(path string) (*os.File, error) {
 }
 
 // Stage is a private temporary directory in an output directory: a writer
-// fills it, and Commit renames its entries into the output directory.
+// fills it, and Commit renames its entries into the output directory. Both
+// directories are held open and every rename goes through them.
 type Stage struct {
-	dir, tmp string
-	done     bool
+	out, st *securedir.Dir
+	name    string // the stage's name in out
+	done    bool
 }
 
-// NewStage creates the stage in dir (which must exist).
+// NewStage creates the stage in dir, which is opened (and created when
+// missing) by securedir's output rule.
 func NewStage(dir string) (*Stage, error) {
 	if err := stopErr(); err != nil {
 		return nil, pathError("create", dir, err)
 	}
-	tmp, err := os.MkdirTemp(dir, Prefix+"stage-")
+	out, err := securedir.MkdirOutput(dir, 0o755)
 	if err != nil {
+		return nil, err
+	}
+	st, err := out.MkdirTemp(Prefix + "stage-")
+	if err != nil {
+		out.Close()
 		return nil, pathError("create", dir, err)
 	}
-	return &Stage{dir: dir, tmp: tmp}, nil
+	return &Stage{out: out, st: st, name: filepath.Base(st.Path())}, nil
 }
 
-// Dir is the stage's directory: write the entries there.
-func (s *Stage) Dir() string { return s.tmp }
+// Dir is the stage's directory: write the entries there. It is a path
+// through the stage's descriptor (securedir's ProcPath), valid in this
+// process only.
+func (s *Stage) Dir() string { return s.st.ProcPath() }
 
 // Commit renames the named entries (files or directories) of the stage
 // into the output directory, in the order given (so an anchor that points
@@ -218,26 +246,33 @@ func (s *Stage) Commit(names ...string) error {
 	}
 	defer s.Abort()
 	if err := stopErr(); err != nil {
-		return pathError("commit", s.dir, err)
+		return pathError("commit", s.out.Path(), err)
 	}
-	old := filepath.Join(s.tmp, Prefix+"old")
+	var old *securedir.Dir
+	defer func() {
+		if old != nil {
+			old.Close()
+		}
+	}()
 	for _, name := range names {
-		src, dst := filepath.Join(s.tmp, name), filepath.Join(s.dir, name)
-		st, err := os.Lstat(src)
+		dst := filepath.Join(s.out.Path(), name)
+		src, err := s.st.Type(name)
 		if err != nil {
 			return pathError("commit", dst, err)
 		}
-		if cur, err := os.Lstat(dst); err == nil && (cur.IsDir() || st.IsDir()) {
+		if cur, err := s.out.Type(name); err == nil && (cur.IsDir() || src.IsDir()) {
 			// rename(2) replaces only an empty directory, and a directory
 			// only by a directory: move what is there aside.
-			if err := os.MkdirAll(old, 0o700); err != nil {
-				return pathError("commit", dst, err)
+			if old == nil {
+				if old, err = s.st.Mkdir(Prefix + "old"); err != nil {
+					return pathError("commit", dst, err)
+				}
 			}
-			if err := os.Rename(dst, filepath.Join(old, name)); err != nil {
+			if err := securedir.RenameAcross(s.out, name, old, name); err != nil {
 				return pathError("replace", dst, err)
 			}
 		}
-		if err := os.Rename(src, dst); err != nil {
+		if err := securedir.RenameAcross(s.st, name, s.out, name); err != nil {
 			return pathError("rename", dst, err)
 		}
 	}
@@ -250,7 +285,9 @@ func (s *Stage) Abort() {
 		return
 	}
 	s.done = true
-	_ = os.RemoveAll(s.tmp)
+	s.st.Close()
+	_ = s.out.RemoveAll(s.name)
+	s.out.Close()
 }
 
 // OpenRegular opens a file for reading only if it is a regular file: no

@@ -72,7 +72,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	f, err := Create(final, Public)
 	require.NoError(t, err)
 	require.True(t, IsTemp(f.TempPath()))
-	require.Equal(t, filepath.Dir(final), filepath.Dir(f.TempPath()), "the temporary file is beside its final name")
+	sameDir(t, filepath.Dir(final), filepath.Dir(f.TempPath()), "the temporary file is beside its final name")
 	_, err = f.Write([]byte("{half"))
 	require.NoError(t, err)
 	f.Abort()
@@ -125,7 +125,12 @@ func TestStageReplacesDirectoriesAndSymlinks(t *testing.T) {
 
 	s, err := NewStage(dir)
 	require.NoError(t, err)
-	require.True(t, IsTemp(s.Dir()))
+	require.Len(t, entries(t, dir), 4)
+	for _, e := range entries(t, dir) {
+		if e != "results" && e != "results.otf2" && e != "results.def" {
+			require.True(t, IsTemp(e), e)
+		}
+	}
 	require.NoError(t, os.Mkdir(filepath.Join(s.Dir(), "results"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), "results", "0.evt"), []byte("e"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), "results.def"), []byte("d"), 0o644))
@@ -226,4 +231,53 @@ func TestOpenRegular(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	_, _, err = OpenRegular(fifo)
 	require.ErrorContains(t, err, "not a regular file")
+}
+
+func sameDir(t *testing.T, a, b string, msg string) {
+	t.Helper()
+	sa, err := os.Stat(a)
+	require.NoError(t, err)
+	sb, err := os.Stat(b)
+	require.NoError(t, err)
+	require.True(t, os.SameFile(sa, sb), "%s: %s and %s", msg, a, b)
+}
+
+// The output directory is renamed away and a link to another directory
+// put in its place while a file and a stage are being written (what the
+// owner of a shared directory, or a member of a group-writable project
+// directory, can do to another user's run): the outputs still land in the
+// directory that was verified, and nothing is written through the link.
+// Before, the temporary file was renamed by path, into the link's target.
+func TestOutputsStayInTheVerifiedDirectory(t *testing.T) {
+	base := t.TempDir()
+	out := filepath.Join(base, "out")
+	require.NoError(t, os.Mkdir(out, 0o755))
+	elsewhere := t.TempDir()
+
+	f, err := Create(filepath.Join(out, "run_results.db"), Public)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("db"))
+	require.NoError(t, err)
+	s, err := NewStage(out)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), "run.otf2"), []byte("anchor"), 0o644))
+
+	moved := filepath.Join(base, "moved")
+	require.NoError(t, os.Rename(out, moved))
+	require.NoError(t, os.Symlink(elsewhere, out))
+
+	// A library that opens the file by path (SQLite) reaches Create's file.
+	lib, err := os.OpenFile(f.TempPath(), os.O_RDWR|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = lib.Write([]byte("+pages"))
+	require.NoError(t, err)
+	require.NoError(t, lib.Close())
+
+	require.NoError(t, f.Commit())
+	require.NoError(t, s.Commit("run.otf2"))
+	require.Empty(t, entries(t, elsewhere), "nothing is written through the planted link")
+	require.ElementsMatch(t, []string{"run_results.db", "run.otf2"}, entries(t, moved))
+	b, err := os.ReadFile(filepath.Join(moved, "run_results.db"))
+	require.NoError(t, err)
+	require.Equal(t, "db+pages", string(b))
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
 // ClaimsDir is the hidden directory, beside the files it guards, that holds
@@ -67,21 +69,23 @@ func (e *ClashError) Error() string {
 // process; the same rank run again (a script that runs rocprof-go twice)
 // takes the claim over.
 func Claim(prefix string, o Owner) error {
-	dir := filepath.Join(filepath.Dir(prefix), ClaimsDir)
-	if err := MkdirAll(dir, 0o777); err != nil {
+	d, err := securedir.MkdirOutput(filepath.Join(filepath.Dir(prefix), ClaimsDir), 0o777)
+	if err != nil {
 		return fmt.Errorf("output claim: %w", err)
 	}
+	defer d.Close()
 	claim, base := claimPath(prefix, o.Job)
+	name := filepath.Base(claim)
 	data, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, tempName(base))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
+	tmp := tempName(base)
+	f, err := d.Create(tmp, 0o666)
 	if err != nil {
 		return fmt.Errorf("output claim: %w", err)
 	}
-	defer os.Remove(tmp)
+	defer d.Remove(tmp)
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -90,14 +94,14 @@ func Claim(prefix string, o Owner) error {
 		return fmt.Errorf("output claim: %w", err)
 	}
 	for range 3 {
-		err := os.Link(tmp, claim)
+		err := d.Link(tmp, name)
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("output claim: %w", err)
 		}
-		f, _, err = OpenRegular(claim)
+		f, err = d.OpenRegular(name)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -112,13 +116,13 @@ func Claim(prefix string, o Owner) error {
 		}
 		if held.Job != o.Job {
 			// A hash collision of two job names: not this job's claim.
-			return os.Rename(tmp, claim)
+			return d.Rename(tmp, name)
 		}
 		if held.Rank != o.Rank || held.Host == o.Host && held.PID != o.PID && alive(held.PID) {
 			return &ClashError{Prefix: prefix, First: held, Then: o, ClaimFile: claim}
 		}
 		// This process, or the same rank run again: take the claim over.
-		return os.Rename(tmp, claim)
+		return d.Rename(tmp, name)
 	}
 	return fmt.Errorf("output claim %s: it keeps changing", claim)
 }
@@ -149,7 +153,13 @@ func claimPath(prefix, job string) (claim, base string) {
 // nothing behind.
 func Release(prefix string, o Owner) {
 	claim, _ := claimPath(prefix, o.Job)
-	f, _, err := OpenRegular(claim)
+	d, err := securedir.MkdirOutput(filepath.Dir(claim), 0o777)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	name := filepath.Base(claim)
+	f, err := d.OpenRegular(name)
 	if err != nil {
 		return
 	}
@@ -159,6 +169,9 @@ func Release(prefix string, o Owner) {
 	if derr != nil || held != o {
 		return
 	}
-	_ = os.Remove(claim)
-	_ = os.Remove(filepath.Dir(claim)) // fails unless empty
+	_ = d.Remove(name)
+	if parent, err := securedir.MkdirOutput(filepath.Dir(prefix), 0o755); err == nil {
+		_ = parent.RemoveDir(ClaimsDir) // fails unless empty
+		parent.Close()
+	}
 }

@@ -350,7 +350,7 @@ func (d *Dir) open(name string) (*Dir, error) {
 // existing file, never through a link), for writing.
 func (d *Dir) Create(name string, perm os.FileMode) (*os.File, error) {
 	p := filepath.Join(d.path, name)
-	fd, err := unix.Openat(d.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: p, Err: err}
 	}

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
@@ -57,14 +56,14 @@ func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
 	if opt.Prefix == "" {
 		opt.Prefix = "out"
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	tmp, err := os.MkdirTemp(opt.Dir, atomicfile.Prefix+"convert-")
+	// The spools rebuilt from the databases go to a private directory in
+	// the output directory, reached through its descriptor.
+	scratch, err := atomicfile.NewStage(opt.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer scratch.Abort()
+	tmp := scratch.Dir()
 	procs, err := spoolProcesses(tmp, dbs)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/sqlitefd"
 )
 
 // MergeResult reports what a merge wrote.
@@ -40,6 +41,12 @@ func Merge(ctx context.Context, out string, inputs []string) (*MergeResult, erro
 	// O_EXCL|O_NOFOLLOW), renamed onto out when SQLite has closed it.
 	f, err := atomicfile.Create(out, atomicfile.Public)
 	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	// SQLite opens the temporary file through its directory's descriptor
+	// (atomicfile's TempPath), not by re-resolving the path.
+	if err := sqlitefd.Install(); err != nil {
+		f.Abort()
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	res, err := merge(ctx, f.TempPath(), inputs)

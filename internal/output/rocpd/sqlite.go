@@ -84,6 +84,8 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/rocprof-go/rocprof-go/internal/sqlitefd"
+
 	// The SQLite library itself.
 	_ "github.com/mattn/go-sqlite3"
 )
@@ -99,6 +101,11 @@ type sqliteStmt struct {
 }
 
 func openSQLite(path string) (*sqliteDB, error) {
+	// path is the temporary file through its directory's descriptor
+	// (atomicfile's TempPath): SQLite must open that, not re-resolve it.
+	if err := sqlitefd.Install(); err != nil {
+		return nil, err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var db *C.sqlite3
