@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocprof-go/rocprof-go/internal/counters"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
@@ -113,6 +114,44 @@ func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) er
 	}
 	for _, d := range dbs {
 		if err := d.db.WriteAvail(w, d.agent.Index); err != nil {
+			return err
+		}
+	}
+	if len(archs) > 0 {
+		return nil // named architectures: no runtime to ask
+	}
+	if _, offers := launch.PCSamplingRuntime(nil, "", os.Environ()); !offers {
+		return nil // ROCm 5.x and 6.1: no PC sampling
+	}
+	agents := make([]topology.Agent, len(dbs))
+	for i, d := range dbs {
+		agents[i] = d.agent
+	}
+	return writePCSamplingAvail(w, agents)
+}
+
+// writePCSamplingAvail lists the PC-sampling configurations of the GPUs that
+// have any, as rocprofv3 -L does after the counters (rocprofv3-avail info
+// --pc-sampling): per GPU its index and name, then each configuration's
+// method, unit (rocprofiler-sdk's words: time, cycle, instructions),
+// interval bounds and flags.
+func writePCSamplingAvail(w io.Writer, agents []topology.Agent) error {
+	unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}
+	for _, ag := range agents {
+		cfgs := options.PCSamplingConfigs(ag.Arch)
+		if len(cfgs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-8s:\t%d\n%-8s:\t%s\n%-8s:\n", "GPU", ag.Index, "Name", ag.Arch, "configs")
+		for _, c := range cfgs {
+			flags := "none"
+			if c.Pow2 {
+				flags = "interval pow2"
+			}
+			fmt.Fprintf(w, "   %-20s:\t%s\n   %-20s:\t%s\n   %-20s:\t%d\n   %-20s:\t%d\n   %-20s:\t%s\n\n\n",
+				"Method", c.Method, "Unit", unit[c.Unit], "Min_Interval", c.Min, "Max_Interval", c.Max, "Flags", flags)
+		}
+		if _, err := fmt.Fprint(w, "\n\n"); err != nil {
 			return err
 		}
 	}

@@ -147,9 +147,8 @@ func (c *Config) validate(withApp bool) ([]string, error) {
 	if len(c.Pmc) > 0 && len(c.PmcGroups) > 0 {
 		return nil, &UsageError{Option: "--pmc", Msg: "cannot be combined with pmc_groups from an input file: use one or the other"}
 	}
-	pcGiven := c.PcSamplingUnit != "" || c.PcSamplingMethod != "" || c.PcSamplingInterval != 0
-	if pcGiven && (c.PcSamplingUnit == "" || c.PcSamplingMethod == "" || c.PcSamplingInterval <= 0) {
-		return nil, &UsageError{Option: "--pc-sampling-*", Msg: "--pc-sampling-unit, --pc-sampling-method and --pc-sampling-interval (> 0) must be given together"}
+	if err := c.validatePCSampling(); err != nil {
+		return nil, err
 	}
 	w, err := c.validateATT(withApp)
 	if err != nil {

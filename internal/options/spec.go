@@ -62,10 +62,6 @@ var Groups = []string{
 	"rocprof-go options",
 }
 
-const (
-	notOnThisMachine = "needs hardware or libraries that ROCm 5.2.3 and the virtual GPU do not provide"
-)
-
 func boolOpt(long, short, dest, group, env, help string, f func(*Config) *Tri) Spec {
 	return Spec{Long: long, Short: short, Dest: dest, Kind: KindBool, Group: group, Metavar: "BOOL",
 		Env: env, Help: help, field: func(c *Config) any { return f(c) }}
@@ -188,13 +184,13 @@ var Specs = []Spec{
 
 	// PC sampling
 	boolOpt("pc-sampling-beta-enabled", "", "pc_sampling_beta_enabled", gPC, "ROCPROFILER_PC_SAMPLING_BETA_ENABLED", "enable PC sampling (beta)",
-		func(c *Config) *Tri { return &c.PcSamplingBetaEnabled }).notSupported(notOnThisMachine),
+		func(c *Config) *Tri { return &c.PcSamplingBetaEnabled }),
 	strOpt("pc-sampling-unit", "", "pc_sampling_unit", gPC, "ROCPROF_PC_SAMPLING_UNIT", "UNIT", "instructions, cycles or time",
-		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time").notSupported(notOnThisMachine),
+		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time"),
 	strOpt("pc-sampling-method", "", "pc_sampling_method", gPC, "ROCPROF_PC_SAMPLING_METHOD", "METHOD", "stochastic or host_trap",
-		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap").notSupported(notOnThisMachine),
+		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap"),
 	intOpt("pc-sampling-interval", "", "pc_sampling_interval", gPC, "ROCPROF_PC_SAMPLING_INTERVAL", "N", "sampling interval (> 0)",
-		func(c *Config) *int { return &c.PcSamplingInterval }).notSupported(notOnThisMachine),
+		func(c *Config) *int { return &c.PcSamplingInterval }),
 
 	// Post-processing
 	boolOpt("stats", "", "stats", gPost, "ROCPROF_STATS", "write per-domain *_stats.csv and domain_stats.csv",

@@ -47,5 +47,8 @@ func checkPlan(plan *options.Plan, environ []string) (gpus, error) {
 	if err := validateATT(plan, g.agents, g.err); err != nil {
 		return g, err
 	}
+	if err := validatePCSampling(plan, g.agents, g.err, environ); err != nil {
+		return g, err
+	}
 	return g, validateFormats(plan)
 }
