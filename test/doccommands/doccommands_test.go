@@ -159,8 +159,8 @@ func fixtures(t *testing.T) string {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	writeFile(t, filepath.Join(dir, "bin", "duckdb"), "#!/bin/sh\n[ \"$1\" = -c ] && exec duckdbcheck \"$2\"\nexec duckdbcheck \"$(cat)\"\n", 0o755)
-	// A CPU-only machine: every run goes to the virtual GPU, as the README
-	// tells CI runners to do with the config file.
+	// A CPU-only machine: every run goes to the virtual GPU, as the docs
+	// tell CI runners to do with the config file.
 	writeFile(t, filepath.Join(dir, "config", "rocprof-go", "config.yaml"), "virtual_gpu: gfx90a\n", 0o644)
 	app := filepath.Join(repo, "build", "testdata", "docapp")
 	for _, name := range []string{"app", "app-base", "app-new", "build-base/app", "build-new/app"} {
@@ -169,7 +169,7 @@ func fixtures(t *testing.T) string {
 	writeFile(t, filepath.Join(dir, "input.txt"), "pmc: SQ_WAVES GRBM_COUNT\npmc: GRBM_GUI_ACTIVE\n", 0o644)
 	writeFile(t, filepath.Join(dir, "events.json"), `[{"block": "SQ", "block_index": 0, "event_id": 4, "flags": 0}]`+"\n", 0o644)
 	copyFile(t, filepath.Join(repo, "testdata", "apps", "hip_calls_regions.cpp"), filepath.Join(dir, "app.cpp"))
-	for _, b := range parseBlocks(t, "README.md") {
+	for _, b := range parseBlocks(t, filepath.Join("docs", "scripting.md")) {
 		if b.lang == "yaml" && strings.HasPrefix(b.text, "# jobs.yaml") {
 			writeFile(t, filepath.Join(dir, "jobs.yaml"), b.text, 0o644)
 		}
