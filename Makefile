@@ -15,10 +15,11 @@ GOTEST_FLAGS ?= -count=1 -timeout 40m
 # and ROCm 5.2.3's HIP and HSA headers for the shim, the preload library and
 # the sample app; libdrm's amdgpu.h for the virtual GPU), and what the tests
 # add (the ROCm roots' debootstrap, OTF2 and sqlite3 to read outputs back,
-# llvm-objdump, the thunk's headers, ...).
+# llvm-objdump, the thunk's headers, Open MPI, and Slurm with munge for the
+# one-node cluster test/slurm starts, ...).
 APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
 APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin \
-                      python3 bash bash-completion
+                      slurm-wlm munge python3 bash bash-completion
 APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 
 export ROCPROF_GO_BUILD := $(BUILD)
