@@ -6,7 +6,7 @@ TESTAPPS_DIR     := $(BUILD)/testdata
 TESTAPPS_HIP     := devices features idle multistream perfgate docapp memcheck multithread launch_threads abort segfault fork exec tiny_kernels callrate scratch_kernels vmem teardown_calls
 TESTAPPS_OTHER   := gfx908/multistream gfx908/memcheck gfx908/devices gfx906/devices gfx906/memcheck \
                     gfx900/devices gfx900/memcheck gfx1030/devices gfx1030/memcheck
-TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues hsa_late_wakeup hsa_crash hsa_pcs $(TESTAPPS_OTHER)) \
+TESTAPPS_BINS    := $(addprefix $(TESTAPPS_DIR)/,$(TESTAPPS_HIP) hsa_queues hsa_late_wakeup hsa_crash hsa_pcs realtime_marks $(TESTAPPS_OTHER)) \
                     $(TESTAPPS_DIR)/module_kernels.co
 TESTAPPS_HIPFLAGS := -O2 -std=c++17
 
@@ -31,6 +31,11 @@ $(TESTAPPS_DIR)/module_kernels.co: testdata/apps/module_kernels.cpp
 $(TESTAPPS_DIR)/hsa_queues $(TESTAPPS_DIR)/hsa_late_wakeup $(TESTAPPS_DIR)/hsa_crash $(TESTAPPS_DIR)/hsa_pcs: $(TESTAPPS_DIR)/%: testdata/apps/%.c testdata/apps/hsa_app.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -pthread
+
+# No ROCm library: its ROCTx marks go to rocprof-go's preload library.
+$(TESTAPPS_DIR)/realtime_marks: testdata/apps/realtime_marks.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $< -ldl
 
 .PHONY: testapps
 testapps: $(TESTAPPS_BINS)

@@ -159,6 +159,12 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 		info := processInfo(p)
 		// Spools sort by start time: keep the databases' order by numbering.
 		info.StartBoottimeNs = uint64(n)
+		if p.ClockRealtimeNs != 0 {
+			// What is read of the pair is its difference, the node's
+			// realtime-boottime offset (the Perfetto writer lines nodes up
+			// with it): kept, around the ordering number.
+			info.StartRealtimeNs = p.ClockRealtimeNs - p.ClockBoottimeNs + info.StartBoottimeNs
+		}
 		path := filepath.Join(dir, fmt.Sprintf("rpg-%d-%d-0.spool", p.PID, n))
 		w, err := newSpoolWriter(path, info)
 		if err != nil {

@@ -22,6 +22,10 @@ type Process struct {
 	Rank int
 	// Environment is the environment JSON object as stored.
 	Environment string
+	// ClockBoottimeNs and ClockRealtimeNs are the process's boottime and
+	// realtime clocks read together at its start (rocprof-go's extdata
+	// key "rocprof_go_clock"), 0 when the database has none.
+	ClockBoottimeNs, ClockRealtimeNs uint64
 }
 
 // Agent is one rocpd_info_agent row.
@@ -153,13 +157,19 @@ func (db *DB) LoadInfo(im Image) (*Info, error) {
 		return nil, err
 	}
 	err = db.each(`SELECT p.id, p.pid, COALESCE(p.ppid, 0), COALESCE(n.hostname, ''), COALESCE(p.command, ''),
-  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), COALESCE(p.environment, '{}')
+  COALESCE(p.start, p.init, 0), COALESCE(p."end", p.fini, 0), COALESCE(p.environment, '{}'),
+  CASE WHEN json_valid(p.extdata) THEN COALESCE(CAST(json_extract(p.extdata, '$.rocprof_go_clock.boottime_ns') AS INTEGER), 0) ELSE 0 END,
+  CASE WHEN json_valid(p.extdata) THEN COALESCE(CAST(json_extract(p.extdata, '$.rocprof_go_clock.realtime_ns') AS INTEGER), 0) ELSE 0 END
 FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("rocpd_info_node"))+` n ON n.id = p.nid`,
 		func(r *sql.Rows) error {
 			p := &Process{GUID: im.GUID, Rank: -1}
 			var id int64
-			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &p.Environment); err != nil {
+			var boot, real int64
+			if err := r.Scan(&id, &p.PID, &p.PPID, &p.Hostname, &p.Command, &p.Start, &p.End, &p.Environment, &boot, &real); err != nil {
 				return err
+			}
+			if boot > 0 && real > 0 {
+				p.ClockBoottimeNs, p.ClockRealtimeNs = uint64(boot), uint64(real)
 			}
 			p.Rank = rankOf(p.Environment)
 			in.Processes[id] = p

@@ -27,6 +27,12 @@ type perfettoWriter struct {
 	hosts  map[string]int32 // host -> its number in the trace (traceIDs)
 	err    error
 
+	// Hosts' clocks lined up (alignment): the shift added to the current
+	// process's timestamps, and each host's realtime-boottime offset.
+	shift      int64
+	hostClocks map[string]int64
+	firstClock int64
+
 	// Names, categories and annotation names are interned: sent once, in
 	// the packet that first uses them, then referred to by iid.
 	cats, names, annNames map[string]uint64
@@ -168,7 +174,43 @@ func (pw *perfettoWriter) beginSlice(track uint64, category, name string, flow u
 	pw.annU("delta_ns", model.SpanClamped(start, end))
 }
 
+// at is a timestamp of the current process on the trace's clock
+// (alignment).
+func (pw *perfettoWriter) at(ts uint64) uint64 {
+	if pw.shift < 0 && uint64(-pw.shift) > ts {
+		return 0
+	}
+	return uint64(int64(ts) + pw.shift)
+}
+
+// alignment is the shift that puts a process's timestamps on the trace's
+// clock. Timestamps are CLOCK_BOOTTIME of the process's node, which counts
+// from that node's boot (and a time namespace's offset): two nodes' are
+// unrelated. Each spool records the realtime and boottime clocks read
+// together at its start; realtime is what NTP keeps in step across nodes,
+// so each host's realtime-boottime offset (from its first process) maps
+// its timestamps onto the first host's boottime: ts + offset(host) -
+// offset(first host). The first host's processes, and so every trace of a
+// single node, are not shifted; a process without a realtime reading
+// neither. The annotations (begin_ns, end_ns) keep the recorded values.
+func (pw *perfettoWriter) alignment(info *tracing.ProcessInfo) int64 {
+	if info.StartRealtimeNs == 0 {
+		return 0
+	}
+	off := int64(info.StartRealtimeNs) - int64(info.StartBoottimeNs)
+	if pw.hostClocks == nil {
+		pw.hostClocks, pw.firstClock = map[string]int64{}, off
+	}
+	host, ok := pw.hostClocks[info.Hostname]
+	if !ok {
+		host = off
+		pw.hostClocks[info.Hostname] = off
+	}
+	return host - pw.firstClock
+}
+
 func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {
+	start, end = pw.at(start), pw.at(end)
 	pkt := pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, start).msg(pfPacketTrackEvent, pw.ev)
 	if len(pw.interned) > 0 {
 		pkt = pkt.msg(pfPacketInternedData, pw.interned)
@@ -183,7 +225,7 @@ func (pw *perfettoWriter) endSlice(track uint64, start, end uint64) {
 func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 	ev := pbMsg(pw.ev[:0]).u(pfEventType, pfTypeCounter).u(pfEventTrackUUID, track).double(pfEventDoubleValue, v)
 	pw.ev = ev
-	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, ts).msg(pfPacketTrackEvent, ev))
+	pw.emit(pbMsg(pw.pkt[:0]).u(pfPacketTimestamp, pw.at(ts)).msg(pfPacketTrackEvent, ev))
 }
 
 // Write writes a Perfetto protobuf trace (results.pftrace): API
@@ -229,6 +271,7 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	// The trace's pid and tids: the process's own on the first host of the
 	// trace, unique stand-ins on the others (traceIDs).
 	vpid, vtid := pw.traceIDs(p.Info.Hostname, pid)
+	pw.shift = pw.alignment(&p.Info)
 	procTrack := uuidOf("process", vpid, p.Info.StartBoottimeNs)
 	name := "process"
 	if len(p.Info.Argv) > 0 {

@@ -41,6 +41,13 @@ func rocpdSchema(guid string) (string, error) {
 	return b.String(), nil
 }
 
+// ClockKey names, in rocpd_info_process.extdata, the process's
+// CLOCK_BOOTTIME and CLOCK_REALTIME read together when it started
+// ({"boottime_ns": B, "realtime_ns": R}): the database's timestamps are
+// the node's boottime, and R - B maps them onto the realtime clock that
+// keeps nodes in step (the Perfetto writer's alignment of a job's nodes).
+const ClockKey = "rocprof_go_clock"
+
 // processGUID derives a UUIDv7 for a process image: the start time in ms,
 // then bits hashed from what identifies the process, so rewriting the same
 // spool gives the same database identity.
@@ -333,9 +340,14 @@ func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, err
 			env[k] = v
 		}
 	}
-	cfg := p.Config.Metadata
-	if cfg == nil {
-		cfg = map[string]any{}
+	// extdata: the run's configuration, and the process's clock pair
+	// (ClockKey) that lines nodes up in a job's timeline.
+	cfg := make(map[string]any, len(p.Config.Metadata)+1)
+	for k, v := range p.Config.Metadata {
+		cfg[k] = v
+	}
+	if info.StartRealtimeNs != 0 {
+		cfg[ClockKey] = map[string]uint64{"boottime_ns": info.StartBoottimeNs, "realtime_ns": info.StartRealtimeNs}
 	}
 	if err := w.execf("INSERT INTO `rocpd_info_process%s` (id, nid, ppid, pid, init, fini, start, end, command, environment, extdata) VALUES (%d, %d, %d, %d, %d, %d, %d, %d, %s, %s, %s)",
 		w.suffix, pid, nid, info.PPID, info.PID, info.StartBoottimeNs, p.End, p.Begin, p.End,
