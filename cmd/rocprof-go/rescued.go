@@ -3,13 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -111,4 +116,72 @@ func signalSuffix(status int) string {
 		}
 	}
 	return ""
+}
+
+// withRescued adds to summary's inputs the data of the ranks rescued in
+// them (DIR/.rocprof-go-unconverted), converted to CSV in a temporary
+// directory, and says which ranks were recovered. An output directory
+// that holds nothing else is then read through them alone.
+func withRescued(w io.Writer, inputs []string) ([]string, func(), error) {
+	var out []string
+	var tmps []string
+	cleanup := func() {
+		for _, d := range tmps {
+			os.RemoveAll(d)
+		}
+	}
+	for _, in := range inputs {
+		us, ok, err := launch.FindUnconverted(in)
+		if !ok {
+			out = append(out, in)
+			continue
+		}
+		if err != nil {
+			return nil, cleanup, err
+		}
+		tmp, err := os.MkdirTemp("", "rocprof-go-recovered-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		tmps = append(tmps, tmp)
+		opt := convert.Options{Formats: []output.Format{output.FormatCSV}, Dir: tmp, Prefix: "recovered", AgentIndex: "relative"}
+		for _, u := range us {
+			opt.Spools = append(opt.Spools, u.Spools...)
+			opt.Spools = append(opt.Spools, u.Partial...)
+		}
+		if _, err := convert.Run(nil, opt); err != nil {
+			return nil, cleanup, fmt.Errorf("recovering %s: %w", rescuedTop(us), err)
+		}
+		if err := reportRescued(w, us); err != nil {
+			return nil, cleanup, err
+		}
+		// The directory's own files, when it has any beside the rescue,
+		// but not a rescued rank's: the files it wrote before it was
+		// killed are in the rescue too.
+		if src, err := analysis.Resolve(in); err == nil {
+			for _, f := range append(src.Databases, src.CSVFiles...) {
+				if !rescuedFile(us, filepath.Base(f)) {
+					out = append(out, f)
+				}
+			}
+		}
+		out = append(out, tmp)
+	}
+	return out, cleanup, nil
+}
+
+// rescuedFile reports whether an output file name is one a rescued run
+// would have written (its -o prefix with the rank's values).
+func rescuedFile(us []launch.Unconverted, name string) bool {
+	for _, u := range us {
+		m := &u.Manifest
+		p := strings.NewReplacer("%rank%", m.Rank, "%pid%", strconv.Itoa(m.AppPID), "%hostname%", m.Host, "%size%", m.Size).Replace(m.OutputFile)
+		if p == "" || strings.Contains(p, "%") {
+			continue
+		}
+		if strings.HasPrefix(name, filepath.Base(p)+"_") {
+			return true
+		}
+	}
+	return false
 }

@@ -47,6 +47,13 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Ranks torn down before their outputs were complete: their
+			// rescued spools, converted to CSV beside the others.
+			inputs, cleanup, err := withRescued(cmd.ErrOrStderr(), inputs)
+			defer cleanup()
+			if err != nil {
+				return err
+			}
 			s, err := summary.Build(inputs, opt)
 			if err != nil {
 				return err

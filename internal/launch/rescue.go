@@ -62,6 +62,80 @@ const RescueEarlyEnv = "ROCPROF_GO_RESCUE_EARLY_MIB"
 
 const rescueEarlyDefaultMiB = 256
 
+// SpoolsOnOutputEnv chooses where a run a launcher started puts its
+// spools: "auto" (default) in OUTDIR/.rocprof-go-unconverted when the
+// output directory is on a local disk file system (not NFS, Lustre, GPFS,
+// BeeGFS, CephFS, CIFS...) and on a path the spool rule trusts, else as
+// any run (/dev/shm); "1" there on any file system; "0" never.
+const SpoolsOnOutputEnv = "ROCPROF_GO_SPOOLS_ON_OUTPUT"
+
+// networkFS are the statfs magic numbers of shared file systems, where a
+// MAP_SHARED spool's pages would be written back over the network while
+// the app records.
+var networkFS = map[int64]string{
+	0x6969: "NFS", 0x0BD00BD0: "Lustre", 0x47504653: "GPFS", 0x19830326: "BeeGFS", 0x00C36400: "CephFS",
+	-0x00ACB2BE /* 0xFF534D42 */ : "CIFS", -0x01ACB2BE /* 0xFE534D42 */ : "SMB2", 0x01021997: "9P", 0x65735546: "FUSE",
+	-0x55285516 /* 0xAAD7AAEA */ : "PanFS", 0x5346414F: "AFS",
+}
+
+// outputSpoolRoot is OUTDIR/.rocprof-go-unconverted as the spool root,
+// when SpoolsOnOutputEnv and the launcher say so; nil otherwise (the
+// spools go where any run's go).
+func (r *Runner) outputSpoolRoot(plan *options.Plan) (*securedir.Dir, bool) {
+	if r.SpoolRoot != "" || envLookup(r.Environ, SpoolRootEnv) != "" || len(plan.Passes) == 0 {
+		return nil, false
+	}
+	mode := envLookup(r.Environ, SpoolsOnOutputEnv)
+	if mode == "0" || mode == "off" {
+		return nil, false
+	}
+	l := placeholder.LauncherOf(func(k string) (string, bool) { v := envLookup(r.Environ, k); return v, v != "" })
+	if l.Name == "" && mode != "1" {
+		return nil, false
+	}
+	dir, err := filepath.Abs(staticPrefixOrDot(PassDir(plan.Passes[0])))
+	if err != nil {
+		return nil, false
+	}
+	od, err := securedir.MkdirOutput(dir, 0o755)
+	if err != nil {
+		return nil, false
+	}
+	var st unix.Statfs_t
+	f, err := od.Open(".")
+	if err == nil {
+		err = unix.Fstatfs(int(f.Fd()), &st)
+		f.Close()
+	}
+	if err != nil {
+		od.Close()
+		return nil, false
+	}
+	if fs, ok := networkFS[int64(int32(st.Type))]; ok && mode != "1" {
+		r.Log.Debug().Str("dir", dir).Str("fs", fs).Msg("the output directory is on a shared file system: the spools stay node-local")
+		od.Close()
+		return nil, false
+	}
+	top, err := od.MkdirPrivate(UnconvertedDir)
+	od.Close()
+	if err != nil {
+		return nil, false
+	}
+	path := top.Path()
+	top.Close()
+	// The injected code gets this path: the spool root's rule applies.
+	d, err := securedir.Open(path)
+	if err != nil {
+		r.Log.Debug().Err(err).Msg("the output directory is no trusted spool root: the spools stay node-local")
+		return nil, false
+	}
+	d, err = spoolRoom(d)
+	if err != nil {
+		return nil, false
+	}
+	return d, true
+}
+
 // Rescue states in the manifest.
 const (
 	RescueCopying  = "copying"  // cut short: the spools present may be partial
@@ -278,6 +352,8 @@ func (rs *rescuer) finish(remove bool) {
 	rs.mu.Unlock()
 	if was {
 		<-rs.done
+	} else {
+		close(rs.done) // none will run: wait returns at once
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()

@@ -469,12 +469,20 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			return nil, err
 		}
 	}
-	spoolRoot, err := r.spoolRoot()
-	if err != nil {
-		return nil, err
+	// Under a launcher, the spools go to the output directory's file
+	// system when it is a local one (rescue.go): a teardown's SIGKILL then
+	// finds them there, and making them durable is a hard link.
+	spoolRoot, onOutput := r.outputSpoolRoot(plan)
+	if spoolRoot == nil {
+		var err error
+		if spoolRoot, err = r.spoolRoot(); err != nil {
+			return nil, err
+		}
 	}
 	defer spoolRoot.Close()
-	noteKeptSpools(r.Stderr, spoolRoot.Path())
+	if !onOutput {
+		noteKeptSpools(r.Stderr, spoolRoot.Path())
+	}
 	// Created and used through verified descriptors (internal/securedir);
 	// its path, which the app's processes are given, is on a path only root
 	// and this user control, so it names this directory until it is removed.
@@ -491,6 +499,9 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	defer func() {
 		if !keepRunDir {
 			os.RemoveAll(runDir.Path())
+			if onOutput {
+				_ = os.Remove(spoolRoot.Path()) // when no other run's is in it
+			}
 		}
 	}()
 	res := &Result{}

@@ -1,0 +1,217 @@
+package teardown
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
+)
+
+const (
+	ranks     = 4
+	calls     = 1000000
+	crashRank = 2
+	// Each rank's HIP API records: hipSetDevice, then the calls.
+	perRank = calls + 1
+)
+
+// descendants lists the processes below pid (children first).
+func descendants(pid int) []int {
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(t)
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
+}
+
+// running reports whether pid runs (not gone, not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// rows counts the data rows of a CSV file (-1: no such file).
+func rows(t *testing.T, path string) int {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return -1
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	n := 0
+	buf := make([]byte, 1<<20)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+	}
+	return n - 1
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// TestTeardownLosesNoRecord: mpirun -np 4 rocprof-go --hip-trace -f csv
+// json pftrace; the apps exit (rank 2 by SIGSEGV); every rocprof-go gets
+// SIGTERM, then SIGKILL a second later, while it writes its outputs.
+func TestTeardownLosesNoRecord(t *testing.T) {
+	_, err := exec.LookPath("mpirun")
+	require.NoError(t, err, "mpirun is missing: apt-get install openmpi-bin (make deps)")
+	cli := testsys.Artifact(t, "rocprof-go")
+	app := testsys.Artifact(t, filepath.Join("testdata", "teardown_calls"))
+	dir := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{"--allow-run-as-root", "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0", "-np", strconv.Itoa(ranks),
+		cli, "--virtual-gpu", "--hip-trace", "-f", "csv", "json", "pftrace", "-d", dir, "-o", "%rank%_results",
+		"--", app, strconv.Itoa(calls), strconv.Itoa(crashRank)}
+	cmd := exec.CommandContext(ctx, "mpirun", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
+
+	// Every rank's app has made its calls ...
+	sc := bufio.NewScanner(out)
+	seen := 0
+	for seen < ranks && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "rank=") {
+			seen++
+		}
+	}
+	require.Equal(t, ranks, seen, "the apps did not all report; stderr:\n%s", errb.String())
+	go io.Copy(io.Discard, out)
+	// ... and exited: then the teardown, at once.
+	var clis []int
+	for deadline := time.Now().Add(time.Minute); ; {
+		apps := 0
+		clis = clis[:0]
+		for _, p := range descendants(cmd.Process.Pid) {
+			switch comm(p) {
+			case "teardown_calls":
+				if running(p) {
+					apps++
+				}
+			case "rocprof-go":
+				clis = append(clis, p)
+			}
+		}
+		if apps == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the apps did not exit")
+		time.Sleep(2 * time.Millisecond)
+	}
+	all := append(descendants(cmd.Process.Pid), cmd.Process.Pid)
+	for _, p := range all {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	time.Sleep(time.Second)
+	killed := 0
+	for _, p := range clis {
+		if running(p) {
+			killed++
+		}
+	}
+	for _, p := range all {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	stderr := errb.String()
+	t.Logf("%d of %d rocprof-go were still running at the SIGKILL", killed, len(clis))
+	for _, m := range regexp.MustCompile(`safe in \S+ \(\d+ spools, [0-9.]+ MiB, \d+ ms; fsynced after \d+ ms\)`).FindAllString(stderr, -1) {
+		t.Log(m)
+	}
+
+	// The ranks whose outputs are all there; the others are recovered.
+	complete := map[int]bool{}
+	for r := 0; r < ranks; r++ {
+		p := filepath.Join(dir, fmt.Sprintf("%d_results", r))
+		if exists(p+"_hip_api_trace.csv") && exists(p+"_results.json") && exists(p+"_results.pftrace") {
+			complete[r] = true
+			require.Equal(t, perRank, rows(t, p+"_hip_api_trace.csv"), "rank %d's outputs", r)
+		}
+	}
+	conv := filepath.Join(t.TempDir(), "conv")
+	c := exec.Command(cli, "convert", "-i", dir, "-f", "csv", "-d", conv, "-o", "%rank%_rec")
+	var cout, cerr bytes.Buffer
+	c.Stdout, c.Stderr = &cout, &cerr
+	if len(complete) < ranks {
+		require.NoError(t, c.Run(), "convert:\n%s%s\nrun's stderr:\n%s", cout.String(), cerr.String(), stderr)
+	} else {
+		_ = c.Run()
+	}
+	recovered := 0
+	for r := 0; r < ranks; r++ {
+		line := regexp.MustCompile(fmt.Sprintf(`recovered rank %d \(\S+, pid \d+\): (\d+) records[^\n]*`, r)).FindStringSubmatch(cerr.String())
+		if complete[r] {
+			require.Nil(t, line, "rank %d's outputs are complete: its rescue is removed", r)
+			continue
+		}
+		require.NotNil(t, line, "rank %d: neither its outputs nor recovered; convert:\n%s\nrun's stderr:\n%s", r, cerr.String(), stderr)
+		recovered++
+		require.Equal(t, perRank, rows(t, filepath.Join(conv, fmt.Sprintf("%d_rec_hip_api_trace.csv", r))), "rank %d's recovered records", r)
+		if r == crashRank {
+			require.Contains(t, line[0], "its app exited with status 139 (SIGSEGV)")
+		}
+	}
+	t.Logf("RESULT teardown: %d ranks complete, %d recovered by convert, %d records each; rocprof-go killed: %d of %d",
+		len(complete), recovered, perRank, killed, len(clis))
+	if recovered == 0 {
+		return
+	}
+
+	// summary finds the recovered ranks too.
+	s := exec.Command(cli, "summary", "-i", dir, "--format", "csv")
+	var sout, serr bytes.Buffer
+	s.Stdout, s.Stderr = &sout, &serr
+	require.NoError(t, s.Run(), "summary:\n%s%s", sout.String(), serr.String())
+	require.Contains(t, serr.String(), "recovered rank")
+	m := regexp.MustCompile(`(?m)^[^\n]*hipGetDevice[^\n]*?,(\d+),`).FindStringSubmatch(sout.String())
+	require.NotNil(t, m, "summary:\n%s", sout.String())
+	require.Equal(t, strconv.Itoa(ranks*calls), m[1], "hipGetDevice calls in the summary:\n%s", sout.String())
+}
