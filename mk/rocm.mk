@@ -25,13 +25,15 @@ ROCM_DRIVERS   := pmc_golden pm4_ib
 # clang 17, 21 and 22, compile for them) into <name>-apps/<arch>/.
 ROCM_NEW_ARCHS := gfx942 gfx1100
 ROCM_NEW_ARCH_APPS := multistream devices memcheck
+# hsa_pcs samples loads module_fill for the GPU it runs on.
+ROCM_NEW_ARCH_COS := module_kernels.co
 ROCM_ROCTX_LIB := $(BUILD)/lib/librocprofiler-sdk-roctx.so.1
 ROCM_ROCTX_LEGACY_LIB := $(BUILD)/lib/libroctx64.so.4
 
 # rocm_apps NAME: the files `make rocm-testapps` builds for NAME.
 rocm_apps = $(addprefix $(ROCM_DIR)/$(1)-apps/,$(ROCM_HIP_APPS) $(ROCM_ROCTX_APPS) hip_calls_systrace_spt roctx_legacy \
               module_kernels.co $(ROCM_HSA_APPS) $(ROCM_DRIVERS) libvgpu_testtool.so \
-              $(foreach a,$(ROCM_NEW_ARCHS),$(addprefix $(a)/,$(ROCM_NEW_ARCH_APPS))))
+              $(foreach a,$(ROCM_NEW_ARCHS),$(addprefix $(a)/,$(ROCM_NEW_ARCH_APPS) $(ROCM_NEW_ARCH_COS))))
 
 .PHONY: rocm-roots rocm-testapps rocm-versions rocm-force
 rocm-force:
@@ -44,6 +46,9 @@ define rocm_arch_rule
 $(addprefix $(ROCM_DIR)/$(1)-apps/$(2)/,$(ROCM_NEW_ARCH_APPS)): $(ROCM_DIR)/$(1)-apps/$(2)/%: testdata/apps/%.cpp testdata/apps/common.h $$(ROCM_STAMP_$(1))
 	@mkdir -p $$(@D)
 	$$(ROCM_RUN_$(1)) hipcc --offload-arch=$(2) $(ROCM_HIPFLAGS) -o $$@ $$<
+$(ROCM_DIR)/$(1)-apps/$(2)/module_kernels.co: testdata/apps/module_kernels.cpp $$(ROCM_STAMP_$(1))
+	@mkdir -p $$(@D)
+	$$(ROCM_RUN_$(1)) hipcc --genco --offload-arch=$(2) -O2 -o $$@ $$<
 endef
 
 define rocm_root_rules

@@ -1,7 +1,13 @@
 package vgpu
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +78,100 @@ func TestPCSamplingConfigurationsOnEveryRuntime(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Host-trap samples through ROCR 6.4 and 7.2 (hsa_pcs samples: the app
+// calls hsa_ven_amd_pcs_* itself): the model of docs/pc-sampling.md gives
+// floor(D / I) instants per dispatch, every wave sampled at each. module_fill
+// over 256 work-items is 4 waves; scaled by 20 it lasts (2000 + 8 x 4) x 20
+// = 40,640 ns, so at 1 us 40 instants, 160 samples per dispatch, each naming
+// its dispatch (doorbell, packet slot), inside its start and end, with a PC
+// inside module_fill's code. A dispatch of 1,024 waves overflows the 1 MiB
+// session buffer: ROCR counts the lost samples.
+func TestPCSamplingHostTrapSamples(t *testing.T) {
+	for _, rt := range runtimes(t) {
+		rt := rt
+		if rt.Name == rocmmatrix.HostName || rt.Name == "6.1" {
+			continue
+		}
+		for _, arch := range []string{"gfx90a", "gfx942"} {
+			arch := arch
+			t.Run(rt.Name+"/"+arch, func(t *testing.T) {
+				co := filepath.Join(rt.Apps, "module_kernels.co")
+				if arch != "gfx90a" {
+					co = filepath.Join(rt.Apps, arch, "module_kernels.co")
+				}
+				size := kernelCodeSize(t, co, "module_fill")
+				env := []string{"ROCPROF_VGPU_ARCH=" + arch, "ROCPROF_VGPU_KERNEL_SCALE=module_fill=20"}
+				bin := filepath.Join(rt.Apps, "hsa_pcs")
+				r := runOn(t, rt, 2*time.Minute, env, bin, "samples", co, "1", "5", "256")
+				require.Equalf(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+				out := keyValues(r.stdout)
+				require.Equal(t, "800", out["samples"], r.stdout)
+				require.Equal(t, "0", out["lost"], r.stdout)
+				require.Equal(t, "160,160,160,160,160", out["per_dispatch"], r.stdout)
+				require.Equal(t, "0", out["foreign"], r.stdout)
+				require.Equal(t, "800", out["exec_ones"], r.stdout)
+				require.Equal(t, "800", out["ts_in_dispatch"], r.stdout)
+				require.Equal(t, "3", out["wg_max"], r.stdout)
+				require.Equal(t, "0", out["pc_offset_min"], r.stdout)
+				max, err := strconv.ParseUint(out["pc_offset_max"], 10, 64)
+				require.NoError(t, err)
+				require.Less(t, max, size, "a PC past module_fill's code")
+				require.NotContains(t, r.stderr, "rocprof-go virtual GPU:")
+
+				// 1,024 waves x 203 instants x 3 dispatches, in 8,192-sample buffers
+				r = runOn(t, rt, 2*time.Minute, env, bin, "samples", co, "1", "3", "65536")
+				require.Equalf(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+				out = keyValues(r.stdout)
+				got, _ := strconv.Atoi(out["samples"])
+				lost, _ := strconv.Atoi(out["lost"])
+				require.Positive(t, lost, r.stdout)
+				require.Positive(t, got, r.stdout)
+				require.LessOrEqual(t, got+lost, 3*203*1024, r.stdout)
+				require.Equal(t, "0", out["foreign"], r.stdout)
+			})
+		}
+	}
+}
+
+// keyValues reads hsa_pcs's "k=v k=v" lines.
+func keyValues(s string) map[string]string {
+	m := map[string]string{}
+	for _, f := range strings.Fields(s) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// kernelCodeSize is the size of the function symbol name in the amdgcn
+// code object of a clang offload bundle (hipcc --genco).
+func kernelCodeSize(t *testing.T, bundle, name string) uint64 {
+	data, err := os.ReadFile(bundle)
+	require.NoError(t, err)
+	img := data
+	if bytes.HasPrefix(data, []byte("__CLANG_OFFLOAD_BUNDLE__")) {
+		n := binary.LittleEndian.Uint64(data[24:])
+		o := uint64(32)
+		for i := uint64(0); i < n; i++ {
+			off, sz, idl := binary.LittleEndian.Uint64(data[o:]), binary.LittleEndian.Uint64(data[o+8:]), binary.LittleEndian.Uint64(data[o+16:])
+			if bytes.Contains(data[o+24:o+24+idl], []byte("amdgcn")) {
+				img = data[off : off+sz]
+			}
+			o += 24 + idl
+		}
+	}
+	f, err := elf.NewFile(bytes.NewReader(img))
+	require.NoError(t, err)
+	syms, err := f.Symbols()
+	require.NoError(t, err)
+	for _, s := range syms {
+		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			return s.Size
+		}
+	}
+	t.Fatalf("%s: no function symbol %s", bundle, name)
+	return 0
 }

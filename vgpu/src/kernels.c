@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vgpu.h"
 
@@ -221,6 +222,61 @@ static void args_from_note(const uint8_t *note, uint64_t len, const char *sym, s
   }
 }
 
+/* Length in bytes of the gfx9 (GCN5/CDNA) instruction at w (enough of the
+ * encodings to walk a kernel's instruction stream: 32- or 64-bit forms, a
+ * 32-bit literal when a scalar/vector source is 255, SDWA/DPP words). */
+static unsigned gfx9_insn_len(const uint32_t *w) {
+  uint32_t x = w[0];
+  if ((x >> 31) == 0) { /* VOP2 */
+    unsigned op = (x >> 25) & 0x3f, src0 = x & 0x1ff;
+    if (op == 23 || op == 24 || op == 36 || op == 37) return 8; /* madmk/madak (f32, f16): literal */
+    return (src0 == 255 || src0 == 0xf9 || src0 == 0xfa) ? 8 : 4;
+  }
+  if ((x >> 25) == 0x3f || (x >> 25) == 0x3e) { /* VOP1 0111111, VOPC 0111110 */
+    unsigned src0 = x & 0x1ff;
+    return (src0 == 255 || src0 == 0xf9 || src0 == 0xfa) ? 8 : 4;
+  }
+  unsigned top9 = x >> 23, top6 = x >> 26, top4 = x >> 28;
+  if (top9 == 0x17d || top9 == 0x17e) { /* SOP1, SOPC */
+    unsigned s0 = x & 0xff, s1 = (x >> 8) & 0xff;
+    return (s0 == 255 || (top9 == 0x17e && s1 == 255)) ? 8 : 4;
+  }
+  if (top9 == 0x17f) return 4;                  /* SOPP */
+  if (top4 == 0xb) return ((x >> 23) & 0x1f) == 20 ? 8 : 4; /* SOPK (s_setreg_imm32_b32: literal) */
+  if ((x >> 30) == 2) {                          /* SOP2 */
+    unsigned s0 = x & 0xff, s1 = (x >> 8) & 0xff;
+    return (s0 == 255 || s1 == 255) ? 8 : 4;
+  }
+  if (top6 == 0x35) return 4; /* VINTRP */
+  return 8;                   /* SMEM, VOP3(P), DS, FLAT, MUBUF, MTBUF, MIMG, EXP */
+}
+
+#define MAX_SAMPLED_INSNS 4096
+
+/* Fills k's code range and instruction offsets from the function symbol at
+ * the descriptor's entry (ROCR's own kernels have none: no samples). */
+static void code_of(struct vgpu_kernel *k, uint64_t ko, const Elf64_Sym *sym, uint64_t nsym, uintptr_t delta) {
+  int64_t off;
+  memcpy(&off, (const void *)(uintptr_t)(ko + 16), 8);
+  k->entry = ko + (uint64_t)off;
+  for (uint64_t i = 0; i < nsym; i++)
+    if (sym[i].st_value + delta == k->entry && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC && sym[i].st_size) {
+      k->code_size = sym[i].st_size;
+      break;
+    }
+  if (!k->code_size || !readable(k->entry, k->code_size)) return;
+  uint64_t n = k->code_size / 4 < MAX_SAMPLED_INSNS ? k->code_size / 4 : MAX_SAMPLED_INSNS;
+  k->insn = malloc(n * sizeof *k->insn);
+  if (!k->insn) return;
+  const uint8_t *code = (const uint8_t *)(uintptr_t)k->entry;
+  for (uint64_t o = 0; o + 4 <= k->code_size && k->ninsn < n;) {
+    uint32_t w[2] = {0, 0};
+    memcpy(w, code + o, o + 8 <= k->code_size ? 8 : 4);
+    k->insn[k->ninsn++] = (uint32_t)o;
+    o += gfx9_insn_len(w);
+  }
+}
+
 /* Looks for kernel_object among the .kd symbols of the ELF image at base;
  * for the runtimes' blit kernels, also reads their argument layout. */
 static struct vgpu_kernel *info_from_elf(uintptr_t base, uint64_t ko) {
@@ -269,6 +325,7 @@ static struct vgpu_kernel *info_from_elf(uintptr_t base, uint64_t ko) {
     memcpy(symname, n, full);
     symname[full] = 0;
     k->name = name;
+    if (vgpu_cfg.arch && vgpu_cfg.arch->gfx_level == 9) code_of(k, ko, sym, nsym, delta);
     /* Argument layouts matter only to the blit kernels emulated here. */
     if (!strncmp(name, "__amd_rocclr_", 13))
       for (unsigned p = 0; p < eh->e_phnum; p++)
@@ -365,8 +422,17 @@ static const char *rocr_blit(const uint8_t *kd, const uint8_t *ka) {
     memcpy(a, ka, 3 * 8);
     uint32_t v;
     memcpy(&v, ka + 24, 4);
+    /* ROCR 6.4+ fills its PC-sampling buffers (DmaFill) with a byte count
+     * where the fill takes dwords: four times the buffer. A GPU write past
+     * the buffer's mapping goes nowhere; here it stops at the buffer's end. */
+    uint64_t base, size, end = a[2];
+    if (vgpu_mem_range(a[0], &base, &size) && end > base + size) {
+      vgpu_logf("{\"type\":\"fill_clipped\",\"pid\":%d,\"dst\":%llu,\"end\":%llu,\"buffer_end\":%llu}",
+                (int)getpid(), (unsigned long long)a[0], (unsigned long long)end, (unsigned long long)(base + size));
+      end = base + size;
+    }
     uint32_t *p = vgpu_host(a[0]);
-    for (uint64_t i = 0; a[0] + 4 * (i + 1) <= a[2]; i++) p[i] = v;
+    for (uint64_t i = 0; a[0] + 4 * (i + 1) <= end; i++) p[i] = v;
     return "rocr_fill";
   }
   return NULL;

@@ -97,8 +97,14 @@ static int set_memory_policy(void *argp) {
 static int set_scratch_backing_va(void *argp) {
   return gpu_or_einval(((struct kfd_ioctl_set_scratch_backing_va_args *)argp)->gpu_id);
 }
+/* The trap-memory area (TMA) comes with the handler: ROCR 6.4+ puts the
+ * addresses of its PC-sampling buffers there (pcsample.c). */
 static int set_trap_handler(void *argp) {
-  return gpu_or_einval(((struct kfd_ioctl_set_trap_handler_args *)argp)->gpu_id);
+  struct kfd_ioctl_set_trap_handler_args *a = argp;
+  int g = vgpu_gpu_index(a->gpu_id);
+  if (g < 0) return -EINVAL;
+  vgpu_pcs_set_tma((unsigned)g, a->tma_addr);
+  return 0;
 }
 
 static int acquire_vm(void *argp) {

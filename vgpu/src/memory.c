@@ -642,6 +642,15 @@ int vgpu_mem_gem_mmap_offset(unsigned gpu, uint32_t h, uint64_t *off) {
   return rc;
 }
 
+uint64_t vgpu_mem_doorbell_va(unsigned gpu) {
+  uint64_t va = 0;
+  pthread_rwlock_rdlock(&lock);
+  for (size_t i = 0; i < nbos && !va; i++)
+    if (bos[i].live && bos[i].kind == BO_DOORBELL && bos[i].gpu == gpu) va = bos[i].va;
+  pthread_rwlock_unlock(&lock);
+  return va;
+}
+
 /* --- pages served through /dev/kfd ------------------------------------------------ */
 
 /* Per GPU: doorbells (1024 x 8 bytes), the MMIO-remap page; per process:

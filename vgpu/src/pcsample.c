@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hsa/amd_hsa_signal.h>
+
 #include "kfd_uapi.h"
 #include "vgpu.h"
 
@@ -58,6 +60,8 @@ static unsigned formats(const struct vgpu_pc_sample_info *out[2]) {
 }
 
 #define MAX_SESSIONS 64
+struct gpu_pcs;
+static void start_sampling(struct gpu_pcs *p, int g);
 
 struct session {
   uint32_t id; /* 0: free slot */
@@ -65,6 +69,9 @@ struct session {
 };
 
 struct gpu_pcs {
+  uint64_t tma;                        /* SET_TRAP_HANDLER's trap-memory area */
+  uint64_t data;                       /* started: the method's pcs_sampling_data_t (GPU address) */
+  unsigned running;                    /* started sessions */
   unsigned users;                      /* sessions sharing `current` */
   struct vgpu_pc_sample_info current;  /* valid while users > 0 */
   uint32_t next_id;                    /* ids are handed out cyclically from 1 */
@@ -155,6 +162,156 @@ static int create(struct gpu_pcs *p, struct vgpu_pc_sample_args *a) {
   return 0;
 }
 
+/* --- samples ------------------------------------------------------------------
+ * ROCR's second-level trap handler (trap_handler.s, PC_SAMPLING_GFX9) finds
+ * in the TMA two pointers, to the host-trap and to the stochastic
+ * pcs_sampling_data_t:
+ *   0x00 u64 buf_write_val   bit 63: buffer in use; low bits: entries taken
+ *   0x08 u32 buf_size        samples per buffer
+ *   0x10 u32 buf_written_val0, 0x14 u32 buf_watermark0, 0x18 done_sig0
+ *   0x20 u32 buf_written_val1, 0x24 u32 buf_watermark1, 0x28 done_sig1
+ *   0x40 two buffers of buf_size 64-byte samples
+ * Per sample a wave takes an entry (atomic add on buf_write_val; an entry
+ * past buf_size is lost: ROCR counts the excess when it switches buffers),
+ * writes the sample, increments the buffer's written count, and the wave
+ * that finds the count at the watermark sets the buffer's done signal to 0
+ * and raises its event. ROCR's sampling thread then switches buffers and
+ * copies the full one out with a PM4 IB (perf.c: ATOMIC_MEM, COPY_DATA,
+ * WAIT_REG_MEM, DMA_DATA, WRITE_DATA). */
+
+struct pcs_data {
+  uint64_t buf_write_val;
+  uint32_t buf_size, reserved0;
+  uint32_t written0, watermark0;
+  uint64_t done0;
+  uint32_t written1, watermark1;
+  uint64_t done1;
+  uint8_t reserved1[16];
+};
+_Static_assert(sizeof(struct pcs_data) == 0x40, "pcs_sampling_data_t");
+
+struct pcs_sample { /* perf_sample_hosttrap_v1_t / perf_sample_snapshot_v1_t */
+  uint64_t pc, exec_mask;
+  uint32_t wg[3], chiplet_and_wave, hw_id;
+  uint32_t snapshot[3]; /* stochastic: perf_snapshot_data, _data1, _data2 */
+  uint64_t timestamp, correlation_id;
+};
+_Static_assert(sizeof(struct pcs_sample) == 64, "sample size");
+
+void vgpu_pcs_set_tma(unsigned gpu, uint64_t tma) {
+  if (gpu >= VGPU_MAX_GPUS) return;
+  pthread_mutex_lock(&lock);
+  gpus[gpu].tma = tma;
+  pthread_mutex_unlock(&lock);
+}
+
+/* Under lock, at the first START: the started method's buffers, from the TMA. */
+static void start_sampling(struct gpu_pcs *p, int g) {
+  uint64_t data = 0;
+  if (p->tma && vgpu_mem_known(p->tma, 16, false)) {
+    const uint64_t *t = vgpu_host(p->tma);
+    data = t[p->current.method == VGPU_PCS_METHOD_STOCHASTIC ? 1 : 0];
+  }
+  if (!data || !vgpu_mem_known(data, sizeof(struct pcs_data), false)) {
+    vgpu_error("PC sampling started on GPU %d without sample buffers in the trap handler's memory", g);
+    data = 0;
+  }
+  __atomic_store_n(&p->data, data, __ATOMIC_RELEASE);
+}
+
+bool vgpu_pcs_active(unsigned gpu) {
+  return gpu < VGPU_MAX_GPUS && __atomic_load_n(&gpus[gpu].data, __ATOMIC_ACQUIRE);
+}
+
+static void send_signal(uint64_t handle) {
+  if (!handle) return;
+  amd_signal_t *s = vgpu_host(handle);
+  __atomic_store_n(&s->value, 0, __ATOMIC_RELEASE);
+  if (s->event_mailbox_ptr && s->event_id) {
+    __atomic_store_n((uint64_t *)vgpu_host(s->event_mailbox_ptr), (uint64_t)s->event_id, __ATOMIC_RELEASE);
+    vgpu_event_signal_id(s->event_id);
+  }
+}
+
+/* One wave entering the trap handler. */
+static void trap(uint64_t data, const struct pcs_sample *smp) {
+  struct pcs_data *d = vgpu_host(data);
+  uint64_t e = __atomic_fetch_add(&d->buf_write_val, 1, __ATOMIC_ACQ_REL);
+  unsigned which = (unsigned)(e >> 63);
+  uint64_t entry = e & (UINT64_MAX >> 1);
+  uint32_t size = __atomic_load_n(&d->buf_size, __ATOMIC_RELAXED);
+  if (entry >= size) return; /* lost */
+  struct pcs_sample *buf = (struct pcs_sample *)((uint8_t *)d + sizeof *d) + (which ? size : 0);
+  buf[entry] = *smp;
+  uint32_t *written = which ? &d->written1 : &d->written0;
+  uint32_t done = __atomic_fetch_add(written, 1, __ATOMIC_ACQ_REL);
+  if (done == (which ? d->watermark1 : d->watermark0)) send_signal(which ? d->done1 : d->done0);
+}
+
+/* The host-trap model (docs/pc-sampling.md): a dispatch of modelled
+ * duration D and interval I us is sampled at floor(D / I) instants,
+ * start + k*I for k = 1..n; at each, every resident wave takes a trap. The
+ * resident waves are the dispatch's first min(waves, capacity) in order,
+ * rotating by `capacity` each instant when the dispatch has more waves than
+ * the GPU holds (capacity = CUs x SIMDs per CU x waves per SIMD). A wave's
+ * PC is an instruction of the kernel's code, chosen by (instant, wave). */
+void vgpu_pcs_dispatch(unsigned gpu, uint32_t queue_id, uint64_t ring_packets, uint64_t index,
+                       const struct vgpu_dispatch_info *d, uint64_t start_ns, uint64_t end_ns) {
+  if (gpu >= VGPU_MAX_GPUS) return;
+  struct gpu_pcs *p = &gpus[gpu];
+  uint64_t data = __atomic_load_n(&p->data, __ATOMIC_ACQUIRE);
+  if (!data || p->current.method != VGPU_PCS_METHOD_HOSTTRAP || !p->current.interval) return;
+  const struct vgpu_kernel *k = vgpu_kernel_info(d->kernel_object);
+  if (!k || !k->ninsn || !d->waves) return; /* no code to sample (ROCR's own kernels) */
+  uint64_t interval_ns = p->current.interval * 1000;
+  uint64_t n = d->duration_ns / interval_ns;
+  if (!n) return;
+  const struct vgpu_arch *a = vgpu_cfg.arch;
+  uint64_t cap = (uint64_t)a->cu * vgpu_simd_per_cu(a) * a->waves_per_simd;
+  uint64_t resident = d->waves < cap ? d->waves : cap;
+  uint64_t wg_size = (uint64_t)d->wg[0] * d->wg[1] * d->wg[2];
+  uint64_t wpg = (wg_size + d->wave_size - 1) / d->wave_size;
+  uint64_t ngx = ((uint64_t)d->grid[0] + d->wg[0] - 1) / d->wg[0];
+  uint64_t ngy = ((uint64_t)d->grid[1] + d->wg[1] - 1) / d->wg[1];
+  uint64_t dbva = vgpu_mem_doorbell_va(gpu);
+  uint64_t doorbell = ((dbva + (uint64_t)queue_id * 8) >> 3) & 0x3ff;
+  uint64_t corr = (doorbell << 32) | ((index % ring_packets) & 0x1ffffff);
+  unsigned xcc = a->xcc ? a->xcc : 1, se_per_xcc = a->se / xcc, cu_per_se = a->cu / a->se;
+  unsigned simds = vgpu_simd_per_cu(a);
+  uint64_t exec = d->wave_size == 64 ? UINT64_MAX : 0xffffffffull;
+  for (uint64_t i = 1; i <= n; i++) {
+    uint64_t t = start_ns + i * interval_ns;
+    if (t > end_ns) t = end_ns;
+    if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {
+      if (!__atomic_load_n(&p->data, __ATOMIC_ACQUIRE)) return; /* stopped meanwhile */
+      /* as the dispatch waits for its end: sleep if far, spin if near */
+      uint64_t now = vgpu_now_ns();
+      if (now + 100000 < t) vgpu_sleep_until_ns(t - 100000);
+      while (vgpu_now_ns() < t) {
+      }
+    }
+    for (uint64_t j = 0; j < resident; j++) {
+      uint64_t w = ((i - 1) * cap + j) % d->waves;
+      uint64_t wgid = w / wpg, wave_in_wg = w % wpg;
+      struct pcs_sample s = {0};
+      s.pc = k->entry + k->insn[(i * 7 + w * 13) % k->ninsn];
+      s.exec_mask = exec;
+      s.wg[0] = (uint32_t)(wgid % ngx);
+      s.wg[1] = (uint32_t)((wgid / ngx) % ngy);
+      s.wg[2] = (uint32_t)(wgid / (ngx * ngy));
+      unsigned x = (unsigned)(wgid % xcc), se = (unsigned)((wgid / xcc) % se_per_xcc);
+      unsigned cu = (unsigned)((wgid / ((uint64_t)xcc * se_per_xcc)) % cu_per_se);
+      unsigned simd = (unsigned)(wave_in_wg % simds), slot = (unsigned)((wave_in_wg / simds) % a->waves_per_simd);
+      s.chiplet_and_wave = (uint32_t)(wave_in_wg & 0x3f) | (a->xcc > 1 ? x << 8 : 0);
+      /* HW_ID (gfx9): wave 3:0, simd 5:4, pipe 7:6, cu 11:8, sa 12, se 15:13 */
+      s.hw_id = (slot & 0xf) | (simd & 3) << 4 | (cu & 0xf) << 8 | (se & 7) << 13;
+      s.timestamp = t / VGPU_GPU_TICK_NS;
+      s.correlation_id = corr;
+      trap(data, &s);
+    }
+  }
+}
+
 int vgpu_pc_sample(void *argp) {
   struct vgpu_pc_sample_args *a = argp;
   int g = vgpu_gpu_index(a->gpu_id);
@@ -188,10 +345,12 @@ int vgpu_pc_sample(void *argp) {
     break;
   case VGPU_PCS_OP_START:
     rc = s->started ? -EALREADY : 0;
+    if (!rc && !p->running++) start_sampling(p, g);
     s->started = true;
     break;
   case VGPU_PCS_OP_STOP:
     rc = s->started ? 0 : -EALREADY;
+    if (!rc && !--p->running) __atomic_store_n(&p->data, 0, __ATOMIC_RELEASE);
     s->started = false;
     break;
   default:

@@ -118,6 +118,7 @@ struct vgpu_perf {
   struct sqtt_dispatch disp[MAX_SQTT_DISPATCH];
   uint64_t queue_id;
   unsigned xcc_id;
+  uint64_t atomic_ret; /* the last ATOMIC_MEM's pre-op value (COPY_DATA src_sel 6) */
   struct active_ref *active;
   unsigned nactive, cap_active;
   struct active_ref *dirty; /* counters (k unused) with possibly non-zero values */
@@ -580,6 +581,7 @@ static int run_ib(struct vgpu_perf *p, const uint32_t *ib, uint32_t ndw, int dep
         break;
       case 1: v = mem_read(sa, is64); break;
       case 5: v = is64 ? sa : b[1]; break;
+      case 6: v = is64 ? p->atomic_ret : (uint32_t)p->atomic_ret; break; /* ATOMIC_RETURN_DATA */
       case 9: v = gpu_clock(); break;
       default:
         vgpu_error("PM4: COPY_DATA src_sel %u is not supported", src);
@@ -609,7 +611,26 @@ static int run_ib(struct vgpu_perf *p, const uint32_t *ib, uint32_t ndw, int dep
     }
     case 0x46: break; /* EVENT_WRITE: flushes are instantaneous here */
     case 0x58: break; /* ACQUIRE_MEM: no caches to maintain */
-    case 0x1e: break; /* ATOMIC_MEM: the virtual CP is serialised, a mutex is always free */
+    case 0x1e: { /* ATOMIC_MEM */
+      /* 64-bit swap with return (39): ROCR's PC-sampling buffer switch,
+       * against the sample writers of another thread, so a real atomic.
+       * Any other operation is AQLprofile's mutex, always free here: the
+       * virtual CP is serialised. */
+      uint32_t aop = b[0] & 0x7f;
+      uint64_t a = (((uint64_t)b[2] << 32) | b[1]) & ~7ull, src = ((uint64_t)b[4] << 32) | b[3];
+      if (aop == 39) p->atomic_ret = __atomic_exchange_n((uint64_t *)vgpu_host(a), src, __ATOMIC_ACQ_REL);
+      break;
+    }
+    case 0x50: { /* DMA_DATA: memory to memory (ROCR's PC-sampling copy) */
+      uint32_t ctl = b[0], dst_sel = (ctl >> 20) & 3, src_sel = (ctl >> 29) & 3, n = b[5] & 0x3ffffff;
+      uint64_t sa = ((uint64_t)b[2] << 32) | b[1], da = ((uint64_t)b[4] << 32) | b[3];
+      if ((src_sel != 0 && src_sel != 3) || (dst_sel != 0 && dst_sel != 3)) {
+        vgpu_error("PM4: DMA_DATA src_sel %u dst_sel %u is not supported", src_sel, dst_sel);
+        break;
+      }
+      if (n) memmove(vgpu_host(da), vgpu_host(sa), n);
+      break;
+    }
     case 0x23: {      /* PRED_EXEC */
       uint32_t n = b[0] & 0x3fff, mask = b[0] >> 24;
       if (!((mask >> p->xcc_id) & 1)) i += n; /* this XCC is not selected: skip the covered dwords */

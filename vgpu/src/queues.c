@@ -243,6 +243,7 @@ static int dispatch(struct vgpu_queue *q, uint64_t idx, const hsa_kernel_dispatc
   const char *emu = vgpu_blit_emulate(p->kernel_object, k, p->kernarg_address ? vgpu_host((uint64_t)(uintptr_t)p->kernarg_address) : NULL, &d);
   vgpu_perf_on_dispatch(q->gpu, &d);
   uint64_t end_ns = start_ns + d.duration_ns;
+  if (vgpu_pcs_active(q->gpu)) vgpu_pcs_dispatch(q->gpu, q->id, q->ring_bytes / 64, idx, &d, start_ns, end_ns);
   if (vgpu_cfg.clock == VGPU_CLOCK_REAL) {
     /* The kernel "runs" until its modelled end: short remainders are spun
      * (a sleep costs ~50 us here, far more than a tiny kernel), long ones

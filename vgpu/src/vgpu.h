@@ -196,15 +196,32 @@ void vgpu_memory_after_fork(void);
 void vgpu_events_after_fork(void);
 void vgpu_queues_after_fork(void);
 
-/* PC sampling's control ioctl (pcsample.c). */
+/* PC sampling (pcsample.c): the control ioctl, the trap-memory area the
+ * runtime installs with its trap handler, and the samples of a dispatch
+ * while a session is started (written as ROCR's second-level trap handler
+ * writes them). */
 int vgpu_pc_sample(void *args);
 void vgpu_pc_sample_after_fork(void);
+void vgpu_pcs_set_tma(unsigned gpu, uint64_t tma_addr);
+struct vgpu_dispatch_info;
+bool vgpu_pcs_active(unsigned gpu);
+/* Writes the dispatch's samples; in real mode it returns once the last
+ * sampling instant (at most end_ns) has passed. */
+void vgpu_pcs_dispatch(unsigned gpu, uint32_t queue_id, uint64_t ring_packets, uint64_t index,
+                       const struct vgpu_dispatch_info *d, uint64_t start_ns, uint64_t end_ns);
+uint64_t vgpu_mem_doorbell_va(unsigned gpu); /* the doorbell page's GPU address, 0 if unknown */
 
 /* Kernels, from code objects in memory (kernels.c): the name, and for the
  * runtimes' blit kernels the explicit arguments (offset, size) in order. */
 #define VGPU_KERNEL_MAX_ARGS 16
 struct vgpu_kernel {
   const char *name;
+  /* The machine code (PC sampling): entry address, the function symbol's
+   * size (0 if the code object has none), and the byte offsets of its
+   * first instructions from the entry, in order (gfx9 encodings). */
+  uint64_t entry, code_size;
+  uint32_t *insn;
+  unsigned ninsn;
   bool has_args;
   unsigned nargs;
   struct {
