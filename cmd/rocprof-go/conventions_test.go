@@ -93,7 +93,7 @@ func TestBareCommandPrintsUsage(t *testing.T) {
 	require.Equal(t, 2, r.code)
 	require.Empty(t, r.stdout)
 	require.Contains(t, r.stderr, "usage: rocprof-go [options] -- <app> [args...]")
-	require.Contains(t, r.stderr, "(commands: avail, batch, compare, completion, convert, merge, packets, summary)")
+	require.Contains(t, r.stderr, "(commands: avail, batch, compare, completion, convert, job, merge, packets, summary)")
 	require.Contains(t, r.stderr, "rocprof-go --help lists every option and command.")
 	require.LessOrEqual(t, strings.Count(r.stderr, "\n"), 5, "short")
 }

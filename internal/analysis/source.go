@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 )
 
 // Source is one stored run as the analyses read it: its ROCpd databases, or
@@ -91,6 +92,11 @@ func Resolve(path string) (*Source, error) {
 		}
 		return src, nil
 	}
+	// The ranks of a job that wrote here: their manifests, one run
+	// (jobdir; run.json is then only the last rank's).
+	if ranks := jobdir.Newest(path); ranks != nil {
+		return resolveManifests(src, path, ranks)
+	}
 	if m := filepath.Join(path, "run.json"); isRegular(m) {
 		return resolveManifest(src, path, m)
 	}
@@ -103,31 +109,31 @@ func isRegular(path string) bool {
 }
 
 // resolveManifest takes the files run.json lists (its concurrent runs'
-// too: ranks of one job writing into one directory are one run).
+// too: runs that wrote into one directory at once are one run).
 func resolveManifest(src *Source, dir, path string) (*Source, error) {
-	f, _, err := atomicfile.OpenRegular(path)
-	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
+	return resolveManifests(src, dir, []string{path})
+}
+
+// resolveManifests takes the files the manifests at paths list, and their
+// concurrent runs', as one run's: a run.json, or a job's ranks' manifests.
+func resolveManifests(src *Source, dir string, paths []string) (*Source, error) {
+	var runs []runManifest
+	path := paths[0] // named in errors about a listed file
+	for _, mp := range paths {
+		m, err := readRunManifest(mp)
+		if err != nil {
+			return nil, err
+		}
+		if src.Options == nil {
+			src.Options = m.Options
+		}
+		runs = append(runs, *m)
+		runs = append(runs, m.Concurrent...)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, manifestLimit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > manifestLimit {
-		return nil, fmt.Errorf("%s is larger than %d MiB: not a rocprof-go run manifest", path, manifestLimit>>20)
-	}
-	var m runManifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s is not a rocprof-go run manifest: %w", path, err)
-	}
-	src.Options = m.Options
-	src.Problems = m.problems()
-	for i := range m.Concurrent {
-		src.Problems = append(src.Problems, m.Concurrent[i].problems()...)
+	for i := range runs {
+		src.Problems = append(src.Problems, runs[i].problems()...)
 	}
 	formats := map[string]bool{}
-	runs := append([]runManifest{m}, m.Concurrent...)
 	for _, r := range runs {
 		for _, fl := range r.Files {
 			p := fl.Path
@@ -168,6 +174,28 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 	}
 	return nil, fmt.Errorf("the run in %s wrote %s only: compare and summary read ROCpd databases (-f rocpd, the default) or CSV traces (-f csv); "+
 		"convert the run with `rocprof-go convert` or record it again with one of those formats", dir, strings.Join(wrote, ", "))
+}
+
+// readRunManifest reads one run.json (or a rank's manifest): a regular
+// file of at most manifestLimit bytes.
+func readRunManifest(path string) (*runManifest, error) {
+	f, _, err := atomicfile.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, manifestLimit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > manifestLimit {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a rocprof-go run manifest", path, manifestLimit>>20)
+	}
+	var m runManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a rocprof-go run manifest: %w", path, err)
+	}
+	return &m, nil
 }
 
 // resolveDir searches a directory without run.json for one run's files.

@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 )
 
@@ -35,9 +38,19 @@ type Manifest struct {
 	// when no pass's outputs were written.
 	DomainRecords map[string]int64 `json:"domain_records,omitempty"`
 	// PID is the rocprof-go process's; Started and Finished bound the run.
-	PID      int       `json:"pid,omitempty"`
-	Started  time.Time `json:"started,omitzero"`
-	Finished time.Time `json:"finished,omitzero"`
+	// Host is the node's name; ClockOffsetNs its CLOCK_REALTIME minus
+	// CLOCK_BOOTTIME when the run started: the records' timestamps are the
+	// node's boottime, and this offset puts them on the realtime clock that
+	// keeps a job's nodes in step.
+	Host          string `json:"host,omitempty"`
+	ClockOffsetNs int64  `json:"clock_offset_ns,omitempty"`
+	// Rank is set when a launcher (mpirun, srun, ...) started this
+	// rocprof-go: the run is one rank of a job, and its manifest is that
+	// rank's part of the job's (jobdir).
+	Rank     *ManifestRank `json:"rank,omitempty"`
+	PID      int           `json:"pid,omitempty"`
+	Started  time.Time     `json:"started,omitzero"`
+	Finished time.Time     `json:"finished,omitzero"`
 	// LostDomains are requested domains a process could not collect (the
 	// run failed); UnavailableDomains are domains an aggregate option
 	// implied that a process's runtime cannot give (a notice).
@@ -64,6 +77,16 @@ type Manifest struct {
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.
 	Concurrent []Manifest `json:"concurrent_runs,omitempty"`
+}
+
+// ManifestRank is what the launcher that started the run said of it
+// (placeholder.LauncherOf).
+type ManifestRank struct {
+	Launcher     string `json:"launcher"`
+	Job          string `json:"job,omitempty"`
+	Rank         string `json:"rank"`
+	Size         string `json:"size,omitempty"`
+	RankVariable string `json:"rank_variable,omitempty"`
 }
 
 // ManifestAgent is one GPU the run used (as known before the app started).
@@ -95,9 +118,17 @@ type ManifestFile struct {
 // manifest. A run.json left by a run that finished after m started (so the
 // two overlapped) is kept in m.Concurrent; an older one is replaced. Runs
 // finishing at the same moment serialise on a lock of the directory.
+//
+// A rank of a job (m.Rank) takes no lock and reads nothing: it writes its
+// manifest into the job's directory (jobdir.Path, a name no other rank
+// uses) and run.json as its own (the last rank to finish leaves its
+// run.json; the readers take the job's manifests).
 func WriteManifest(dir string, m *Manifest) error {
 	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if m.Rank != nil {
+		return writeRankManifest(dir, m)
 	}
 	unlock, err := lockManifest(dir)
 	if err != nil {
@@ -115,6 +146,62 @@ func WriteManifest(dir string, m *Manifest) error {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
+}
+
+func writeRankManifest(dir string, m *Manifest) error {
+	m.Concurrent = nil
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	part := jobdir.Path(dir, m.Rank.Job, m.Rank.Rank)
+	if err := atomicfile.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		return fmt.Errorf("write the job's manifest: %w", err)
+	}
+	if err := atomicfile.WriteFile(part, data, atomicfile.Public); err != nil {
+		return fmt.Errorf("write the job's manifest: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestName), data, atomicfile.Public); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return nil
+}
+
+// Job is the manifest of a job whose ranks wrote into one output
+// directory: each rank's own, in rank order.
+type Job struct {
+	Ranks []Manifest
+}
+
+// LoadJob reads the manifests of the newest job whose ranks wrote into dir
+// (jobdir.Newest), ordered by rank; nil when dir holds no job's.
+func LoadJob(dir string) (*Job, error) {
+	paths := jobdir.Newest(dir)
+	if paths == nil {
+		return nil, nil
+	}
+	j := &Job{}
+	for _, p := range paths {
+		m, err := loadManifestFile(p)
+		if err != nil {
+			return nil, err
+		}
+		j.Ranks = append(j.Ranks, *m)
+	}
+	sort.SliceStable(j.Ranks, func(a, b int) bool {
+		ra, rb := j.Ranks[a].Rank, j.Ranks[b].Rank
+		if ra == nil || rb == nil {
+			return rb != nil
+		}
+		na, ea := strconv.Atoi(ra.Rank)
+		nb, eb := strconv.Atoi(rb.Rank)
+		if ea == nil && eb == nil {
+			return na < nb
+		}
+		return ra.Rank < rb.Rank
+	})
+	return j, nil
 }
 
 // lockManifest takes an exclusive flock on the directory itself, which
@@ -188,7 +275,10 @@ func overlappingRuns(dir string, m *Manifest) []Manifest {
 // LoadManifest reads dir/run.json: a regular file (a symlink is not
 // followed, a FIFO not waited on) of at most maxManifestBytes.
 func LoadManifest(dir string) (*Manifest, error) {
-	path := filepath.Join(dir, ManifestName)
+	return loadManifestFile(filepath.Join(dir, ManifestName))
+}
+
+func loadManifestFile(path string) (*Manifest, error) {
 	f, st, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, err

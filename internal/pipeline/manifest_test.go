@@ -92,3 +92,39 @@ func TestManifestNeverHangsOnOthersLocksOrFiles(t *testing.T) {
 	_, err = LoadManifest(bigDir)
 	require.ErrorContains(t, err, "more than a run manifest holds")
 }
+
+// The ranks of a job write into one directory at once: each writes its own
+// manifest into the job's directory without taking the directory's lock
+// (held here by another process for longer than the wait: a non-rank run
+// would wait manifestLockWait for it) and without reading the others'.
+// LoadJob gives them back in rank order, the newest job only.
+func TestRankManifestsTakeNoLock(t *testing.T) {
+	dir := t.TempDir()
+	d, err := os.Open(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, syscall.Flock(int(d.Fd()), syscall.LOCK_EX))
+	t0 := time.Now()
+	for _, r := range []string{"10", "2", "0"} {
+		m := manifestAt(100, t0, t0, "r"+r+"_results.db")
+		m.Host = "node" + r
+		m.Rank = &ManifestRank{Launcher: "Open MPI", Job: "PMIX_NAMESPACE=j", Rank: r, Size: "11"}
+		require.NoError(t, WriteManifest(dir, m))
+	}
+	require.Less(t, time.Since(t0), manifestLockWait/2, "a rank waited for the directory's lock")
+	j, err := LoadJob(dir)
+	require.NoError(t, err)
+	require.Len(t, j.Ranks, 3)
+	for i, r := range []string{"0", "2", "10"} {
+		require.Equal(t, r, j.Ranks[i].Rank.Rank)
+		require.Equal(t, "node"+r, j.Ranks[i].Host)
+		require.Empty(t, j.Ranks[i].Concurrent)
+	}
+	last, err := LoadManifest(dir)
+	require.NoError(t, err)
+	require.Equal(t, "0", last.Rank.Rank, "run.json is the last rank's own")
+
+	none, err := LoadJob(t.TempDir())
+	require.NoError(t, err)
+	require.Nil(t, none)
+}

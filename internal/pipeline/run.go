@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -57,6 +58,7 @@ type Result struct {
 // every process it started has exited and the outputs are written.
 func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	started := time.Now()
+	clockOffset := realtimeMinusBoottime()
 	plan, err := resolvePlan(opts, argv)
 	if err != nil {
 		return nil, err
@@ -118,6 +120,13 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	top := topDir(first)
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
+	m.Host, _ = os.Hostname()
+	m.ClockOffsetNs = clockOffset
+	// The launcher's variables of rocprof-go itself (the same as its
+	// app's, which inherits them), as claims and %rank% read them.
+	if l := placeholder.LauncherOf(os.LookupEnv); l.Name != "" {
+		m.Rank = &ManifestRank{Launcher: l.Name, Job: l.Job, Rank: l.Rank, Size: l.Size, RankVariable: l.RankVar}
+	}
 	noteUnavailable(progress, m.UnavailableDomains)
 	noteTruncated(progress, m.TruncatedNames)
 	for _, w := range res.Warnings {
@@ -143,6 +152,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if decodeThreadTraces(res, started, environ, progress) {
 		m2 := buildManifest(plan, agents, res, top)
 		m2.PID, m2.Started, m2.Finished, m2.Error = m.PID, m.Started, time.Now(), m.Error
+		m2.Host, m2.ClockOffsetNs, m2.Rank = m.Host, m.ClockOffsetNs, m.Rank
 		if err := WriteManifest(top, m2); err == nil {
 			m = m2
 		}
@@ -290,4 +300,17 @@ func lookupIn(environ []string) func(string) (string, bool) {
 func RunPlan(ctx context.Context, opts Options, plan *options.Plan) (*Result, error) {
 	opts.plan = plan
 	return Run(ctx, opts, plan.App)
+}
+
+// realtimeMinusBoottime reads CLOCK_REALTIME and CLOCK_BOOTTIME together
+// (boottime between two realtime reads, their mean): the node's offset
+// between the clock the records carry and the one nodes share.
+func realtimeMinusBoottime() int64 {
+	var ts unix.Timespec
+	before := time.Now().UnixNano()
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	after := time.Now().UnixNano()
+	return before + (after-before)/2 - ts.Nano()
 }

@@ -27,6 +27,10 @@ type (
 	ManifestPass = pipeline.ManifestPass
 	// ManifestFile is one output file of a Manifest.
 	ManifestFile = pipeline.ManifestFile
+	// ManifestRank is the launcher's view of a run that is a job's rank.
+	ManifestRank = pipeline.ManifestRank
+	// Job is the manifests of a job's ranks that wrote into one directory.
+	Job = pipeline.Job
 	// DomainLoss is a requested domain the run did not collect, and why.
 	DomainLoss = launch.DomainLoss
 	// RecordLoss is a process's records that did not reach the outputs.
@@ -67,6 +71,10 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 
 // LoadManifest reads the run.json in dir.
 func LoadManifest(dir string) (*Manifest, error) { return pipeline.LoadManifest(dir) }
+
+// LoadJob reads the manifests of the newest job whose ranks wrote into
+// dir, in rank order; nil when none did.
+func LoadJob(dir string) (*Job, error) { return pipeline.LoadJob(dir) }
 
 // LoadBatch reads a batch file (YAML).
 func LoadBatch(path string) (*Batch, error) { return pipeline.LoadBatch(path) }

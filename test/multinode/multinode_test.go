@@ -1,6 +1,7 @@
 package multinode
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -119,5 +120,33 @@ func TestMultiNodeTimelineIsAligned(t *testing.T) {
 	for _, k := range kernels {
 		rt := time.Unix(0, int64(k)-ref)
 		require.True(t, !rt.Before(wallStart) && !rt.After(wallEnd), "a kernel at %v, outside the job's %v..%v", rt, wallStart, wallEnd)
+	}
+
+	// The job's manifest: each rank wrote its own, with no lock; `job`
+	// lists the ranks with their nodes' clock offsets, and summary reads
+	// every rank's database from the directory.
+	b, err = exec.Command(cli, "job", out).CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	job := string(b)
+	require.Contains(t, job, `job "PMIX_NAMESPACE=multinode-test" (Open MPI): 3 ranks on 3 hosts, 0 failed`)
+	for i, n := range nodes {
+		// The clock offset column: the node's realtime-boottime offset
+		// from the first node's, minus its boot clock's shift.
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^\s*%d\s+%s\s+\d+\s+0\s+(\d+)\s+(-?[\d.]+)\s*$`, i, n.host)).FindStringSubmatch(job)
+		require.NotNil(t, row, "rank %d: %s", i, job)
+		recs, _ := strconv.Atoi(row[1])
+		require.Equal(t, 5+20, recs, "rank %d: 5 marks and 20 kernels", i)
+		off, _ := strconv.ParseFloat(row[2], 64)
+		require.InDelta(t, -float64(n.offset/time.Millisecond), off, 5, "rank %d's clock offset (ms)", i)
+	}
+	var js []map[string]any
+	b, err = exec.Command(cli, "job", "--json", out).Output()
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &js))
+	require.Len(t, js, 3)
+	b, err = exec.Command(cli, "summary", "-i", out, "--by-rank").CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	for i := range nodes {
+		require.Contains(t, string(b), "RANK "+strconv.Itoa(i)+" (PID ", "summary covers every rank:\n%s", b)
 	}
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
+)
+
+func init() { registerSubcommand(newJobCmd) }
+
+func newJobCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "job DIR",
+		Short: "show the ranks of the job that wrote into an output directory",
+		Long: `job reads the manifests the ranks of a job (started by mpirun, srun, ...) wrote into
+DIR, one per rank and without any lock (DIR/.rocprof-go-job/<job>/rank-<N>.json), and prints one
+line per rank: its host and pid, how it ended, its records, and its node's clock offset from the
+first rank's node (what lines the nodes up in a merged timeline). With --json it prints the
+manifests as one JSON array. summary and compare given DIR read the same manifests.
+
+  srun -n 4 rocprof-go --kernel-trace -d prof -o '%rank%_results' -- ./app
+  rocprof-go job prof`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j, err := rocprof.LoadJob(args[0])
+			if err != nil {
+				return err
+			}
+			if j == nil {
+				return fmt.Errorf("%s holds no job's manifests (%s/.rocprof-go-job/): its runs were not started by a launcher (mpirun, srun), or wrote elsewhere", args[0], args[0])
+			}
+			if asJSON {
+				b, err := json.MarshalIndent(j.Ranks, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+				return err
+			}
+			return printJob(cmd.OutOrStdout(), j)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the ranks' manifests as a JSON array")
+	return cmd
+}
+
+// printJob prints a job's ranks, a line each.
+func printJob(w io.Writer, j *rocprof.Job) error {
+	hosts := map[string]bool{}
+	failed := 0
+	first := j.Ranks[0]
+	for _, m := range j.Ranks {
+		hosts[m.Host] = true
+		if m.ExitStatus != 0 || m.TimedOut || m.Error != "" {
+			failed++
+		}
+	}
+	r := first.Rank
+	name := "job"
+	if r != nil {
+		name = fmt.Sprintf("job %q (%s)", r.Job, r.Launcher)
+	}
+	fmt.Fprintf(w, "%s: %d ranks on %d hosts, %d failed\n", name, len(j.Ranks), len(hosts), failed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\thost\tpid\texit\trecords\tclock offset (ms)\t")
+	for _, m := range j.Ranks {
+		rank := "?"
+		if m.Rank != nil {
+			rank = m.Rank.Rank
+		}
+		exit := strconv.Itoa(m.ExitStatus)
+		if m.TimedOut {
+			exit += " (timed out)"
+		} else if m.Error != "" && m.ExitStatus == 0 {
+			exit = "failed"
+		}
+		var records int64
+		for _, n := range m.DomainRecords {
+			records += n
+		}
+		off := float64(m.ClockOffsetNs-first.ClockOffsetNs) / 1e6
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.3f\t\n", rank, m.Host, m.PID, exit, records, off)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var errs []string
+	for _, m := range j.Ranks {
+		if m.Error != "" && m.Rank != nil {
+			errs = append(errs, "rank "+m.Rank.Rank+": "+m.Error)
+		}
+	}
+	sort.Strings(errs)
+	for _, e := range errs {
+		fmt.Fprintln(w, e)
+	}
+	return nil
+}
