@@ -18,7 +18,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 40m
 # llvm-objdump, the thunk's headers, Open MPI, and Slurm with munge for the
 # one-node cluster test/slurm starts, ...).
 APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
-APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin \
+APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin bindfs \
                       slurm-wlm munge python3 bash bash-completion
 APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 

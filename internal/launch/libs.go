@@ -158,11 +158,44 @@ func Cleanup() {
 	}
 }
 
+// cacheRoot is where the libraries are unpacked once per node and user:
+// the user's cache directory ($XDG_CACHE_HOME or ~/.cache), unless that is
+// on a file system shared between nodes. On a cluster the home directory
+// usually is (NFS, Lustre, GPFS...), and every rank of a job would read
+// the libraries from it: rocprof-go checks its copy byte for byte before
+// each run, and every process of the app maps them. Then, and without
+// HOME, the cache is node-local: $XDG_RUNTIME_DIR (a tmpfs of the user's)
+// when set and local, else the temporary directory
+// (rocprof-go-<uid> in TMPDIR or /tmp). The checks are the same anywhere
+// (privateDir, verifyUnpacked).
 func cacheRoot() string {
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "rocprof-go")
+		root := filepath.Join(d, "rocprof-go")
+		if _, shared := sharedFileSystemAt(root); !shared {
+			return root
+		}
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("rocprof-go-%d", os.Getuid()))
+	return nodeLocalCacheRoot()
+}
+
+// nodeLocalCacheRoot is the first of $XDG_RUNTIME_DIR/rocprof-go,
+// $TMPDIR/rocprof-go-<uid> and /tmp/rocprof-go-<uid> on a file system of
+// this node (the last one whatever it is on).
+func nodeLocalCacheRoot() string {
+	perUser := fmt.Sprintf("rocprof-go-%d", os.Getuid())
+	var roots []string
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			roots = append(roots, filepath.Join(d, "rocprof-go"))
+		}
+	}
+	roots = append(roots, filepath.Join(os.TempDir(), perUser))
+	for _, r := range roots {
+		if _, shared := sharedFileSystemAt(r); !shared {
+			return r
+		}
+	}
+	return filepath.Join("/tmp", perUser)
 }
 
 // payloadFiles lists the embedded libraries (everything but the README).

@@ -69,15 +69,6 @@ const rescueEarlyDefaultMiB = 256
 // any run (/dev/shm); "1" there on any file system; "0" never.
 const SpoolsOnOutputEnv = "ROCPROF_GO_SPOOLS_ON_OUTPUT"
 
-// networkFS are the statfs magic numbers of shared file systems, where a
-// MAP_SHARED spool's pages would be written back over the network while
-// the app records.
-var networkFS = map[int64]string{
-	0x6969: "NFS", 0x0BD00BD0: "Lustre", 0x47504653: "GPFS", 0x19830326: "BeeGFS", 0x00C36400: "CephFS",
-	-0x00ACB2BE /* 0xFF534D42 */ : "CIFS", -0x01ACB2BE /* 0xFE534D42 */ : "SMB2", 0x01021997: "9P", 0x65735546: "FUSE",
-	-0x55285516 /* 0xAAD7AAEA */ : "PanFS", 0x5346414F: "AFS",
-}
-
 // outputSpoolRoot is OUTDIR/.rocprof-go-unconverted as the spool root,
 // when SpoolsOnOutputEnv and the launcher say so; nil otherwise (the
 // spools go where any run's go).
@@ -101,17 +92,12 @@ func (r *Runner) outputSpoolRoot(plan *options.Plan) (*securedir.Dir, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var st unix.Statfs_t
-	f, err := od.Open(".")
-	if err == nil {
-		err = unix.Fstatfs(int(f.Fd()), &st)
-		f.Close()
-	}
+	fs, shared, err := sharedFileSystemOf(od)
 	if err != nil {
 		od.Close()
 		return nil, false
 	}
-	if fs, ok := networkFS[int64(int32(st.Type))]; ok && mode != "1" {
+	if shared && mode != "1" {
 		r.Log.Debug().Str("dir", dir).Str("fs", fs).Msg("the output directory is on a shared file system: the spools stay node-local")
 		od.Close()
 		return nil, false
