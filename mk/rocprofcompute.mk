@@ -1,0 +1,62 @@
+# rocprofiler-compute (AMD's rocprof-compute), unmodified, against rocprof-go
+# on the virtual GPU (docs/rocprofiler-compute.md, test/rocprofcompute):
+#
+#   make test-rocprofiler-compute [ROCPROF_COMPUTE_SRC=...] [ROCPROF_COMPUTE_ROCM=6.4|7.2]
+#
+# ROCPROF_COMPUTE_SRC is the client's source: a git directory of
+# ROCm/rocm-systems (projects/rocprofiler-compute is extracted from
+# ROCPROF_COMPUTE_REF), or a directory holding rocprofiler-compute
+# (src/rocprof-compute), or one holding projects/rocprofiler-compute. It is
+# not in CI (no network, no mirror), so the test is behind the build tag
+# rocprofcompute and runs only here; a missing source fails.
+# Python: Debian's packages (APT_ROCPROFCOMPUTE_PACKAGES); those Debian
+# lacks are import-only stand-ins in testdata/rocprofcompute/stubs.
+ROCPROF_COMPUTE_SRC  ?= /work/.mirror/ROCm+rocm-systems/repo
+ROCPROF_COMPUTE_REF  ?= HEAD
+ROCPROF_COMPUTE_ROCM ?= 6.4
+ROCPROF_COMPUTE_DIR  := $(BUILD)/rocprofiler-compute
+ROCPROF_COMPUTE_RUN  ?=
+APT_ROCPROFCOMPUTE_PACKAGES := python3 python3-pandas python3-numpy python3-yaml python3-tabulate \
+  python3-matplotlib python3-plotly python3-tqdm python3-pymongo python3-astunparse python3-textual \
+  python3-setuptools util-linux
+
+.PHONY: test-rocprofiler-compute rocprofcompute-deps rocprofcompute-src
+rocprofcompute-deps:
+	$(call apt_install,$(APT_ROCPROFCOMPUTE_PACKAGES))
+
+# The client's source into $(ROCPROF_COMPUTE_DIR) (replaced every time).
+rocprofcompute-src:
+	@src='$(ROCPROF_COMPUTE_SRC)'; dst='$(ROCPROF_COMPUTE_DIR)'; \
+	rm -rf "$$dst" "$$dst.tmp" && mkdir -p "$$dst.tmp" || exit 1; \
+	if [ -f "$$src/src/rocprof-compute" ]; then \
+	  cp -a "$$src/." "$$dst.tmp/"; \
+	elif [ -f "$$src/projects/rocprofiler-compute/src/rocprof-compute" ]; then \
+	  cp -a "$$src/projects/rocprofiler-compute/." "$$dst.tmp/"; \
+	elif git --git-dir="$$src" rev-parse --verify -q '$(ROCPROF_COMPUTE_REF)^{commit}' >/dev/null 2>&1; then \
+	  echo "rocprofiler-compute: $$src at $$(git --git-dir="$$src" rev-parse '$(ROCPROF_COMPUTE_REF)')"; \
+	  set -o pipefail; \
+	  git --git-dir="$$src" archive '$(ROCPROF_COMPUTE_REF)' projects/rocprofiler-compute \
+	    | tar -x -C "$$dst.tmp" --strip-components=2 || exit 1; \
+	else \
+	  echo "make test-rocprofiler-compute: FAIL: no rocprofiler-compute source at ROCPROF_COMPUTE_SRC=$$src."; \
+	  echo "  Give ROCPROF_COMPUTE_SRC= a git directory of https://github.com/ROCm/rocm-systems (a clone or"; \
+	  echo "  mirror; projects/rocprofiler-compute is taken from ROCPROF_COMPUTE_REF=$(ROCPROF_COMPUTE_REF)),"; \
+	  echo "  or a checkout of rocprofiler-compute (the directory holding src/rocprof-compute)."; \
+	  rm -rf "$$dst.tmp"; exit 1; \
+	fi; \
+	test -f "$$dst.tmp/src/rocprof-compute" || { echo "make test-rocprofiler-compute: FAIL: $$src gave no src/rocprof-compute"; exit 1; }; \
+	mv "$$dst.tmp" "$$dst"
+
+# rocprof-go installed as rocprofiler-compute finds rocprofv3 (make install
+# into a scratch PREFIX), then the tagged test. ROCPROF_COMPUTE_RUN=REGEX
+# narrows it (e.g. 'gfx90a/csv').
+test-rocprofiler-compute: rocprofcompute-deps rocprofcompute-src build \
+    $(ROCM_DIR)/$(ROCPROF_COMPUTE_ROCM)-apps/multistream $(ROCM_DIR)/$(ROCPROF_COMPUTE_ROCM)-apps/gfx942/multistream
+	@prefix=$$(mktemp -d /tmp/rocprof-go-install.XXXXXX) || exit 1; \
+	trap 'rm -rf "$$prefix"' EXIT; \
+	$(MAKE) --no-print-directory -s install PREFIX="$$prefix" || exit 1; \
+	ROCPROF_COMPUTE_DIR='$(ROCPROF_COMPUTE_DIR)' ROCPROF_COMPUTE_PREFIX="$$prefix" \
+	ROCPROF_COMPUTE_ROCM='$(ROCPROF_COMPUTE_ROCM)' \
+	  $(GO) test -tags rocprofcompute -count=1 -timeout 60m -v \
+	    $(if $(ROCPROF_COMPUTE_RUN),-run 'TestProfileAndAnalyzeOnTheVirtualGPU/$(ROCPROF_COMPUTE_RUN)') \
+	    ./test/rocprofcompute/
