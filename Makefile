@@ -6,6 +6,10 @@ SHELL      := /bin/bash
 GO         ?= go
 BUILD      := $(CURDIR)/build
 CLI        := $(BUILD)/rocprof-go
+# The DuckDB engine, a companion executable beside the CLI (internal/duckdb
+# says why it is not linked in): fully static, so it runs on any x86-64
+# Linux whatever its glibc.
+DUCKDB_ENGINE := $(BUILD)/rocprof-go-duckdb
 PAYLOAD_DIR := internal/launch/payload
 NATIVE_LIBS :=
 PAYLOAD    :=
@@ -28,7 +32,7 @@ export ROCPROF_GO_BUILD := $(BUILD)
 # to the Go toolchain's stamp, which GOFLAGS=-buildvcs=false removes).
 GIT_REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD 2>/dev/null && echo -dirty)
 
-.PHONY: all deps build-deps build cli generate test bench demo lint clean soak fuzz
+.PHONY: all deps build-deps build cli duckdb-engine generate test bench demo lint clean soak fuzz
 all: build
 
 include $(sort $(wildcard mk/*.mk))
@@ -62,13 +66,21 @@ deps:
 	@# fetch it and build it once here (cgo, a large static library).
 	cd internal/output/duckdbcheck && GOWORK=off $(GO) build -o /dev/null .
 
-build: cli
+build: cli duckdb-engine
 
 cli: $(NATIVE_LIBS)
 	@mkdir -p $(BUILD) $(PAYLOAD_DIR)
 	@find $(PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
 	@for f in $(PAYLOAD); do cp $$f $(PAYLOAD_DIR)/; done
 	$(GO) build -trimpath -ldflags '-X main.gitRevision=$(GIT_REVISION)' -o $(CLI) ./cmd/rocprof-go
+
+# glibc's warnings that getpwuid and getaddrinfo need its shared NSS modules
+# in a static executable are filtered: DuckDB only asks for the home
+# directory (no ~ is expanded here) and resolves no name.
+duckdb-engine:
+	@mkdir -p $(BUILD)
+	$(GO) build -trimpath -tags netgo,osusergo -ldflags "-s -w -extldflags '-static'" -o $(DUCKDB_ENGINE) ./cmd/rocprof-go-duckdb 2>&1 \
+	  | { grep -v -e 'in statically linked applications requires at runtime' -e ': in function ' -e '^# github.com/rocprof-go' || true; }; test -x $(DUCKDB_ENGINE)
 
 generate: rocm-roots
 	$(GO) generate ./...

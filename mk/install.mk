@@ -30,6 +30,8 @@ install: $(LIST_AVAIL_LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin/rocprofv3_avail_module $(DESTDIR)$(PREFIX)/lib/rocprofiler-sdk \
 	  $(DESTDIR)$(PREFIX)/lib/python3/site-packages/rocprofv3_avail_module
 	install -m 0755 $(BUILD)/rocprof-go $(DESTDIR)$(PREFIX)/bin/rocprof-go
+	@# The DuckDB engine goes beside the CLI, where rocprof-go looks for it.
+	if [ -x $(BUILD)/rocprof-go-duckdb ]; then install -m 0755 $(BUILD)/rocprof-go-duckdb $(DESTDIR)$(PREFIX)/bin/rocprof-go-duckdb; fi
 	ln -sfn rocprof-go $(DESTDIR)$(PREFIX)/bin/rocprofv3
 	install -m 0644 $(LIST_AVAIL_PY) $(DESTDIR)$(PREFIX)/bin/rocprofv3_avail_module/
 	install -m 0644 $(LIST_AVAIL_PY) $(DESTDIR)$(PREFIX)/lib/python3/site-packages/rocprofv3_avail_module/

@@ -51,8 +51,8 @@ func TestConvertCommandWritesCSV(t *testing.T) {
 	hive := t.TempDir()
 	r = runCLI(t, nil, "convert", all, "-f", "parquet", "--parquet-hive", "-d", hive)
 	require.Equal(t, 0, r.code, r.stderr)
-	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=0", "out-1000.parquet"))
-	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=1", "out-1001.parquet"))
+	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=0", "host=node0", "out-1000.parquet"))
+	require.FileExists(t, filepath.Join(hive, "domain=kernels", "rank=1", "host=node0", "out-1001.parquet"))
 
 	file := filepath.Join(dir, "run_kernel_trace.csv")
 	for _, c := range []struct {

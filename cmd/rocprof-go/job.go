@@ -4,21 +4,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocprof-go/rocprof-go/internal/analysis/imbalance"
+	"github.com/rocprof-go/rocprof-go/internal/duckdb"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
 func init() { registerSubcommand(newJobCmd) }
 
 func newJobCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, imb, printQuery bool
+	var format string
 	cmd := &cobra.Command{
-		Use:   "job DIR",
+		Use:   "job DIR [--json] | job --imbalance DIR [--format text|csv|json]",
 		Short: "show the ranks of the job that wrote into an output directory",
 		Long: `job reads the manifests the ranks of a job (started by mpirun, srun, ...) wrote into
 DIR, one per rank and without any lock (DIR/.rocprof-go-job/<job>/rank-<N>.json), and prints one
@@ -26,10 +31,50 @@ line per rank: its host and pid, how it ended, its records, and its node's clock
 first rank's node (what lines the nodes up in a merged timeline). With --json it prints the
 manifests as one JSON array. summary and compare given DIR read the same manifests.
 
+With --imbalance it reads the job's hive-partitioned Parquet kernel table instead
+(DIR/domain=kernels/rank=<n>/host=<host>/*.parquet: every rank run with -f parquet
+--parquet-hive -d DIR) with the embedded DuckDB, and prints per kernel and launch shape (grid,
+workgroup) the dispatches, the ranks that ran it, the minimum, median and maximum over those
+ranks of each rank's total time, the slowest rank and the max/median ratio (docs/mpi.md).
+
   srun -n 4 rocprof-go --kernel-trace -d prof -o '%rank%_results' -- ./app
-  rocprof-go job prof`,
-		Args: cobra.ExactArgs(1),
+  rocprof-go job prof
+  srun -n 4 rocprof-go --kernel-trace -f parquet --parquet-hive -d prof -- ./app
+  rocprof-go job --imbalance prof --format csv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				return err
+			}
+			if !slices.Contains(imbalance.Formats, format) {
+				return &usageError{fmt.Sprintf("unknown --format %q: use one of %s", format, strings.Join(imbalance.Formats, ", "))}
+			}
+			if cmd.Flags().Changed("format") && !imb {
+				return &usageError{"--format is --imbalance's: the ranks' list is text, or JSON with --json"}
+			}
+			if printQuery && !imb {
+				return &usageError{"--print-query prints --imbalance's query: give both"}
+			}
+			if imb && asJSON {
+				return &usageError{"--imbalance takes --format json, not --json"}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if imb && printQuery {
+				_, hosts, err := imbalance.Layout(args[0])
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s;\n", imbalance.Query(imbalance.Glob(args[0]), hosts))
+				return err
+			}
+			if imb {
+				t, err := imbalance.Build(cmd.Context(), args[0], duckdb.Options{})
+				if err != nil {
+					return err
+				}
+				return imbalance.Write(cmd.OutOrStdout(), t, format)
+			}
 			j, err := rocprof.LoadJob(args[0])
 			if err != nil {
 				return err
@@ -49,6 +94,9 @@ manifests as one JSON array. summary and compare given DIR read the same manifes
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the ranks' manifests as a JSON array")
+	cmd.Flags().BoolVar(&imb, "imbalance", false, "the cross-rank imbalance table of the job's hive Parquet kernel table (DuckDB)")
+	cmd.Flags().BoolVar(&printQuery, "print-query", false, "with --imbalance: print its SQL (for the duckdb CLI, Spark or Trino) instead of running it")
+	cmd.Flags().StringVar(&format, "format", "text", "--imbalance's format: text, csv or json")
 	return cmd
 }
 

@@ -166,6 +166,9 @@ func writeOthers(cfg *model.Config, g *model.Group, procs []*model.Catalogue, ot
 	if cfg.RankOf != nil && len(g.Processes) > 0 {
 		in.Config.ParquetRank = cfg.RankOf(g.Processes[0])
 	}
+	if cfg.ParquetHive && len(g.Processes) > 0 {
+		in.Config.ParquetHost = hostPartition(g.Processes[0].Hostname)
+	}
 	res := &model.Result{}
 	defer func() { *files = append(*files, res.Files...) }()
 	if summaryOn {
@@ -308,4 +311,13 @@ func newGroup(prefix string, procs []*model.Catalogue) model.Group {
 		}
 	}
 	return g
+}
+
+// hostPartition is a process's host= partition: its host name, or
+// UNKNOWN_HOSTNAME as %hostname% names an unknown host.
+func hostPartition(h string) string {
+	if h == "" {
+		return "UNKNOWN_HOSTNAME"
+	}
+	return h
 }

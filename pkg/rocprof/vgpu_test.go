@@ -113,8 +113,8 @@ func TestManifestCountsMatchFiles(t *testing.T) {
 	}
 }
 
-// --parquet-hive writes domain=<d>/rank=<n>/ directories, the rank taken
-// from the MPI launcher's variables of the profiled process.
+// --parquet-hive writes domain=<d>/rank=<n>/host=<host>/ directories, the
+// rank taken from the MPI launcher's variables of the profiled process.
 func TestParquetHiveByRank(t *testing.T) {
 	libEnv(t)
 	out := t.TempDir()
@@ -124,7 +124,9 @@ func TestParquetHiveByRank(t *testing.T) {
 		Environ: env,
 	}, []string{filepath.Join(buildDir(), "testdata", "multistream"), "1", "1"})
 	require.NoError(t, err)
-	require.FileExists(t, filepath.Join(out, "domain=kernels", "rank=3", "run.parquet"))
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(out, "domain=kernels", "rank=3", "host="+host, "run.parquet"))
 }
 
 // The CLI runs an app on the virtual GPU under every runtime of the ROCm

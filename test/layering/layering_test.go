@@ -26,7 +26,8 @@ var layers = [][]string{
 	// 0: leaves: the spool model, file and name helpers, data.
 	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
-		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv"},
+		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv",
+		"internal/duckdb"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
 	// 2: the counter database; the run's options; the outputs' shared
@@ -42,16 +43,17 @@ var layers = [][]string{
 	{"internal/output"},
 	// 5: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
-	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/cmd/genhip",
+	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/analysis/jobgen", "internal/cmd/genhip",
 		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv", "internal/cmd/hostinfo"},
 	// 6: analyses of stored runs.
-	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert"},
+	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert", "internal/analysis/imbalance"},
 	// 7: the run pipeline, the one orchestration.
 	{"internal/pipeline"},
 	// 8: the public Go API, a front of the pipeline.
 	{"pkg/rocprof"},
-	// 9: the CLI, the other front.
-	{"cmd/rocprof-go"},
+	// 9: the CLI, the other front, and its DuckDB engine (a companion
+	// executable that imports nothing of the module).
+	{"cmd/rocprof-go", "cmd/rocprof-go-duckdb"},
 }
 
 type pkg struct {

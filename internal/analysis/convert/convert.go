@@ -178,14 +178,17 @@ func hiveParquet(procs []spool, opt Options) ([]string, error) {
 			rank = i
 		}
 		o := writerConfig(opt)
-		o.ParquetHive, o.ParquetRank = true, rank
+		o.ParquetHive, o.ParquetRank, o.ParquetHost = true, rank, p.host
+		if o.ParquetHost == "" {
+			o.ParquetHost = "UNKNOWN_HOSTNAME"
+		}
 		// The pid in the file name keeps processes that share a rank
 		// (several runs, or no rank known) from overwriting each other.
 		prefix := filepath.Join(opt.Dir, fmt.Sprintf("%s-%d", opt.Prefix, p.pid))
 		if err := w.Write(prefix, &output.Input{Spools: []string{p.path}, Config: o}); err != nil {
 			return nil, err
 		}
-		d := filepath.Join(opt.Dir, fmt.Sprintf("domain=*/rank=%d", rank))
+		d := filepath.Join(opt.Dir, fmt.Sprintf("domain=*/rank=%d/host=%s", rank, o.ParquetHost))
 		if !seen[d] {
 			seen[d] = true
 			dirs = append(dirs, d)
@@ -204,7 +207,7 @@ func keptSpools(paths []string) ([]spool, error) {
 		}
 		info := r.Process()
 		_ = r.Close()
-		out = append(out, spool{path: p, pid: int64(info.PID), rank: -1})
+		out = append(out, spool{path: p, pid: int64(info.PID), rank: -1, host: info.Hostname})
 	}
 	return out, nil
 }

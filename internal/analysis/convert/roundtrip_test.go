@@ -132,10 +132,10 @@ func TestConvertHiveParquet(t *testing.T) {
 	res, err := convert.Run(dbs, convert.Options{Formats: []output.Format{output.FormatParquet}, Dir: dir,
 		Prefix: "run", ParquetHive: true})
 	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, "domain=*/rank=0"), filepath.Join(dir, "domain=*/rank=1")}, res.Paths)
+	require.Equal(t, []string{filepath.Join(dir, "domain=*/rank=0/host=node0"), filepath.Join(dir, "domain=*/rank=1/host=node0")}, res.Paths)
 	for r, pid := range []int{1000, 1001} {
 		for table, rows := range map[string]int64{"kernels": 17, "hip_api": 21, "marker_api": 2, "memory_copy": 2} {
-			path := filepath.Join(dir, "domain="+table, fmt.Sprintf("rank=%d", r), fmt.Sprintf("run-%d.parquet", pid))
+			path := filepath.Join(dir, "domain="+table, fmt.Sprintf("rank=%d", r), "host=node0", fmt.Sprintf("run-%d.parquet", pid))
 			f, err := file.OpenParquetFile(path, false)
 			require.NoError(t, err, path)
 			require.Equal(t, rows, f.NumRows(), path)

@@ -38,7 +38,8 @@ func Spools(dir string, dbs []*rocpd.DB) ([]string, error) {
 type spool struct {
 	path string
 	pid  int64
-	rank int // -1 unknown
+	rank int    // -1 unknown
+	host string // "" unknown
 }
 
 func spoolProcesses(dir string, dbs []*rocpd.DB) ([]spool, error) {
@@ -170,7 +171,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 		if err != nil {
 			return nil, err
 		}
-		*out = append(*out, spool{path: path, pid: p.PID, rank: p.Rank})
+		*out = append(*out, spool{path: path, pid: p.PID, rank: p.Rank, host: p.Hostname})
 		writers[pid] = w
 		return w, w.catalogue(db, in)
 	}

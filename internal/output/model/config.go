@@ -159,9 +159,11 @@ type Config struct {
 	// writes none, as rocprofv3.
 	WriteEmpty bool
 
-	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/part-0.parquet.
+	// Parquet: hive-partitioned layout domain=<d>/rank=<n>/host=<h>/<base>.parquet
+	// (no host=<h> level when ParquetHost is empty).
 	ParquetHive bool
 	ParquetRank int
+	ParquetHost string
 	// RankOf gives a group's rank partition from its first process (the
 	// run's %rank%); nil keeps ParquetRank.
 	RankOf func(tracing.ProcessInfo) int

@@ -230,7 +230,8 @@ func (t *pqTable) close() error {
 }
 
 // parquetPath places a domain's file: <prefix>_<name>.parquet, or with the
-// hive layout <dir>/domain=<name>/rank=<n>/<base>.parquet.
+// hive layout <dir>/domain=<name>/rank=<n>/host=<host>/<base>.parquet
+// (rank=<n>/<base>.parquet when the host is not known).
 func parquetPath(prefix string, d model.Domain, o *model.Config) string {
 	name := model.Domains[d].Parquet
 	if o.ParquetHive {
@@ -240,7 +241,11 @@ func parquetPath(prefix string, d model.Domain, o *model.Config) string {
 				root, base = o.ParquetHiveRoot, strings.ReplaceAll(rel, string(filepath.Separator), "-")
 			}
 		}
-		return filepath.Join(root, "domain="+name, "rank="+strconv.Itoa(o.ParquetRank), base+".parquet")
+		dir := filepath.Join(root, "domain="+name, "rank="+strconv.Itoa(o.ParquetRank))
+		if o.ParquetHost != "" {
+			dir = filepath.Join(dir, "host="+hivePartValue(o.ParquetHost))
+		}
+		return filepath.Join(dir, base+".parquet")
 	}
 	return prefix + "_" + name + ".parquet"
 }
@@ -535,4 +540,14 @@ func Files(prefix string, o *model.Config) []File {
 		}
 	}
 	return out
+}
+
+// hivePartValue is a partition value as one path element readers split
+// right: no '/', no '=', not "." or "..".
+func hivePartValue(v string) string {
+	v = strings.NewReplacer("/", "_", "=", "_", "\x00", "_").Replace(v)
+	if v == "." || v == ".." {
+		v = strings.Repeat("_", len(v))
+	}
+	return v
 }

@@ -90,10 +90,17 @@ func TestParquetHiveLayout(t *testing.T) {
 	require.Equal(t, strings.Join(parts, " "), got[0])
 
 	// A run's prefix <dir>/<host>/<pid> under a hive root: the partitions
-	// start at the root, the host and pid name the file.
+	// start at the root, the host and pid name the file; the host is a
+	// partition too.
 	in.Config.ParquetHiveRoot = dir
 	require.NoError(t, Write(filepath.Join(dir, "node7", "4242"), in))
 	require.FileExists(t, filepath.Join(dir, "domain=kernels", "rank=3", "node7-4242.parquet"))
+	in.Config.ParquetHost = "node7"
+	require.NoError(t, Write(filepath.Join(dir, "node7", "4242"), in))
+	require.FileExists(t, filepath.Join(dir, "domain=kernels", "rank=3", "host=node7", "node7-4242.parquet"))
+	in.Config.ParquetHost = "a/b=c"
+	require.Equal(t, filepath.Join(dir, "domain=kernels", "rank=3", "host=a_b_c", "x.parquet"),
+		parquetPath(filepath.Join(dir, "x"), model.DomKernel, &in.Config))
 }
 
 // Arrow's own reader still reads the files through the replaced zstd codec
