@@ -448,13 +448,15 @@ func writeJSONDispatchInfo(j *jsonWriter, d *tracing.KernelDispatch) {
 }
 
 // writeJSONCounterRecords writes callback_records.counter_collection: one
-// element per dispatch with its per-instance values. The shim writes a
-// dispatch's samples together, but they can still come apart in the spool:
-// when its thread's chunk fills in the middle, the rest goes to the
-// thread's next chunk, and another completion thread's chunk may be read
-// in between. A dispatch whose samples come in several runs is written
-// once, at its last run, with the earlier runs' samples kept until then
-// (only those: every other dispatch streams through).
+// element per dispatch with its per-instance values, in the order the
+// dispatches' samples first appear in the spool (their completion order, as
+// rocprofv3 lists them; rocprofiler-compute numbers dispatches by position).
+// The shim writes a dispatch's samples together, but they can still come
+// apart in the spool: when its thread's chunk fills in the middle, the rest
+// goes to the thread's next chunk, and another completion thread's chunk
+// may be read in between. Such a dispatch is written once, whole, when its
+// last run has been read; the dispatches that follow its first run are held
+// until then, so the order stays (every other dispatch streams through).
 func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	j.key("callback_records").obj().key("counter_collection").arr()
 	if p.Counts[model.DomCounter] > 0 {
@@ -482,15 +484,21 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 				runs[id]++
 			}
 		}
-		held := map[uint64][]tracing.CounterSample{} // earlier runs of split dispatches
-		var open bool
-		var cur uint64
-		closeGroup := func() {
-			if !open {
-				return
-			}
+		open := func(id uint64) {
+			d := dispatches[id]
+			j.obj().key("dispatch_data").obj().key("size").u(120)
+			writeJSONCorrelation(j, p.CID(d.CorrelationID), p.CID(p.Renamer.External(d.TID, d.CorrelationID)))
+			j.key("dispatch_info")
+			writeJSONDispatchInfo(j, &d)
+			j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
+			j.key("records").arr()
+		}
+		sample := func(c *tracing.CounterSample) {
+			j.obj().key("counter_id").handle(p.CounterID(c)).key("value").f(c.Value).end()
+		}
+		closeGroup := func(id uint64) {
 			j.end() // records
-			d := dispatches[cur]
+			d := dispatches[id]
 			sym := p.Symbols[d.KernelID]
 			j.key("thread_id").u(uint64(d.TID)).key("stream_id").handle(d.StreamID)
 			if sym != nil {
@@ -498,7 +506,35 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 				j.key("sgpr_count").u(uint64(sym.SGPRCount)).key("lds_block_size_v").u(uint64((sym.GroupSegmentSize + 511) / 512 * 512))
 			}
 			j.end()
-			open = false
+		}
+		// Held back: the samples of the dispatches in queue (first-run
+		// order), written when the front one's last run has been read.
+		held := map[uint64][]tracing.CounterSample{}
+		var queue []uint64
+		queued := map[uint64]bool{}
+		complete := map[uint64]bool{}
+		streaming := false
+		endRun := func(id uint64, run int) {
+			if streaming {
+				closeGroup(id)
+				streaming = false
+				return
+			}
+			if run != lastRun[id] {
+				return
+			}
+			complete[id] = true
+			for len(queue) > 0 && complete[queue[0]] {
+				front := queue[0]
+				queue = queue[1:]
+				open(front)
+				for i := range held[front] {
+					sample(&held[front][i])
+				}
+				closeGroup(front)
+				delete(held, front)
+				delete(complete, front)
+			}
 		}
 		r.Rewind()
 		run, started = -1, false
@@ -508,30 +544,27 @@ func writeJSONCounterRecords(j *jsonWriter, p *model.Catalogue, r *model.SpoolVi
 			}
 			c := r.CounterSample()
 			if !started || c.DispatchID != prev {
-				run, prev, started = run+1, c.DispatchID, true
-			}
-			if runs[c.DispatchID] > 1 && run != lastRun[c.DispatchID] {
-				held[c.DispatchID] = append(held[c.DispatchID], c)
-				continue
-			}
-			if !open || c.DispatchID != cur {
-				closeGroup()
-				cur, open = c.DispatchID, true
-				d := dispatches[cur]
-				j.obj().key("dispatch_data").obj().key("size").u(120)
-				writeJSONCorrelation(j, p.CID(d.CorrelationID), p.CID(p.Renamer.External(d.TID, d.CorrelationID)))
-				j.key("dispatch_info")
-				writeJSONDispatchInfo(j, &d)
-				j.key("start_timestamp").u(d.Start).key("end_timestamp").u(d.End).end()
-				j.key("records").arr()
-				for _, h := range held[cur] {
-					j.obj().key("counter_id").handle(p.CounterID(&h)).key("value").f(h.Value).end()
+				if started {
+					endRun(prev, run)
 				}
-				delete(held, cur)
+				run, prev, started = run+1, c.DispatchID, true
+				if runs[c.DispatchID] == 1 && len(queue) == 0 {
+					streaming = true
+					open(c.DispatchID)
+				} else if !queued[c.DispatchID] {
+					queued[c.DispatchID] = true
+					queue = append(queue, c.DispatchID)
+				}
 			}
-			j.obj().key("counter_id").handle(p.CounterID(&c)).key("value").f(c.Value).end()
+			if streaming {
+				sample(&c)
+			} else {
+				held[c.DispatchID] = append(held[c.DispatchID], c)
+			}
 		}
-		closeGroup()
+		if started {
+			endRun(prev, run)
+		}
 	}
 	j.end().end()
 }

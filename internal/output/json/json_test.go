@@ -75,7 +75,8 @@ func TestJSONStringEscaping(t *testing.T) {
 
 // A dispatch whose samples come apart in the spool (its thread's chunk
 // filled in the middle, another completion thread's chunk read in between)
-// is still one element with all its values, and no dispatch is listed twice.
+// is still one element with all its values, at its place, and no dispatch
+// is listed twice.
 func TestJSONCounterRecordsOfASplitDispatch(t *testing.T) {
 	b := spooltest.New(outputtest.Info(100))
 	var heldBack []encoding.BinaryAppender
@@ -101,9 +102,11 @@ func TestJSONCounterRecordsOfASplitDispatch(t *testing.T) {
 	require.NoError(t, err)
 	doc := decodeJSON(t, &model.Input{Spools: []string{path}})
 	seen := map[uint64][]float64{}
+	var order []uint64
 	for _, d := range doc.Tool[0].CallbackRecords.CounterCollection {
 		id := d.DispatchData.DispatchInfo.DispatchID
 		require.NotContains(t, seen, id, "dispatch %d listed twice", id)
+		order = append(order, id)
 		for _, r := range d.Records {
 			seen[id] = append(seen[id], r.Value)
 		}
@@ -111,4 +114,8 @@ func TestJSONCounterRecordsOfASplitDispatch(t *testing.T) {
 	require.Equal(t, []float64{10, 11, 20, 21}, seen[1], "dispatch 1: its own samples in spool order")
 	require.Equal(t, []float64{10, 11, 20, 21}, seen[5])
 	require.Len(t, seen, 4, "dispatches 1, 5, 9 and 13 are counted")
+	// In the order their samples first appear, as rocprofv3 lists them
+	// (rocprofiler-compute numbers dispatches by position): dispatch 1
+	// first, though its last samples come after dispatch 5's.
+	require.Equal(t, []uint64{1, 5, 9, 13}, order)
 }
