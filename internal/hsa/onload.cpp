@@ -76,6 +76,9 @@ bool agents_only()
     for (const char *v : shim_vars)
         if (on(v))
             return false;
+    const char *pcs = getenv(RPG_ENV_PC_SAMPLING_METHOD);
+    if (pcs && *pcs)
+        return false;
     return on(RPG_ENV_HIP_RUNTIME_API_TRACE) || on(RPG_ENV_HIP_COMPILER_API_TRACE) ||
            on(RPG_ENV_MARKER_API_TRACE) || on(RPG_ENV_KERNEL_RENAME);
 }
@@ -152,6 +155,22 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
         shim_drop_startup_pages();
         return true;
     }
+    {
+        // PC sampling maps samples to dispatches: the queues are intercepted
+        // and dispatches recorded whenever it is on (the CLI leaves
+        // kernel_trace out unless asked for).
+        char why3[256];
+        if (!shim_pcs_init(why3, sizeof why3)) {
+            fprintf(stderr, "rocprof-go: %s\n", why3);
+            // Noted whatever else is recorded (PC sampling may be all the
+            // run asked of the shim).
+            if (&rpg_record_string != nullptr)
+                rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_UNAVAILABLE | RPG_STATUS_PC_SAMPLING_BIT, why3,
+                                  strlen(why3));
+        } else if (shim_pcs_active) {
+            rpg_domains |= RPG_DOMAIN_KERNEL;
+        }
+    }
     shim_pmc_init(); // counter plans need the agents (and Go)
 
     if (any_domain())
@@ -192,6 +211,7 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
 
 extern "C" __attribute__((visibility("default"))) void OnUnload()
 {
+    shim_pcs_shutdown();
     // Only pure HSA apps get here: HIP never calls hsa_shut_down.
     shim_copies_shutdown();
     shim_queues_shutdown();

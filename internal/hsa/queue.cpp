@@ -672,6 +672,32 @@ RPG_CAS_WRITE_INDEX_HOOK(screlease)
 thread_local hsa_kernel_dispatch_packet_t *t_buf;
 thread_local uint64_t *t_slots; // slot index of each dispatch packet, in order
 thread_local uint64_t t_buf_cap;
+// PC sampling (pcs.cpp): the packets with a marker before each dispatch,
+// and each packet's dispatch id (0: no dispatch).
+thread_local hsa_kernel_dispatch_packet_t *t_pcs_buf;
+thread_local uint64_t *t_pcs_ids;
+thread_local uint64_t t_pcs_cap;
+
+// Puts an intercept marker before every dispatch of buf[0..count) for PC
+// sampling; returns the packets to write (buf itself when out of memory).
+hsa_kernel_dispatch_packet_t *pcs_mark(Queue *q, hsa_kernel_dispatch_packet_t *buf, uint64_t *count)
+{
+    uint64_t n = *count, out = 0;
+    if (t_pcs_cap < 2 * n) {
+        void *b = realloc(t_pcs_buf, 2 * n * sizeof *t_pcs_buf);
+        if (!b)
+            return buf;
+        t_pcs_buf = (hsa_kernel_dispatch_packet_t *)b;
+        t_pcs_cap = 2 * n;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (t_pcs_ids[i])
+            shim_pcs_fill_marker(&t_pcs_buf[out++], t_pcs_ids[i], q->node);
+        t_pcs_buf[out++] = buf[i];
+    }
+    *count = out;
+    return t_pcs_buf;
+}
 
 // The intercept callback. The 5.2.3 runtime lets it call writer only once.
 // pkts are the slots from user_index on (5.2.3 passes one at a time).
@@ -713,6 +739,21 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     if (shim_pmc_on)
         count = shim_pmc_expand(q->agent, &buf, count, &tags);
     uint64_t tail = q->tail.load(std::memory_order_relaxed);
+    bool pcs = __builtin_expect(shim_pcs_active, 0);
+    if (pcs) {
+        static thread_local uint64_t ids_cap;
+        if (ids_cap < count) {
+            void *b = realloc(t_pcs_ids, count * sizeof *t_pcs_ids);
+            if (b) {
+                t_pcs_ids = (uint64_t *)b;
+                ids_cap = count;
+            }
+        }
+        if (ids_cap < count)
+            pcs = false;
+        else
+            memset(t_pcs_ids, 0, count * sizeof *t_pcs_ids);
+    }
     if (__builtin_expect(g_test_publish_delay_us != 0, 0)) {
         struct timespec ts = {g_test_publish_delay_us / 1000000,
                               g_test_publish_delay_us % 1000000 * 1000};
@@ -790,6 +831,8 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
                 p->tid = tid;
             }
             p->dispatch_id = g_dispatch_id.fetch_add(1, std::memory_order_relaxed) + 1;
+            if (pcs)
+                t_pcs_ids[i] = p->dispatch_id;
             p->kernel_object = k->kernel_object;
             p->grid[0] = k->grid_size_x;
             p->grid[1] = k->grid_size_y;
@@ -817,6 +860,8 @@ void intercept(const void *pkts, uint64_t count, uint64_t user_index, void *data
     // at tail once more: one of the two always sees the other.
     if (q->sleeping.load(std::memory_order_seq_cst) == 2)
         wake(q);
+    if (pcs) // markers are not put on the hardware queue: the FIFO is unchanged
+        buf = pcs_mark(q, buf, &count);
     writer(buf, count);
 }
 

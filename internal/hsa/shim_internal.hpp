@@ -113,6 +113,16 @@ bool shim_install_tool_events(HsaApiTable *root, char *why, size_t whylen);
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
 
+// Host-trap PC sampling (pcs.cpp): sessions started at OnLoad when the CLI
+// asks (false with why when it asked and none could start); while active,
+// the intercept callback puts a marker packet (shim_pcs_fill_marker, 64
+// bytes) before each dispatch; stopped, flushed and destroyed once, at
+// hsa_shut_down or exit.
+extern bool shim_pcs_active;
+bool shim_pcs_init(char *why, size_t whylen);
+void shim_pcs_fill_marker(void *pkt, uint64_t dispatch_id, uint32_t node);
+void shim_pcs_shutdown();
+
 // Fatal signals (crash.cpp): what a handler did.
 struct ShimCrashStats {
     uint64_t recorded; // completed dispatches the handler recorded

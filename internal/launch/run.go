@@ -88,6 +88,9 @@ type RecordLoss struct {
 	// PerfettoCapped records were left out of the Perfetto trace at its
 	// --perfetto-buffer-size (they are in every other output).
 	PerfettoCapped uint64 `json:"perfetto_capped,omitempty"`
+	// PCSamplesLost are host-trap PC samples the runtime reported lost
+	// (its sampling buffers were full).
+	PCSamplesLost uint64 `json:"pc_samples_lost,omitempty"`
 }
 
 // DomainLoss is one process's requested domains that were not collected,
@@ -246,7 +249,7 @@ func needsShim(c *options.Config) bool {
 	return c.KernelTrace.On() || c.MemoryCopyTrace.On() || c.MemoryAllocationTrace.On() ||
 		c.ScratchMemoryTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() ||
 		c.HsaFinalizerTrace.On() || c.CollectsCounters() || c.AdvancedThreadTrace.On() ||
-		c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() || c.MarkerTrace.On()
+		c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() || c.MarkerTrace.On() || c.PCSampling()
 }
 
 // Prepare computes one pass's environment without running anything (used by

@@ -67,6 +67,12 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		}
 		env[envCounterGroupsInterval] = strconv.Itoa(interval)
 	}
+	if c.PCSampling() {
+		// The shim starts the sessions (docs/pc-sampling.md).
+		env[optionEnv("pc_sampling_method")] = c.PcSamplingMethod
+		env[optionEnv("pc_sampling_unit")] = c.PcSamplingUnit
+		env[optionEnv("pc_sampling_interval")] = strconv.Itoa(c.PcSamplingInterval)
+	}
 	if c.KernelIncludeRegex != "" {
 		env[optionEnv("kernel_include_regex")] = c.KernelIncludeRegex
 	}

@@ -186,11 +186,11 @@ var Specs = []Spec{
 	boolOpt("pc-sampling-beta-enabled", "", "pc_sampling_beta_enabled", gPC, "ROCPROFILER_PC_SAMPLING_BETA_ENABLED", "enable PC sampling (beta)",
 		func(c *Config) *Tri { return &c.PcSamplingBetaEnabled }),
 	strOpt("pc-sampling-unit", "", "pc_sampling_unit", gPC, "ROCPROF_PC_SAMPLING_UNIT", "UNIT", "instructions, cycles or time",
-		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time"),
+		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time").readBy(ReadByShim),
 	strOpt("pc-sampling-method", "", "pc_sampling_method", gPC, "ROCPROF_PC_SAMPLING_METHOD", "METHOD", "stochastic or host_trap",
-		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap"),
+		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap").readBy(ReadByShim),
 	intOpt("pc-sampling-interval", "", "pc_sampling_interval", gPC, "ROCPROF_PC_SAMPLING_INTERVAL", "N", "sampling interval (> 0)",
-		func(c *Config) *int { return &c.PcSamplingInterval }),
+		func(c *Config) *int { return &c.PcSamplingInterval }).readBy(ReadByShim),
 
 	// Post-processing
 	boolOpt("stats", "", "stats", gPost, "ROCPROF_STATS", "write per-domain *_stats.csv and domain_stats.csv",

@@ -30,6 +30,10 @@ type (
 	FileSystem = model.FileSystem
 	// OutputFile is a file being written, committed or aborted.
 	OutputFile = model.OutputFile
+	// KernelSymbol is a kernel with its names in every form.
+	KernelSymbol = model.KernelSymbol
+	// PCSamplingSummary is what became of one process's PC samples.
+	PCSamplingSummary = model.PCSamplingSummary
 )
 
 // FormatCSV is rocprofv3's CSV files, which Write writes in its first pass.

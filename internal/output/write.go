@@ -107,7 +107,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 				st := p.ReadStats
 				res.Processes = append(res.Processes, model.Process{PID: p.Info.PID, Spool: p.Info.Path,
 					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
-					Dropped: p.Info.Dropped, Truncated: p.Info.TruncatedRecords})
+					Dropped: p.Info.Dropped, Truncated: p.Info.TruncatedRecords, PCSamplesLost: p.PCSamplesLost})
 			}
 			if csvOn {
 				err = csv.WriteGroup(&cfg, g.prefix, procs, res)

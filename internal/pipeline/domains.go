@@ -33,6 +33,8 @@ var shimDomains = []shimDomain{
 	{"hsa_finalizer_trace", 5, func(c *options.Config) bool { return c.HsaFinalizerTrace.On() }},
 	{"pmc", 11, func(c *options.Config) bool { return c.CollectsCounters() }},
 	{"advanced_thread_trace", -1, func(c *options.Config) bool { return c.AdvancedThreadTrace.On() }},
+	// RPG_STATUS_PC_SAMPLING_BIT: PC sampling has no rpg_domains bit.
+	{"pc_sampling_method", 24, func(c *options.Config) bool { return c.PCSampling() }},
 }
 
 // domainLosses reads the processes' status strings against what the pass
@@ -101,6 +103,9 @@ func askedByName(c *options.Config, option string) bool {
 	if option == "pmc" {
 		return c.CollectsCounters()
 	}
+	if option == "pc_sampling_method" {
+		return c.PCSampling()
+	}
 	return c.IsSet(option)
 }
 
@@ -159,6 +164,9 @@ func (e *RecordsLostError) Error() string {
 		if r.InvalidChunks > 0 {
 			parts = append(parts, fmt.Sprintf("%d damaged spool chunks (their later records)", r.InvalidChunks))
 		}
+		if r.PCSamplesLost > 0 {
+			parts = append(parts, fmt.Sprintf("%d PC samples the runtime reported lost (its sampling buffers were full: raise --pc-sampling-interval)", r.PCSamplesLost))
+		}
 		if r.PerfettoCapped > 0 {
 			parts = append(parts, fmt.Sprintf("%d left out of the Perfetto trace at its --perfetto-buffer-size", r.PerfettoCapped))
 			capped = true
@@ -212,9 +220,9 @@ func recordLosses(res *output.Result) ([]launch.RecordLoss, []string) {
 	}
 	var lost []launch.RecordLoss
 	for _, p := range res.Processes {
-		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 {
+		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 || p.PCSamplesLost > 0 {
 			lost = append(lost, launch.RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
-				PerfettoCapped: capped[p.PID]})
+				PerfettoCapped: capped[p.PID], PCSamplesLost: p.PCSamplesLost})
 		}
 	}
 	return lost, res.Skipped

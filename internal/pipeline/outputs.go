@@ -46,6 +46,10 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 		rep.NoGPU = noGPUProcesses(res.Statuses)
 		rep.Lost, rep.Unavailable = domainLosses(c, res.Statuses)
 		rep.LostRecords, rep.SkippedSpools = recordLosses(res)
+		// A pass's warnings are not reported: these are notes of their own.
+		for _, n := range pcSamplingNotes(res.PCSampling) {
+			fmt.Fprintln(os.Stderr, "rocprof-go: note: "+n)
+		}
 		for _, p := range res.Processes {
 			if p.Truncated > 0 {
 				rep.Truncated = append(rep.Truncated, launch.TruncatedNames{PID: int(p.PID), Count: p.Truncated})
@@ -178,7 +182,24 @@ func outputConfig(c *options.Config, dirTemplate string, launchTime time.Time) o
 		formats[i] = output.Format(f)
 	}
 	agentNumbering := agentIndex(c.AgentIndex)
+	var pcsKernel func(*output.KernelSymbol) bool
+	if c.PCSampling() && (c.KernelIncludeRegex != "" || c.KernelExcludeRegex != "") {
+		// As the shim matches kernels for counters (kernelname.ForFilter).
+		var include, exclude *regexp.Regexp // checked before the app started
+		if c.KernelIncludeRegex != "" {
+			include, _ = regexp.Compile(c.KernelIncludeRegex)
+		}
+		if c.KernelExcludeRegex != "" {
+			exclude, _ = regexp.Compile(c.KernelExcludeRegex)
+		}
+		mangled, truncated := c.MangledKernels.On(), c.TruncateKernels.On()
+		pcsKernel = func(sym *output.KernelSymbol) bool {
+			name := kernelname.ForFilter(sym.Raw, mangled, truncated)
+			return (include == nil || include.MatchString(name)) && (exclude == nil || !exclude.MatchString(name))
+		}
+	}
 	return output.Config{
+		PCSampleKernel: pcsKernel,
 		PrefixTemplate: prefix,
 		ResolvePrefix: func(p tracing.ProcessInfo) string {
 			proc := processPlaceholders(p, launchTime)
@@ -333,4 +354,21 @@ func threadTraceNamesByPID(files []launch.OutputFile) map[int32][]string {
 		byPID[int32(pid)] = append(byPID[int32(pid)], name)
 	}
 	return byPID
+}
+
+// pcSamplingNotes tells what the host-trap samples could not show: samples
+// that named no dispatch, and instructions left without text.
+func pcSamplingNotes(sums []output.PCSamplingSummary) []string {
+	var notes []string
+	for _, s := range sums {
+		if s.Unmatched > 0 {
+			notes = append(notes, fmt.Sprintf("pid %d: %d PC samples named no dispatch of the process and were left out of pc_sampling_host_trap.csv", s.PID, s.Unmatched))
+		}
+		if s.NoObjdump && s.NoText > 0 {
+			notes = append(notes, fmt.Sprintf("pid %d: llvm-objdump is not installed: the Instruction column of %d PC samples is empty (install llvm to disassemble them)", s.PID, s.NoText))
+		} else if s.NoText > 0 {
+			notes = append(notes, fmt.Sprintf("pid %d: %d PC samples have no instruction text (their code object was in the app's memory, or the PC is on no instruction llvm-objdump listed)", s.PID, s.NoText))
+		}
+	}
+	return notes
 }

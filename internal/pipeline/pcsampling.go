@@ -8,16 +8,17 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
-// errPCSamplingNotCollected is what a valid PC-sampling request ends in:
-// the virtual GPU and ROCR 6.4+ accept the session, but no sample reaches
-// the outputs yet, and a run must never look as if it sampled nothing.
-const errPCSamplingNotCollected = "PC sampling: collection is not implemented yet in this build"
+// errPCSamplingNotCollected is what a valid stochastic PC-sampling request
+// ends in: the virtual GPU and ROCR 6.4+ accept the session, but no sample
+// reaches the outputs yet, and a run must never look as if it sampled
+// nothing. Host trap is collected (docs/pc-sampling.md).
+const errPCSamplingNotCollected = "PC sampling: stochastic sampling is not collected yet in this build"
 
 // validatePCSampling checks a PC-sampling request before the app starts:
 // the runtime the app will load must offer PC sampling (ROCR 6.4 and
 // later), and some GPU must offer the method, unit and interval asked for.
-// A request that passes is refused all the same, since samples are not
-// collected yet (docs/pc-sampling.md).
+// A stochastic request that passes is refused all the same, since its
+// samples are not collected yet (docs/pc-sampling.md); host trap goes on.
 func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr error, environ []string) error {
 	var cfg *options.Config
 	for i := range plan.Passes {
@@ -50,7 +51,11 @@ func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr e
 			return first
 		}
 	}
+	if cfg.PcSamplingMethod == "host_trap" {
+		return nil
+	}
 	return fmt.Errorf("%s (--pc-sampling-method %s --pc-sampling-unit %s --pc-sampling-interval %d is valid here, "+
-		"but no sample would reach the outputs); run without the --pc-sampling-* options", errPCSamplingNotCollected,
+		"but no sample would reach the outputs); use --pc-sampling-method host_trap --pc-sampling-unit time, "+
+		"or run without the --pc-sampling-* options", errPCSamplingNotCollected,
 		cfg.PcSamplingMethod, cfg.PcSamplingUnit, cfg.PcSamplingInterval)
 }

@@ -118,11 +118,11 @@ const (
 	OutputFormat = "ROCPROF_OUTPUT_FORMAT"
 	// OutputPath is read by the shim. --output-directory: output directory; placeholders allowed (default: the current directory).
 	OutputPath = "ROCPROF_OUTPUT_PATH"
-	// PCSamplingInterval is read by no injected library (rocprofv3's compatibility). --pc-sampling-interval: sampling interval (> 0).
+	// PCSamplingInterval is read by the shim. --pc-sampling-interval: sampling interval (> 0).
 	PCSamplingInterval = "ROCPROF_PC_SAMPLING_INTERVAL"
-	// PCSamplingMethod is read by no injected library (rocprofv3's compatibility). --pc-sampling-method: stochastic or host_trap.
+	// PCSamplingMethod is read by the shim. --pc-sampling-method: stochastic or host_trap.
 	PCSamplingMethod = "ROCPROF_PC_SAMPLING_METHOD"
-	// PCSamplingUnit is read by no injected library (rocprofv3's compatibility). --pc-sampling-unit: instructions, cycles or time.
+	// PCSamplingUnit is read by the shim. --pc-sampling-unit: instructions, cycles or time.
 	PCSamplingUnit = "ROCPROF_PC_SAMPLING_UNIT"
 	// PerfettoBackend is read by no injected library (rocprofv3's compatibility). --perfetto-backend: inprocess (rocprof-go writes the trace; system is refused).
 	PerfettoBackend = "ROCPROF_PERFETTO_BACKEND"
@@ -204,6 +204,9 @@ var Replaced = []string{
 	MemoryCopyTrace,
 	OutputFormat,
 	OutputPath,
+	PCSamplingInterval,
+	PCSamplingMethod,
+	PCSamplingUnit,
 	RCCLAPITrace,
 	ScratchMemoryTrace,
 	SelectedRegions,

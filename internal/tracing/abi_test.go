@@ -31,6 +31,8 @@ int main(void) {
     offsetof(rpg_agent_info_rec, logical_node_type_id), offsetof(rpg_agent_info_rec, name),
     offsetof(rpg_spool_header, fork_generation));
   printf("%zu %d %d\n", sizeof(rpg_rccl_tail), RPG_KIND_RCCL_API, RPG_API_RCCL);
+  printf("%zu %zu %zu %d %d\n", sizeof(rpg_pc_sample_rec), sizeof(rpg_pc_sample_hosttrap),
+    sizeof(rpg_pc_sample_dispatch_rec), RPG_KIND_PC_SAMPLE, RPG_KIND_PC_SAMPLE_DISPATCH);
   return 0;
 }`
 	dir := t.TempDir()
@@ -42,7 +44,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 4)
+	require.Len(t, lines, 5)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -60,4 +62,6 @@ int main(void) {
 	require.Equal(t, strconv.Itoa(tracing.APICompactSize)+" 16", lines[1])
 	require.Equal(t, "72 400 408 88", lines[2])
 	require.Equal(t, fmt.Sprintf("8 %d %d", tracing.KindRCCLAPI, tracing.DomainRCCL), lines[3])
+	require.Equal(t, fmt.Sprintf("%d %d %d %d %d", tracing.FixedSize(tracing.KindPCSample), tracing.PCSampleSize,
+		tracing.FixedSize(tracing.KindPCSampleDispatch), tracing.KindPCSample, tracing.KindPCSampleDispatch), lines[4])
 }

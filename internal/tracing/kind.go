@@ -28,12 +28,17 @@ const (
 	// KindRCCLAPI is an RCCL call: an API record (APICall) whose argument
 	// blob starts with the RCCL tail (RCCLCall).
 	KindRCCLAPI Kind = 15
-	kindLast    Kind = 16
+	// KindPCSample is a batch of host-trap PC samples (PCSampleBatch).
+	KindPCSample Kind = 16
+	// KindPCSampleDispatch is where a dispatch went on its hardware queue
+	// while PC sampling was on (PCSampleDispatch).
+	KindPCSampleDispatch Kind = 17
+	kindLast             Kind = 18
 )
 
 var kindNames = [...]string{"", "STRING", "HIP_API", "HSA_API", "MARKER", "KERNEL_DISPATCH",
 	"MEMORY_COPY", "MEMORY_ALLOCATION", "SCRATCH_MEMORY", "KERNEL_SYMBOL", "CODE_OBJECT",
-	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD", "CLOCK", "RCCL_API"}
+	"AGENT_INFO", "COUNTER_SAMPLE", "THREAD", "CLOCK", "RCCL_API", "PC_SAMPLE", "PC_SAMPLE_DISPATCH"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindLast {

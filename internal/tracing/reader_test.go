@@ -52,6 +52,10 @@ var oneOfEach = []encoding.BinaryAppender{
 		Name: "gfx908", VendorName: "AMD", ProductName: "Virtual GPU", ModelName: "vgpu"},
 	tracing.CounterSample{DispatchID: 1, CounterID: 9, Value: 0.5, AgentNode: 1,
 		Dims: []tracing.CounterDim{{1, 0}, {2, 3}}, Name: []byte("SQ_WAVES")},
+	tracing.PCSampleBatch{AgentNode: 1, Lost: 7, Samples: tracing.PCSample{PC: 0x7f0000001010, ExecMask: ^uint64(0),
+		Workgroup: [3]uint32{3, 1, 0}, ChipletWave: 2<<8 | 5, HWID: 0x1234, Timestamp: 155,
+		CorrelationID: tracing.TrapID(0x7f0000000408, 1029, 1024)}.Encode(tracing.PCSample{PC: 2}.Encode(nil))},
+	tracing.PCSampleDispatch{DispatchID: 1, TrapID: tracing.TrapID(0x7f0000000408, 1029, 1024), AgentNode: 1},
 }
 
 func decodeCurrent(r *tracing.Reader) any {
@@ -78,6 +82,10 @@ func decodeCurrent(r *tracing.Reader) any {
 		return r.AgentInfo()
 	case tracing.KindCounterSample:
 		return r.CounterSample()
+	case tracing.KindPCSample:
+		return r.PCSampleBatch()
+	case tracing.KindPCSampleDispatch:
+		return r.PCSampleDispatch()
 	}
 	return nil
 }
@@ -110,6 +118,17 @@ func TestRoundTripEveryKind(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "3", rank)
 	require.Equal(t, uint64(len(oneOfEach)), r.Stats().Records)
+}
+
+func TestPCSampleFields(t *testing.T) {
+	corr := tracing.TrapID(0x7f0000000408, 1029, 1024)
+	require.Equal(t, uint64(0x81)<<32|5, corr)
+	b := tracing.PCSampleBatch{Samples: tracing.PCSample{PC: 0x1010, ChipletWave: 2<<8 | 5, CorrelationID: corr | 1<<60}.Encode(nil)}
+	require.Equal(t, 1, b.Count())
+	s := b.Sample(0)
+	require.Equal(t, uint32(5), s.WaveInGroup())
+	require.Equal(t, uint32(2), s.Chiplet())
+	require.Equal(t, corr, tracing.TrapIDKey(s.CorrelationID))
 }
 
 func TestReaderRejects(t *testing.T) {

@@ -39,6 +39,8 @@ var fixedSize = [kindLast]uint32{
 	kindThread:           16,
 	kindClock:            32,
 	KindRCCLAPI:          48,
+	KindPCSample:         24,
+	KindPCSampleDispatch: 32,
 }
 
 // APICompactSize is the fixed part of a version-2 (compact) API record
@@ -254,6 +256,8 @@ func tailLen(k Kind, rec []byte) uint64 {
 		return uint64(le.Uint32(rec[28:]))
 	case KindCounterSample:
 		return uint64(le.Uint32(rec[36:]))*8 + uint64(le.Uint32(rec[40:]))
+	case KindPCSample:
+		return uint64(le.Uint32(rec[12:])) * PCSampleSize
 	}
 	return 0
 }

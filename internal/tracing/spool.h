@@ -59,7 +59,9 @@ enum rpg_kind {
     RPG_KIND_THREAD = 13,           /* rpg_thread_rec: the chunk changes owner */
     RPG_KIND_CLOCK = 14,            /* rpg_clock_rec: converts later tick stamps of the chunk */
     RPG_KIND_RCCL_API = 15,         /* rpg_api_rec / rpg_api_rec2, RCCL tail (below) */
-    RPG_KIND_LAST = 16
+    RPG_KIND_PC_SAMPLE = 16,        /* rpg_pc_sample_rec: host-trap PC samples as ROCR delivered them */
+    RPG_KIND_PC_SAMPLE_DISPATCH = 17, /* rpg_pc_sample_dispatch_rec: a dispatch's hardware queue slot */
+    RPG_KIND_LAST = 18
 };
 
 /* API domains: rpg_api_rec.domain and rpg_marker_rec.domain. They double as
@@ -112,6 +114,9 @@ enum rpg_status {
 /* RPG_STATUS_UNAVAILABLE | bit index of an rpg_domain: a requested domain
  * this runtime cannot give; text: why. */
 #define RPG_STATUS_UNAVAILABLE (1ull << 32)
+/* RPG_STATUS_UNAVAILABLE | this: PC sampling was asked for and could not
+ * start (no rpg_domain bit of its own; above them). */
+#define RPG_STATUS_PC_SAMPLING_BIT 24
 
 /* Marker functions (rpg_marker_rec.function). For RPG_API_MARKER_CORE_RANGE
  * the three range kinds carry the user's message. */
@@ -471,7 +476,50 @@ typedef struct rpg_counter_dim {
     uint32_t index;
 } rpg_counter_dim;
 
+/* PC sampling (host trap, ROCR 6.4+'s hsa_ven_amd_pcs): one batch of the
+ * samples one data_ready callback delivered for the agent, as ROCR hands
+ * them (perf_sample_hosttrap_v1_t, 64 bytes each, timestamps already in
+ * system ns). Tail: count samples. lost is what ROCR reported lost with
+ * the callback (on the batch's first record; 0 on the others); a record
+ * may carry no sample and only a lost count. */
+typedef struct rpg_pc_sample_rec {
+    rpg_rec_hdr h;
+    uint32_t agent_node;
+    uint32_t count;
+    uint64_t lost;
+} rpg_pc_sample_rec;
+
+/* perf_sample_hosttrap_v1_t (hsa_ven_amd_pc_sampling.h) */
+typedef struct rpg_pc_sample_hosttrap {
+    uint64_t pc;
+    uint64_t exec_mask;
+    uint32_t workgroup_id_x;
+    uint32_t workgroup_id_y;
+    uint32_t workgroup_id_z;
+    uint32_t chiplet_and_wave_id; /* wave in group: bits 0-5; chiplet (XCC): bits 8-10 */
+    uint32_t hw_id;
+    uint32_t reserved0;
+    uint64_t reserved1;
+    uint64_t timestamp;
+    uint64_t correlation_id; /* (doorbell id << 32) | packet slot, as the trap handler writes it */
+} rpg_pc_sample_hosttrap;
+
+/* Where a dispatch went on its hardware queue, while PC sampling is on
+ * (the intercept queue's marker callback): the correlation id the trap
+ * handler writes into its samples, ((doorbell >> 3) & 0x3ff) << 32 |
+ * (hardware write index mod queue size). */
+typedef struct rpg_pc_sample_dispatch_rec {
+    rpg_rec_hdr h;
+    uint64_t dispatch_id;
+    uint64_t trap_id;
+    uint32_t agent_node;
+    uint32_t reserved;
+} rpg_pc_sample_dispatch_rec;
+
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(rpg_pc_sample_rec) == 24, "pc sample record size");
+_Static_assert(sizeof(rpg_pc_sample_hosttrap) == 64, "host-trap sample size");
+_Static_assert(sizeof(rpg_pc_sample_dispatch_rec) == 32, "pc sample dispatch record size");
 _Static_assert(sizeof(rpg_spool_header) == RPG_HEADER_FIXED, "header size");
 _Static_assert(sizeof(rpg_rec_hdr) == 8, "record header size");
 _Static_assert(sizeof(rpg_chunk_header) == 16, "chunk header size");

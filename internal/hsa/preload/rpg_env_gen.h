@@ -97,6 +97,12 @@
 #define RPG_ENV_OUTPUT_FORMAT "ROCPROF_OUTPUT_FORMAT"
 /* read by the shim; set by the CLI */
 #define RPG_ENV_OUTPUT_PATH "ROCPROF_OUTPUT_PATH"
+/* read by the shim; set by the CLI */
+#define RPG_ENV_PC_SAMPLING_INTERVAL "ROCPROF_PC_SAMPLING_INTERVAL"
+/* read by the shim; set by the CLI */
+#define RPG_ENV_PC_SAMPLING_METHOD "ROCPROF_PC_SAMPLING_METHOD"
+/* read by the shim; set by the CLI */
+#define RPG_ENV_PC_SAMPLING_UNIT "ROCPROF_PC_SAMPLING_UNIT"
 /* read by the preload library; set by the CLI */
 #define RPG_ENV_RCCL_API_TRACE "ROCPROF_RCCL_API_TRACE"
 /* read by the preload library and the shim; set by the CLI */

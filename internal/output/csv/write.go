@@ -87,6 +87,10 @@ func WriteGroup(cfg *model.Config, prefix string, cats []*model.Catalogue, res *
 			}
 		}
 	}
+	// rocprofv3 writes the PC samples after the other domains' files.
+	if csvOn {
+		keep(writePCSamples(cfg, prefix, procs, res))
+	}
 	if total == 0 || total < cfg.MinimumOutputBytes {
 		return firstErr
 	}

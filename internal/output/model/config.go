@@ -132,6 +132,10 @@ type Config struct {
 	// name is written.
 	DescribeCounter func(arch, name string) (CounterMeta, bool)
 
+	// PCSampleKernel, when set, says which kernels keep their PC samples
+	// (--kernel-include-regex / --kernel-exclude-regex); nil keeps all.
+	PCSampleKernel func(sym *KernelSymbol) bool
+
 	// Metadata is the run's configuration as rocprofv3 names it, copied
 	// into JSON's and ROCpd's metadata.
 	Metadata map[string]any
@@ -223,6 +227,19 @@ type Process struct {
 	// Truncated are records stored with a string cut to fit (a name or
 	// message over the largest record, ~64 KiB; counted in the app).
 	Truncated uint64
+	// PCSamplesLost are host-trap PC samples ROCR reported lost.
+	PCSamplesLost uint64
+}
+
+// PCSamplingSummary is what became of one process's host-trap PC samples.
+type PCSamplingSummary struct {
+	PID       int
+	Samples   uint64 // written
+	Lost      uint64 // ROCR reported lost (its buffers were full)
+	Unmatched uint64 // naming no dispatch of the process (left out)
+	Filtered  uint64 // of kernels the kernel filter left out
+	NoText    uint64 // written without instruction text
+	NoObjdump bool   // llvm-objdump is not installed
 }
 
 // Result lists what Write produced, for the run manifest.
@@ -234,6 +251,8 @@ type Result struct {
 	// Statuses are what each process's runtime side reported about itself
 	// (tracing.TableStatus strings), for every spool read.
 	Statuses []ProcessStatus
+	// PCSampling sums up each process's host-trap PC samples (CSV).
+	PCSampling []PCSamplingSummary
 	// Groups are the output sets, in spool start order: the spools whose
 	// resolved prefixes are equal, with what their first pass counted (set
 	// whenever Write read the spools).

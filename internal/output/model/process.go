@@ -99,6 +99,9 @@ type Catalogue struct {
 	Order recordOrder
 	// streams numbers recorded hipStream_t arguments (hipargs.go).
 	StreamNumbers StreamNumbers
+	// PCSampleCount are the host-trap PC samples the spool holds;
+	// PCSamplesLost those ROCR reported lost (its buffers were full).
+	PCSampleCount, PCSamplesLost uint64
 }
 
 // counterInfo is one counter sampled on one agent: ID is the id it is
@@ -328,6 +331,11 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 				queues[s.QueueID] = struct{}{}
 				span(s.Start, s.End)
 			}
+		case tracing.KindPCSample:
+			o.note(k, orderKey{}, 0)
+			b := r.PCSampleBatch()
+			p.PCSamplesLost += b.Lost
+			p.PCSampleCount += uint64(b.Count())
 		default:
 			o.observe(r)
 		}

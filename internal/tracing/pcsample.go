@@ -1,0 +1,119 @@
+package tracing
+
+// PCSampleSize is the size of one host-trap sample as ROCR delivers it
+// (perf_sample_hosttrap_v1_t, rpg_pc_sample_hosttrap).
+const PCSampleSize = 64
+
+// PCSample is one host-trap PC sample (perf_sample_hosttrap_v1_t): the
+// wave's program counter and exec mask, its workgroup, wave and chiplet,
+// HW_ID, the time (system ns: ROCR converts the GPU ticks) and the trap
+// handler's correlation id, (doorbell id << 32) | packet slot.
+type PCSample struct {
+	PC            uint64
+	ExecMask      uint64
+	Workgroup     [3]uint32
+	ChipletWave   uint32 // wave in group: bits 0-5; chiplet: bits 8-10
+	HWID          uint32
+	Timestamp     uint64
+	CorrelationID uint64 // the trap handler's: TrapID of the dispatch
+}
+
+// WaveInGroup is the wave's index in its workgroup.
+func (s *PCSample) WaveInGroup() uint32 { return s.ChipletWave & 0x3f }
+
+// Chiplet is the XCC that ran the wave.
+func (s *PCSample) Chiplet() uint32 { return (s.ChipletWave >> 8) & 0x7 }
+
+// PCSampleBatch is what one record holds of a data_ready callback's
+// samples for one agent; Lost is ROCR's lost count reported with the
+// callback (on its first record).
+type PCSampleBatch struct {
+	AgentNode uint32
+	Lost      uint64
+	Samples   []byte // Count() samples of PCSampleSize bytes (aliases the spool)
+}
+
+// Count is the number of samples in the batch.
+func (b *PCSampleBatch) Count() int { return len(b.Samples) / PCSampleSize }
+
+// Sample decodes the batch's i-th sample.
+func (b *PCSampleBatch) Sample(i int) PCSample {
+	r := b.Samples[i*PCSampleSize:]
+	return PCSample{PC: le.Uint64(r), ExecMask: le.Uint64(r[8:]),
+		Workgroup:   [3]uint32{le.Uint32(r[16:]), le.Uint32(r[20:]), le.Uint32(r[24:])},
+		ChipletWave: le.Uint32(r[28:]), HWID: le.Uint32(r[32:]), Timestamp: le.Uint64(r[48:]),
+		CorrelationID: le.Uint64(r[56:])}
+}
+
+// PCSampleDispatch is where a dispatch went on its hardware queue while PC
+// sampling was on: the correlation id its samples carry.
+type PCSampleDispatch struct {
+	DispatchID uint64
+	TrapID     uint64 // ((doorbell >> 3) & 0x3ff) << 32 | (write index mod queue size)
+	AgentNode  uint32
+}
+
+// TrapID is the correlation id the trap handler writes for a packet at
+// writeIndex of a hardware queue of size packets whose doorbell is at
+// doorbell (rocprofiler-sdk's trap_correlation_id).
+func TrapID(doorbell, writeIndex, size uint64) uint64 {
+	slot := writeIndex
+	if size != 0 {
+		slot = writeIndex % size
+	}
+	return ((doorbell>>3)&0x3ff)<<32 | slot&0x1ffffff
+}
+
+// TrapIDKey masks a sample's correlation id to the fields TrapID sets.
+func TrapIDKey(corr uint64) uint64 { return corr & (0x3ff<<32 | 0x1ffffff) }
+
+func decodePCSampleBatch(rec []byte) PCSampleBatch {
+	n := uint64(le.Uint32(rec[12:])) * PCSampleSize
+	return PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]), Samples: rec[24 : 24+n]}
+}
+
+func decodePCSampleDispatch(rec []byte) PCSampleDispatch {
+	return PCSampleDispatch{DispatchID: le.Uint64(rec[8:]), TrapID: le.Uint64(rec[16:]), AgentNode: le.Uint32(rec[24:])}
+}
+
+// PCSampleBatch decodes a KindPCSample record.
+func (r *Reader) PCSampleBatch() PCSampleBatch { return decodePCSampleBatch(r.rec) }
+
+// PCSampleDispatch decodes a KindPCSampleDispatch record.
+func (r *Reader) PCSampleDispatch() PCSampleDispatch { return decodePCSampleDispatch(r.rec) }
+
+// AppendBinary appends the published record (samples as Encode gives them).
+func (b PCSampleBatch) AppendBinary(out []byte) ([]byte, error) {
+	out, o := begin(out, KindPCSample, len(b.Samples))
+	r := out[o:]
+	le.PutUint32(r[8:], b.AgentNode)
+	le.PutUint32(r[12:], uint32(len(b.Samples)/PCSampleSize))
+	le.PutUint64(r[16:], b.Lost)
+	copy(r[24:], b.Samples)
+	return out, nil
+}
+
+// Encode appends the sample's 64 bytes as ROCR delivers them.
+func (s PCSample) Encode(b []byte) []byte {
+	var r [PCSampleSize]byte
+	le.PutUint64(r[0:], s.PC)
+	le.PutUint64(r[8:], s.ExecMask)
+	le.PutUint32(r[16:], s.Workgroup[0])
+	le.PutUint32(r[20:], s.Workgroup[1])
+	le.PutUint32(r[24:], s.Workgroup[2])
+	le.PutUint32(r[28:], s.ChipletWave)
+	le.PutUint32(r[32:], s.HWID)
+	le.PutUint64(r[48:], s.Timestamp)
+	le.PutUint64(r[56:], s.CorrelationID)
+	return append(b, r[:]...)
+}
+
+// AppendBinary appends the published record.
+func (d PCSampleDispatch) AppendBinary(b []byte) ([]byte, error) {
+	b, o := begin(b, KindPCSampleDispatch, 0)
+	r := b[o:]
+	le.PutUint64(r[8:], d.DispatchID)
+	le.PutUint64(r[16:], d.TrapID)
+	le.PutUint32(r[24:], d.AgentNode)
+	return b, nil
+}
