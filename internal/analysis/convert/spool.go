@@ -2,7 +2,6 @@ package convert
 
 import (
 	"encoding"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -307,72 +306,29 @@ func processInfo(p *rocpd.Process) tracing.ProcessInfo {
 	return info
 }
 
-// spoolWriter streams one spool file: the header chunk is written last,
-// when the chunk count is known.
+// spoolWriter streams one spool file through tracing.Writer, and names
+// the API functions it meets.
 type spoolWriter struct {
-	f      *os.File
-	path   string
-	info   tracing.ProcessInfo
-	chunk  []byte
-	off    int
-	chunks uint64
-	rec    []byte
-	funcs  map[tracing.APIDomain]map[string]uint32
-	err    error
+	f     *os.File
+	path  string
+	w     *tracing.Writer
+	funcs map[tracing.APIDomain]map[string]uint32
 }
 
-var le = binary.LittleEndian
-
 // newSpoolWriter creates the spool, a scratch file in Run's private
-// temporary directory: O_EXCL|O_NOFOLLOW, 0600.
+// temporary directory: O_EXCL|O_NOFOLLOW, 0600. Its records are the
+// process's main thread's.
 func newSpoolWriter(path string, info tracing.ProcessInfo) (*spoolWriter, error) {
 	f, err := atomicfile.CreatePrivate(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &spoolWriter{f: f, path: path, info: info, chunk: make([]byte, tracing.ChunkSize),
-		funcs: map[tracing.APIDomain]map[string]uint32{}}
-	// Room for the header chunk.
-	if _, err := f.Write(w.chunk); err != nil {
-		f.Close()
-		return nil, err
-	}
-	w.startChunk()
-	return w, nil
-}
-
-func (w *spoolWriter) startChunk() {
-	clear(w.chunk)
-	w.chunks++
-	le.PutUint32(w.chunk, tracing.ChunkMagic)
-	le.PutUint32(w.chunk[4:], uint32(w.info.PID))
-	le.PutUint64(w.chunk[8:], w.chunks)
-	w.off = tracing.ChunkHeaderSize
+	return &spoolWriter{f: f, path: path, w: tracing.NewWriter(f, info, uint32(info.PID)),
+		funcs: map[tracing.APIDomain]map[string]uint32{}}, nil
 }
 
 // add appends one published record.
-func (w *spoolWriter) add(r encoding.BinaryAppender) error {
-	if w.err != nil {
-		return w.err
-	}
-	w.rec, w.err = r.AppendBinary(w.rec[:0])
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.rec) > tracing.ChunkSize-tracing.ChunkHeaderSize {
-		w.err = fmt.Errorf("record of %d bytes does not fit a spool chunk", len(w.rec))
-		return w.err
-	}
-	if w.off+len(w.rec) > tracing.ChunkSize {
-		if _, w.err = w.f.Write(w.chunk); w.err != nil {
-			return w.err
-		}
-		w.startChunk()
-	}
-	copy(w.chunk[w.off:], w.rec)
-	w.off += len(w.rec)
-	return nil
-}
+func (w *spoolWriter) add(r encoding.BinaryAppender) error { return w.w.Add(r) }
 
 // function returns the spool's id of an API function name, announcing new
 // names with a string record (the writers prefer those to their tables).
@@ -456,40 +412,14 @@ func (w *spoolWriter) catalogue(db *rocpd.DB, in *rocpd.Info) error {
 	return nil
 }
 
-func putBlob(dst []byte, tag uint32, v []byte) []byte {
-	var h [8]byte
-	le.PutUint32(h[:], tag)
-	le.PutUint32(h[4:], uint32(len(v)))
-	dst = append(append(dst, h[:]...), v...)
-	for len(dst)%8 != 0 {
-		dst = append(dst, 0)
-	}
-	return dst
-}
-
-func joinNUL(ss []string) []byte {
-	var out []byte
-	for _, s := range ss {
-		out = append(append(out, s...), 0)
-	}
-	return out
-}
-
 // close writes the last chunk and the header.
 func (w *spoolWriter) close() error {
-	if w.err == nil && w.off > tracing.ChunkHeaderSize {
-		_, w.err = w.f.Write(w.chunk)
-	} else if w.err == nil {
-		w.chunks-- // the started chunk holds nothing
-	}
-	if w.err == nil {
-		w.err = w.writeHeader()
-	}
-	if cerr := w.f.Close(); w.err == nil {
-		w.err = cerr
+	err := w.w.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
 	}
 	w.f = nil
-	return w.err
+	return err
 }
 
 func (w *spoolWriter) abort() {
@@ -498,38 +428,4 @@ func (w *spoolWriter) abort() {
 		os.Remove(w.path)
 		w.f = nil
 	}
-}
-
-func (w *spoolWriter) writeHeader() error {
-	h := make([]byte, tracing.ChunkSize)
-	p := &w.info
-	le.PutUint32(h[8:], tracing.SpoolVersion)
-	le.PutUint32(h[12:], tracing.HeaderFixedSize)
-	le.PutUint32(h[16:], tracing.ChunkSize)
-	le.PutUint32(h[20:], 4<<20)
-	for i, v := range []int32{p.PID, p.PPID, p.PGID, p.SID, p.PSize} {
-		le.PutUint32(h[24+4*i:], uint32(v))
-	}
-	le.PutUint64(h[48:], p.StartBoottimeNs)
-	le.PutUint64(h[56:], p.StartRealtimeNs)
-	le.PutUint64(h[64:], 1+w.chunks)
-	var blob []byte
-	blob = putBlob(blob, 4, []byte(p.Hostname))
-	blob = putBlob(blob, 5, []byte(p.Exe))
-	blob = putBlob(blob, 1, joinNUL(p.Argv))
-	env := joinNUL(p.Environ)
-	// The header chunk bounds the blob: drop the environment if it is huge.
-	if len(blob)+len(env)+16 > tracing.ChunkSize-tracing.HeaderFixedSize {
-		env = nil
-	}
-	blob = putBlob(blob, 2, env)
-	if len(blob) > tracing.ChunkSize-tracing.HeaderFixedSize {
-		return fmt.Errorf("process command line of %d bytes does not fit a spool header", len(blob))
-	}
-	le.PutUint32(h[44:], uint32(len(blob)))
-	copy(h[tracing.HeaderFixedSize:], blob)
-	// The magic goes in last, as the recorder stores it.
-	le.PutUint64(h, tracing.SpoolMagic)
-	_, err := w.f.WriteAt(h, 0)
-	return err
 }
