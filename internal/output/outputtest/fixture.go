@@ -2,7 +2,6 @@ package outputtest
 
 import (
 	"encoding"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,48 +181,16 @@ func WriteSpools(t testing.TB, dir string, pids []int32, n int) []string {
 	return paths
 }
 
-// StreamSpool writes a large spool without holding it: the header the
-// builder makes, then chunks straight to the file.
+// StreamSpool writes a large spool without holding it, through the one
+// spool writer (tracing.Writer) straight to the file.
 func StreamSpool(t testing.TB, path string, pid int32, n int) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	defer f.Close()
-	head := spooltest.New(Info(pid)).Bytes()[:tracing.ChunkSize]
-	_, err = f.Write(head)
-	require.NoError(t, err)
-	le := binary.LittleEndian
-	chunk := make([]byte, tracing.ChunkSize)
-	var idx uint64
-	off := 0
-	var rec []byte
-	flush := func() {
-		if off == 0 {
-			return
-		}
-		_, err := f.Write(chunk)
-		require.NoError(t, err)
-		off = 0
-	}
-	Emit(pid, n, func(r encoding.BinaryAppender) {
-		rec, _ = r.AppendBinary(rec[:0])
-		if off == 0 || off+len(rec) > tracing.ChunkSize {
-			flush()
-			clear(chunk)
-			idx++
-			le.PutUint32(chunk, tracing.ChunkMagic)
-			le.PutUint32(chunk[4:], 1)
-			le.PutUint64(chunk[8:], idx)
-			off = tracing.ChunkHeaderSize
-		}
-		copy(chunk[off:], rec)
-		off += len(rec)
-	})
-	flush()
-	var n8 [8]byte
-	le.PutUint64(n8[:], idx+1)
-	_, err = f.WriteAt(n8[:], 64)
-	require.NoError(t, err)
+	w := tracing.NewWriter(f, Info(pid), 1)
+	Emit(pid, n, func(r encoding.BinaryAppender) { require.NoError(t, w.Add(r)) })
+	require.NoError(t, w.Sync())
 }
 
 // NewInput writes one spool per pid with n iterations each and returns
