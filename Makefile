@@ -110,7 +110,8 @@ fuzz:
 
 # The README's first command: the CLI (with the libraries it embeds) and the
 # one sample app scripts/demo.sh profiles, on the host's ROCm 5.2.3; none of
-# the test suite (ROCm roots, other apps, DuckDB). After the packages are in,
+# the test suite (ROCm roots, other apps, DuckDB), nor the DuckDB engine
+# (make build's rocprof-go-duckdb) the demo does not run. After the packages are in,
 # the native libraries and the app build in parallel, one job per core (the
 # preload library's one long compile beside the shim's Go build).
 # docs/building.md has its measured time; test/doccommands checks what it
@@ -118,7 +119,7 @@ fuzz:
 DEMO_APP  := $(TESTAPPS_DIR)/multistream
 DEMO_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 demo: build-deps
-	@$(MAKE) --no-print-directory -j$(DEMO_JOBS) build $(DEMO_APP)
+	@$(MAKE) --no-print-directory -j$(DEMO_JOBS) cli $(DEMO_APP)
 	./scripts/demo.sh
 
 lint:
