@@ -14,13 +14,14 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
 type recordingWriter struct{ reqs []OutputRequest }
 
 func (w *recordingWriter) WriteOutputs(_ context.Context, req OutputRequest) (*OutputReport, error) {
 	w.reqs = append(w.reqs, req)
-	return &OutputReport{Files: []OutputFile{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}}, nil
+	return &OutputReport{Files: []model.File{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}}, nil
 }
 
 func plan(t *testing.T, args ...string) *options.Plan {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
@@ -37,7 +38,7 @@ type RunOutputWriter interface {
 // OutputReport is what a writer made of one pass's spools: the files, and
 // the requested domains that could not be collected.
 type OutputReport struct {
-	Files []OutputFile
+	Files []model.File
 	// Records counts the pass's records by rocprofv3 domain name
 	// (KERNEL_DISPATCH, HIP_API, ...; absent: none recorded).
 	Records map[string]int64
@@ -113,21 +114,13 @@ type OutputRequest struct {
 	Stdout io.Writer
 }
 
-// OutputFile is one file a writer produced.
-type OutputFile struct {
-	Path    string
-	Format  string
-	Domain  string
-	Records int64
-}
-
 // PassResult is how one run of the app went.
 type PassResult struct {
 	Env      *AppEnv // the environment the app was started with
 	Config   *options.Config
 	Dir      string
 	Process  *ProcessResult
-	Files    []OutputFile
+	Files    []model.File
 	Records  map[string]int64 // see OutputReport
 	SpoolDir string           // kept only when writing outputs failed
 	// Lost, Unavailable, LostRecords, SkippedSpools and NoGPU: see OutputReport.
@@ -147,7 +140,7 @@ type Result struct {
 	Passes     []PassResult
 	// Files are the outputs made from every pass together (RunOutputWriter),
 	// Warnings what it found worth saying about the whole run.
-	Files    []OutputFile
+	Files    []model.File
 	Warnings []string
 }
 

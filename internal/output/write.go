@@ -49,6 +49,9 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	if cfg.PrefixTemplate == "" {
 		cfg.PrefixTemplate = model.DefaultPrefixTemplate
 	}
+	if cfg.PCInstructions == nil {
+		cfg.PCInstructions = newPCInstructions // the disassembler: cgo's side (internal/att)
+	}
 	res := &model.Result{}
 	if cfg.V1Enabled() && !cfg.Has(model.FormatCSV) {
 		// With -o NAME.csv, --stats asks for rocprof v1's stats files

@@ -17,6 +17,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/att"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -117,8 +118,8 @@ func decodeThreadTraces(res *launch.Result, started time.Time, environ []string,
 		// run.json lists each dispatch's stats CSV and code.json.
 		for j, d := range r.Dispatches {
 			p.Files = append(p.Files,
-				launch.OutputFile{Path: att.StatsName(d), Format: "csv", Domain: "thread_trace", Records: int64(r.Rows[j])},
-				launch.OutputFile{Path: filepath.Join(d, "code.json"), Format: "json", Domain: "thread_trace", Records: int64(r.Rows[j])})
+				model.File{Path: att.StatsName(d), Format: "csv", Domain: "thread_trace", Records: uint64(r.Rows[j])},
+				model.File{Path: filepath.Join(d, "code.json"), Format: "json", Domain: "thread_trace", Records: uint64(r.Rows[j])})
 		}
 		added = true
 		fmt.Fprintf(progress, "rocprof-go: thread trace: %d dispatch(es) decoded into %s\n", len(r.Dispatches), p.Dir)
@@ -139,7 +140,7 @@ var attFileName = regexp.MustCompile(`^(\d+)_(?:agent_\d+_shader_engine_\d+_\d+\
 // its spool directory into each process's output directory (dirTemplate's
 // placeholders expanded for that process), as every output file is written:
 // under a temporary name, renamed when complete, never through a link.
-func placeThreadTraces(spoolDir, dirTemplate string, launchTime time.Time) ([]launch.OutputFile, error) {
+func placeThreadTraces(spoolDir, dirTemplate string, launchTime time.Time) ([]model.File, error) {
 	src := filepath.Join(spoolDir, attSpoolDir)
 	entries, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -158,7 +159,7 @@ func placeThreadTraces(spoolDir, dirTemplate string, launchTime time.Time) ([]la
 			}
 		}
 	}
-	var files []launch.OutputFile
+	var files []model.File
 	for _, e := range entries {
 		m := attFileName.FindStringSubmatch(e.Name())
 		if m == nil || !e.Type().IsRegular() {
@@ -187,7 +188,7 @@ func placeThreadTraces(spoolDir, dirTemplate string, launchTime time.Time) ([]la
 			return files, err
 		}
 		format := strings.TrimPrefix(filepath.Ext(e.Name()), ".")
-		files = append(files, launch.OutputFile{Path: dst, Format: format, Domain: "thread_trace_raw"})
+		files = append(files, model.File{Path: dst, Format: model.Format(format), Domain: "thread_trace_raw"})
 	}
 	return files, os.RemoveAll(src)
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 )
 
 // writeConfigFile writes <dir>/<prefix>_config.json for --output-config: the
 // pass's configuration, build information and the app's full environment.
 // It is the only output that carries the environment, and only on request.
-func writeConfigFile(pass launch.PassResult, app []string) (launch.OutputFile, error) {
+func writeConfigFile(pass launch.PassResult, app []string) (model.File, error) {
 	c := pass.Config
 	prefix := c.OutputFile
 	if prefix == "" {
@@ -70,16 +71,16 @@ func writeConfigFile(pass launch.PassResult, app []string) (launch.OutputFile, e
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return launch.OutputFile{}, err
+		return model.File{}, err
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return launch.OutputFile{}, err
+		return model.File{}, err
 	}
 	// It holds the environment: 0600, through a temporary file.
 	if err := atomicfile.WriteFile(path, append(data, '\n'), atomicfile.Private); err != nil {
-		return launch.OutputFile{}, fmt.Errorf("config output: %w", err)
+		return model.File{}, fmt.Errorf("config output: %w", err)
 	}
-	return launch.OutputFile{Path: path, Format: "json", Domain: "config", Records: 1}, nil
+	return model.File{Path: path, Format: "json", Domain: "config", Records: 1}, nil
 }
 
 // writeConfigFiles adds config.json to every pass that asked for it.

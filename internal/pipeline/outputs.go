@@ -16,6 +16,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -62,7 +63,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 			}
 		}
 		for _, f := range res.Files {
-			files = append(files, launch.OutputFile{Path: f.Path, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
+			files = append(files, f)
 		}
 	}
 	rep.Files = files
@@ -96,7 +97,7 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 	res, err := output.WriteV1(v1)
 	if res != nil {
 		for _, f := range res.Files {
-			rep.Files = append(rep.Files, launch.OutputFile{Path: f.Path, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
+			rep.Files = append(rep.Files, f)
 		}
 	}
 	return rep, err
@@ -336,7 +337,7 @@ func summaryFile(f string) string {
 // threadTraceNamesByPID sorts the placed thread-trace files by the process
 // that wrote them (their names start with its pid), for JSON's
 // strings.att_filenames and code_object_snapshot_filenames.
-func threadTraceNamesByPID(files []launch.OutputFile) map[int32][]string {
+func threadTraceNamesByPID(files []model.File) map[int32][]string {
 	var byPID map[int32][]string
 	for _, f := range files {
 		name := filepath.Base(f.Path)

@@ -268,7 +268,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 			if err != nil {
 				rel = f.Path
 			}
-			m.Files = append(m.Files, ManifestFile{Path: rel, Format: f.Format, Domain: f.Domain, Records: f.Records})
+			m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
 		}
 	}
 	for _, f := range res.Files { // made from every pass together (rocprof v1's files)
@@ -276,7 +276,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Resu
 		if err != nil {
 			rel = f.Path
 		}
-		m.Files = append(m.Files, ManifestFile{Path: rel, Format: f.Format, Domain: f.Domain, Records: f.Records})
+		m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
 	}
 	return m
 }

@@ -33,8 +33,8 @@ func writePCSamples(cfg *model.Config, prefix string, procs []*csvProcess, res *
 			if f == nil {
 				f = newCSVFile(cfg.FS, prefix, "pc_sampling_host_trap", "PC_SAMPLING_HOST_TRAP", pcSamplingHostTrapColumns)
 			}
-			ins := model.NewPCInstructions(s)
-			sum.NoObjdump = ins.NoObjdump
+			ins := cfg.NewPCInstructions(s)
+			sum.NoObjdump = ins.NoObjdump()
 			for i := range s.Samples {
 				x := &s.Samples[i]
 				text, known := ins.Text(x)

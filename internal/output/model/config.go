@@ -135,6 +135,9 @@ type Config struct {
 	// PCSampleKernel, when set, says which kernels keep their PC samples
 	// (--kernel-include-regex / --kernel-exclude-regex); nil keeps all.
 	PCSampleKernel func(sym *KernelSymbol) bool
+	// PCInstructions disassembles a spool's sampled PCs (NewPCInstructions);
+	// nil: no instruction text. Package output sets it.
+	PCInstructions func(s *PCSamples) PCInstructions
 
 	// Metadata is the run's configuration as rocprofv3 names it, copied
 	// into JSON's and ROCpd's metadata.

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rocprof-go/rocprof-go/internal/att"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -153,74 +152,44 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 	return out, nil
 }
 
-// PCInstructions disassembles the sampled PCs (the CSV's Instruction
-// column, JSON's pc_sample_instructions): the code objects are read from
-// their file:// URIs (a memory:// code object was in the app's memory,
-// gone after it) and listed with llvm-objdump (internal/att), in the CLI,
-// never in the app.
-type PCInstructions struct {
-	cos   *att.CodeObjects
-	dir   string
-	known map[uint64]bool
+// PCInstructions gives the instruction text of sampled PCs (the CSV's
+// Instruction column, JSON's pc_sample_instructions). The disassembler
+// (internal/att's code objects and llvm-objdump) is cgo's side of the
+// project, so it is handed in: Config.PCInstructions, which package output
+// fills when it writes.
+type PCInstructions interface {
+	// Text is the instruction at a sample's PC ("" when unknown: no code
+	// object, or no llvm-objdump), and whether its code object was known.
+	Text(s *PCSample) (string, bool)
 	// NoObjdump: llvm-objdump is not installed: no instruction has text.
-	NoObjdump bool
-	// Missing counts the samples whose code object could not be read.
-	Missing uint64
+	NoObjdump() bool
+	// Close removes what the disassembler extracted.
+	Close()
 }
 
-// NewPCInstructions prepares the code objects of a spool's samples.
-func NewPCInstructions(s *PCSamples) *PCInstructions {
-	pi := &PCInstructions{known: map[uint64]bool{}}
-	dir, err := os.MkdirTemp("", "rocprof-go-pcs-")
-	if err != nil {
-		return pi
+// noInstructions is the PCInstructions of a writer given no disassembler:
+// every code object unknown.
+type noInstructions struct{}
+
+func (noInstructions) Text(*PCSample) (string, bool) { return "", false }
+func (noInstructions) NoObjdump() bool              { return false }
+func (noInstructions) Close()                       {}
+
+// NewPCInstructions prepares the disassembly of a spool's samples with the
+// configured disassembler.
+func (c *Config) NewPCInstructions(s *PCSamples) PCInstructions {
+	if c.PCInstructions == nil {
+		return noInstructions{}
 	}
-	pi.dir = dir
-	var entries []att.CodeObject
-	for _, c := range s.CodeObjects {
-		data, err := fileCodeObject(string(c.URI))
-		if err != nil {
-			continue
-		}
-		name := fmt.Sprintf("co_%d.out", c.CodeObjectID)
-		if os.WriteFile(filepath.Join(dir, name), data, 0o600) != nil {
-			continue
-		}
-		pi.known[c.CodeObjectID] = true
-		entries = append(entries, att.CodeObject{ID: c.CodeObjectID, Agent: c.AgentNode, LoadBase: c.LoadBase,
-			LoadSize: c.LoadSize, LoadDelta: int64(c.LoadDelta), File: name, URI: string(c.URI)})
-	}
-	pi.cos = att.NewCodeObjects(dir, entries)
-	if pi.cos.Objdump == "" {
-		pi.cos.Objdump = versionedObjdump()
-	}
-	pi.NoObjdump = pi.cos.Objdump == ""
-	return pi
+	return c.PCInstructions(s)
 }
 
-// Close removes the extracted code objects.
-func (pi *PCInstructions) Close() {
-	if pi.dir != "" {
-		_ = os.RemoveAll(pi.dir)
-	}
-}
+// FileCodeObject reads a code object from its file:// URI (with
+// #offset=&size= of a bundle), for a disassembler.
+func FileCodeObject(uri string) ([]byte, error) { return fileCodeObject(uri) }
 
-// Text is the instruction at a sample's PC ("" when unknown: no code
-// object, or no llvm-objdump), and whether its code object was known.
-func (pi *PCInstructions) Text(s *PCSample) (string, bool) {
-	if pi.cos == nil || s.CodeObjectID == 0 || !pi.known[s.CodeObjectID] {
-		pi.Missing++
-		return "", false
-	}
-	if pi.NoObjdump {
-		return "", true
-	}
-	l, err := pi.cos.Instruction(att.PC{Addr: s.VAddr, CodeObj: s.CodeObjectID})
-	if err != nil || strings.HasPrefix(l.Text, ".long ") {
-		return "", true
-	}
-	return l.Text, true
-}
+// VersionedObjdump finds a versioned llvm-objdump, for a disassembler.
+func VersionedObjdump() string { return versionedObjdump() }
 
 // versionedObjdump finds a versioned llvm-objdump (Debian's
 // llvm-objdump-NN, ROCm's /opt/rocm/llvm/bin) when the plain name is not
