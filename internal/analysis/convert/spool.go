@@ -52,6 +52,7 @@ func spoolProcesses(dir string, dbs []*rocpd.DB) ([]spool, error) {
 				return nil, fmt.Errorf("%s: %w", db.Path, err)
 			}
 		}
+		db.Release() // a job's thousands of databases: one's caches at a time
 	}
 	return out, nil
 }

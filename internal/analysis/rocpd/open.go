@@ -60,11 +60,24 @@ func Open(path string) (*DB, error) {
 		sdb.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// Its connection holds the parsed schema (ROCpd's many views: a few
+	// hundred KiB) until the database is read: a job's 2,000 open at once
+	// would hold them all.
+	db.Release()
 	return db, nil
 }
 
 // Close closes the database.
 func (db *DB) Close() error { return db.SQL.Close() }
+
+// Release closes the database's idle connections, and with them their
+// page caches (a few MiB each): a reader of thousands of databases (a
+// job's ranks) holds one database's at a time. Later queries open new
+// connections.
+func (db *DB) Release() {
+	db.SQL.SetMaxIdleConns(0)
+	db.SQL.SetMaxIdleConns(2)
+}
 
 // ErrNotROCpd is returned for SQLite files without ROCpd metadata.
 var ErrNotROCpd = errors.New("not a ROCpd database (no rocpd_metadata table); " +
