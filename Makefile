@@ -6,11 +6,12 @@ SHELL      := /bin/bash
 GO         ?= go
 BUILD      := $(CURDIR)/build
 CLI        := $(BUILD)/rocprof-go
-# The DuckDB engine, a companion executable beside the CLI (internal/duckdb
+# The DuckDB engine, an executable the CLI embeds compressed (internal/duckdb
 # says why it is not linked in): fully static, so it runs on any x86-64
 # Linux whatever its glibc.
 DUCKDB_ENGINE := $(BUILD)/rocprof-go-duckdb
 PAYLOAD_DIR := internal/launch/payload
+DUCKDB_PAYLOAD_DIR := internal/duckdb/payload
 NATIVE_LIBS :=
 PAYLOAD    :=
 TEST_PREREQS :=
@@ -66,12 +67,15 @@ deps:
 	@# fetch it and build it once here (cgo, a large static library).
 	cd internal/output/duckdbcheck && GOWORK=off $(GO) build -o /dev/null .
 
-build: cli duckdb-engine
+# The engine first: the CLI embeds it (compressed) when it is there.
+build: duckdb-engine cli
 
 cli: $(NATIVE_LIBS)
 	@mkdir -p $(BUILD) $(PAYLOAD_DIR)
 	@find $(PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
 	@for f in $(PAYLOAD); do cp $$f $(PAYLOAD_DIR)/; done
+	@find $(DUCKDB_PAYLOAD_DIR) -mindepth 1 ! -name README.md -delete
+	@if [ -x $(DUCKDB_ENGINE) ]; then gzip -1 -c $(DUCKDB_ENGINE) > $(DUCKDB_PAYLOAD_DIR)/rocprof-go-duckdb.gz; fi
 	$(GO) build -trimpath -ldflags '-X main.gitRevision=$(GIT_REVISION)' -o $(CLI) ./cmd/rocprof-go
 
 # glibc's warnings that getpwuid and getaddrinfo need its shared NSS modules

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/imbalance"
 	"github.com/rocprof-go/rocprof-go/internal/duckdb"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -69,7 +71,17 @@ ranks of each rank's total time, the slowest rank and the max/median ratio (docs
 				return err
 			}
 			if imb {
-				t, err := imbalance.Build(cmd.Context(), args[0], duckdb.Options{})
+				o := duckdb.Options{}
+				// The engine this binary embeds, unpacked into the library
+				// cache, unless ROCPROF_GO_DUCKDB names another.
+				if gz := duckdb.Embedded(); gz != nil && os.Getenv(duckdb.EnvVar) == "" {
+					engine, err := launch.EmbeddedTool(duckdb.Name, gz)
+					if err != nil {
+						return err
+					}
+					o.Engine = engine
+				}
+				t, err := imbalance.Build(cmd.Context(), args[0], o)
 				if err != nil {
 					return err
 				}

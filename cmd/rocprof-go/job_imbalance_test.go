@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +15,9 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
-// job --imbalance runs the DuckDB engine beside the CLI (here: named by
-// ROCPROF_GO_DUCKDB) on a 4-rank job's hive Parquet; without the engine it
-// says how to get it; --print-query prints the SQL it runs.
+// job --imbalance runs the DuckDB engine (here: named by
+// ROCPROF_GO_DUCKDB, then the one the CLI embeds) on a 4-rank job's hive
+// Parquet; --print-query prints the SQL it runs.
 func TestJobImbalance(t *testing.T) {
 	dir := t.TempDir()
 	j := jobgen.Job{Ranks: 4, Dispatches: 20, Kernels: 2, RanksPerHost: 2, SlowRank: 3, SlowNs: 1000, Parquet: true}
@@ -40,10 +42,20 @@ func TestJobImbalance(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "read_parquet('"+filepath.Join(dir, "domain=kernels", "**", "*.parquet")+"', hive_partitioning = true)")
 
-	r = runCLI(t, []string{duckdb.EnvVar + "="}, "job", "--imbalance", dir)
-	require.Equal(t, 1, r.code)
-	require.Contains(t, r.stderr, "rocprof-go-duckdb not found")
-	require.Contains(t, r.stderr, "make build writes build/rocprof-go-duckdb")
+	// The engine the CLI embeds: a copy of rocprof-go alone (no engine
+	// beside it or in PATH) unpacks it into its library cache and runs it.
+	alone := filepath.Join(t.TempDir(), "rocprof-go")
+	b, err := os.ReadFile(cliBinary)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(alone, b, 0o755))
+	cache := t.TempDir()
+	cmd := exec.Command(alone, "job", "--imbalance", "--format", "csv", dir)
+	cmd.Env = append(os.Environ(), duckdb.EnvVar+"=", "XDG_CACHE_HOME="+cache, "PATH=/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), lines[1])
+	unpacked, _ := filepath.Glob(filepath.Join(cache, "rocprof-go", "tool-*", duckdb.Name))
+	require.Len(t, unpacked, 1, "the embedded engine, unpacked into the cache")
 
 	r = runCLI(t, nil, "job", "--format", "csv", dir)
 	require.Equal(t, 2, r.code, r.stderr)

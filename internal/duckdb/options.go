@@ -16,6 +16,9 @@ type Options struct {
 	// TempDir is where DuckDB spills (default: DuckDB's own, .tmp in the
 	// working directory, created only when it spills).
 	TempDir string
+	// Engine is the engine's path (the CLI's embedded one, unpacked);
+	// "" finds it (Find).
+	Engine string
 }
 
 // DefaultMemoryLimitMiB is DuckDB's memory limit unless Options say.

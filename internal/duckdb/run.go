@@ -48,7 +48,7 @@ func Find() (string, error) {
 	if beside != "" {
 		where = "at " + beside
 	}
-	return "", fmt.Errorf("%w: the DuckDB engine is a companion executable (make build writes build/%s, a static executable that runs on any x86-64 Linux): copy it %s, put it in PATH, or set %s to its path (docs/mpi.md); the duckdb CLI runs the same query on the files (rocprof-go job --imbalance --print-query DIR): %w",
+	return "", fmt.Errorf("%w: this rocprof-go does not embed the DuckDB engine (one built by make build does) and none is beside it: copy build/%s (a static executable that runs on any x86-64 Linux) %s, put it in PATH, or set %s to its path (docs/mpi.md); the duckdb CLI runs the same query on the files (rocprof-go job --imbalance --print-query DIR): %w",
 		ErrMissing, Name, where, EnvVar, fs.ErrNotExist)
 }
 
@@ -72,14 +72,17 @@ type Result struct {
 
 // Query runs q in the companion bounded by o and returns its rows.
 func Query(ctx context.Context, o Options, q string) (*Result, error) {
-	path, err := Find()
-	if err != nil {
-		return nil, err
+	path := o.Engine
+	if path == "" {
+		var err error
+		if path, err = Find(); err != nil {
+			return nil, err
+		}
 	}
 	cmd := exec.CommandContext(ctx, path, append(append(o.Args(), "-json", "--"), q)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	res := &Result{}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
