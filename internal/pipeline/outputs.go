@@ -62,9 +62,7 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 				rep.Records[d] += int64(n)
 			}
 		}
-		for _, f := range res.Files {
-			files = append(files, f)
-		}
+		files = append(files, res.Files...)
 	}
 	rep.Files = files
 	return rep, err
@@ -96,9 +94,7 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 	}
 	res, err := output.WriteV1(v1)
 	if res != nil {
-		for _, f := range res.Files {
-			rep.Files = append(rep.Files, f)
-		}
+		rep.Files = append(rep.Files, res.Files...)
 	}
 	return rep, err
 }

@@ -172,8 +172,8 @@ type PCInstructions interface {
 type noInstructions struct{}
 
 func (noInstructions) Text(*PCSample) (string, bool) { return "", false }
-func (noInstructions) NoObjdump() bool              { return false }
-func (noInstructions) Close()                       {}
+func (noInstructions) NoObjdump() bool               { return false }
+func (noInstructions) Close()                        {}
 
 // NewPCInstructions prepares the disassembly of a spool's samples with the
 // configured disassembler.
