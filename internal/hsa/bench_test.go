@@ -80,7 +80,7 @@ func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 				for p := range base {
 					ratios = append(ratios, float64(prof[p].wall)/float64(base[p].wall))
 				}
-				b.ReportMetric(medianF(ratios), "wall-ratio-median")
+				b.ReportMetric(testsys.Median(ratios), "wall-ratio-median")
 				b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
 				b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
 					"app-thread-cpu-ns-added/dispatch")
@@ -182,11 +182,11 @@ func BenchmarkHSAAPITraceOverheadPerCall(b *testing.B) {
 			ratio = append(ratio, on.bestCPU/base.bestCPU)
 			baseCPU = append(baseCPU, base.bestCPU)
 		}
-		b.ReportMetric(medianF(addCPU), "thread-cpu-ns-added/traced-call")
-		b.ReportMetric(medianF(addWall), "ns-added/traced-call")
-		b.ReportMetric(medianF(addOff), "thread-cpu-ns-added/untraced-call")
-		b.ReportMetric(medianF(ratio), "call-ratio")
-		b.ReportMetric(medianF(baseCPU), "bare-thread-cpu-ns/call")
+		b.ReportMetric(testsys.Median(addCPU), "thread-cpu-ns-added/traced-call")
+		b.ReportMetric(testsys.Median(addWall), "ns-added/traced-call")
+		b.ReportMetric(testsys.Median(addOff), "thread-cpu-ns-added/untraced-call")
+		b.ReportMetric(testsys.Median(ratio), "call-ratio")
+		b.ReportMetric(testsys.Median(baseCPU), "bare-thread-cpu-ns/call")
 		// CPU time is steadier than the loop's wall time on a shared machine;
 		// it includes the shim's one-off set-up (Go runtime, agent records).
 		b.ReportMetric(float64(best(rssOn, cpuOf)-best(rssBase, cpuOf))/float64(n), "cpu-ns-added/traced-call")
@@ -205,15 +205,6 @@ func parseAgentInfo(b *testing.B, out string) agentInfoTimes {
 	_, err := fmt.Sscanf(after, "%f ns/call %f thread-cpu-ns/call", &t.bestWall, &t.bestCPU)
 	require.NoError(b, err, "agentinfo printed %q", out)
 	return t
-}
-
-func medianF(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func wallOf(m measured) time.Duration { return m.wall }
@@ -304,9 +295,9 @@ func BenchmarkKernelTraceSyncPerLaunch(b *testing.B) {
 			bare, traced = append(bare, perLaunch(mb)), append(traced, perLaunch(mt))
 			ratio = append(ratio, perLaunch(mt)/perLaunch(mb))
 		}
-		b.ReportMetric(medianF(bare), "bare-us/launch")
-		b.ReportMetric(medianF(traced), "traced-us/launch")
-		b.ReportMetric(medianF(ratio), "ratio")
+		b.ReportMetric(testsys.Median(bare), "bare-us/launch")
+		b.ReportMetric(testsys.Median(traced), "traced-us/launch")
+		b.ReportMetric(testsys.Median(ratio), "ratio")
 	}
 	testsys.ReportHost(b)
 }
@@ -339,8 +330,8 @@ func BenchmarkSmallAppRSS(b *testing.B) {
 			added = append(added, float64(prof.maxRSS-base.maxRSS)/(1<<20))
 			ratio = append(ratio, float64(prof.maxRSS)/float64(base.maxRSS))
 		}
-		b.ReportMetric(medianF(added), "MiB-RSS-added")
-		b.ReportMetric(medianF(ratio), "rss-ratio")
+		b.ReportMetric(testsys.Median(added), "MiB-RSS-added")
+		b.ReportMetric(testsys.Median(ratio), "rss-ratio")
 	}
 	testsys.ReportHost(b)
 }

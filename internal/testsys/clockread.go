@@ -50,7 +50,6 @@ static int testsys_clock_reads(int what, int slices, long per, double *out)
 import "C"
 
 import (
-	"slices"
 	"unsafe"
 )
 
@@ -72,18 +71,9 @@ func MeasureClockReads() (rdtscNs, clockGettimeNs float64) {
 			if C.testsys_clock_reads(what, nslices, per, (*C.double)(unsafe.Pointer(&buf[0]))) == 0 {
 				return 0
 			}
-			perRun = append(perRun, median(buf))
+			perRun = append(perRun, Median(buf))
 		}
-		return median(perRun)
+		return Median(perRun)
 	}
 	return measure(0), measure(1)
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -3,7 +3,6 @@ package hiptrace
 import (
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -92,20 +91,20 @@ func BenchmarkHIPCallRate(b *testing.B) {
 					for r := range ns[k] {
 						v = append(v, ns[k][r]/ns[0][r])
 					}
-					return median(v)
+					return testsys.Median(v)
 				}
 				added := func(k int) float64 {
 					var v []float64
 					for r := range ns[k] {
 						v = append(v, ns[k][r]-ns[0][r])
 					}
-					return median(v)
+					return testsys.Median(v)
 				}
 				b.ReportMetric(ratio(2), "on/base-median")
 				b.ReportMetric(ratio(3), "args-on/base-median")
 				b.ReportMetric(ratio(1), "off/base-median")
 				b.ReportMetric(ratio(4), "ids/base-median")
-				b.ReportMetric(median(ns[0]), "base-ns/call")
+				b.ReportMetric(testsys.Median(ns[0]), "base-ns/call")
 				b.ReportMetric(added(1), "off-added-ns")
 				b.ReportMetric(added(2), "on-added-ns")
 				b.ReportMetric(added(3), "args-on-added-ns")
@@ -114,13 +113,4 @@ func BenchmarkHIPCallRate(b *testing.B) {
 			testsys.ReportHost(b)
 		})
 	}
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
