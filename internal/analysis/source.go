@@ -62,6 +62,10 @@ type runManifest struct {
 		Format string `json:"format"`
 	} `json:"files"`
 	Concurrent []runManifest `json:"concurrent_runs"`
+	// Rank is set when the run was a rank of a job (jobdir).
+	Rank *struct {
+		Job string `json:"job"`
+	} `json:"rank"`
 }
 
 // Resolve finds what a path given to summary or compare holds: a ROCpd
@@ -92,13 +96,19 @@ func Resolve(path string) (*Source, error) {
 		}
 		return src, nil
 	}
-	// The ranks of a job that wrote here: their manifests, one run
-	// (jobdir; run.json is then only the last rank's).
+	// The ranks of a job that wrote here: their manifests are one run
+	// (jobdir; run.json is then only the last rank's). A run.json of a run
+	// that was no rank, written after the job, is that run.
+	if m := filepath.Join(path, "run.json"); isRegular(m) {
+		if rm, err := readRunManifest(m); err == nil && rm.Rank != nil {
+			if ranks := jobdir.Of(path, rm.Rank.Job); ranks != nil {
+				return resolveManifests(src, path, ranks)
+			}
+		}
+		return resolveManifest(src, path, m)
+	}
 	if ranks := jobdir.Newest(path); ranks != nil {
 		return resolveManifests(src, path, ranks)
-	}
-	if m := filepath.Join(path, "run.json"); isRegular(m) {
-		return resolveManifest(src, path, m)
 	}
 	return resolveDir(src, path)
 }

@@ -34,6 +34,18 @@ func Path(dir, job, rank string) string {
 	return filepath.Join(dir, Name, Key(job), "rank-"+clean+".json")
 }
 
+// Of returns the manifests of job's ranks in dir (nil: none).
+func Of(dir, job string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, Name, Key(job), "rank-*.json"))
+	var kept []string
+	for _, f := range files {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
 // Newest returns the manifests of the job in dir whose newest manifest
 // was written last (a directory reused by several jobs holds each one's),
 // or nil when dir holds none.

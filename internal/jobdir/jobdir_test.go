@@ -33,3 +33,14 @@ func TestPathsAndNewestJob(t *testing.T) {
 	require.NoError(t, os.Symlink(old0, filepath.Join(filepath.Dir(a), "rank-9.json")))
 	require.ElementsMatch(t, []string{a, b}, Newest(dir))
 }
+
+func TestOfListsOneJobsRanks(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range []string{"0", "1"} {
+		p := Path(dir, "j", r)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
+	}
+	require.Len(t, Of(dir, "j"), 2)
+	require.Nil(t, Of(dir, "other"))
+}
