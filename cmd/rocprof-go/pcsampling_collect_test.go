@@ -43,6 +43,67 @@ func pcsNum(t *testing.T, s string) uint64 {
 	return v
 }
 
+// pcsJSONMatchesCSV checks a -f csv json run's results.json: as many
+// buffer_records.pc_sample_host_trap records as pc_sampling_host_trap.csv
+// has rows, in the same order with the same dispatch id, timestamp, exec
+// mask and correlation id, and each record's inst_index naming its row's
+// instruction in strings.pc_sample_instructions.
+func pcsJSONMatchesCSV(t *testing.T, dir string, rows []map[string]string) {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*_results.json"))
+	require.Len(t, m, 1, "results.json in %s", dir)
+	data, err := os.ReadFile(m[0])
+	require.NoError(t, err)
+	var doc struct {
+		Tool []struct {
+			Strings struct {
+				Instructions []string `json:"pc_sample_instructions"`
+				Comments     []string `json:"pc_sample_comments"`
+			} `json:"strings"`
+			BufferRecords struct {
+				HostTrap []struct {
+					Record struct {
+						PC struct {
+							CodeObjectID uint64 `json:"code_object_id"`
+						} `json:"pc"`
+						ExecMask   uint64 `json:"exec_mask"`
+						Timestamp  uint64 `json:"timestamp"`
+						DispatchID uint64 `json:"dispatch_id"`
+						Corr       struct {
+							Internal uint64 `json:"internal"`
+						} `json:"corr_id"`
+					} `json:"record"`
+					InstIndex int64 `json:"inst_index"`
+				} `json:"pc_sample_host_trap"`
+			} `json:"buffer_records"`
+		} `json:"rocprofiler-sdk-tool"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var n int
+	for _, p := range doc.Tool {
+		n += len(p.BufferRecords.HostTrap)
+	}
+	require.Equal(t, len(rows), n, "pc_sample_host_trap records vs CSV rows")
+	i := 0
+	for _, p := range doc.Tool {
+		require.Len(t, p.Strings.Comments, len(p.Strings.Instructions))
+		for _, r := range p.BufferRecords.HostTrap {
+			row := rows[i]
+			i++
+			require.Equal(t, row["Dispatch_Id"], strconv.FormatUint(r.Record.DispatchID, 10))
+			require.Equal(t, row["Sample_Timestamp"], strconv.FormatUint(r.Record.Timestamp, 10))
+			require.Equal(t, row["Exec_Mask"], strconv.FormatUint(r.Record.ExecMask, 10))
+			require.Equal(t, row["Correlation_Id"], strconv.FormatUint(r.Record.Corr.Internal, 10))
+			if r.Record.PC.CodeObjectID == 0 {
+				require.Equal(t, int64(-1), r.InstIndex)
+				continue
+			}
+			require.True(t, r.InstIndex >= 0 && r.InstIndex < int64(len(p.Strings.Instructions)), "inst_index %d", r.InstIndex)
+			require.Equal(t, row["Instruction"], p.Strings.Instructions[r.InstIndex])
+		}
+	}
+}
+
 // Host-trap PC samples through the CLI (issue 34, step 3) on ROCm 6.4 and
 // 7.2, gfx90a and gfx942: pc_sampling_host_trap.csv has rocprofv3's
 // columns; every sample names a kernel_trace.csv dispatch (Dispatch_Id and
@@ -51,7 +112,8 @@ func pcsNum(t *testing.T, s string) uint64 {
 // shortest measured run of the grid; writing samples may add an instant); the instructions
 // are disassembled; --kernel-include-regex keeps only the included kernels'
 // samples; an overflow (1,024 waves at 1 µs) is counted lost, reported in
-// run.json and fails the run.
+// run.json and fails the run. Every run also writes JSON: results.json's
+// pc_sample_host_trap records are the CSV's rows (pcsJSONMatchesCSV).
 func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 	cli := shippedBinary(t)
 	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
@@ -71,7 +133,7 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 				dir := t.TempDir()
 				args := []string{"--virtual-gpu=" + arch, "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap",
 					"--pc-sampling-unit", "time", "--pc-sampling-interval", strconv.Itoa(interval), "--kernel-trace",
-					"-f", "csv", "-d", dir}
+					"-f", "csv", "json", "-d", dir}
 				args = append(append(args, extra...), "--")
 				stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, append(args, app...)...)
 				return dir, stderr, code
@@ -96,7 +158,9 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 					`"Sample_Timestamp","Exec_Mask","Dispatch_Id","Instruction","Instruction_Comment","Correlation_Id"`+"\n"))
 				per := map[string]uint64{}
 				byName := map[string]int{}
-				for _, s := range pcsRows(t, dir, "pc_sampling_host_trap.csv") {
+				rows := pcsRows(t, dir, "pc_sampling_host_trap.csv")
+				pcsJSONMatchesCSV(t, dir, rows)
+				for _, s := range rows {
 					d, ok := ds[s["Dispatch_Id"]]
 					require.True(t, ok, "sample of dispatch %s not in kernel_trace.csv", s["Dispatch_Id"])
 					require.Equal(t, d.corr, pcsNum(t, s["Correlation_Id"]))
@@ -169,6 +233,7 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 				require.Len(t, m.LostRecords, 1)
 				require.NotZero(t, m.LostRecords[0].PCSamplesLost)
 				kept := pcsRows(t, dir, "pc_sampling_host_trap.csv")
+				pcsJSONMatchesCSV(t, dir, kept)
 				t.Logf("overflow: %d samples kept, %d lost", len(kept), m.LostRecords[0].PCSamplesLost)
 			})
 		})

@@ -77,7 +77,8 @@ var jsonBufferDomains = []struct {
 
 // Write writes rocprofv3's results.json for the input: one element of
 // "rocprofiler-sdk-tool" per process. Each buffer_records array is one
-// filtered pass over the spool, so memory stays bounded.
+// filtered pass over the spool, so memory stays bounded; a process's PC
+// samples are read whole (as the CSV writer reads them), once.
 func Write(w io.Writer, in *model.Input) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	j := newJSONWriter(bw)
@@ -159,7 +160,8 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	}
 	j.end()
 
-	writeJSONStrings(j, p, r)
+	pcs := readJSONPCSamples(p)
+	writeJSONStrings(j, p, r, pcs)
 
 	// code_objects, kernel_symbols and host_functions are indexed by id, as
 	// rocprofv3 writes them (readers do data["kernel_symbols"][kernel_id]):
@@ -254,7 +256,9 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	var args model.ArgDecoder
 	for _, bd := range jsonBufferDomains {
 		j.key(bd.key).arr()
-		if bd.kind != 0 {
+		if bd.key == "pc_sample_host_trap" {
+			writeJSONPCSamples(j, p, pcs)
+		} else if bd.kind != 0 {
 			r.Rewind()
 			for r.Next() {
 				if r.Kind() == bd.kind {
@@ -274,7 +278,7 @@ func writeJSONStat(j *jsonWriter, s *model.Stat) {
 	j.key("stddev").f(s.StdDev()).key("variance").f(s.Variance())
 }
 
-func writeJSONStrings(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
+func writeJSONStrings(j *jsonWriter, p *model.Catalogue, r *model.SpoolView, pcs *jsonPCSamples) {
 	// Operation tables must cover every id the records use.
 	maxOp := map[tracing.APIDomain]uint32{}
 	r.Rewind()
@@ -326,7 +330,15 @@ func writeJSONStrings(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	}
 	j.end().end()
 	j.key("counters").obj().key("dimension_ids").arr().end().end()
-	j.key("pc_sample_instructions").arr().end().key("pc_sample_comments").arr().end()
+	j.key("pc_sample_instructions").arr()
+	for _, t := range pcs.instructions {
+		j.s(t)
+	}
+	j.end().key("pc_sample_comments").arr()
+	for _, c := range pcs.comments {
+		j.s(c)
+	}
+	j.end()
 	att, snapshots := threadTraceNames(p.Config.ThreadTraceFiles[p.Info.PID])
 	j.key("att_filenames").arr()
 	for _, n := range att {

@@ -20,6 +20,7 @@ type PCSample struct {
 	DispatchID    uint64
 	CorrelationID uint64 // the dispatch's raw correlation id (CID renumbers it)
 	KernelID      uint64
+	TID           uint32 // the dispatch's thread (for --kernel-rename's external id)
 	// CodeObjectID and Offset locate the PC: the loaded code object holding
 	// it and the PC's offset from that object's load base (0, the PC: none).
 	CodeObjectID uint64
@@ -45,7 +46,7 @@ type PCSamples struct {
 // pcsDispatch is a dispatch as the samples need it.
 type pcsDispatch struct {
 	id, corr, kernel uint64
-	node             uint32
+	node, tid        uint32
 	start, end       uint64
 }
 
@@ -79,7 +80,7 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 		case tracing.KindKernelDispatch:
 			d := r.KernelDispatch()
 			dispatches[d.DispatchID] = &pcsDispatch{id: d.DispatchID, corr: d.CorrelationID, kernel: d.KernelID,
-				node: d.AgentNode, start: d.Start, end: d.End}
+				node: d.AgentNode, tid: d.TID, start: d.Start, end: d.End}
 		case tracing.KindPCSampleDispatch:
 			m := r.PCSampleDispatch()
 			k := slotKey{m.AgentNode, m.TrapID}
@@ -139,7 +140,7 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 				}
 			}
 			ps := PCSample{PCSample: s, AgentNode: b.AgentNode, DispatchID: d.id, CorrelationID: d.corr,
-				KernelID: d.kernel, Offset: s.PC, VAddr: s.PC}
+				KernelID: d.kernel, TID: d.tid, Offset: s.PC, VAddr: s.PC}
 			c := sort.Search(len(cos), func(c int) bool { return cos[c].LoadBase > s.PC }) - 1
 			if c >= 0 && s.PC < cos[c].LoadBase+cos[c].LoadSize {
 				ps.CodeObjectID = cos[c].CodeObjectID
