@@ -63,9 +63,6 @@ build-deps:
 deps:
 	$(call apt_install,$(APT_PACKAGES))
 	$(GO) mod download
-	@# The tests read Parquet with DuckDB, a test-only module of its own:
-	@# fetch it and build it once here (cgo, a large static library).
-	cd internal/output/duckdbcheck && GOWORK=off $(GO) build -o /dev/null .
 
 # The engine first: the CLI embeds it (compressed) when it is there.
 build: duckdb-engine cli

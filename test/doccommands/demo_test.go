@@ -45,11 +45,11 @@ func builtFiles(t *testing.T, dry string) []string {
 // The README's first command must be quick on a fresh machine (issue 30):
 // `make demo` builds the CLI (with the libraries it embeds) and the one
 // sample app scripts/demo.sh profiles, on the host's ROCm, and nothing of the
-// test suite: no ROCm root (debootstrap), no other sample app, no DuckDB test
-// module. `make test` still builds all of it.
+// test suite: no ROCm root (debootstrap), no other sample app, no DuckDB
+// engine. `make test` still builds all of it.
 func TestDemoBuildsOnlyWhatItNeeds(t *testing.T) {
 	demo := makeDryRun(t, "demo")
-	for _, absent := range []string{"rocm-root.sh", "/build/rocm/", "debootstrap", "duckdbcheck"} {
+	for _, absent := range []string{"rocm-root.sh", "/build/rocm/", "debootstrap", "./cmd/rocprof-go-duckdb"} {
 		for _, l := range strings.Split(demo, "\n") {
 			if strings.Contains(l, absent) {
 				t.Errorf("make demo must not build the test suite (%q), but would run:\n%s", absent, l)
@@ -70,7 +70,7 @@ func TestDemoBuildsOnlyWhatItNeeds(t *testing.T) {
 	require.Contains(t, demo, "./scripts/demo.sh\n", "make demo runs the demo")
 
 	test := makeDryRun(t, "test")
-	for _, present := range []string{"debootstrap", "duckdbcheck", "go mod download"} {
+	for _, present := range []string{"debootstrap", "./cmd/rocprof-go-duckdb", "go mod download"} {
 		require.Contains(t, test, present, "make test still installs and builds everything")
 	}
 	for _, name := range []string{"6.1", "6.4", "7.2"} {

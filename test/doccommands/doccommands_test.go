@@ -152,13 +152,10 @@ func fixtures(t *testing.T) string {
 	// Commands written for the repository's root name build/...
 	require.NoError(t, os.Symlink(filepath.Join(repo, "build"), filepath.Join(dir, "build")))
 	// DuckDB's command line is not packaged for Debian: a stand-in that runs
-	// `duckdb -c SQL` (or SQL on stdin) through DuckDB's Go binding.
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "duckdbcheck"), ".")
-	build.Dir = filepath.Join(repo, "internal", "output", "duckdbcheck")
-	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=1")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	writeFile(t, filepath.Join(dir, "bin", "duckdb"), "#!/bin/sh\n[ \"$1\" = -c ] && exec duckdbcheck \"$2\"\nexec duckdbcheck \"$(cat)\"\n", 0o755)
+	// `duckdb -c SQL` (or SQL on stdin) in rocprof-go's DuckDB engine.
+	engine := filepath.Join(repo, "build", "rocprof-go-duckdb")
+	require.FileExists(t, engine, "run make build first")
+	writeFile(t, filepath.Join(dir, "bin", "duckdb"), "#!/bin/sh\n[ \"$1\" = -c ] && exec "+engine+" -- \"$2\"\nexec "+engine+" -- \"$(cat)\"\n", 0o755)
 	// A CPU-only machine: every run goes to the virtual GPU, as the docs
 	// tell CI runners to do with the config file.
 	writeFile(t, filepath.Join(dir, "config", "rocprof-go", "config.yaml"), "virtual_gpu: gfx90a\n", 0o644)
@@ -196,7 +193,7 @@ rm -rf fx
 	sh := exec.Command("bash", "-c", script)
 	sh.Dir = dir
 	sh.Env = sandboxEnv(repo, dir)
-	out, err = sh.CombinedOutput()
+	out, err := sh.CombinedOutput()
 	require.NoError(t, err, "fixtures: %s", out)
 	// A run's kept spools (what a full disk or a killed rocprof-go leaves).
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "kept-run", "pass_1"), 0o700))

@@ -15,27 +15,40 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
-// The Parquet files are read back with DuckDB (the duckdbcheck module, a
-// test-only dependency kept out of go.mod): its Parquet reader shares no
-// code with Arrow's writer.
+// The Parquet files are read back with DuckDB (the engine make build
+// builds, build/rocprof-go-duckdb, the one job --imbalance runs): its
+// Parquet reader shares no code with Arrow's writer.
 
 // DuckDB runs each query in one DuckDB process and returns one line per
 // query (a query must return one row; columns are tab-separated).
 func DuckDB(t testing.TB, queries ...string) []string {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"run", "."}, queries...)...)
-	_, self, _, _ := runtime.Caller(0)
-	cmd.Dir = filepath.Join(filepath.Dir(self), "..", "duckdbcheck")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=1")
+	cmd := exec.Command(duckdbEngine(t), append([]string{"--"}, queries...)...)
 	out, err := cmd.Output()
 	var stderr []byte
 	if ee, ok := err.(*exec.ExitError); ok {
 		stderr = ee.Stderr
 	}
-	require.NoError(t, err, "duckdbcheck: %s", stderr)
+	require.NoError(t, err, "rocprof-go-duckdb: %s", stderr)
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	require.Len(t, lines, len(queries), "%s", out)
 	return lines
+}
+
+// duckdbEngine is make build's DuckDB engine: $ROCPROF_GO_BUILD (the
+// Makefile exports it) or the repository's build directory. (Not
+// testsys.Artifact: testsys measures clocks with cgo, and this package is
+// pure Go.)
+func duckdbEngine(t testing.TB) string {
+	build := os.Getenv("ROCPROF_GO_BUILD")
+	if build == "" {
+		_, self, _, _ := runtime.Caller(0)
+		build = filepath.Join(filepath.Dir(self), "..", "..", "..", "build")
+	}
+	p := filepath.Join(build, "rocprof-go-duckdb")
+	_, err := os.Stat(p)
+	require.NoError(t, err, "%s is missing: run make build (it builds the DuckDB engine)", p)
+	return p
 }
 
 // SQLStr quotes a string for SQL.
