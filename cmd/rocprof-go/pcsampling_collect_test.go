@@ -138,7 +138,12 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 				stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, append(args, app...)...)
 				return dir, stderr, code
 			}
-			check := func(t *testing.T, dir string, interval uint64, capacity uint64) map[string]int {
+			// grids is the shortest measured duration and the number of
+			// dispatches of each grid (by waves) over the runs of a subtest:
+			// the shortest is the model's (a dispatch may wait for the CPU).
+			type grids struct{ model, seen map[uint64]uint64 }
+			newGrids := func() grids { return grids{map[uint64]uint64{}, map[uint64]uint64{}} }
+			check := func(t *testing.T, dir string, interval uint64, capacity uint64, g grids) map[string]int {
 				kt := pcsRows(t, dir, "kernel_trace.csv")
 				type disp struct {
 					corr, start, end, waves uint64
@@ -174,10 +179,11 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 				}
 				// The model's duration of a dispatch is its kernel's and grid's
 				// (virtual-gpu.md); a measured one may be longer (the
-				// dispatch waited for the CPU), so the shortest of a grid is
-				// the model's.
-				model := map[uint64]uint64{}
+				// dispatch waited for the CPU), so the shortest of a grid, over
+				// this subtest's runs, is the model's.
+				model, seen := g.model, g.seen
 				for _, d := range ds {
+					seen[d.waves]++
 					if m, ok := model[d.waves]; !ok || d.end-d.start < m {
 						model[d.waves] = d.end - d.start
 					}
@@ -192,9 +198,17 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 					instants := model[d.waves] / (1000 * interval)
 					// writing the samples (~10 ns each) may add instants to the measured duration
 					slack := 1 + n*20/(1000*interval)
-					require.True(t, n/w <= instants && n/w+slack >= instants,
-						"dispatch %s (%s): %d samples = %d instants of %d waves; the model's %d ns allows %d",
+					require.True(t, n/w <= instants, "dispatch %s (%s): %d samples = %d instants of %d waves; the model's %d ns allows %d",
 						id, d.name, n, n/w, w, model[d.waves], instants)
+					// A grid dispatched once may have waited (its first
+					// dispatch on a loaded machine: 186 us measured for a
+					// 10 us model): its measured time bounds the samples
+					// from above only.
+					if seen[d.waves] > 1 {
+						require.True(t, n/w+slack >= instants,
+							"dispatch %s (%s): %d samples = %d instants of %d waves; the model's %d ns needs %d",
+							id, d.name, n, n/w, w, model[d.waves], instants)
+					}
 					t.Logf("dispatch %s %s: %d samples (%d instants x %d waves), %d ns", id, d.name, n, n/w, w, d.end-d.start)
 				}
 				return byName
@@ -202,18 +216,21 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 			t.Run("gfx90a", func(t *testing.T) {
 				dir, stderr, code := run("gfx90a", 1, nil, filepath.Join(rt.Apps, "tiny_kernels"), "5", "sync")
 				require.Equal(t, 0, code, stderr)
-				byName := check(t, dir, 1, 3328)
+				byName := check(t, dir, 1, 3328, newGrids())
 				require.Equal(t, 10, byName["tiny(int*)"], "2 samples (2,010 ns at 1 us, 1 wave) x 5 dispatches")
 			})
 			t.Run("gfx942", func(t *testing.T) {
 				app := filepath.Join(rt.Apps, "gfx942", "multistream")
-				dir, stderr, code := run("gfx942", 5, nil, app, "1", "1")
+				// Two iterations: each grid is dispatched twice, and
+				// the shortest is the model's duration.
+				dir, stderr, code := run("gfx942", 5, nil, app, "1", "2")
 				require.Equal(t, 0, code, stderr)
-				byName := check(t, dir, 5, 9728)
+				g := newGrids()
+				byName := check(t, dir, 5, 9728, g)
 				require.NotZero(t, byName["vadd(float const*, float const*, float*, int)"])
 				dir, stderr, code = run("gfx942", 5, []string{"--kernel-include-regex", "^scale"}, app, "1", "1")
 				require.Equal(t, 0, code, stderr)
-				byName = check(t, dir, 5, 9728)
+				byName = check(t, dir, 5, 9728, g)
 				require.Zero(t, byName["vadd(float const*, float const*, float*, int)"])
 				require.NotZero(t, byName["scale(float*, float, int)"])
 				require.Len(t, pcsRows(t, dir, "kernel_trace.csv"), 3, "the kernel trace stays whole")
