@@ -109,16 +109,6 @@ func Write(dir string, j Job) error {
 	}
 }
 
-func agent(node, logical, typeIdx uint64, typ tracing.AgentType, name string) tracing.AgentInfo {
-	var a tracing.AgentInfo
-	a.Values[tracing.AgentNodeID] = node
-	a.Values[tracing.AgentLogicalNodeID] = logical
-	a.Values[tracing.AgentTypeField] = uint64(typ)
-	a.Values[tracing.AgentLogicalNodeTypeID] = typeIdx
-	a.Name, a.VendorName, a.ProductName, a.ModelName = name, "AMD", "Test "+name, name
-	return a
-}
-
 // writeRank writes rank r's spool into tmp, then its outputs into dir.
 func (j Job) writeRank(dir, tmp string, r int) error {
 	pid := j.PID(r)
@@ -126,8 +116,8 @@ func (j Job) writeRank(dir, tmp string, r int) error {
 		Hostname: j.Host(r), Argv: []string{"./app"}, Exe: "./app", Cwd: "/",
 		Environ: []string{"OMPI_COMM_WORLD_RANK=" + strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE=" + strconv.Itoa(j.Ranks),
 			"PMIX_NAMESPACE=jobgen"}})
-	b.Add(agent(0, 0, 0, tracing.AgentCPU, "CPU"))
-	b.Add(agent(2, 1, 0, tracing.AgentGPU, "gfx90a"))
+	b.Add(spooltest.Agent(0, 0, 0, tracing.AgentCPU, "CPU"))
+	b.Add(spooltest.Agent(2, 1, 0, tracing.AgentGPU, "gfx90a"))
 	b.Add(tracing.CodeObject{CodeObjectID: 1, Operation: tracing.CodeObjectLoad, AgentNode: 2, LoadBase: 0x7f00, LoadSize: 4096,
 		URI: []byte("file:///app#offset=0&size=4096")})
 	for k := range j.Kernels {

@@ -9,25 +9,15 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
 
-func agentRecord(node, logical, typeIdx uint64, typ tracing.AgentType, name string) tracing.AgentInfo {
-	var a tracing.AgentInfo
-	a.Values[tracing.AgentNodeID] = node
-	a.Values[tracing.AgentLogicalNodeID] = logical
-	a.Values[tracing.AgentTypeField] = uint64(typ)
-	a.Values[tracing.AgentLogicalNodeTypeID] = typeIdx
-	a.Name, a.VendorName, a.ProductName, a.ModelName = name, "AMD", "Test "+name, name
-	return a
-}
-
 // RunSpool writes the spool a profiled process would have recorded into
 // dir: every domain the spool carries, two threads, two GPUs, n iterations.
 func RunSpool(dir string, pid int32, n int) (string, error) {
 	b := spooltest.New(tracing.ProcessInfo{PID: pid, PPID: 1, PSize: 1, StartBoottimeNs: uint64(pid) * 1000,
 		Hostname: "host", Argv: []string{"./app", "-n", "4"}, Environ: []string{"HOME=/root"}, Exe: "./app"})
 	add := func(r encoding.BinaryAppender) { b.Add(r) }
-	add(agentRecord(0, 0, 0, tracing.AgentCPU, "CPU"))
-	add(agentRecord(2, 1, 0, tracing.AgentGPU, "gfx90a"))
-	add(agentRecord(3, 2, 1, tracing.AgentGPU, "gfx942"))
+	add(spooltest.Agent(0, 0, 0, tracing.AgentCPU, "CPU"))
+	add(spooltest.Agent(2, 1, 0, tracing.AgentGPU, "gfx90a"))
+	add(spooltest.Agent(3, 2, 1, tracing.AgentGPU, "gfx942"))
 	for i, f := range []string{"hipMalloc", "hipLaunchKernel", "hipMemcpyAsync"} {
 		add(tracing.String{Table: uint32(tracing.DomainHIPRuntime), ID: uint64(i + 1), Value: []byte(f)})
 	}

@@ -78,3 +78,15 @@ func (b *Builder) WriteFile(dir string) (string, error) {
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, b.Bytes(), 0o600)
 }
+
+// Agent is an agent-info record as the recorder writes one: node ids, type,
+// and names ("Test <name>" as the product).
+func Agent(node, logical, typeIdx uint64, typ tracing.AgentType, name string) tracing.AgentInfo {
+	var a tracing.AgentInfo
+	a.Values[tracing.AgentNodeID] = node
+	a.Values[tracing.AgentLogicalNodeID] = logical
+	a.Values[tracing.AgentTypeField] = uint64(typ)
+	a.Values[tracing.AgentLogicalNodeTypeID] = typeIdx
+	a.Name, a.VendorName, a.ProductName, a.ModelName = name, "AMD", "Test "+name, name
+	return a
+}
