@@ -5,10 +5,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -80,7 +78,7 @@ func sameContent(path string, sum [32]byte) bool {
 		return false
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil && !errors.Is(err, fs.ErrClosed) {
+	if _, err := io.Copy(h, f); err != nil {
 		return false
 	}
 	return bytes.Equal(h.Sum(nil), sum[:])
