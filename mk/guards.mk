@@ -12,7 +12,7 @@
 # shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).
 PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters ./internal/options ./internal/launch/... \
                  ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/hsaapi ./internal/kernelname ./internal/textdist \
-                 ./internal/atomicfile ./internal/output/ranges ./internal/output/model ./internal/output/csv ./internal/output/json ./internal/output/perfetto ./internal/output/parquet ./internal/output/summary ./internal/output/outputtest \
+                 ./internal/atomicfile ./internal/output/ranges ./internal/output/model ./internal/output/csv ./internal/output/json ./internal/output/perfetto ./internal/output/parquet ./internal/output/summarytables ./internal/output/outputtest \
                  ./internal/hsa/request ./internal/toolenv ./configs/gpu ./internal/duckdb ./internal/analysis/imbalance
 
 # go generate ./vgpu runs vgpu/src/gen_perfregs.py, which reads YAML.

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -100,7 +100,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			if st, err := os.Stat(opt.Dir); err == nil && !st.IsDir() {
 				return fmt.Errorf("output directory %s is a file: choose another -d", opt.Dir)
 			}
-			var dbs []*rocpd.DB
+			var dbs []*rocpdread.DB
 			defer func() {
 				for _, db := range dbs {
 					db.Close()
@@ -134,7 +134,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 					opt.Spools = append(opt.Spools, spools...)
 					continue
 				}
-				db, err := rocpd.Open(in)
+				db, err := rocpdread.Open(in)
 				if err != nil {
 					return err
 				}
@@ -179,7 +179,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 func spoolInput(path string) ([]string, bool, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, false, nil // rocpd.Open says what is wrong
+		return nil, false, nil // rocpdread.Open says what is wrong
 	}
 	if !st.IsDir() {
 		if strings.HasSuffix(path, ".spool") {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 )
 
 func init() { registerSubcommand(newMergeCmd) }
@@ -36,7 +36,7 @@ whatever the size. The output is written under a temporary name and appears only
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := rocpd.Merge(context.Background(), output, args)
+			res, err := rocpdread.Merge(context.Background(), output, args)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/compare"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -166,7 +166,7 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	out := filepath.Join(b.TempDir(), "merged.db")
 	measure(b, func() error {
-		res, err := rocpd.Merge(context.Background(), out, []string{db, small})
+		res, err := rocpdread.Merge(context.Background(), out, []string{db, small})
 		if err == nil && res.Rows["rocpd_kernel_dispatch"] < int64(benchRecords()/2) {
 			err = fmt.Errorf("merge lost rows: %v", res.Rows)
 		}
@@ -176,7 +176,7 @@ func BenchmarkMerge(b *testing.B) {
 
 func BenchmarkConvertCSV(b *testing.B) {
 	path := bigDB(b)
-	db, err := rocpd.Open(path)
+	db, err := rocpdread.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func BenchmarkConvertCSV(b *testing.B) {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		res, err := convert.Run([]*rocpd.DB{db}, convert.Options{Formats: []output.Format{output.FormatCSV}, Dir: dir})
+		res, err := convert.Run([]*rocpdread.DB{db}, convert.Options{Formats: []output.Format{output.FormatCSV}, Dir: dir})
 		if err == nil && len(res.CSV) < 2 {
 			err = fmt.Errorf("converted only %v", res.CSV)
 		}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
 
@@ -22,7 +22,7 @@ func Scan(path string, fn func(*Event) error) error {
 // ScanSource streams the events of a resolved run.
 func ScanSource(src *Source, fn func(*Event) error) error {
 	for _, p := range src.Databases {
-		db, err := rocpd.Open(p)
+		db, err := rocpdread.Open(p)
 		if err != nil {
 			return err
 		}
@@ -43,12 +43,12 @@ func ScanSource(src *Source, fn func(*Event) error) error {
 }
 
 // ScanDB streams every timed record of a ROCpd database.
-func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
+func ScanDB(db *rocpdread.DB, fn func(*Event) error) error {
 	// A name that is not UTF-8 (a database another tool wrote) is repaired
 	// as the outputs repair it (model.ValidString).
 	fn = validNames(fn)
 	procs := map[string]map[int64]*Process{}
-	proc := func(in *rocpd.Info, pid int64) *Process {
+	proc := func(in *rocpdread.Info, pid int64) *Process {
 		m := procs[in.Image.GUID]
 		if m == nil {
 			m = map[int64]*Process{}
@@ -68,7 +68,7 @@ func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
 		return p
 	}
 	var ev Event
-	err := db.KernelTimings(func(in *rocpd.Info, t *rocpd.KernelTiming) error {
+	err := db.KernelTimings(func(in *rocpdread.Info, t *rocpdread.KernelTiming) error {
 		ev = Event{Domain: Kernel, Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID), Bytes: -1,
 			Launch: Launch{Grid: t.Grid, Workgroup: t.Workgroup, LDS: LDSBlock(t.GroupSegmentSize), Scratch: t.PrivateSegmentSize}}
 		return fn(&ev)
@@ -76,21 +76,21 @@ func ScanDB(db *rocpd.DB, fn func(*Event) error) error {
 	if err != nil {
 		return err
 	}
-	err = db.RegionTimings(func(in *rocpd.Info, t *rocpd.Timing) error {
+	err = db.RegionTimings(func(in *rocpdread.Info, t *rocpdread.Timing) error {
 		ev = Event{Domain: CategoryDomain(t.Category), Name: t.Name, Start: t.Start, End: t.End, Process: proc(in, t.PID), Bytes: -1}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
-	err = db.Copies(func(in *rocpd.Info, c *rocpd.Copy) error {
+	err = db.Copies(func(in *rocpdread.Info, c *rocpdread.Copy) error {
 		ev = Event{Domain: Copy, Name: c.Direction, Start: c.Start, End: c.End, Process: proc(in, c.PID), Bytes: c.Size}
 		return fn(&ev)
 	})
 	if err != nil {
 		return err
 	}
-	return db.Allocations(func(in *rocpd.Info, a *rocpd.Allocation) error {
+	return db.Allocations(func(in *rocpdread.Info, a *rocpdread.Allocation) error {
 		ev = Event{Domain: Allocation, Name: AllocOperation(a.Type, a.Level), Start: a.Start, End: a.End, Process: proc(in, a.PID), Bytes: -1}
 		if a.Level == "SCRATCH" {
 			ev.Domain = Scratch

@@ -10,7 +10,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/csv"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
-	"github.com/rocprof-go/rocprof-go/internal/output/summary"
+	"github.com/rocprof-go/rocprof-go/internal/output/summarytables"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -221,15 +221,15 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 // standard output (where rocprofv3 prints both "stdout" and "stderr"
 // summaries) or into <prefix>_<name>.txt.
 func writeSummaryTo(prefix string, in *model.Input, res *model.Result) error {
-	path, toStdout := summary.Target(prefix, in.Config.SummaryOutputFile)
+	path, toStdout := summarytables.Target(prefix, in.Config.SummaryOutputFile)
 	if toStdout {
-		return summary.Write(in.Config.Out(), in, true)
+		return summarytables.Write(in.Config.Out(), in, true)
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	err := atomicfile.Write(path, atomicfile.Public, func(w io.Writer) error {
-		return summary.Write(w, in, false)
+		return summarytables.Write(w, in, false)
 	})
 	if err != nil {
 		return fmt.Errorf("summary output: %w", err)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 )
 
 // Kernel is one kernel dispatch read back from a run's ROCpd database or
@@ -77,13 +77,13 @@ func ReadKernels(dir string, m *Manifest) ([]Kernel, error) {
 
 // readKernelDB reads the dispatches of a ROCpd database.
 func readKernelDB(path string) ([]Kernel, error) {
-	db, err := rocpd.Open(path)
+	db, err := rocpdread.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	var out []Kernel
-	err = db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+	err = db.Dispatches(func(in *rocpdread.Info, d *rocpdread.Dispatch) error {
 		k := in.Symbol(d.KernelID)
 		agent := ""
 		if a := in.Agents[d.AgentID]; a != nil {

@@ -34,11 +34,11 @@ var layers = [][]string{
 	// model (configuration, catalogue, domains, order, statistics), beside
 	// the options and not below them (the orchestration fills the model's
 	// Config); reading ROCpd.
-	{"internal/counters", "internal/options", "internal/output/model", "internal/analysis/rocpd", "internal/hsa/request"},
+	{"internal/counters", "internal/options", "internal/output/model", "internal/analysis/rocpdread", "internal/hsa/request"},
 	// 3: the writers, one package per format, and their test fixtures: one
 	// layer, so that a writer imports no other writer.
 	{"internal/output/outputtest", "internal/output/csv", "internal/output/json", "internal/output/perfetto",
-		"internal/output/otf2", "internal/output/rocpd", "internal/output/parquet", "internal/output/summary"},
+		"internal/output/otf2", "internal/output/rocpd", "internal/output/parquet", "internal/output/summarytables"},
 	// 4: the outputs' orchestration: Write, the format registry.
 	{"internal/output"},
 	// 5: launching; the injected shim; analyses' event stream; generators

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 )
 
 // batchStep is the environment an sbatch script hands its commands: the
@@ -78,7 +78,7 @@ func TestMPIRanksInABatchStep(t *testing.T) {
 	sort.Strings(names)
 	require.Equal(t, []string{"0_results_results.db", "1_results_results.db", "2_results_results.db", "3_results_results.db"}, names)
 	for i, path := range dbs {
-		db, err := rocpd.Open(path)
+		db, err := rocpdread.Open(path)
 		require.NoError(t, err)
 		require.Len(t, db.Images, 1)
 		in, err := db.LoadInfo(db.Images[0])

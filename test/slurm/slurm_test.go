@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
@@ -57,7 +57,7 @@ func readRank(t *testing.T, c *cluster, rank int) rankRun {
 	require.Empty(t, m.Concurrent, "rank %d: its -d is its own", rank)
 	require.Len(t, m.Files, 1, "rank %d's run.json: %+v", rank, m.Files)
 	require.Equal(t, "out_results.db", m.Files[0].Path)
-	db, err := rocpd.Open(filepath.Join(dir, "out_results.db"))
+	db, err := rocpdread.Open(filepath.Join(dir, "out_results.db"))
 	require.NoError(t, err)
 	defer db.Close()
 	require.Len(t, db.Images, 1)
@@ -69,7 +69,7 @@ func readRank(t *testing.T, c *cluster, rank int) rankRun {
 		r.storedRank = p.Rank
 		require.NoError(t, json.Unmarshal([]byte(p.Environment), &r.env), "rank %d's stored environment", rank)
 	}
-	require.NoError(t, db.Dispatches(func(*rocpd.Info, *rocpd.Dispatch) error { r.dispatches++; return nil }))
+	require.NoError(t, db.Dispatches(func(*rocpdread.Info, *rocpdread.Dispatch) error { r.dispatches++; return nil }))
 	require.Equal(t, int64(r.dispatches), m.Files[0].Records, "rank %d: run.json's count is the database's", rank)
 	require.Equal(t, int64(r.dispatches), m.DomainRecords["KERNEL_DISPATCH"], "rank %d", rank)
 	return r

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
@@ -46,7 +46,7 @@ type Result struct {
 
 // Run converts the databases. The intermediate spools live in a temporary
 // directory inside Dir (same file system as the output) and are removed.
-func Run(dbs []*rocpd.DB, opt Options) (*Result, error) {
+func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 	if err := output.ValidateFormats(opt.Formats); err != nil {
 		return nil, err
 	}

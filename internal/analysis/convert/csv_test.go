@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -17,13 +17,13 @@ import (
 
 var csvOnly = []output.Format{output.FormatCSV}
 
-func openSample(t *testing.T, ranks ...int) []*rocpd.DB {
+func openSample(t *testing.T, ranks ...int) []*rocpdread.DB {
 	t.Helper()
-	var dbs []*rocpd.DB
+	var dbs []*rocpdread.DB
 	for _, r := range ranks {
 		path := filepath.Join(t.TempDir(), "results.db")
 		require.NoError(t, rocpdtest.Write(path, rocpdtest.Sample(r)))
-		db, err := rocpd.Open(path)
+		db, err := rocpdread.Open(path)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		dbs = append(dbs, db)

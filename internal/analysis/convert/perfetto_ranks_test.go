@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
@@ -19,7 +19,7 @@ import (
 // tids) on two nodes merged into one process. Each rank is
 // "rank N (host, pid)", and each node's processes keep apart.
 func TestPerfettoNamesRanksAndKeepsNodesApart(t *testing.T) {
-	var dbs []*rocpd.DB
+	var dbs []*rocpdread.DB
 	for r, host := range []string{"node0", "node1", "node1"} {
 		p := rocpdtest.Sample(r)
 		// Ranks 0 and 1: pid 1000 and thread 1000 on two nodes; rank 2
@@ -45,7 +45,7 @@ func TestPerfettoNamesRanksAndKeepsNodesApart(t *testing.T) {
 		p.Hostname = host
 		path := filepath.Join(t.TempDir(), "results.db")
 		require.NoError(t, rocpdtest.Write(path, p))
-		db, err := rocpd.Open(path)
+		db, err := rocpdread.Open(path)
 		require.NoError(t, err)
 		defer db.Close()
 		dbs = append(dbs, db)

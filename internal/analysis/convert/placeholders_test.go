@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 )
@@ -27,14 +27,14 @@ func TestConvertResolvesPlaceholdersPerRank(t *testing.T) {
 		inputs = append(inputs, p)
 	}
 	merged := filepath.Join(t.TempDir(), "all.db")
-	_, err := rocpd.Merge(context.Background(), merged, inputs)
+	_, err := rocpdread.Merge(context.Background(), merged, inputs)
 	require.NoError(t, err)
-	db, err := rocpd.Open(merged)
+	db, err := rocpdread.Open(merged)
 	require.NoError(t, err)
 	defer db.Close()
 
 	dir := t.TempDir()
-	res, err := convert.Run([]*rocpd.DB{db}, convert.Options{
+	res, err := convert.Run([]*rocpdread.DB{db}, convert.Options{
 		Formats: []output.Format{output.FormatCSV, output.FormatJSON, output.FormatPerfetto}, Dir: dir, Prefix: "rank%rank%"})
 	require.NoError(t, err)
 	var names []string
@@ -58,7 +58,7 @@ func TestConvertResolvesPlaceholdersPerRank(t *testing.T) {
 	}
 	// Without placeholders, one set holds every input, as before.
 	dir = t.TempDir()
-	res, err = convert.Run([]*rocpd.DB{db}, convert.Options{Formats: []output.Format{output.FormatPerfetto}, Dir: dir, Prefix: "all"})
+	res, err = convert.Run([]*rocpdread.DB{db}, convert.Options{Formats: []output.Format{output.FormatPerfetto}, Dir: dir, Prefix: "all"})
 	require.NoError(t, err)
 	require.Equal(t, []string{filepath.Join(dir, "all_results.pftrace")}, res.Paths)
 }

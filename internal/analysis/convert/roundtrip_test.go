@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/convert"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -71,11 +71,11 @@ func TestConvertGivesTheRunsCSV(t *testing.T) {
 	// The run's database, one per process as rocprofv3's default layout.
 	spools, err := tracing.List(run)
 	require.NoError(t, err)
-	var dbs []*rocpd.DB
+	var dbs []*rocpdread.DB
 	for i, s := range spools {
 		path := filepath.Join(t.TempDir(), "results.db")
 		require.NoError(t, rocpdout.Write(path, &output.Input{Spools: []string{s}}), i)
-		db, err := rocpd.Open(path)
+		db, err := rocpdread.Open(path)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		dbs = append(dbs, db)

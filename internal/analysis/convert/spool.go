@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -21,7 +21,7 @@ import (
 // Parquet, ROCpd) converts a database exactly as it writes a run. Records
 // stream from the tables into 64 KiB chunks; memory does not grow with the
 // database. It returns the spool paths in the order tracing.List gives.
-func Spools(dir string, dbs []*rocpd.DB) ([]string, error) {
+func Spools(dir string, dbs []*rocpdread.DB) ([]string, error) {
 	spools, err := spoolProcesses(dir, dbs)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ type spool struct {
 	host string // "" unknown
 }
 
-func spoolProcesses(dir string, dbs []*rocpd.DB) ([]spool, error) {
+func spoolProcesses(dir string, dbs []*rocpdread.DB) ([]spool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ var copyDirections = func() map[string]tracing.CopyDirection {
 // the printed name (message or operation); rocprofv3 stores push/pop and
 // start/stop pairs under roctxRangePushA/roctxRangeStartA with the text
 // aside, which the spool expresses as thread and process ranges.
-func markerRecord(g *rocpd.Region, d tracing.APIDomain, tid uint32) tracing.Marker {
+func markerRecord(g *rocpdread.Region, d tracing.APIDomain, tid uint32) tracing.Marker {
 	f, ok := markerFuncs[g.Name]
 	if !ok {
 		f = tracing.MarkerMark
@@ -131,7 +131,7 @@ func scratchOperation(typ string) tracing.ScratchOperation {
 }
 
 // imageSpools writes one spool per process of a single-image database.
-func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
+func imageSpools(dir string, db *rocpdread.DB, out *[]spool) error {
 	in, err := db.LoadInfo(db.Images[0])
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 		}
 		p, ok := in.Processes[pid]
 		if !ok {
-			p = &rocpd.Process{PID: pid, Rank: -1}
+			p = &rocpdread.Process{PID: pid, Rank: -1}
 		}
 		n := len(*out) + 1
 		info := processInfo(p)
@@ -186,7 +186,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 		}
 		return uint32(agent)
 	}
-	err = db.Dispatches(func(_ *rocpd.Info, d *rocpd.Dispatch) error {
+	err = db.Dispatches(func(_ *rocpdread.Info, d *rocpdread.Dispatch) error {
 		w, err := open(d.PID)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 	if err != nil {
 		return err
 	}
-	err = db.Regions(func(_ *rocpd.Info, g *rocpd.Region) error {
+	err = db.Regions(func(_ *rocpdread.Info, g *rocpdread.Region) error {
 		d, ok := apiDomains[g.Category]
 		if !ok {
 			return nil // RCCL, rocDecode, ...: no spool record kind yet
@@ -224,7 +224,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 	if err != nil {
 		return err
 	}
-	err = db.Copies(func(_ *rocpd.Info, c *rocpd.Copy) error {
+	err = db.Copies(func(_ *rocpdread.Info, c *rocpdread.Copy) error {
 		w, err := open(c.PID)
 		if err != nil {
 			return err
@@ -237,7 +237,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 	if err != nil {
 		return err
 	}
-	err = db.Allocations(func(_ *rocpd.Info, a *rocpd.Allocation) error {
+	err = db.Allocations(func(_ *rocpdread.Info, a *rocpdread.Allocation) error {
 		w, err := open(a.PID)
 		if err != nil {
 			return err
@@ -259,7 +259,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 		return err
 	}
 	counterIDs := map[string]uint64{}
-	err = db.CounterSums(func(_ *rocpd.Info, d *rocpd.Dispatch, name string, v float64) error {
+	err = db.CounterSums(func(_ *rocpdread.Info, d *rocpdread.Dispatch, name string, v float64) error {
 		w, err := open(d.PID)
 		if err != nil {
 			return err
@@ -291,7 +291,7 @@ func imageSpools(dir string, db *rocpd.DB, out *[]spool) error {
 }
 
 // processInfo rebuilds a spool header from a process row.
-func processInfo(p *rocpd.Process) tracing.ProcessInfo {
+func processInfo(p *rocpdread.Process) tracing.ProcessInfo {
 	info := tracing.ProcessInfo{PID: int32(p.PID), PPID: int32(p.PPID), PSize: -1, Hostname: p.Hostname,
 		Argv: strings.Fields(p.Command)}
 	if len(info.Argv) > 0 {
@@ -350,7 +350,7 @@ func (w *spoolWriter) function(d tracing.APIDomain, name string) uint32 {
 
 // catalogue writes the records that describe the process: agents, code
 // objects, kernel symbols.
-func (w *spoolWriter) catalogue(db *rocpd.DB, in *rocpd.Info) error {
+func (w *spoolWriter) catalogue(db *rocpdread.DB, in *rocpdread.Info) error {
 	ids := make([]int64, 0, len(in.Agents))
 	for id := range in.Agents {
 		ids = append(ids, id)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
@@ -58,11 +58,11 @@ func counterRows(inputs []string, kernelOrder []Row) ([]CounterRow, error) {
 			return nil, err
 		}
 		for _, p := range src.Databases {
-			db, err := rocpd.Open(p)
+			db, err := rocpdread.Open(p)
 			if err != nil {
 				return nil, err
 			}
-			err = db.CounterSums(func(info *rocpd.Info, d *rocpd.Dispatch, counter string, v float64) error {
+			err = db.CounterSums(func(info *rocpdread.Info, d *rocpdread.Dispatch, counter string, v float64) error {
 				add(info.Symbol(d.KernelID).Name(), counter, v)
 				return nil
 			})

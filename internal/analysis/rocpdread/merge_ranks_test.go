@@ -1,4 +1,4 @@
-package rocpd_test
+package rocpdread_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 )
 
@@ -38,7 +38,7 @@ func TestMergeHasNoRankLimit(t *testing.T) {
 
 	start = time.Now()
 	out := filepath.Join(t.TempDir(), "all.db")
-	res, err := rocpd.Merge(context.Background(), out, inputs)
+	res, err := rocpdread.Merge(context.Background(), out, inputs)
 	require.NoError(t, err)
 	merged := time.Since(start)
 	require.Equal(t, n, res.Images)
@@ -47,7 +47,7 @@ func TestMergeHasNoRankLimit(t *testing.T) {
 		// Every sample rank has as many rows of each table.
 		require.Equal(t, c*int64(n), got[base], base)
 	}
-	db, err := rocpd.Open(out)
+	db, err := rocpdread.Open(out)
 	require.NoError(t, err)
 	require.Len(t, db.Images, n)
 	var calls int64
@@ -59,7 +59,7 @@ func TestMergeHasNoRankLimit(t *testing.T) {
 	extra := filepath.Join(t.TempDir(), "extra.db")
 	require.NoError(t, rocpdtest.Write(extra, rocpdtest.Sample(n)))
 	again := filepath.Join(t.TempDir(), "again.db")
-	res, err = rocpd.Merge(context.Background(), again, []string{out, extra})
+	res, err = rocpdread.Merge(context.Background(), again, []string{out, extra})
 	require.NoError(t, err)
 	require.Equal(t, n+1, res.Images)
 	for base, c := range counts(t, again) {

@@ -1,4 +1,4 @@
-package summary
+package summarytables
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func checkFormatsGolden(t *testing.T, name string, got []byte) {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/output/summary -update-formats to create %s", path)
+	require.NoError(t, err, "run go test ./internal/output/summarytables -update-formats to create %s", path)
 	require.Equal(t, string(want), string(got), "golden %s differs (rerun with -update-formats after checking)", path)
 }
 

@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package rocpd
+package rocpdread
 
 // isNotADatabase: without cgo the SQLite driver opens nothing, so no
 // error is SQLite's.

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rocpd
+package rocpdread
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package rocpd_test
+package rocpdread_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpd"
+	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdtest"
 )
 
@@ -43,13 +43,13 @@ func counts(t *testing.T, path string) map[string]int64 {
 
 func TestOpenReadsOneImage(t *testing.T) {
 	path := writeRanks(t, 1)[0]
-	db, err := rocpd.Open(path)
+	db, err := rocpdread.Open(path)
 	require.NoError(t, err)
 	defer db.Close()
-	require.Equal(t, []rocpd.Image{{Suffix: rocpdtest.Suffix(rocpdtest.RankGUID(0)), GUID: rocpdtest.RankGUID(0)}}, db.Images)
+	require.Equal(t, []rocpdread.Image{{Suffix: rocpdtest.Suffix(rocpdtest.RankGUID(0)), GUID: rocpdtest.RankGUID(0)}}, db.Images)
 
 	names := map[string]int{}
-	require.NoError(t, db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+	require.NoError(t, db.Dispatches(func(in *rocpdread.Info, d *rocpdread.Dispatch) error {
 		names[in.Symbol(d.KernelID).Name()]++
 		require.Positive(t, d.CorrelationID)
 		return nil
@@ -58,7 +58,7 @@ func TestOpenReadsOneImage(t *testing.T) {
 
 	var regions, samples int
 	var message string
-	require.NoError(t, db.Regions(func(in *rocpd.Info, g *rocpd.Region) error {
+	require.NoError(t, db.Regions(func(in *rocpdread.Info, g *rocpdread.Region) error {
 		if g.Sample {
 			samples++
 			require.Equal(t, "checkpoint", g.Message)
@@ -95,11 +95,11 @@ func TestOpenRejectsNonROCpd(t *testing.T) {
 			if c.content != "" {
 				require.NoError(t, os.WriteFile(p, []byte(c.content), 0o644))
 			}
-			_, err := rocpd.Open(p)
+			_, err := rocpdread.Open(p)
 			require.ErrorContains(t, err, c.want)
 		})
 	}
-	_, err := rocpd.Open(dir)
+	_, err := rocpdread.Open(dir)
 	require.ErrorContains(t, err, "is a directory")
 }
 
@@ -112,7 +112,7 @@ func TestMergeFourRanksAddsUpEveryCount(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "all.db")
-	res, err := rocpd.Merge(context.Background(), out, inputs)
+	res, err := rocpdread.Merge(context.Background(), out, inputs)
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Images)
 	require.Equal(t, want, counts(t, out))
@@ -120,13 +120,13 @@ func TestMergeFourRanksAddsUpEveryCount(t *testing.T) {
 	require.Equal(t, []string{"top_kernels"}, res.Views)
 	require.Empty(t, res.Warn)
 
-	db, err := rocpd.Open(out)
+	db, err := rocpdread.Open(out)
 	require.NoError(t, err)
 	defer db.Close()
 	require.Len(t, db.Images, 4)
 	var dispatches int
 	ranks := map[int]bool{}
-	require.NoError(t, db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+	require.NoError(t, db.Dispatches(func(in *rocpdread.Info, d *rocpdread.Dispatch) error {
 		dispatches++
 		ranks[in.Processes[d.PID].Rank] = true
 		return nil
@@ -143,7 +143,7 @@ func TestMergeFourRanksAddsUpEveryCount(t *testing.T) {
 	out2 := filepath.Join(t.TempDir(), "again.db")
 	extra := filepath.Join(t.TempDir(), "rank9.db")
 	require.NoError(t, rocpdtest.Write(extra, rocpdtest.Sample(9)))
-	res, err = rocpd.Merge(context.Background(), out2, []string{out, extra})
+	res, err = rocpdread.Merge(context.Background(), out2, []string{out, extra})
 	require.NoError(t, err)
 	require.Equal(t, 5, res.Images)
 }
@@ -164,7 +164,7 @@ func TestMergeRejectsBadInputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := rocpd.Merge(context.Background(), c.out, c.inputs)
+			_, err := rocpdread.Merge(context.Background(), c.out, c.inputs)
 			require.ErrorContains(t, err, c.want)
 			if c.name != "output is input" {
 				require.NoFileExists(t, c.out)
@@ -190,18 +190,18 @@ func TestMergeWriterDatabases(t *testing.T) {
 	}
 	require.EqualValues(t, 6+7+8+9, want["rocpd_kernel_dispatch"])
 	out := filepath.Join(t.TempDir(), "all.db")
-	res, err := rocpd.Merge(context.Background(), out, inputs)
+	res, err := rocpdread.Merge(context.Background(), out, inputs)
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Images)
 	require.Equal(t, want, counts(t, out))
 	require.Empty(t, res.Warn)
 	require.NotEmpty(t, res.Views, "the writer's data views are carried over")
 
-	db, err := rocpd.Open(out)
+	db, err := rocpdread.Open(out)
 	require.NoError(t, err)
 	defer db.Close()
 	pids := map[int64]int{}
-	require.NoError(t, db.Dispatches(func(in *rocpd.Info, d *rocpd.Dispatch) error {
+	require.NoError(t, db.Dispatches(func(in *rocpdread.Info, d *rocpdread.Dispatch) error {
 		pids[in.PID(d.PID)]++
 		return nil
 	}))
@@ -234,32 +234,32 @@ func TestOpenVariants(t *testing.T) {
 		}
 		stmts = append(stmts, "UPDATE rocpd_metadata SET value = '' WHERE tag = 'uuid'")
 		rewrite(t, path, stmts...)
-		db, err := rocpd.Open(path)
+		db, err := rocpdread.Open(path)
 		require.NoError(t, err)
 		defer db.Close()
-		require.Equal(t, []rocpd.Image{{}}, db.Images)
+		require.Equal(t, []rocpdread.Image{{}}, db.Images)
 		n := 0
-		require.NoError(t, db.Dispatches(func(*rocpd.Info, *rocpd.Dispatch) error { n++; return nil }))
+		require.NoError(t, db.Dispatches(func(*rocpdread.Info, *rocpdread.Dispatch) error { n++; return nil }))
 		require.Equal(t, 17, n)
-		_, err = rocpd.Merge(context.Background(), filepath.Join(t.TempDir(), "m.db"), []string{path})
+		_, err = rocpdread.Merge(context.Background(), filepath.Join(t.TempDir(), "m.db"), []string{path})
 		require.ErrorContains(t, err, "without a uuid suffix")
 	})
 	t.Run("other schema version", func(t *testing.T) {
 		path := writeRanks(t, 1)[0]
 		rewrite(t, path, "UPDATE rocpd_metadata"+suffix+" SET value = '2' WHERE tag = 'schema_version'")
-		_, err := rocpd.Open(path)
+		_, err := rocpdread.Open(path)
 		require.ErrorContains(t, err, "ROCpd schema version 2 is not supported")
 	})
 	t.Run("plain SQLite file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "other.db")
 		rewrite(t, path, "CREATE TABLE t (x)")
-		_, err := rocpd.Open(path)
-		require.ErrorIs(t, err, rocpd.ErrNotROCpd)
+		_, err := rocpdread.Open(path)
+		require.ErrorIs(t, err, rocpdread.ErrNotROCpd)
 	})
 	t.Run("table missing", func(t *testing.T) {
 		path := writeRanks(t, 1)[0]
 		rewrite(t, path, "DROP VIEW rocpd_region", "DROP TABLE rocpd_region"+suffix)
-		_, err := rocpd.Open(path)
+		_, err := rocpdread.Open(path)
 		require.ErrorContains(t, err, "the database is incomplete")
 	})
 }

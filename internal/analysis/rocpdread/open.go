@@ -1,4 +1,4 @@
-package rocpd
+package rocpdread
 
 import (
 	"database/sql"

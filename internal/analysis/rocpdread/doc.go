@@ -8,4 +8,4 @@
 // does not guarantee, so scans of ten million rows stream at disk speed.
 // Small tables (strings, symbols, agents, processes) are loaded into maps;
 // record tables are streamed row by row through callbacks.
-package rocpd
+package rocpdread
