@@ -1,0 +1,21 @@
+// Package reference checks that where rocprof-go's output must equal
+// rocprofv3's (columns, kernel names, dispatch and correlation ids,
+// register counts, counter values, copy sizes) it does, against values
+// the test derives on its own: never from rocprof-go's code or tables
+// (issue 36). It runs the built CLI on the virtual GPU (gfx90a, and gfx942
+// where the runtime knows it) on every runtime of the ROCm matrix, the
+// host's 5.2 and the roots, with the sample app multistream; and it
+// derives the expected values from
+//
+//   - the shared rocprofv3 output specification (../shared/docs/output-formats.md,
+//     parsed here) for the CSV headers;
+//   - the code objects the runtime loaded: the app's own, unbundled from its
+//     .hip_fatbin, and HIP's blit kernels, which HIP compiles at run time
+//     with comgr (kept with AMD_COMGR_SAVE_TEMPS), read with debug/elf;
+//     rocprofiler-sdk's formulas for the register columns; names demangled
+//     by llvm-cxxfilt;
+//   - the app's own launch parameters (grid, workgroup, bytes, call order).
+//
+// docs/performance.md ("rocprofv3 reference") lists what is checked and
+// where each fact comes from.
+package reference
