@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 	"github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/otf2"
@@ -18,13 +19,14 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/rocpd"
 )
 
-// The formats besides CSV (FormatCSV).
+// The formats besides CSV (FormatCSV), named by the one list
+// (internal/output/format).
 const (
-	FormatJSON     model.Format = "json"
-	FormatPerfetto model.Format = "pftrace"
-	FormatOTF2     model.Format = "otf2"
-	FormatROCpd    model.Format = "rocpd"
-	FormatParquet  model.Format = "parquet"
+	FormatJSON     = model.Format(format.JSON)
+	FormatPerfetto = model.Format(format.Perfetto)
+	FormatOTF2     = model.Format(format.OTF2)
+	FormatROCpd    = model.Format(format.ROCpd)
+	FormatParquet  = model.Format(format.Parquet)
 )
 
 // Writer is one `-f` choice in the registry. Exactly one of WriteTo and
@@ -42,8 +44,9 @@ type Writer struct {
 	Doc       string
 }
 
-// Writers is the format registry: the CLI's `-f` choices, their file names
-// and writers.
+// Writers is the format registry: one writer for each format of the one
+// list (internal/output/format, which the CLI's `-f` choices come from), in
+// its order, with their file names.
 var Writers = []Writer{
 	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
 	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
 		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv",
-		"internal/duckdb"},
+		"internal/duckdb", "internal/output/format"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
 	// 2: the counter database; the run's options; the outputs' shared
@@ -58,9 +58,44 @@ var layers = [][]string{
 
 type pkg struct {
 	ImportPath string
+	Name       string
 	Imports    []string
 	GoFiles    []string
 	CgoFiles   []string
+}
+
+// packages lists the module's packages (go list).
+func packages(t *testing.T) []pkg {
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var ps []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		require.NoError(t, dec.Decode(&p))
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// No two packages share a name (commands, package main, aside): a reader
+// who meets "summary." or "rocpd." in code knows which package it is, and
+// no file needs an import alias to use two of them (issue 35).
+func TestPackageNamesAreUnique(t *testing.T) {
+	byName := map[string]string{}
+	for _, p := range packages(t) {
+		if p.Name == "main" {
+			continue
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if other, ok := byName[p.Name]; ok {
+			t.Errorf("%s and %s are both package %s: rename one (its directory and package clause) after what it holds", other, name, p.Name)
+			continue
+		}
+		byName[p.Name] = name
+	}
 }
 
 func TestImportLayering(t *testing.T) {
@@ -70,14 +105,7 @@ func TestImportLayering(t *testing.T) {
 			layer[p] = i
 		}
 	}
-	cmd := exec.Command("go", "list", "-json", "./...")
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for dec.More() {
-		var p pkg
-		require.NoError(t, dec.Decode(&p))
+	for _, p := range packages(t) {
 		name := strings.TrimPrefix(p.ImportPath, module)
 		if len(p.GoFiles)+len(p.CgoFiles) == 0 || strings.HasPrefix(name, "test/") || name == "vgpu" {
 			continue // tests only (their package holds a doc.go): they may use anything

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -13,7 +14,7 @@ import (
 type Format string
 
 // FormatCSV is rocprofv3's CSV files, which Write writes in its first pass.
-const FormatCSV Format = "csv"
+const FormatCSV = Format(format.CSV)
 
 // AgentIndex selects how agents are labelled (--agent-index).
 type AgentIndex int
