@@ -35,6 +35,7 @@ type Options struct {
 	ParquetHive bool
 
 	keepIDs map[string]bool // the spools made from databases (Run fills it)
+	pcTexts pcTexts         // their PC samples' instruction texts (Run fills it)
 }
 
 // Result lists what a conversion wrote.
@@ -64,7 +65,8 @@ func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 	}
 	defer scratch.Abort()
 	tmp := scratch.Dir()
-	procs, err := spoolProcesses(tmp, dbs)
+	opt.pcTexts = pcTexts{}
+	procs, err := spoolProcesses(tmp, dbs, opt.pcTexts)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +161,12 @@ func prefixOf(template string) func(tracing.ProcessInfo) string {
 // writerConfig is the writers' configuration of a conversion.
 func writerConfig(opt Options) output.Config {
 	ai, _ := output.ParseAgentIndex(opt.AgentIndex) // Run checked it
-	return output.Config{StatsOnlyWithCSV: true, MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
+	cfg := output.Config{StatsOnlyWithCSV: true, MangledKernels: opt.Mangled, TruncateKernels: opt.Truncate,
 		GroupByQueue: opt.GroupByQueue, AgentIndex: ai, Stats: opt.Stats, KeepCorrelationIDs: opt.keepIDs}
+	if opt.pcTexts != nil {
+		cfg.PCInstructions = opt.pcTexts.instructions
+	}
+	return cfg
 }
 
 // hiveParquet writes each process's Parquet files under its rank partition

@@ -22,7 +22,7 @@ import (
 // stream from the tables into 64 KiB chunks; memory does not grow with the
 // database. It returns the spool paths in the order tracing.List gives.
 func Spools(dir string, dbs []*rocpdread.DB) ([]string, error) {
-	spools, err := spoolProcesses(dir, dbs)
+	spools, err := spoolProcesses(dir, dbs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -41,14 +41,16 @@ type spool struct {
 	host string // "" unknown
 }
 
-func spoolProcesses(dir string, dbs []*rocpdread.DB) ([]spool, error) {
+// spoolProcesses writes the databases' spools; texts, when set, collects
+// their PC samples' instruction texts.
+func spoolProcesses(dir string, dbs []*rocpdread.DB, texts pcTexts) ([]spool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var out []spool
 	for _, db := range dbs {
 		for _, im := range db.Images {
-			if err := imageSpools(dir, db.Only(im), &out); err != nil {
+			if err := imageSpools(dir, db.Only(im), &out, texts); err != nil {
 				return nil, fmt.Errorf("%s: %w", db.Path, err)
 			}
 		}
@@ -131,7 +133,7 @@ func scratchOperation(typ string) tracing.ScratchOperation {
 }
 
 // imageSpools writes one spool per process of a single-image database.
-func imageSpools(dir string, db *rocpdread.DB, out *[]spool) error {
+func imageSpools(dir string, db *rocpdread.DB, out *[]spool, texts pcTexts) error {
 	in, err := db.LoadInfo(db.Images[0])
 	if err != nil {
 		return err
@@ -272,6 +274,23 @@ func imageSpools(dir string, db *rocpdread.DB, out *[]spool) error {
 		return w.add(tracing.CounterSample{DispatchID: uint64(d.DispatchID), CounterID: id, Value: v,
 			AgentNode: node(d.AgentID), Name: []byte(name)})
 	})
+	if err != nil {
+		return err
+	}
+	pcs, err := newPCSpooler(db, in, texts)
+	if err != nil {
+		return err
+	}
+	err = db.PCSamples(func(_ *rocpdread.Info, s *rocpdread.PCSample) error {
+		w, err := open(s.PID)
+		if err != nil {
+			return err
+		}
+		return pcs.add(w, node(s.AgentID), s)
+	})
+	if err == nil {
+		err = pcs.flush()
+	}
 	if err != nil {
 		return err
 	}

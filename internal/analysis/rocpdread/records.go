@@ -112,7 +112,7 @@ const messageExpr = `CASE WHEN e.extdata IS NULL OR e.extdata = '{}' OR NOT json
   ELSE COALESCE(json_extract(e.extdata, '$.message'), '') END`
 
 // Regions streams API calls and marker ranges (rocpd_region) and instants
-// (rocpd_sample), image by image. The two tables are merged by event id,
+// (rocpd_sample; PC samples excepted: PCSamples), image by image. The two tables are merged by event id,
 // which both writers hand out in record order, so markers come back in the
 // order they were recorded, ranges and marks interleaved.
 func (db *DB) Regions(fn func(*Info, *Region) error) error {
@@ -128,7 +128,7 @@ FROM ` + quote(im.Table("rocpd_region")) + ` r` + eventJoin(im) + ` ORDER BY r.i
 		samples, err := db.SQL.Query(`SELECT r.id, COALESCE(t.pid, 0), COALESCE(t.tid, 0), r.timestamp, r.timestamp, COALESCE(t.name_id, 0),
   COALESCE(e.category_id, 0), ` + messageExpr + `, COALESCE(e.stack_id, r.id), COALESCE(e.correlation_id, 0), COALESCE(r.event_id, 0)
 FROM ` + quote(im.Table("rocpd_sample")) + ` r LEFT JOIN ` + quote(im.Table("rocpd_track")) + ` t ON t.id = r.track_id` +
-			eventJoin(im) + ` ORDER BY r.id`)
+			eventJoin(im) + ` WHERE COALESCE(e.category_id, 0) NOT IN (` + pcCategoryIDs(in) + `) ORDER BY r.id`)
 		if err != nil {
 			return fmt.Errorf("%s: %w", db.Path, err)
 		}
@@ -339,7 +339,8 @@ func markerCategories(in *Info) string {
 	return strings.Join(ids, ",")
 }
 
-// RegionTimings streams API calls and markers (regions, then samples); for
+// RegionTimings streams API calls and markers (regions, then samples, PC
+// samples excepted); for
 // markers Name is the message when there is one, else the operation.
 func (db *DB) RegionTimings(fn func(*Info, *Timing) error) error {
 	var t Timing
@@ -367,7 +368,8 @@ FROM `+quote(im.Table("rocpd_region"))+` r`+eventJoin(im), row)
 		}
 		return db.each(`SELECT COALESCE(t.pid, 0), r.timestamp, r.timestamp, COALESCE(t.name_id, 0),
   COALESCE(e.category_id, 0), `+msg+`
-FROM `+quote(im.Table("rocpd_sample"))+` r LEFT JOIN `+quote(im.Table("rocpd_track"))+` t ON t.id = r.track_id`+eventJoin(im), row)
+FROM `+quote(im.Table("rocpd_sample"))+` r LEFT JOIN `+quote(im.Table("rocpd_track"))+` t ON t.id = r.track_id`+eventJoin(im)+
+			` WHERE COALESCE(e.category_id, 0) NOT IN (`+pcCategoryIDs(in)+`)`, row)
 	})
 }
 

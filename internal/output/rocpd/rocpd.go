@@ -313,6 +313,7 @@ type rocpdIDs struct {
 	threads         map[uint32]int64
 	queues, streams map[uint64]int64
 	kernels, pmc    map[uint64]int64
+	codeObjects     map[uint64]int64 // by the spool's code object id
 	agentID         func(node uint32) int64
 }
 
@@ -470,7 +471,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, err
 	}
 	sql = &w.late
 	return &rocpdIDs{nid: nid, pid: pid, threads: threads, queues: queues, streams: streams,
-		kernels: kernels, pmc: pmcIDs, agentID: agentID}, nil
+		kernels: kernels, pmc: pmcIDs, codeObjects: codeObjects, agentID: agentID}, nil
 }
 
 func readMachineID(fallback string) string {
@@ -510,6 +511,9 @@ func (w *rocpdWriter) writeEvents(p *model.Catalogue, r *model.SpoolView, ids *r
 	e := &w.enc
 	e.start()
 	err := w.readEvents(p, r, ids)
+	if err == nil {
+		err = w.writePCSamples(p, ids)
+	}
 	if eerr := e.stop(); eerr != nil {
 		err = eerr
 	}

@@ -1,0 +1,81 @@
+package outputtest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
+	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
+)
+
+// FakePCInstructions names an instruction by its offset ("s_nop 0x10");
+// a PC in no code object is unknown.
+type FakePCInstructions struct{}
+
+func (FakePCInstructions) Text(s *model.PCSample) (string, bool) {
+	if s.CodeObjectID == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("s_nop %#x", s.Offset), true
+}
+func (FakePCInstructions) Comment(s *model.PCSample) string {
+	if s.CodeObjectID == 0 {
+		return ""
+	}
+	return fmt.Sprintf("k.cpp:%d", s.Offset)
+}
+func (FakePCInstructions) NoObjdump() bool { return false }
+func (FakePCInstructions) Close()          {}
+
+// PCSampleHWID is the HW_ID of the PC-sample fixture's first samples:
+// wave 3, SIMD 2, pipe 1, CU 5, SA 1, SE 3, TG 4, VM 6, queue 2, ME 1.
+const PCSampleHWID = uint32(3 | 2<<4 | 1<<6 | 5<<8 | 1<<12 | 3<<13 | 4<<16 | 6<<20 | 2<<24 | 1<<30)
+
+// PCSampleSpool writes one process (pid 100, Emit's 4 iterations) with
+// host-trap PC samples and returns its spool. Emit's dispatches: 1
+// (agent 1, vectorAdd, 100,002,000-100,002,100 ns, correlation 1), 2
+// (agent 2, scan_kernel, 100,012,000-100,012,150, correlation 3), 4
+// (agent 2, vectorAdd, 100,032,000-100,032,250, correlation 7); code
+// object 1 is loaded at 0x7f0000000000. The samples, in order:
+//
+//	dispatch 1: offsets 0x10, 0x20, 0x10, PC 0x1234 (no code object),
+//	            0x10, 0x20 at 100,002,050; exec mask all ones, workgroup
+//	            (7, 1, 2), chiplet 2, wave 5, PCSampleHWID
+//	dispatch 2: offset 0x30 at 100,012,100, exec mask 0xf, other fields 0
+//	dispatch 4: offsets 0x10, 0x40 at 100,032,100, exec mask 0xff
+//
+// So vectorAdd has 8 samples (0x10: 4, 0x20: 2, 0x40: 1, unknown: 1) and
+// scan_kernel 1 (0x30).
+func PCSampleSpool(t testing.TB, dir string) string {
+	b := spooltest.New(Info(100))
+	Emit(100, 4, b.Add)
+	trap := func(slot uint64) uint64 { return tracing.TrapID(0x7f0000000408, slot, 1024) }
+	b.Add(tracing.PCSampleDispatch{DispatchID: 1, TrapID: trap(5), AgentNode: 1})
+	b.Add(tracing.PCSampleDispatch{DispatchID: 2, TrapID: trap(9), AgentNode: 2})
+	b.Add(tracing.PCSampleDispatch{DispatchID: 4, TrapID: trap(12), AgentNode: 2})
+	var raw []byte
+	for _, pc := range []uint64{0x7f0000000010, 0x7f0000000020, 0x7f0000000010, 0x1234, 0x7f0000000010, 0x7f0000000020} {
+		raw = tracing.PCSample{PC: pc, ExecMask: ^uint64(0), Workgroup: [3]uint32{7, 1, 2}, ChipletWave: 2<<8 | 5,
+			HWID: PCSampleHWID, Timestamp: 100_002_050, CorrelationID: trap(5)}.Encode(raw)
+	}
+	b.Add(tracing.PCSampleBatch{AgentNode: 1, Samples: raw})
+	raw = tracing.PCSample{PC: 0x7f0000000030, ExecMask: 0xf, Timestamp: 100_012_100, CorrelationID: trap(9)}.Encode(nil)
+	for _, pc := range []uint64{0x7f0000000010, 0x7f0000000040} {
+		raw = tracing.PCSample{PC: pc, ExecMask: 0xff, Timestamp: 100_032_100, CorrelationID: trap(12)}.Encode(raw)
+	}
+	b.Add(tracing.PCSampleBatch{AgentNode: 2, Samples: raw})
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}
+
+// PCSampleInput is PCSampleSpool's process as a writer's input, its
+// instructions named by FakePCInstructions.
+func PCSampleInput(t testing.TB) *model.Input {
+	in := &model.Input{Spools: []string{PCSampleSpool(t, t.TempDir())}}
+	in.Config.PCInstructions = func(*model.PCSamples) model.PCInstructions { return FakePCInstructions{} }
+	return in
+}
