@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +15,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch/launchtest"
 	"github.com/rocprof-go/rocprof-go/internal/options"
-	"github.com/rocprof-go/rocprof-go/internal/output/model"
 )
-
-type recordingWriter struct{ reqs []OutputRequest }
-
-func (w *recordingWriter) WriteOutputs(_ context.Context, req OutputRequest) (*OutputReport, error) {
-	w.reqs = append(w.reqs, req)
-	return &OutputReport{Files: []model.File{{Path: filepath.Join(req.Dir, "x.csv"), Format: "csv", Domain: "kernel", Records: 1}}}, nil
-}
 
 func plan(t *testing.T, args ...string) *options.Plan {
 	t.Helper()
@@ -33,13 +26,51 @@ func plan(t *testing.T, args ...string) *options.Plan {
 	return p
 }
 
-func runner(t *testing.T, w OutputWriter) *Runner {
-	return &Runner{Libs: &Libraries{Dir: launchtest.FakeLibDir(t)}, Writer: w, Log: zerolog.Nop(), Stderr: os.Stderr,
+func runner(t *testing.T) *Runner {
+	return &Runner{Libs: &Libraries{Dir: launchtest.FakeLibDir(t)}, Log: zerolog.Nop(), Stderr: os.Stderr,
 		Environ: os.Environ(), SpoolRoot: t.TempDir()}
 }
 
+// runPasses runs every pass of p as internal/pipeline does, without
+// outputs: Check, Begin, then RunPass per pass until an app fails.
+func runPasses(r *Runner, p *options.Plan) ([]*Pass, error) {
+	if err := r.Check(p); err != nil {
+		return nil, err
+	}
+	run, err := r.Begin(p)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	var passes []*Pass
+	for i, cfg := range p.Passes {
+		pass, err := run.RunPass(context.Background(), i+1, cfg)
+		if err != nil {
+			return passes, err
+		}
+		pass.WritingOutputs()
+		if err := pass.OutputsWritten(nil); err != nil {
+			return passes, err
+		}
+		passes = append(passes, pass)
+		if pass.Process.ExitStatus != 0 {
+			break
+		}
+	}
+	return passes, nil
+}
+
+// runOne runs a one-pass plan.
+func runOne(r *Runner, p *options.Plan) (*Pass, error) {
+	passes, err := runPasses(r, p)
+	if err != nil {
+		return nil, err
+	}
+	return passes[0], nil
+}
+
 func TestExitCodesPassThrough(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	for _, tc := range []struct {
 		script string
@@ -50,9 +81,9 @@ func TestExitCodesPassThrough(t *testing.T) {
 		{"kill -KILL $$", 128 + 9},
 		{"kill -SEGV $$", 128 + 11},
 	} {
-		res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c", tc.script))
+		res, err := runOne(r, plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c", tc.script))
 		require.NoError(t, err, tc.script)
-		require.Equal(t, tc.want, res.ExitStatus, tc.script)
+		require.Equal(t, tc.want, res.Process.ExitStatus, tc.script)
 	}
 }
 
@@ -63,8 +94,8 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 	t.Setenv("ROCPROF_KERNEL_TRACE", "1")        // stale switch from an outer run
 	t.Setenv("ROCPROF_ATT_PARAM_GPU_INDEX", "3") // a thread-trace setting the shim would read
 	t.Setenv("ROCPROF_GO_SHIM_DEBUG", "1")       // a debugging switch set by hand
-	r := runner(t, nil)                          // the environment the CLI received, with those
-	_, err := r.Run(context.Background(), plan(t, "--hip-trace", "--preload", "/lib/x/libfirst.so", "-d", out,
+	r := runner(t)                               // the environment the CLI received, with those
+	_, err := runOne(r, plan(t, "--hip-trace", "--preload", "/lib/x/libfirst.so", "-d", out,
 		"--virtual-gpu", "gfx908", "--", "sh", "-c", "env > "+dump))
 	require.NoError(t, err)
 	data, err := os.ReadFile(dump)
@@ -87,80 +118,69 @@ func TestEnvironmentReachesTheApp(t *testing.T) {
 }
 
 func TestSpoolDirIsPrivate(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	probe := filepath.Join(out, "mode.txt")
-	_, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+	_, err := runOne(r, plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
 		`stat -c %a "$ROCPROF_GO_SPOOL_DIR" > `+probe+`; stat -c %a "$(dirname "$ROCPROF_GO_SPOOL_DIR")" >> `+probe))
 	require.NoError(t, err)
 	data, _ := os.ReadFile(probe)
 	require.Equal(t, "700\n700\n", string(data))
 }
 
+// Each pass of a three-line input file runs the app with its own
+// counters and output directory (the pass loop itself is
+// internal/pipeline's: TestPassesRunInOrder there).
 func TestThreePmcLinesRunThreePasses(t *testing.T) {
-	w := &recordingWriter{}
-	r := runner(t, w)
+	r := runner(t)
 	out := t.TempDir()
 	input := filepath.Join(t.TempDir(), "in.txt")
 	require.NoError(t, os.WriteFile(input, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\npmc: TCC_HIT\n"), 0o600))
 	log := filepath.Join(out, "runs.txt")
-	res, err := r.Run(context.Background(), plan(t, "-i", input, "-d", out, "--", "sh", "-c",
+	passes, err := runPasses(r, plan(t, "-i", input, "-d", out, "--", "sh", "-c",
 		`echo "$ROCPROF_OUTPUT_PATH $ROCPROF_COUNTERS" >> `+log))
 	require.NoError(t, err)
-	require.Equal(t, 0, res.ExitStatus)
-	require.Len(t, res.Passes, 3)
+	require.Len(t, passes, 3)
 	data, _ := os.ReadFile(log)
 	require.Equal(t, strings.Join([]string{
 		filepath.Join(out, "pmc_1") + " pmc: SQ_WAVES",
 		filepath.Join(out, "pmc_2") + " pmc: GRBM_COUNT",
 		filepath.Join(out, "pmc_3") + " pmc: TCC_HIT",
 	}, "\n")+"\n", string(data))
-	require.Len(t, w.reqs, 3)
-	for i := range 3 {
-		require.DirExists(t, filepath.Join(out, "pmc_"+string(rune('1'+i))))
+	for i, p := range passes {
+		require.Equal(t, i+1, p.N)
+		require.Equal(t, filepath.Join(out, fmt.Sprintf("pmc_%d", i+1)), p.Dir)
+		require.DirExists(t, p.Dir)
+		require.Equal(t, fmt.Sprintf("pass_%d", i+1), filepath.Base(p.SpoolDir))
 	}
 }
 
-func TestFailingPassEndsTheRun(t *testing.T) {
-	w := &recordingWriter{}
-	r := runner(t, w)
-	out := t.TempDir()
-	input := filepath.Join(t.TempDir(), "in.txt")
-	require.NoError(t, os.WriteFile(input, []byte("pmc: A\npmc: B\npmc: C\n"), 0o600))
-	res, err := r.Run(context.Background(), plan(t, "-i", input, "-d", out, "--", "sh", "-c",
-		`case "$ROCPROF_OUTPUT_PATH" in *pmc_2) exit 3;; esac`))
-	require.NoError(t, err)
-	require.Equal(t, 3, res.ExitStatus)
-	require.Len(t, res.Passes, 2)
-	require.Len(t, w.reqs, 2, "the failing pass's outputs are still written")
-}
-
 func TestWaitsForOrphanedDescendants(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	marker := filepath.Join(out, "late.txt")
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+	res, err := runOne(r, plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
 		`(sleep 0.5; echo done > `+marker+`) & exit 0`))
 	require.NoError(t, err)
-	require.Equal(t, 0, res.ExitStatus)
+	require.Equal(t, 0, res.Process.ExitStatus)
 	require.FileExists(t, marker, "the launcher returns only after the orphan finished")
 	require.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
 }
 
 func TestTimeoutStopsTheApp(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "300ms", "-d", out, "--", "sleep", "30"))
+	res, err := runOne(r, plan(t, "--kernel-trace", "--timeout", "300ms", "-d", out, "--", "sleep", "30"))
 	require.NoError(t, err)
-	require.True(t, res.Passes[0].Process.TimedOut)
-	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.True(t, res.Process.TimedOut)
+	require.Equal(t, ExitTimeout, res.Process.ExitStatus)
 	require.Less(t, time.Since(start), 10*time.Second)
 }
 
 func TestSignalsAreForwarded(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	got := filepath.Join(out, "sig.txt")
 	ready := filepath.Join(out, "ready")
@@ -173,24 +193,24 @@ func TestSignalsAreForwarded(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
+	res, err := runOne(r, plan(t, "--kernel-trace", "-d", out, "--", "sh", "-c",
 		`trap 'echo TERM > `+got+`; exit 5' TERM; touch `+ready+`; while :; do sleep 0.05; done`))
 	require.NoError(t, err)
-	require.Equal(t, 5, res.ExitStatus)
+	require.Equal(t, 5, res.Process.ExitStatus)
 	data, _ := os.ReadFile(got)
 	require.Equal(t, "TERM\n", string(data))
 }
 
 func TestMissingAppAndUnwritableDir(t *testing.T) {
-	r := runner(t, nil)
-	_, err := r.Run(context.Background(), plan(t, "--kernel-trace", "-d", t.TempDir(), "--", "no-such-app-xyz"))
+	r := runner(t)
+	_, err := runOne(r, plan(t, "--kernel-trace", "-d", t.TempDir(), "--", "no-such-app-xyz"))
 	var nf *AppNotFoundError
 	require.ErrorAs(t, err, &nf)
 	require.Contains(t, err.Error(), "not found")
 
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	_, err = r.Run(context.Background(), plan(t, "--kernel-trace", "-d", file, "--", "true"))
+	_, err = runOne(r, plan(t, "--kernel-trace", "-d", file, "--", "true"))
 	var od *OutputDirError
 	require.ErrorAs(t, err, &od)
 	require.Contains(t, err.Error(), "not a directory")
@@ -293,14 +313,14 @@ func TestCacheOnAPathOthersControlIsRefused(t *testing.T) {
 // started (a daemon that ignores SIGTERM) runs on; at the deadline it is
 // stopped too, and the run reports the timeout.
 func TestTimeoutStopsTheAppsDescendants(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
+	res, err := runOne(r, plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
 		"sh", "-c", `(trap '' TERM; sleep 60) & exit 0`))
 	require.NoError(t, err)
-	require.True(t, res.Passes[0].Process.TimedOut)
-	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.True(t, res.Process.TimedOut)
+	require.Equal(t, ExitTimeout, res.Process.ExitStatus)
 	require.Less(t, time.Since(start), killGrace+3*time.Second, "SIGKILL after the grace period")
 	require.Empty(t, treeOf(os.Getpid()), "nothing of the run is left")
 }
@@ -308,13 +328,13 @@ func TestTimeoutStopsTheAppsDescendants(t *testing.T) {
 // A grandchild still running under a live parent at the timeout is stopped
 // with the app: the whole tree, not only the direct children.
 func TestTimeoutStopsGrandchildren(t *testing.T) {
-	r := runner(t, nil)
+	r := runner(t)
 	out := t.TempDir()
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
+	res, err := runOne(r, plan(t, "--kernel-trace", "--timeout", "500ms", "-d", out, "--",
 		"sh", "-c", `sh -c 'sleep 60; echo late' & wait`))
 	require.NoError(t, err)
-	require.Equal(t, ExitTimeout, res.ExitStatus)
+	require.Equal(t, ExitTimeout, res.Process.ExitStatus)
 	require.Less(t, time.Since(start), 3*time.Second)
 	require.Empty(t, treeOf(os.Getpid()))
 }

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +22,12 @@ func TestInheritedChildIsNotWaitedFor(t *testing.T) {
 	require.NoError(t, inherited.Start())
 	t.Cleanup(func() { _ = inherited.Process.Kill(); _ = inherited.Wait() })
 
-	r := runner(t, nil)
+	r := runner(t)
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "20s", "-d", t.TempDir(), "--", "true"))
+	res, err := runOne(r, plan(t, "--kernel-trace", "--timeout", "20s", "-d", t.TempDir(), "--", "true"))
 	require.NoError(t, err)
-	require.Equal(t, 0, res.ExitStatus)
-	require.False(t, res.Passes[0].Process.TimedOut)
+	require.Equal(t, 0, res.Process.ExitStatus)
+	require.False(t, res.Process.TimedOut)
 	require.Less(t, time.Since(start), 10*time.Second, "the run does not wait for a child it did not start")
 	require.NoError(t, inherited.Process.Signal(syscall.Signal(0)), "left running, and not reaped")
 }
@@ -44,13 +43,13 @@ func TestOnlyTheAppsOrphansAreWaitedFor(t *testing.T) {
 	require.NoError(t, inherited.Start())
 	t.Cleanup(func() { _ = inherited.Wait() })
 
-	r := runner(t, nil)
+	r := runner(t)
 	done := filepath.Join(dir, "app-orphan-done")
 	start := time.Now()
-	res, err := r.Run(context.Background(), plan(t, "--kernel-trace", "--timeout", "20s", "-d", t.TempDir(), "--",
+	res, err := runOne(r, plan(t, "--kernel-trace", "--timeout", "20s", "-d", t.TempDir(), "--",
 		"sh", "-c", `(sleep 1; touch `+done+`) & exit 0`))
 	require.NoError(t, err)
-	require.False(t, res.Passes[0].Process.TimedOut)
+	require.False(t, res.Process.TimedOut)
 	require.FileExists(t, done, "the app's orphan was waited for")
 	require.Less(t, time.Since(start), 10*time.Second, "the inherited child's orphan was not")
 

@@ -15,53 +15,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
-	"github.com/rocprof-go/rocprof-go/internal/output/model"
 
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
-
-// OutputWriter turns the spools one run of the app left behind into the
-// user's output files. The CLI supplies it (internal/output); tests use fakes.
-type OutputWriter interface {
-	WriteOutputs(ctx context.Context, req OutputRequest) (*OutputReport, error)
-}
-
-// RunOutputWriter is an OutputWriter with outputs made from every pass's
-// spools together (rocprof v1's results.csv, which merges the passes'
-// counters by dispatch): WriteRunOutputs runs once the last pass's outputs
-// are written, while every pass's spools are still there.
-type RunOutputWriter interface {
-	OutputWriter
-	WriteRunOutputs(ctx context.Context, passes []OutputRequest) (*OutputReport, error)
-}
-
-// OutputReport is what a writer made of one pass's spools: the files, and
-// the requested domains that could not be collected.
-type OutputReport struct {
-	Files []model.File
-	// Records counts the pass's records by rocprofv3 domain name
-	// (KERNEL_DISPATCH, HIP_API, ...; absent: none recorded).
-	Records map[string]int64
-	// Lost are requested domains a process could not collect: the run
-	// fails. Unavailable are domains an aggregate option (--sys-trace,
-	// --runtime-trace) implied that the process's runtime cannot give: a
-	// notice.
-	Lost, Unavailable []DomainLoss
-	// LostRecords are the processes whose spools did not hold every record
-	// they were given; SkippedSpools the spool files that could not be read
-	// at all (path: reason). Either fails the run.
-	LostRecords   []RecordLoss
-	SkippedSpools []string
-	// NoGPU are the processes whose GPU stack found no GPU (hsa_init
-	// failed, or the HSA runtime had no GPU agent): the run fails, and
-	// nothing it did not record is blamed on the app.
-	NoGPU []NoGPU
-	// Truncated are the processes that stored names or messages cut to
-	// fit a record (over ~64 KiB): a note, the records are kept.
-	Truncated []TruncatedNames
-	// Warnings are said at the end of the run (RunOutputWriter's only).
-	Warnings []string
-}
 
 // NoGPU is one process whose GPU stack found no GPU, why, and what the
 // thunk said about it when it could tell.
@@ -102,60 +58,15 @@ type DomainLoss struct {
 	Reason  string   `json:"reason"`
 }
 
-// OutputRequest is everything a writer needs for one pass.
-type OutputRequest struct {
-	Config *options.Config
-	// Dir is the pass's output directory; it may still hold per-process
-	// placeholders (%pid% ...), which the writer resolves for each process.
-	Dir      string
-	SpoolDir string
-	Launch   time.Time
-	// Stdout is where summaries printed "to the terminal" go.
-	Stdout io.Writer
-}
-
-// PassResult is how one run of the app went.
-type PassResult struct {
-	Env      *AppEnv // the environment the app was started with
-	Config   *options.Config
-	Dir      string
-	Process  *ProcessResult
-	Files    []model.File
-	Records  map[string]int64 // see OutputReport
-	SpoolDir string           // kept only when writing outputs failed
-	// Lost, Unavailable, LostRecords, SkippedSpools and NoGPU: see OutputReport.
-	Lost, Unavailable []DomainLoss
-	LostRecords       []RecordLoss
-	SkippedSpools     []string
-	NoGPU             []NoGPU
-	Truncated         []TruncatedNames // see OutputReport
-	// Unprofiled are the app's processes that could not record, from the
-	// pass's notes (internal/hsa/preload/notes.c): the run fails.
-	Unprofiled []UnprofiledProcess
-}
-
-// Result is the whole run.
-type Result struct {
-	ExitStatus int
-	Passes     []PassResult
-	// Files are the outputs made from every pass together (RunOutputWriter),
-	// Warnings what it found worth saying about the whole run.
-	Files    []model.File
-	Warnings []string
-}
-
-// Runner runs the application once per pass.
+// Runner runs the application, one pass at a time (internal/pipeline owns
+// the pass loop and the outputs): Check, then Begin a Run, then RunPass for
+// each pass.
 type Runner struct {
 	Libs    *Libraries
-	Writer  OutputWriter
 	Log     zerolog.Logger
 	Stderr  io.Writer // rocprof-go's own progress lines
 	AppIO   Stdio     // the app's standard streams
 	Environ []string
-	// Prepared, when set, is called once every check passed and the output
-	// directories exist, before the first app starts; an error ends the run
-	// there (nothing ran).
-	Prepared func() error
 	// SpoolRoot is where the private run directory is created; empty means
 	// /dev/shm when usable (tmpfs makes spool creation cheap), else TMPDIR.
 	SpoolRoot string
@@ -431,24 +342,24 @@ func envLookup(env []string, key string) string {
 	return ""
 }
 
-// Run runs every pass of the plan in order. A pass whose app exits non-zero
-// ends the run with that status, after its outputs are written.
-func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
-	// An app that cannot be run (exit 127) leaves nothing behind: it is
-	// looked up before any output directory is created.
+// Check does what must be done before anything runs: the app is looked up
+// (an app that cannot be run, exit 127, leaves nothing behind: no output
+// directory is created), every pass's output directory is created and
+// checked, the virtual GPU's arguments are checked; then the warnings about
+// the app are said (a bad option is then the one line on stderr). The app
+// still runs after a warning.
+func (r *Runner) Check(plan *options.Plan) error {
 	if _, err := lookPath(plan.App[0], r.AppIO.Dir, r.Environ); err != nil {
-		return nil, &AppNotFoundError{App: plan.App[0], Err: err}
+		return &AppNotFoundError{App: plan.App[0], Err: err}
 	}
 	for _, cfg := range plan.Passes {
 		if err := CheckOutputDir(PassDir(cfg)); err != nil {
-			return nil, err
+			return err
 		}
 		if err := CheckVirtualGPU(plan.App, cfg.VirtualGPU, r.Environ); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	// Said once every check passed (a bad option is then the one line on
-	// stderr), before the app starts; the app still runs.
 	if r.Stderr != nil {
 		first := plan.Passes[0]
 		for _, w := range []string{
@@ -460,22 +371,35 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 			}
 		}
 	}
-	if r.Prepared != nil {
-		if err := r.Prepared(); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// Run is one run's private directory, where each pass's spools are, from
+// Begin to Close: removed then unless kept (its outputs failed).
+type Run struct {
+	r         *Runner
+	app       []string
+	passes    int
+	spoolRoot *securedir.Dir
+	onOutput  bool // spoolRoot is OUTDIR/.rocprof-go-unconverted (rescue.go)
+	dir       *securedir.Dir
+	kept      bool
+	progress  *passProgress
+	// Launch is when the run began: %launch_time%'s value.
+	Launch time.Time
+}
+
+// Begin creates the run's private directory for plan (after Check).
+func (r *Runner) Begin(plan *options.Plan) (_ *Run, err error) {
 	// Under a launcher, the spools go to the output directory's file
 	// system when it is a local one (rescue.go): a teardown's SIGKILL then
 	// finds them there, and making them durable is a hard link.
 	spoolRoot, onOutput := r.outputSpoolRoot(plan)
 	if spoolRoot == nil {
-		var err error
 		if spoolRoot, err = r.spoolRoot(); err != nil {
 			return nil, err
 		}
 	}
-	defer spoolRoot.Close()
 	if !onOutput {
 		noteKeptSpools(r.Stderr, spoolRoot.Path())
 	}
@@ -484,140 +408,157 @@ func (r *Runner) Run(ctx context.Context, plan *options.Plan) (*Result, error) {
 	// and this user control, so it names this directory until it is removed.
 	runDir, err := spoolRoot.MkdirTemp(runDirPrefix)
 	if err != nil {
+		spoolRoot.Close()
 		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 	}
-	defer runDir.Close()
 	r.Guard.setRunDir(runDir)
 	// Who owns it: a later run tells a directory whose rocprof-go was
 	// killed from one still in use.
 	_ = runDir.WriteFile(runOwnerFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
-	keepRunDir := false
-	defer func() {
-		if !keepRunDir {
-			os.RemoveAll(runDir.Path())
-			if onOutput {
-				_ = os.Remove(spoolRoot.Path()) // when no other run's is in it
-			}
-		}
-	}()
-	res := &Result{}
-	launch := time.Now()
-	progress := newPassProgress(r.Stderr, len(plan.Passes))
-	var written []OutputRequest // the passes whose outputs were written
-	var stopped error           // a signal after a pass's app exited: no further pass
-	for i, cfg := range plan.Passes {
-		progress.begin(i+1, passLabel(cfg))
-		pass, err := runDir.Mkdir(fmt.Sprintf("pass_%d", i+1))
-		if err != nil {
-			return nil, err
-		}
-		err = writeCounterFiles(pass, cfg)
-		pass.Close()
-		if err != nil {
-			return nil, err
-		}
-		spoolDir := pass.Path()
-		env, err := r.Prepare(cfg, spoolDir)
-		if err != nil {
-			return nil, err
-		}
-		// Right before the app gets the path: still the run's own directory.
-		if err := runDir.Verify(); err != nil {
-			return nil, err
-		}
-		// The report channel: processes that cannot record say so there.
-		notes, err := openNotes(runDir, filepath.Base(spoolDir))
-		if err != nil {
-			return nil, err
-		}
-		env.Added[NotesEnv] = notes.value
-		env.Full = append(env.Full, NotesEnv+"="+notes.value)
-		r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", plan.App).Msg("starting the app")
-		r.Guard.setActive(false)
-		proc, err := runProcessTree(ctx, plan.App, env.Full, r.AppIO, cfg.Timeout, r.Log, r.Guard)
-		r.Guard.setActive(true) // the app's tree has exited: a signal now is about the outputs
-		notes.started()
-		if err != nil {
-			notes.read()
-			return nil, err
-		}
-		pr := PassResult{Config: cfg, Dir: PassDir(cfg), Process: proc, Env: env, Unprofiled: notes.read()}
-		if r.Writer != nil {
-			// A launcher may kill rocprof-go while it writes the outputs
-			// (rescue.go): the spools are made durable in the output
-			// directory on its first signal, or now when the app ended on
-			// a signal passed on to it (the teardown has begun) or a
-			// launcher started the run and the outputs will take long.
-			rs := r.passRescuer(runDir, filepath.Base(spoolDir), i+1, cfg, proc)
-			r.Guard.setRescue(rs)
-			switch {
-			case rs == nil:
-			case proc.Forwarded != 0:
-				rs.start("the app ended after rocprof-go passed " + signalName(proc.Forwarded) + " on to it")
-			case rs.early(r.Environ):
-				rs.start("a launcher started the run and its spools are large: made durable before the outputs")
-			}
-			req := OutputRequest{Config: cfg, Dir: pr.Dir, SpoolDir: spoolDir, Launch: launch, Stdout: r.AppIO.Stdout}
-			rep, werr := r.Writer.WriteOutputs(ctx, req)
-			r.Guard.setRescue(nil)
-			var rescued *RescueResult
-			if werr == nil {
-				rs.discard()
-			} else {
-				rescued, _ = rs.wait()
-				rs.close()
-			}
-			written = append(written, req)
-			if rep != nil {
-				pr.Files, pr.Records, pr.Lost, pr.Unavailable = rep.Files, rep.Records, rep.Lost, rep.Unavailable
-				pr.LostRecords, pr.SkippedSpools, pr.NoGPU = rep.LostRecords, rep.SkippedSpools, rep.NoGPU
-				pr.Truncated = rep.Truncated
-			}
-			if werr != nil {
-				keepRunDir = true
-				_ = runDir.WriteFile(runKeptFile, []byte(werr.Error()+"\n"), 0o600)
-				pr.SpoolDir = spoolDir
-				res.Passes = append(res.Passes, pr)
-				res.ExitStatus = proc.ExitStatus
-				if rescued != nil {
-					return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s, and in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
-						i+1, rescued.Dir, spoolDir, werr, staticPrefixOrDot(PassDir(cfg)), strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
-				}
-				return res, fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
-					i+1, spoolDir, werr, spoolDir, strings.Join(cfg.OutputFormat, " "), PassDir(cfg))
-			}
-		}
-		if keep := envLookup(r.Environ, KeepSpoolsEnv); keep != "" {
-			if err := keepSpools(keep, spoolDir, i+1); err != nil {
-				return nil, err
-			}
-		}
-		res.Passes = append(res.Passes, pr)
-		res.ExitStatus = proc.ExitStatus
-		progress.done()
-		if proc.ExitStatus != 0 {
-			if len(plan.Passes) > 1 && i+1 < len(plan.Passes) {
-				fmt.Fprintf(r.Stderr, "rocprof-go: pass %d: the app exited with status %d; the remaining passes are not run\n", i+1, proc.ExitStatus)
-			}
-			break
-		}
-		if s := r.Guard.Signalled(); s != nil && i+1 < len(plan.Passes) {
-			stopped = fmt.Errorf("stopped by %s after pass %d: %d of %d passes not run", signalName(s), i+1, len(plan.Passes)-i-1, len(plan.Passes))
-			break
+	return &Run{r: r, app: plan.App, passes: len(plan.Passes), spoolRoot: spoolRoot, onOutput: onOutput, dir: runDir,
+		progress: newPassProgress(r.Stderr, len(plan.Passes)), Launch: time.Now()}, nil
+}
+
+// Close removes the run's directory unless it was kept.
+func (run *Run) Close() {
+	if !run.kept {
+		os.RemoveAll(run.dir.Path())
+		if run.onOutput {
+			_ = os.Remove(run.spoolRoot.Path()) // when no other run's is in it
 		}
 	}
-	if w, ok := r.Writer.(RunOutputWriter); ok && len(written) > 0 {
-		rep, werr := w.WriteRunOutputs(ctx, written)
-		if rep != nil {
-			res.Files, res.Warnings = rep.Files, rep.Warnings
-		}
-		if werr != nil {
-			keepRunDir = true
-			_ = runDir.WriteFile(runKeptFile, []byte(werr.Error()+"\n"), 0o600)
-			return res, fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", runDir.Path(), werr)
-		}
+	run.dir.Close()
+	run.spoolRoot.Close()
+}
+
+// keep keeps the run's directory, saying why in it.
+func (run *Run) keep(why error) {
+	run.kept = true
+	_ = run.dir.WriteFile(runKeptFile, []byte(why.Error()+"\n"), 0o600)
+}
+
+// Pass is one run of the app: what it left behind and how it ended.
+type Pass struct {
+	N        int // 1-based
+	Config   *options.Config
+	Dir      string  // the pass's output directory template (PassDir)
+	SpoolDir string  // the pass's spools, until the Run is closed
+	Env      *AppEnv // the environment the app was started with
+	Process  *ProcessResult
+	// Unprofiled are the app's processes that could not record, from the
+	// pass's notes (internal/hsa/preload/notes.c): the run fails.
+	Unprofiled []UnprofiledProcess
+	run        *Run
+	rescue     *rescuer
+}
+
+// RunPass runs the app once for pass n (1-based) of the plan, with cfg,
+// and returns when every process it started has exited.
+func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass, error) {
+	r := run.r
+	run.progress.begin(n, passLabel(cfg))
+	pass, err := run.dir.Mkdir(fmt.Sprintf("pass_%d", n))
+	if err != nil {
+		return nil, err
 	}
-	return res, stopped
+	err = writeCounterFiles(pass, cfg)
+	pass.Close()
+	if err != nil {
+		return nil, err
+	}
+	spoolDir := pass.Path()
+	env, err := r.Prepare(cfg, spoolDir)
+	if err != nil {
+		return nil, err
+	}
+	// Right before the app gets the path: still the run's own directory.
+	if err := run.dir.Verify(); err != nil {
+		return nil, err
+	}
+	// The report channel: processes that cannot record say so there.
+	notes, err := openNotes(run.dir, filepath.Base(spoolDir))
+	if err != nil {
+		return nil, err
+	}
+	env.Added[NotesEnv] = notes.value
+	env.Full = append(env.Full, NotesEnv+"="+notes.value)
+	r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", run.app).Msg("starting the app")
+	r.Guard.setActive(false)
+	proc, err := runProcessTree(ctx, run.app, env.Full, r.AppIO, cfg.Timeout, r.Log, r.Guard)
+	r.Guard.setActive(true) // the app's tree has exited: a signal now is about the outputs
+	notes.started()
+	if err != nil {
+		notes.read()
+		return nil, err
+	}
+	return &Pass{N: n, Config: cfg, Dir: PassDir(cfg), SpoolDir: spoolDir, Env: env, Process: proc,
+		Unprofiled: notes.read(), run: run}, nil
+}
+
+// WritingOutputs is said before the pass's outputs are written. A launcher
+// may kill rocprof-go meanwhile (rescue.go): the spools are made durable in
+// the output directory on its first signal, or now when the app ended on a
+// signal passed on to it (the teardown has begun) or a launcher started the
+// run and the outputs will take long.
+func (p *Pass) WritingOutputs() {
+	r := p.run.r
+	rs := r.passRescuer(p.run.dir, filepath.Base(p.SpoolDir), p.N, p.Config, p.Process)
+	p.rescue = rs
+	r.Guard.setRescue(rs)
+	switch {
+	case rs == nil:
+	case p.Process.Forwarded != 0:
+		rs.start("the app ended after rocprof-go passed " + signalName(p.Process.Forwarded) + " on to it")
+	case rs.early(r.Environ):
+		rs.start("a launcher started the run and its spools are large: made durable before the outputs")
+	}
+}
+
+// OutputsWritten is said when the pass's outputs are written, with the
+// error that ended them (nil: all written). Written, the pass's rescue is
+// removed, its spools are copied where ROCPROF_GO_KEEP_SPOOLS says and the
+// pass is done. Failed, the run's directory is kept, and the error returned
+// says where the recorded data is and how to convert it once the cause is
+// fixed.
+func (p *Pass) OutputsWritten(werr error) error {
+	run := p.run
+	run.r.Guard.setRescue(nil)
+	if werr == nil {
+		p.rescue.discard()
+		if keep := envLookup(run.r.Environ, KeepSpoolsEnv); keep != "" {
+			if err := keepSpools(keep, p.SpoolDir, p.N); err != nil {
+				return err
+			}
+		}
+		run.progress.done()
+		return nil
+	}
+	rescued, _ := p.rescue.wait()
+	p.rescue.close()
+	run.keep(werr)
+	cfg := p.Config
+	if rescued != nil {
+		return fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s, and in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
+			p.N, rescued.Dir, p.SpoolDir, werr, staticPrefixOrDot(p.Dir), strings.Join(cfg.OutputFormat, " "), p.Dir)
+	}
+	return fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
+		p.N, p.SpoolDir, werr, p.SpoolDir, strings.Join(cfg.OutputFormat, " "), p.Dir)
+}
+
+// RunOutputsFailed keeps the run's directory when the outputs made from
+// every pass together failed, and says where the recorded data is.
+func (run *Run) RunOutputsFailed(werr error) error {
+	run.keep(werr)
+	return fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", run.dir.Path(), werr)
+}
+
+// StoppedAfter is, when a signal came after pass n's app exited and passes
+// remain, why no further pass is run; nil otherwise.
+func (run *Run) StoppedAfter(n int) error {
+	if s := run.r.Guard.Signalled(); s != nil && n < run.passes {
+		return fmt.Errorf("stopped by %s after pass %d: %d of %d passes not run", signalName(s), n, run.passes-n, run.passes)
+	}
+	return nil
 }
 
 // passRescuer is the rescue of a pass's spools (nil without a Guard: no

@@ -15,7 +15,6 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/att"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
@@ -72,7 +71,7 @@ func threadTraceDecode(dir string, libDirs []string, ldLibraryPath string, count
 // where the raw files are; nothing is lost.
 //
 // It reports whether decoded files were added to the passes' file lists.
-func decodeThreadTraces(res *launch.Result, started time.Time, environ []string, progress io.Writer) bool {
+func decodeThreadTraces(res *runResult, started time.Time, environ []string, progress io.Writer) bool {
 	if res == nil {
 		return false
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
@@ -18,7 +17,7 @@ import (
 // writeConfigFile writes <dir>/<prefix>_config.json for --output-config: the
 // pass's configuration, build information and the app's full environment.
 // It is the only output that carries the environment, and only on request.
-func writeConfigFile(pass launch.PassResult, app []string) (model.File, error) {
+func writeConfigFile(pass passResult, app []string) (model.File, error) {
 	c := pass.Config
 	prefix := c.OutputFile
 	if prefix == "" {
@@ -84,7 +83,7 @@ func writeConfigFile(pass launch.PassResult, app []string) (model.File, error) {
 }
 
 // writeConfigFiles adds config.json to every pass that asked for it.
-func writeConfigFiles(res *launch.Result, plan *options.Plan) error {
+func writeConfigFiles(res *runResult, plan *options.Plan) error {
 	for i := range res.Passes {
 		p := &res.Passes[i]
 		if !p.Config.OutputConfig.On() {

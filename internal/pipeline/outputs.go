@@ -1,8 +1,8 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,16 +16,56 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// spoolWriter turns one pass's spools into the requested output files.
-type spoolWriter struct{}
+// passOutputs is what writing one pass's outputs needs.
+type passOutputs struct {
+	Config *options.Config
+	// Dir is the pass's output directory; it may still hold per-process
+	// placeholders (%pid% ...), resolved for each process.
+	Dir      string
+	SpoolDir string
+	Launch   time.Time
+	// Stdout is where summaries printed "to the terminal" go.
+	Stdout io.Writer
+}
 
-func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*launch.OutputReport, error) {
-	rep := &launch.OutputReport{}
+// outputReport is what was made of one pass's spools (or, from
+// writeRunOutputs, of every pass's together): the files, the records by
+// domain, and what did not reach them.
+type outputReport struct {
+	Files []model.File
+	// Records counts the pass's records by rocprofv3 domain name
+	// (KERNEL_DISPATCH, HIP_API, ...; absent: none recorded).
+	Records map[string]int64
+	// Lost are requested domains a process could not collect: the run
+	// fails. Unavailable are domains an aggregate option (--sys-trace,
+	// --runtime-trace) implied that the process's runtime cannot give: a
+	// notice.
+	Lost, Unavailable []launch.DomainLoss
+	// LostRecords are the processes whose spools did not hold every record
+	// they were given; SkippedSpools the spool files that could not be read
+	// at all (path: reason). Either fails the run.
+	LostRecords   []launch.RecordLoss
+	SkippedSpools []string
+	// NoGPU are the processes whose GPU stack found no GPU (hsa_init
+	// failed, or the HSA runtime had no GPU agent): the run fails, and
+	// nothing it did not record is blamed on the app.
+	NoGPU []launch.NoGPU
+	// Truncated are the processes that stored names or messages cut to
+	// fit a record (over ~64 KiB): a note, the records are kept.
+	Truncated []launch.TruncatedNames
+	// Warnings are said at the end of the run (writeRunOutputs' only).
+	Warnings []string
+}
+
+// writePassOutputs turns one pass's spools into the requested output files.
+func writePassOutputs(req passOutputs) (*outputReport, error) {
+	rep := &outputReport{}
 	c := req.Config
 	// Thread traces first: the raw files are the run's data whatever else
 	// fails to be written.
@@ -68,12 +108,12 @@ func (spoolWriter) WriteOutputs(_ context.Context, req launch.OutputRequest) (*l
 	return rep, err
 }
 
-// WriteRunOutputs writes rocprof v1's files (-o NAME.csv) once every pass
+// writeRunOutputs writes rocprof v1's files (-o NAME.csv) once every pass
 // ran: one results.csv merging the passes' counters by dispatch, and the
 // stats files, at the -o path under the run's output directory (not a pass
 // directory).
-func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequest) (*launch.OutputReport, error) {
-	rep := &launch.OutputReport{}
+func writeRunOutputs(passes []passOutputs) (*outputReport, error) {
+	rep := &outputReport{}
 	if w := unmatchedFilterWarning(passes); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
@@ -104,7 +144,7 @@ func (spoolWriter) WriteRunOutputs(_ context.Context, passes []launch.OutputRequ
 // pass: the run then profiled nothing with them, which would otherwise only
 // show as missing counters. Names are matched as the shim matches them
 // (kernelname.ForFilter: -T's bare names, -M's symbols).
-func unmatchedFilterWarning(passes []launch.OutputRequest) string {
+func unmatchedFilterWarning(passes []passOutputs) string {
 	c := passes[0].Config
 	if c.KernelIncludeRegex == "" && c.KernelExcludeRegex == "" {
 		return ""
@@ -251,11 +291,11 @@ func outputMetadata(c *options.Config) map[string]any {
 		"summary_groups": append([]string{}, c.SummaryGroups...),
 		"summary_unit":   summaryUnit(c.SummaryUnits),
 		"summary_file":   summaryFile(c.SummaryOutputFile),
-		"csv_output":     hasFormat(c.OutputFormat, "csv"),
-		"json_output":    hasFormat(c.OutputFormat, "json"),
-		"pftrace_output": hasFormat(c.OutputFormat, "pftrace"),
-		"otf2_output":    hasFormat(c.OutputFormat, "otf2"),
-		"rocpd_output":   hasFormat(c.OutputFormat, "rocpd"),
+		"csv_output":     hasFormat(c.OutputFormat, format.CSV),
+		"json_output":    hasFormat(c.OutputFormat, format.JSON),
+		"pftrace_output": hasFormat(c.OutputFormat, format.Perfetto),
+		"otf2_output":    hasFormat(c.OutputFormat, format.OTF2),
+		"rocpd_output":   hasFormat(c.OutputFormat, format.ROCpd),
 	}
 }
 
@@ -304,9 +344,9 @@ func agentIndex(s string) output.AgentIndex {
 }
 
 // hasFormat reports whether -f names a format (in any case, as -f accepts).
-func hasFormat(formats []string, name string) bool {
+func hasFormat(formats []string, name format.Name) bool {
 	for _, f := range formats {
-		if strings.EqualFold(f, name) {
+		if name.Is(f) {
 			return true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
@@ -91,27 +92,25 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		Libs: libs, Log: opts.Log, Stderr: progress, Environ: environ,
 		AppIO: launch.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Dir: opts.Dir},
 	}
-	runner.Writer = spoolWriter{}
-	// Two live runs never write the same output names (-o without %pid%).
-	var releaseClaims func()
-	defer func() {
-		if releaseClaims != nil {
-			releaseClaims()
-		}
-	}()
-	runner.Prepared = func() (err error) {
-		releaseClaims, err = claimRunPrefixes(plan)
-		return err
-	}
 	// Signals after the app exited finish the outputs, then stop them
 	// (launch.OutputGuard); run.json is written whatever they did.
 	runner.Guard = launch.NewOutputGuard(progress)
 	defer runner.Guard.Close()
-	res, runErr := runner.Run(ctx, plan)
+	// What launch checks before anything runs: the app, the output
+	// directories (created), the virtual GPU.
+	if err := runner.Check(plan); err != nil {
+		return nil, err
+	}
+	// Two live runs never write the same output names (-o without %pid%);
+	// the claims are held until run.json is written.
+	release, err := claimRunPrefixes(plan)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, runErr := runPasses(ctx, runner, plan, opts.Stdout)
 	runner.Guard.OutputsDone()
-	var nf *launch.AppNotFoundError
-	var od *launch.OutputDirError
-	if runErr != nil && (res == nil || errors.As(runErr, &nf) || errors.As(runErr, &od)) {
+	if res == nil {
 		return nil, runErr
 	}
 	if err := writeConfigFiles(res, plan); err != nil && runErr == nil {
@@ -159,6 +158,88 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	}
 	out := &Result{ExitStatus: res.ExitStatus, Dir: top, Manifest: m}
 	return out, runErr
+}
+
+// passResult is one pass: how its app ran and what its outputs hold.
+type passResult struct {
+	Config   *options.Config
+	Dir      string // the pass's output directory template
+	Process  *launch.ProcessResult
+	Env      *launch.AppEnv // the environment the app was started with
+	SpoolDir string         // kept only when writing outputs failed
+	// Unprofiled are the app's processes that could not record: the run
+	// fails.
+	Unprofiled []launch.UnprofiledProcess
+	outputReport
+}
+
+// runResult is every pass that ran, and the outputs made from them all.
+type runResult struct {
+	ExitStatus int
+	Passes     []passResult
+	// Files are the outputs made from every pass together (rocprof v1's
+	// results.csv), Warnings what was found worth saying about the whole run.
+	Files    []model.File
+	Warnings []string
+}
+
+// runPasses runs the passes in order, in one private run directory
+// (launch.Run, removed at the end unless kept): for each, one run of
+// the app (launch.RunPass), then its outputs; then the outputs made from
+// every pass. A pass whose app exits non-zero ends the run with that
+// status, after its outputs are written; so does a signal after a pass's
+// app exited (no further pass is started).
+func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, stdout io.Writer) (*runResult, error) {
+	run, err := runner.Begin(plan)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	res := &runResult{}
+	var written []passOutputs // the passes whose outputs were written
+	var stopped error
+	for i, cfg := range plan.Passes {
+		pass, err := run.RunPass(ctx, i+1, cfg)
+		if err != nil {
+			return nil, err
+		}
+		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled}
+		req := passOutputs{Config: cfg, Dir: pass.Dir, SpoolDir: pass.SpoolDir, Launch: run.Launch, Stdout: stdout}
+		pass.WritingOutputs()
+		rep, werr := writePassOutputs(req)
+		err = pass.OutputsWritten(werr)
+		written = append(written, req)
+		if rep != nil {
+			pr.outputReport = *rep
+		}
+		res.ExitStatus = pass.Process.ExitStatus
+		if werr != nil {
+			pr.SpoolDir = pass.SpoolDir
+			res.Passes = append(res.Passes, pr)
+			return res, err
+		}
+		if err != nil { // ROCPROF_GO_KEEP_SPOOLS could not copy them
+			return nil, err
+		}
+		res.Passes = append(res.Passes, pr)
+		if pass.Process.ExitStatus != 0 {
+			if i+1 < len(plan.Passes) {
+				fmt.Fprintf(runner.Stderr, "rocprof-go: pass %d: the app exited with status %d; the remaining passes are not run\n", i+1, pass.Process.ExitStatus)
+			}
+			break
+		}
+		if stopped = run.StoppedAfter(i + 1); stopped != nil {
+			break
+		}
+	}
+	rep, werr := writeRunOutputs(written)
+	if rep != nil {
+		res.Files, res.Warnings = rep.Files, rep.Warnings
+	}
+	if werr != nil {
+		return res, run.RunOutputsFailed(werr)
+	}
+	return res, stopped
 }
 
 // validateFormats checks, before the app starts, that every requested
@@ -226,7 +307,7 @@ func fixedPart(dir string) string {
 	return filepath.Clean(part)
 }
 
-func buildManifest(plan *options.Plan, agents []topology.Agent, res *launch.Result, top string) *Manifest {
+func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, top string) *Manifest {
 	m := &Manifest{Version: Version, Command: plan.App, Options: map[string]string{}, ExitStatus: res.ExitStatus}
 	for _, l := range plan.Passes[0].Describe() {
 		k, v, _ := strings.Cut(l, " = ")
