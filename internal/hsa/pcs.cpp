@@ -1,9 +1,11 @@
-// pcs.cpp: host-trap PC sampling through ROCR's hsa_ven_amd_pcs extension
-// (ROCR 6.4 and later; docs/pc-sampling.md).
+// pcs.cpp: PC sampling (host trap and stochastic) through ROCR's
+// hsa_ven_amd_pcs extension (ROCR 6.4 and later; docs/pc-sampling.md).
 //
-// When the CLI asks for PC sampling (ROCPROF_PC_SAMPLING_METHOD=host_trap,
-// _UNIT=time, _INTERVAL=N µs), OnLoad creates and starts one session per GPU
-// agent that offers host trap. ROCR's sampling thread hands full buffers to
+// When the CLI asks for PC sampling (ROCPROF_PC_SAMPLING_METHOD=host_trap
+// with _UNIT=time and _INTERVAL=N µs, or stochastic with _UNIT=cycles and
+// _INTERVAL=N shader-clock cycles), OnLoad creates and starts one session
+// per GPU agent that offers that method and unit. ROCR's sampling thread
+// hands full buffers to
 // data_ready, which copies them into the spool as they come
 // (RPG_KIND_PC_SAMPLE records, ROCR's lost count with them). Each sample
 // names its dispatch only by the trap handler's correlation id, (doorbell
@@ -86,6 +88,10 @@ int g_nsessions;
 pthread_mutex_t g_stop_lock = PTHREAD_MUTEX_INITIALIZER;
 bool g_stopped;
 int g_pid;
+// The sessions' method and unit (hsa_ven_amd_pcs_method_kind_t /
+// _units_t) and the spool's name of the method.
+int g_method, g_units;
+uint32_t g_rec_method;
 
 hsa_status_t (*g_queue_get_info)(hsa_queue_t *, int, void *);
 
@@ -98,6 +104,8 @@ void record_batch(uint32_t node, const char *samples, uint32_t n, uint64_t lost)
     r->agent_node = node;
     r->count = n;
     r->lost = lost;
+    r->method = g_rec_method;
+    r->reserved = 0;
     if (n)
         memcpy(r + 1, samples, (size_t)n * sizeof(rpg_pc_sample_hosttrap));
     rpg_record_publish(r);
@@ -124,12 +132,12 @@ void data_ready(void *data, size_t size, size_t lost, PcsCopy copy, void *h)
 }
 
 struct Find {
-    bool host_trap;
+    bool found;
 };
-hsa_status_t find_host_trap(const PcsConfig *c, void *d)
+hsa_status_t find_method(const PcsConfig *c, void *d)
 {
-    if (c->method == 0 && c->units == 0)
-        ((Find *)d)->host_trap = true;
+    if (c->method == g_method && c->units == g_units)
+        ((Find *)d)->found = true;
     return HSA_STATUS_SUCCESS;
 }
 
@@ -140,15 +148,15 @@ hsa_status_t each_gpu(hsa_agent_t agent, void *data)
     if (!a || a->type != HSA_DEVICE_TYPE_GPU || g_nsessions >= kMaxSessions)
         return HSA_STATUS_SUCCESS;
     Find f{false};
-    if (g_fn.iterate(agent, find_host_trap, &f) != HSA_STATUS_SUCCESS || !f.host_trap)
-        return HSA_STATUS_SUCCESS; // this GPU has no host trap (the CLI checked some GPU has)
+    if (g_fn.iterate(agent, find_method, &f) != HSA_STATUS_SUCCESS || !f.found)
+        return HSA_STATUS_SUCCESS; // this GPU lacks the method (the CLI checked some GPU has it)
     Session *s = &g_sessions[g_nsessions];
     s->node = a->node;
     s->buf = (char *)malloc(kBufferBytes);
     pthread_mutex_init(&s->lock, nullptr);
     if (!s->buf)
         return HSA_STATUS_SUCCESS;
-    hsa_status_t st = g_fn.create(agent, 0, 0, interval, kLatencyNs, kBufferBytes, data_ready, s, &s->h);
+    hsa_status_t st = g_fn.create(agent, g_method, g_units, interval, kLatencyNs, kBufferBytes, data_ready, s, &s->h);
     if (st != HSA_STATUS_SUCCESS) {
         fprintf(stderr, "rocprof-go: PC sampling: hsa_ven_amd_pcs_create on agent %u failed (0x%x)\n", a->node,
                 st);
@@ -203,8 +211,8 @@ void shim_pcs_fill_marker(void *pkt, uint64_t dispatch_id, uint32_t node)
     m->user_data[1] = node;
 }
 
-// From OnLoad, with the agents known: starts host-trap sessions when the
-// CLI asked for them. Returns false (with why) when it asked and nothing
+// From OnLoad, with the agents known: starts the sessions when the CLI
+// asked for them. Returns false (with why) when it asked and nothing
 // could be started.
 bool shim_pcs_init(char *why, size_t whylen)
 {
@@ -212,8 +220,13 @@ bool shim_pcs_init(char *why, size_t whylen)
     const char *iv = getenv(RPG_ENV_PC_SAMPLING_INTERVAL);
     if (!method || !*method)
         return true;
-    if (strcmp(method, "host_trap") != 0) {
-        snprintf(why, whylen, "PC sampling method %s is not collected by this build (host_trap is)", method);
+    if (strcmp(method, "host_trap") == 0) {
+        g_method = 0, g_units = 0, g_rec_method = RPG_PC_SAMPLING_METHOD_HOST_TRAP;
+    } else if (strcmp(method, "stochastic") == 0) {
+        g_method = 1, g_units = 1, g_rec_method = RPG_PC_SAMPLING_METHOD_STOCHASTIC;
+    } else {
+        snprintf(why, whylen, "PC sampling method %s is not collected by this build (host_trap and stochastic are)",
+                 method);
         return false;
     }
     size_t interval = iv ? strtoull(iv, nullptr, 10) : 0;
@@ -240,7 +253,8 @@ bool shim_pcs_init(char *why, size_t whylen)
     }
     shim_core.hsa_iterate_agents_fn(each_gpu, &interval);
     if (g_nsessions == 0) {
-        snprintf(why, whylen, "PC sampling: no GPU agent accepted a host-trap session at %zu us", interval);
+        snprintf(why, whylen, "PC sampling: no GPU agent accepted a %s session at %zu %s", method, interval,
+                 g_units ? "cycles" : "us");
         return false;
     }
     g_pid = getpid();

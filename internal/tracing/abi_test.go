@@ -31,8 +31,10 @@ int main(void) {
     offsetof(rpg_agent_info_rec, logical_node_type_id), offsetof(rpg_agent_info_rec, name),
     offsetof(rpg_spool_header, fork_generation));
   printf("%zu %d %d\n", sizeof(rpg_rccl_tail), RPG_KIND_RCCL_API, RPG_API_RCCL);
-  printf("%zu %zu %zu %d %d\n", sizeof(rpg_pc_sample_rec), sizeof(rpg_pc_sample_hosttrap),
-    sizeof(rpg_pc_sample_dispatch_rec), RPG_KIND_PC_SAMPLE, RPG_KIND_PC_SAMPLE_DISPATCH);
+  printf("%zu %zu %zu %d %d %d %d %zu %zu\n", sizeof(rpg_pc_sample_rec), sizeof(rpg_pc_sample_hosttrap),
+    sizeof(rpg_pc_sample_dispatch_rec), RPG_KIND_PC_SAMPLE, RPG_KIND_PC_SAMPLE_DISPATCH,
+    RPG_PC_SAMPLING_METHOD_STOCHASTIC, RPG_PC_SAMPLING_METHOD_HOST_TRAP,
+    offsetof(rpg_pc_sample_rec, method), offsetof(rpg_pc_sample_hosttrap, perf_snapshot_data));
   return 0;
 }`
 	dir := t.TempDir()
@@ -62,6 +64,7 @@ int main(void) {
 	require.Equal(t, strconv.Itoa(tracing.APICompactSize)+" 16", lines[1])
 	require.Equal(t, "72 400 408 88", lines[2])
 	require.Equal(t, fmt.Sprintf("8 %d %d", tracing.KindRCCLAPI, tracing.DomainRCCL), lines[3])
-	require.Equal(t, fmt.Sprintf("%d %d %d %d %d", tracing.FixedSize(tracing.KindPCSample), tracing.PCSampleSize,
-		tracing.FixedSize(tracing.KindPCSampleDispatch), tracing.KindPCSample, tracing.KindPCSampleDispatch), lines[4])
+	require.Equal(t, fmt.Sprintf("%d %d %d %d %d %d %d 24 36", tracing.FixedSize(tracing.KindPCSample), tracing.PCSampleSize,
+		tracing.FixedSize(tracing.KindPCSampleDispatch), tracing.KindPCSample, tracing.KindPCSampleDispatch,
+		tracing.PCSamplingStochastic, tracing.PCSamplingHostTrap), lines[4])
 }

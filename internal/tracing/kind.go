@@ -28,7 +28,7 @@ const (
 	// KindRCCLAPI is an RCCL call: an API record (APICall) whose argument
 	// blob starts with the RCCL tail (RCCLCall).
 	KindRCCLAPI Kind = 15
-	// KindPCSample is a batch of host-trap PC samples (PCSampleBatch).
+	// KindPCSample is a batch of PC samples of one method (PCSampleBatch).
 	KindPCSample Kind = 16
 	// KindPCSampleDispatch is where a dispatch went on its hardware queue
 	// while PC sampling was on (PCSampleDispatch).

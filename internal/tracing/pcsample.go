@@ -1,19 +1,46 @@
 package tracing
 
-// PCSampleSize is the size of one host-trap sample as ROCR delivers it
-// (perf_sample_hosttrap_v1_t, rpg_pc_sample_hosttrap).
+// PCSampleSize is the size of one sample as ROCR delivers it
+// (perf_sample_hosttrap_v1_t or perf_sample_snapshot_v1_t,
+// rpg_pc_sample_hosttrap).
 const PCSampleSize = 64
 
-// PCSample is one host-trap PC sample (perf_sample_hosttrap_v1_t): the
-// wave's program counter and exec mask, its workgroup, wave and chiplet,
-// HW_ID, the time (system ns: ROCR converts the GPU ticks) and the trap
-// handler's correlation id, (doorbell id << 32) | packet slot.
+// PCSamplingMethod is a session's method, rocprofiler-sdk's
+// rocprofiler_pc_sampling_method_t values (RPG_PC_SAMPLING_METHOD_*).
+type PCSamplingMethod uint32
+
+// PC-sampling methods.
+const (
+	PCSamplingStochastic PCSamplingMethod = 1
+	PCSamplingHostTrap   PCSamplingMethod = 2
+)
+
+// String is rocprofv3's name of the method (its --pc-sampling-method).
+func (m PCSamplingMethod) String() string {
+	switch m {
+	case PCSamplingStochastic:
+		return "stochastic"
+	case PCSamplingHostTrap:
+		return "host_trap"
+	}
+	return "none"
+}
+
+// PCSample is one PC sample (perf_sample_hosttrap_v1_t, or
+// perf_sample_snapshot_v1_t for stochastic): the wave's program counter
+// and exec mask, its workgroup, wave and chiplet, HW_ID, the snapshot
+// registers (stochastic only), the time (system ns: ROCR converts the GPU
+// ticks) and the trap handler's correlation id, (doorbell id << 32) |
+// packet slot.
 type PCSample struct {
-	PC            uint64
-	ExecMask      uint64
-	Workgroup     [3]uint32
-	ChipletWave   uint32 // wave in group: bits 0-5; chiplet: bits 8-10
-	HWID          uint32
+	PC          uint64
+	ExecMask    uint64
+	Workgroup   [3]uint32
+	ChipletWave uint32 // wave in group: bits 0-5; chiplet: bits 8-10
+	HWID        uint32
+	// Snapshot is perf_snapshot_data, _data1 and _data2 (zero for host
+	// trap, whose words there are reserved).
+	Snapshot      [3]uint32
 	Timestamp     uint64
 	CorrelationID uint64 // the trap handler's: TrapID of the dispatch
 }
@@ -26,9 +53,10 @@ func (s *PCSample) Chiplet() uint32 { return (s.ChipletWave >> 8) & 0x7 }
 
 // PCSampleBatch is what one record holds of a data_ready callback's
 // samples for one agent; Lost is ROCR's lost count reported with the
-// callback (on its first record).
+// callback (on its first record); Method the session's.
 type PCSampleBatch struct {
 	AgentNode uint32
+	Method    PCSamplingMethod
 	Lost      uint64
 	Samples   []byte // Count() samples of PCSampleSize bytes (aliases the spool)
 }
@@ -41,7 +69,9 @@ func (b *PCSampleBatch) Sample(i int) PCSample {
 	r := b.Samples[i*PCSampleSize:]
 	return PCSample{PC: le.Uint64(r), ExecMask: le.Uint64(r[8:]),
 		Workgroup:   [3]uint32{le.Uint32(r[16:]), le.Uint32(r[20:]), le.Uint32(r[24:])},
-		ChipletWave: le.Uint32(r[28:]), HWID: le.Uint32(r[32:]), Timestamp: le.Uint64(r[48:]),
+		ChipletWave: le.Uint32(r[28:]), HWID: le.Uint32(r[32:]),
+		Snapshot:      [3]uint32{le.Uint32(r[36:]), le.Uint32(r[40:]), le.Uint32(r[44:])},
+		Timestamp:     le.Uint64(r[48:]),
 		CorrelationID: le.Uint64(r[56:])}
 }
 
@@ -67,9 +97,13 @@ func TrapID(doorbell, writeIndex, size uint64) uint64 {
 // TrapIDKey masks a sample's correlation id to the fields TrapID sets.
 func TrapIDKey(corr uint64) uint64 { return corr & (0x3ff<<32 | 0x1ffffff) }
 
+// pcSampleRecSize is rpg_pc_sample_rec's size (the samples follow).
+const pcSampleRecSize = 32
+
 func decodePCSampleBatch(rec []byte) PCSampleBatch {
 	n := uint64(le.Uint32(rec[12:])) * PCSampleSize
-	return PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]), Samples: rec[24 : 24+n]}
+	return PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]),
+		Method: PCSamplingMethod(le.Uint32(rec[24:])), Samples: rec[pcSampleRecSize : pcSampleRecSize+n]}
 }
 
 func decodePCSampleDispatch(rec []byte) PCSampleDispatch {
@@ -89,7 +123,8 @@ func (b PCSampleBatch) AppendBinary(out []byte) ([]byte, error) {
 	le.PutUint32(r[8:], b.AgentNode)
 	le.PutUint32(r[12:], uint32(len(b.Samples)/PCSampleSize))
 	le.PutUint64(r[16:], b.Lost)
-	copy(r[24:], b.Samples)
+	le.PutUint32(r[24:], uint32(b.Method))
+	copy(r[pcSampleRecSize:], b.Samples)
 	return out, nil
 }
 
@@ -103,6 +138,9 @@ func (s PCSample) Encode(b []byte) []byte {
 	le.PutUint32(r[24:], s.Workgroup[2])
 	le.PutUint32(r[28:], s.ChipletWave)
 	le.PutUint32(r[32:], s.HWID)
+	le.PutUint32(r[36:], s.Snapshot[0])
+	le.PutUint32(r[40:], s.Snapshot[1])
+	le.PutUint32(r[44:], s.Snapshot[2])
 	le.PutUint64(r[48:], s.Timestamp)
 	le.PutUint64(r[56:], s.CorrelationID)
 	return append(b, r[:]...)

@@ -52,10 +52,13 @@ var oneOfEach = []encoding.BinaryAppender{
 		Name: "gfx908", VendorName: "AMD", ProductName: "Virtual GPU", ModelName: "vgpu"},
 	tracing.CounterSample{DispatchID: 1, CounterID: 9, Value: 0.5, AgentNode: 1,
 		Dims: []tracing.CounterDim{{1, 0}, {2, 3}}, Name: []byte("SQ_WAVES")},
-	tracing.PCSampleBatch{AgentNode: 1, Lost: 7, Samples: tracing.PCSample{PC: 0x7f0000001010, ExecMask: ^uint64(0),
+	tracing.PCSampleBatch{AgentNode: 1, Method: tracing.PCSamplingHostTrap, Lost: 7, Samples: tracing.PCSample{PC: 0x7f0000001010, ExecMask: ^uint64(0),
 		Workgroup: [3]uint32{3, 1, 0}, ChipletWave: 2<<8 | 5, HWID: 0x1234, Timestamp: 155,
 		CorrelationID: tracing.TrapID(0x7f0000000408, 1029, 1024)}.Encode(tracing.PCSample{PC: 2}.Encode(nil))},
 	tracing.PCSampleDispatch{DispatchID: 1, TrapID: tracing.TrapID(0x7f0000000408, 1029, 1024), AgentNode: 1},
+	tracing.PCSampleBatch{AgentNode: 1, Method: tracing.PCSamplingStochastic, Samples: tracing.PCSample{PC: 0x7f0000001020,
+		ExecMask: ^uint64(0), ChipletWave: 1, HWID: 0x2211, Snapshot: [3]uint32{0x4000_0003, 9, 0}, Timestamp: 160,
+		CorrelationID: tracing.TrapID(0x7f0000000408, 1029, 1024)}.Encode(nil)},
 }
 
 func decodeCurrent(r *tracing.Reader) any {
@@ -129,6 +132,9 @@ func TestPCSampleFields(t *testing.T) {
 	require.Equal(t, uint32(5), s.WaveInGroup())
 	require.Equal(t, uint32(2), s.Chiplet())
 	require.Equal(t, corr, tracing.TrapIDKey(s.CorrelationID))
+	// A stochastic sample's snapshot words sit where host trap's are reserved.
+	raw := tracing.PCSample{Snapshot: [3]uint32{1, 2, 3}, Timestamp: 9}.Encode(nil)
+	require.Equal(t, []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 9}, raw[36:49])
 }
 
 func TestReaderRejects(t *testing.T) {

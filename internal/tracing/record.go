@@ -39,7 +39,7 @@ var fixedSize = [kindLast]uint32{
 	kindThread:           16,
 	kindClock:            32,
 	KindRCCLAPI:          48,
-	KindPCSample:         24,
+	KindPCSample:         pcSampleRecSize,
 	KindPCSampleDispatch: 32,
 }
 

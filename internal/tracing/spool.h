@@ -59,7 +59,7 @@ enum rpg_kind {
     RPG_KIND_THREAD = 13,           /* rpg_thread_rec: the chunk changes owner */
     RPG_KIND_CLOCK = 14,            /* rpg_clock_rec: converts later tick stamps of the chunk */
     RPG_KIND_RCCL_API = 15,         /* rpg_api_rec / rpg_api_rec2, RCCL tail (below) */
-    RPG_KIND_PC_SAMPLE = 16,        /* rpg_pc_sample_rec: host-trap PC samples as ROCR delivered them */
+    RPG_KIND_PC_SAMPLE = 16,        /* rpg_pc_sample_rec: PC samples (host trap or stochastic) as ROCR delivered them */
     RPG_KIND_PC_SAMPLE_DISPATCH = 17, /* rpg_pc_sample_dispatch_rec: a dispatch's hardware queue slot */
     RPG_KIND_LAST = 18
 };
@@ -476,20 +476,27 @@ typedef struct rpg_counter_dim {
     uint32_t index;
 } rpg_counter_dim;
 
-/* PC sampling (host trap, ROCR 6.4+'s hsa_ven_amd_pcs): one batch of the
- * samples one data_ready callback delivered for the agent, as ROCR hands
- * them (perf_sample_hosttrap_v1_t, 64 bytes each, timestamps already in
- * system ns). Tail: count samples. lost is what ROCR reported lost with
- * the callback (on the batch's first record; 0 on the others); a record
- * may carry no sample and only a lost count. */
+/* PC sampling (ROCR 6.4+'s hsa_ven_amd_pcs): one batch of the samples one
+ * data_ready callback delivered for the agent, as ROCR hands them (64 bytes
+ * each, timestamps already in system ns): perf_sample_hosttrap_v1_t for
+ * host trap, perf_sample_snapshot_v1_t for stochastic (the same layout
+ * with the three snapshot words where host trap has reserved ones). Tail:
+ * count samples. lost is what ROCR reported lost with the callback (on the
+ * batch's first record; 0 on the others); a record may carry no sample and
+ * only a lost count. method is the session's, rocprofiler-sdk's
+ * rocprofiler_pc_sampling_method_t values. */
+#define RPG_PC_SAMPLING_METHOD_STOCHASTIC 1
+#define RPG_PC_SAMPLING_METHOD_HOST_TRAP 2
 typedef struct rpg_pc_sample_rec {
     rpg_rec_hdr h;
     uint32_t agent_node;
     uint32_t count;
     uint64_t lost;
+    uint32_t method; /* RPG_PC_SAMPLING_METHOD_* */
+    uint32_t reserved;
 } rpg_pc_sample_rec;
 
-/* perf_sample_hosttrap_v1_t (hsa_ven_amd_pc_sampling.h) */
+/* perf_sample_hosttrap_v1_t / perf_sample_snapshot_v1_t (hsa_ven_amd_pc_sampling.h) */
 typedef struct rpg_pc_sample_hosttrap {
     uint64_t pc;
     uint64_t exec_mask;
@@ -498,8 +505,12 @@ typedef struct rpg_pc_sample_hosttrap {
     uint32_t workgroup_id_z;
     uint32_t chiplet_and_wave_id; /* wave in group: bits 0-5; chiplet (XCC): bits 8-10 */
     uint32_t hw_id;
-    uint32_t reserved0;
-    uint64_t reserved1;
+    /* host trap: reserved; stochastic: perf_snapshot_data, _data1, _data2
+     * (the gfx9 registers: valid, issued, instruction type, not-issued
+     * reason, arbiter state; wave count) */
+    uint32_t perf_snapshot_data;
+    uint32_t perf_snapshot_data1;
+    uint32_t perf_snapshot_data2;
     uint64_t timestamp;
     uint64_t correlation_id; /* (doorbell id << 32) | packet slot, as the trap handler writes it */
 } rpg_pc_sample_hosttrap;
@@ -517,7 +528,7 @@ typedef struct rpg_pc_sample_dispatch_rec {
 } rpg_pc_sample_dispatch_rec;
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(rpg_pc_sample_rec) == 24, "pc sample record size");
+_Static_assert(sizeof(rpg_pc_sample_rec) == 32, "pc sample record size");
 _Static_assert(sizeof(rpg_pc_sample_hosttrap) == 64, "host-trap sample size");
 _Static_assert(sizeof(rpg_pc_sample_dispatch_rec) == 32, "pc sample dispatch record size");
 _Static_assert(sizeof(rpg_spool_header) == RPG_HEADER_FIXED, "header size");

@@ -256,8 +256,8 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	var args model.ArgDecoder
 	for _, bd := range jsonBufferDomains {
 		j.key(bd.key).arr()
-		if bd.key == "pc_sample_host_trap" {
-			writeJSONPCSamples(j, p, pcs)
+		if bd.key == "pc_sample_host_trap" || bd.key == "pc_sample_stochastic" {
+			writeJSONPCSamples(j, p, pcs, bd.key == "pc_sample_stochastic")
 		} else if bd.kind != 0 {
 			r.Rewind()
 			for r.Next() {

@@ -2,9 +2,10 @@ package json
 
 import (
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// jsonPCSamples are a process's host-trap PC samples with rocprofv3's
+// jsonPCSamples are a process's PC samples (of either method) with rocprofv3's
 // instruction table: strings.pc_sample_instructions and
 // strings.pc_sample_comments hold one entry per distinct sampled
 // instruction (code object id, offset), in the order of first sample, and
@@ -17,7 +18,7 @@ type jsonPCSamples struct {
 	comments     []string
 }
 
-// readJSONPCSamples reads a process's host-trap samples and numbers their
+// readJSONPCSamples reads a process's PC samples and numbers their
 // instructions; an empty set when the spool has none (or cannot be read:
 // the CSV writer reads the same samples and reports).
 func readJSONPCSamples(p *model.Catalogue) *jsonPCSamples {
@@ -54,17 +55,31 @@ func readJSONPCSamples(p *model.Catalogue) *jsonPCSamples {
 	return out
 }
 
-// writeJSONPCSamples writes buffer_records.pc_sample_host_trap: per sample
-// rocprofv3's {"record": rocprofiler_pc_sampling_record_host_trap_v0_t,
-// "inst_index"}, the record as rocprofiler-sdk's serializer writes it
-// (hw_id decoded from the HW_ID register as its GFX9 parser does; its
-// "workgroup_id " key keeps the serializer's trailing space; no "size").
-func writeJSONPCSamples(j *jsonWriter, p *model.Catalogue, pcs *jsonPCSamples) {
+// writeJSONPCSamples writes buffer_records.pc_sample_host_trap (stochastic
+// false) or pc_sample_stochastic: per sample of that method rocprofv3's
+// {"record": rocprofiler_pc_sampling_record_host_trap_v0_t or
+// _stochastic_v0_t, "inst_index"}, the record as rocprofiler-sdk's
+// serializer writes it (hw_id decoded from the HW_ID register as its GFX9
+// parser does; its "workgroup_id " key keeps the serializer's trailing
+// space; no "size"; the stochastic record's flags first and its snapshot
+// fields after the common ones, memory counters not written, as there).
+func writeJSONPCSamples(j *jsonWriter, p *model.Catalogue, pcs *jsonPCSamples, stochastic bool) {
+	want := tracing.PCSamplingHostTrap
+	if stochastic {
+		want = tracing.PCSamplingStochastic
+	}
 	for i := range pcs.samples {
 		x := &pcs.samples[i]
+		if x.Method != want {
+			continue
+		}
 		hw := uint64(x.HWID)
 		bits := func(hi, lo uint) uint64 { return hw >> lo & (1<<(hi-lo+1) - 1) }
 		j.obj().key("record").obj()
+		if stochastic {
+			// GFX9 has no memory counters.
+			j.key("flags").obj().key("has_mem_cnt").u(0).end()
+		}
 		j.key("hw_id").obj()
 		j.key("chiplet").u(uint64(x.ChipletWave>>8) & 0x3f)
 		j.key("wave_id").u(bits(3, 0)).key("simd_id").u(bits(5, 4)).key("pipe_id").u(bits(7, 6))
@@ -79,6 +94,21 @@ func writeJSONPCSamples(j *jsonWriter, p *model.Catalogue, pcs *jsonPCSamples) {
 		j.key("wrkgrp_id").obj().key("x").u(uint64(x.Workgroup[0])).key("y").u(uint64(x.Workgroup[1]))
 		j.key("z").u(uint64(x.Workgroup[2])).end()
 		j.key("wave_in_grp").u(uint64(x.WaveInGroup()))
+		if stochastic {
+			j.key("wave_issued").u(b2u(x.WaveIssued))
+			j.key("inst_type").s(x.InstType.Name())
+			j.key("wave_cnt").u(uint64(x.WaveCount))
+			j.key("snapshot").obj()
+			j.key("stall_reason").s(x.StallReason.Name())
+			j.key("dual_issue_valu").u(b2u(x.DualIssueVALU))
+			for k, name := range model.PCArbPipeNames {
+				j.key("arb_state_issue_" + name).u(b2u(x.ArbIssue.Has(model.PCArbPipes(1) << k)))
+			}
+			for k, name := range model.PCArbPipeNames {
+				j.key("arb_state_stall_" + name).u(b2u(x.ArbStall.Has(model.PCArbPipes(1) << k)))
+			}
+			j.end()
+		}
 		j.end()
 		j.key("inst_index").i(pcs.index[i]).end()
 	}

@@ -12,10 +12,15 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-// PCSample is one host-trap PC sample resolved to its dispatch, as
-// rocprofv3's rocprofiler_pc_sampling_record_host_trap_v0_t carries it.
+// PCSample is one PC sample resolved to its dispatch, as rocprofv3's
+// rocprofiler_pc_sampling_record_host_trap_v0_t (Method host trap) or
+// rocprofiler_pc_sampling_record_stochastic_v0_t (Method stochastic)
+// carries it. The stochastic fields (WaveIssued to ArbStall) are decoded
+// from the snapshot registers as rocprofiler-sdk's GFX9 parser does; zero
+// for host trap.
 type PCSample struct {
 	tracing.PCSample
+	Method        tracing.PCSamplingMethod
 	AgentNode     uint32
 	DispatchID    uint64
 	CorrelationID uint64 // the dispatch's raw correlation id (CID renumbers it)
@@ -28,13 +33,197 @@ type PCSample struct {
 	// VAddr is the PC as an address of the code object's ELF (PC minus
 	// the load delta), for disassembly.
 	VAddr uint64
+	// WaveIssued: the wave issued the instruction at the PC (CSV's
+	// Wave_Issued_Instruction, JSON's wave_issued).
+	WaveIssued bool
+	// InstType is the issued instruction's type (Instruction_Type,
+	// inst_type; meaningful when WaveIssued).
+	InstType PCInstType
+	// StallReason is why the wave issued nothing (Stall_Reason, JSON's
+	// snapshot.stall_reason; rocprofiler-sdk decodes it whatever
+	// WaveIssued says).
+	StallReason PCStallReason
+	// WaveCount is the active waves on the CU when sampled (Wave_Count,
+	// wave_cnt).
+	WaveCount uint32
+	// DualIssueVALU: two VALU instructions issued together
+	// (snapshot.dual_issue_valu).
+	DualIssueVALU bool
+	// ArbIssue and ArbStall are the arbiter's state: the pipes that
+	// issued and that stalled (snapshot.arb_state_issue_*, _stall_*).
+	ArbIssue, ArbStall PCArbPipes
 }
 
-// PCSamples are the host-trap samples of one spool.
+// PCInstType is rocprofiler-sdk's rocprofiler_pc_sampling_instruction_type_t.
+type PCInstType uint8
+
+// Instruction types, rocprofiler-sdk's values.
+const (
+	PCInstNone PCInstType = iota
+	PCInstVALU
+	PCInstMatrix
+	PCInstScalar
+	PCInstTex
+	PCInstLDS
+	PCInstLDSDirect
+	PCInstFlat
+	PCInstExport
+	PCInstMessage
+	PCInstBarrier
+	PCInstBranchNotTaken
+	PCInstBranchTaken
+	PCInstJump
+	PCInstOther
+	PCInstNoInst
+	PCInstDualVALU
+	pcInstLast
+)
+
+var pcInstNames = [...]string{"NONE", "VALU", "MATRIX", "SCALAR", "TEX", "LDS", "LDS_DIRECT", "FLAT",
+	"EXPORT", "MESSAGE", "BARRIER", "BRANCH_NOT_TAKEN", "BRANCH_TAKEN", "JUMP", "OTHER", "NO_INST", "DUAL_VALU"}
+
+// Name is rocprofiler_get_pc_sampling_instruction_type_name's answer, e.g.
+// ROCPROFILER_PC_SAMPLING_INSTRUCTION_TYPE_VALU (what rocprofv3 writes);
+// "" for a value it does not know.
+func (t PCInstType) Name() string {
+	if t < pcInstLast {
+		return "ROCPROFILER_PC_SAMPLING_INSTRUCTION_TYPE_" + pcInstNames[t]
+	}
+	return ""
+}
+
+// String is the short name, e.g. VALU.
+func (t PCInstType) String() string {
+	if t < pcInstLast {
+		return pcInstNames[t]
+	}
+	return "PCInstType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// PCStallReason is rocprofiler-sdk's
+// rocprofiler_pc_sampling_instruction_not_issued_reason_t.
+type PCStallReason uint8
+
+// Not-issued reasons, rocprofiler-sdk's values.
+const (
+	PCStallNone PCStallReason = iota
+	PCStallNoInstructionAvailable
+	PCStallALUDependency
+	PCStallWaitcnt
+	PCStallInternalInstruction
+	PCStallBarrierWait
+	PCStallArbiterNotWin
+	PCStallArbiterWinExStall
+	PCStallOtherWait
+	PCStallSleepWait
+	pcStallLast
+)
+
+var pcStallNames = [...]string{"NONE", "NO_INSTRUCTION_AVAILABLE", "ALU_DEPENDENCY", "WAITCNT",
+	"INTERNAL_INSTRUCTION", "BARRIER_WAIT", "ARBITER_NOT_WIN", "ARBITER_WIN_EX_STALL", "OTHER_WAIT", "SLEEP_WAIT"}
+
+// Name is rocprofiler_get_pc_sampling_instruction_not_issued_reason_name's
+// answer, e.g. ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_WAITCNT
+// (what rocprofv3 writes); "" for a value it does not know.
+func (r PCStallReason) Name() string {
+	if r < pcStallLast {
+		return "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_" + pcStallNames[r]
+	}
+	return ""
+}
+
+// String is the short name, e.g. WAITCNT.
+func (r PCStallReason) String() string {
+	if r < pcStallLast {
+		return pcStallNames[r]
+	}
+	return "PCStallReason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// PCArbPipes is a set of the arbiter's pipes (one bit each, PCArb*).
+type PCArbPipes uint16
+
+// The arbiter's pipes, in the order rocprofiler-sdk's serializer writes
+// snapshot.arb_state_issue_* and _stall_* (PCArbPipeNames).
+const (
+	PCArbVALU PCArbPipes = 1 << iota
+	PCArbMatrix
+	PCArbLDS
+	PCArbLDSDirect
+	PCArbScalar
+	PCArbVMEMTex
+	PCArbFlat
+	PCArbExp
+	PCArbMisc
+	PCArbBrMsg
+)
+
+// PCArbPipeNames are the pipes' key suffixes, bit i of PCArbPipes first:
+// arb_state_issue_<name>, arb_state_stall_<name>.
+var PCArbPipeNames = [...]string{"valu", "matrix", "lds", "lds_direct", "scalar", "vmem_tex", "flat",
+	"exp", "misc", "brmsg"}
+
+// Has says whether the set holds the pipe(s) p.
+func (a PCArbPipes) Has(p PCArbPipes) bool { return a&p == p && p != 0 }
+
+// gfx9InstType maps the gfx9 perf_snapshot_data instruction type (bits
+// 6:3) to rocprofiler-sdk's enum, as its GFX9 translation table does
+// (codes it has no entry for are NONE).
+var gfx9InstType = [16]PCInstType{PCInstVALU, PCInstMatrix, PCInstScalar, PCInstTex, PCInstLDS, PCInstFlat,
+	PCInstExport, PCInstMessage, PCInstBarrier, PCInstBranchNotTaken, PCInstBranchTaken, PCInstJump,
+	PCInstOther, PCInstNoInst}
+
+// gfx9StallReason maps the gfx9 not-issued reason (bits 9:7).
+var gfx9StallReason = [8]PCStallReason{PCStallNoInstructionAvailable, PCStallALUDependency, PCStallWaitcnt,
+	PCStallInternalInstruction, PCStallBarrierWait, PCStallArbiterNotWin, PCStallArbiterWinExStall,
+	PCStallOtherWait}
+
+// gfx9ArbPipes is the pipe of each gfx9 arbiter-state bit (issue: bits
+// 0-7 of the field, stall: 8-15): misc, exp, flat, lds, vmem_tex, scalar,
+// matrix, valu.
+var gfx9ArbPipes = [8]PCArbPipes{PCArbMisc, PCArbExp, PCArbFlat, PCArbLDS, PCArbVMEMTex, PCArbScalar,
+	PCArbMatrix, PCArbVALU}
+
+// DecodeGFX9Snapshot fills s's stochastic fields from its snapshot
+// registers as rocprofiler-sdk's GFX9 parser does (gfx90a, gfx942; the
+// same on gfx950): perf_snapshot_data bit 0 valid, 1 issued, 2 dual-issue
+// VALU, 6:3 instruction type, 9:7 not-issued reason, 25:10 arbiter state,
+// 26 error; perf_snapshot_data1 bits 5:0 the wave count. It reports
+// whether the sample is valid (valid set, error clear); rocprofiler-sdk
+// hands invalid samples on as invalid records, which rocprofv3 does not
+// write.
+func DecodeGFX9Snapshot(s *PCSample) bool {
+	d := s.Snapshot[0]
+	if d&1 == 0 || d>>26&1 != 0 {
+		return false
+	}
+	s.WaveIssued = d>>1&1 != 0
+	s.DualIssueVALU = d>>2&1 != 0
+	s.InstType = gfx9InstType[d>>3&0xf]
+	s.StallReason = gfx9StallReason[d>>7&7]
+	arb := d >> 10 & 0xffff
+	s.ArbIssue, s.ArbStall = 0, 0
+	for i, p := range gfx9ArbPipes {
+		if arb>>i&1 != 0 {
+			s.ArbIssue |= p
+		}
+		if arb>>(8+i)&1 != 0 {
+			s.ArbStall |= p
+		}
+	}
+	s.WaveCount = s.Snapshot[1] & 0x3f
+	return true
+}
+
+// PCSamples are the PC samples of one spool (of one method: a run
+// samples with one).
 type PCSamples struct {
 	Samples []PCSample // in the order ROCR delivered them
 	// Lost are the samples ROCR reported lost (its buffers were full).
 	Lost uint64
+	// Invalid are stochastic samples the hardware marked invalid (left
+	// out of Samples, as rocprofv3 leaves them out of its outputs).
+	Invalid uint64
 	// Unmatched are samples whose correlation id named no dispatch of the
 	// process; Filtered those of kernels the kernel filter left out. Both
 	// are left out of Samples.
@@ -50,7 +239,7 @@ type pcsDispatch struct {
 	start, end       uint64
 }
 
-// ReadPCSamples reads a spool's host-trap samples and resolves each to its
+// ReadPCSamples reads a spool's PC samples and resolves each to its
 // dispatch: the dispatch whose hardware queue slot (the PC_SAMPLE_DISPATCH
 // records the shim wrote) the sample names and whose run holds the
 // sample's time; a slot is reused only after its dispatch completed, so
@@ -75,6 +264,7 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 	bySlot := map[slotKey][]uint64{}
 	var batches [][]byte
 	var nodes []uint32
+	var methods []tracing.PCSamplingMethod
 	for r.Next() {
 		switch r.Kind() {
 		case tracing.KindKernelDispatch:
@@ -97,6 +287,11 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 			if b.Count() > 0 {
 				batches = append(batches, append([]byte(nil), b.Samples...))
 				nodes = append(nodes, b.AgentNode)
+				m := b.Method
+				if m != tracing.PCSamplingStochastic {
+					m = tracing.PCSamplingHostTrap // a spool's synthetic batches may name none
+				}
+				methods = append(methods, m)
 			}
 		}
 	}
@@ -119,6 +314,11 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 		b := tracing.PCSampleBatch{AgentNode: nodes[bi], Samples: raw}
 		for i := 0; i < b.Count(); i++ {
 			s := b.Sample(i)
+			ps := PCSample{PCSample: s, Method: methods[bi], AgentNode: b.AgentNode, Offset: s.PC, VAddr: s.PC}
+			if ps.Method == tracing.PCSamplingStochastic && !DecodeGFX9Snapshot(&ps) {
+				out.Invalid++
+				continue
+			}
 			ds := cands[slotKey{b.AgentNode, tracing.TrapIDKey(s.CorrelationID)}]
 			// The last dispatch of the slot started at or before the sample.
 			j := sort.Search(len(ds), func(j int) bool { return ds[j].start > s.Timestamp }) - 1
@@ -139,8 +339,7 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 					continue
 				}
 			}
-			ps := PCSample{PCSample: s, AgentNode: b.AgentNode, DispatchID: d.id, CorrelationID: d.corr,
-				KernelID: d.kernel, TID: d.tid, Offset: s.PC, VAddr: s.PC}
+			ps.DispatchID, ps.CorrelationID, ps.KernelID, ps.TID = d.id, d.corr, d.kernel, d.tid
 			c := sort.Search(len(cos), func(c int) bool { return cos[c].LoadBase > s.PC }) - 1
 			if c >= 0 && s.PC < cos[c].LoadBase+cos[c].LoadSize {
 				ps.CodeObjectID = cos[c].CodeObjectID
