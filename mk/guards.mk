@@ -6,20 +6,23 @@
 #   check-nocgo      the pure-Go packages build, vet and test without cgo,
 #                    and stay free of cgo (theirs or a dependency's);
 #   check-layering   the import layering (test/layering's table; also part
-#                    of go test ./...).
+#                    of go test ./...);
+#   check-domains    a tracing domain is spelled only in its table
+#                    (internal/domain): no other source names its variable,
+#                    option or bit (the generated files, tests and docs may).
 # Packages that must stay pure Go: the spool model, packets, counters,
 # options, launching, names, placeholders, topology (the cgo ones are the
 # shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).
 PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters ./internal/options ./internal/launch/... \
                  ./internal/placeholder ./internal/topology ./internal/hipapi ./internal/hsaapi ./internal/kernelname ./internal/textdist \
                  ./internal/atomicfile ./internal/output/ranges ./internal/output/model ./internal/output/csv ./internal/output/json ./internal/output/perfetto ./internal/output/parquet ./internal/output/summarytables ./internal/output/outputtest \
-                 ./internal/hsa/request ./internal/toolenv ./configs/gpu ./internal/duckdb ./internal/analysis/imbalance
+                 ./internal/hsa/request ./internal/toolenv ./internal/domain ./configs/gpu ./internal/duckdb ./internal/analysis/imbalance
 
 # go generate ./vgpu runs vgpu/src/gen_perfregs.py, which reads YAML.
 APT_PACKAGES += python3-yaml
 
-.PHONY: guards check-generated check-nocgo check-layering
-guards: check-generated check-nocgo check-layering
+.PHONY: guards check-generated check-nocgo check-layering check-domains
+guards: check-generated check-nocgo check-layering check-domains
 
 check-generated: rocm-roots
 	$(GO) generate ./...
@@ -37,3 +40,7 @@ check-nocgo:
 
 check-layering:
 	$(GO) test -count=1 ./test/layering
+
+check-domains:
+	$(GO) test -count=1 -run 'TestNoSourceSpellsADomain|TestTableIsConsistent' ./internal/domain
+	$(GO) test -count=1 -run TestGeneratedFilesAreCurrent ./internal/cmd/gendomain

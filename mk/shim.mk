@@ -4,6 +4,7 @@
 SHIM_LIB      := $(BUILD)/lib/librocprof-go-shim.so
 SHIM_SRC      := $(wildcard internal/hsa/*.go internal/hsa/*.c internal/hsa/*.cpp \
                    internal/hsa/*.h internal/hsa/*.hpp) internal/hsa/preload/rpg_recorder.h \
+                 internal/hsa/preload/rpg_domains_gen.h internal/hsa/preload/rpg_env_gen.h \
                  internal/hsa/preload/rpg_internal.h \
                  internal/tracing/spool.h
 # Every file of the module's Go packages the shim is built from (counters,

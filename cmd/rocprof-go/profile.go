@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
@@ -147,23 +148,21 @@ type tracingSwitch struct {
 	on   bool
 }
 
-// tracingSwitches lists every tracing domain the injected code can be asked
-// for, from the option table: each supported --*-trace option that carries a
-// ROCPROF_* variable (the aggregates, which carry none, show through the
-// domains they turn on). So every domain --echo's environment exports has
-// its row.
+// tracingSwitches lists every domain of the domain table (internal/domain)
+// that is a switch of its own, in the option table's (help) order: every
+// domain --echo's environment exports has its row. The aggregates, which
+// carry no variable, show through the domains they turn on; counters and PC
+// sampling have lines of their own.
 func tracingSwitches(c *options.Config) []tracingSwitch {
 	var out []tracingSwitch
 	for i := range options.Specs {
 		s := &options.Specs[i]
-		if s.Kind != options.KindBool || s.Env == "" || s.NotSupported != "" || !strings.HasSuffix(s.Long, "-trace") {
+		if _, ok := domain.ByOption(s.Dest); !ok || s.Kind != options.KindBool || s.NotSupported != "" {
 			continue
 		}
-		t, ok := s.Field(c).(*options.Tri)
-		if !ok {
-			continue
+		if t, ok := s.Field(c).(*options.Tri); ok {
+			out = append(out, tracingSwitch{s.Long, t.On()})
 		}
-		out = append(out, tracingSwitch{s.Long, t.On()})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
@@ -203,39 +204,33 @@ func openHints(files []rocprof.ManifestFile, top string, show func(string) strin
 	return out
 }
 
-// domainOption is one requested tracing option and the record domain it
-// fills.
+// domainOption is one output domain the report judges, and the domains
+// of the domain table (internal/domain) that fill it: empty when one was
+// asked for and nothing was recorded.
 type domainOption struct {
 	option, domain string
-	dests          []string // the options' names as run.json's lost_domains names them
-	on             func(*options.Config) bool
+	switches       []domain.Switch
 	why            string // what an empty domain most often means
 }
 
-var domainOptions = []domainOption{
-	{"--kernel-trace", "KERNEL_DISPATCH", []string{"kernel_trace"}, func(c *options.Config) bool { return c.KernelTrace.On() },
-		": the app launched no kernel"},
-	{"--hip-trace", "HIP_API", []string{"hip_runtime_trace", "hip_compiler_trace"},
-		func(c *options.Config) bool { return c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() },
-		": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
-	{"--hsa-trace", "HSA_API", []string{"hsa_core_trace", "hsa_amd_trace", "hsa_image_trace", "hsa_finalizer_trace"},
-		func(c *options.Config) bool {
-			return c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() || c.HsaFinalizerTrace.On()
-		}, ": the app never initialised the HSA runtime"},
-	// Markers recorded only to rename kernels (--kernel-rename) are not
-	// written as a domain: only --marker-trace's count.
-	{"--marker-trace", "MARKER_API", []string{"marker_trace"}, func(c *options.Config) bool { return c.MarkerTrace.On() },
-		": the app made no ROCTx call (roctxRangePush, roctxMark, ...)"},
-	{"--memory-copy-trace", "MEMORY_COPY", []string{"memory_copy_trace"}, func(c *options.Config) bool { return c.MemoryCopyTrace.On() },
-		": the app made no asynchronous copy"},
-	{"--memory-allocation-trace", "MEMORY_ALLOCATION", []string{"memory_allocation_trace"},
-		func(c *options.Config) bool { return c.MemoryAllocationTrace.On() },
-		": the app allocated no memory through the HSA runtime"},
-	{"--scratch-memory-trace", "SCRATCH_MEMORY", []string{"scratch_memory_trace"},
-		func(c *options.Config) bool { return c.ScratchMemoryTrace.On() },
-		": no kernel needed scratch memory"},
-	{"--pmc", "COUNTER_COLLECTION", []string{"pmc"}, func(c *options.Config) bool { return c.CollectsCounters() },
-		": no dispatch was profiled (check --kernel-include-regex, --kernel-exclude-regex and --kernel-iteration-range)"},
+// domainOptions groups the domain table's rows by the option the report
+// names, in the table's order.
+func domainOptions() []*domainOption {
+	var out []*domainOption
+	byOption := map[string]*domainOption{}
+	for _, d := range domain.Switches {
+		if d.Report == "" || len(d.Outputs) == 0 {
+			continue
+		}
+		o := byOption[d.Report]
+		if o == nil {
+			o = &domainOption{option: d.Report, domain: d.Outputs[0], why: d.Empty}
+			byOption[d.Report] = o
+			out = append(out, o)
+		}
+		o.switches = append(o.switches, d)
+	}
+	return out
 }
 
 // emptyDomains returns the requested domains that recorded nothing in any
@@ -253,16 +248,16 @@ func emptyDomains(plan *options.Plan, m *rocprof.Manifest) []domainOption {
 		}
 	}
 	var out []domainOption
-	for _, d := range domainOptions {
+	for _, d := range domainOptions() {
 		asked, said := false, false
-		for _, p := range plan.Passes {
-			asked = asked || d.on(p)
-		}
-		for _, dest := range d.dests {
-			said = said || reported[dest]
+		for _, s := range d.switches {
+			for _, p := range plan.Passes {
+				asked = asked || p.Collects(s)
+			}
+			said = said || reported[s.Option]
 		}
 		if asked && !said && m.DomainRecords[d.domain] == 0 {
-			out = append(out, d)
+			out = append(out, *d)
 		}
 	}
 	return out

@@ -122,6 +122,9 @@ type Config struct {
 	// set tracks which options were given a value (by the command line, a job,
 	// the environment or the config file), keyed by destination name.
 	set map[string]bool
+	// switches holds the domain switches that have no field of their own
+	// (domains.go), keyed by destination name.
+	switches map[string]*Tri
 	// Pass describes where this configuration's output goes in a multi-pass run.
 	Pass Pass
 }
@@ -148,6 +151,10 @@ func (c *Config) clone() *Config {
 	n.set = make(map[string]bool, len(c.set))
 	for k, v := range c.set {
 		n.set[k] = v
+	}
+	n.switches = nil
+	for k, v := range c.switches {
+		*n.domainSwitch(k) = *v
 	}
 	n.OutputFormat = append([]string(nil), c.OutputFormat...)
 	n.Pmc = append([]string(nil), c.Pmc...)

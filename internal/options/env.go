@@ -51,11 +51,11 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		env[optionEnv("summary_groups")] = strings.Join(c.SummaryGroups, "##@@##")
 	}
 	if len(c.Pmc) > 0 {
-		env[envCounterCollection] = "1"
+		env[domainEnv("pmc")] = "1"
 		env[envCounters] = "pmc: " + strings.Join(c.Pmc, " ")
 	}
 	if len(c.PmcGroups) > 0 {
-		env[envCounterCollection] = "1"
+		env[domainEnv("pmc")] = "1"
 		lines := make([]string, len(c.PmcGroups))
 		for i, g := range c.PmcGroups {
 			lines[i] = "pmc: " + strings.Join(g, " ")

@@ -6,41 +6,25 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 )
 
-// expandAggregates applies rocprofv3's "set if unset" expansion: --kokkos-trace,
-// then --sys-trace and --runtime-trace, then --hip-trace and --hsa-trace. An
-// explicit sub-option (true or false) always wins. It returns warnings for
-// domains an aggregate asked for that this build cannot trace.
+// expandAggregates applies rocprofv3's "set if unset" expansion: --sys-trace
+// implies --hip-trace and --hsa-trace, --kokkos-trace --kernel-rename, and
+// each aggregate switches on the domains whose row in the domain table
+// (internal/domain) names it. An explicit sub-option (true or false) always
+// wins. It returns warnings for domains an aggregate asked for that this
+// build cannot trace.
 func (c *Config) expandAggregates() []string {
 	if c.KokkosTrace.On() {
-		c.MarkerTrace.setIfUnset(True)
 		c.KernelRename.setIfUnset(True)
 	}
-	common := []*Tri{&c.MarkerTrace, &c.KernelTrace, &c.MemoryCopyTrace, &c.MemoryAllocationTrace,
-		&c.ScratchMemoryTrace, &c.RcclTrace, &c.RocdecodeTrace, &c.RocjpegTrace}
 	if c.SysTrace.On() {
 		c.HipTrace.setIfUnset(True)
 		c.HsaTrace.setIfUnset(True)
-		for _, t := range common {
-			t.setIfUnset(True)
-		}
 	}
-	if c.RuntimeTrace.On() {
-		c.HipRuntimeTrace.setIfUnset(True)
-		for _, t := range common {
-			t.setIfUnset(True)
-		}
-	}
-	if c.HipTrace.On() {
-		c.HipRuntimeTrace.setIfUnset(True)
-		c.HipCompilerTrace.setIfUnset(True)
-	}
-	if c.HsaTrace.On() {
-		for _, t := range []*Tri{&c.HsaCoreTrace, &c.HsaAmdTrace, &c.HsaImageTrace, &c.HsaFinalizerTrace} {
-			t.setIfUnset(True)
-		}
-	}
+	c.expandDomains()
 	// rocprof v1's --hip-trace traced the kernels and copies HIP issued as
 	// well as its calls: its results.csv and results.copy_stats.csv need
 	// them recorded.
@@ -49,10 +33,9 @@ func (c *Config) expandAggregates() []string {
 		c.MemoryCopyTrace.setIfUnset(True)
 	}
 	// rocDecode and rocJPEG are in no runtime of the ROCm matrix, so no
-	// process can call them: an aggregate that switches them on records
-	// nothing there. Explicit use was rejected by checkSupported. (RCCL is
-	// traced by the preload library's interposers: Debian's RCCL 5.4.3 and
-	// 7.2.4, docs/rocm-libraries.md.)
+	// process can call them: the aggregates, which rocprofv3 has switch
+	// them on, leave them off (explicit use was rejected by
+	// checkSupported); they are no domain of the table.
 	c.RocdecodeTrace, c.RocjpegTrace = False, False
 	return nil
 }
@@ -91,21 +74,13 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// TracingDomains lists the trace domains switched on, by option name.
+// TracingDomains lists the domains of the domain table the pass collects,
+// by option name.
 func (c *Config) TracingDomains() []string {
 	var on []string
-	for _, d := range []struct {
-		t    Tri
-		name string
-	}{
-		{c.HipRuntimeTrace, "hip-runtime"}, {c.HipCompilerTrace, "hip-compiler"},
-		{c.HsaCoreTrace, "hsa-core"}, {c.HsaAmdTrace, "hsa-amd"}, {c.HsaImageTrace, "hsa-image"},
-		{c.HsaFinalizerTrace, "hsa-finalizer"}, {c.MarkerTrace, "marker"}, {c.KernelTrace, "kernel"},
-		{c.MemoryCopyTrace, "memory-copy"}, {c.MemoryAllocationTrace, "memory-allocation"},
-		{c.ScratchMemoryTrace, "scratch-memory"}, {c.RcclTrace, "rccl"},
-	} {
-		if d.t.On() {
-			on = append(on, d.name)
+	for _, d := range domain.Switches {
+		if c.Collects(d) {
+			on = append(on, d.Option)
 		}
 	}
 	return on

@@ -107,7 +107,9 @@ const (
 )
 
 // Specs is every option rocprof-go accepts, in rocprofv3's help order.
-var Specs = []Spec{
+// The tracing domains' options take their variables and readers from the domain
+// table (internal/domain, withDomains in domains.go), which spells them.
+var Specs = withDomains([]Spec{
 	// I/O
 	strOpt("input", "i", "input", gIO, "", "INPUT",
 		"run configuration: .txt (pmc: lines), .yaml/.yml or .json (jobs); every pmc: line or job is one run of the app",
@@ -142,20 +144,20 @@ var Specs = []Spec{
 	// Basic
 	boolOpt("hip-trace", "", "hip_trace", gBasic, "", "HIP runtime and compiler API (= --hip-runtime-trace --hip-compiler-trace)",
 		func(c *Config) *Tri { return &c.HipTrace }),
-	boolOpt("marker-trace", "", "marker_trace", gBasic, "ROCPROF_MARKER_API_TRACE", "ROCTx markers and ranges",
-		func(c *Config) *Tri { return &c.MarkerTrace }).readBy(byBoth),
-	boolOpt("kernel-trace", "", "kernel_trace", gBasic, "ROCPROF_KERNEL_TRACE", "kernel dispatches",
-		func(c *Config) *Tri { return &c.KernelTrace }).readBy(byBoth),
-	boolOpt("memory-copy-trace", "", "memory_copy_trace", gBasic, "ROCPROF_MEMORY_COPY_TRACE", "asynchronous memory copies",
-		func(c *Config) *Tri { return &c.MemoryCopyTrace }).readBy(byBoth),
-	boolOpt("memory-allocation-trace", "", "memory_allocation_trace", gBasic, "ROCPROF_MEMORY_ALLOCATION_TRACE", "HSA memory allocations and frees",
-		func(c *Config) *Tri { return &c.MemoryAllocationTrace }).readBy(byBoth),
-	boolOpt("scratch-memory-trace", "", "scratch_memory_trace", gBasic, "ROCPROF_SCRATCH_MEMORY_TRACE", "scratch memory allocation, free and reclaim",
-		func(c *Config) *Tri { return &c.ScratchMemoryTrace }).readBy(byBoth),
+	boolOpt("marker-trace", "", "marker_trace", gBasic, "", "ROCTx markers and ranges",
+		func(c *Config) *Tri { return &c.MarkerTrace }),
+	boolOpt("kernel-trace", "", "kernel_trace", gBasic, "", "kernel dispatches",
+		func(c *Config) *Tri { return &c.KernelTrace }),
+	boolOpt("memory-copy-trace", "", "memory_copy_trace", gBasic, "", "asynchronous memory copies",
+		func(c *Config) *Tri { return &c.MemoryCopyTrace }),
+	boolOpt("memory-allocation-trace", "", "memory_allocation_trace", gBasic, "", "HSA memory allocations and frees",
+		func(c *Config) *Tri { return &c.MemoryAllocationTrace }),
+	boolOpt("scratch-memory-trace", "", "scratch_memory_trace", gBasic, "", "scratch memory allocation, free and reclaim",
+		func(c *Config) *Tri { return &c.ScratchMemoryTrace }),
 	boolOpt("hsa-trace", "", "hsa_trace", gBasic, "", "HSA API: core, AMD extension, image and finalizer",
 		func(c *Config) *Tri { return &c.HsaTrace }),
-	boolOpt("rccl-trace", "", "rccl_trace", gBasic, "ROCPROF_RCCL_API_TRACE", "RCCL API",
-		func(c *Config) *Tri { return &c.RcclTrace }).readBy(ReadByPreload),
+	boolOpt("rccl-trace", "", "rccl_trace", gBasic, "", "RCCL API",
+		func(c *Config) *Tri { return &c.RcclTrace }),
 	boolOpt("kokkos-trace", "", "kokkos_trace", gBasic, "", "Kokkos Tools regions (implies --marker-trace --kernel-rename)",
 		func(c *Config) *Tri { return &c.KokkosTrace }).notSupported("the Kokkos Tools library is not built yet"),
 	boolOpt("rocdecode-trace", "", "rocdecode_trace", gBasic, "ROCPROF_ROCDECODE_API_TRACE", "rocDecode API",
@@ -164,18 +166,18 @@ var Specs = []Spec{
 		func(c *Config) *Tri { return &c.RocjpegTrace }).notSupported("rocJPEG is not part of ROCm 5.2.3 on Debian"),
 
 	// Granular
-	boolOpt("hip-runtime-trace", "", "hip_runtime_trace", gGran, "ROCPROF_HIP_RUNTIME_API_TRACE", "public hip* functions",
-		func(c *Config) *Tri { return &c.HipRuntimeTrace }).readBy(byBoth),
-	boolOpt("hip-compiler-trace", "", "hip_compiler_trace", gGran, "ROCPROF_HIP_COMPILER_API_TRACE", "__hip* compiler functions",
-		func(c *Config) *Tri { return &c.HipCompilerTrace }).readBy(byBoth),
-	boolOpt("hsa-core-trace", "", "hsa_core_trace", gGran, "ROCPROF_HSA_CORE_API_TRACE", "hsa_* core functions",
-		func(c *Config) *Tri { return &c.HsaCoreTrace }).readBy(byBoth),
-	boolOpt("hsa-amd-trace", "", "hsa_amd_trace", gGran, "ROCPROF_HSA_AMD_EXT_API_TRACE", "hsa_amd_* extension functions",
-		func(c *Config) *Tri { return &c.HsaAmdTrace }).readBy(byBoth),
-	boolOpt("hsa-image-trace", "", "hsa_image_trace", gGran, "ROCPROF_HSA_IMAGE_EXT_API_TRACE", "hsa_ext_image_* functions",
-		func(c *Config) *Tri { return &c.HsaImageTrace }).readBy(byBoth),
-	boolOpt("hsa-finalizer-trace", "", "hsa_finalizer_trace", gGran, "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", "hsa_ext_program_* functions",
-		func(c *Config) *Tri { return &c.HsaFinalizerTrace }).readBy(byBoth),
+	boolOpt("hip-runtime-trace", "", "hip_runtime_trace", gGran, "", "public hip* functions",
+		func(c *Config) *Tri { return &c.HipRuntimeTrace }),
+	boolOpt("hip-compiler-trace", "", "hip_compiler_trace", gGran, "", "__hip* compiler functions",
+		func(c *Config) *Tri { return &c.HipCompilerTrace }),
+	boolOpt("hsa-core-trace", "", "hsa_core_trace", gGran, "", "hsa_* core functions",
+		func(c *Config) *Tri { return &c.HsaCoreTrace }),
+	boolOpt("hsa-amd-trace", "", "hsa_amd_trace", gGran, "", "hsa_amd_* extension functions",
+		func(c *Config) *Tri { return &c.HsaAmdTrace }),
+	boolOpt("hsa-image-trace", "", "hsa_image_trace", gGran, "", "hsa_ext_image_* functions",
+		func(c *Config) *Tri { return &c.HsaImageTrace }),
+	boolOpt("hsa-finalizer-trace", "", "hsa_finalizer_trace", gGran, "", "hsa_ext_program_* functions",
+		func(c *Config) *Tri { return &c.HsaFinalizerTrace }),
 
 	// Counters
 	listOpt("pmc", "", "pmc", gPMC, "", "COUNTER",
@@ -187,8 +189,8 @@ var Specs = []Spec{
 		func(c *Config) *Tri { return &c.PcSamplingBetaEnabled }),
 	strOpt("pc-sampling-unit", "", "pc_sampling_unit", gPC, "ROCPROF_PC_SAMPLING_UNIT", "UNIT", "instructions, cycles or time",
 		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time").readBy(ReadByShim),
-	strOpt("pc-sampling-method", "", "pc_sampling_method", gPC, "ROCPROF_PC_SAMPLING_METHOD", "METHOD", "stochastic or host_trap",
-		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap").readBy(ReadByShim),
+	strOpt("pc-sampling-method", "", "pc_sampling_method", gPC, "", "METHOD", "stochastic or host_trap",
+		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap"),
 	intOpt("pc-sampling-interval", "", "pc_sampling_interval", gPC, "ROCPROF_PC_SAMPLING_INTERVAL", "N", "sampling interval (> 0)",
 		func(c *Config) *int { return &c.PcSamplingInterval }).readBy(ReadByShim),
 
@@ -276,8 +278,8 @@ var Specs = []Spec{
 		func(c *Config) *Tri { return &c.Echo }),
 
 	// ATT
-	boolOpt("advanced-thread-trace", "", "advanced_thread_trace", gATT, "ROCPROF_ADVANCED_THREAD_TRACE", "thread trace (SQTT) of selected dispatches",
-		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att").readBy(ReadByShim),
+	boolOpt("advanced-thread-trace", "", "advanced_thread_trace", gATT, "", "thread trace (SQTT) of selected dispatches",
+		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att"),
 	listOpt("att-library-path", "", "att_library_path", gATT, "ROCPROF_ATT_LIBRARY_PATH", "PATH", "directories holding librocprof-trace-decoder.so; traces are decoded after the run",
 		func(c *Config) *[]string { return &c.AttLibraryPath }),
 	intOpt("att-target-cu", "", "att_target_cu", gATT, "ROCPROF_ATT_PARAM_TARGET_CU", "CU", "compute unit to trace",
@@ -318,7 +320,7 @@ var Specs = []Spec{
 	boolOpt("quiet", "q", "quiet", gOwn, "",
 		"no report at the end of the run (files written, empty domains, how to open them); warnings and errors still print",
 		func(c *Config) *Tri { return &c.Quiet }),
-}
+})
 
 // VirtualGPUArchs are the architectures the virtual GPU emulates (its own
 // table is vgpu/src/topology.c); the first is the default.

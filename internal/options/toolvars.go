@@ -41,7 +41,6 @@ const byBoth = ReadByPreload | ReadByShim
 // The contract's own variables (genenv gives the CLI's other packages
 // and the injected code their generated names).
 const (
-	envCounterCollection       = "ROCPROF_COUNTER_COLLECTION"
 	envCounters                = "ROCPROF_COUNTERS"
 	envCounterGroups           = "ROCPROF_COUNTER_GROUPS"
 	envCounterGroupsInterval   = "ROCPROF_COUNTER_GROUPS_INTERVAL"
@@ -72,7 +71,6 @@ const (
 // the CLI derives from several options (counters, the TSC), and switches
 // for debugging and tests, set by hand.
 var contractVars = []ToolVar{
-	{Name: envCounterCollection, ReadBy: byBoth, Doc: "1 when the pass collects counters (pmc: lines, --pmc, -i)"},
 	{Name: envCounters, ReadBy: ReadByShim, Doc: "the pass's counters, as one pmc: line"},
 	{Name: envCounterGroups, ReadBy: ReadByShim, Doc: "counter groups collected in turn, one pmc: line each (--pmc-groups)"},
 	{Name: envCounterGroupsInterval, ReadBy: ReadByShim, Doc: "dispatches per counter group before the next (--pmc-group-interval)"},
@@ -103,7 +101,7 @@ var contractVars = []ToolVar{
 // ToolVars is the whole environment contract, sorted by name: the variable
 // of every option that has one, and the contract's own variables.
 func ToolVars() []ToolVar {
-	vars := append([]ToolVar(nil), contractVars...)
+	vars := append(append([]ToolVar(nil), contractVars...), domainVars()...)
 	for _, s := range Specs {
 		if s.Env == "" {
 			continue

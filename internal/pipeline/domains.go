@@ -7,35 +7,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
-
-// shimDomain is a domain the HSA shim collects (not HIP or ROCTx, which the
-// preload library records by itself): lost when the shim is not in the
-// process's HSA runtime.
-type shimDomain struct {
-	option string // its option's name (destination), as run.json names it
-	bit    int    // its bit in rpg_domains (rpg_recorder.h), -1 if none
-	on     func(c *options.Config) bool
-}
-
-var shimDomains = []shimDomain{
-	{"kernel_trace", 7, func(c *options.Config) bool { return c.KernelTrace.On() }},
-	{"memory_copy_trace", 8, func(c *options.Config) bool { return c.MemoryCopyTrace.On() }},
-	{"memory_allocation_trace", 9, func(c *options.Config) bool { return c.MemoryAllocationTrace.On() }},
-	{"scratch_memory_trace", 10, func(c *options.Config) bool { return c.ScratchMemoryTrace.On() }},
-	{"hsa_core_trace", 2, func(c *options.Config) bool { return c.HsaCoreTrace.On() }},
-	{"hsa_amd_trace", 3, func(c *options.Config) bool { return c.HsaAmdTrace.On() }},
-	{"hsa_image_trace", 4, func(c *options.Config) bool { return c.HsaImageTrace.On() }},
-	{"hsa_finalizer_trace", 5, func(c *options.Config) bool { return c.HsaFinalizerTrace.On() }},
-	{"pmc", 11, func(c *options.Config) bool { return c.CollectsCounters() }},
-	{"advanced_thread_trace", -1, func(c *options.Config) bool { return c.AdvancedThreadTrace.On() }},
-	// RPG_STATUS_PC_SAMPLING_BIT: PC sampling has no rpg_domains bit.
-	{"pc_sampling_method", 24, func(c *options.Config) bool { return c.PCSampling() }},
-}
 
 // domainLosses reads the processes' status strings against what the pass
 // asked for. A process that initialised the HSA runtime without the shim
@@ -43,11 +20,14 @@ var shimDomains = []shimDomain{
 // GPU stack found no GPU, which noGPUProcesses reports); a domain the shim reported
 // unavailable on the process's runtime is lost when it was asked for by
 // name, and only unavailable (a notice) when an aggregate option implied it.
+// The shim's domains are the domain table's (internal/domain).
 func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []launch.DomainLoss) {
-	var requested []string
-	for _, d := range shimDomains {
-		if d.on(c) {
-			requested = append(requested, d.option)
+	var requested []domain.Switch
+	var names []string
+	for _, d := range domain.Switches {
+		if d.CollectedBy == domain.Shim && c.Collects(d) {
+			requested = append(requested, d)
+			names = append(names, d.Option)
 		}
 	}
 	if len(requested) == 0 {
@@ -66,18 +46,18 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 			} else {
 				why = "the HSA runtime did not load rocprof-go's shim (HSA_TOOLS_LIB): no kernels, copies, HSA calls or counters could be recorded"
 			}
-			lost = append(lost, launch.DomainLoss{PID: p.PID, Domains: requested, Reason: why})
+			lost = append(lost, launch.DomainLoss{PID: p.PID, Domains: names, Reason: why})
 			continue
 		}
 		byReason := map[string][]string{}
 		explicit := map[string]bool{}
-		for _, d := range shimDomains {
-			why, ok := p.Status[tracing.StatusUnavailable|uint64(d.bit)]
-			if d.bit < 0 || !ok || !d.on(c) {
+		for _, d := range requested {
+			why, ok := p.Status[tracing.StatusUnavailable|uint64(d.Status)]
+			if d.Status == domain.NoBit || !ok {
 				continue
 			}
-			byReason[why] = append(byReason[why], d.option)
-			explicit[why] = explicit[why] || askedByName(c, d.option)
+			byReason[why] = append(byReason[why], d.Option)
+			explicit[why] = explicit[why] || c.AskedByName(d)
 		}
 		reasons := make([]string, 0, len(byReason))
 		for why := range byReason {
@@ -94,19 +74,6 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 		}
 	}
 	return lost, unavailable
-}
-
-// askedByName reports whether the pass asked for the domain by name rather
-// than through an aggregate option: counters are always asked for by name,
-// by --pmc or by an input file's pmc or pmc_groups.
-func askedByName(c *options.Config, option string) bool {
-	if option == "pmc" {
-		return c.CollectsCounters()
-	}
-	if option == "pc_sampling_method" {
-		return c.PCSampling()
-	}
-	return c.IsSet(option)
 }
 
 // LostDomainsError is a run whose app ran but some requested domains were

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -53,4 +54,38 @@ func TestPerfettoCappedRecordsAreLost(t *testing.T) {
 	require.Contains(t, err, "pid 30: 4 left out of the Perfetto trace at its --perfetto-buffer-size")
 	require.Contains(t, err, "raise --perfetto-buffer-size, or leave it out")
 	require.NotContains(t, err, "file system was full")
+}
+
+// A new shim domain is one row of the domain table: a process whose HSA
+// runtime did not load the shim lost it, and the shim's report that it is
+// unavailable is a loss when it was asked for by name and a note when an
+// aggregate implied it.
+func TestANewDomainIsCheckedForLoss(t *testing.T) {
+	fake := domain.Switch{Option: "fake_trace", Env: "ROCPROF_FAKE_TRACE", ReadBy: domain.Shim, Bit: 13, C: "FAKE", Status: 13,
+		CollectedBy: domain.Shim, Outputs: []string{"FAKE"}, Aggregates: []string{"sys_trace"}, Report: "--fake-trace", Empty: ": none"}
+	defer options.WithDomain(fake)()
+	resolve := func(args ...string) *options.Config {
+		cl, err := options.ParseArgs(append(args, "--", "app"))
+		require.NoError(t, err)
+		plan, err := options.Resolve(cl, options.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+		require.NoError(t, err)
+		return plan.Passes[0]
+	}
+	lost, _ := domainLosses(resolve("--fake-trace", "--kernel-trace"), []output.ProcessStatus{{PID: 20, Status: map[uint64]string{tracing.StatusHSAInit: "pid 20"}}})
+	require.Len(t, lost, 1)
+	require.Equal(t, []string{"kernel_trace", "fake_trace"}, lost[0].Domains)
+
+	attached := func(pid int) []output.ProcessStatus {
+		return []output.ProcessStatus{{PID: pid, Status: map[uint64]string{
+			tracing.StatusHSAInit:          "",
+			tracing.StatusShimAttached:     "",
+			tracing.StatusUnavailable | 13: "no fakes on this runtime",
+		}}}
+	}
+	lost, unavailable := domainLosses(resolve("--fake-trace"), attached(21))
+	require.Empty(t, unavailable)
+	require.Equal(t, []launch.DomainLoss{{PID: 21, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, lost)
+	lost, unavailable = domainLosses(resolve("--sys-trace"), attached(22))
+	require.Empty(t, lost)
+	require.Equal(t, []launch.DomainLoss{{PID: 22, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, unavailable)
 }

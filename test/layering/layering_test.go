@@ -26,7 +26,7 @@ var layers = [][]string{
 	// 0: leaves: the spool model, file and name helpers, data.
 	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
-		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv",
+		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv", "internal/domain",
 		"internal/duckdb", "internal/output/format"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
@@ -44,7 +44,7 @@ var layers = [][]string{
 	// 5: launching; the injected shim; analyses' event stream; generators
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/analysis/jobgen", "internal/cmd/genhip",
-		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv", "internal/cmd/hostinfo"},
+		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv", "internal/cmd/gendomain", "internal/cmd/hostinfo"},
 	// 6: analyses of stored runs.
 	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert", "internal/analysis/imbalance"},
 	// 7: the run pipeline, the one orchestration.

@@ -1125,23 +1125,11 @@ __attribute__((constructor)) static void rpg_init(void)
         const char *env;
         uint32_t bit;
     } vars[] = {
-        {RPG_ENV_HIP_RUNTIME_API_TRACE, RPG_DOMAIN_HIP_RUNTIME},
-        {RPG_ENV_HIP_COMPILER_API_TRACE, RPG_DOMAIN_HIP_COMPILER},
-        {RPG_ENV_HSA_CORE_API_TRACE, RPG_DOMAIN_HSA_CORE},
-        {RPG_ENV_HSA_AMD_EXT_API_TRACE, RPG_DOMAIN_HSA_AMD_EXT},
-        {RPG_ENV_HSA_IMAGE_EXT_API_TRACE, RPG_DOMAIN_HSA_IMAGE_EXT},
-        {RPG_ENV_HSA_FINALIZER_EXT_API_TRACE, RPG_DOMAIN_HSA_FINALIZER_EXT},
-        {RPG_ENV_MARKER_API_TRACE, RPG_DOMAIN_MARKER},
+        RPG_DOMAIN_VARS /* each domain's variable and bit (rpg_domains_gen.h) */
         /* --kernel-rename names dispatches after their ROCTx ranges: the
          * ranges are recorded even without --marker-trace (the writers then
          * read them for the names and show them nowhere), as rocprofv3 does. */
         {RPG_ENV_KERNEL_RENAME, RPG_DOMAIN_MARKER},
-        {RPG_ENV_KERNEL_TRACE, RPG_DOMAIN_KERNEL},
-        {RPG_ENV_MEMORY_COPY_TRACE, RPG_DOMAIN_MEMORY_COPY},
-        {RPG_ENV_MEMORY_ALLOCATION_TRACE, RPG_DOMAIN_MEMORY_ALLOCATION},
-        {RPG_ENV_SCRATCH_MEMORY_TRACE, RPG_DOMAIN_SCRATCH_MEMORY},
-        {RPG_ENV_COUNTER_COLLECTION, RPG_DOMAIN_COUNTER},
-        {RPG_ENV_RCCL_API_TRACE, RPG_DOMAIN_RCCL},
     };
     uint32_t mask = 0;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)

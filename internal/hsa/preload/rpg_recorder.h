@@ -34,22 +34,9 @@ extern "C" {
 
 #define RPG_API __attribute__((visibility("default")))
 
-/* Domain bits of rpg_domains, each set from its environment variable ("1"). */
-enum rpg_domain_bit {
-    RPG_DOMAIN_HIP_RUNTIME = 1u << 0,       /* ROCPROF_HIP_RUNTIME_API_TRACE */
-    RPG_DOMAIN_HIP_COMPILER = 1u << 1,      /* ROCPROF_HIP_COMPILER_API_TRACE */
-    RPG_DOMAIN_HSA_CORE = 1u << 2,          /* ROCPROF_HSA_CORE_API_TRACE */
-    RPG_DOMAIN_HSA_AMD_EXT = 1u << 3,       /* ROCPROF_HSA_AMD_EXT_API_TRACE */
-    RPG_DOMAIN_HSA_IMAGE_EXT = 1u << 4,     /* ROCPROF_HSA_IMAGE_EXT_API_TRACE */
-    RPG_DOMAIN_HSA_FINALIZER_EXT = 1u << 5, /* ROCPROF_HSA_FINALIZER_EXT_API_TRACE */
-    RPG_DOMAIN_MARKER = 1u << 6,            /* ROCPROF_MARKER_API_TRACE */
-    RPG_DOMAIN_KERNEL = 1u << 7,            /* ROCPROF_KERNEL_TRACE */
-    RPG_DOMAIN_MEMORY_COPY = 1u << 8,       /* ROCPROF_MEMORY_COPY_TRACE */
-    RPG_DOMAIN_MEMORY_ALLOCATION = 1u << 9, /* ROCPROF_MEMORY_ALLOCATION_TRACE */
-    RPG_DOMAIN_SCRATCH_MEMORY = 1u << 10,   /* ROCPROF_SCRATCH_MEMORY_TRACE */
-    RPG_DOMAIN_COUNTER = 1u << 11,          /* ROCPROF_COUNTER_COLLECTION */
-    RPG_DOMAIN_RCCL = 1u << 12              /* ROCPROF_RCCL_API_TRACE (rccl_trace.c) */
-};
+/* Domain bits of rpg_domains (RPG_DOMAIN_*), generated from the domain table
+ * (internal/domain). */
+#include "rpg_domains_gen.h"
 
 /* Enabled domains, fixed by the constructor. Read it directly. */
 extern RPG_API uint32_t rpg_domains;

@@ -1,0 +1,147 @@
+package domain
+
+import "strings"
+
+// Library is an injected library: the one that collects a domain, or the
+// ones that read its variable.
+type Library uint8
+
+// The injected libraries.
+const (
+	Preload Library = 1 << iota // the preload library (C): recorder, HIP, markers, RCCL
+	Shim                        // the HSA shim (C++ and its cgo Go)
+)
+
+// NoBit is the Bit of a domain without a bit in rpg_domains, and the Status
+// of one the shim never reports unavailable.
+const NoBit = -1
+
+// Switch is one row of the table: a domain the app's processes can be
+// asked to collect.
+type Switch struct {
+	// Option is the option that asks for it (its destination: the key in
+	// job and config files; run.json's lost_domains names the domain so).
+	// The command line's flag is Flag().
+	Option string
+	// Env is the ROCPROF_* variable that carries it to the injected code.
+	Env string
+	// EnvDoc, when set, says Env is not the option's value but derived by
+	// the CLI (ROCPROF_COUNTER_COLLECTION is 1 whenever a pass collects
+	// counters): the contract lists it with this text.
+	EnvDoc string
+	// ReadBy are the injected libraries that read Env.
+	ReadBy Library
+	// Bit is its bit in rpg_domains (the recorder's mask, set from Env), or
+	// NoBit. C is its name there: RPG_DOMAIN_<C>.
+	Bit int
+	C   string
+	// Status is the index the shim reports it unavailable under
+	// (RPG_STATUS_UNAVAILABLE | Status): Bit, its own, or NoBit.
+	Status int
+	// CollectedBy is the library that collects it: a Shim domain is lost in
+	// a process whose HSA runtime did not load the shim.
+	CollectedBy Library
+	// Outputs are the output domains its records fill (rocprofv3's names,
+	// internal/output/model's Domains' Column); none for the domains
+	// written as files of their own (thread trace, PC samples).
+	Outputs []string
+	// Aggregates are the options that switch it on when it is unset
+	// (rocprofv3's "set if unset"). --sys-trace implies --hip-trace and
+	// --hsa-trace, so it is listed only where it adds to them.
+	Aggregates []string
+	// Report is the option the end-of-run report names when its output
+	// domain recorded nothing ("" for none), Empty what that most often
+	// means.
+	Report string
+	Empty  string
+	// Help is its option's one-line help when the option table
+	// (internal/options/spec.go) has no line for it: a new --*-trace
+	// switch needs none there.
+	Help string
+}
+
+// Flag is the domain's option as typed: "--kernel-trace".
+func (s Switch) Flag() string { return "--" + strings.ReplaceAll(s.Option, "_", "-") }
+
+// The aggregate options.
+const (
+	sys     = "sys_trace"
+	runtime = "runtime_trace"
+	hip     = "hip_trace"
+	hsa     = "hsa_trace"
+	kokkos  = "kokkos_trace"
+)
+
+const both = Preload | Shim
+
+// Switches is the table. Its order is the order domains are listed in
+// (run.json's lost_domains; the report's notes, by output domain): the
+// shim's first. A new domain is one row here, plus the C that collects it
+// and its record's writers (ARCHITECTURE.md, "Adding a domain").
+var Switches = []Switch{
+	{Option: "kernel_trace", Env: "ROCPROF_KERNEL_TRACE", ReadBy: both, Bit: 7, C: "KERNEL", Status: 7, CollectedBy: Shim,
+		Outputs: []string{"KERNEL_DISPATCH"}, Aggregates: []string{sys, runtime},
+		Report: "--kernel-trace", Empty: ": the app launched no kernel"},
+	{Option: "memory_copy_trace", Env: "ROCPROF_MEMORY_COPY_TRACE", ReadBy: both, Bit: 8, C: "MEMORY_COPY", Status: 8, CollectedBy: Shim,
+		Outputs: []string{"MEMORY_COPY"}, Aggregates: []string{sys, runtime},
+		Report: "--memory-copy-trace", Empty: ": the app made no asynchronous copy"},
+	{Option: "memory_allocation_trace", Env: "ROCPROF_MEMORY_ALLOCATION_TRACE", ReadBy: both, Bit: 9, C: "MEMORY_ALLOCATION", Status: 9, CollectedBy: Shim,
+		Outputs: []string{"MEMORY_ALLOCATION"}, Aggregates: []string{sys, runtime},
+		Report: "--memory-allocation-trace", Empty: ": the app allocated no memory through the HSA runtime"},
+	{Option: "scratch_memory_trace", Env: "ROCPROF_SCRATCH_MEMORY_TRACE", ReadBy: both, Bit: 10, C: "SCRATCH_MEMORY", Status: 10, CollectedBy: Shim,
+		Outputs: []string{"SCRATCH_MEMORY"}, Aggregates: []string{sys, runtime},
+		Report: "--scratch-memory-trace", Empty: ": no kernel needed scratch memory"},
+	{Option: "hsa_core_trace", Env: "ROCPROF_HSA_CORE_API_TRACE", ReadBy: both, Bit: 2, C: "HSA_CORE", Status: 2, CollectedBy: Shim,
+		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
+	{Option: "hsa_amd_trace", Env: "ROCPROF_HSA_AMD_EXT_API_TRACE", ReadBy: both, Bit: 3, C: "HSA_AMD_EXT", Status: 3, CollectedBy: Shim,
+		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
+	{Option: "hsa_image_trace", Env: "ROCPROF_HSA_IMAGE_EXT_API_TRACE", ReadBy: both, Bit: 4, C: "HSA_IMAGE_EXT", Status: 4, CollectedBy: Shim,
+		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
+	{Option: "hsa_finalizer_trace", Env: "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", ReadBy: both, Bit: 5, C: "HSA_FINALIZER_EXT", Status: 5, CollectedBy: Shim,
+		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
+	{Option: "pmc", Env: "ROCPROF_COUNTER_COLLECTION", EnvDoc: "1 when the pass collects counters (pmc: lines, --pmc, -i)",
+		ReadBy: both, Bit: 11, C: "COUNTER", Status: 11, CollectedBy: Shim,
+		Outputs: []string{"COUNTER_COLLECTION"},
+		Report:  "--pmc", Empty: ": no dispatch was profiled (check --kernel-include-regex, --kernel-exclude-regex and --kernel-iteration-range)"},
+	{Option: "advanced_thread_trace", Env: "ROCPROF_ADVANCED_THREAD_TRACE", ReadBy: Shim, Bit: NoBit, Status: NoBit, CollectedBy: Shim},
+	// PC sampling has no bit in rpg_domains: the shim starts its sessions
+	// from the method's variable, and reports it unavailable under
+	// RPG_STATUS_PC_SAMPLING_BIT (internal/tracing/spool.h).
+	{Option: "pc_sampling_method", Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
+	{Option: "hip_runtime_trace", Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload,
+		Outputs: []string{"HIP_API"}, Aggregates: []string{hip, runtime},
+		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
+	{Option: "hip_compiler_trace", Env: "ROCPROF_HIP_COMPILER_API_TRACE", ReadBy: both, Bit: 1, C: "HIP_COMPILER", Status: NoBit, CollectedBy: Preload,
+		Outputs: []string{"HIP_API"}, Aggregates: []string{hip},
+		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
+	// Markers recorded only to rename kernels (--kernel-rename) are not
+	// written as a domain: the report judges --marker-trace's alone.
+	{Option: "marker_trace", Env: "ROCPROF_MARKER_API_TRACE", ReadBy: both, Bit: 6, C: "MARKER", Status: NoBit, CollectedBy: Preload,
+		Outputs: []string{"MARKER_API"}, Aggregates: []string{sys, runtime, kokkos},
+		Report: "--marker-trace", Empty: ": the app made no ROCTx call (roctxRangePush, roctxMark, ...)"},
+	{Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload,
+		Outputs: []string{"RCCL_API"}, Aggregates: []string{sys, runtime},
+		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)"},
+}
+
+// ByOption returns the domain its option (destination) asks for.
+func ByOption(option string) (Switch, bool) {
+	for _, s := range Switches {
+		if s.Option == option {
+			return s, true
+		}
+	}
+	return Switch{}, false
+}
+
+// Add appends a row to the table and returns the function that removes
+// it: for tests that take a new domain through every consumer.
+func Add(s Switch) (remove func()) {
+	n := len(Switches)
+	Switches = append(Switches[:n:n], s)
+	return func() { Switches = Switches[:n:n] }
+}
