@@ -135,6 +135,114 @@ func TestPCSamplingHostTrapSamples(t *testing.T) {
 	}
 }
 
+// Stochastic samples through ROCR 6.4 and 7.2 on the virtual MI300X
+// (hsa_pcs samples ... stochastic): the model of docs/pc-sampling.md turns
+// the dispatch's modelled duration into shader-clock cycles at 2,100 MHz
+// and samples one wave per CU holding a workgroup at every interval.
+// module_fill over 256 work-items (4 workgroups of one wave) scaled by 20
+// lasts 40,640 ns = 85,344 cycles, so at 256 cycles floor(85,344 / 256) =
+// 333 instants x 4 CUs = 1,332 samples per dispatch, every one valid, the
+// even ones (666) issued; each not-issued sample carries its
+// instruction's reason, each issued one its type; the CU holds one wave.
+// A dispatch of 1,024 workgroups samples 304 CUs at each of its 1,672
+// instants and overflows the session's buffers: ROCR counts the loss.
+//
+// ROCR 6.4 creates and starts a stochastic session with the driver but has
+// no stochastic buffers (its sampling thread serves host trap only; 7.x has
+// a second one): the trap handler's memory has no stochastic data, which
+// the virtual GPU reports at the start (and ROCR 6.4 then faults at stop);
+// the CLI refuses stochastic on it.
+func TestPCSamplingStochasticSamples(t *testing.T) {
+	for _, rt := range runtimes(t) {
+		rt := rt
+		if rt.Name == rocmmatrix.HostName || rt.Name == "6.1" {
+			continue
+		}
+		t.Run(rt.Name+"/gfx942", func(t *testing.T) {
+			co := filepath.Join(rt.Apps, "gfx942", "module_kernels.co")
+			size := kernelCodeSize(t, co, "module_fill")
+			env := []string{"ROCPROF_VGPU_ARCH=gfx942", "ROCPROF_VGPU_KERNEL_SCALE=module_fill=20"}
+			bin := filepath.Join(rt.Apps, "hsa_pcs")
+			r := runOn(t, rt, 2*time.Minute, env, bin, "samples", co, "256", "5", "256", "stochastic")
+			if rt.Name == "6.4" {
+				require.Contains(t, r.stderr, "rocprof-go virtual GPU: error: PC sampling started on GPU 0 "+
+					"without sample buffers in the trap handler's memory", r.stdout)
+				require.NotContains(t, r.stdout, "samples=")
+				return
+			}
+			require.Equalf(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			out := keyValues(r.stdout)
+			require.Equal(t, "40640", out["dispatch_ns"], r.stdout)
+			require.Equal(t, "6660", out["samples"], r.stdout)
+			require.Equal(t, "0", out["lost"], r.stdout)
+			require.Equal(t, "1332,1332,1332,1332,1332", out["per_dispatch"], r.stdout)
+			require.Equal(t, "0", out["foreign"], r.stdout)
+			require.Equal(t, "6660", out["exec_ones"], r.stdout)
+			require.Equal(t, "6660", out["ts_in_dispatch"], r.stdout)
+			require.Equal(t, "3", out["wg_max"], r.stdout)
+			require.Equal(t, "6660", out["valid"], r.stdout)
+			require.Equal(t, "3330", out["issued"], r.stdout)
+			require.Equal(t, "0", out["dual"], r.stdout)
+			require.Equal(t, "1", out["wave_count_min"], r.stdout)
+			require.Equal(t, "1", out["wave_count_max"], r.stdout)
+			max, err := strconv.ParseUint(out["pc_offset_max"], 10, 64)
+			require.NoError(t, err)
+			require.Less(t, max, size, "a PC past module_fill's code")
+			// Issued samples per type and not-issued per reason add up;
+			// not issued is never typed (the type field reads NO_INST,
+			// code 13, only then).
+			types, reasons := codeCounts(t, out["types"]), codeCounts(t, out["reasons"])
+			require.Equal(t, 3330, sum(types), r.stdout)
+			require.Equal(t, 3330, sum(reasons), r.stdout)
+			require.Zero(t, types[13], r.stdout)
+			// module_fill waits for its loads (s_waitcnt: WAITCNT, 2) and
+			// computes (VALU: type 0 issued, ALU_DEPENDENCY 1 not).
+			require.Positive(t, reasons[2], r.stdout)
+			require.Positive(t, reasons[1], r.stdout)
+			require.Positive(t, types[0], r.stdout)
+			require.NotContains(t, r.stderr, "rocprof-go virtual GPU:")
+
+			// 1,024 workgroups: 304 samples x 1,672 instants x 3 dispatches
+			// against 8,192-sample buffers
+			r = runOn(t, rt, 2*time.Minute, env, bin, "samples", co, "256", "3", "65536", "stochastic")
+			require.Equalf(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			out = keyValues(r.stdout)
+			got, _ := strconv.Atoi(out["samples"])
+			lost, _ := strconv.Atoi(out["lost"])
+			require.Positive(t, lost, r.stdout)
+			require.Positive(t, got, r.stdout)
+			require.LessOrEqual(t, got+lost, 3*1672*304, r.stdout)
+			require.Equal(t, "0", out["foreign"], r.stdout)
+		})
+	}
+}
+
+// codeCounts reads hsa_pcs's "code:count,..." lists.
+func codeCounts(t *testing.T, s string) map[int]int {
+	m := map[int]int{}
+	for _, f := range strings.Split(s, ",") {
+		if f == "" {
+			continue
+		}
+		c, n, ok := strings.Cut(f, ":")
+		require.True(t, ok, s)
+		ci, err := strconv.Atoi(c)
+		require.NoError(t, err)
+		ni, err := strconv.Atoi(n)
+		require.NoError(t, err)
+		m[ci] = ni
+	}
+	return m
+}
+
+func sum(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 // keyValues reads hsa_pcs's "k=v k=v" lines.
 func keyValues(s string) map[string]string {
 	m := map[string]string{}

@@ -8,9 +8,10 @@
  * a session with each GPU's first configuration at its smallest interval,
  * printing "session ok" for each.
  *
- * With "samples CODE_OBJECT INTERVAL_US DISPATCHES WORKITEMS", on the first
- * GPU: loads module_fill from CODE_OBJECT, creates and starts a host-trap
- * session with INTERVAL_US, dispatches module_fill DISPATCHES times (grid
+ * With "samples CODE_OBJECT INTERVAL DISPATCHES WORKITEMS [stochastic]", on
+ * the first GPU: loads module_fill from CODE_OBJECT, creates and starts a
+ * host-trap session with INTERVAL us (or a stochastic one with INTERVAL
+ * shader-clock cycles), dispatches module_fill DISPATCHES times (grid
  * WORKITEMS, workgroups of 64), each waited for, then stops, flushes and
  * destroys the session and prints what data_ready delivered:
  *   samples=N lost=L callbacks=C
@@ -22,6 +23,11 @@
  *   ts_in_dispatch=T              timestamps (ns: ROCR translates the ticks)
  *                                 within their dispatch's start/end
  *   code_size=S                   the kernel function symbol's size
+ * and for stochastic, from the snapshot registers (gfx9 bit fields):
+ *   valid=V issued=I dual=D       valid samples, issued, dual-issue VALU
+ *   types=c:n,...                 issued samples per instruction type code
+ *   reasons=c:n,...               not-issued samples per reason code
+ *   wave_count_min=A wave_count_max=B
  *
  * Built against every runtime of the matrix, so it declares the extension's
  * interface itself (the header exists only from ROCm 6.2 on; the layouts
@@ -124,9 +130,9 @@ static void on_data(void *d, size_t size, size_t lost, hsa_status_t (*copy)(void
 
 /* --- samples ---------------------------------------------------------------- */
 
-typedef struct { /* perf_sample_hosttrap_v1_t */
+typedef struct { /* perf_sample_hosttrap_v1_t / perf_sample_snapshot_v1_t */
   uint64_t pc, exec_mask;
-  uint32_t wg[3], chiplet_and_wave, hw_id, reserved[3];
+  uint32_t wg[3], chiplet_and_wave, hw_id, snapshot[3]; /* host trap: reserved */
   uint64_t timestamp, correlation_id;
 } pcs_sample;
 
@@ -152,13 +158,14 @@ static void keep_data(void *d, size_t size, size_t lost, copy_cb copy, void *h) 
 
 static int samples_mode(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: hsa_pcs samples CODE_OBJECT INTERVAL_US DISPATCHES WORKITEMS\n");
+    fprintf(stderr, "usage: hsa_pcs samples CODE_OBJECT INTERVAL DISPATCHES WORKITEMS [stochastic]\n");
     return 2;
   }
   const char *co = argv[2];
   size_t interval = strtoull(argv[3], NULL, 10);
   unsigned ndisp = (unsigned)strtoul(argv[4], NULL, 10);
   uint32_t items = (uint32_t)strtoul(argv[5], NULL, 10);
+  int stochastic = argc > 6 && !strcmp(argv[6], "stochastic");
   if (ndisp > MAX_DISPATCHES) ndisp = MAX_DISPATCHES;
   got = calloc(MAX_SAMPLES, sizeof *got);
   CHECK(hsa_iterate_agents(all_gpus, NULL));
@@ -235,7 +242,8 @@ static int samples_mode(int argc, char **argv) {
   memcpy((char *)kernarg + 12, &n, 4);
 
   pcs_handle h;
-  CHECK(tbl.create(gpu, 0 /* host trap */, 0 /* us */, interval, 1000, 1u << 20, keep_data, NULL, &h));
+  /* host trap in us, or stochastic in cycles */
+  CHECK(tbl.create(gpu, stochastic, stochastic, interval, 1000, 1u << 20, keep_data, NULL, &h));
   CHECK(tbl.start(h));
   hsa_signal_t done;
   CHECK(hsa_signal_create(1, 0, NULL, &done));
@@ -303,6 +311,33 @@ static int samples_mode(int argc, char **argv) {
             (unsigned long long)got[0].timestamp, (unsigned long long)slot[0], (unsigned long long)t0[0],
             (unsigned long long)t1[0]);
   printf("dispatch_ns=%llu\n", (unsigned long long)(ndisp ? t1[0] - t0[0] : 0));
+  if (stochastic) {
+    size_t valid = 0, issued = 0, dual = 0, types[16] = {0}, reasons[8] = {0};
+    unsigned wcmin = 64, wcmax = 0;
+    for (size_t k = 0; k < ngot; k++) {
+      uint32_t d = got[k].snapshot[0], wc = got[k].snapshot[1] & 0x3f;
+      if (!(d & 1) || (d >> 26 & 1)) continue;
+      valid++;
+      if (d >> 2 & 1) dual++;
+      if (d >> 1 & 1) {
+        issued++;
+        types[d >> 3 & 0xf]++;
+      } else {
+        reasons[d >> 7 & 7]++;
+      }
+      if (wc < wcmin) wcmin = wc;
+      if (wc > wcmax) wcmax = wc;
+    }
+    printf("valid=%zu issued=%zu dual=%zu\ntypes=", valid, issued, dual);
+    const char *sep = "";
+    for (int c = 0; c < 16; c++)
+      if (types[c]) printf("%s%d:%zu", sep, c, types[c]), sep = ",";
+    printf("\nreasons=");
+    sep = "";
+    for (int c = 0; c < 8; c++)
+      if (reasons[c]) printf("%s%d:%zu", sep, c, reasons[c]), sep = ",";
+    printf("\nwave_count_min=%u wave_count_max=%u\n", valid ? wcmin : 0, wcmax);
+  }
   CHECK(hsa_shut_down());
   return 0;
 }
