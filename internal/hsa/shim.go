@@ -90,6 +90,7 @@ func executableFrozen(exec uint64) {
 			C.rpg_record_code_object(&rec, co.uri, C.size_t(co.uri_len))
 			attCodeObject(symbols.nextCodeObject, uint32(co.agent_node), C.GoStringN(co.uri, C.int(co.uri_len)),
 				uint64(co.load_base), uint64(co.load_size), int64(co.load_delta))
+			pcsCodeObject(symbols.nextCodeObject, C.GoStringN(co.uri, C.int(co.uri_len)))
 			C.free(unsafe.Pointer(co.uri))
 			cos = append(cos, codeObject{id: symbols.nextCodeObject, agentNode: uint32(co.agent_node)})
 		}

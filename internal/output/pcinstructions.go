@@ -4,36 +4,67 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/att"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // pcInstructions disassembles the sampled PCs of a spool: its code objects
-// are read from their file:// URIs (a memory:// code object was in the
-// app's memory, gone after it) and listed with llvm-objdump
-// (internal/att), in the CLI, never in the app.
+// are read from their file:// URIs, or, for a memory:// one (in the app's
+// memory, gone after it), from the copy the shim kept beside the spool
+// (internal/hsa pcs_codeobj.go), and listed with llvm-objdump
+// (internal/att), in the CLI, never in the app. Their DWARF line tables
+// give the comments.
 type pcInstructions struct {
 	cos       *att.CodeObjects
 	dir       string
 	known     map[uint64]bool
+	lines     map[uint64]*pcLines
 	noObjdump bool
+}
+
+// pcsCodeObjectSuffix names the shim's copy of a memory:// code object:
+// <spool path><suffix><code object id> (internal/hsa pcs_codeobj.go spells
+// the same name).
+const pcsCodeObjectSuffix = ".codeobj."
+
+// pcsCodeObjectBytes reads a sampled code object: its file, or the shim's
+// copy of a memory:// one.
+func pcsCodeObjectBytes(s *model.PCSamples, c *tracing.CodeObject) ([]byte, error) {
+	uri := string(c.URI)
+	if !strings.HasPrefix(uri, "memory://") {
+		return model.FileCodeObject(uri)
+	}
+	if s.Spool == "" {
+		return nil, fmt.Errorf("code object %d: %s: no spool", c.CodeObjectID, uri)
+	}
+	data, err := os.ReadFile(s.Spool + pcsCodeObjectSuffix + strconv.FormatUint(c.CodeObjectID, 10))
+	if err == nil && len(data) == 0 {
+		err = fmt.Errorf("code object %d: empty copy", c.CodeObjectID)
+	}
+	return data, err
 }
 
 // newPCInstructions is model.Config.PCInstructions.
 func newPCInstructions(s *model.PCSamples) model.PCInstructions {
-	pi := &pcInstructions{known: map[uint64]bool{}}
+	pi := &pcInstructions{known: map[uint64]bool{}, lines: map[uint64]*pcLines{}}
 	dir, err := os.MkdirTemp("", "rocprof-go-pcs-")
 	if err != nil {
 		return pi
 	}
 	pi.dir = dir
 	var entries []att.CodeObject
-	for _, c := range s.CodeObjects {
-		data, err := model.FileCodeObject(string(c.URI))
+	for i := range s.CodeObjects {
+		c := &s.CodeObjects[i]
+		data, err := pcsCodeObjectBytes(s, c)
 		if err != nil {
 			continue
+		}
+		if l := readPCLines(data); l != nil {
+			pi.lines[c.CodeObjectID] = l
 		}
 		name := fmt.Sprintf("co_%d.out", c.CodeObjectID)
 		if os.WriteFile(filepath.Join(dir, name), data, 0o600) != nil {
@@ -52,6 +83,12 @@ func newPCInstructions(s *model.PCSamples) model.PCInstructions {
 }
 
 func (pi *pcInstructions) NoObjdump() bool { return pi.noObjdump }
+
+// Comment is the source line of the sample's PC (rocprofv3's
+// Instruction_Comment): "" when its code object has no line table.
+func (pi *pcInstructions) Comment(s *model.PCSample) string {
+	return pi.lines[s.CodeObjectID].at(s.VAddr)
+}
 
 func (pi *pcInstructions) Close() {
 	if pi.dir != "" {

@@ -67,7 +67,7 @@ func writePCSamples(cfg *model.Config, prefix string, procs []*csvProcess, res *
 				b = appendQuoted(b, text)
 				b = append(b, ',')
 				if known {
-					b = appendQuoted(b, "")
+					b = appendQuoted(b, ins.Comment(x))
 				} else {
 					b = appendQuoted(b, "Unrecognized code object id, physical virtual address of PC:"+
 						strconv.FormatUint(x.Offset, 10))

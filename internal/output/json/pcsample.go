@@ -46,9 +46,7 @@ func readJSONPCSamples(p *model.Catalogue) *jsonPCSamples {
 			seen[k] = idx
 			text, _ := ins.Text(x)
 			out.instructions = append(out.instructions, text)
-			// rocprofv3's comment is the DWARF source line; no line
-			// table is read yet.
-			out.comments = append(out.comments, "")
+			out.comments = append(out.comments, ins.Comment(x)) // the DWARF source line
 		}
 		out.index[i] = idx
 	}

@@ -23,6 +23,9 @@ func (fakeInstructions) Text(s *model.PCSample) (string, bool) {
 	}
 	return fmt.Sprintf("s_nop %#x", s.Offset), true
 }
+func (fakeInstructions) Comment(s *model.PCSample) string {
+	return fmt.Sprintf("k.cpp:%d", s.Offset) // the instruction's source line
+}
 func (fakeInstructions) NoObjdump() bool { return false }
 func (fakeInstructions) Close()          {}
 
@@ -70,7 +73,7 @@ func TestJSONPCSampleHostTrap(t *testing.T) {
 	require.NoError(t, d.Decode(&doc))
 	p := doc.Tool[0]
 	require.Equal(t, []string{"s_nop 0x10", "s_nop 0x20", "s_nop 0x30"}, p.Strings.Instructions)
-	require.Equal(t, []string{"", "", ""}, p.Strings.Comments)
+	require.Equal(t, []string{"k.cpp:16", "k.cpp:32", "k.cpp:48"}, p.Strings.Comments)
 	require.Empty(t, p.BufferRecords["pc_sample_stochastic"])
 	recs := p.BufferRecords["pc_sample_host_trap"]
 	require.Len(t, recs, 5)

@@ -230,6 +230,9 @@ type PCSamples struct {
 	Unmatched, Filtered uint64
 	// CodeObjects are the process's loaded code objects.
 	CodeObjects []tracing.CodeObject
+	// Spool is the spool's path: the shim keeps memory:// code objects
+	// beside it (internal/hsa pcs_codeobj.go).
+	Spool string
 }
 
 // pcsDispatch is a dispatch as the samples need it.
@@ -255,7 +258,7 @@ func ReadPCSamples(p *Catalogue, keep func(sym *KernelSymbol) bool) (*PCSamples,
 		return nil, err
 	}
 	defer r.Close()
-	out := &PCSamples{}
+	out := &PCSamples{Spool: p.Info.Path}
 	dispatches := map[uint64]*pcsDispatch{}
 	type slotKey struct {
 		node uint32
@@ -361,6 +364,9 @@ type PCInstructions interface {
 	// Text is the instruction at a sample's PC ("" when unknown: no code
 	// object, or no llvm-objdump), and whether its code object was known.
 	Text(s *PCSample) (string, bool)
+	// Comment is the sample's Instruction_Comment: the source line of its
+	// PC from the code object's DWARF line table ("" without one).
+	Comment(s *PCSample) string
 	// NoObjdump: llvm-objdump is not installed: no instruction has text.
 	NoObjdump() bool
 	// Close removes what the disassembler extracted.
@@ -372,6 +378,7 @@ type PCInstructions interface {
 type noInstructions struct{}
 
 func (noInstructions) Text(*PCSample) (string, bool) { return "", false }
+func (noInstructions) Comment(*PCSample) string      { return "" }
 func (noInstructions) NoObjdump() bool               { return false }
 func (noInstructions) Close()                        {}
 
