@@ -27,7 +27,11 @@ markers, memory copies and allocations) and the domain totals: calls, total, ave
 min, max and sample standard deviation of the durations (nanoseconds; -u usec, msec or sec as
 rocprofv3's --summary-units; JSON stays in nanoseconds). When the runs collected counters
 (ROCpd databases), a counter table follows: per kernel and counter, the dispatches that have it
-and the total, average, min and max of its per-dispatch values. --by-rank repeats the tables per
+and the total, average, min and max of its per-dispatch values. When the runs sampled PCs
+(--pc-sampling-*), the hottest instructions follow: per kernel its most sampled instructions
+(--top-instructions, 10 by default) with their code-object offset (ROCpd; from CSV runs the
+instruction text is the key, the CSV having no PC), text, share of the kernel's samples and, for
+stochastic samples, the top reasons the wave issued nothing. --by-rank repeats the tables per
 rank (MPI/SLURM rank from the process environment) or process. Several inputs are summed.
 
   rocprof-go summary -i results.db
@@ -71,6 +75,7 @@ rank (MPI/SLURM rank from the process environment) or process. Several inputs ar
 	f.StringVarP(&units, "summary-units", "u", "nsec", "duration unit of the text and CSV tables: "+strings.Join(summary.Units, ", "))
 	f.BoolVar(&opt.ByRank, "by-rank", false, "also one set of tables per rank or process")
 	f.IntVar(&opt.Top, "top", 10, "rows in the top-kernels table")
+	f.IntVar(&opt.TopInstructions, "top-instructions", 10, "most sampled instructions listed per kernel (PC sampling)")
 	f.BoolVar(&opt.AllowIncomplete, "allow-incomplete", false, "also read runs whose run.json says they timed out, crashed or lost records")
 	return cmd
 }

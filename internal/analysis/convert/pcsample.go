@@ -152,21 +152,25 @@ func (ps *pcSpooler) add(w *spoolWriter, node uint32, s *rocpdread.PCSample) err
 			ps.texts[pcKey{uri, s.Offset}] = pcText{text: s.Instruction, comment: comment, known: known}
 		}
 	}
+	method := tracing.PCSamplingHostTrap
+	if s.Category == rocpdread.PCSampleCategories[1] {
+		method = tracing.PCSamplingStochastic
+	}
 	b := ps.batch[w]
-	if b != nil && (b.AgentNode != node || b.Count() == pcBatchSamples) {
+	if b != nil && (b.AgentNode != node || b.Method != method || b.Count() == pcBatchSamples) {
 		if err := w.add(*b); err != nil {
 			return err
 		}
 		b.Samples = b.Samples[:0]
-		b.AgentNode = node
+		b.AgentNode, b.Method = node, method
 	}
 	if b == nil {
-		b = &tracing.PCSampleBatch{AgentNode: node}
+		b = &tracing.PCSampleBatch{AgentNode: node, Method: method}
 		ps.batch[w] = b
 	}
 	b.Samples = tracing.PCSample{PC: pc, ExecMask: s.ExecMask,
 		Workgroup: [3]uint32{s.Workgroup.X, s.Workgroup.Y, s.Workgroup.Z}, ChipletWave: s.Chiplet<<8 | s.WaveInGroup&0x3f,
-		HWID: s.HWID, Timestamp: uint64(s.Timestamp), CorrelationID: trap}.Encode(b.Samples)
+		HWID: s.HWID, Snapshot: s.Snapshot, Timestamp: uint64(s.Timestamp), CorrelationID: trap}.Encode(b.Samples)
 	return nil
 }
 

@@ -71,3 +71,26 @@ func TestConvertKeepsPCSamples(t *testing.T) {
 	require.Equal(t, wc, gc)
 	require.Equal(t, []string{"s_nop 0x10", "s_nop 0x20", "s_nop 0x30", "s_nop 0x40"}, gi)
 }
+
+// Stochastic samples come back too: pc_sampling_stochastic.csv converted
+// from the database equals the run's.
+func TestConvertKeepsStochasticPCSamples(t *testing.T) {
+	spoolDir := t.TempDir()
+	outputtest.PCSampleStochasticSpool(t, spoolDir)
+	run := t.TempDir()
+	cfg := model.Config{Dir: run, PrefixTemplate: "out", Formats: []model.Format{model.FormatCSV, output.FormatROCpd},
+		PCInstructions: func(*model.PCSamples) model.PCInstructions { return outputtest.FakePCInstructions{} }}
+	_, err := output.Write(cfg, spoolDir)
+	require.NoError(t, err)
+	db, err := rocpdread.Open(filepath.Join(run, "out_results.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	conv := t.TempDir()
+	_, err = convert.Run([]*rocpdread.DB{db}, convert.Options{Formats: []output.Format{output.FormatCSV}, Dir: conv})
+	require.NoError(t, err)
+	want := lines(t, filepath.Join(run, "out_pc_sampling_stochastic.csv"))
+	require.Len(t, want, 8)
+	require.Equal(t, want, lines(t, filepath.Join(conv, "out_pc_sampling_stochastic.csv")))
+	_, err = os.Stat(filepath.Join(conv, "out_pc_sampling_host_trap.csv"))
+	require.True(t, os.IsNotExist(err))
+}

@@ -46,11 +46,14 @@ type PCSampleExt struct {
 	HWID        uint32 `json:"hw_id"`
 	Instruction string `json:"instruction"`
 	Comment     string `json:"instruction_comment"`
-	// Stochastic samples only.
-	WaveIssued  *bool  `json:"wave_issued,omitempty"`
-	InstType    string `json:"inst_type,omitempty"`
-	StallReason string `json:"stall_reason,omitempty"`
-	WaveCount   uint32 `json:"wave_count,omitempty"`
+	// Stochastic samples only: short names (VALU, WAITCNT) and the raw
+	// snapshot registers.
+	WaveIssued    *bool     `json:"wave_issued,omitempty"`
+	InstType      string    `json:"inst_type,omitempty"`
+	StallReason   string    `json:"stall_reason,omitempty"`
+	WaveCount     uint32    `json:"wave_count,omitempty"`
+	DualIssueVALU bool      `json:"dual_issue_valu,omitempty"`
+	Snapshot      [3]uint32 `json:"snapshot"`
 }
 
 // pcCategoryIDs returns the string ids of an image's PC-sample

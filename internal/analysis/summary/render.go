@@ -94,6 +94,12 @@ func table(w io.Writer, title string, rows []Row, u units) error {
 // others (numbers) right-aligned, widths from the content. cells[0] is the
 // header.
 func pipeTable(w io.Writer, title string, cells [][]string, left int) error {
+	return alignedTable(w, title, cells, func(i int) bool { return i < left })
+}
+
+// alignedTable is pipeTable with the left-aligned columns chosen one by
+// one.
+func alignedTable(w io.Writer, title string, cells [][]string, isLeft func(col int) bool) error {
 	width := make([]int, len(cells[0]))
 	width[0] = 40
 	for _, c := range cells {
@@ -108,7 +114,9 @@ func pipeTable(w io.Writer, title string, cells [][]string, left int) error {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			if i < left {
+			if isLeft(i) && i == len(c)-1 {
+				b.WriteString(v) // no trailing blanks
+			} else if isLeft(i) {
 				fmt.Fprintf(&b, "%-*s", width[i], v)
 			} else {
 				fmt.Fprintf(&b, "%*s", width[i], v)
@@ -150,6 +158,43 @@ func counterTable(w io.Writer, rows []CounterRow) error {
 	return pipeTable(w, "COUNTER SUMMARY (per dispatch, summed over instances)", cells, 2)
 }
 
+// hotTable prints each kernel's most sampled instructions.
+func hotTable(w io.Writer, kernels []PCKernel) error {
+	cells := [][]string{{"KERNEL", "KERNEL SAMPLES", "OFFSET", "INSTRUCTION", "SAMPLES", "PERCENT (OF KERNEL)"}}
+	stochastic := false
+	for _, k := range kernels {
+		stochastic = stochastic || k.Method == "stochastic"
+	}
+	if stochastic {
+		cells[0] = append(cells[0], "STALL REASONS (OF NOT ISSUED)")
+	}
+	for _, k := range kernels {
+		for _, h := range k.Instructions {
+			off := ""
+			if h.HasOffset {
+				off = "0x" + strconv.FormatUint(h.Offset, 16)
+			}
+			c := []string{k.Kernel, strconv.FormatInt(k.Samples, 10), off, h.Instruction,
+				strconv.FormatInt(h.Samples, 10), strconv.FormatFloat(h.Percent, 'f', 2, 64)}
+			if stochastic {
+				c = append(c, stallText(h.Stalls))
+			}
+			cells = append(cells, c)
+		}
+	}
+	return alignedTable(w, "HOTTEST INSTRUCTIONS (PC samples, most sampled per kernel)", cells,
+		func(i int) bool { return i == 0 || i == 3 || i == 6 })
+}
+
+// stallText is "WAITCNT 75.0%, ALU_DEPENDENCY 25.0%".
+func stallText(st []Stall) string {
+	parts := make([]string, len(st))
+	for i, s := range st {
+		parts[i] = s.Reason + " " + strconv.FormatFloat(s.Percent, 'f', 1, 64) + "%"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func writeGroup(w io.Writer, prefix string, g *Group, u units) error {
 	for _, t := range g.Tables {
 		if err := table(w, prefix+t.Domain.Title()+" SUMMARY", t.Rows, u); err != nil {
@@ -180,6 +225,11 @@ func writeText(w io.Writer, s *Summary, u units) error {
 			return err
 		}
 	}
+	if len(s.HotInstructions) > 0 {
+		if err := hotTable(w, s.HotInstructions); err != nil {
+			return err
+		}
+	}
 	for i := range s.ByRank {
 		g := &s.ByRank[i]
 		// Titles are upper case; host names keep their case.
@@ -203,11 +253,17 @@ func writeText(w io.Writer, s *Summary, u units) error {
 // (Domain COUNTER_COLLECTION) are one kernel's counter: Name is the
 // kernel, Counter the counter, Calls the dispatches that have it, and the
 // Total, Average, Min and Max columns its per-dispatch values (summed over
-// instances; counts, not durations).
+// instances; counts, not durations). Rows of Section hottest_instructions
+// (Domain PC_SAMPLING_HOST_TRAP or PC_SAMPLING_STOCHASTIC) are one sampled
+// instruction of a kernel: Name is the kernel, Calls its samples,
+// Percentage their share of the kernel's samples, Instruction its text,
+// Offset its offset in the code object (empty from CSV inputs) and
+// StallReasons the stochastic samples' top not-issued reasons.
 func csvHeader(u units) []string {
 	suffix := map[string]string{"nsec": "Ns", "usec": "Usec", "msec": "Msec", "sec": "Sec"}[u.name]
 	return []string{"Section", "Domain", "Process", "Rank", "Name", "Calls", "TotalDuration" + suffix,
-		"Average" + suffix, "Percentage", "Min" + suffix, "Max" + suffix, "StdDev", "Counter"}
+		"Average" + suffix, "Percentage", "Min" + suffix, "Max" + suffix, "StdDev", "Counter",
+		"Instruction", "Offset", "StallReasons"}
 }
 
 func writeCSV(w io.Writer, s *Summary, u units) error {
@@ -225,7 +281,7 @@ func writeCSV(w io.Writer, s *Summary, u units) error {
 		}
 		return c.Write([]string{section, domain, proc, rank, r.Name, strconv.FormatInt(r.Calls, 10),
 			whole(r.TotalNs), fu(r.AverageNs), f(r.Percent), whole(r.MinNs),
-			whole(r.MaxNs), fu(r.StdDevNs), ""})
+			whole(r.MaxNs), fu(r.StdDevNs), "", "", "", ""})
 	}
 	for _, r := range s.TopKernels {
 		if err := put("top_kernels", "KERNEL_DISPATCH", nil, r); err != nil {
@@ -256,8 +312,24 @@ func writeCSV(w io.Writer, s *Summary, u units) error {
 	}
 	for _, r := range s.Counters {
 		if err := c.Write([]string{"counters", "COUNTER_COLLECTION", "", "", r.Kernel, strconv.FormatInt(r.Dispatches, 10),
-			f(r.Total), f(r.Average), "", f(r.Min), f(r.Max), "", r.Counter}); err != nil {
+			f(r.Total), f(r.Average), "", f(r.Min), f(r.Max), "", r.Counter, "", "", ""}); err != nil {
 			return err
+		}
+	}
+	for _, k := range s.HotInstructions {
+		dom := "PC_SAMPLING_HOST_TRAP"
+		if k.Method == "stochastic" {
+			dom = "PC_SAMPLING_STOCHASTIC"
+		}
+		for _, h := range k.Instructions {
+			off := ""
+			if h.HasOffset {
+				off = strconv.FormatUint(h.Offset, 10)
+			}
+			if err := c.Write([]string{"hottest_instructions", dom, "", "", k.Kernel, strconv.FormatInt(h.Samples, 10),
+				"", "", f(h.Percent), "", "", "", "", h.Instruction, off, stallText(h.Stalls)}); err != nil {
+				return err
+			}
 		}
 	}
 	c.Flush()

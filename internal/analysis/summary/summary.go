@@ -10,6 +10,9 @@ import (
 type Options struct {
 	Top    int  // rows in the top-kernels table (0: 10)
 	ByRank bool // also one set of domain tables per rank/process
+	// TopInstructions is how many of each kernel's most sampled
+	// instructions the PC-sample table lists (0: 10).
+	TopInstructions int
 	// AllowIncomplete reads runs whose run.json says they are incomplete
 	// (timed out, killed by a signal, records lost); without it Build
 	// refuses them (analysis.IncompleteError).
@@ -59,6 +62,9 @@ type Summary struct {
 	// Counters are the counter values of the kernels' dispatches, over
 	// every input (ROCpd inputs only; empty when no counter was collected).
 	Counters []CounterRow `json:"counters,omitempty"`
+	// HotInstructions are, per kernel with PC samples, its most sampled
+	// instructions (empty when the runs sampled no PC).
+	HotInstructions []PCKernel `json:"hottest_instructions,omitempty"`
 }
 
 type key struct {
@@ -86,6 +92,9 @@ func (a *accum) add(ev *analysis.Event) {
 func Build(inputs []string, opt Options) (*Summary, error) {
 	if opt.Top <= 0 {
 		opt.Top = 10
+	}
+	if opt.TopInstructions <= 0 {
+		opt.TopInstructions = 10
 	}
 	total := &accum{stats: map[key]*analysis.Stats{}}
 	// Readers hand out one *Process per process of an input, so the
@@ -128,6 +137,9 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 	}
 	var err error
 	if s.Counters, err = counterRows(inputs, kernels); err != nil {
+		return nil, err
+	}
+	if s.HotInstructions, err = pcSampleRows(inputs, opt.TopInstructions); err != nil {
 		return nil, err
 	}
 	for _, pk := range rankOrder {

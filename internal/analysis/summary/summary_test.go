@@ -227,7 +227,7 @@ func TestCounterTable(t *testing.T) {
 	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
 	require.NoError(t, err, "one table: every row has the header's columns")
 	last := recs[len(recs)-1]
-	require.Equal(t, []string{"counters", "COUNTER_COLLECTION", "", "", "axpy(float, float*)", "2", "16.000000", "8.000000", "", "8.000000", "8.000000", "", "SQ_WAVES"}, last)
+	require.Equal(t, []string{"counters", "COUNTER_COLLECTION", "", "", "axpy(float, float*)", "2", "16.000000", "8.000000", "", "8.000000", "8.000000", "", "SQ_WAVES", "", "", ""}, last)
 
 	// A run without counters has no counter table.
 	b.Reset()
@@ -262,7 +262,7 @@ func TestSummaryUnits(t *testing.T) {
 	}
 	var b bytes.Buffer
 	require.NoError(t, summary.WriteUnits(&b, s, "csv", "usec"))
-	require.True(t, strings.HasPrefix(b.String(), "Section,Domain,Process,Rank,Name,Calls,TotalDurationUsec,AverageUsec,Percentage,MinUsec,MaxUsec,StdDev,Counter\n"), b.String()[:120])
+	require.True(t, strings.HasPrefix(b.String(), "Section,Domain,Process,Rank,Name,Calls,TotalDurationUsec,AverageUsec,Percentage,MinUsec,MaxUsec,StdDev,Counter,Instruction,Offset,StallReasons\n"), b.String()[:120])
 	b.Reset()
 	require.NoError(t, summary.WriteUnits(&b, s, "json", "usec"))
 	require.Contains(t, b.String(), `"total_ns": 201900`)

@@ -19,6 +19,21 @@ func (s *Summary) ForTerminal() *Summary {
 		t.Counters[i].Kernel = model.TerminalString(t.Counters[i].Kernel)
 		t.Counters[i].Counter = model.TerminalString(t.Counters[i].Counter)
 	}
+	t.HotInstructions = make([]PCKernel, len(s.HotInstructions))
+	for i, k := range s.HotInstructions {
+		k.Kernel = model.TerminalString(k.Kernel)
+		k.Instructions = append([]HotInstruction(nil), k.Instructions...)
+		for j := range k.Instructions {
+			h := &k.Instructions[j]
+			h.Instruction = model.TerminalString(h.Instruction)
+			h.Comment = model.TerminalString(h.Comment)
+			h.Stalls = append([]Stall(nil), h.Stalls...)
+			for n := range h.Stalls {
+				h.Stalls[n].Reason = model.TerminalString(h.Stalls[n].Reason)
+			}
+		}
+		t.HotInstructions[i] = k
+	}
 	return &t
 }
 

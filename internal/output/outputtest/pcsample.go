@@ -79,3 +79,46 @@ func PCSampleInput(t testing.TB) *model.Input {
 	in.Config.PCInstructions = func(*model.PCSamples) model.PCInstructions { return FakePCInstructions{} }
 	return in
 }
+
+// Snapshot builds a valid gfx9 perf_snapshot_data word: issued, the gfx9
+// instruction type code (0 VALU, 2 SCALAR, ...) and not-issued reason code
+// (1 ALU_DEPENDENCY, 2 WAITCNT, ...).
+func Snapshot(issued bool, typ, reason uint32) uint32 {
+	d := uint32(1) | typ<<3 | reason<<7
+	if issued {
+		d |= 2
+	}
+	return d
+}
+
+// PCSampleStochasticSpool is PCSampleSpool's process sampled
+// stochastically: dispatch 1 (vectorAdd) at offsets
+//
+//	0x10: issued VALU; not issued WAITCNT, WAITCNT, ALU_DEPENDENCY
+//	0x20: not issued WAITCNT, WAITCNT
+//
+// and dispatch 2 (scan_kernel) at 0x30, issued SCALAR; every sample's
+// wave count 12, exec mask 0xffff, at 100,002,050 and 100,012,100.
+func PCSampleStochasticSpool(t testing.TB, dir string) string {
+	b := spooltest.New(Info(100))
+	Emit(100, 4, b.Add)
+	trap := func(slot uint64) uint64 { return tracing.TrapID(0x7f0000000408, slot, 1024) }
+	b.Add(tracing.PCSampleDispatch{DispatchID: 1, TrapID: trap(5), AgentNode: 1})
+	b.Add(tracing.PCSampleDispatch{DispatchID: 2, TrapID: trap(9), AgentNode: 2})
+	var raw []byte
+	for _, s := range []struct {
+		off  uint64
+		snap uint32
+	}{{0x10, Snapshot(true, 0, 0)}, {0x10, Snapshot(false, 0, 2)}, {0x20, Snapshot(false, 0, 2)},
+		{0x10, Snapshot(false, 0, 2)}, {0x10, Snapshot(false, 0, 1)}, {0x20, Snapshot(false, 0, 2)}} {
+		raw = tracing.PCSample{PC: 0x7f0000000000 + s.off, ExecMask: 0xffff, HWID: PCSampleHWID,
+			Snapshot: [3]uint32{s.snap, 12, 0}, Timestamp: 100_002_050, CorrelationID: trap(5)}.Encode(raw)
+	}
+	b.Add(tracing.PCSampleBatch{AgentNode: 1, Method: tracing.PCSamplingStochastic, Samples: raw})
+	raw = tracing.PCSample{PC: 0x7f0000000030, ExecMask: 0xffff, Snapshot: [3]uint32{Snapshot(true, 2, 0), 12, 0},
+		Timestamp: 100_012_100, CorrelationID: trap(9)}.Encode(nil)
+	b.Add(tracing.PCSampleBatch{AgentNode: 2, Method: tracing.PCSamplingStochastic, Samples: raw})
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // PC samples in ROCpd (issue 34). rocprofv3's ROCpd output has no
@@ -40,7 +41,11 @@ const (
 // turns values past 2^63 into reals), wrkgrp_id {x, y, z}, wave_in_grp,
 // chiplet, hw_id (the raw HW_ID register, decoded as JSON's hw_id),
 // instruction (the disassembled text, "" when unknown) and
-// instruction_comment (the CSV's Instruction_Comment).
+// instruction_comment (the CSV's Instruction_Comment); for stochastic
+// samples then wave_issued, inst_type and stall_reason (short names:
+// VALU, WAITCNT, as rocprofiler-sdk's enums without their prefix),
+// wave_count, dual_issue_valu and snapshot (the three raw snapshot
+// registers, from which convert rebuilds the sample).
 type PCSampleExt struct {
 	DispatchID   uint64 `json:"dispatch_id"`
 	CodeObjectID uint64 `json:"code_object_id"`
@@ -57,6 +62,13 @@ type PCSampleExt struct {
 	HWID        uint32 `json:"hw_id"`
 	Instruction string `json:"instruction"`
 	Comment     string `json:"instruction_comment"`
+	// Stochastic samples only.
+	WaveIssued    *bool     `json:"wave_issued,omitempty"`
+	InstType      string    `json:"inst_type,omitempty"`
+	StallReason   string    `json:"stall_reason,omitempty"`
+	WaveCount     uint32    `json:"wave_count,omitempty"`
+	DualIssueVALU bool      `json:"dual_issue_valu,omitempty"`
+	Snapshot      [3]uint32 `json:"snapshot,omitempty"`
 }
 
 // UnrecognizedComment is rocprofv3's Instruction_Comment of a PC in no
@@ -76,7 +88,7 @@ func (w *rocpdWriter) writePCSamples(p *model.Catalogue, ids *rocpdIDs) error {
 	ins := p.Config.NewPCInstructions(s)
 	defer ins.Close()
 	e := &w.enc
-	cat := w.str(PCCategoryHostTrap)
+	cats := [...]int64{w.str(PCCategoryHostTrap), w.str(PCCategoryStochastic)}
 	name := w.str(PCTrackName)
 	tracks := map[uint32]int64{}
 	// Instruction texts and comments by (code object, offset): one
@@ -109,6 +121,10 @@ func (w *rocpdWriter) writePCSamples(p *model.Catalogue, ids *rocpdIDs) error {
 			co = ids.codeObjects[x.CodeObjectID]
 		}
 		b = appendPCSampleExt(b[:0], x, co, t.text, t.comment)
+		cat := cats[0]
+		if x.Method == tracing.PCSamplingStochastic {
+			cat = cats[1]
+		}
 		corr := int64(p.CID(x.CorrelationID))
 		ext := int64(p.CID(p.Renamer.External(x.TID, x.CorrelationID)))
 		ev, err := e.add(tabEvent, string(b), cat, corr, corr, ext)
@@ -154,6 +170,22 @@ func appendPCSampleExt(b []byte, x *model.PCSample, co int64, text, comment stri
 	b = appendSQLiteJSON(b, text)
 	b = append(b, `,"instruction_comment":`...)
 	b = appendSQLiteJSON(b, comment)
+	if x.Method == tracing.PCSamplingStochastic {
+		b = append(b, `,"wave_issued":`...)
+		b = strconv.AppendBool(b, x.WaveIssued)
+		b = append(b, `,"inst_type":"`...)
+		b = append(b, x.InstType.String()...)
+		b = append(b, `","stall_reason":"`...)
+		b = append(b, x.StallReason.String()...)
+		b = append(b, '"')
+		u(`,"wave_count":`, uint64(x.WaveCount))
+		b = append(b, `,"dual_issue_valu":`...)
+		b = strconv.AppendBool(b, x.DualIssueVALU)
+		u(`,"snapshot":[`, uint64(x.Snapshot[0]))
+		u(`,`, uint64(x.Snapshot[1]))
+		u(`,`, uint64(x.Snapshot[2]))
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
@@ -68,3 +69,21 @@ func TestROCpdPCSamples(t *testing.T) {
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// Stochastic samples: category PC_SAMPLING_STOCHASTIC, and the snapshot's
+// fields (and raw words) in extdata.
+func TestROCpdPCSamplesStochastic(t *testing.T) {
+	in := &model.Input{Spools: []string{outputtest.PCSampleStochasticSpool(t, t.TempDir())}}
+	in.Config.PCInstructions = func(*model.PCSamples) model.PCInstructions { return outputtest.FakePCInstructions{} }
+	db := filepath.Join(t.TempDir(), "results.db")
+	require.NoError(t, Write(db, in))
+	q := func(sql string) string { return outputtest.SQLite3CLI(t, db, sql) }
+	require.Equal(t, "PC_SAMPLING_STOCHASTIC|7", q("SELECT category, COUNT(*) FROM samples WHERE category LIKE 'PC_SAMPLING%' GROUP BY category"))
+	require.Equal(t, `{"dispatch_id":1,"code_object_id":1,"code_object_offset":16,"pc":139637976727568,"exec_mask":65535,`+
+		`"wrkgrp_id":{"x":0,"y":0,"z":0},"wave_in_grp":0,"chiplet":0,"hw_id":`+u(uint64(outputtest.PCSampleHWID))+
+		`,"instruction":"s_nop 0x10","instruction_comment":"k.cpp:16","wave_issued":false,"inst_type":"VALU",`+
+		`"stall_reason":"WAITCNT","wave_count":12,"dual_issue_valu":false,"snapshot":[257,12,0]}`,
+		q("SELECT extdata FROM samples WHERE category = 'PC_SAMPLING_STOCHASTIC' ORDER BY id LIMIT 1 OFFSET 1"))
+	require.Equal(t, "WAITCNT|4\nALU_DEPENDENCY|1\nNO_INSTRUCTION_AVAILABLE|2", q(`SELECT json_extract(extdata, '$.stall_reason'), COUNT(*) FROM samples
+		WHERE category = 'PC_SAMPLING_STOCHASTIC' GROUP BY 1 ORDER BY json_extract(extdata, '$.wave_issued'), 2 DESC`))
+}
