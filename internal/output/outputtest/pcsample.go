@@ -2,9 +2,11 @@ package outputtest
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -121,4 +123,108 @@ func PCSampleStochasticSpool(t testing.TB, dir string) string {
 	path, err := b.WriteFile(dir)
 	require.NoError(t, err)
 	return path
+}
+
+// PerfettoInstant is an instant event as a trace's importer sees it: its
+// track's name, time, category, name and debug annotations (values as
+// text).
+type PerfettoInstant struct {
+	Track, Category, Name string
+	TS                    uint64
+	Args                  map[string]string
+}
+
+// PerfettoInstants replays a trace's packets in order, resolving interned
+// names as an importer does (an iid must be interned before its use), and
+// returns the instant events.
+func PerfettoInstants(t *testing.T, trace []byte) []PerfettoInstant {
+	const (
+		debugNameIID = 1
+		debugUint    = 3
+		debugString  = 6
+	)
+	interned := map[protowire.Number]map[uint64]string{pfInternedCategories: {}, pfInternedNames: {}, pfInternedAnnNames: {}}
+	tracks := map[uint64]string{}
+	var out []PerfettoInstant
+	pbFields(t, trace, func(_ protowire.Number, _ protowire.Type, _ uint64, pkt []byte) {
+		var ts uint64
+		var ev []byte
+		pbFields(t, pkt, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+			switch num {
+			case pfPacketTimestamp:
+				ts = v
+			case pfPacketInternedData:
+				pbFields(t, sub, func(table protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
+					var iid uint64
+					var name string
+					pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+						if num == pfInternedIID {
+							iid = v
+						} else if num == pfInternedName {
+							name = string(sub)
+						}
+					})
+					if m := interned[table]; m != nil {
+						m[iid] = name
+					}
+				})
+			case pfPacketTrackDescriptor:
+				var uuid uint64
+				var name string
+				pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+					if num == pfTrackUUID {
+						uuid = v
+					} else if num == pfTrackName {
+						name = string(sub)
+					}
+				})
+				tracks[uuid] = name
+			case pfPacketTrackEvent:
+				ev = sub
+			}
+		})
+		if ev == nil {
+			return
+		}
+		lookup := func(table protowire.Number, iid uint64) string {
+			s, ok := interned[table][iid]
+			require.True(t, ok, "iid %d of table %d used before it was interned", iid, table)
+			return s
+		}
+		var typ, track uint64
+		in := PerfettoInstant{TS: ts, Args: map[string]string{}}
+		pbFields(t, ev, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+			switch num {
+			case pfEventType:
+				typ = v
+			case pfEventTrackUUID:
+				track = v
+			case pfEventCategoryIIDs:
+				in.Category = lookup(pfInternedCategories, v)
+			case pfEventNameIID:
+				in.Name = lookup(pfInternedNames, v)
+			case pfEventDebug:
+				var name, val string
+				pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+					switch num {
+					case debugNameIID:
+						name = lookup(pfInternedAnnNames, v)
+					case debugUint:
+						val = strconv.FormatUint(v, 10)
+					case debugString:
+						val = string(sub)
+					}
+				})
+				in.Args[name] = val
+			}
+		})
+		if typ != pfTypeInstant {
+			return
+		}
+		name, ok := tracks[track]
+		require.True(t, ok, "instant on track %d before its descriptor", track)
+		in.Track = name
+		out = append(out, in)
+	})
+	return out
 }

@@ -233,7 +233,11 @@ func (t *pqTable) close() error {
 // hive layout <dir>/domain=<name>/rank=<n>/host=<host>/<base>.parquet
 // (rank=<n>/<base>.parquet when the host is not known).
 func parquetPath(prefix string, d model.Domain, o *model.Config) string {
-	name := model.Domains[d].Parquet
+	return parquetNamePath(prefix, model.Domains[d].Parquet, o)
+}
+
+// parquetNamePath is parquetPath for a table's name.
+func parquetNamePath(prefix, name string, o *model.Config) string {
 	if o.ParquetHive {
 		root, base := filepath.Dir(prefix), filepath.Base(prefix)
 		if o.ParquetHiveRoot != "" {
@@ -258,7 +262,7 @@ func Write(prefix string, in *model.Input) error {
 	// would only hold more encoder memory.
 	w := &pqWriter{prefix: prefix, opts: &in.Config, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	err := in.OpenEach(w.process)
-	for _, t := range w.tables {
+	for _, t := range w.all() {
 		if t != nil {
 			if cerr := t.close(); err == nil {
 				err = cerr
@@ -267,7 +271,7 @@ func Write(prefix string, in *model.Input) error {
 	}
 	// The domains' files get their names together, and only when every
 	// one was written whole: a failed Parquet output leaves none of them.
-	for _, t := range w.tables {
+	for _, t := range w.all() {
 		if t == nil {
 			continue
 		}
@@ -286,7 +290,11 @@ type pqWriter struct {
 	opts   *model.Config
 	slots  chan struct{}
 	tables [model.NumDomains]*pqTable
+	pc     [2]*pqTable // PC samples: host trap, stochastic (pcsample.go)
 }
+
+// all is every table, domains then PC samples.
+func (w *pqWriter) all() []*pqTable { return append(w.tables[:], w.pc[:]...) }
 
 // table returns the domain's table, creating its file on first use.
 func (w *pqWriter) table(d model.Domain) (*pqTable, error) {
@@ -382,7 +390,7 @@ func (w *pqWriter) counterRows(p *model.Catalogue, dispatchID uint64, d *tracing
 }
 
 func (w *pqWriter) process(p *model.Catalogue, r *model.SpoolView) error {
-	for _, t := range w.tables {
+	for _, t := range w.all() {
 		if t != nil {
 			t.newProcess()
 		}
@@ -520,7 +528,7 @@ func (w *pqWriter) process(p *model.Catalogue, r *model.SpoolView) error {
 			return err
 		}
 	}
-	return nil
+	return w.pcRows(p)
 }
 
 // File is one domain's file a Write call wrote.
@@ -537,6 +545,12 @@ func Files(prefix string, o *model.Config) []File {
 		p := parquetPath(prefix, d, o)
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			out = append(out, File{Path: p, Domain: d.String()})
+		}
+	}
+	for _, f := range pcFiles {
+		p := parquetNamePath(prefix, f.name, o)
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, File{Path: p, Domain: f.domain})
 		}
 	}
 	return out

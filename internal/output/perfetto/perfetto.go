@@ -563,4 +563,8 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	}
 	pmcFlush()
 	pw.commit(pid)
+	pw.pcSamples(p, pid, func() uint64 {
+		pw.track(procTrack, procDesc)
+		return procTrack
+	})
 }

@@ -1,0 +1,89 @@
+package perfetto
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+)
+
+// PC samples are instants on a "PC samples" track per agent, named by
+// their instruction (kernel+offset when it has no text), at their time
+// within their dispatch, with the dispatch's ids and the PC as arguments.
+func TestPerfettoPCSamples(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, outputtest.PCSampleInput(t)))
+	got := outputtest.PerfettoInstants(t, buf.Bytes())
+	var pcs []outputtest.PerfettoInstant
+	for _, in := range got {
+		if in.Category == "PC_SAMPLING_HOST_TRAP" {
+			pcs = append(pcs, in)
+		}
+	}
+	require.Len(t, pcs, 9)
+	va := "vectorAdd_float(float*, float const*, float const*, int)"
+	args := func(d, corr, co, off uint64, mask, kernel string) map[string]string {
+		return map[string]string{"dispatch_id": u(d), "corr_id": u(corr), "code_object_id": u(co), "offset": u(off),
+			"exec_mask": mask, "kernel": kernel}
+	}
+	all := "18446744073709551615"
+	require.Equal(t, outputtest.PerfettoInstant{Track: "PC samples (Agent 1)", Category: "PC_SAMPLING_HOST_TRAP",
+		Name: "s_nop 0x10", TS: 100_002_050, Args: args(1, 1, 1, 0x10, all, va)}, pcs[0])
+	require.Equal(t, outputtest.PerfettoInstant{Track: "PC samples (Agent 1)", Category: "PC_SAMPLING_HOST_TRAP",
+		Name: va + "+0x1234", TS: 100_002_050, Args: args(1, 1, 0, 0x1234, all, va)}, pcs[3])
+	require.Equal(t, outputtest.PerfettoInstant{Track: "PC samples (Agent 2)", Category: "PC_SAMPLING_HOST_TRAP",
+		Name: "s_nop 0x30", TS: 100_012_100, Args: args(2, 3, 1, 0x30, "15", "void rocprim::detail::scan_kernel<false>(int*, int*, unsigned int)")}, pcs[6])
+	require.Equal(t, outputtest.PerfettoInstant{Track: "PC samples (Agent 2)", Category: "PC_SAMPLING_HOST_TRAP",
+		Name: "s_nop 0x40", TS: 100_032_100, Args: args(4, 7, 1, 0x40, "255", va)}, pcs[8])
+	// The slices still nest, and each sample lies within a slice of its
+	// kernel.
+	slices := outputtest.ImportSlices(t, buf.Bytes())
+	for _, pc := range pcs {
+		within := false
+		for _, sl := range slices {
+			within = within || sl.Name == pc.Args["kernel"] && sl.Start <= pc.TS && pc.TS <= sl.End
+		}
+		require.True(t, within, "%+v", pc)
+	}
+}
+
+// Stochastic samples carry the stall reason.
+func TestPerfettoPCSamplesStochastic(t *testing.T) {
+	in := &model.Input{Spools: []string{outputtest.PCSampleStochasticSpool(t, t.TempDir())}}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, in))
+	var pcs []outputtest.PerfettoInstant
+	for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
+		if e.Category == "PC_SAMPLING_STOCHASTIC" {
+			pcs = append(pcs, e)
+		}
+	}
+	require.Len(t, pcs, 7)
+	// No disassembler configured: kernel+offset.
+	require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)+0x10", pcs[1].Name)
+	require.Equal(t, map[string]string{"dispatch_id": "1", "corr_id": "1", "code_object_id": "1", "offset": "16",
+		"exec_mask": "65535", "kernel": "vectorAdd_float(float*, float const*, float const*, int)",
+		"wave_issued": "0", "inst_type": "VALU", "stall_reason": "WAITCNT", "wave_count": "12"}, pcs[1].Args)
+	require.Equal(t, "ALU_DEPENDENCY", pcs[4].Args["stall_reason"])
+}
+
+// A capped buffer keeps whole samples, and their track descriptors.
+func TestPerfettoPCSamplesCapped(t *testing.T) {
+	in := outputtest.PCSampleInput(t)
+	in.Config.PerfettoBufferBytes = 1 << 20
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, in))
+	n := 0
+	for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
+		if e.Category == "PC_SAMPLING_HOST_TRAP" {
+			n++
+		}
+	}
+	require.Equal(t, 9, n)
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
