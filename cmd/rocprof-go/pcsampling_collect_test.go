@@ -256,3 +256,274 @@ func TestPCSamplingHostTrapThroughCLI(t *testing.T) {
 		})
 	}
 }
+
+// pcsStochasticClass is the virtual GPU's class of an instruction, from
+// its llvm-objdump text (vgpu/src/pcsample.c classifies the encoding):
+// rocprofiler-sdk's instruction type when issued and not-issued reason
+// when not.
+func pcsStochasticClass(inst string) (typ, reason string) {
+	op, _, _ := strings.Cut(inst, " ")
+	switch {
+	case op == "s_waitcnt":
+		return "OTHER", "WAITCNT"
+	case op == "s_barrier":
+		return "BARRIER", "BARRIER_WAIT"
+	case op == "s_branch":
+		return "BRANCH_TAKEN", "NO_INSTRUCTION_AVAILABLE"
+	case strings.HasPrefix(op, "s_cbranch_"):
+		return "BRANCH_NOT_TAKEN", "NO_INSTRUCTION_AVAILABLE"
+	case op == "s_getpc_b64" || op == "s_setpc_b64" || op == "s_swappc_b64":
+		return "JUMP", "NO_INSTRUCTION_AVAILABLE"
+	case op == "s_sendmsg" || op == "s_sendmsghalt":
+		return "MESSAGE", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "s_endpgm") || op == "s_nop" || op == "s_setprio" || op == "s_sleep" ||
+		op == "s_trap" || op == "s_icache_inv" || op == "s_wakeup" || op == "s_sethalt" || op == "s_setkill" ||
+		op == "s_incperflevel" || op == "s_decperflevel" || op == "s_ttracedata" || strings.HasPrefix(op, "s_set_gpr_idx_"):
+		return "OTHER", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "s_"):
+		return "SCALAR", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "v_mfma") || strings.HasPrefix(op, "v_smfmac"):
+		return "MATRIX", "ALU_DEPENDENCY"
+	case strings.HasPrefix(op, "v_"):
+		return "VALU", "ALU_DEPENDENCY"
+	case strings.HasPrefix(op, "ds_"):
+		return "LDS", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "global_") || strings.HasPrefix(op, "flat_") || strings.HasPrefix(op, "scratch_"):
+		return "FLAT", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "buffer_") || strings.HasPrefix(op, "tbuffer_") || strings.HasPrefix(op, "image_"):
+		return "TEX", "ARBITER_NOT_WIN"
+	case strings.HasPrefix(op, "exp"):
+		return "EXPORT", "ARBITER_NOT_WIN"
+	}
+	return "OTHER", "ARBITER_NOT_WIN"
+}
+
+// pcsStochasticJSON checks results.json's buffer_records.pc_sample_stochastic
+// against pc_sampling_stochastic.csv's rows, one for one: the common
+// fields, and the snapshot's issued flag, type, reason and wave count under
+// rocprofiler-sdk's serializer's keys; no host-trap record.
+func pcsStochasticJSON(t *testing.T, dir string, rows []map[string]string) {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*_results.json"))
+	require.Len(t, m, 1, "results.json in %s", dir)
+	data, err := os.ReadFile(m[0])
+	require.NoError(t, err)
+	var doc struct {
+		Tool []struct {
+			Strings struct {
+				Instructions []string `json:"pc_sample_instructions"`
+			} `json:"strings"`
+			BufferRecords struct {
+				HostTrap   []json.RawMessage `json:"pc_sample_host_trap"`
+				Stochastic []struct {
+					Record struct {
+						Flags struct {
+							HasMemCnt *uint64 `json:"has_mem_cnt"`
+						} `json:"flags"`
+						HWID       map[string]uint64 `json:"hw_id"`
+						Timestamp  uint64            `json:"timestamp"`
+						DispatchID uint64            `json:"dispatch_id"`
+						Corr       struct {
+							Internal uint64 `json:"internal"`
+						} `json:"corr_id"`
+						WaveIssued *uint64        `json:"wave_issued"`
+						InstType   string         `json:"inst_type"`
+						WaveCnt    *uint64        `json:"wave_cnt"`
+						Snapshot   map[string]any `json:"snapshot"`
+					} `json:"record"`
+					InstIndex int64 `json:"inst_index"`
+				} `json:"pc_sample_stochastic"`
+			} `json:"buffer_records"`
+		} `json:"rocprofiler-sdk-tool"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	i := 0
+	for _, p := range doc.Tool {
+		require.Empty(t, p.BufferRecords.HostTrap)
+		for _, r := range p.BufferRecords.Stochastic {
+			require.Less(t, i, len(rows), "more pc_sample_stochastic records than CSV rows")
+			row := rows[i]
+			i++
+			rec := r.Record
+			require.Equal(t, row["Dispatch_Id"], strconv.FormatUint(rec.DispatchID, 10))
+			require.Equal(t, row["Sample_Timestamp"], strconv.FormatUint(rec.Timestamp, 10))
+			require.Equal(t, row["Correlation_Id"], strconv.FormatUint(rec.Corr.Internal, 10))
+			require.NotNil(t, rec.Flags.HasMemCnt)
+			require.Zero(t, *rec.Flags.HasMemCnt, "no memory counters on gfx9")
+			require.Contains(t, rec.HWID, "cu_or_wgp_id")
+			require.NotNil(t, rec.WaveIssued)
+			require.Equal(t, row["Wave_Issued_Instruction"], strconv.FormatUint(*rec.WaveIssued, 10))
+			require.Equal(t, row["Instruction_Type"], rec.InstType)
+			require.NotNil(t, rec.WaveCnt)
+			require.Equal(t, row["Wave_Count"], strconv.FormatUint(*rec.WaveCnt, 10))
+			require.Equal(t, row["Stall_Reason"], rec.Snapshot["stall_reason"])
+			require.Len(t, rec.Snapshot, 22, "stall_reason, dual_issue_valu and 2 x 10 arbiter bits")
+			require.EqualValues(t, 0, rec.Snapshot["dual_issue_valu"])
+			require.True(t, r.InstIndex >= 0 && r.InstIndex < int64(len(p.Strings.Instructions)), "inst_index %d", r.InstIndex)
+			require.Equal(t, row["Instruction"], p.Strings.Instructions[r.InstIndex])
+		}
+	}
+	require.Equal(t, len(rows), i, "pc_sample_stochastic records vs CSV rows")
+}
+
+// Stochastic PC samples through the CLI (issue 34) on the virtual MI300X:
+// on ROCm 7.2, pc_sampling_stochastic.csv has rocprofv3's 10 columns; every
+// sample names a kernel_trace.csv dispatch and lies within its run, with a
+// disassembled instruction; each dispatch has the model's count,
+// floor(D x 2,100 MHz / (1000 x I)) instants x min(workgroups, 304 CUs);
+// in each dispatch's samples (in ROCR's order, the order the trap handler
+// wrote them) the even ones issued their instruction, typed by its class,
+// the odd ones did not, with the class's reason; Wave_Count is waves per
+// workgroup x ceil(workgroups / 304); results.json's pc_sample_stochastic
+// records are the rows; --kernel-include-regex keeps only the included
+// kernels' samples; an overflow is counted lost and fails the run. ROCm
+// 6.4's runtime has no stochastic sampling: refused before the app starts.
+func TestPCSamplingStochasticThroughCLI(t *testing.T) {
+	cli := shippedBinary(t)
+	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	const cus, mhz = 304, 2100
+	for _, rt := range rts {
+		if rt.Name != "6.4" && rt.Name != "7.2" {
+			continue
+		}
+		rt := rt
+		t.Run(rt.Name, func(t *testing.T) {
+			require.NoError(t, rt.Check())
+			if !strings.HasPrefix(cache, "/tmp/") {
+				rt = rt.WithBinds(filepath.Dir(cache))
+			}
+			app := filepath.Join(rt.Apps, "gfx942", "multistream")
+			run := func(interval int, extra []string, app ...string) (string, string, int) {
+				dir := t.TempDir()
+				args := []string{"--virtual-gpu=gfx942", "--pc-sampling-beta-enabled", "--pc-sampling-method", "stochastic",
+					"--pc-sampling-unit", "cycles", "--pc-sampling-interval", strconv.Itoa(interval), "--kernel-trace",
+					"-f", "csv", "json", "-d", dir}
+				args = append(append(args, extra...), "--")
+				stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, append(args, app...)...)
+				return dir, stderr, code
+			}
+			if rt.Name == "6.4" {
+				_, stderr, code := run(4096, nil, app, "1", "1")
+				require.NotEqual(t, 0, code, stderr)
+				require.NotContains(t, stderr, "dispatches=", "the app must not start")
+				require.Regexp(t, `PC sampling: the ROCm runtime the app will load, \S*libhsa-runtime64\.so\S*, has no stochastic sampling`, stderr)
+				require.Contains(t, stderr, "ROCm 7.x offers stochastic on gfx942 (MI300); use --pc-sampling-method host_trap --pc-sampling-unit time here")
+				return
+			}
+			// model is the shortest measured duration of each grid over the
+			// runs (a dispatch may wait for the CPU; the shortest is the
+			// model's), seen how often each grid was dispatched.
+			model, seen := map[uint64]uint64{}, map[uint64]uint64{}
+			check := func(t *testing.T, dir string, interval uint64) map[string]int {
+				type disp struct {
+					corr, start, end, grid, wgs, wpg uint64
+					name                             string
+				}
+				ds := map[string]disp{}
+				for _, r := range pcsRows(t, dir, "kernel_trace.csv") {
+					grid := pcsNum(t, r["Grid_Size_X"]) * pcsNum(t, r["Grid_Size_Y"]) * pcsNum(t, r["Grid_Size_Z"])
+					wg := pcsNum(t, r["Workgroup_Size_X"]) * pcsNum(t, r["Workgroup_Size_Y"]) * pcsNum(t, r["Workgroup_Size_Z"])
+					ds[r["Dispatch_Id"]] = disp{pcsNum(t, r["Correlation_Id"]), pcsNum(t, r["Start_Timestamp"]),
+						pcsNum(t, r["End_Timestamp"]), grid, (grid + wg - 1) / wg, (wg + 63) / 64, r["Kernel_Name"]}
+				}
+				m, _ := filepath.Glob(filepath.Join(dir, "*", "*_pc_sampling_stochastic.csv"))
+				require.Len(t, m, 1)
+				head, err := os.ReadFile(m[0])
+				require.NoError(t, err)
+				require.True(t, strings.HasPrefix(string(head), `"Sample_Timestamp","Exec_Mask","Dispatch_Id","Instruction",`+
+					`"Instruction_Comment","Correlation_Id","Wave_Issued_Instruction","Instruction_Type","Stall_Reason","Wave_Count"`+"\n"))
+				none, _ := filepath.Glob(filepath.Join(dir, "*", "*_pc_sampling_host_trap.csv"))
+				require.Empty(t, none)
+				rows := pcsRows(t, dir, "pc_sampling_stochastic.csv")
+				pcsStochasticJSON(t, dir, rows)
+				per := map[string]uint64{}
+				byName := map[string]int{}
+				const typ, why = "ROCPROFILER_PC_SAMPLING_INSTRUCTION_TYPE_", "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_"
+				for _, s := range rows {
+					d, ok := ds[s["Dispatch_Id"]]
+					require.True(t, ok, "sample of dispatch %s not in kernel_trace.csv", s["Dispatch_Id"])
+					require.Equal(t, d.corr, pcsNum(t, s["Correlation_Id"]))
+					ts := pcsNum(t, s["Sample_Timestamp"])
+					require.True(t, ts >= d.start && ts <= d.end, "sample at %d outside %d..%d", ts, d.start, d.end)
+					require.Equal(t, strconv.FormatUint(^uint64(0), 10), s["Exec_Mask"])
+					require.NotEmpty(t, s["Instruction"], "disassembled (llvm-objdump in the root)")
+					idx := per[s["Dispatch_Id"]]
+					per[s["Dispatch_Id"]]++
+					byName[d.name]++
+					ty, reason := pcsStochasticClass(s["Instruction"])
+					if idx%2 == 0 {
+						require.Equal(t, "1", s["Wave_Issued_Instruction"], "sample %d of dispatch %s", idx, s["Dispatch_Id"])
+						require.Equal(t, typ+ty, s["Instruction_Type"], s["Instruction"])
+						require.Equal(t, why+"OTHER_WAIT", s["Stall_Reason"])
+					} else {
+						require.Equal(t, "0", s["Wave_Issued_Instruction"], "sample %d of dispatch %s", idx, s["Dispatch_Id"])
+						require.Equal(t, typ+"NO_INST", s["Instruction_Type"])
+						require.Equal(t, why+reason, s["Stall_Reason"], s["Instruction"])
+					}
+					require.Equal(t, strconv.FormatUint(min(d.wpg*((d.wgs+cus-1)/cus), 32), 10), s["Wave_Count"])
+				}
+				for _, d := range ds {
+					seen[d.grid]++
+					if m, ok := model[d.grid]; !ok || d.end-d.start < m {
+						model[d.grid] = d.end - d.start
+					}
+				}
+				for id, d := range ds {
+					if strings.HasPrefix(d.name, "__amd_rocclr_") || per[id] == 0 {
+						continue
+					}
+					w := min(d.wgs, cus)
+					n := per[id]
+					require.Zero(t, n%w, "dispatch %s: %d samples, not whole instants of %d CUs", id, n, w)
+					instants := model[d.grid] * mhz / (1000 * interval)
+					// writing the samples may add instants to the measured duration
+					slack := 1 + n*20*mhz/(1000*interval)
+					require.LessOrEqual(t, n/w, instants, "dispatch %s (%s): %d samples; the model's %d ns allows %d instants of %d",
+						id, d.name, n, model[d.grid], instants, w)
+					if seen[d.grid] > 1 {
+						require.GreaterOrEqual(t, n/w+slack, instants, "dispatch %s (%s): %d samples; the model's %d ns needs %d instants of %d",
+							id, d.name, n, model[d.grid], instants, w)
+					}
+					t.Logf("dispatch %s %s: %d samples (%d instants x %d CUs), %d ns", id, d.name, n, n/w, w, d.end-d.start)
+				}
+				return byName
+			}
+			// Two iterations: each grid is dispatched twice, and the
+			// shortest is the model's duration.
+			dir, stderr, code := run(4096, nil, app, "1", "2")
+			require.Equal(t, 0, code, stderr)
+			byName := check(t, dir, 4096)
+			require.NotZero(t, byName["vadd(float const*, float const*, float*, int)"])
+			require.NotZero(t, byName["scale(float*, float, int)"])
+			dir, stderr, code = run(4096, []string{"--kernel-include-regex", "^scale"}, app, "1", "1")
+			require.Equal(t, 0, code, stderr)
+			byName = check(t, dir, 4096)
+			require.Zero(t, byName["vadd(float const*, float const*, float*, int)"])
+			require.NotZero(t, byName["scale(float*, float, int)"])
+			require.Len(t, pcsRows(t, dir, "kernel_trace.csv"), 3, "the kernel trace stays whole")
+
+			t.Run("overflow", func(t *testing.T) {
+				// 256 cycles: 83 instants x 256 CUs per dispatch, faster
+				// than ROCR's thread empties its 8,192-sample buffers
+				dir, stderr, code := run(256, nil, app, "1", "1")
+				require.NotEqual(t, 0, code, stderr)
+				require.Regexp(t, `\d+ PC samples the runtime reported lost`, stderr)
+				data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+				require.NoError(t, err)
+				var m struct {
+					LostRecords []struct {
+						PCSamplesLost uint64 `json:"pc_samples_lost"`
+					} `json:"lost_records"`
+				}
+				require.NoError(t, json.Unmarshal(data, &m))
+				require.Len(t, m.LostRecords, 1)
+				require.NotZero(t, m.LostRecords[0].PCSamplesLost)
+				kept := pcsRows(t, dir, "pc_sampling_stochastic.csv")
+				pcsStochasticJSON(t, dir, kept)
+				t.Logf("overflow: %d samples kept, %d lost", len(kept), m.LostRecords[0].PCSamplesLost)
+			})
+		})
+	}
+}

@@ -1,24 +1,39 @@
 package pipeline
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
-// errPCSamplingNotCollected is what a valid stochastic PC-sampling request
-// ends in: the virtual GPU and ROCR 6.4+ accept the session, but no sample
-// reaches the outputs yet, and a run must never look as if it sampled
-// nothing. Host trap is collected (docs/pc-sampling.md).
-const errPCSamplingNotCollected = "PC sampling: stochastic sampling is not collected yet in this build"
+// stochasticThread is the name ROCR gives its stochastic sampling thread
+// (amd_gpu_agent.cpp, ROCm 7.x: PcSamplingStochasticThread beside
+// PcSamplingHostTrapThread). ROCR 6.4 has one sampling thread, for host
+// trap only: it creates a stochastic session with the driver but gives the
+// trap handler no stochastic buffers, and faults when the session stops.
+// The string in the library is how the CLI tells the two apart before the
+// app starts.
+var stochasticThread = []byte("PcSamplingStochasticThread")
+
+// runtimeHasStochastic tells whether the ROCR library at path delivers
+// stochastic samples (see stochasticThread); true when it cannot be read
+// (nothing known: the run goes on).
+func runtimeHasStochastic(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true
+	}
+	return bytes.Contains(data, stochasticThread)
+}
 
 // validatePCSampling checks a PC-sampling request before the app starts:
 // the runtime the app will load must offer PC sampling (ROCR 6.4 and
-// later), and some GPU must offer the method, unit and interval asked for.
-// A stochastic request that passes is refused all the same, since its
-// samples are not collected yet (docs/pc-sampling.md); host trap goes on.
+// later; stochastic: ROCR 7.x), and some GPU must offer the method, unit
+// and interval asked for (docs/pc-sampling.md).
 func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr error, environ []string) error {
 	var cfg *options.Config
 	for i := range plan.Passes {
@@ -30,7 +45,8 @@ func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr e
 	if cfg == nil {
 		return nil
 	}
-	if rocr, offers := launch.PCSamplingRuntime(plan.App, "", environ); rocr != "" && !offers {
+	rocr, offers := launch.PCSamplingRuntime(plan.App, "", environ)
+	if rocr != "" && !offers {
 		return fmt.Errorf("PC sampling: the ROCm runtime the app will load, %s, has no PC sampling "+
 			"(ROCm 5.x and 6.1 do not offer it); ROCm 6.4 or later (7.x included) offers it on %s; the app was not started",
 			rocr, options.PCSamplingArchs)
@@ -51,11 +67,10 @@ func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr e
 			return first
 		}
 	}
-	if cfg.PcSamplingMethod == "host_trap" {
-		return nil
+	if cfg.PcSamplingMethod == "stochastic" && rocr != "" && !runtimeHasStochastic(rocr) {
+		return fmt.Errorf("PC sampling: the ROCm runtime the app will load, %s, has no stochastic sampling "+
+			"(ROCm 6.4's runtime samples with host trap only); ROCm 7.x offers stochastic on gfx942 (MI300); "+
+			"use --pc-sampling-method host_trap --pc-sampling-unit time here; the app was not started", rocr)
 	}
-	return fmt.Errorf("%s (--pc-sampling-method %s --pc-sampling-unit %s --pc-sampling-interval %d is valid here, "+
-		"but no sample would reach the outputs); use --pc-sampling-method host_trap --pc-sampling-unit time, "+
-		"or run without the --pc-sampling-* options", errPCSamplingNotCollected,
-		cfg.PcSamplingMethod, cfg.PcSamplingUnit, cfg.PcSamplingInterval)
+	return nil
 }
