@@ -21,10 +21,11 @@ GOTEST_FLAGS ?= -count=1 -timeout 40m
 # the sample app; libdrm's amdgpu.h for the virtual GPU), and what the tests
 # add (the ROCm roots' debootstrap, OTF2 and sqlite3 to read outputs back,
 # llvm-objdump, the thunk's headers, Open MPI, and Slurm with munge for the
-# one-node cluster test/slurm starts, ...).
+# one-node cluster test/slurm starts, valgrind for the instructions a traced
+# call costs on any CPU, ...).
 APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
 APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin bindfs \
-                      slurm-wlm munge python3 bash bash-completion
+                      slurm-wlm munge python3 bash bash-completion valgrind
 APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 
 export ROCPROF_GO_BUILD := $(BUILD)
