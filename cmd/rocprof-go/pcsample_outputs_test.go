@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
+)
+
+// pcsOne is the one file of a run's output matching *_suffix.
+func pcsOne(t *testing.T, dir, suffix string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*_"+suffix))
+	require.Len(t, m, 1, "%s in %s", suffix, dir)
+	return m[0]
+}
+
+// Host-trap samples through the CLI into ROCpd, Parquet and Perfetto
+// beside the CSV (ROCm 6.4, virtual gfx90a, tiny_kernels: 10 samples),
+// each format holding the CSV's samples; then summary's hottest
+// instructions from the database and from the CSV directory, and convert
+// of the database back to the CSV file.
+func TestPCSampleOutputsThroughCLI(t *testing.T) {
+	cli := shippedBinary(t)
+	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
+	require.NoError(t, err)
+	var rt *rocmmatrix.Runtime
+	for i := range rts {
+		if rts[i].Name == "6.4" {
+			rt = &rts[i]
+		}
+	}
+	require.NotNil(t, rt, "the ROCm 6.4 root")
+	require.NoError(t, rt.Check())
+	cache := t.TempDir()
+	r := *rt
+	if !strings.HasPrefix(cache, "/tmp/") {
+		r = r.WithBinds(filepath.Dir(cache))
+	}
+	dir := t.TempDir()
+	stderr, code := shippedOnRuntime(t, r, cli, cache, 3*time.Minute, nil, "--virtual-gpu=gfx90a",
+		"--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time",
+		"--pc-sampling-interval", "1", "--kernel-trace", "-f", "csv", "rocpd", "parquet", "pftrace", "-d", dir,
+		"--", filepath.Join(r.Apps, "tiny_kernels"), "5", "sync")
+	require.Equal(t, 0, code, stderr)
+
+	rows := pcsRows(t, dir, "pc_sampling_host_trap.csv")
+	require.Len(t, rows, 10, "2 samples x 5 dispatches (docs/pc-sampling.md)")
+	var csvKeys []string
+	for _, s := range rows {
+		csvKeys = append(csvKeys, s["Sample_Timestamp"]+"|"+s["Dispatch_Id"]+"|"+s["Correlation_Id"]+"|"+s["Instruction"])
+	}
+	// ROCpd: the same samples, in the same order.
+	db := pcsOne(t, dir, "results.db")
+	got := outputtest.SQLite3CLI(t, db, `SELECT timestamp || '|' || json_extract(extdata, '$.dispatch_id') || '|' ||
+		stack_id || '|' || json_extract(extdata, '$.instruction') FROM samples WHERE category = 'PC_SAMPLING_HOST_TRAP' ORDER BY id`)
+	require.Equal(t, csvKeys, strings.Split(got, "\n"))
+	// Parquet.
+	pq := pcsOne(t, dir, "pc_sampling_host_trap.parquet")
+	got = outputtest.DuckDB(t, fmt.Sprintf(`SELECT string_agg(concat_ws('|', timestamp_ns, dispatch_id, correlation_id, instruction), ';')
+		FROM read_parquet(%s)`, outputtest.SQLStr(pq)))[0]
+	require.Equal(t, strings.Join(csvKeys, ";"), got)
+	// Perfetto: one instant per sample, named by its instruction.
+	trace, err := os.ReadFile(pcsOne(t, dir, "results.pftrace"))
+	require.NoError(t, err)
+	var names []string
+	for _, in := range outputtest.PerfettoInstants(t, trace) {
+		if in.Category == "PC_SAMPLING_HOST_TRAP" {
+			require.Equal(t, "PC samples (Agent 1)", in.Track)
+			names = append(names, strconv.FormatUint(in.TS, 10)+"|"+in.Args["dispatch_id"]+"|"+in.Args["corr_id"]+"|"+in.Name)
+		}
+	}
+	require.Equal(t, csvKeys, names)
+
+	// summary: the hottest instructions of tiny(int*), from the database
+	// and from the CSV directory alike.
+	counts := map[string]int{}
+	for _, s := range rows {
+		counts[s["Instruction"]]++
+	}
+	summ := func(input string) string {
+		out, err := exec.Command(cli, "summary", "-i", input, "--top-instructions", "3").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		i := strings.Index(string(out), "HOTTEST INSTRUCTIONS")
+		require.GreaterOrEqual(t, i, 0, "%s", out)
+		return string(out[i:])
+	}
+	// The CSV files apart from the database: a directory of one output set.
+	csvDir := t.TempDir()
+	for _, f := range []string{"kernel_trace.csv", "pc_sampling_host_trap.csv"} {
+		b, err := os.ReadFile(pcsOne(t, dir, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(csvDir, "run_"+f), b, 0o644))
+	}
+	fromDB, fromCSV := summ(db), summ(csvDir)
+	for _, out := range []string{fromDB, fromCSV} {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.GreaterOrEqual(t, len(lines), 5, out)
+		total := 0
+		for _, l := range lines[4:] {
+			cells := strings.Split(l, " | ")
+			require.Equal(t, "tiny(int*)", strings.TrimSpace(cells[0]), out)
+			require.Equal(t, "10", strings.TrimSpace(cells[1]), out)
+			n, err := strconv.Atoi(strings.TrimSpace(cells[4]))
+			require.NoError(t, err, out)
+			require.Equal(t, counts[strings.TrimSpace(cells[3])], n, out)
+			total += n
+		}
+		if len(counts) <= 3 {
+			require.Equal(t, 10, total, "every sample in the top 3: %s", out)
+		}
+		t.Logf("summary:\n%s", out)
+	}
+	// convert: the database's samples back to pc_sampling_host_trap.csv.
+	conv := t.TempDir()
+	out, err := exec.Command(cli, "convert", "-i", db, "-f", "csv", "-d", conv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	want, err := os.ReadFile(pcsOne(t, dir, "pc_sampling_host_trap.csv"))
+	require.NoError(t, err)
+	m, _ := filepath.Glob(filepath.Join(conv, "*pc_sampling_host_trap.csv"))
+	require.Len(t, m, 1, "%s", out)
+	gotCSV, err := os.ReadFile(m[0])
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(gotCSV))
+}
