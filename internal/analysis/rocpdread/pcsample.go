@@ -2,7 +2,6 @@ package rocpdread
 
 import (
 	"database/sql"
-	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -98,6 +97,7 @@ FROM `+quote(im.Table("rocpd_track")), func(r *sql.Rows) error {
 		}
 		var track, cat int64
 		var ext sql.RawBytes
+		texts := map[string]string{}
 		return db.each(`SELECT r.id, r.track_id, r.timestamp, e.category_id, COALESCE(e.stack_id, 0),
   COALESCE(e.correlation_id, 0), e.extdata
 FROM `+quote(im.Table("rocpd_sample"))+` r JOIN `+quote(im.Table("rocpd_event"))+` e ON e.id = r.event_id
@@ -108,8 +108,7 @@ WHERE e.category_id IN (`+cats+`) ORDER BY r.id`, func(r *sql.Rows) error {
 			t := tracks[track]
 			s.PID, s.TID, s.AgentID = t.pid, t.tid, t.agent
 			s.Category = in.String(cat)
-			s.PCSampleExt = PCSampleExt{}
-			if err := json.Unmarshal(ext, &s.PCSampleExt); err != nil {
+			if err := parsePCSampleExt(ext, &s.PCSampleExt, texts); err != nil {
 				return err
 			}
 			return fn(in, &s)

@@ -228,3 +228,32 @@ func PerfettoInstants(t *testing.T, trace []byte) []PerfettoInstant {
 	})
 	return out
 }
+
+// PCSampleSpoolN is PCSampleSpool's process with n host-trap samples
+// (batches of 1,000 as the shim writes them) alternating between
+// dispatches 1 and 2, over 256 offsets of code object 1: for measuring
+// the writers.
+func PCSampleSpoolN(t testing.TB, dir string, n int) string {
+	b := spooltest.New(Info(100))
+	Emit(100, 4, b.Add)
+	trap := func(slot uint64) uint64 { return tracing.TrapID(0x7f0000000408, slot, 1024) }
+	b.Add(tracing.PCSampleDispatch{DispatchID: 1, TrapID: trap(5), AgentNode: 1})
+	b.Add(tracing.PCSampleDispatch{DispatchID: 2, TrapID: trap(9), AgentNode: 2})
+	raw := make([]byte, 0, 1000*tracing.PCSampleSize)
+	for i := 0; i < n; i += 1000 {
+		raw = raw[:0]
+		d := i / 1000 % 2
+		for j := i; j < min(n, i+1000); j++ {
+			s := tracing.PCSample{PC: 0x7f0000000000 + uint64(j%256)*4, ExecMask: ^uint64(0), Workgroup: [3]uint32{uint32(j), 0, 0},
+				HWID: PCSampleHWID, Timestamp: 100_002_050, CorrelationID: trap(5)}
+			if d == 1 {
+				s.Timestamp, s.CorrelationID = 100_012_100, trap(9)
+			}
+			raw = s.Encode(raw)
+		}
+		b.Add(tracing.PCSampleBatch{AgentNode: uint32(1 + d), Samples: raw})
+	}
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}
