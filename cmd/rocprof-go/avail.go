@@ -10,6 +10,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/pcsprobe"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
@@ -120,25 +121,67 @@ func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) er
 	if len(archs) > 0 {
 		return nil // named architectures: no runtime to ask
 	}
-	if _, offers := launch.PCSamplingRuntime(nil, "", os.Environ()); !offers {
+	rocr, offers := launch.PCSamplingRuntime(nil, "", os.Environ())
+	if !offers {
 		return nil // ROCm 5.x and 6.1: no PC sampling
 	}
 	agents := make([]topology.Agent, len(dbs))
 	for i, d := range dbs {
 		agents[i] = d.agent
 	}
-	return writePCSamplingAvail(w, agents)
+	if virtualArch == "" && len(agents) > 0 && agents[0].Virtual {
+		virtualArch = agents[0].Arch
+	}
+	gpus, err := probePCSampling(rocr, virtualArch)
+	return writePCSamplingAvail(w, os.Stderr, agents, gpus, err)
 }
 
 // writePCSamplingAvail lists the PC-sampling configurations of the GPUs that
 // have any, as rocprofv3 -L does after the counters (rocprofv3-avail info
 // --pc-sampling): per GPU its index and name, then each configuration's
 // method, unit (rocprofiler-sdk's words: time, cycle, instructions),
-// interval bounds and flags.
-func writePCSamplingAvail(w io.Writer, agents []topology.Agent) error {
+// interval bounds and flags. The configurations are the runtime's
+// (hsa_ven_amd_pcs_iterate_configuration, asked by a probe process: gpus,
+// matched to the agents by KFD node id, else by order); when the probe
+// failed (probeErr) or the runtime could not list a GPU's, rocprof-go's
+// table of what the driver reports per architecture, with a note.
+func writePCSamplingAvail(w, notes io.Writer, agents []topology.Agent, gpus []pcsprobe.GPU, probeErr error) error {
 	unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}
-	for _, ag := range agents {
-		cfgs := options.PCSamplingConfigs(ag.Arch)
+	byNode := map[int]*pcsprobe.GPU{}
+	nodes := false // the runtime reported node ids
+	for i := range gpus {
+		byNode[int(gpus[i].Node)] = &gpus[i]
+		nodes = nodes || gpus[i].Node != 0
+	}
+	if probeErr != nil {
+		fmt.Fprintf(notes, "rocprof-go: note: the PC-sampling configurations below are rocprof-go's table of what the driver offers per architecture: the runtime could not be asked (%v)\n", probeErr)
+	}
+	for i, ag := range agents {
+		var cfgs []options.PCSamplingConfig
+		g := byNode[ag.NodeID]
+		if !nodes {
+			g = nil
+			if i < len(gpus) {
+				g = &gpus[i] // no node ids: the enumeration order
+			}
+		}
+		switch {
+		case probeErr != nil:
+			cfgs = options.PCSamplingConfigs(ag.Arch)
+		case g == nil || g.Err != "":
+			why := "the runtime does not list it"
+			if g != nil {
+				why = g.Err
+			}
+			cfgs = options.PCSamplingConfigs(ag.Arch)
+			if len(cfgs) > 0 {
+				fmt.Fprintf(notes, "rocprof-go: note: GPU %d's PC-sampling configurations are rocprof-go's table for %s (%s)\n", ag.Index, ag.Arch, why)
+			}
+		default:
+			for _, c := range g.Configs {
+				cfgs = append(cfgs, options.PCSamplingConfig{Method: c.Method, Unit: c.Unit, Min: c.Min, Max: c.Max, Pow2: c.Pow2})
+			}
+		}
 		if len(cfgs) == 0 {
 			continue
 		}
