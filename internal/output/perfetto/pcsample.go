@@ -15,9 +15,9 @@ import (
 // sample's time, which lies within its dispatch. Annotations: dispatch_id,
 // corr_id, kernel, code_object_id, offset, exec_mask, and for stochastic
 // samples wave_issued, inst_type, stall_reason and wave_count.
-// rocprofv3's Perfetto output has no PC samples. proc re-sends the
-// process's track when a capped buffer dropped it and returns its uuid.
-func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, proc func() uint64) {
+// rocprofv3's Perfetto output has no PC samples. child sends a track
+// under the process's (procTrack).
+func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, procTrack uint64, child func(uint64, func(pbMsg) pbMsg)) {
 	if p.PCSampleCount == 0 {
 		return
 	}
@@ -30,14 +30,12 @@ func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, proc func() u
 	type inst struct{ co, off uint64 }
 	names := map[inst]string{}
 	tracks := map[uint32]uint64{}
-	procTrack := proc()
 	for i := range s.Samples {
 		x := &s.Samples[i]
 		if pw.cap != nil {
 			if pw.cap.rolledBack {
 				pw.cap.rolledBack = false
 				clear(tracks)
-				procTrack = proc()
 			}
 			pw.cap.records++
 		}
@@ -45,7 +43,7 @@ func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, proc func() u
 		if !ok {
 			label := "PC samples (" + p.AgentLabel(x.AgentNode, " ") + ")"
 			t = uuidOf("pcsamples", int64(pid), p.Info.StartBoottimeNs, x.AgentNode)
-			pw.track(t, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
+			child(t, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
 			tracks[x.AgentNode] = t
 		}
 		k := inst{x.CodeObjectID, x.Offset}

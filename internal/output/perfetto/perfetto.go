@@ -291,6 +291,15 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		return d.msg(pfTrackProcess, pbMsg(nil).i(pfProcessPID, int64(vpid)).s(pfProcessName, name))
 	}
 	pw.track(procTrack, procDesc)
+	// child sends a track under the process's, and the process's first
+	// when a capped buffer left it out: only with a track that needs it,
+	// so that a record writing nothing makes no bundle of its own (the
+	// ring buffer's measured bundles and its written ones must be the
+	// same, one by one).
+	child := func(u uint64, desc func(pbMsg) pbMsg) {
+		pw.track(procTrack, procDesc)
+		pw.track(u, desc)
+	}
 	threadIndex := map[uint32]int{}
 	n := 0
 	for _, tid := range p.Threads {
@@ -312,7 +321,7 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 			label = fmt.Sprintf("THREAD %d (%d)", i, tid)
 		}
 		trackNames[u] = label
-		pw.track(u, func(d pbMsg) pbMsg {
+		child(u, func(d pbMsg) pbMsg {
 			td := pbMsg(nil).i(pfThreadPID, int64(vpid)).i(pfThreadTID, vtid(tid)).s(pfThreadName, label)
 			return d.u(pfTrackParent, procTrack).msg(pfTrackThread, td)
 		})
@@ -355,12 +364,12 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	named := func(label string) uint64 {
 		u := uuidOf("track", vpid, p.Info.StartBoottimeNs, label)
 		trackNames[u] = label
-		pw.track(u, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
+		child(u, func(d pbMsg) pbMsg { return d.u(pfTrackParent, procTrack).s(pfTrackName, label) })
 		return u
 	}
 	counterTrack := func(label, unit string) uint64 {
 		u := uuidOf("counter", vpid, p.Info.StartBoottimeNs, label)
-		pw.track(u, func(d pbMsg) pbMsg {
+		child(u, func(d pbMsg) pbMsg {
 			return d.u(pfTrackParent, procTrack).s(pfTrackName, label).msg(pfTrackCounter, pbMsg(nil).s(pfCounterUnitName, unit))
 		})
 		return u
@@ -417,7 +426,6 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 				pw.cap.rolledBack = false
 				clear(threadTracks)
 				clear(keyed)
-				pw.track(procTrack, procDesc)
 			}
 			switch r.Kind() {
 			case tracing.KindHIPAPI, tracing.KindHSAAPI, tracing.KindRCCLAPI, tracing.KindMarker, tracing.KindKernelDispatch,
@@ -563,8 +571,5 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	}
 	pmcFlush()
 	pw.commit(pid)
-	pw.pcSamples(p, pid, func() uint64 {
-		pw.track(procTrack, procDesc)
-		return procTrack
-	})
+	pw.pcSamples(p, pid, procTrack, child)
 }
