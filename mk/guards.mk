@@ -9,7 +9,10 @@
 #                    of go test ./...);
 #   check-domains    a tracing domain is spelled only in its table
 #                    (internal/domain): no other source names its variable,
-#                    option or bit (the generated files, tests and docs may).
+#                    option or bit (the generated files, tests and docs may;
+#                    code names a row by its Go ID; the output domains'
+#                    rows in internal/output/model may name a CSV file
+#                    kernel_trace.csv, rocprofv3's file name, not the option).
 # Packages that must stay pure Go: the spool model, packets, counters,
 # options, launching, names, placeholders, topology (the cgo ones are the
 # shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).

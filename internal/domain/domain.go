@@ -12,6 +12,32 @@ const (
 	Shim                        // the HSA shim (C++ and its cgo Go)
 )
 
+// ID names a row in Go, for the code that treats a domain apart (a
+// configuration field of its own, a help line's place among the options):
+// such code names the row by its ID, never by its option or variable. A row
+// added later needs none (0).
+type ID uint8
+
+// The rows' IDs.
+const (
+	_ ID = iota
+	Kernel
+	MemoryCopy
+	MemoryAllocation
+	ScratchMemory
+	HSACore
+	HSAAMD
+	HSAImage
+	HSAFinalizer
+	Counters
+	ThreadTrace
+	PCSampling
+	HIPRuntime
+	HIPCompiler
+	Marker
+	RCCL
+)
+
 // NoBit is the Bit of a domain without a bit in rpg_domains, and the Status
 // of one the shim never reports unavailable.
 const NoBit = -1
@@ -19,6 +45,8 @@ const NoBit = -1
 // Switch is one row of the table: a domain the app's processes can be
 // asked to collect.
 type Switch struct {
+	// ID is its name in Go, or 0.
+	ID ID
 	// Option is the option that asks for it (its destination: the key in
 	// job and config files; run.json's lost_domains names the domain so).
 	// The command line's flag is Flag().
@@ -41,6 +69,11 @@ type Switch struct {
 	// CollectedBy is the library that collects it: a Shim domain is lost in
 	// a process whose HSA runtime did not load the shim.
 	CollectedBy Library
+	// Agents, for a domain the preload library collects, says its passes
+	// load the shim all the same, to describe the agents every format lists
+	// (agent_info.csv, as rocprofv3 writes with any CSV output): the shim
+	// then intercepts nothing. A Shim domain loads it anyway.
+	Agents bool
 	// Outputs are the output domains its records fill (rocprofv3's names,
 	// internal/output/model's Domains' Column); none for the domains
 	// written as files of their own (thread trace, PC samples).
@@ -54,11 +87,23 @@ type Switch struct {
 	// means.
 	Report string
 	Empty  string
-	// Help is its option's one-line help when the option table
-	// (internal/options/spec.go) has no line for it: a new --*-trace
-	// switch needs none there.
-	Help string
+	// The switch's --help line: its one-letter flag and second long name
+	// if any, its help group (Basic when empty) and one-line help. The
+	// option table (internal/options/spec.go) places the line among the
+	// others by the row's ID, or lists it last in its group. A row whose
+	// option takes a value (--pmc COUNTER, --pc-sampling-method METHOD)
+	// has no Help: its option is spec.go's line, the row names it by Option.
+	Short, Alias string
+	Group        string
+	Help         string
 }
+
+// The help groups of the domains' switches (rocprofv3's).
+const (
+	Basic    = "Basic tracing options"
+	Granular = "Granular tracing options"
+	ATT      = "Advanced thread trace options"
+)
 
 // Flag is the domain's option as typed: "--kernel-trace".
 func (s Switch) Flag() string { return "--" + strings.ReplaceAll(s.Option, "_", "-") }
@@ -79,53 +124,68 @@ const both = Preload | Shim
 // shim's first. A new domain is one row here, plus the C that collects it
 // and its record's writers (ARCHITECTURE.md, "Adding a domain").
 var Switches = []Switch{
-	{Option: "kernel_trace", Env: "ROCPROF_KERNEL_TRACE", ReadBy: both, Bit: 7, C: "KERNEL", Status: 7, CollectedBy: Shim,
+	{ID: Kernel, Option: "kernel_trace", Env: "ROCPROF_KERNEL_TRACE", ReadBy: both, Bit: 7, C: "KERNEL", Status: 7, CollectedBy: Shim,
 		Outputs: []string{"KERNEL_DISPATCH"}, Aggregates: []string{sys, runtime},
-		Report: "--kernel-trace", Empty: ": the app launched no kernel"},
-	{Option: "memory_copy_trace", Env: "ROCPROF_MEMORY_COPY_TRACE", ReadBy: both, Bit: 8, C: "MEMORY_COPY", Status: 8, CollectedBy: Shim,
+		Report: "--kernel-trace", Empty: ": the app launched no kernel",
+		Group: Basic, Help: "kernel dispatches"},
+	{ID: MemoryCopy, Option: "memory_copy_trace", Env: "ROCPROF_MEMORY_COPY_TRACE", ReadBy: both, Bit: 8, C: "MEMORY_COPY", Status: 8, CollectedBy: Shim,
 		Outputs: []string{"MEMORY_COPY"}, Aggregates: []string{sys, runtime},
-		Report: "--memory-copy-trace", Empty: ": the app made no asynchronous copy"},
-	{Option: "memory_allocation_trace", Env: "ROCPROF_MEMORY_ALLOCATION_TRACE", ReadBy: both, Bit: 9, C: "MEMORY_ALLOCATION", Status: 9, CollectedBy: Shim,
+		Report: "--memory-copy-trace", Empty: ": the app made no asynchronous copy",
+		Group: Basic, Help: "asynchronous memory copies"},
+	{ID: MemoryAllocation, Option: "memory_allocation_trace", Env: "ROCPROF_MEMORY_ALLOCATION_TRACE", ReadBy: both, Bit: 9, C: "MEMORY_ALLOCATION", Status: 9, CollectedBy: Shim,
 		Outputs: []string{"MEMORY_ALLOCATION"}, Aggregates: []string{sys, runtime},
-		Report: "--memory-allocation-trace", Empty: ": the app allocated no memory through the HSA runtime"},
-	{Option: "scratch_memory_trace", Env: "ROCPROF_SCRATCH_MEMORY_TRACE", ReadBy: both, Bit: 10, C: "SCRATCH_MEMORY", Status: 10, CollectedBy: Shim,
+		Report: "--memory-allocation-trace", Empty: ": the app allocated no memory through the HSA runtime",
+		Group: Basic, Help: "HSA memory allocations and frees"},
+	{ID: ScratchMemory, Option: "scratch_memory_trace", Env: "ROCPROF_SCRATCH_MEMORY_TRACE", ReadBy: both, Bit: 10, C: "SCRATCH_MEMORY", Status: 10, CollectedBy: Shim,
 		Outputs: []string{"SCRATCH_MEMORY"}, Aggregates: []string{sys, runtime},
-		Report: "--scratch-memory-trace", Empty: ": no kernel needed scratch memory"},
-	{Option: "hsa_core_trace", Env: "ROCPROF_HSA_CORE_API_TRACE", ReadBy: both, Bit: 2, C: "HSA_CORE", Status: 2, CollectedBy: Shim,
+		Report: "--scratch-memory-trace", Empty: ": no kernel needed scratch memory",
+		Group: Basic, Help: "scratch memory allocation, free and reclaim"},
+	{ID: HSACore, Option: "hsa_core_trace", Env: "ROCPROF_HSA_CORE_API_TRACE", ReadBy: both, Bit: 2, C: "HSA_CORE", Status: 2, CollectedBy: Shim,
 		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
-		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
-	{Option: "hsa_amd_trace", Env: "ROCPROF_HSA_AMD_EXT_API_TRACE", ReadBy: both, Bit: 3, C: "HSA_AMD_EXT", Status: 3, CollectedBy: Shim,
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime",
+		Group: Granular, Help: "hsa_* core functions"},
+	{ID: HSAAMD, Option: "hsa_amd_trace", Env: "ROCPROF_HSA_AMD_EXT_API_TRACE", ReadBy: both, Bit: 3, C: "HSA_AMD_EXT", Status: 3, CollectedBy: Shim,
 		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
-		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
-	{Option: "hsa_image_trace", Env: "ROCPROF_HSA_IMAGE_EXT_API_TRACE", ReadBy: both, Bit: 4, C: "HSA_IMAGE_EXT", Status: 4, CollectedBy: Shim,
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime",
+		Group: Granular, Help: "hsa_amd_* extension functions"},
+	{ID: HSAImage, Option: "hsa_image_trace", Env: "ROCPROF_HSA_IMAGE_EXT_API_TRACE", ReadBy: both, Bit: 4, C: "HSA_IMAGE_EXT", Status: 4, CollectedBy: Shim,
 		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
-		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
-	{Option: "hsa_finalizer_trace", Env: "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", ReadBy: both, Bit: 5, C: "HSA_FINALIZER_EXT", Status: 5, CollectedBy: Shim,
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime",
+		Group: Granular, Help: "hsa_ext_image_* functions"},
+	{ID: HSAFinalizer, Option: "hsa_finalizer_trace", Env: "ROCPROF_HSA_FINALIZER_EXT_API_TRACE", ReadBy: both, Bit: 5, C: "HSA_FINALIZER_EXT", Status: 5, CollectedBy: Shim,
 		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
-		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime"},
-	{Option: "pmc", Env: "ROCPROF_COUNTER_COLLECTION", EnvDoc: "1 when the pass collects counters (pmc: lines, --pmc, -i)",
+		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime",
+		Group: Granular, Help: "hsa_ext_program_* functions"},
+	{ID: Counters, Option: "pmc", Env: "ROCPROF_COUNTER_COLLECTION", EnvDoc: "1 when the pass collects counters (pmc: lines, --pmc, -i)",
 		ReadBy: both, Bit: 11, C: "COUNTER", Status: 11, CollectedBy: Shim,
 		Outputs: []string{"COUNTER_COLLECTION"},
 		Report:  "--pmc", Empty: ": no dispatch was profiled (check --kernel-include-regex, --kernel-exclude-regex and --kernel-iteration-range)"},
-	{Option: "advanced_thread_trace", Env: "ROCPROF_ADVANCED_THREAD_TRACE", ReadBy: Shim, Bit: NoBit, Status: NoBit, CollectedBy: Shim},
+	{ID: ThreadTrace, Option: "advanced_thread_trace", Env: "ROCPROF_ADVANCED_THREAD_TRACE", ReadBy: Shim, Bit: NoBit, Status: NoBit, CollectedBy: Shim,
+		Alias: "att", Group: ATT, Help: "thread trace (SQTT) of selected dispatches"},
 	// PC sampling has no bit in rpg_domains: the shim starts its sessions
 	// from the method's variable, and reports it unavailable under
 	// RPG_STATUS_PC_SAMPLING_BIT (internal/tracing/spool.h).
-	{Option: "pc_sampling_method", Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
-	{Option: "hip_runtime_trace", Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload,
+	{ID: PCSampling, Option: "pc_sampling_method", Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
+	{ID: HIPRuntime, Option: "hip_runtime_trace", Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"HIP_API"}, Aggregates: []string{hip, runtime},
-		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
-	{Option: "hip_compiler_trace", Env: "ROCPROF_HIP_COMPILER_API_TRACE", ReadBy: both, Bit: 1, C: "HIP_COMPILER", Status: NoBit, CollectedBy: Preload,
+		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)",
+		Group: Granular, Help: "public hip* functions"},
+	{ID: HIPCompiler, Option: "hip_compiler_trace", Env: "ROCPROF_HIP_COMPILER_API_TRACE", ReadBy: both, Bit: 1, C: "HIP_COMPILER", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"HIP_API"}, Aggregates: []string{hip},
-		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)"},
+		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)",
+		Group: Granular, Help: "__hip* compiler functions"},
 	// Markers recorded only to rename kernels (--kernel-rename) are not
 	// written as a domain: the report judges --marker-trace's alone.
-	{Option: "marker_trace", Env: "ROCPROF_MARKER_API_TRACE", ReadBy: both, Bit: 6, C: "MARKER", Status: NoBit, CollectedBy: Preload,
+	{ID: Marker, Option: "marker_trace", Env: "ROCPROF_MARKER_API_TRACE", ReadBy: both, Bit: 6, C: "MARKER", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"MARKER_API"}, Aggregates: []string{sys, runtime, kokkos},
-		Report: "--marker-trace", Empty: ": the app made no ROCTx call (roctxRangePush, roctxMark, ...)"},
-	{Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload,
+		Report: "--marker-trace", Empty: ": the app made no ROCTx call (roctxRangePush, roctxMark, ...)",
+		Group: Basic, Help: "ROCTx markers and ranges"},
+	// RCCL's passes do not load the shim (no agent_info.csv with
+	// --rccl-trace alone), as before the table: Agents is false.
+	{ID: RCCL, Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload,
 		Outputs: []string{"RCCL_API"}, Aggregates: []string{sys, runtime},
-		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)"},
+		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)",
+		Group: Basic, Help: "RCCL API"},
 }
 
 // ByOption returns the domain its option (destination) asks for.

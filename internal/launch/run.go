@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
@@ -145,15 +146,18 @@ func staticPrefix(template string) string {
 	return filepath.Dir(template[:i] + "x")
 }
 
-// needsShim reports whether a pass loads the HSA shim: for HSA interception
-// (everything but HIP API and marker tracing), and with HIP or marker
-// tracing alone to describe the agents every format lists (agent_info.csv,
-// as rocprofv3 writes with any CSV output); the shim then intercepts nothing.
+// needsShim reports whether a pass loads the HSA shim: for the domains it
+// collects (HSA interception), and for the preload library's domains whose
+// row says Agents (HIP and marker tracing), to describe the agents every
+// format lists (agent_info.csv, as rocprofv3 writes with any CSV output);
+// the shim then intercepts nothing. The rule is the domain table's.
 func needsShim(c *options.Config) bool {
-	return c.KernelTrace.On() || c.MemoryCopyTrace.On() || c.MemoryAllocationTrace.On() ||
-		c.ScratchMemoryTrace.On() || c.HsaCoreTrace.On() || c.HsaAmdTrace.On() || c.HsaImageTrace.On() ||
-		c.HsaFinalizerTrace.On() || c.CollectsCounters() || c.AdvancedThreadTrace.On() ||
-		c.HipRuntimeTrace.On() || c.HipCompilerTrace.On() || c.MarkerTrace.On() || c.PCSampling()
+	for _, d := range domain.Switches {
+		if (d.CollectedBy == domain.Shim || d.Agents) && c.Collects(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // Prepare computes one pass's environment without running anything (used by

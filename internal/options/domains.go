@@ -2,26 +2,62 @@ package options
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
 )
 
-// The domain options' variables, who reads them and which aggregates switch
-// them on are the domain table's (internal/domain), not spec.go's: the
-// table is the one place a domain is spelled.
+// The domain options are the domain table's (internal/domain), not
+// spec.go's: the table is the one place a domain is spelled. A switch's
+// line (flag, alias, job key, help group and text, variable, readers) is
+// its row; spec.go only places it among the options (domainOpt).
 
-// withDomains completes the option table from the domain table: each
-// domain's option gets its variable and readers, and a domain whose option
-// spec.go does not write (a new --*-trace switch) gets one of its own, a
-// basic tracing option kept in the configuration by name.
-func withDomains(specs []Spec) []Spec {
+// domainOpt places the switch of the domain table's row id in the option
+// table; withDomains writes it.
+func domainOpt(id domain.ID) Spec { return Spec{domain: id} }
+
+// domainFields are the configuration fields of the domains whose switch
+// code reads as a field (c.KernelTrace.On()), by the row's ID: a row
+// without one (a new domain) keeps its value by name (domainSwitch).
+var domainFields = map[domain.ID]func(*Config) *Tri{
+	domain.Kernel:           func(c *Config) *Tri { return &c.KernelTrace },
+	domain.MemoryCopy:       func(c *Config) *Tri { return &c.MemoryCopyTrace },
+	domain.MemoryAllocation: func(c *Config) *Tri { return &c.MemoryAllocationTrace },
+	domain.ScratchMemory:    func(c *Config) *Tri { return &c.ScratchMemoryTrace },
+	domain.HSACore:          func(c *Config) *Tri { return &c.HsaCoreTrace },
+	domain.HSAAMD:           func(c *Config) *Tri { return &c.HsaAmdTrace },
+	domain.HSAImage:         func(c *Config) *Tri { return &c.HsaImageTrace },
+	domain.HSAFinalizer:     func(c *Config) *Tri { return &c.HsaFinalizerTrace },
+	domain.ThreadTrace:      func(c *Config) *Tri { return &c.AdvancedThreadTrace },
+	domain.HIPRuntime:       func(c *Config) *Tri { return &c.HipRuntimeTrace },
+	domain.HIPCompiler:      func(c *Config) *Tri { return &c.HipCompilerTrace },
+	domain.Marker:           func(c *Config) *Tri { return &c.MarkerTrace },
+	domain.RCCL:             func(c *Config) *Tri { return &c.RcclTrace },
+}
+
+// withDomains completes the option table from the domain table: each row
+// is a switch, written where spec.go places its ID or, for a row spec.go
+// does not place (a new --*-trace switch), last in its help group, unless
+// spec.go has a line for its option (one that takes a value: --pmc); each
+// domain option gets its row's variable and readers.
+func withDomains(lines []Spec) []Spec {
+	specs := slices.Clone(lines)
 	for _, d := range domain.Switches {
-		i := slices.IndexFunc(specs, func(s Spec) bool { return s.Dest == d.Option })
-		if i < 0 {
-			dest := d.Option
-			specs = append(specs, boolOpt(strings.TrimPrefix(d.Flag(), "--"), "", dest, gBasic, "", d.Help,
-				func(c *Config) *Tri { return c.domainSwitch(dest) }))
+		i := -1
+		if d.ID != 0 {
+			i = slices.IndexFunc(specs, func(s Spec) bool { return s.domain == d.ID })
+		}
+		j := slices.IndexFunc(specs, func(s Spec) bool { return s.Dest == d.Option })
+		switch {
+		case j >= 0 && (i >= 0 || d.Help != ""):
+			panic("options: the domain " + d.Option + "'s switch is its row's, not spec.go's")
+		case j >= 0:
+			i = j // an option with a value: spec.go's line
+		case i >= 0:
+			specs[i] = domainSwitch(d)
+		default:
+			specs = append(specs, domainSwitch(d))
 			i = len(specs) - 1
 		}
 		if d.EnvDoc != "" {
@@ -32,7 +68,30 @@ func withDomains(specs []Spec) []Spec {
 		}
 		specs[i].Env, specs[i].ReadBy = d.Env, readers(d.ReadBy)
 	}
+	for _, s := range specs {
+		if s.domain != 0 && s.Long == "" {
+			panic("options: spec.go places a domain the domain table has no switch for")
+		}
+	}
 	return specs
+}
+
+// domainSwitch is the [BOOL] option of a row with a help line.
+func domainSwitch(d domain.Switch) Spec {
+	group := d.Group
+	if group == "" {
+		group = gBasic
+	}
+	if !slices.Contains(Groups, group) {
+		panic("options: the domain " + d.Option + "'s help group " + group + " is none of Groups")
+	}
+	field, dest := domainFields[d.ID], d.Option
+	if d.ID == 0 || field == nil {
+		field = func(c *Config) *Tri { return c.domainSwitch(dest) }
+	}
+	s := boolOpt(strings.TrimPrefix(d.Flag(), "--"), d.Short, dest, group, "", d.Help, field).alias(d.Alias)
+	s.domain = d.ID
+	return s
 }
 
 // readers converts the domain table's libraries to the contract's readers.
@@ -60,14 +119,14 @@ func domainVars() []ToolVar {
 	return vars
 }
 
-// domainEnv is the variable of the domain its option (destination) asks
-// for.
-func domainEnv(option string) string {
-	d, ok := domain.ByOption(option)
-	if !ok {
-		panic("options: no domain " + option)
+// domainEnv is the variable of the domain table's row id.
+func domainEnv(id domain.ID) string {
+	for _, d := range domain.Switches {
+		if d.ID == id {
+			return d.Env
+		}
 	}
-	return d.Env
+	panic("options: no domain " + strconv.Itoa(int(id)))
 }
 
 // domainSwitch is the value of a domain switch that has no field of its own
@@ -91,16 +150,16 @@ func (c *Config) domainSwitch(dest string) *Tri {
 func WithDomain(d domain.Switch) (remove func()) {
 	removeRow := domain.Add(d)
 	saved := Specs
-	Specs = withDomains(slices.Clone(Specs))
+	Specs = withDomains(specLines)
 	return func() { Specs = saved; removeRow() }
 }
 
 // Collects reports whether the pass collects domain d.
 func (c *Config) Collects(d domain.Switch) bool {
-	switch d.Option {
-	case "pmc": // --pmc, a pmc: line or an input file's pmc_groups
+	switch d.ID {
+	case domain.Counters: // --pmc, a pmc: line or an input file's pmc_groups
 		return c.CollectsCounters()
-	case "pc_sampling_method":
+	case domain.PCSampling:
 		return c.PCSampling()
 	}
 	s, ok := SpecByDest(d.Option)

@@ -1,6 +1,7 @@
 package options
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,4 +77,52 @@ func TestDomainOptionsFromTheTable(t *testing.T) {
 	require.Equal(t, []string{"kernel_trace", "memory_copy_trace", "memory_allocation_trace", "scratch_memory_trace",
 		"hsa_core_trace", "hsa_amd_trace", "hsa_image_trace", "hsa_finalizer_trace", "marker_trace", "rccl_trace"},
 		on("--sys-trace", "--hip-trace=false"))
+}
+
+// The domain switches' help lines are the ones spec.go wrote before the
+// table held them: same place among the options, group, flags and text
+// (cmd/rocprof-go's TestOptionsReferenceIsCurrent pins the whole --help).
+func TestDomainSwitchesKeepTheirHelpLines(t *testing.T) {
+	var got []string
+	for _, s := range Specs {
+		if s.Group == gBasic || s.Group == gGran || s.Long == "advanced-thread-trace" {
+			line := s.Group + ": --" + s.Long
+			if s.Alias != "" {
+				line += ", --" + s.Alias
+			}
+			got = append(got, line+" ["+s.Metavar+"] "+s.Help)
+		}
+	}
+	require.Equal(t, []string{
+		"Basic tracing options: --hip-trace [BOOL] HIP runtime and compiler API (= --hip-runtime-trace --hip-compiler-trace)",
+		"Basic tracing options: --marker-trace [BOOL] ROCTx markers and ranges",
+		"Basic tracing options: --kernel-trace [BOOL] kernel dispatches",
+		"Basic tracing options: --memory-copy-trace [BOOL] asynchronous memory copies",
+		"Basic tracing options: --memory-allocation-trace [BOOL] HSA memory allocations and frees",
+		"Basic tracing options: --scratch-memory-trace [BOOL] scratch memory allocation, free and reclaim",
+		"Basic tracing options: --hsa-trace [BOOL] HSA API: core, AMD extension, image and finalizer",
+		"Basic tracing options: --rccl-trace [BOOL] RCCL API",
+		"Basic tracing options: --kokkos-trace [BOOL] Kokkos Tools regions (implies --marker-trace --kernel-rename)",
+		"Basic tracing options: --rocdecode-trace [BOOL] rocDecode API",
+		"Basic tracing options: --rocjpeg-trace [BOOL] rocJPEG API",
+		"Granular tracing options: --hip-runtime-trace [BOOL] public hip* functions",
+		"Granular tracing options: --hip-compiler-trace [BOOL] __hip* compiler functions",
+		"Granular tracing options: --hsa-core-trace [BOOL] hsa_* core functions",
+		"Granular tracing options: --hsa-amd-trace [BOOL] hsa_amd_* extension functions",
+		"Granular tracing options: --hsa-image-trace [BOOL] hsa_ext_image_* functions",
+		"Granular tracing options: --hsa-finalizer-trace [BOOL] hsa_ext_program_* functions",
+		"Advanced thread trace options: --advanced-thread-trace, --att [BOOL] thread trace (SQTT) of selected dispatches",
+	}, got)
+	i := slices.IndexFunc(Specs, func(s Spec) bool { return s.Group == gATT })
+	require.Equal(t, "advanced-thread-trace", Specs[i].Long, "first of its group")
+
+	// A new row's switch is the last of its group.
+	defer WithDomain(fakeDomain)()
+	last := ""
+	for _, s := range Specs {
+		if s.Group == gBasic {
+			last = s.Long
+		}
+	}
+	require.Equal(t, "fake-trace", last)
 }

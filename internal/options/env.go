@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocprof-go/rocprof-go/internal/domain"
 )
 
 // ToolEnv returns the ROCPROF_* variables that carry this pass's
@@ -51,11 +53,11 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		env[optionEnv("summary_groups")] = strings.Join(c.SummaryGroups, "##@@##")
 	}
 	if len(c.Pmc) > 0 {
-		env[domainEnv("pmc")] = "1"
+		env[domainEnv(domain.Counters)] = "1"
 		env[envCounters] = "pmc: " + strings.Join(c.Pmc, " ")
 	}
 	if len(c.PmcGroups) > 0 {
-		env[domainEnv("pmc")] = "1"
+		env[domainEnv(domain.Counters)] = "1"
 		lines := make([]string, len(c.PmcGroups))
 		for i, g := range c.PmcGroups {
 			lines[i] = "pmc: " + strings.Join(g, " ")
@@ -69,7 +71,7 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 	}
 	if c.PCSampling() {
 		// The shim starts the sessions (docs/pc-sampling.md).
-		env[optionEnv("pc_sampling_method")] = c.PcSamplingMethod
+		env[domainEnv(domain.PCSampling)] = c.PcSamplingMethod
 		env[optionEnv("pc_sampling_unit")] = c.PcSamplingUnit
 		env[optionEnv("pc_sampling_interval")] = strconv.Itoa(c.PcSamplingInterval)
 	}

@@ -1,5 +1,7 @@
 package options
 
+import "github.com/rocprof-go/rocprof-go/internal/domain"
+
 // Kind is how an option takes its value.
 type Kind uint8
 
@@ -41,6 +43,9 @@ type Spec struct {
 	// supported yet"; it is cleared as soon as the capability exists.
 	NotSupported string
 	field        func(*Config) any
+	// domain marks the place of a domain's switch (domainOpt) until
+	// withDomains writes the line from its row.
+	domain domain.ID
 }
 
 // Help groups in the order rocprofv3 prints them.
@@ -107,9 +112,16 @@ const (
 )
 
 // Specs is every option rocprof-go accepts, in rocprofv3's help order.
-// The tracing domains' options take their variables and readers from the domain
-// table (internal/domain, withDomains in domains.go), which spells them.
-var Specs = withDomains([]Spec{
+// A tracing domain's switch is its row's in the domain table
+// (internal/domain, the one place a domain is spelled): domainOpt only
+// places it here, withDomains (domains.go) writes it. The domain options
+// that take a value (--pmc, --pc-sampling-method) are lines here, and take
+// their variables and readers from the table.
+var Specs = withDomains(specLines)
+
+// specLines are the option table's lines as spec.go writes them, before
+// withDomains completes them from the domain table.
+var specLines = []Spec{
 	// I/O
 	strOpt("input", "i", "input", gIO, "", "INPUT",
 		"run configuration: .txt (pmc: lines), .yaml/.yml or .json (jobs); every pmc: line or job is one run of the app",
@@ -144,20 +156,14 @@ var Specs = withDomains([]Spec{
 	// Basic
 	boolOpt("hip-trace", "", "hip_trace", gBasic, "", "HIP runtime and compiler API (= --hip-runtime-trace --hip-compiler-trace)",
 		func(c *Config) *Tri { return &c.HipTrace }),
-	boolOpt("marker-trace", "", "marker_trace", gBasic, "", "ROCTx markers and ranges",
-		func(c *Config) *Tri { return &c.MarkerTrace }),
-	boolOpt("kernel-trace", "", "kernel_trace", gBasic, "", "kernel dispatches",
-		func(c *Config) *Tri { return &c.KernelTrace }),
-	boolOpt("memory-copy-trace", "", "memory_copy_trace", gBasic, "", "asynchronous memory copies",
-		func(c *Config) *Tri { return &c.MemoryCopyTrace }),
-	boolOpt("memory-allocation-trace", "", "memory_allocation_trace", gBasic, "", "HSA memory allocations and frees",
-		func(c *Config) *Tri { return &c.MemoryAllocationTrace }),
-	boolOpt("scratch-memory-trace", "", "scratch_memory_trace", gBasic, "", "scratch memory allocation, free and reclaim",
-		func(c *Config) *Tri { return &c.ScratchMemoryTrace }),
+	domainOpt(domain.Marker),
+	domainOpt(domain.Kernel),
+	domainOpt(domain.MemoryCopy),
+	domainOpt(domain.MemoryAllocation),
+	domainOpt(domain.ScratchMemory),
 	boolOpt("hsa-trace", "", "hsa_trace", gBasic, "", "HSA API: core, AMD extension, image and finalizer",
 		func(c *Config) *Tri { return &c.HsaTrace }),
-	boolOpt("rccl-trace", "", "rccl_trace", gBasic, "", "RCCL API",
-		func(c *Config) *Tri { return &c.RcclTrace }),
+	domainOpt(domain.RCCL),
 	boolOpt("kokkos-trace", "", "kokkos_trace", gBasic, "", "Kokkos Tools regions (implies --marker-trace --kernel-rename)",
 		func(c *Config) *Tri { return &c.KokkosTrace }).notSupported("the Kokkos Tools library is not built yet"),
 	boolOpt("rocdecode-trace", "", "rocdecode_trace", gBasic, "ROCPROF_ROCDECODE_API_TRACE", "rocDecode API",
@@ -166,18 +172,12 @@ var Specs = withDomains([]Spec{
 		func(c *Config) *Tri { return &c.RocjpegTrace }).notSupported("rocJPEG is not part of ROCm 5.2.3 on Debian"),
 
 	// Granular
-	boolOpt("hip-runtime-trace", "", "hip_runtime_trace", gGran, "", "public hip* functions",
-		func(c *Config) *Tri { return &c.HipRuntimeTrace }),
-	boolOpt("hip-compiler-trace", "", "hip_compiler_trace", gGran, "", "__hip* compiler functions",
-		func(c *Config) *Tri { return &c.HipCompilerTrace }),
-	boolOpt("hsa-core-trace", "", "hsa_core_trace", gGran, "", "hsa_* core functions",
-		func(c *Config) *Tri { return &c.HsaCoreTrace }),
-	boolOpt("hsa-amd-trace", "", "hsa_amd_trace", gGran, "", "hsa_amd_* extension functions",
-		func(c *Config) *Tri { return &c.HsaAmdTrace }),
-	boolOpt("hsa-image-trace", "", "hsa_image_trace", gGran, "", "hsa_ext_image_* functions",
-		func(c *Config) *Tri { return &c.HsaImageTrace }),
-	boolOpt("hsa-finalizer-trace", "", "hsa_finalizer_trace", gGran, "", "hsa_ext_program_* functions",
-		func(c *Config) *Tri { return &c.HsaFinalizerTrace }),
+	domainOpt(domain.HIPRuntime),
+	domainOpt(domain.HIPCompiler),
+	domainOpt(domain.HSACore),
+	domainOpt(domain.HSAAMD),
+	domainOpt(domain.HSAImage),
+	domainOpt(domain.HSAFinalizer),
 
 	// Counters
 	listOpt("pmc", "", "pmc", gPMC, "", "COUNTER",
@@ -278,8 +278,7 @@ var Specs = withDomains([]Spec{
 		func(c *Config) *Tri { return &c.Echo }),
 
 	// ATT
-	boolOpt("advanced-thread-trace", "", "advanced_thread_trace", gATT, "", "thread trace (SQTT) of selected dispatches",
-		func(c *Config) *Tri { return &c.AdvancedThreadTrace }).alias("att"),
+	domainOpt(domain.ThreadTrace),
 	listOpt("att-library-path", "", "att_library_path", gATT, "ROCPROF_ATT_LIBRARY_PATH", "PATH", "directories holding librocprof-trace-decoder.so; traces are decoded after the run",
 		func(c *Config) *[]string { return &c.AttLibraryPath }),
 	intOpt("att-target-cu", "", "att_target_cu", gATT, "ROCPROF_ATT_PARAM_TARGET_CU", "CU", "compute unit to trace",
@@ -320,7 +319,7 @@ var Specs = withDomains([]Spec{
 	boolOpt("quiet", "q", "quiet", gOwn, "",
 		"no report at the end of the run (files written, empty domains, how to open them); warnings and errors still print",
 		func(c *Config) *Tri { return &c.Quiet }),
-})
+}
 
 // VirtualGPUArchs are the architectures the virtual GPU emulates (its own
 // table is vgpu/src/topology.c); the first is the default.
