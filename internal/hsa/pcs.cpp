@@ -101,6 +101,7 @@ void record_batch(uint32_t node, const char *samples, uint32_t n, uint64_t lost)
         RPG_KIND_PC_SAMPLE, (uint32_t)(sizeof *r + (size_t)n * sizeof(rpg_pc_sample_hosttrap)));
     if (!r)
         return; // counted as dropped in the spool header
+    r->h.version = 2; // with the method word (spool.h)
     r->agent_node = node;
     r->count = n;
     r->lost = lost;

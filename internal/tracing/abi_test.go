@@ -64,7 +64,11 @@ int main(void) {
 	require.Equal(t, strconv.Itoa(tracing.APICompactSize)+" 16", lines[1])
 	require.Equal(t, "72 400 408 88", lines[2])
 	require.Equal(t, fmt.Sprintf("8 %d %d", tracing.KindRCCLAPI, tracing.DomainRCCL), lines[3])
-	require.Equal(t, fmt.Sprintf("%d %d %d %d %d %d %d 24 36", tracing.FixedSize(tracing.KindPCSample), tracing.PCSampleSize,
+	// rpg_pc_sample_rec is the record's version 2 (32 bytes, with the
+	// method word); FixedSize is version 1's 24, which spools kept from
+	// before stochastic sampling hold.
+	require.Equal(t, uint32(24), tracing.FixedSize(tracing.KindPCSample))
+	require.Equal(t, fmt.Sprintf("32 %d %d %d %d %d %d 24 36", tracing.PCSampleSize,
 		tracing.FixedSize(tracing.KindPCSampleDispatch), tracing.KindPCSample, tracing.KindPCSampleDispatch,
 		tracing.PCSamplingStochastic, tracing.PCSamplingHostTrap), lines[4])
 }

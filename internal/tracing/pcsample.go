@@ -97,13 +97,26 @@ func TrapID(doorbell, writeIndex, size uint64) uint64 {
 // TrapIDKey masks a sample's correlation id to the fields TrapID sets.
 func TrapIDKey(corr uint64) uint64 { return corr & (0x3ff<<32 | 0x1ffffff) }
 
-// pcSampleRecSize is rpg_pc_sample_rec's size (the samples follow).
-const pcSampleRecSize = 32
+// pcSampleRecSize is rpg_pc_sample_rec's size (the samples follow): the
+// record's version 2. Version 1 (host trap only, written before stochastic
+// sampling was collected) ends before the method word, at
+// pcSampleRecSizeV1; spools kept from then still read.
+const (
+	pcSampleRecSize   = 32
+	pcSampleRecSizeV1 = 24
+	pcSampleVersion   = 2
+)
 
 func decodePCSampleBatch(rec []byte) PCSampleBatch {
 	n := uint64(le.Uint32(rec[12:])) * PCSampleSize
-	return PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]),
-		Method: PCSamplingMethod(le.Uint32(rec[24:])), Samples: rec[pcSampleRecSize : pcSampleRecSize+n]}
+	b := PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]), Method: PCSamplingHostTrap}
+	if rec[6] == 1 {
+		b.Samples = rec[pcSampleRecSizeV1 : pcSampleRecSizeV1+n]
+		return b
+	}
+	b.Method = PCSamplingMethod(le.Uint32(rec[24:]))
+	b.Samples = rec[pcSampleRecSize : pcSampleRecSize+n]
+	return b
 }
 
 func decodePCSampleDispatch(rec []byte) PCSampleDispatch {
@@ -118,8 +131,9 @@ func (r *Reader) PCSampleDispatch() PCSampleDispatch { return decodePCSampleDisp
 
 // AppendBinary appends the published record (samples as Encode gives them).
 func (b PCSampleBatch) AppendBinary(out []byte) ([]byte, error) {
-	out, o := begin(out, KindPCSample, len(b.Samples))
+	out, o := begin(out, KindPCSample, pcSampleRecSize-pcSampleRecSizeV1+len(b.Samples))
 	r := out[o:]
+	r[6] = pcSampleVersion
 	le.PutUint32(r[8:], b.AgentNode)
 	le.PutUint32(r[12:], uint32(len(b.Samples)/PCSampleSize))
 	le.PutUint64(r[16:], b.Lost)

@@ -196,6 +196,12 @@ func (r *Reader) Next() bool {
 				r.stats.Invalid++
 				continue
 			}
+		case rec[6] == pcSampleVersion && k == KindPCSample:
+			if size < pcSampleRecSize || pcSampleRecSize+tailLen(k, rec) > uint64(size) {
+				r.stats.Invalid++
+				r.nextChunk()
+				continue
+			}
 		default:
 			r.stats.Skipped++
 			continue

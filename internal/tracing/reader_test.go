@@ -469,3 +469,43 @@ func TestHideSkipsAKind(t *testing.T) {
 		r.Rewind()
 	}
 }
+
+// pcSampleV1 is a PC-sample record as the shim wrote it before stochastic
+// sampling (version 1: no method word, host trap only).
+type pcSampleV1 struct{ tracing.PCSampleBatch }
+
+func (b pcSampleV1) AppendBinary(out []byte) ([]byte, error) {
+	v2, err := b.PCSampleBatch.AppendBinary(nil)
+	if err != nil {
+		return nil, err
+	}
+	rec := append(append([]byte{}, v2[:24]...), v2[32:]...)
+	binary.LittleEndian.PutUint32(rec, uint32(len(rec)))
+	rec[6] = 1
+	return append(out, rec...), nil
+}
+
+// TestPCSampleRecordVersion1 reads a spool kept by a rocprof-go from before
+// the record grew its method word: its samples are host-trap samples, none
+// skipped or invalid.
+func TestPCSampleRecordVersion1(t *testing.T) {
+	samples := tracing.PCSample{PC: 0x1010, ExecMask: ^uint64(0), Timestamp: 5}.Encode(tracing.PCSample{PC: 0x1020}.Encode(nil))
+	b := spooltest.New(testProcess)
+	b.Add(pcSampleV1{tracing.PCSampleBatch{AgentNode: 2, Lost: 3, Samples: samples}})
+	b.Add(tracing.String{Table: 18, ID: 1, Value: []byte("after")})
+	r, err := tracing.NewReader(b.Bytes())
+	require.NoError(t, err)
+	require.True(t, r.Next())
+	require.Equal(t, tracing.KindPCSample, r.Kind())
+	got := r.PCSampleBatch()
+	require.Equal(t, tracing.PCSamplingHostTrap, got.Method)
+	require.Equal(t, uint32(2), got.AgentNode)
+	require.Equal(t, uint64(3), got.Lost)
+	require.Equal(t, 2, got.Count())
+	require.Equal(t, uint64(0x1010), got.Sample(1).PC)
+	require.True(t, r.Next(), "the record after it is read")
+	require.False(t, r.Next())
+	st := r.Stats()
+	require.Zero(t, st.Skipped)
+	require.Zero(t, st.Invalid)
+}

@@ -39,7 +39,7 @@ var fixedSize = [kindLast]uint32{
 	kindThread:           16,
 	kindClock:            32,
 	KindRCCLAPI:          48,
-	KindPCSample:         pcSampleRecSize,
+	KindPCSample:         pcSampleRecSizeV1, // version 2: pcSampleRecSize
 	KindPCSampleDispatch: 32,
 }
 

@@ -484,7 +484,9 @@ typedef struct rpg_counter_dim {
  * count samples. lost is what ROCR reported lost with the callback (on the
  * batch's first record; 0 on the others); a record may carry no sample and
  * only a lost count. method is the session's, rocprofiler-sdk's
- * rocprofiler_pc_sampling_method_t values. */
+ * rocprofiler_pc_sampling_method_t values. This is the record's version 2;
+ * version 1 (host trap only) ended before method (24 bytes), and readers
+ * still take it. */
 #define RPG_PC_SAMPLING_METHOD_STOCHASTIC 1
 #define RPG_PC_SAMPLING_METHOD_HOST_TRAP 2
 typedef struct rpg_pc_sample_rec {
