@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,4 +132,139 @@ func TestPCSampleOutputsThroughCLI(t *testing.T) {
 	gotCSV, err := os.ReadFile(m[0])
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(gotCSV))
+}
+
+// Stochastic samples through the CLI (ROCm 7.2, virtual gfx942,
+// multistream): ROCpd, Parquet and Perfetto hold the CSV's samples with
+// their issue flag, instruction type and stall reason, and summary gives
+// the same stall reasons from the database and from the CSV files.
+func TestStochasticPCSampleOutputsThroughCLI(t *testing.T) {
+	cli := shippedBinary(t)
+	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
+	require.NoError(t, err)
+	var rt *rocmmatrix.Runtime
+	for i := range rts {
+		if rts[i].Name == "7.2" {
+			rt = &rts[i]
+		}
+	}
+	require.NotNil(t, rt, "the ROCm 7.2 root")
+	require.NoError(t, rt.Check())
+	cache := t.TempDir()
+	r := *rt
+	if !strings.HasPrefix(cache, "/tmp/") {
+		r = r.WithBinds(filepath.Dir(cache))
+	}
+	dir := t.TempDir()
+	stderr, code := shippedOnRuntime(t, r, cli, cache, 3*time.Minute, nil, "--virtual-gpu=gfx942",
+		"--pc-sampling-beta-enabled", "--pc-sampling-method", "stochastic", "--pc-sampling-unit", "cycles",
+		"--pc-sampling-interval", "4096", "--kernel-trace", "-f", "csv", "rocpd", "parquet", "pftrace", "-d", dir,
+		"--", filepath.Join(r.Apps, "gfx942", "multistream"), "1", "1")
+	require.Equal(t, 0, code, stderr)
+
+	const why = "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_"
+	rows := pcsRows(t, dir, "pc_sampling_stochastic.csv")
+	require.NotEmpty(t, rows)
+	var keys []string
+	for _, s := range rows {
+		keys = append(keys, s["Sample_Timestamp"]+"|"+s["Dispatch_Id"]+"|"+s["Instruction"]+"|"+s["Wave_Issued_Instruction"]+"|"+
+			strings.TrimPrefix(s["Stall_Reason"], why)+"|"+s["Wave_Count"])
+	}
+	db := pcsOne(t, dir, "results.db")
+	got := outputtest.SQLite3CLI(t, db, `SELECT timestamp || '|' || json_extract(extdata, '$.dispatch_id') || '|' ||
+		json_extract(extdata, '$.instruction') || '|' || json_extract(extdata, '$.wave_issued') || '|' ||
+		json_extract(extdata, '$.stall_reason') || '|' || json_extract(extdata, '$.wave_count')
+		FROM samples WHERE category = 'PC_SAMPLING_STOCHASTIC' ORDER BY id`)
+	require.Equal(t, keys, strings.Split(got, "\n"))
+	pq := pcsOne(t, dir, "pc_sampling_stochastic.parquet")
+	got = outputtest.DuckDB(t, fmt.Sprintf(`SELECT string_agg(concat_ws('|', timestamp_ns, dispatch_id, instruction, wave_issued,
+		replace(stall_reason, '%s', ''), wave_count), ';') FROM read_parquet(%s)`, why, outputtest.SQLStr(pq)))[0]
+	require.Equal(t, strings.Join(keys, ";"), got)
+	trace, err := os.ReadFile(pcsOne(t, dir, "results.pftrace"))
+	require.NoError(t, err)
+	var evs []string
+	for _, in := range outputtest.PerfettoInstants(t, trace) {
+		if in.Category == "PC_SAMPLING_STOCHASTIC" {
+			evs = append(evs, strconv.FormatUint(in.TS, 10)+"|"+in.Args["dispatch_id"]+"|"+in.Name+"|"+in.Args["wave_issued"]+"|"+
+				in.Args["stall_reason"]+"|"+in.Args["wave_count"])
+		}
+	}
+	require.Equal(t, keys, evs)
+
+	csvDir := t.TempDir()
+	for _, f := range []string{"kernel_trace.csv", "pc_sampling_stochastic.csv"} {
+		b, err := os.ReadFile(pcsOne(t, dir, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(csvDir, "run_"+f), b, 0o644))
+	}
+	summ := func(input string) string {
+		out, err := exec.Command(cli, "summary", "-i", input, "--top-instructions", "3").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		i := strings.Index(string(out), "HOTTEST INSTRUCTIONS")
+		require.GreaterOrEqual(t, i, 0, "%s", out)
+		return string(out[i:])
+	}
+	fromDB, fromCSV := summ(db), summ(csvDir)
+	require.Contains(t, fromDB, "STALL REASONS (OF NOT ISSUED)")
+	// What the CSV rows say of each (kernel, instruction text): samples,
+	// and the not-issued reasons as summary prints them.
+	kernels := map[string]string{}
+	for _, k := range pcsRows(t, dir, "kernel_trace.csv") {
+		kernels[k["Dispatch_Id"]] = k["Kernel_Name"]
+	}
+	type agg struct {
+		n, notIssued int
+		reasons      map[string]int
+	}
+	want := map[string]*agg{}
+	perKernel := map[string]int{}
+	for _, s := range rows {
+		k := kernels[s["Dispatch_Id"]] + "|" + s["Instruction"]
+		a := want[k]
+		if a == nil {
+			a = &agg{reasons: map[string]int{}}
+			want[k] = a
+		}
+		a.n++
+		perKernel[kernels[s["Dispatch_Id"]]]++
+		if s["Wave_Issued_Instruction"] == "0" {
+			a.notIssued++
+			a.reasons[strings.TrimPrefix(s["Stall_Reason"], why)]++
+		}
+	}
+	stalls := func(a *agg) string {
+		type rc struct {
+			r string
+			n int
+		}
+		var l []rc
+		for r, n := range a.reasons {
+			l = append(l, rc{r, n})
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || l[i].n == l[j].n && l[i].r < l[j].r })
+		var parts []string
+		for _, x := range l[:min(3, len(l))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", x.r, 100*float64(x.n)/float64(a.notIssued)))
+		}
+		if len(parts) == 0 {
+			return "(all issued)"
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, out := range []string{fromDB, fromCSV} {
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[4:] {
+			c := strings.Split(l, " | ")
+			require.Len(t, c, 7, l)
+			kernel, text := strings.TrimSpace(c[0]), strings.TrimSpace(c[3])
+			require.Equal(t, strconv.Itoa(perKernel[kernel]), strings.TrimSpace(c[1]), l)
+			if out == fromDB {
+				continue // keyed by offset: one text may be at several
+			}
+			a := want[kernel+"|"+text]
+			require.NotNil(t, a, l)
+			require.Equal(t, strconv.Itoa(a.n), strings.TrimSpace(c[4]), l)
+			require.Equal(t, stalls(a), strings.TrimSpace(c[6]), l)
+		}
+	}
+	t.Logf("summary:\n%s", fromDB)
 }

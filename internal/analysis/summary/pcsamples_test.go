@@ -139,5 +139,6 @@ func TestSummaryHottestInstructionsStallReasons(t *testing.T) {
 		require.NoError(t, summary.Write(&b, s, "text"))
 		require.Contains(t, b.String(), "| PERCENT (OF KERNEL) | STALL REASONS (OF NOT ISSUED)\n")
 		require.Contains(t, b.String(), "|       4 |               66.67 | WAITCNT 66.7%, ALU_DEPENDENCY 33.3%\n")
+		require.Contains(t, b.String(), "|       1 |              100.00 | (all issued)\n")
 	}
 }

@@ -177,7 +177,11 @@ func hotTable(w io.Writer, kernels []PCKernel) error {
 			c := []string{k.Kernel, strconv.FormatInt(k.Samples, 10), off, h.Instruction,
 				strconv.FormatInt(h.Samples, 10), strconv.FormatFloat(h.Percent, 'f', 2, 64)}
 			if stochastic {
-				c = append(c, stallText(h.Stalls))
+				st := stallText(h.Stalls)
+				if st == "" {
+					st = "(all issued)" // or a host-trap kernel's: no reason recorded
+				}
+				c = append(c, st)
 			}
 			cells = append(cells, c)
 		}
