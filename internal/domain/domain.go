@@ -180,9 +180,10 @@ var Switches = []Switch{
 		Outputs: []string{"MARKER_API"}, Aggregates: []string{sys, runtime, kokkos},
 		Report: "--marker-trace", Empty: ": the app made no ROCTx call (roctxRangePush, roctxMark, ...)",
 		Group: Basic, Help: "ROCTx markers and ranges"},
-	// RCCL's passes do not load the shim (no agent_info.csv with
-	// --rccl-trace alone), as before the table: Agents is false.
-	{ID: RCCL, Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload,
+	// RCCL's passes load the shim too: rocprofv3 writes agent_info.csv
+	// beside rccl_api_trace.csv (before the table, --rccl-trace alone wrote
+	// no agent_info.csv).
+	{ID: RCCL, Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"RCCL_API"}, Aggregates: []string{sys, runtime},
 		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)",
 		Group: Basic, Help: "RCCL API"},

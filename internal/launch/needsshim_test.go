@@ -12,8 +12,8 @@ import (
 
 // A pass loads the shim for what it collects (HSA interception, counters,
 // thread trace, PC sampling) and for HIP or marker tracing alone, to
-// describe the agents; RCCL tracing alone does not, nor a pass that traces
-// nothing. The rule is the domain table's: a new row says so.
+// describe the agents (RCCL too: rocprofv3 writes agent_info.csv beside
+// its RCCL trace); a pass that traces nothing does not. The rule is the domain table's: a new row says so.
 func TestNeedsShimFollowsTheDomainTable(t *testing.T) {
 	for args, want := range map[string]bool{
 		"--kernel-trace": true, "--memory-copy-trace": true, "--memory-allocation-trace": true,
@@ -22,7 +22,7 @@ func TestNeedsShimFollowsTheDomainTable(t *testing.T) {
 		"--pmc SQ_WAVES": true, "--advanced-thread-trace": true,
 		"--pc-sampling-beta-enabled --pc-sampling-method host_trap --pc-sampling-unit time --pc-sampling-interval 1": true,
 		"--hip-runtime-trace": true, "--hip-compiler-trace": true, "--marker-trace": true,
-		"--rccl-trace": false, "--output-format csv": false,
+		"--rccl-trace": true, "--output-format csv": false,
 	} {
 		require.Equal(t, want, needsShim(plan(t, append(strings.Fields(args), "--", "app")...).Passes[0]), args)
 	}
