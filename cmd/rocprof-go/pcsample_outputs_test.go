@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,6 +71,23 @@ func TestPCSampleOutputsThroughCLI(t *testing.T) {
 	got = outputtest.DuckDB(t, fmt.Sprintf(`SELECT string_agg(concat_ws('|', timestamp_ns, dispatch_id, correlation_id, instruction), ';')
 		FROM read_parquet(%s)`, outputtest.SQLStr(pq)))[0]
 	require.Equal(t, strings.Join(csvKeys, ";"), got)
+	// run.json counts each file's samples (a record carries many).
+	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	var run struct {
+		Files []struct {
+			Path    string `json:"path"`
+			Records int64  `json:"records"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &run))
+	counted := map[string]int64{}
+	for _, f := range run.Files {
+		counted[filepath.Base(f.Path)] = f.Records
+	}
+	for _, name := range []string{"pc_sampling_host_trap.csv", "pc_sampling_host_trap.parquet"} {
+		require.Equal(t, int64(len(rows)), counted[filepath.Base(pcsOne(t, dir, name))], "run.json's records of %s", name)
+	}
 	// Perfetto: one instant per sample, named by its instruction.
 	trace, err := os.ReadFile(pcsOne(t, dir, "results.pftrace"))
 	require.NoError(t, err)

@@ -208,8 +208,11 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 		// One file per domain (a hive layout puts them elsewhere than the
 		// prefix): run.json names each with its records.
 		for _, pf := range parquet.Files(g.Prefix, &in.Config) {
-			res.Files = append(res.Files, model.File{Path: pf.Path, Format: w.Format, Domain: pf.Domain,
-				Records: g.Records[pf.Domain]})
+			n := g.Records[pf.Domain]
+			if pf.Rows > 0 {
+				n = pf.Rows
+			}
+			res.Files = append(res.Files, model.File{Path: pf.Path, Format: w.Format, Domain: pf.Domain, Records: n})
 		}
 		return nil
 	}

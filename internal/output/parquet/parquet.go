@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
@@ -535,6 +536,10 @@ func (w *pqWriter) process(p *model.Catalogue, r *model.SpoolView) error {
 type File struct {
 	Path   string
 	Domain string // rocprofv3's domain name, e.g. KERNEL_DISPATCH
+	// Rows is the file's row count from its footer, for the files whose
+	// rows are not one record of a domain each (the PC samples, which a
+	// record carries by the thousand); 0 for the others.
+	Rows uint64
 }
 
 // Files lists the files Write wrote for a prefix and options
@@ -550,7 +555,7 @@ func Files(prefix string, o *model.Config) []File {
 	for _, f := range pcFiles {
 		p := parquetNamePath(prefix, f.name, o)
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
-			out = append(out, File{Path: p, Domain: f.domain})
+			out = append(out, File{Path: p, Domain: f.domain, Rows: footerRows(p)})
 		}
 	}
 	return out
@@ -564,4 +569,15 @@ func hivePartValue(v string) string {
 		v = strings.Repeat("_", len(v))
 	}
 	return v
+}
+
+// footerRows is the row count a Parquet file's footer gives (0 when it
+// cannot be read: run.json then says 0, as for a file with no rows).
+func footerRows(path string) uint64 {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	return uint64(r.NumRows())
 }
