@@ -20,7 +20,7 @@ func TestParquetPCSamples(t *testing.T) {
 	in := outputtest.PCSampleInput(t)
 	require.NoError(t, Write(prefix, in))
 	f := prefix + "_pc_sampling_host_trap.parquet"
-	require.Equal(t, []File{{Path: f, Domain: "PC_SAMPLING_HOST_TRAP"}}, Files(prefix, &in.Config)[len(Files(prefix, &in.Config))-1:])
+	require.Equal(t, []File{{Path: f, Domain: "PC_SAMPLING_HOST_TRAP", Rows: 9}}, Files(prefix, &in.Config)[len(Files(prefix, &in.Config))-1:])
 	q := func(sql string) string {
 		return outputtest.DuckDB(t, fmt.Sprintf(sql, "read_parquet("+outputtest.SQLStr(f)+")"))[0]
 	}
