@@ -91,3 +91,36 @@ func TestPCSamplingWithTracingAndCounters(t *testing.T) {
 		})
 	}
 }
+
+// ROCm 6.4's runtime faults when a stochastic session it cannot feed
+// stops (docs/pc-sampling.md, Limits). The CLI refuses the request before
+// the app starts; an app that sets the shim's variables itself, around the
+// CLI, gets no session either (the shim checks the runtime the same way),
+// and runs to its end with its kernels traced.
+func TestStochasticAroundTheCLIOnROCm64(t *testing.T) {
+	cli := shippedBinary(t)
+	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
+	require.NoError(t, err)
+	for _, rt := range rts {
+		if rt.Name != "6.4" {
+			continue
+		}
+		require.NoError(t, rt.Check())
+		cache := t.TempDir()
+		if !strings.HasPrefix(cache, "/tmp/") {
+			rt = rt.WithBinds(filepath.Dir(cache))
+		}
+		dir := t.TempDir()
+		stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, "--virtual-gpu=gfx942",
+			"--kernel-trace", "-f", "csv", "-d", dir, "--", "/usr/bin/env",
+			"ROCPROFILER_PC_SAMPLING_BETA_ENABLED=1", "ROCPROF_PC_SAMPLING_METHOD=stochastic",
+			"ROCPROF_PC_SAMPLING_UNIT=cycles", "ROCPROF_PC_SAMPLING_INTERVAL=4096",
+			filepath.Join(rt.Apps, "gfx942", "multistream"), "1", "1")
+		require.Equal(t, 0, code, stderr)
+		require.NotEmpty(t, pcsRows(t, dir, "kernel_trace.csv"))
+		m, _ := filepath.Glob(filepath.Join(dir, "*", "*_pc_sampling_stochastic.csv"))
+		require.Empty(t, m, "no stochastic session on ROCm 6.4")
+		return
+	}
+	t.Fatal("no ROCm 6.4 root")
+}

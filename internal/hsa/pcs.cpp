@@ -22,10 +22,14 @@
 // hsa_shut_down, the sessions are stopped, flushed and destroyed, so the
 // samples of the last dispatches reach the spool.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shim_internal.hpp"
 
@@ -212,6 +216,35 @@ void shim_pcs_fill_marker(void *pkt, uint64_t dispatch_id, uint32_t node)
     m->user_data[1] = node;
 }
 
+// Whether the runtime library holding fn has ROCR 7's stochastic sampling
+// thread. ROCR 6.4 creates a stochastic session with the driver but gives
+// the trap handler no buffers for it and faults when it stops
+// (docs/pc-sampling.md, Limits); the CLI refuses that before the app starts
+// (internal/pipeline/pcsampling.go, the same test), and this keeps an app
+// started around the CLI from reaching the fault. True when the library
+// cannot be read (nothing known).
+static bool runtime_has_stochastic(void *fn)
+{
+    Dl_info info;
+    if (!fn || !dladdr(fn, &info) || !info.dli_fname)
+        return true;
+    int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    struct stat st;
+    bool has = true;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *m = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            static const char name[] = "PcSamplingStochasticThread";
+            has = memmem(m, (size_t)st.st_size, name, sizeof name - 1) != nullptr;
+            munmap(m, (size_t)st.st_size);
+        }
+    }
+    close(fd);
+    return has;
+}
+
 // From OnLoad, with the agents known: starts the sessions when the CLI
 // asked for them. Returns false (with why) when it asked and nothing
 // could be started.
@@ -250,6 +283,11 @@ bool shim_pcs_init(char *why, size_t whylen)
     if (!g_fn.iterate || !g_fn.create || !g_fn.destroy || !g_fn.start || !g_fn.stop || !g_fn.flush ||
         !g_queue_get_info) {
         snprintf(why, whylen, "PC sampling: the HSA runtime has no hsa_ven_amd_pcs_* (ROCm 6.4 or later has)");
+        return false;
+    }
+    if (g_method == 1 && !runtime_has_stochastic((void *)g_fn.create)) {
+        snprintf(why, whylen, "PC sampling: the HSA runtime has no stochastic sampling (ROCm 6.4's samples with host "
+                              "trap only; ROCm 7.x offers stochastic on gfx942)");
         return false;
     }
     shim_core.hsa_iterate_agents_fn(each_gpu, &interval);
