@@ -990,6 +990,39 @@ bool tick_map_init(hsa_agent_t agent, TickMap *m)
     return m->mult != 0;
 }
 
+// ROCR's intercept queue registers its doorbell, an interrupt signal, with the
+// runtime's async-events thread, and the signal takes its KFD event from the
+// runtime's event pool: the event a destroyed signal gave back last. Such an
+// event may have fired already (HIP's start-up completes signals and frees
+// them), and the async-events loop of ROCR 6.4 and 7.2 waits on it passing
+// age 1 every time; KFD returns at once from a wait whose age is not the
+// event's, so that thread spins for as long as the queue lives. On the virtual
+// GPU (which keeps KFD's age rule), 30,000 dispatches on 6.4 met 114,000-256,000
+// such waits (41,000 on 7.2, 2,300 without the profiler) and 1.5-2 us of CPU per
+// dispatch beside the app's and the GPU's threads (docs/performance.md). Holding
+// the pool's events in signals of our own while the queue is made gives the
+// doorbell an event nobody has fired (1,600 waits). They go back to the pool
+// for the runtime's next signals: at most kPoolHold new events, once.
+constexpr int kPoolHold = 64;
+
+struct PoolHold {
+    hsa_signal_t held[kPoolHold];
+    int n = 0;
+    PoolHold()
+    {
+        if (!shim_core.hsa_signal_create_fn || !shim_core.hsa_signal_destroy_fn)
+            return;
+        while (n < kPoolHold &&
+               shim_core.hsa_signal_create_fn(1, 0, nullptr, &held[n]) == HSA_STATUS_SUCCESS)
+            n++;
+    }
+    ~PoolHold()
+    {
+        for (int i = 0; i < n; i++)
+            shim_core.hsa_signal_destroy_fn(held[i]);
+    }
+};
+
 hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
                                void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
                                uint32_t private_segment_size, uint32_t group_segment_size,
@@ -1000,8 +1033,13 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
         !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
         return create_plain(agent, size, type, callback, data, private_segment_size,
                             group_segment_size, queue);
-    hsa_status_t st = shim_amd.hsa_amd_queue_intercept_create_fn(
-        agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
+    hsa_status_t st;
+    {
+        PoolHold fresh_doorbell_event;
+        st = shim_amd.hsa_amd_queue_intercept_create_fn(agent, size, type, callback, data,
+                                                         private_segment_size, group_segment_size,
+                                                         queue);
+    }
     if (st != HSA_STATUS_SUCCESS) // a queue type the intercept layer refuses: run it untraced
         return create_plain(agent, size, type, callback, data, private_segment_size,
                             group_segment_size, queue);
