@@ -16,6 +16,10 @@
 //     by llvm-cxxfilt;
 //   - the app's own launch parameters (grid, workgroup, bytes, call order).
 //
-// docs/performance.md ("rocprofv3 reference") lists what is checked and
-// where each fact comes from.
+// No session has run AMD's own rocprofv3 (these machines have no AMD GPU;
+// git log records no such run): the rules rest on rocprofiler-sdk's source
+// (the rocm-systems mirror: code_object.cpp for the registers, the output
+// writers for columns and ids) and its documentation's sample CSVs, as
+// docs/outputs.md does. docs/performance.md ("rocprofv3 reference") lists
+// what is checked and where each fact comes from.
 package reference
