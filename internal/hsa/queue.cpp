@@ -907,6 +907,109 @@ hsa_status_t create_plain(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
     return st;
 }
 
+// Cooperative queues. The runtime hands out one cooperative queue per agent,
+// shared and counted by the agent (GpuAgent's GWS queue: every creation
+// returns it and adds a reference, every hsa_queue_destroy of it drops one,
+// the last deletes it). An intercept queue made around it owns it outright
+// instead (a unique_ptr in ROCR's QueueWrapper): destroying the intercept
+// queue deletes the shared queue behind the agent's back, and the agent
+// deletes it again in hsa_shut_down, which HIP 6 and later call from their
+// exit-time destructors. Apps that made a cooperative launch under kernel
+// tracing died of SIGSEGV inside ROCR at exit (features, ROCm 6.4 and 7.2;
+// on 5.2, whose HIP never shuts the runtime down, a later cooperative queue
+// would have been the freed one).
+//
+// So the shim takes a reference of its own, by the shared queue's own
+// handle, before wrapping it (a second creation tells whether the runtime
+// shares: it returns the same handle), hands the one intercept queue of the
+// agent out for every creation, like the runtime, and at its last destroy
+// leaves the intercept queue alone (it stays until exit: a few pages and two
+// signals) and drops both references by the shared queue's handle: the agent
+// then deletes the queue itself, as without the profiler. Leaving the intercept
+// queue is what rocprofv3 does with all of its queues.
+// TestTracedAppsExitCleanly (cmd/rocprof-go).
+struct CoopQueue {
+    hsa_agent_t agent;
+    hsa_queue_t *wrapper; // the intercept queue the app holds
+    hsa_queue_t *own;     // the runtime's shared queue, by its own handle
+    int refs;             // the app's creations of it not yet destroyed
+};
+const int kMaxCoop = 64;
+pthread_mutex_t g_coop_lock = PTHREAD_MUTEX_INITIALIZER; // taken before g_queues_lock
+CoopQueue g_coop[kMaxCoop];
+int g_ncoop;
+thread_local bool t_coop_inner; // create_cooperative is making the intercept queue
+
+hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                               void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
+                               uint32_t private_segment_size, uint32_t group_segment_size,
+                               hsa_queue_t **queue);
+
+hsa_status_t create_cooperative(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                                void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
+                                uint32_t private_segment_size, uint32_t group_segment_size,
+                                hsa_queue_t **queue)
+{
+    pthread_mutex_lock(&g_coop_lock);
+    for (int i = 0; i < g_ncoop; i++)
+        if (g_coop[i].agent.handle == agent.handle) {
+            g_coop[i].refs++;
+            *queue = g_coop[i].wrapper;
+            pthread_mutex_unlock(&g_coop_lock);
+            return HSA_STATUS_SUCCESS;
+        }
+    hsa_queue_t *own = nullptr, *again = nullptr;
+    hsa_status_t st = g_next_queue_create(agent, size, type, callback, data, private_segment_size,
+                                          group_segment_size, &own);
+    if (st != HSA_STATUS_SUCCESS) {
+        pthread_mutex_unlock(&g_coop_lock);
+        return st;
+    }
+    bool probed = g_next_queue_create(agent, size, type, nullptr, nullptr, private_segment_size,
+                                      group_segment_size, &again) == HSA_STATUS_SUCCESS;
+    if (probed)
+        g_next_queue_destroy(again); // shared: back to the one reference held here
+    if (g_crash_debug)
+        fprintf(stderr, "rocprof-go shim: cooperative queue: %s\n",
+                !probed ? "unknown (untraced)" : again == own ? "shared by the runtime" : "not shared");
+    if (!probed || again != own) {
+        // Not shared (each intercept queue owns its queue), or unknown: no
+        // reference to keep. Unknown runs untraced rather than risk it.
+        g_next_queue_destroy(own);
+        pthread_mutex_unlock(&g_coop_lock);
+        if (!probed)
+            return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
+                                       group_segment_size, queue);
+        t_coop_inner = true;
+        st = hook_queue_create(agent, size, type, callback, data, private_segment_size,
+                               group_segment_size, queue);
+        t_coop_inner = false;
+        return st;
+    }
+    t_coop_inner = true;
+    st = hook_queue_create(agent, size, type, callback, data, private_segment_size,
+                           group_segment_size, queue);
+    t_coop_inner = false;
+    if (st == HSA_STATUS_SUCCESS && *queue != own && g_ncoop < kMaxCoop)
+        g_coop[g_ncoop++] = {agent, *queue, own, 1};
+    else if (st != HSA_STATUS_SUCCESS || *queue == own)
+        g_next_queue_destroy(own); // failed, or untraced (the shared queue itself)
+    // else: more agents than kMaxCoop (not seen): the reference stays, so the
+    // agent never deletes the queue the intercept queue will delete.
+    pthread_mutex_unlock(&g_coop_lock);
+    return st;
+}
+
+// Drops the two references on the shared queue (the shim's and the intercept
+// queue's): the agent deletes it at the last.
+hsa_status_t release_cooperative(hsa_queue_t *own)
+{
+    hsa_status_t st = g_next_queue_destroy(own);
+    if (st == HSA_STATUS_SUCCESS)
+        st = g_next_queue_destroy(own);
+    return st;
+}
+
 // The runtime's conversion of `agent`'s GPU ticks to system timestamps, as
 // an affine map around the present, for the fatal-signal handler. It is made
 // with the call that converts every recorded dispatch,
@@ -1033,6 +1136,9 @@ hsa_status_t hook_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type3
         !shim_amd.hsa_amd_queue_intercept_register_fn || !queue)
         return create_plain(agent, size, type, callback, data, private_segment_size,
                             group_segment_size, queue);
+    if (type == HSA_QUEUE_TYPE_COOPERATIVE && !t_coop_inner)
+        return create_cooperative(agent, size, type, callback, data, private_segment_size,
+                                  group_segment_size, queue);
     hsa_status_t st;
     {
         PoolHold fresh_doorbell_event;
@@ -1119,6 +1225,23 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
     t_destroying = {nullptr, 0, 0};
     shim_queue_identify(hq, &t_destroying.id, &t_destroying.node);
     t_destroying.queue = hq;
+    // An intercepted cooperative queue (create_cooperative): the last destroy
+    // drops the shared queue's references instead, under g_coop_lock.
+    hsa_queue_t *coop_own = nullptr;
+    pthread_mutex_lock(&g_coop_lock);
+    for (int i = 0; i < g_ncoop; i++)
+        if (g_coop[i].wrapper == hq) {
+            if (--g_coop[i].refs > 0) {
+                pthread_mutex_unlock(&g_coop_lock);
+                t_destroying.queue = nullptr;
+                return HSA_STATUS_SUCCESS; // still the app's elsewhere
+            }
+            coop_own = g_coop[i].own;
+            g_coop[i] = g_coop[--g_ncoop];
+            break;
+        }
+    if (!coop_own)
+        pthread_mutex_unlock(&g_coop_lock);
     pthread_mutex_lock(&g_queues_lock);
     for (int i = 0; i < g_nplain; i++)
         if (g_plain[i].queue == hq) {
@@ -1144,7 +1267,7 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         q->destroying.store(true);
         wake(q);
     }
-    hsa_status_t st = g_next_queue_destroy(hq);
+    hsa_status_t st = coop_own ? release_cooperative(coop_own) : g_next_queue_destroy(hq);
     t_destroying.queue = nullptr;
     if (q) {
         q->stopping.store(true);
@@ -1161,6 +1284,8 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
         free(q->tags);
         free(q);
     }
+    if (coop_own)
+        pthread_mutex_unlock(&g_coop_lock);
     return st;
 }
 
@@ -1349,6 +1474,15 @@ void shim_queues_shutdown()
     }
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
+    // Cooperative queues the app never destroyed: the agent deletes the
+    // shared queue at its own destruction, later in the shut-down, when
+    // ROCR 7 has already freed the signals it would destroy; with our
+    // references dropped now it is deleted while the runtime is whole.
+    pthread_mutex_lock(&g_coop_lock);
+    for (int i = 0; i < g_ncoop; i++)
+        release_cooperative(g_coop[i].own);
+    g_ncoop = 0;
+    pthread_mutex_unlock(&g_coop_lock);
     SignalStack *stacks[] = {&g_pool, &g_retired};
     for (SignalStack *st : stacks) {
         pthread_mutex_lock(&st->lock);
