@@ -36,6 +36,8 @@ const (
 	HIPCompiler
 	Marker
 	RCCL
+	RocDecode
+	RocJPEG
 )
 
 // NoBit is the Bit of a domain without a bit in rpg_domains, and the Status
@@ -96,6 +98,10 @@ type Switch struct {
 	Short, Alias string
 	Group        string
 	Help         string
+	// Refused, when set, says why the option is refused here (rocprofv3
+	// has it, nothing here could collect it): the switch is accepted by no
+	// run, so no library reads its variable and no record fills a domain.
+	Refused string
 }
 
 // The help groups of the domains' switches (rocprofv3's).
@@ -187,6 +193,14 @@ var Switches = []Switch{
 		Outputs: []string{"RCCL_API"}, Aggregates: []string{sys, runtime},
 		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)",
 		Group: Basic, Help: "RCCL API"},
+	// rocDecode and rocJPEG are in no runtime of the ROCm matrix (Debian's
+	// archive has neither), so no process here could call them: their
+	// switches are refused, and the aggregates that switch them on in
+	// rocprofv3 leave them off (internal/options, expandDomains).
+	{ID: RocDecode, Option: "rocdecode_trace", Env: "ROCPROF_ROCDECODE_API_TRACE", Bit: NoBit, Status: NoBit,
+		Group: Basic, Help: "rocDecode API", Refused: "rocDecode is in no ROCm runtime of Debian's archive (5.2 to 7.2), so nothing here could call it"},
+	{ID: RocJPEG, Option: "rocjpeg_trace", Env: "ROCPROF_ROCJPEG_API_TRACE", Bit: NoBit, Status: NoBit,
+		Group: Basic, Help: "rocJPEG API", Refused: "rocJPEG is in no ROCm runtime of Debian's archive (5.2 to 7.2), so nothing here could call it"},
 }
 
 // ByOption returns the domain its option (destination) asks for.

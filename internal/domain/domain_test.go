@@ -96,6 +96,15 @@ func TestTableIsConsistent(t *testing.T) {
 		require.False(t, options[d.Option], "%s twice", d.Option)
 		options[d.Option] = true
 		require.True(t, strings.HasPrefix(d.Env, "ROCPROF_"), d.Option)
+		if d.Refused != "" {
+			// A refused switch: nothing reads it or collects it.
+			require.Zero(t, d.ReadBy, d.Option)
+			require.Zero(t, d.CollectedBy, d.Option)
+			require.Equal(t, domain.NoBit, d.Bit, d.Option)
+			require.Empty(t, d.Outputs, d.Option)
+			require.NotEmpty(t, d.Help, d.Option)
+			continue
+		}
 		require.NotZero(t, d.ReadBy, d.Option)
 		require.NotZero(t, d.CollectedBy, d.Option)
 		if d.Bit != domain.NoBit {

@@ -34,6 +34,8 @@ var domainFields = map[domain.ID]func(*Config) *Tri{
 	domain.HIPCompiler:      func(c *Config) *Tri { return &c.HipCompilerTrace },
 	domain.Marker:           func(c *Config) *Tri { return &c.MarkerTrace },
 	domain.RCCL:             func(c *Config) *Tri { return &c.RcclTrace },
+	domain.RocDecode:        func(c *Config) *Tri { return &c.RocdecodeTrace },
+	domain.RocJPEG:          func(c *Config) *Tri { return &c.RocjpegTrace },
 }
 
 // withDomains completes the option table from the domain table: each row
@@ -90,6 +92,9 @@ func domainSwitch(d domain.Switch) Spec {
 		field = func(c *Config) *Tri { return c.domainSwitch(dest) }
 	}
 	s := boolOpt(strings.TrimPrefix(d.Flag(), "--"), d.Short, dest, group, "", d.Help, field).alias(d.Alias)
+	if d.Refused != "" {
+		s = s.notSupported(d.Refused)
+	}
 	s.domain = d.ID
 	return s
 }

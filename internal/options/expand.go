@@ -35,7 +35,7 @@ func (c *Config) expandAggregates() []string {
 	// rocDecode and rocJPEG are in no runtime of the ROCm matrix, so no
 	// process can call them: the aggregates, which rocprofv3 has switch
 	// them on, leave them off (explicit use was rejected by
-	// checkSupported); they are no domain of the table.
+	// checkSupported: their rows in the domain table are Refused).
 	c.RocdecodeTrace, c.RocjpegTrace = False, False
 	return nil
 }

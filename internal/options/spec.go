@@ -166,10 +166,8 @@ var specLines = []Spec{
 	domainOpt(domain.RCCL),
 	boolOpt("kokkos-trace", "", "kokkos_trace", gBasic, "", "Kokkos Tools regions (implies --marker-trace --kernel-rename)",
 		func(c *Config) *Tri { return &c.KokkosTrace }).notSupported("the Kokkos Tools library is not built yet"),
-	boolOpt("rocdecode-trace", "", "rocdecode_trace", gBasic, "ROCPROF_ROCDECODE_API_TRACE", "rocDecode API",
-		func(c *Config) *Tri { return &c.RocdecodeTrace }).notSupported("rocDecode is not part of ROCm 5.2.3 on Debian"),
-	boolOpt("rocjpeg-trace", "", "rocjpeg_trace", gBasic, "ROCPROF_ROCJPEG_API_TRACE", "rocJPEG API",
-		func(c *Config) *Tri { return &c.RocjpegTrace }).notSupported("rocJPEG is not part of ROCm 5.2.3 on Debian"),
+	domainOpt(domain.RocDecode),
+	domainOpt(domain.RocJPEG),
 
 	// Granular
 	domainOpt(domain.HIPRuntime),

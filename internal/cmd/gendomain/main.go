@@ -169,7 +169,11 @@ func markdown(rows []domain.Switch) []byte {
 		if empty == "" {
 			empty = "—"
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s | %s |\n", s.Flag(), s.Env, bit, libraries(s.CollectedBy), outputs, by,
+		collected := libraries(s.CollectedBy)
+		if s.Refused != "" {
+			collected = "refused: " + s.Refused
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s | %s |\n", s.Flag(), s.Env, bit, collected, outputs, by,
 			strings.ReplaceAll(empty, "|", "\\|"))
 	}
 	b.WriteString("\n")
