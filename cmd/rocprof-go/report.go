@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
@@ -242,7 +241,7 @@ func emptyDomains(plan *options.Plan, m *rocprof.Manifest) []domainOption {
 		return nil // no outputs were written, or no GPU: nothing to judge the app by
 	}
 	reported := map[string]bool{}
-	for _, l := range append(append([]launch.DomainLoss{}, m.LostDomains...), m.UnavailableDomains...) {
+	for _, l := range append(append([]pipeline.DomainLoss{}, m.LostDomains...), m.UnavailableDomains...) {
 		for _, d := range l.Domains {
 			reported[d] = true
 		}

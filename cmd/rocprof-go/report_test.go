@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
@@ -111,7 +110,7 @@ func TestReportBlamesNoAppWhenNoGPU(t *testing.T) {
 	require.Len(t, empty, 2, "without a GPU stack failure both empty domains are notes")
 	require.Equal(t, ": the app launched no kernel", empty[0].why)
 
-	m.NoGPU = []launch.NoGPU{{PID: 7, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"}}
+	m.NoGPU = []pipeline.NoGPU{{PID: 7, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"}}
 	require.Empty(t, emptyDomains(plan, m))
 	var b strings.Builder
 	writeReport(&b, plan, &pipeline.Result{Dir: t.TempDir(), Manifest: m})

@@ -21,7 +21,7 @@ import (
 // unavailable on the process's runtime is lost when it was asked for by
 // name, and only unavailable (a notice) when an aggregate option implied it.
 // The shim's domains are the domain table's (internal/domain).
-func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []launch.DomainLoss) {
+func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []DomainLoss) {
 	var requested []domain.Switch
 	var names []string
 	for _, d := range domain.Switches {
@@ -46,7 +46,7 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 			} else {
 				why = "the HSA runtime did not load rocprof-go's shim (HSA_TOOLS_LIB): no kernels, copies, HSA calls or counters could be recorded"
 			}
-			lost = append(lost, launch.DomainLoss{PID: p.PID, Domains: names, Reason: why})
+			lost = append(lost, DomainLoss{PID: p.PID, Domains: names, Reason: why})
 			continue
 		}
 		byReason := map[string][]string{}
@@ -65,7 +65,7 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 		}
 		sort.Strings(reasons)
 		for _, why := range reasons {
-			l := launch.DomainLoss{PID: p.PID, Domains: byReason[why], Reason: why}
+			l := DomainLoss{PID: p.PID, Domains: byReason[why], Reason: why}
 			if explicit[why] {
 				lost = append(lost, l)
 			} else {
@@ -79,7 +79,7 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 // LostDomainsError is a run whose app ran but some requested domains were
 // not collected (listed in run.json's lost_domains).
 type LostDomainsError struct {
-	Lost []launch.DomainLoss
+	Lost []DomainLoss
 }
 
 func (e *LostDomainsError) Error() string {
@@ -94,14 +94,14 @@ func (e *LostDomainsError) Error() string {
 
 // noteUnavailable prints the domains an aggregate option implied that a
 // runtime cannot give.
-func noteUnavailable(w io.Writer, u []launch.DomainLoss) {
+func noteUnavailable(w io.Writer, u []DomainLoss) {
 	for _, l := range u {
 		fmt.Fprintf(w, "rocprof-go: note: pid %d: %s not available: %s\n", l.PID, strings.Join(l.Domains, ", "), l.Reason)
 	}
 }
 
 // noteTruncated tells of names and messages cut to fit a record.
-func noteTruncated(w io.Writer, t []launch.TruncatedNames) {
+func noteTruncated(w io.Writer, t []TruncatedNames) {
 	for _, p := range t {
 		fmt.Fprintf(w, "rocprof-go: note: pid %d: %d names or messages were longer than the largest record (~64 KiB) and were cut (run.json truncated_names)\n", p.PID, p.Count)
 	}
@@ -111,7 +111,7 @@ func noteTruncated(w io.Writer, t []launch.TruncatedNames) {
 // outputs: records dropped in the app (the spool's file system was full),
 // torn or in damaged chunks, or whole spool files that could not be read.
 type RecordsLostError struct {
-	Records []launch.RecordLoss
+	Records []RecordLoss
 	Skipped []string
 }
 
@@ -178,17 +178,17 @@ func collectionLosses(m *Manifest) error {
 
 // recordLosses lists the processes whose spools lost records, and the spool
 // files the writer could not read.
-func recordLosses(res *output.Result) ([]launch.RecordLoss, []string) {
+func recordLosses(res *output.Result) ([]RecordLoss, []string) {
 	capped := map[int32]uint64{}
 	for _, g := range res.Groups {
 		for pid, n := range g.PerfettoCapped {
 			capped[pid] += n
 		}
 	}
-	var lost []launch.RecordLoss
+	var lost []RecordLoss
 	for _, p := range res.Processes {
 		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 || p.PCSamplesLost > 0 {
-			lost = append(lost, launch.RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
+			lost = append(lost, RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
 				PerfettoCapped: capped[p.PID], PCSamplesLost: p.PCSamplesLost})
 		}
 	}

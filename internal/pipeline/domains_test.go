@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -35,7 +34,7 @@ func TestDomainLossesCountPmcGroups(t *testing.T) {
 				tracing.StatusUnavailable | 11: "no counters on this runtime",
 			}}})
 			require.Empty(t, unavailable)
-			require.Equal(t, []launch.DomainLoss{{PID: 21, Domains: []string{"pmc"}, Reason: "no counters on this runtime"}}, lost)
+			require.Equal(t, []DomainLoss{{PID: 21, Domains: []string{"pmc"}, Reason: "no counters on this runtime"}}, lost)
 		})
 	}
 }
@@ -49,7 +48,7 @@ func TestPerfettoCappedRecordsAreLost(t *testing.T) {
 	}
 	lost, skipped := recordLosses(res)
 	require.Empty(t, skipped)
-	require.Equal(t, []launch.RecordLoss{{PID: 30, PerfettoCapped: 4}}, lost)
+	require.Equal(t, []RecordLoss{{PID: 30, PerfettoCapped: 4}}, lost)
 	err := (&RecordsLostError{Records: lost}).Error()
 	require.Contains(t, err, "pid 30: 4 left out of the Perfetto trace at its --perfetto-buffer-size")
 	require.Contains(t, err, "raise --perfetto-buffer-size, or leave it out")
@@ -84,8 +83,8 @@ func TestANewDomainIsCheckedForLoss(t *testing.T) {
 	}
 	lost, unavailable := domainLosses(resolve("--fake-trace"), attached(21))
 	require.Empty(t, unavailable)
-	require.Equal(t, []launch.DomainLoss{{PID: 21, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, lost)
+	require.Equal(t, []DomainLoss{{PID: 21, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, lost)
 	lost, unavailable = domainLosses(resolve("--sys-trace"), attached(22))
 	require.Empty(t, lost)
-	require.Equal(t, []launch.DomainLoss{{PID: 22, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, unavailable)
+	require.Equal(t, []DomainLoss{{PID: 22, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, unavailable)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -22,18 +21,18 @@ const maxDiagnosisLines = 8
 // noGPUProcesses reads the processes' status strings for a GPU stack that
 // found no GPU. A process whose hsa_init failed once but whose shim
 // attached later (a retry that worked) found one.
-func noGPUProcesses(statuses []output.ProcessStatus) []launch.NoGPU {
-	var out []launch.NoGPU
+func noGPUProcesses(statuses []output.ProcessStatus) []NoGPU {
+	var out []NoGPU
 	for _, p := range statuses {
 		_, attached := p.Status[tracing.StatusShimAttached]
 		if failed, ok := p.Status[tracing.StatusHSAInitFailed]; ok && !attached {
-			out = append(out, launch.NoGPU{PID: p.PID, Reason: "hsa_init failed: " + failed,
+			out = append(out, NoGPU{PID: p.PID, Reason: "hsa_init failed: " + failed,
 				Diagnosis: diagnosisLines(p.Status[tracing.StatusHSAInitDiagnosis])})
 			continue
 		}
 		if why, ok := p.Status[tracing.StatusNoGPUAgent]; ok {
 			// The preload library probes this case too (hsa_init.c).
-			out = append(out, launch.NoGPU{PID: p.PID, Reason: why,
+			out = append(out, NoGPU{PID: p.PID, Reason: why,
 				Diagnosis: diagnosisLines(p.Status[tracing.StatusHSAInitDiagnosis])})
 		}
 	}
@@ -63,7 +62,7 @@ func diagnosisLines(text string) []string {
 // NoGPUError is a run in which the GPU stack of some process found no GPU
 // (listed in run.json's no_gpu).
 type NoGPUError struct {
-	Processes []launch.NoGPU
+	Processes []NoGPU
 	Virtual   bool // the run was on the virtual GPU (--virtual-gpu)
 }
 

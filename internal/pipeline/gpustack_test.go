@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -35,7 +34,7 @@ func TestNoGPUProcesses(t *testing.T) {
 		{PID: 13, Status: map[uint64]string{}},
 	}
 	got := noGPUProcesses(statuses)
-	require.Equal(t, []launch.NoGPU{
+	require.Equal(t, []NoGPU{
 		{PID: 10, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)",
 			Diagnosis: []string{"Fail to get cache info for node 0", "second line"}},
 		{PID: 11, Reason: "the HSA runtime found 1 agent, none of them a GPU"},
@@ -56,7 +55,7 @@ func TestNoGPUProcesses(t *testing.T) {
 // The run fails with what the GPU stack found, first among its losses, and
 // says it is not the app's doing.
 func TestNoGPUError(t *testing.T) {
-	m := &Manifest{NoGPU: []launch.NoGPU{{PID: 10, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)",
+	m := &Manifest{NoGPU: []NoGPU{{PID: 10, Reason: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)",
 		Diagnosis: []string{"Fail to get cache info for node 0"}}}}
 	err := collectionLosses(m)
 	var ng *NoGPUError
@@ -68,7 +67,7 @@ func TestNoGPUError(t *testing.T) {
 		"check that both are there and readable, or run on the virtual GPU with --virtual-gpu)\n"+
 		"  (run.json lists these under no_gpu)", err.Error())
 
-	m = &Manifest{NoGPU: []launch.NoGPU{{PID: 11, Reason: "the HSA runtime found 1 agent, none of them a GPU"}}}
+	m = &Manifest{NoGPU: []NoGPU{{PID: 11, Reason: "the HSA runtime found 1 agent, none of them a GPU"}}}
 	require.Contains(t, collectionLosses(m).Error(), "pid 11: the HSA runtime found 1 agent, none of them a GPU\n  (the KFD topology lists no GPU")
 	// On the virtual GPU, the hint names its settings, not --virtual-gpu.
 	m.Agents = []ManifestAgent{{Arch: "gfx90a", Virtual: true}}

@@ -54,20 +54,20 @@ type Manifest struct {
 	// LostDomains are requested domains a process could not collect (the
 	// run failed); UnavailableDomains are domains an aggregate option
 	// implied that a process's runtime cannot give (a notice).
-	LostDomains        []launch.DomainLoss `json:"lost_domains,omitempty"`
-	UnavailableDomains []launch.DomainLoss `json:"unavailable_domains,omitempty"`
+	LostDomains        []DomainLoss `json:"lost_domains,omitempty"`
+	UnavailableDomains []DomainLoss `json:"unavailable_domains,omitempty"`
 	// LostRecords are processes whose records did not all reach the
 	// outputs, SkippedSpools spool files that could not be read (the run
 	// failed).
-	LostRecords   []launch.RecordLoss `json:"lost_records,omitempty"`
-	SkippedSpools []string            `json:"skipped_spools,omitempty"`
+	LostRecords   []RecordLoss `json:"lost_records,omitempty"`
+	SkippedSpools []string     `json:"skipped_spools,omitempty"`
 	// TruncatedNames are the processes whose records hold a name or
 	// message cut to fit a record (over ~64 KiB): noted, not a failure.
-	TruncatedNames []launch.TruncatedNames `json:"truncated_names,omitempty"`
+	TruncatedNames []TruncatedNames `json:"truncated_names,omitempty"`
 	// NoGPU are the processes whose GPU stack found no GPU: hsa_init
 	// failed (with what the thunk said about it), or the HSA runtime had
 	// no GPU agent (the run failed).
-	NoGPU []launch.NoGPU `json:"no_gpu,omitempty"`
+	NoGPU []NoGPU `json:"no_gpu,omitempty"`
 	// UnprofiledProcesses are the app's processes that could not record:
 	// their spool could not be created (setuid, a private /dev/shm), or
 	// they were started without the profiler (LD_PRELOAD removed). The run

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/kernelname"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/output/format"
@@ -46,19 +45,19 @@ type outputReport struct {
 	// fails. Unavailable are domains an aggregate option (--sys-trace,
 	// --runtime-trace) implied that the process's runtime cannot give: a
 	// notice.
-	Lost, Unavailable []launch.DomainLoss
+	Lost, Unavailable []DomainLoss
 	// LostRecords are the processes whose spools did not hold every record
 	// they were given; SkippedSpools the spool files that could not be read
 	// at all (path: reason). Either fails the run.
-	LostRecords   []launch.RecordLoss
+	LostRecords   []RecordLoss
 	SkippedSpools []string
 	// NoGPU are the processes whose GPU stack found no GPU (hsa_init
 	// failed, or the HSA runtime had no GPU agent): the run fails, and
 	// nothing it did not record is blamed on the app.
-	NoGPU []launch.NoGPU
+	NoGPU []NoGPU
 	// Truncated are the processes that stored names or messages cut to
 	// fit a record (over ~64 KiB): a note, the records are kept.
-	Truncated []launch.TruncatedNames
+	Truncated []TruncatedNames
 	// Warnings are said at the end of the run (writeRunOutputs' only).
 	Warnings []string
 }
@@ -93,7 +92,7 @@ func writePassOutputs(req passOutputs) (*outputReport, error) {
 		}
 		for _, p := range res.Processes {
 			if p.Truncated > 0 {
-				rep.Truncated = append(rep.Truncated, launch.TruncatedNames{PID: int(p.PID), Count: p.Truncated})
+				rep.Truncated = append(rep.Truncated, TruncatedNames{PID: int(p.PID), Count: p.Truncated})
 			}
 		}
 		rep.Records = map[string]int64{}

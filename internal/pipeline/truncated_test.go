@@ -6,14 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 )
 
 // Names and messages cut to fit a record are counted in run.json and said
 // at the end of the run (issue 31).
 func TestTruncatedNamesInManifestAndNote(t *testing.T) {
-	m := &Manifest{TruncatedNames: []launch.TruncatedNames{{PID: 42, Count: 7}}}
+	m := &Manifest{TruncatedNames: []TruncatedNames{{PID: 42, Count: 7}}}
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"truncated_names":[{"pid":42,"count":7}]`)

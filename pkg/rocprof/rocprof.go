@@ -32,17 +32,17 @@ type (
 	// Job is the manifests of a job's ranks that wrote into one directory.
 	Job = pipeline.Job
 	// DomainLoss is a requested domain the run did not collect, and why.
-	DomainLoss = launch.DomainLoss
+	DomainLoss = pipeline.DomainLoss
 	// RecordLoss is a process's records that did not reach the outputs.
-	RecordLoss = launch.RecordLoss
+	RecordLoss = pipeline.RecordLoss
 	// NoGPU is a process whose GPU stack found no GPU (run.json no_gpu).
-	NoGPU = launch.NoGPU
+	NoGPU = pipeline.NoGPU
 	// UnprofiledProcess is a process of the app that could not record
 	// (run.json unprofiled_processes).
 	UnprofiledProcess = launch.UnprofiledProcess
 	// TruncatedNames counts a process's names and messages the recorder
 	// cut to fit (run.json truncated_names).
-	TruncatedNames = launch.TruncatedNames
+	TruncatedNames = pipeline.TruncatedNames
 	// LostDomainsError fails a run that did not collect a requested domain.
 	LostDomainsError = pipeline.LostDomainsError
 	// RecordsLostError fails a run some of whose records were lost.
