@@ -24,7 +24,9 @@ import (
 // of SIGSEGV inside ROCR at exit on 6.4 and 7.2, whatever was traced
 // (queue.cpp's create_cooperative keeps a reference of its own and releases
 // the shared queue through the agent). The cooperative kernels stay traced,
-// on the cooperative queue, with the HIP call that launched them.
+// on the cooperative queue, with the HIP call that launched them. The same
+// through raw HSA (hsa_queues coop): creations sharing the queue, destroys,
+// a new queue after the last.
 func TestTracedAppsExitCleanly(t *testing.T) {
 	cli := shippedBinary(t)
 	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
@@ -83,6 +85,19 @@ func TestTracedAppsExitCleanly(t *testing.T) {
 				// The exit-time calls are in: the app reached its end.
 				require.Equal(t, "__hipUnregisterFatBinary", last, what)
 			}
+
+			// Raw HSA: two creations of the cooperative queue, a dispatch
+			// after the first destroy, a new queue after the last, and
+			// hsa_shut_down, as without the profiler.
+			out := t.TempDir()
+			stdout, stderr, code := runAppOnRuntime(t, rt, cli, cache, []string{"ROCPROF_GO_SHIM_DEBUG=1"},
+				"--virtual-gpu=gfx90a", "--kernel-trace", "-f", "csv", "-d", out, "-o", "run", "--",
+				filepath.Join(rt.Apps, "hsa_queues"), "coop")
+			require.Equalf(t, 0, code, "ROCm %s hsa_queues coop\nstdout: %s\nstderr: %s", rt.Name, stdout, stderr)
+			require.Equal(t, "cooperative shared=1 dispatches=3\n", stdout)
+			require.Equal(t, 2, strings.Count(stderr, "rocprof-go shim: cooperative queue: shared by the runtime"), stderr)
+			require.Equal(t, 2, strings.Count(stderr, "rocprof-go shim: cooperative queue released (status 0x0)"), stderr)
+			require.Len(t, readCSVRows(t, filepath.Join(out, "run_kernel_trace.csv")), 3)
 		})
 	}
 }

@@ -212,7 +212,8 @@ OnLoad(HsaApiTable *table, uint64_t runtime_version, uint64_t failed_tool_count,
 extern "C" __attribute__((visibility("default"))) void OnUnload()
 {
     shim_pcs_shutdown();
-    // Only pure HSA apps get here: HIP never calls hsa_shut_down.
+    // Pure HSA apps get here, and HIP 6 and 7 apps at exit (HIP's destructors
+    // call hsa_shut_down after destroying their queues); HIP 5 never does.
     shim_copies_shutdown();
     shim_queues_shutdown();
 }

@@ -324,7 +324,8 @@ void shim_pcs_shutdown()
 }
 
 // After the queues' drain (unprioritised destructors run before this one):
-// HIP never calls hsa_shut_down.
+// HIP 5 never calls hsa_shut_down (HIP 6 and 7 do, from their own exit-time
+// destructors, which may run after this one).
 __attribute__((destructor(200))) static void pcs_stop_at_exit()
 {
     shim_pcs_shutdown();

@@ -1007,6 +1007,8 @@ hsa_status_t release_cooperative(hsa_queue_t *own)
     hsa_status_t st = g_next_queue_destroy(own);
     if (st == HSA_STATUS_SUCCESS)
         st = g_next_queue_destroy(own);
+    if (g_crash_debug)
+        fprintf(stderr, "rocprof-go shim: cooperative queue released (status 0x%x)\n", (unsigned)st);
     return st;
 }
 
@@ -1474,15 +1476,6 @@ void shim_queues_shutdown()
     }
     g_queues_gen.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_queues_lock);
-    // Cooperative queues the app never destroyed: the agent deletes the
-    // shared queue at its own destruction, later in the shut-down, when
-    // ROCR 7 has already freed the signals it would destroy; with our
-    // references dropped now it is deleted while the runtime is whole.
-    pthread_mutex_lock(&g_coop_lock);
-    for (int i = 0; i < g_ncoop; i++)
-        release_cooperative(g_coop[i].own);
-    g_ncoop = 0;
-    pthread_mutex_unlock(&g_coop_lock);
     SignalStack *stacks[] = {&g_pool, &g_retired};
     for (SignalStack *st : stacks) {
         pthread_mutex_lock(&st->lock);

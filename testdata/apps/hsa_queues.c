@@ -132,7 +132,54 @@ static int check_memory_paths(hsa_agent_t gpu) {
   return 0;
 }
 
+/* `hsa_queues coop`: the runtime's cooperative queue, which it shares among
+ * its creations (one per GPU, counted): two creations return the same queue,
+ * which still runs after one destroy; after the last, a new creation makes a
+ * new one. A profiler that wraps the queue must keep the runtime's count
+ * right, or the app crashes at hsa_shut_down (cmd/rocprof-go
+ * TestTracedAppsExitCleanly). (ROCR 7.2 itself crashes in hsa_shut_down when
+ * a cooperative queue is left undestroyed: every queue is destroyed here.) */
+static int coop(hsa_agent_t gpu) {
+  hsa_queue_t *a, *b, *c;
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  CHECK(hsa_queue_create(gpu, 256, HSA_QUEUE_TYPE_COOPERATIVE, NULL, NULL, UINT32_MAX, UINT32_MAX, &a));
+  CHECK(hsa_queue_create(gpu, 256, HSA_QUEUE_TYPE_COOPERATIVE, NULL, NULL, UINT32_MAX, UINT32_MAX, &b));
+  int shared = a == b;
+  dispatch(a, 4096, done);
+  if (wait0(done)) {
+    fprintf(stderr, "cooperative dispatch did not complete\n");
+    return 1;
+  }
+  CHECK(hsa_queue_destroy(b));
+  hsa_signal_store_screlease(done, 1);
+  dispatch(a, 4096, done);
+  if (wait0(done)) {
+    fprintf(stderr, "cooperative dispatch after one destroy did not complete\n");
+    return 1;
+  }
+  CHECK(hsa_queue_destroy(a)); /* the last reference when shared */
+  CHECK(hsa_queue_create(gpu, 256, HSA_QUEUE_TYPE_COOPERATIVE, NULL, NULL, UINT32_MAX, UINT32_MAX, &c));
+  hsa_signal_store_screlease(done, 1);
+  dispatch(c, 4096, done);
+  if (wait0(done)) {
+    fprintf(stderr, "cooperative dispatch on a new queue did not complete\n");
+    return 1;
+  }
+  CHECK(hsa_queue_destroy(c));
+  hsa_signal_destroy(done);
+  printf("cooperative shared=%d dispatches=3\n", shared);
+  CHECK(hsa_shut_down());
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "coop") == 0) {
+    CHECK(hsa_init());
+    hsa_agent_t gpu = {0};
+    hsa_iterate_agents(gpu_cb, &gpu);
+    return coop(gpu);
+  }
   int nq = argc > 1 ? atoi(argv[1]) : 4;
   if (nq < 2 || nq > 16) nq = 4;
   CHECK(hsa_init());
