@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
@@ -175,24 +176,24 @@ func openHints(files []rocprof.ManifestFile, top string, show func(string) strin
 		}
 	}
 	var out []string
-	for _, format := range formats {
-		p := first[format]
-		switch format {
-		case "rocpd":
+	for _, f := range formats {
+		p := first[f]
+		switch f {
+		case string(format.ROCpd):
 			out = append(out, fmt.Sprintf("ROCpd: rocprof-go summary -i %s (tables); sqlite3 %s (SQL); rocprof-go convert -i %s -f pftrace (a timeline)", show(p), show(p), show(p)))
-		case "pftrace":
+		case string(format.Perfetto):
 			out = append(out, fmt.Sprintf("Perfetto: open %s in https://ui.perfetto.dev", show(p)))
-		case "otf2":
+		case string(format.OTF2):
 			// The manifest names the archive; its anchor file is NAME.otf2.
 			if _, err := os.Stat(p + ".otf2"); err == nil {
 				p += ".otf2"
 			}
 			out = append(out, fmt.Sprintf("OTF2: open %s in Vampir, or otf2-print %s", show(p), show(p)))
-		case "csv":
+		case string(format.CSV):
 			out = append(out, fmt.Sprintf("CSV: rocprofv3's columns (docs/outputs.md); rocprof-go summary -i %s prints tables", show(top)))
-		case "json":
+		case string(format.JSON):
 			out = append(out, fmt.Sprintf("JSON: rocprofv3's results.json layout (docs/outputs-formats.md): %s", show(p)))
-		case "parquet":
+		case string(format.Parquet):
 			// The manifest names the files' common prefix: one file per table.
 			if m, _ := filepath.Glob(p + "_*.parquet"); len(m) > 0 {
 				p = m[0]

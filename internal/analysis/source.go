@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/jobdir"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 )
 
 // Source is one stored run as the analyses read it: its ROCpd databases, or
@@ -151,15 +152,15 @@ func resolveManifests(src *Source, dir string, paths []string) (*Source, error) 
 				p = filepath.Join(dir, p)
 			}
 			formats[fl.Format] = true
-			if fl.Format == "rocpd" || fl.Format == "csv" && traceOf(p) != nil {
+			if format.ROCpd.Is(fl.Format) || format.CSV.Is(fl.Format) && traceOf(p) != nil {
 				if err := atomicfile.CheckRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return nil, fmt.Errorf("%s lists %s: %w", path, fl.Path, err)
 				}
 			}
 			switch {
-			case fl.Format == "rocpd":
+			case format.ROCpd.Is(fl.Format):
 				src.Databases = append(src.Databases, p)
-			case fl.Format == "csv" && traceOf(p) != nil:
+			case format.CSV.Is(fl.Format) && traceOf(p) != nil:
 				src.CSVFiles = append(src.CSVFiles, p)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 )
 
 // expandAggregates applies rocprofv3's "set if unset" expansion: --sys-trace
@@ -53,7 +54,7 @@ func (c *Config) applyDefaults() {
 	// With -o NAME.csv the run writes rocprof v1's files; rocprofv3's own
 	// formats only when -f asks for them.
 	if len(c.OutputFormat) == 0 && !c.V1Results() {
-		c.OutputFormat = []string{"rocpd"}
+		c.OutputFormat = []string{string(format.ROCpd)}
 	}
 	c.OutputFormat = dedupe(c.OutputFormat)
 }

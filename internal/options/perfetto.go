@@ -1,6 +1,6 @@
 package options
 
-import "strings"
+import "github.com/rocprof-go/rocprof-go/internal/output/format"
 
 // rocprofv3's Perfetto options act on the Perfetto SDK's in-process
 // tracing session; rocprof-go writes the .pftrace itself from the spools
@@ -43,7 +43,7 @@ func (c *Config) validatePerfetto() ([]string, error) {
 
 func hasPftrace(formats []string) bool {
 	for _, f := range formats {
-		if strings.EqualFold(f, "pftrace") {
+		if format.Perfetto.Is(f) {
 			return true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/topology"
@@ -248,7 +249,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 func validateFormats(plan *options.Plan) error {
 	for _, p := range plan.Passes {
 		for _, f := range p.OutputFormat {
-			if f == "otf2" {
+			if format.OTF2.Is(f) {
 				if err := output.CheckOTF2(); err != nil {
 					return err
 				}

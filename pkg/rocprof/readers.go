@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 )
 
 // Kernel is one kernel dispatch read back from a run's ROCpd database or
@@ -44,13 +45,13 @@ func ReadKernels(dir string, m *Manifest) ([]Kernel, error) {
 	var out []Kernel
 	var dbs, csvs int
 	for _, f := range m.Files {
-		if f.Format == "rocpd" && filepath.Ext(f.Path) == ".db" {
+		if format.ROCpd.Is(f.Format) && filepath.Ext(f.Path) == ".db" {
 			dbs++
 		}
 	}
 	for _, f := range m.Files {
 		switch {
-		case dbs > 0 && f.Format == "rocpd" && filepath.Ext(f.Path) == ".db":
+		case dbs > 0 && format.ROCpd.Is(f.Format) && filepath.Ext(f.Path) == ".db":
 			ks, err := readKernelDB(filepath.Join(dir, f.Path))
 			if err != nil {
 				return nil, err
