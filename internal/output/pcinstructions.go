@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/att"
@@ -29,23 +28,12 @@ type pcInstructions struct {
 // pcsCodeObjectSuffix names the shim's copy of a memory:// code object:
 // <spool path><suffix><code object id> (internal/hsa pcs_codeobj.go spells
 // the same name).
-const pcsCodeObjectSuffix = ".codeobj."
+const pcsCodeObjectSuffix = model.PCSCodeObjectSuffix
 
 // pcsCodeObjectBytes reads a sampled code object: its file, or the shim's
 // copy of a memory:// one.
 func pcsCodeObjectBytes(s *model.PCSamples, c *tracing.CodeObject) ([]byte, error) {
-	uri := string(c.URI)
-	if !strings.HasPrefix(uri, "memory://") {
-		return model.FileCodeObject(uri)
-	}
-	if s.Spool == "" {
-		return nil, fmt.Errorf("code object %d: %s: no spool", c.CodeObjectID, uri)
-	}
-	data, err := os.ReadFile(s.Spool + pcsCodeObjectSuffix + strconv.FormatUint(c.CodeObjectID, 10))
-	if err == nil && len(data) == 0 {
-		err = fmt.Errorf("code object %d: empty copy", c.CodeObjectID)
-	}
-	return data, err
+	return model.CodeObjectBytes(s.Spool, c)
 }
 
 // newPCInstructions is model.Config.PCInstructions.

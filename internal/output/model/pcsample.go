@@ -1,6 +1,9 @@
 package model
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"net/url"
 	"os"
@@ -465,4 +468,91 @@ func fileCodeObject(uri string) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// PCSCodeObjectSuffix names the shim's copy of a memory:// code object:
+// <spool path><suffix><code object id> (internal/hsa pcs_codeobj.go spells
+// the same name).
+const PCSCodeObjectSuffix = ".codeobj."
+
+// CodeObjectBytes reads a loaded code object: its file:// URI, or for a
+// memory:// one (gone with the app) the copy the shim kept beside the
+// spool while PC sampling was on.
+func CodeObjectBytes(spool string, c *tracing.CodeObject) ([]byte, error) {
+	uri := string(c.URI)
+	if !strings.HasPrefix(uri, "memory://") {
+		return fileCodeObject(uri)
+	}
+	if spool == "" {
+		return nil, fmt.Errorf("code object %d: %s: no spool", c.CodeObjectID, uri)
+	}
+	data, err := os.ReadFile(spool + PCSCodeObjectSuffix + strconv.FormatUint(c.CodeObjectID, 10))
+	if err == nil && len(data) == 0 {
+		err = fmt.Errorf("code object %d: empty copy", c.CodeObjectID)
+	}
+	return data, err
+}
+
+// KernelCodeEntryOffsets are the kernels' kernel_code_entry_byte_offset
+// (the descriptor's int64 at byte 16: the entry's distance from the
+// descriptor), by kernel id, read from the code objects' ELF symbols
+// ("NAME.kd"), as rocprofiler-sdk reports it in its kernel-symbol record
+// (and kernel_address = kernel_object + it). A kernel whose code object
+// cannot be read is missing. rocprofiler-compute's PC-sampling table reads
+// it from results.json.
+func (p *Catalogue) KernelCodeEntryOffsets() map[uint64]int64 {
+	byCO := map[uint64][]*KernelSymbol{}
+	for _, s := range p.Symbols {
+		if s != nil && s.KernelID != 0 && !s.Lost {
+			byCO[s.CodeObjectID] = append(byCO[s.CodeObjectID], s)
+		}
+	}
+	out := map[uint64]int64{}
+	for i := range p.CodeObjects {
+		c := &p.CodeObjects[i]
+		syms := byCO[c.CodeObjectID]
+		if len(syms) == 0 || c.Operation != tracing.CodeObjectLoad {
+			continue
+		}
+		data, err := CodeObjectBytes(p.Info.Path, c)
+		if err != nil {
+			continue
+		}
+		offs := kdEntryOffsets(data)
+		for _, s := range syms {
+			if v, ok := offs[s.Raw]; ok {
+				out[s.KernelID] = v
+			}
+		}
+	}
+	return out
+}
+
+// kdEntryOffsets reads kernel_code_entry_byte_offset of every kernel
+// descriptor symbol (NAME.kd) of an AMDGPU code object, by symbol name.
+func kdEntryOffsets(data []byte) map[string]int64 {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, s := range syms {
+		if !strings.HasSuffix(s.Name, ".kd") || int(s.Section) >= len(f.Sections) || s.Section == elf.SHN_UNDEF {
+			continue
+		}
+		sec := f.Sections[s.Section]
+		if sec.Type == elf.SHT_NOBITS || s.Value < sec.Addr || s.Value+24 > sec.Addr+sec.Size {
+			continue
+		}
+		var b [8]byte
+		if _, err := sec.ReadAt(b[:], int64(s.Value-sec.Addr)+16); err != nil {
+			continue
+		}
+		out[s.Name] = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+	return out
 }
