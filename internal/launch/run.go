@@ -20,7 +20,6 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
-
 // Runner runs the application, one pass at a time (internal/pipeline owns
 // the pass loop and the outputs): Check, then Begin a Run, then RunPass for
 // each pass.
@@ -553,4 +552,3 @@ func passLabel(cfg *options.Config) string {
 	}
 	return cfg.Pass.SubDir
 }
-
