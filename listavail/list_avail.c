@@ -45,11 +45,19 @@ typedef struct {
     size_t ndims;
 } la_counter;
 
+/* A PC-sampling configuration, in rocprofiler-sdk's enum numbers (the
+ * records carry them so). */
+typedef struct {
+    uint64_t method, unit, min_interval, max_interval, flags;
+} la_pcs;
+
 typedef struct {
     uint64_t handle;
     char *json;
     la_counter *counters;
     size_t ncounters, cap;
+    la_pcs *pcs;
+    size_t npcs;
 } la_agent;
 
 static struct {
@@ -127,6 +135,17 @@ static void la_parse_line(char *line) {
         c->description = la_dup(f[5]);
         c->block = la_dup(f[6]);
         c->expression = la_dup(f[7]);
+    } else if (n == 7 && strcmp(f[0], "pcs") == 0 && la.nagents > 0) {
+        la_agent *a = &la.agents[la.nagents - 1];
+        la_pcs *p = realloc(a->pcs, (a->npcs + 1) * sizeof *p);
+        if (!p) return;
+        a->pcs = p;
+        p = &a->pcs[a->npcs++];
+        p->method = strtoull(f[2], NULL, 10);
+        p->unit = strtoull(f[3], NULL, 10);
+        p->min_interval = strtoull(f[4], NULL, 10);
+        p->max_interval = strtoull(f[5], NULL, 10);
+        p->flags = strtoull(f[6], NULL, 10);
     } else if (n == 4 && strcmp(f[0], "dim") == 0 && la.nagents > 0 && la.agents[la.nagents - 1].ncounters > 0) {
         la_agent *a = &la.agents[la.nagents - 1];
         la_counter *c = &a->counters[a->ncounters - 1];
@@ -309,17 +328,25 @@ EXPORT void counter_dimension(uint64_t handle, uint64_t dimension, const char **
     }
 }
 
-/* rocprof-go has no PC sampling. */
+/* The agent's PC-sampling configurations, as `rocprofv3 avail` lists them
+ * (the runtime's, asked by a probe; none on a runtime without PC
+ * sampling): method, unit and flags in rocprofiler-sdk's enum numbers. An
+ * index past the last leaves the outputs alone. */
 EXPORT size_t get_number_of_pc_sample_configs(uint64_t agent_handle) {
-    (void)agent_handle;
-    return 0;
+    la_agent *a = la_agent_of(agent_handle);
+    return a ? a->npcs : 0;
 }
 
 EXPORT void pc_sample_config(uint64_t agent_handle, uint64_t idx, uint64_t *method, uint64_t *unit,
                              uint64_t *min_interval, uint64_t *max_interval, uint64_t *flags) {
-    (void)agent_handle;
-    (void)idx;
-    *method = *unit = *min_interval = *max_interval = *flags = 0;
+    la_agent *a = la_agent_of(agent_handle);
+    if (!a || idx >= a->npcs) return;
+    const la_pcs *p = &a->pcs[idx];
+    *method = p->method;
+    *unit = p->unit;
+    *min_interval = p->min_interval;
+    *max_interval = p->max_interval;
+    *flags = p->flags;
 }
 
 /* True when every handle is a counter of the agent. Whether the set fits

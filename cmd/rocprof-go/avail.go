@@ -118,35 +118,47 @@ func writeAvail(w io.Writer, archs []string, virtualArch, defs, extra string) er
 			return err
 		}
 	}
-	if len(archs) > 0 {
-		return nil // named architectures: no runtime to ask
-	}
-	rocr, offers := launch.PCSamplingRuntime(nil, "", os.Environ())
-	if !offers {
-		return nil // ROCm 5.x and 6.1: no PC sampling
-	}
+	agents, cfgs := availPCSampling(os.Stderr, archs, virtualArch, dbs)
+	return writePCSamplingText(w, agents, cfgs)
+}
+
+// availPCSampling is the PC-sampling configurations of each listed agent
+// (cfgs[i] of dbs[i]; none for all when the listing names architectures,
+// which have no runtime to ask, or when the system's runtime has no PC
+// sampling: ROCm 5.x and 6.1), with the notes of pcSamplingConfigsOf. Both
+// formats of avail list these.
+func availPCSampling(notes io.Writer, archs []string, virtualArch string, dbs []availDB) ([]topology.Agent, [][]options.PCSamplingConfig) {
 	agents := make([]topology.Agent, len(dbs))
 	for i, d := range dbs {
 		agents[i] = d.agent
+	}
+	if len(archs) > 0 {
+		return agents, make([][]options.PCSamplingConfig, len(dbs))
+	}
+	rocr, offers := launch.PCSamplingRuntime(nil, "", os.Environ())
+	if !offers {
+		return agents, make([][]options.PCSamplingConfig, len(dbs))
 	}
 	if virtualArch == "" && len(agents) > 0 && agents[0].Virtual {
 		virtualArch = agents[0].Arch
 	}
 	gpus, err := probePCSampling(rocr, virtualArch)
-	return writePCSamplingAvail(w, os.Stderr, agents, gpus, err)
+	return agents, pcSamplingConfigsOf(notes, agents, gpus, err)
 }
 
 // writePCSamplingAvail lists the PC-sampling configurations of the GPUs that
-// have any, as rocprofv3 -L does after the counters (rocprofv3-avail info
-// --pc-sampling): per GPU its index and name, then each configuration's
-// method, unit (rocprofiler-sdk's words: time, cycle, instructions),
-// interval bounds and flags. The configurations are the runtime's
-// (hsa_ven_amd_pcs_iterate_configuration, asked by a probe process: gpus,
-// matched to the agents by KFD node id, else by order); when the probe
-// failed (probeErr) or the runtime could not list a GPU's, rocprof-go's
-// table of what the driver reports per architecture, with a note.
+// have any (pcSamplingConfigsOf), as rocprofv3 -L does after the counters.
 func writePCSamplingAvail(w, notes io.Writer, agents []topology.Agent, gpus []pcsprobe.GPU, probeErr error) error {
-	unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}
+	return writePCSamplingText(w, agents, pcSamplingConfigsOf(notes, agents, gpus, probeErr))
+}
+
+// pcSamplingConfigsOf are the PC-sampling configurations of each agent:
+// the runtime's (hsa_ven_amd_pcs_iterate_configuration, asked by a probe
+// process: gpus, matched to the agents by KFD node id, else by order); when
+// the probe failed (probeErr) or the runtime could not list a GPU's,
+// rocprof-go's table of what the driver reports per architecture, with a
+// note.
+func pcSamplingConfigsOf(notes io.Writer, agents []topology.Agent, gpus []pcsprobe.GPU, probeErr error) [][]options.PCSamplingConfig {
 	byNode := map[int]*pcsprobe.GPU{}
 	nodes := false // the runtime reported node ids
 	for i := range gpus {
@@ -156,8 +168,8 @@ func writePCSamplingAvail(w, notes io.Writer, agents []topology.Agent, gpus []pc
 	if probeErr != nil {
 		fmt.Fprintf(notes, "rocprof-go: note: the PC-sampling configurations below are rocprof-go's table of what the driver offers per architecture: the runtime could not be asked (%v)\n", probeErr)
 	}
+	out := make([][]options.PCSamplingConfig, len(agents))
 	for i, ag := range agents {
-		var cfgs []options.PCSamplingConfig
 		g := byNode[ag.NodeID]
 		if !nodes {
 			g = nil
@@ -167,26 +179,37 @@ func writePCSamplingAvail(w, notes io.Writer, agents []topology.Agent, gpus []pc
 		}
 		switch {
 		case probeErr != nil:
-			cfgs = options.PCSamplingConfigs(ag.Arch)
+			out[i] = options.PCSamplingConfigs(ag.Arch)
 		case g == nil || g.Err != "":
 			why := "the runtime does not list it"
 			if g != nil {
 				why = g.Err
 			}
-			cfgs = options.PCSamplingConfigs(ag.Arch)
-			if len(cfgs) > 0 {
+			out[i] = options.PCSamplingConfigs(ag.Arch)
+			if len(out[i]) > 0 {
 				fmt.Fprintf(notes, "rocprof-go: note: GPU %d's PC-sampling configurations are rocprof-go's table for %s (%s)\n", ag.Index, ag.Arch, why)
 			}
 		default:
 			for _, c := range g.Configs {
-				cfgs = append(cfgs, options.PCSamplingConfig{Method: c.Method, Unit: c.Unit, Min: c.Min, Max: c.Max, Pow2: c.Pow2})
+				out[i] = append(out[i], options.PCSamplingConfig{Method: c.Method, Unit: c.Unit, Min: c.Min, Max: c.Max, Pow2: c.Pow2})
 			}
 		}
-		if len(cfgs) == 0 {
+	}
+	return out
+}
+
+// writePCSamplingText writes rocprofv3's listing (rocprofv3-avail info
+// --pc-sampling) of the agents with configurations: per GPU its index and
+// name, then each configuration's method, unit (rocprofiler-sdk's words:
+// time, cycle, instructions), interval bounds and flags.
+func writePCSamplingText(w io.Writer, agents []topology.Agent, cfgs [][]options.PCSamplingConfig) error {
+	unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}
+	for i, ag := range agents {
+		if len(cfgs[i]) == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "%-8s:\t%d\n%-8s:\t%s\n%-8s:\n", "GPU", ag.Index, "Name", ag.Arch, "configs")
-		for _, c := range cfgs {
+		for _, c := range cfgs[i] {
 			flags := "none"
 			if c.Pow2 {
 				flags = "interval pow2"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/counters"
@@ -20,18 +21,37 @@ import (
 //	agent   HANDLE  AGENT_JSON
 //	counter AGENT_HANDLE  IS_DERIVED  IS_CONSTANT  NAME  DESCRIPTION  BLOCK  EXPRESSION
 //	dim     DIMENSION_ID  INSTANCES  DIMENSION_NAME      (of the counter before it)
+//	pcs     AGENT_HANDLE  METHOD  UNIT  MIN_INTERVAL  MAX_INTERVAL  FLAGS
 //
 // An agent's handle is its KFD node id; its JSON is the agent info
-// rocprofiler-sdk's agent_info() gives (type 2: a GPU).
-const availRecordsHeader = "rocprof-go-list-avail 1"
+// rocprofiler-sdk's agent_info() gives (type 2: a GPU). A pcs record is one
+// of the agent's PC-sampling configurations (what `avail` lists after the
+// counters; they follow the agent's record), in the numbers of
+// rocprofiler-sdk's enums, which its pc_sample_config() returns:
+// rocprofiler_pc_sampling_method_t, rocprofiler_pc_sampling_unit_t and
+// rocprofiler_pc_sampling_configuration_flags_t (pcsMethods, pcsUnits,
+// pcsFlagPow2). Version 2 added them; the library ignores record kinds it
+// does not know.
+const availRecordsHeader = "rocprof-go-list-avail 2"
+
+// rocprofiler-sdk's numbers (rocprofiler-sdk/fwd.h, pc_sampling.h) of the
+// method and unit names rocprof-go's configurations use.
+var (
+	pcsMethods = map[string]int{"stochastic": 1, "host_trap": 2}
+	pcsUnits   = map[string]int{"instructions": 1, "cycles": 2, "time": 3}
+)
+
+// pcsFlagPow2 is ROCPROFILER_PC_SAMPLING_CONFIGURATION_FLAGS_INTERVAL_POW2.
+const pcsFlagPow2 = 1
 
 func escapeRecordField(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s)
 }
 
-// writeAvailRecords writes the records of one agent's counters, in the
-// order --list-avail lists them.
-func writeAvailRecords(w *bufio.Writer, ag topology.Agent, db *counters.DB) error {
+// writeAvailRecords writes the records of one agent: its PC-sampling
+// configurations pcs, then its counters in the order --list-avail lists
+// them.
+func writeAvailRecords(w *bufio.Writer, ag topology.Agent, db *counters.DB, pcs []options.PCSamplingConfig) error {
 	info := map[string]any{
 		"id":                   map[string]any{"handle": ag.NodeID},
 		"type":                 2,
@@ -54,6 +74,17 @@ func writeAvailRecords(w *bufio.Writer, ag topology.Agent, db *counters.DB) erro
 		return err
 	}
 	fmt.Fprintf(w, "agent\t%d\t%s\n", ag.NodeID, escapeRecordField(string(js)))
+	for _, c := range pcs {
+		method, unit := pcsMethods[c.Method], pcsUnits[c.Unit]
+		if method == 0 || unit == 0 {
+			return fmt.Errorf("GPU %d: PC-sampling configuration %s/%s has no rocprofiler-sdk number", ag.Index, c.Method, c.Unit)
+		}
+		flags := 0
+		if c.Pow2 {
+			flags = pcsFlagPow2
+		}
+		fmt.Fprintf(w, "pcs\t%d\t%d\t%d\t%d\t%d\t%d\n", ag.NodeID, method, unit, c.Min, c.Max, flags)
+	}
 	for _, c := range db.Available() {
 		derived, constant, block, expr := 0, 0, "", ""
 		switch c.Kind {
@@ -109,10 +140,11 @@ func writeAvailFormat(w io.Writer, format string, archs []string, virtualArch st
 	if err != nil {
 		return err
 	}
+	_, pcs := availPCSampling(os.Stderr, archs, virtualArch, dbs)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, availRecordsHeader)
-	for _, d := range dbs {
-		if err := writeAvailRecords(bw, d.agent, d.db); err != nil {
+	for i, d := range dbs {
+		if err := writeAvailRecords(bw, d.agent, d.db, pcs[i]); err != nil {
 			return err
 		}
 	}

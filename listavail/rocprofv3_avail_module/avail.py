@@ -220,10 +220,59 @@ def get_counters():
     return result
 
 
-def get_pc_sample_configs():
-    """rocprof-go has no PC sampling: no agent has a configuration."""
+class pc_config:  # noqa: N801
+    """One PC-sampling configuration of an agent: .method and .unit as
+    rocprofiler-sdk's words (stochastic, host_trap; instructions, cycle,
+    time), .min_interval, .max_interval and .flags as the ctypes integers
+    the library filled (.value), as rocprofiler-sdk's module keeps them;
+    str() is rocprofv3-avail's listing of it."""
+
+    columns = ["Method", "Unit", "Min_Interval", "Max_Interval", "Flags"]
+    methods = {1: "stochastic", 2: "host_trap"}  # rocprofiler_pc_sampling_method_t
+    units = {1: "instructions", 2: "cycle", 3: "time"}  # rocprofiler_pc_sampling_unit_t
+
+    def __init__(self, config_method, config_unit, min_interval, max_interval, flags):
+        self.method = self.methods.get(config_method.value, "none")
+        self.unit = self.units.get(config_unit.value, "none")
+        self.min_interval = min_interval
+        self.max_interval = max_interval
+        self.flags = flags
+
+    def get_as_dict(self):
+        return dict(zip(self.columns, [self.method, self.unit, self.min_interval,
+                                       self.max_interval, self.flags]))
+
+    def __str__(self):
+        # flags: ROCPROFILER_PC_SAMPLING_CONFIGURATION_FLAGS_INTERVAL_POW2 is 1
+        shown = [self.method, self.unit, self.min_interval.value, self.max_interval.value,
+                 "interval pow2" if self.flags.value == 1 else "none"]
+        return "\n".join("   {:20}:\t{}".format(k, v) for k, v in zip(self.columns, shown))
+
+
+def get_number_of_pc_sample_configs(agent_handle):
+    return get_library().get_number_of_pc_sample_configs(agent_handle)
+
+
+def get_pc_sample_config(agent_handle):
+    """The agent's PC-sampling configurations (pc_config objects), in the
+    order rocprofv3 -L lists them; [] for an agent without PC sampling."""
     lib = get_library()
-    return {a: [] for a in get_agent_handles() if lib.get_number_of_pc_sample_configs(a) > 0}
+    configs = []
+    for idx in range(lib.get_number_of_pc_sample_configs(agent_handle)):
+        vals = [_U64() for _ in range(5)]
+        lib.pc_sample_config(agent_handle, idx, *[ctypes.byref(v) for v in vals])
+        configs.append(pc_config(*vals))
+    return configs
+
+
+def get_pc_sample_configs():
+    """{agent handle: [pc_config]} for the agents that have PC sampling."""
+    result = {}
+    for agent in get_agent_handles():
+        configs = get_pc_sample_config(agent)
+        if configs:
+            result[agent] = configs
+    return result
 
 
 def check_pmc(agent_counter):

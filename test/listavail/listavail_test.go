@@ -1,15 +1,20 @@
 package listavail
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
@@ -226,4 +231,105 @@ func filterEnv(env []string, names ...string) []string {
 		}
 	}
 	return out
+}
+
+// pcSampling is what rocprofv3's avail module does to list PC sampling
+// (rocprofv3-avail info --pc-sampling): get_pc_sample_configs(), each
+// configuration printed under its GPU's index and name. The script also
+// calls the library as rocprofiler-sdk's own module does (c_ulong
+// arguments, the flags' integer passed without byref: ctypes passes its
+// address) and returns the raw numbers, and what the library answers for
+// the agent's count.
+const pcSampling = `
+import ctypes, json, sys
+from pathlib import Path
+prefix = Path(sys.argv[1])
+sys.path.append(str(prefix / "bin"))
+from rocprofv3_avail_module import avail
+avail.loadLibrary.libname = str(prefix / "lib" / "rocprofiler-sdk" / "librocprofv3-list-avail.so")
+info = avail.get_agent_info_map()
+text = ""
+for agent, configs in sorted(avail.get_pc_sample_configs().items()):
+    text += "{:8}:\t{}\n{:8}:\t{}\n".format("GPU", info[agent]["logical_node_type_id"], "Name", info[agent]["name"])
+    text += "{:8}:\n".format("configs")
+    for config in configs:
+        text += str(config) + "\n\n\n"
+    text += "\n\n"
+lib = ctypes.CDLL(str(prefix / "lib" / "rocprofiler-sdk" / "librocprofv3-list-avail.so"))
+lib.get_number_of_pc_sample_configs.argtypes = [ctypes.c_ulong]
+lib.get_number_of_pc_sample_configs.restype = ctypes.c_ulong
+lib.pc_sample_config.argtypes = [ctypes.c_ulong, ctypes.c_ulong] + [ctypes.POINTER(ctypes.c_ulong)] * 5
+raw = {}
+for agent in info:
+    rows = []
+    for i in range(lib.get_number_of_pc_sample_configs(agent)):
+        method, unit, lo, hi, flags = (ctypes.c_ulong() for _ in range(5))
+        lib.pc_sample_config(agent, i, ctypes.byref(method), ctypes.byref(unit), ctypes.byref(lo), ctypes.byref(hi), flags)
+        rows.append([method.value, unit.value, lo.value, hi.value, flags.value])
+    raw[info[agent]["name"]] = rows
+print(json.dumps({"text": text, "raw": raw}))
+`
+
+// rocprofv3's avail module lists each GPU's PC-sampling configurations
+// through the library: on ROCm 6.4 and 7.2 the runtime's (the virtual GPU's
+// gfx90a: host trap in microseconds; gfx942: host trap and stochastic in
+// cycles, a power of two), in rocprofiler-sdk's enum numbers
+// (rocprofiler_pc_sampling_method_t: stochastic 1, host_trap 2;
+// rocprofiler_pc_sampling_unit_t: instructions 1, cycles 2, time 3; flags:
+// 1 = interval pow2), printed by the module exactly as rocprof-go avail
+// lists them, without a note (the runtime answered, not rocprof-go's
+// table); on ROCm 5.2 and 6.1, whose runtime has no PC sampling, none.
+func TestPCSampleConfigsThroughTheModule(t *testing.T) {
+	prefix := install(t)
+	repo := repoDir(t)
+	rts, err := rocmmatrix.Runtimes(repo, filepath.Join(repo, "build"))
+	require.NoError(t, err)
+	maxU64 := uint64(math.MaxUint64)
+	hostTrap := []uint64{2, 3, 1, maxU64, 0}
+	stochastic := []uint64{1, 2, 256, 1 << 31, 1}
+	want := map[string][][]uint64{"gfx90a": {hostTrap}, "gfx942": {hostTrap, stochastic}}
+	for _, rt := range rts {
+		rt := rt
+		t.Run(rt.Name, func(t *testing.T) {
+			require.NoError(t, rt.Check())
+			xdg := t.TempDir()
+			if !strings.HasPrefix(prefix, "/tmp/") || !strings.HasPrefix(xdg, "/tmp/") {
+				rt = rt.WithBinds(filepath.Dir(prefix), filepath.Dir(xdg))
+			}
+			offers := rt.Name != rocmmatrix.HostName && rt.Name != "6.1"
+			for _, arch := range []string{"gfx90a", "gfx942"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(xdg, "rocprof-go"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(xdg, "rocprof-go", "config.yaml"), []byte("virtual_gpu: "+arch+"\n"), 0o644))
+				env := filterEnv(append(os.Environ(), "XDG_CONFIG_HOME="+xdg), "ROCPROFILER_METRICS_PATH", "PYTHONPATH")
+				run := func(prog string, args ...string) (string, string) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					cmd := rt.Command(ctx, prog, args...)
+					cmd.Env = env
+					cmd.Dir = xdg
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					require.NoError(t, err, "%s %s", prog, stderr.String())
+					return string(out), stderr.String()
+				}
+				out, notes := run("python3", "-c", pcSampling, prefix)
+				require.NotContains(t, notes, "note:", arch)
+				var res struct {
+					Text string                `json:"text"`
+					Raw  map[string][][]uint64 `json:"raw"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+				if !offers {
+					require.Equal(t, map[string][][]uint64{arch: {}}, res.Raw, arch)
+					require.Empty(t, res.Text, arch)
+					continue
+				}
+				require.Equal(t, map[string][][]uint64{arch: want[arch]}, res.Raw, arch)
+				listing, _ := run(filepath.Join(prefix, "bin", "rocprofv3"), "avail")
+				require.Contains(t, res.Text, "GPU     :\t0\nName    :\t"+arch+"\nconfigs :\n")
+				require.True(t, strings.HasSuffix(listing, res.Text), "%s: the module prints what avail lists:\n%s\n---\n%s", arch, res.Text, listing)
+			}
+		})
+	}
 }
