@@ -9,7 +9,7 @@ import (
 // PC samples (issue 34): rocprof-go stores each as a rocpd_sample row on
 // a "PC samples" track (extdata {"agent_id"}) with an event of category
 // PC_SAMPLING_HOST_TRAP or PC_SAMPLING_STOCHASTIC whose extdata is the
-// sample (internal/output/rocpd's PCSampleExt). They are not API
+// sample (the layout internal/output/rocpd's appendPCSampleExt writes). They are not API
 // instants: Regions and RegionTimings leave them out.
 
 // PCSampleCategories are the event categories of PC samples.

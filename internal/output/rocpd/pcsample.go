@@ -22,7 +22,7 @@ import (
 //     (PC_SAMPLING_HOST_TRAP), whose stack_id and parent_stack_id are the
 //     dispatch's internal correlation id and correlation_id its external
 //     one, as the dispatch's own event; the event's extdata carries the
-//     sample (PCSampleExt).
+//     sample (below).
 
 // PCTrackName is the name of a PC-sample track.
 const PCTrackName = "PC samples"
@@ -33,43 +33,19 @@ const (
 	PCCategoryStochastic = "PC_SAMPLING_STOCHASTIC"
 )
 
-// PCSampleExt is the JSON a PC sample's event carries in extdata, in
-// this key order: dispatch_id, code_object_id (the rocpd_info_code_object
-// id, 0 for a PC in no known code object), code_object_offset (the PC's
-// offset from that code object's load base; the PC itself for id 0), pc,
-// exec_mask (unsigned 64 bits: read it as text, SQLite's json_extract
-// turns values past 2^63 into reals), wrkgrp_id {x, y, z}, wave_in_grp,
-// chiplet, hw_id (the raw HW_ID register, decoded as JSON's hw_id),
-// instruction (the disassembled text, "" when unknown) and
+// A PC sample's event carries in extdata, in this key order (the type that
+// reads it back is internal/analysis/rocpdread's PCSampleExt): dispatch_id,
+// code_object_id (the rocpd_info_code_object id, 0 for a PC in no known code
+// object), code_object_offset (the PC's offset from that code object's load
+// base; the PC itself for id 0), pc, exec_mask (unsigned 64 bits: read it as
+// text, SQLite's json_extract turns values past 2^63 into reals), wrkgrp_id
+// {x, y, z}, wave_in_grp, chiplet, hw_id (the raw HW_ID register, decoded as
+// JSON's hw_id), instruction (the disassembled text, "" when unknown) and
 // instruction_comment (the CSV's Instruction_Comment); for stochastic
-// samples then wave_issued, inst_type and stall_reason (short names:
-// VALU, WAITCNT, as rocprofiler-sdk's enums without their prefix),
-// wave_count, dual_issue_valu and snapshot (the three raw snapshot
-// registers, from which convert rebuilds the sample).
-type PCSampleExt struct {
-	DispatchID   uint64 `json:"dispatch_id"`
-	CodeObjectID uint64 `json:"code_object_id"`
-	Offset       uint64 `json:"code_object_offset"`
-	PC           uint64 `json:"pc"`
-	ExecMask     uint64 `json:"exec_mask"`
-	Workgroup    struct {
-		X uint32 `json:"x"`
-		Y uint32 `json:"y"`
-		Z uint32 `json:"z"`
-	} `json:"wrkgrp_id"`
-	WaveInGroup uint32 `json:"wave_in_grp"`
-	Chiplet     uint32 `json:"chiplet"`
-	HWID        uint32 `json:"hw_id"`
-	Instruction string `json:"instruction"`
-	Comment     string `json:"instruction_comment"`
-	// Stochastic samples only.
-	WaveIssued    *bool     `json:"wave_issued,omitempty"`
-	InstType      string    `json:"inst_type,omitempty"`
-	StallReason   string    `json:"stall_reason,omitempty"`
-	WaveCount     uint32    `json:"wave_count,omitempty"`
-	DualIssueVALU bool      `json:"dual_issue_valu,omitempty"`
-	Snapshot      [3]uint32 `json:"snapshot,omitempty"`
-}
+// samples then wave_issued, inst_type and stall_reason (short names: VALU,
+// WAITCNT, as rocprofiler-sdk's enums without their prefix), wave_count,
+// dual_issue_valu and snapshot (the three raw snapshot registers, from which
+// convert rebuilds the sample).
 
 // UnrecognizedComment is rocprofv3's Instruction_Comment of a PC in no
 // code object the profiler could read.
@@ -149,7 +125,7 @@ func (w *rocpdWriter) pcTrack(ids *rocpdIDs, node, tid uint32, name int64) int64
 	return id
 }
 
-// appendPCSampleExt appends a sample's extdata (PCSampleExt's layout).
+// appendPCSampleExt appends a sample's extdata (the layout above).
 func appendPCSampleExt(b []byte, x *model.PCSample, co int64, text, comment string) []byte {
 	u := func(key string, v uint64) {
 		b = append(b, key...)
