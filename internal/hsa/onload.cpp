@@ -216,4 +216,5 @@ extern "C" __attribute__((visibility("default"))) void OnUnload()
     // call hsa_shut_down after destroying their queues); HIP 5 never does.
     shim_copies_shutdown();
     shim_queues_shutdown();
+    shim_pmc_shutdown();
 }

@@ -816,3 +816,20 @@ void shim_pmc_release(void *slot)
         syscall(SYS_futex, (uint32_t *)&a->released, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
                 nullptr, 0);
 }
+
+// From OnUnload, once the completion threads have stopped: the counter
+// slots' signals (SHIM_PMC_SLOTS per agent, made at set-up) go back to the
+// runtime, which would count them as leaked in hsa_shut_down ("Resource
+// leak detected by SharedSignalPool"; docs/shim.md, "Signals at exit"). A
+// runtime that refuses the call there (ROCR 7.2) keeps them.
+void shim_pmc_shutdown()
+{
+    if (shim_pid != shim_loaded_pid || !shim_core.hsa_signal_destroy_fn)
+        return;
+    for (int i = 0; i < g_nagents; i++)
+        for (uint32_t k = 0; k < g_agents[i].nslots; k++) {
+            PmcSlot *s = &g_agents[i].slots[k];
+            if (s->signal.handle && shim_core.hsa_signal_destroy_fn(s->signal) == HSA_STATUS_SUCCESS)
+                s->signal.handle = 0;
+        }
+}

@@ -400,7 +400,9 @@ void nap(Queue *q, long ns)
 // destroy, and this runtime is built with assertions, so touching it a
 // moment too late aborts the app (TestQueueDestroyKicksAreHarmless caught
 // exactly that). The kick therefore goes through a queue of the shim's own,
-// created on first need and kept for the process's life: a compare-and-swap
+// created on first need and destroyed at hsa_shut_down (made again if a
+// queue is destroyed after an hsa_shut_down that left the runtime up;
+// release_before_shut_down): a compare-and-swap
 // of its inactive signal with its own value changes nothing, but the
 // runtime then sets the signal's event, the shared one, whenever its
 // async-events thread is waiting, which is nearly always.
@@ -411,7 +413,7 @@ long g_kick_ns = 20 * 1000 * 1000;
 bool g_test_kick_note;
 int g_kick_noted;
 pthread_mutex_t g_kick_lock = PTHREAD_MUTEX_INITIALIZER;
-hsa_queue_t *g_kick_queue; // never destroyed; nullptr until needed
+hsa_queue_t *g_kick_queue; // nullptr until needed; destroyed at hsa_shut_down
 
 // The kick queue's inactive signal, the queue made on `agent` if need be
 // (before the first destroy, while the runtime is certainly alive).
@@ -1222,8 +1224,16 @@ template <typename F> void wait_bounded(F done)
 // while it tears the queue down (ROCR 7), after the shim forgot the queue.
 thread_local PlainQueue t_destroying;
 
+// Queue destroys under way: the kick queue (kick_signal) serves them, so
+// release_before_shut_down leaves it while any is.
+std::atomic<int> g_destroys_in_flight{0};
+
 hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
 {
+    struct InFlight {
+        InFlight() { g_destroys_in_flight.fetch_add(1, std::memory_order_seq_cst); }
+        ~InFlight() { g_destroys_in_flight.fetch_sub(1, std::memory_order_seq_cst); }
+    } in_flight;
     t_destroying = {nullptr, 0, 0};
     shim_queue_identify(hq, &t_destroying.id, &t_destroying.node);
     t_destroying.queue = hq;
@@ -1292,6 +1302,77 @@ hsa_status_t hook_queue_destroy(hsa_queue_t *hq)
 }
 
 decltype(hsa_amd_profiling_set_profiler_enabled) *g_next_set_profiler;
+decltype(hsa_shut_down) *g_next_shut_down;
+
+// ROCR's hsa_shut_down counts the signals still taken from its signal pool
+// when it takes the runtime down ("Warning: Resource leak detected by
+// SharedSignalPool, N Signals leaked." on the app's stderr). It calls the
+// tools' OnUnload before that count, but ROCR 7.2 already answers every call
+// there with HSA_STATUS_ERROR_NOT_INITIALIZED (0x100b), so what OnUnload
+// destroys on 6.4 stayed allocated on 7.2: the pool's idle signals (copies'
+// and packets' completion signals) and the kick queue's (the warning rose by
+// 4 for `multistream 1 1`, 8 for 4 streams). Before the runtime's
+// hsa_shut_down, the runtime still accepts every call, so the signals the
+// shim holds only in reserve go back here: the pool's and the retired ones
+// (when no app thread may still wait on one), and the kick queue while no
+// destroy uses it. All of them are made again on demand, so an app that
+// shuts down one of several hsa_init references, or goes on after a failed
+// hsa_shut_down, keeps working; OnUnload (shim_queues_shutdown) still
+// releases the rest where the runtime lets it.
+void release_before_shut_down()
+{
+    pthread_mutex_lock(&g_kick_lock);
+    if (g_kick_queue && g_destroys_in_flight.load(std::memory_order_seq_cst) == 0) {
+        g_next_queue_destroy(g_kick_queue);
+        g_kick_queue = nullptr;
+    }
+    pthread_mutex_unlock(&g_kick_lock);
+    pthread_mutex_lock(&g_retired.lock);
+    size_t kept = g_assists_in_flight.load(std::memory_order_seq_cst) ? g_retired.n : 0;
+    for (size_t i = kept; i < g_retired.n; i++)
+        shim_core.hsa_signal_destroy_fn(g_retired.v[i]);
+    g_retired.n = kept;
+    pthread_mutex_unlock(&g_retired.lock);
+    pthread_mutex_lock(&g_pool.lock);
+    for (size_t i = 0; i < g_pool.n; i++)
+        shim_core.hsa_signal_destroy_fn(g_pool.v[i]);
+    g_pool.n = 0;
+    pthread_mutex_unlock(&g_pool.lock);
+}
+
+// The runtime's references as the shim sees them: the hsa_init that loaded
+// it, and every later hsa_init and hsa_shut_down through the table (one
+// racing the first from another thread goes unseen: PC sampling would then
+// stop at the last shut-down but one, which nothing else depends on).
+decltype(hsa_init) *g_next_init;
+std::atomic<int> g_runtime_refs{1};
+
+hsa_status_t hook_init()
+{
+    hsa_status_t st = g_next_init();
+    if (st == HSA_STATUS_SUCCESS)
+        g_runtime_refs.fetch_add(1, std::memory_order_relaxed);
+    return st;
+}
+
+hsa_status_t hook_shut_down()
+{
+    if (g_crash_debug)
+        fprintf(stderr, "rocprof-go shim: hsa_shut_down with %d runtime references\n",
+                g_runtime_refs.load(std::memory_order_relaxed));
+    if (shim_pid == shim_loaded_pid) {
+        // The last reference: PC sampling's sessions are stopped, flushed
+        // and destroyed while the runtime still accepts it (from OnUnload
+        // ROCR 7.2 refuses, and its sessions' signals stayed allocated).
+        if (g_runtime_refs.load(std::memory_order_relaxed) <= 1)
+            shim_pcs_shutdown();
+        release_before_shut_down();
+    }
+    hsa_status_t st = g_next_shut_down();
+    if (st == HSA_STATUS_SUCCESS)
+        g_runtime_refs.fetch_sub(1, std::memory_order_relaxed);
+    return st;
+}
 
 // HIP may switch profiling off on its queues; an intercepted queue must keep
 // producing timestamps.
@@ -1391,6 +1472,9 @@ void shim_install_queue_hooks()
         g_tick_per_second = f;
     shim_hook(SHIM_CORE, CORE_hsa_queue_create, &g_next_queue_create, hook_queue_create);
     shim_hook(SHIM_CORE, CORE_hsa_queue_destroy, &g_next_queue_destroy, hook_queue_destroy);
+    g_runtime_refs.store(1);
+    shim_hook(SHIM_CORE, CORE_hsa_init, &g_next_init, hook_init);
+    shim_hook(SHIM_CORE, CORE_hsa_shut_down, &g_next_shut_down, hook_shut_down);
     // Slot reservations tag their slots (see tag_slots).
 #define RPG_HOOK_WRITE_INDEX(op, order)                                                  \
     shim_hook(SHIM_CORE, CORE_hsa_queue_##op##_write_index_##order, &g_next_##op##_##order, \

@@ -112,6 +112,8 @@ bool shim_install_tool_events(HsaApiTable *root, char *why, size_t whylen);
 
 // Stops the completion threads and releases the shim's signals (OnUnload).
 void shim_queues_shutdown();
+// Releases the counter slots' signals (OnUnload, after shim_queues_shutdown).
+void shim_pmc_shutdown();
 
 // Host-trap PC sampling (pcs.cpp): sessions started at OnLoad when the CLI
 // asks (false with why when it asked and none could start); while active,
