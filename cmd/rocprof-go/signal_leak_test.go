@@ -63,10 +63,9 @@ func bareOnRuntime(t *testing.T, rt rocmmatrix.Runtime, app string, args ...stri
 // `multistream 1 1`, +8 to +10 with 4 streams, +7 for raw HSA's hsa_queues),
 // and on every runtime the counter slots' signals (+32 per agent). The shim
 // now gives them back in hsa_shut_down, before the runtime's (queue.cpp,
-// release_before_shut_down), and in OnUnload. What stays is documented
-// (docs/shim.md, "Signals at exit"): the kept intercept queue of a
-// cooperative queue (two signals each, checked below), and on 7.2 the
-// counter slots' signals.
+// hook_shut_down), and in OnUnload. What stays is documented (docs/shim.md,
+// "Signals at exit"): the kept intercept queue of a cooperative queue (two
+// signals each, checked below).
 func TestTracedAppsLeakNoMoreSignals(t *testing.T) {
 	cli := shippedBinary(t)
 	rts, err := rocmmatrix.Ready(repoDir(), buildDir())
@@ -100,9 +99,8 @@ func TestTracedAppsLeakNoMoreSignals(t *testing.T) {
 			if hip < 6 {
 				runs[3].extra = 0
 			}
-			if rt.Name != "7.2" { // 7.2 refuses the counter slots' release in OnUnload
-				runs = append(runs, run{[]string{"--pmc", "SQ_WAVES"}, "multistream", []string{"1", "1"}, 0})
-			}
+			// Counters: their slots' signals (32 per agent).
+			runs = append(runs, run{[]string{"--pmc", "SQ_WAVES"}, "multistream", []string{"1", "1"}, 0})
 			for _, r := range runs {
 				app := filepath.Join(rt.Apps, r.app)
 				what := fmt.Sprintf("ROCm %s %s %v %s", rt.Name, r.app, r.args, strings.Join(r.domains, " "))

@@ -817,15 +817,24 @@ void shim_pmc_release(void *slot)
                 nullptr, 0);
 }
 
-// From OnUnload, once the completion threads have stopped: the counter
-// slots' signals (SHIM_PMC_SLOTS per agent, made at set-up) go back to the
-// runtime, which would count them as leaked in hsa_shut_down ("Resource
-// leak detected by SharedSignalPool"; docs/shim.md, "Signals at exit"). A
-// runtime that refuses the call there (ROCR 7.2) keeps them.
+// Once no queue can run a counted dispatch (OnUnload, after the completion
+// threads stopped; or hsa_shut_down's last reference with every intercepted
+// queue destroyed): the counter slots' signals (SHIM_PMC_SLOTS per agent,
+// made at set-up) go back to the runtime, which would count them as leaked
+// in hsa_shut_down ("Resource leak detected by SharedSignalPool";
+// docs/shim.md, "Signals at exit"). Counting stops first, so that a queue
+// made after all (an hsa_init the shim did not see) runs uncounted rather
+// than on a freed signal. A call the runtime refuses (ROCR 7.2 in OnUnload)
+// keeps the signal.
 void shim_pmc_shutdown()
 {
     if (shim_pid != shim_loaded_pid || !shim_core.hsa_signal_destroy_fn)
         return;
+    g_enabled.store(false, std::memory_order_seq_cst);
+    pthread_mutex_lock(&g_fence_lock);
+    for (int a = 0; a < g_nagents; a++)
+        g_fence_last[a].handle = 0;
+    pthread_mutex_unlock(&g_fence_lock);
     for (int i = 0; i < g_nagents; i++)
         for (uint32_t k = 0; k < g_agents[i].nslots; k++) {
             PmcSlot *s = &g_agents[i].slots[k];

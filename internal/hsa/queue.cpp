@@ -1364,8 +1364,18 @@ hsa_status_t hook_shut_down()
         // The last reference: PC sampling's sessions are stopped, flushed
         // and destroyed while the runtime still accepts it (from OnUnload
         // ROCR 7.2 refuses, and its sessions' signals stayed allocated).
-        if (g_runtime_refs.load(std::memory_order_relaxed) <= 1)
+        if (g_runtime_refs.load(std::memory_order_relaxed) <= 1) {
             shim_pcs_shutdown();
+            // The counter slots' signals, once no intercepted queue is left
+            // to run a counted dispatch (HIP destroys its queues first).
+            bool live = false;
+            pthread_mutex_lock(&g_queues_lock);
+            for (int i = 0; i < g_nqueues; i++)
+                live |= g_queues[i] != nullptr;
+            pthread_mutex_unlock(&g_queues_lock);
+            if (!live)
+                shim_pmc_shutdown();
+        }
         release_before_shut_down();
     }
     hsa_status_t st = g_next_shut_down();
