@@ -115,6 +115,7 @@ func executableFrozen(exec uint64) {
 			vgpr_count:           s.vgpr_count,
 			agpr_count:           s.agpr_count,
 			sgpr_count:           s.sgpr_count,
+			entry_offset:         s.entry_offset,
 		}
 		C.rpg_record_kernel_symbol(&rec, s.name, C.size_t(s.name_len))
 		info := C.shim_kernel_info{

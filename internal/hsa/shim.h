@@ -103,7 +103,8 @@ typedef struct shim_symbol {
     uint32_t agpr_count;
     uint32_t sgpr_count;
     uint32_t name_len;
-    char *name; /* malloc'ed, freed by the caller */
+    int32_t entry_offset; /* descriptor's kernel_code_entry_byte_offset; 0 unknown */
+    char *name;           /* malloc'ed, freed by the caller */
 } shim_symbol;
 
 typedef struct shim_code_object {

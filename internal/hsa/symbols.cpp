@@ -1,6 +1,7 @@
 // symbols.cpp: what a frozen executable holds (kernel symbols with their
 // descriptor fields, loaded code objects), gathered through the runtime's own
 // functions and the loader extension for Go, which owns the symbol table.
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,14 +46,24 @@ hsa_status_t add_symbol(hsa_executable_t, hsa_executable_symbol_t s, void *data)
     if (o->name && shim_core.hsa_executable_symbol_get_info_fn(s, HSA_EXECUTABLE_SYMBOL_INFO_NAME,
                                                                 o->name) == HSA_STATUS_SUCCESS)
         o->name_len = len;
-    // Register counts live only in the descriptor; read its host copy.
+    // Register counts and the entry offset live only in the descriptor; read
+    // its host copy (here, at load, since a memory:// code object is gone
+    // after the run).
     const void *host = nullptr;
     if (a && o->kernel_object && shim_loader_ok &&
         shim_loader.hsa_ven_amd_loader_query_host_address(
             (const void *)(uintptr_t)o->kernel_object, &host) == HSA_STATUS_SUCCESS &&
-        host)
+        host) {
         shim_decode_descriptor(host, a->gfx_major, a->gfx_minor, &o->vgpr_count, &o->agpr_count,
                                &o->sgpr_count);
+        // kernel_code_entry_byte_offset: the descriptor's int64 at byte 16.
+        // Within one code object it fits 32 bits; anything else stays 0
+        // (unknown) rather than wrapping.
+        int64_t entry = 0;
+        memcpy(&entry, (const char *)host + 16, sizeof entry);
+        if (entry >= INT32_MIN && entry <= INT32_MAX)
+            o->entry_offset = (int32_t)entry;
+    }
     return HSA_STATUS_SUCCESS;
 }
 

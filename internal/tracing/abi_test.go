@@ -35,6 +35,7 @@ int main(void) {
     sizeof(rpg_pc_sample_dispatch_rec), RPG_KIND_PC_SAMPLE, RPG_KIND_PC_SAMPLE_DISPATCH,
     RPG_PC_SAMPLING_METHOD_STOCHASTIC, RPG_PC_SAMPLING_METHOD_HOST_TRAP,
     offsetof(rpg_pc_sample_rec, method), offsetof(rpg_pc_sample_hosttrap, perf_snapshot_data));
+  printf("%zu %zu\n", offsetof(rpg_kernel_symbol_rec, entry_offset), sizeof(((rpg_kernel_symbol_rec *)0)->entry_offset));
   return 0;
 }`
 	dir := t.TempDir()
@@ -46,7 +47,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 5)
+	require.Len(t, lines, 6)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -71,4 +72,7 @@ int main(void) {
 	require.Equal(t, fmt.Sprintf("32 %d %d %d %d %d %d 24 36", tracing.PCSampleSize,
 		tracing.FixedSize(tracing.KindPCSampleDispatch), tracing.KindPCSample, tracing.KindPCSampleDispatch,
 		tracing.PCSamplingStochastic, tracing.PCSamplingHostTrap), lines[4])
+	// The entry offset took the symbol record's last reserved word, which
+	// older spools leave 0 (unknown).
+	require.Equal(t, "60 4", lines[5])
 }

@@ -159,6 +159,7 @@ func (k KernelSymbol) AppendBinary(b []byte) ([]byte, error) {
 	le.PutUint32(r[48:], k.AGPRCount)
 	le.PutUint32(r[52:], k.SGPRCount)
 	le.PutUint32(r[56:], uint32(len(k.Name)))
+	le.PutUint32(r[60:], uint32(k.EntryOffset))
 	copy(r[64:], k.Name)
 	return b, nil
 }

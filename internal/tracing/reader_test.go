@@ -44,7 +44,7 @@ var oneOfEach = []encoding.BinaryAppender{
 		QueueID: 1, Size: 65536, CorrelationID: 6, Start: 30, End: 40},
 	tracing.KernelSymbol{KernelID: 5, CodeObjectID: 1, KernelObject: 0xabc, KernargSize: 24,
 		GroupSegmentSize: 100, PrivateSegmentSize: 16, VGPRCount: 8, AGPRCount: 4,
-		SGPRCount: 16, Name: []byte("_Z3addPfS_i.kd")},
+		SGPRCount: 16, EntryOffset: 0x1180, Name: []byte("_Z3addPfS_i.kd")},
 	tracing.CodeObject{CodeObjectID: 1, Operation: tracing.CodeObjectLoad, AgentNode: 1,
 		StorageType: 2, LoadBase: 0x10000, LoadSize: 4096, LoadDelta: 0x10000, Timestamp: 5,
 		URI: []byte("file:///app#offset=1")},
@@ -508,4 +508,18 @@ func TestPCSampleRecordVersion1(t *testing.T) {
 	st := r.Stats()
 	require.Zero(t, st.Skipped)
 	require.Zero(t, st.Invalid)
+}
+
+// A negative entry offset (a descriptor after its code) survives the round
+// trip, and a record from before the field (its last word reserved, 0) reads
+// as unknown.
+func TestKernelSymbolEntryOffset(t *testing.T) {
+	for _, off := range []int32{-0x40, 0x1180, 0} {
+		b := spooltest.New(testProcess)
+		b.Add(tracing.KernelSymbol{KernelID: 1, EntryOffset: off, Name: []byte("k.kd")})
+		r, err := tracing.NewReader(b.Bytes())
+		require.NoError(t, err)
+		require.True(t, r.Next())
+		require.Equal(t, off, r.KernelSymbol().EntryOffset)
+	}
 }

@@ -161,7 +161,12 @@ type KernelSymbol struct {
 	VGPRCount          uint32
 	AGPRCount          uint32
 	SGPRCount          uint32
-	Name               []byte // mangled, ".kd" suffix kept
+	// EntryOffset is the descriptor's kernel_code_entry_byte_offset (the
+	// kernel entry's distance from the descriptor), read from the
+	// descriptor's host copy at load; 0 when unknown (spools from before
+	// it, descriptors the loader would not show).
+	EntryOffset int32
+	Name        []byte // mangled, ".kd" suffix kept
 }
 
 // CodeObject is a code object load or unload.
@@ -371,7 +376,7 @@ func decodeKernelSymbol(rec []byte) KernelSymbol {
 		KernelObject: le.Uint64(rec[24:]), KernargSize: le.Uint32(rec[32:]),
 		GroupSegmentSize: le.Uint32(rec[36:]), PrivateSegmentSize: le.Uint32(rec[40:]),
 		VGPRCount: le.Uint32(rec[44:]), AGPRCount: le.Uint32(rec[48:]),
-		SGPRCount: le.Uint32(rec[52:]), Name: n,
+		SGPRCount: le.Uint32(rec[52:]), EntryOffset: int32(le.Uint32(rec[60:])), Name: n,
 	}
 }
 

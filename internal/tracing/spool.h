@@ -380,7 +380,11 @@ typedef struct rpg_kernel_symbol_rec {
     uint32_t agpr_count;
     uint32_t sgpr_count;
     uint32_t name_len;
-    uint32_t reserved;
+    /* The descriptor's kernel_code_entry_byte_offset (its int64 at byte 16:
+     * the entry's distance from the descriptor), 0 when unknown: a real one
+     * is never 0 (the descriptor itself is 64 bytes), and spools written
+     * before it had a reserved 0 here. */
+    int32_t entry_offset;
 } rpg_kernel_symbol_rec;
 
 /* Tail: uri_len bytes of the code object URI. */

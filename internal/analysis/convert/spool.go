@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -425,7 +426,7 @@ func (w *spoolWriter) catalogue(db *rocpdread.DB, in *rocpdread.Info) error {
 			KernelObject: uint64(s.KernelObject), KernargSize: uint32(s.KernargSize),
 			GroupSegmentSize: uint32(s.GroupSegmentSize), PrivateSegmentSize: uint32(s.PrivateSegment),
 			VGPRCount: uint32(s.ArchVGPRCount), AGPRCount: uint32(s.AccumVGPRCount), SGPRCount: uint32(s.SGPRCount),
-			Name: []byte(name)}); err != nil {
+			EntryOffset: entryOffset(s.EntryOffset), Name: []byte(name)}); err != nil {
 			return err
 		}
 	}
@@ -448,4 +449,13 @@ func (w *spoolWriter) abort() {
 		os.Remove(w.path)
 		w.f = nil
 	}
+}
+
+// entryOffset is a kernel's entry offset as the symbol record holds it;
+// one outside its 32 bits (no code object is that big) is unknown (0).
+func entryOffset(v int64) int32 {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0
+	}
+	return int32(v)
 }

@@ -55,6 +55,9 @@ type KernelSymbol struct {
 	CodeObjectID     int64
 	KernelObject     int64
 	KernargSize      int64
+	// EntryOffset is extdata's kernel_code_entry_byte_offset (the
+	// descriptor's entry offset), 0 when absent.
+	EntryOffset int64
 }
 
 // Name returns the name summaries group by: the display name, else the
@@ -194,11 +197,13 @@ FROM `+quote(im.Table("rocpd_info_process"))+` p LEFT JOIN `+quote(im.Table("roc
 	}
 	err = db.each(`SELECT id, COALESCE(display_name, ''), COALESCE(kernel_name, ''), COALESCE(group_segment_size, 0),
   COALESCE(private_segment_size, 0), COALESCE(sgpr_count, 0), COALESCE(arch_vgpr_count, 0),
-  COALESCE(accum_vgpr_count, 0), code_object_id, COALESCE(kernel_object, 0), COALESCE(kernarg_segment_size, 0)
+  COALESCE(accum_vgpr_count, 0), code_object_id, COALESCE(kernel_object, 0), COALESCE(kernarg_segment_size, 0),
+  CASE WHEN json_valid(extdata) THEN COALESCE(CAST(json_extract(extdata, '$.kernel_code_entry_byte_offset') AS INTEGER), 0) ELSE 0 END
 FROM `+quote(im.Table("rocpd_info_kernel_symbol")), func(r *sql.Rows) error {
 		k := &KernelSymbol{}
 		if err := r.Scan(&k.ID, &k.DisplayName, &k.KernelName, &k.GroupSegmentSize, &k.PrivateSegment,
-			&k.SGPRCount, &k.ArchVGPRCount, &k.AccumVGPRCount, &k.CodeObjectID, &k.KernelObject, &k.KernargSize); err != nil {
+			&k.SGPRCount, &k.ArchVGPRCount, &k.AccumVGPRCount, &k.CodeObjectID, &k.KernelObject, &k.KernargSize,
+			&k.EntryOffset); err != nil {
 			return err
 		}
 		in.Symbols[k.ID] = k

@@ -191,7 +191,7 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 	}
 	j.end()
 	j.key("kernel_symbols").arr()
-	entries := p.KernelCodeEntryOffsets()
+	entries := p.KernelEntries()
 	var lastKernel uint64
 	for _, id := range p.SymbolOrder {
 		lastKernel = max(lastKernel, id)
@@ -218,14 +218,10 @@ func writeJSONProcess(j *jsonWriter, p *model.Catalogue, r *model.SpoolView) {
 		j.key("accum_vgpr_count").u(uint64(s.AGPRCount))
 		// rocprofiler-sdk's record ends with the descriptor's entry offset
 		// and the entry's address (rocprofiler-compute's PC-sampling table
-		// reads the offset); 0 when the code object cannot be read.
-		entry := entries[s.KernelID]
-		j.key("kernel_code_entry_byte_offset").i(entry)
-		addr := uint64(0)
-		if s.KernelID != 0 {
-			addr = s.KernelObject + uint64(entry)
-		}
-		j.key("kernel_address").handle(addr)
+		// reads the offset); ROCpd's extdata writes the same KernelEntry.
+		entry := entries[id]
+		j.key("kernel_code_entry_byte_offset").i(entry.Offset)
+		j.key("kernel_address").handle(entry.Address)
 		j.key("formatted_kernel_name").s(s.Display).key("demangled_kernel_name").s(s.Demangled)
 		j.key("truncated_kernel_name").s(s.Truncated).end()
 	}

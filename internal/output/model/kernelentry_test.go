@@ -17,7 +17,8 @@ import (
 // offset and size) or from the shim's copy beside the spool for a
 // memory:// one; an unreadable code object leaves its kernels out. The
 // fixture's module_fill.kd is at 0x800 and module_fill at 0x1900
-// (llvm-readelf -s), so the offset is 0x1100.
+// (llvm-readelf -s), so the offset is 0x1100. That file is the fallback
+// for spools from before the symbol record carried the offset.
 func TestKernelCodeEntryOffsets(t *testing.T) {
 	fixture, err := filepath.Abs(filepath.Join("..", "..", "..", "testdata", "codeobjects", "module_fill_dwarf_gfx90a.elf"))
 	require.NoError(t, err)
@@ -43,4 +44,15 @@ func TestKernelCodeEntryOffsets(t *testing.T) {
 		Symbols: map[uint64]*model.KernelSymbol{1: sym(1, 1), 2: sym(2, 2), 3: sym(3, 3)},
 	}
 	require.Equal(t, map[uint64]int64{1: 0x1100, 2: 0x1100}, p.KernelCodeEntryOffsets())
+
+	// The shim's record of the descriptor wins over the file (and needs
+	// none: kernel 4's code object has no copy); kernel_address adds it to
+	// kernel_object.
+	p.Symbols[4] = sym(4, 3)
+	p.Symbols[4].EntryOffset, p.Symbols[4].KernelObject = 0x1180, 0x7f00_0000_0f80
+	p.Symbols[1].EntryOffset = 0x1234
+	require.Equal(t, map[uint64]int64{1: 0x1234, 2: 0x1100, 4: 0x1180}, p.KernelCodeEntryOffsets())
+	e := p.KernelEntries()
+	require.Equal(t, model.KernelEntry{Offset: 0x1180, Address: 0x7f00_0000_2100}, e[4])
+	require.Equal(t, model.KernelEntry{}, e[3])
 }

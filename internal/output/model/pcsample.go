@@ -495,19 +495,25 @@ func CodeObjectBytes(spool string, c *tracing.CodeObject) ([]byte, error) {
 
 // KernelCodeEntryOffsets are the kernels' kernel_code_entry_byte_offset
 // (the descriptor's int64 at byte 16: the entry's distance from the
-// descriptor), by kernel id, read from the code objects' ELF symbols
-// ("NAME.kd"), as rocprofiler-sdk reports it in its kernel-symbol record
-// (and kernel_address = kernel_object + it). A kernel whose code object
-// cannot be read is missing. rocprofiler-compute's PC-sampling table reads
-// it from results.json.
+// descriptor), by kernel id, as rocprofiler-sdk reports it in its
+// kernel-symbol record (and kernel_address = kernel_object + it). The shim
+// records it from the descriptor at load; for a symbol without it (spools
+// from before the field) it is read from the code object's ELF symbols
+// ("NAME.kd"), which works only while a file:// code object is still there
+// or PC sampling kept a memory:// one. A kernel with neither is missing.
+// rocprofiler-compute's PC-sampling table reads it from results.json.
 func (p *Catalogue) KernelCodeEntryOffsets() map[uint64]int64 {
+	out := map[uint64]int64{}
 	byCO := map[uint64][]*KernelSymbol{}
 	for _, s := range p.Symbols {
-		if s != nil && s.KernelID != 0 && !s.Lost {
+		switch {
+		case s == nil || s.KernelID == 0 || s.Lost:
+		case s.EntryOffset != 0:
+			out[s.KernelID] = int64(s.EntryOffset)
+		default:
 			byCO[s.CodeObjectID] = append(byCO[s.CodeObjectID], s)
 		}
 	}
-	out := map[uint64]int64{}
 	for i := range p.CodeObjects {
 		c := &p.CodeObjects[i]
 		syms := byCO[c.CodeObjectID]
@@ -524,6 +530,33 @@ func (p *Catalogue) KernelCodeEntryOffsets() map[uint64]int64 {
 				out[s.KernelID] = v
 			}
 		}
+	}
+	return out
+}
+
+// KernelEntry is where a kernel's code starts, as rocprofiler-sdk's
+// kernel-symbol record ends: kernel_code_entry_byte_offset and
+// kernel_address.
+type KernelEntry struct {
+	Offset  int64  // 0 when unknown
+	Address uint64 // kernel_object + Offset; 0 for a symbol without an id
+}
+
+// KernelEntries are every symbol's KernelEntry by kernel id: the one
+// source JSON's kernel_symbols and ROCpd's kernel-symbol extdata write,
+// so the two agree (and convert, reading ROCpd's back, reproduces JSON's).
+func (p *Catalogue) KernelEntries() map[uint64]KernelEntry {
+	offs := p.KernelCodeEntryOffsets()
+	out := make(map[uint64]KernelEntry, len(p.Symbols))
+	for id, s := range p.Symbols {
+		if s == nil {
+			continue
+		}
+		e := KernelEntry{Offset: offs[s.KernelID]}
+		if s.KernelID != 0 {
+			e.Address = s.KernelObject + uint64(e.Offset)
+		}
+		out[id] = e
 	}
 	return out
 }

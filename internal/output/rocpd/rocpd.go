@@ -450,6 +450,7 @@ func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, err
 		}
 	}
 	kernels := map[uint64]int64{}
+	entries := p.KernelEntries()
 	for _, kid := range p.SymbolOrder {
 		s := p.Symbols[kid]
 		if _, ok := codeObjects[s.CodeObjectID]; !ok {
@@ -459,8 +460,8 @@ func (w *rocpdWriter) writeProcess(proc int, p *model.Catalogue) (*rocpdIDs, err
 		kernels[kid] = id
 		ext := map[string]any{"kernel_id": kid, "formatted_kernel_name": s.Display,
 			"demangled_kernel_name": s.Demangled, "truncated_kernel_name": s.Truncated,
-			"kernel_code_entry_byte_offset": 0, "size": 0,
-			"kernel_address": map[string]any{"handle": s.KernelObject}}
+			"kernel_code_entry_byte_offset": entries[kid].Offset, "size": 0,
+			"kernel_address": map[string]any{"handle": entries[kid].Address}}
 		fmt.Fprintf(sql, "INSERT INTO `rocpd_info_kernel_symbol%s` (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, extdata) VALUES (%d, %d, %d, %d, %s, %s, %d, %d, 8, %d, %d, %d, %d, %d, %s);\n",
 			w.suffix, id, nid, pid, codeObjects[s.CodeObjectID], sqlText(s.Raw), sqlText(s.Display),
 			int64(s.KernelObject), s.KernargSize, s.GroupSegmentSize, s.PrivateSegmentSize,
