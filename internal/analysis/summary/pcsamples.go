@@ -1,9 +1,11 @@
 package summary
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,30 +96,54 @@ func (a *pcAccum) add(k pcKey, method, comment string, notIssued bool, stall str
 	}
 }
 
+func newPCAccum() *pcAccum {
+	return &pcAccum{counts: map[pcKey]*pcCount{}, kernels: map[string]int64{}, method: map[string]string{}}
+}
+
+// pcProcessOf gives the accumulator of a process's own samples (--by-rank),
+// nil when only the whole run's are counted. input is the input's index
+// in Build's list; p identifies the process as analysis.ScanSource does
+// (its Key), so a process's samples meet its events' tables.
+type pcProcessOf func(input int, p *analysis.Process) *pcAccum
+
 // pcSampleRows reads the inputs' PC samples (ROCpd databases; the
 // pc_sampling_host_trap.csv and pc_sampling_stochastic.csv beside a CSV
-// run's kernel_trace.csv) and returns each kernel's hottest instructions,
-// kernels with the most samples first.
-func pcSampleRows(inputs []string, top int) ([]PCKernel, error) {
-	a := &pcAccum{counts: map[pcKey]*pcCount{}, kernels: map[string]int64{}, method: map[string]string{}}
-	for _, in := range inputs {
+// run's kernel_trace.csv) into the whole run's accumulator, and each
+// sample into its process's too when perProcess is set.
+func pcSampleRows(inputs []string, perProcess pcProcessOf) (*pcAccum, error) {
+	a := newPCAccum()
+	for i, in := range inputs {
 		src, err := analysis.Resolve(in)
 		if err != nil {
 			return nil, err
 		}
+		var per func(p *analysis.Process) *pcAccum
+		if perProcess != nil {
+			per = func(p *analysis.Process) *pcAccum { return perProcess(i, p) }
+		}
 		for _, p := range src.Databases {
-			if err := readPCDatabase(p, a); err != nil {
+			if err := readPCDatabase(p, a, per); err != nil {
 				return nil, err
 			}
 		}
 		for _, f := range src.CSVFiles {
 			if prefix, ok := strings.CutSuffix(f, "kernel_trace.csv"); ok {
-				if err := readPCCSV(prefix, a); err != nil {
+				var pa *pcAccum
+				if per != nil && hasPCCSV(prefix) {
+					pa = per(csvProcess(src, f))
+				}
+				if err := readPCCSV(prefix, a, pa); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
+	return a, nil
+}
+
+// hottest returns each kernel's top most sampled instructions, kernels
+// with the most samples first.
+func (a *pcAccum) hottest(top int) []PCKernel {
 	byKernel := map[string][]HotInstruction{}
 	for k, c := range a.counts {
 		h := HotInstruction{Offset: k.offset, HasOffset: k.hasOffset && k.known, Instruction: k.text,
@@ -160,12 +186,55 @@ func pcSampleRows(inputs []string, top int) ([]PCKernel, error) {
 		}
 		return out[i].Kernel < out[j].Kernel
 	})
-	return out, nil
+	return out
+}
+
+// errFirstEvent stops a scan at its first event.
+var errFirstEvent = errors.New("first event")
+
+// csvProcess is the process of a CSV run's kernel_trace.csv as
+// analysis.ScanSource names it (kernel_trace.csv has no Process_Id
+// column: the pid is the file name's "<pid>_" prefix, else the prefix is
+// the process), read from the file's first row by the scanner itself so
+// that the keys cannot drift apart. The PC-sample files beside it are that
+// process's samples.
+func csvProcess(src *analysis.Source, kernelTrace string) *analysis.Process {
+	root := src.Path
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		root = filepath.Dir(root)
+	}
+	rel, err := filepath.Rel(root, kernelTrace)
+	if err != nil {
+		rel = kernelTrace
+	}
+	var p *analysis.Process
+	err = analysis.ScanCSVFile(kernelTrace, rel, func(ev *analysis.Event) error {
+		cp := *ev.Process
+		p = &cp
+		return errFirstEvent
+	})
+	if p == nil || (err != nil && !errors.Is(err, errFirstEvent)) {
+		// No dispatch row (or an unreadable file, which readPCCSV
+		// reports): the samples name no kernel but still their prefix.
+		p = &analysis.Process{Key: strings.TrimSuffix(rel, "kernel_trace.csv"), Rank: -1}
+	}
+	return p
+}
+
+// hasPCCSV reports whether a CSV output prefix has PC-sample files.
+func hasPCCSV(prefix string) bool {
+	for _, m := range []string{"host_trap", "stochastic"} {
+		if st, err := os.Stat(prefix + "pc_sampling_" + m + ".csv"); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // readPCDatabase adds a database's PC samples, each to its dispatch's
-// kernel.
-func readPCDatabase(path string, a *pcAccum) error {
+// kernel, in the whole run's accumulator and, when per is set, in its
+// process's (the process of the sample's track).
+func readPCDatabase(path string, a *pcAccum, per func(p *analysis.Process) *pcAccum) error {
 	db, err := rocpdread.Open(path)
 	if err != nil {
 		return err
@@ -176,6 +245,11 @@ func readPCDatabase(path string, a *pcAccum) error {
 		pid, dis int64
 	}
 	var kernels map[dk]string
+	type pk struct {
+		guid string
+		pid  int64
+	}
+	procs := map[pk]*pcAccum{}
 	return db.PCSamples(func(in *rocpdread.Info, s *rocpdread.PCSample) error {
 		if kernels == nil {
 			// The dispatches' kernels, once there are samples.
@@ -198,16 +272,40 @@ func readPCDatabase(path string, a *pcAccum) error {
 		}
 		known := s.CodeObjectID != 0
 		k := pcKey{kernel: kernel, known: known, hasOffset: true, offset: s.Offset, text: s.Instruction}
-		a.add(k, method, s.Comment, s.WaveIssued != nil && !*s.WaveIssued, s.StallReason)
+		notIssued := s.WaveIssued != nil && !*s.WaveIssued
+		a.add(k, method, s.Comment, notIssued, s.StallReason)
+		if per != nil {
+			pa, ok := procs[pk{in.Image.GUID, s.PID}]
+			if !ok {
+				pa = per(dbProcess(in, s.PID))
+				procs[pk{in.Image.GUID, s.PID}] = pa
+			}
+			pa.add(k, method, s.Comment, notIssued, s.StallReason)
+		}
 		return nil
 	})
+}
+
+// dbProcess is a database's process (its rocpd_info_process row id) as
+// analysis.ScanDB names it: the image's guid, with the pid when the image
+// holds several processes (a merged one does not: each image is one).
+func dbProcess(in *rocpdread.Info, pid int64) *analysis.Process {
+	p := &analysis.Process{Key: in.Image.GUID, PID: in.PID(pid), Rank: -1}
+	if len(in.Processes) > 1 {
+		p.Key += "/" + strconv.FormatInt(pid, 10)
+	}
+	if ip, ok := in.Processes[pid]; ok {
+		p.Hostname, p.Rank = ip.Hostname, ip.Rank
+	}
+	return p
 }
 
 // readPCCSV adds the PC samples of one CSV output prefix, each to the
 // kernel kernel_trace.csv gives its Dispatch_Id. The CSV has no PC: an
 // instruction is its text (with its comment when there is no text: the
-// unrecognised code object's PC).
-func readPCCSV(prefix string, a *pcAccum) error {
+// unrecognised code object's PC). per, when set, is the prefix's
+// process's accumulator: it counts the samples too.
+func readPCCSV(prefix string, a, per *pcAccum) error {
 	var kernels map[string]string
 	for _, m := range []string{"host_trap", "stochastic"} {
 		path := prefix + "pc_sampling_" + m + ".csv"
@@ -244,6 +342,9 @@ func readPCCSV(prefix string, a *pcAccum) error {
 			issued := cell("Wave_Issued_Instruction")
 			notIssued := m == "stochastic" && (issued == "0" || issued == "false")
 			a.add(k, m, comment, notIssued, cell("Stall_Reason"))
+			if per != nil {
+				per.add(k, m, comment, notIssued, cell("Stall_Reason"))
+			}
 			return nil
 		})
 		if err != nil {

@@ -158,8 +158,9 @@ func counterTable(w io.Writer, rows []CounterRow) error {
 	return pipeTable(w, "COUNTER SUMMARY (per dispatch, summed over instances)", cells, 2)
 }
 
-// hotTable prints each kernel's most sampled instructions.
-func hotTable(w io.Writer, kernels []PCKernel) error {
+// hotTable prints each kernel's most sampled instructions; prefix
+// starts the title (a rank's label).
+func hotTable(w io.Writer, prefix string, kernels []PCKernel) error {
 	cells := [][]string{{"KERNEL", "KERNEL SAMPLES", "OFFSET", "INSTRUCTION", "SAMPLES", "PERCENT (OF KERNEL)"}}
 	stochastic := false
 	for _, k := range kernels {
@@ -186,7 +187,7 @@ func hotTable(w io.Writer, kernels []PCKernel) error {
 			cells = append(cells, c)
 		}
 	}
-	return alignedTable(w, "HOTTEST INSTRUCTIONS (PC samples, most sampled per kernel)", cells,
+	return alignedTable(w, prefix+"HOTTEST INSTRUCTIONS (PC samples, most sampled per kernel)", cells,
 		func(i int) bool { return i == 0 || i == 3 || i == 6 })
 }
 
@@ -230,7 +231,7 @@ func writeText(w io.Writer, s *Summary, u units) error {
 		}
 	}
 	if len(s.HotInstructions) > 0 {
-		if err := hotTable(w, s.HotInstructions); err != nil {
+		if err := hotTable(w, "", s.HotInstructions); err != nil {
 			return err
 		}
 	}
@@ -247,6 +248,11 @@ func writeText(w io.Writer, s *Summary, u units) error {
 		if err := writeGroup(w, label+": ", g, u); err != nil {
 			return err
 		}
+		if len(g.HotInstructions) > 0 {
+			if err := hotTable(w, label+": ", g.HotInstructions); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -262,7 +268,9 @@ func writeText(w io.Writer, s *Summary, u units) error {
 // instruction of a kernel: Name is the kernel, Calls its samples,
 // Percentage their share of the kernel's samples, Instruction its text,
 // Offset its offset in the code object (empty from CSV inputs) and
-// StallReasons the stochastic samples' top not-issued reasons.
+// StallReasons the stochastic samples' top not-issued reasons; Section
+// by_rank_hottest_instructions holds a rank's own, with its Process and
+// Rank.
 func csvHeader(u units) []string {
 	suffix := map[string]string{"nsec": "Ns", "usec": "Usec", "msec": "Msec", "sec": "Sec"}[u.name]
 	return []string{"Section", "Domain", "Process", "Rank", "Name", "Calls", "TotalDuration" + suffix,
@@ -320,20 +328,35 @@ func writeCSV(w io.Writer, s *Summary, u units) error {
 			return err
 		}
 	}
-	for _, k := range s.HotInstructions {
-		dom := "PC_SAMPLING_HOST_TRAP"
-		if k.Method == "stochastic" {
-			dom = "PC_SAMPLING_STOCHASTIC"
+	hot := func(section string, g *Group, kernels []PCKernel) error {
+		proc, rank := "", ""
+		if g != nil {
+			proc, rank = g.Process, strconv.Itoa(g.Rank)
 		}
-		for _, h := range k.Instructions {
-			off := ""
-			if h.HasOffset {
-				off = strconv.FormatUint(h.Offset, 10)
+		for _, k := range kernels {
+			dom := "PC_SAMPLING_HOST_TRAP"
+			if k.Method == "stochastic" {
+				dom = "PC_SAMPLING_STOCHASTIC"
 			}
-			if err := c.Write([]string{"hottest_instructions", dom, "", "", k.Kernel, strconv.FormatInt(h.Samples, 10),
-				"", "", f(h.Percent), "", "", "", "", h.Instruction, off, stallText(h.Stalls)}); err != nil {
-				return err
+			for _, h := range k.Instructions {
+				off := ""
+				if h.HasOffset {
+					off = strconv.FormatUint(h.Offset, 10)
+				}
+				if err := c.Write([]string{section, dom, proc, rank, k.Kernel, strconv.FormatInt(h.Samples, 10),
+					"", "", f(h.Percent), "", "", "", "", h.Instruction, off, stallText(h.Stalls)}); err != nil {
+					return err
+				}
 			}
+		}
+		return nil
+	}
+	if err := hot("hottest_instructions", nil, s.HotInstructions); err != nil {
+		return err
+	}
+	for i := range s.ByRank {
+		if err := hot("by_rank_hottest_instructions", &s.ByRank[i], s.ByRank[i].HotInstructions); err != nil {
+			return err
 		}
 	}
 	c.Flush()

@@ -51,6 +51,9 @@ type Group struct {
 	Hostname string  `json:"hostname,omitempty"`
 	Tables   []Table `json:"tables"`
 	Domains  []Row   `json:"domain_summary"` // one row per domain
+	// HotInstructions are, in a rank's group (--by-rank), the hottest
+	// instructions of its own PC samples, per kernel as Summary's.
+	HotInstructions []PCKernel `json:"hottest_instructions,omitempty"`
 }
 
 // Summary is what summary prints.
@@ -75,6 +78,15 @@ type key struct {
 type accum struct {
 	proc  *analysis.Process
 	stats map[key]*analysis.Stats
+	pc    *pcAccum // the process's PC samples (--by-rank)
+}
+
+// procKey identifies a process across Build's inputs: the input's index
+// and the process's Key (unique within a run), which the PC-sample
+// readers rebuild for their samples.
+type procKey struct {
+	input int
+	key   string
 }
 
 func (a *accum) add(ev *analysis.Event) {
@@ -101,7 +113,8 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 	// pointer identifies a rank without building a key per event.
 	ranks := map[*analysis.Process]*accum{}
 	var rankOrder []*analysis.Process
-	for _, in := range inputs {
+	byKey := map[procKey]*accum{}
+	for i, in := range inputs {
 		src, err := analysis.Resolve(in)
 		if err == nil {
 			err = src.CheckComplete(opt.AllowIncomplete)
@@ -117,6 +130,7 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 					a = &accum{proc: ev.Process, stats: map[key]*analysis.Stats{}}
 					ranks[ev.Process] = a
 					rankOrder = append(rankOrder, ev.Process)
+					byKey[procKey{i, ev.Process.Key}] = a
 				}
 				a.add(ev)
 			}
@@ -139,12 +153,35 @@ func Build(inputs []string, opt Options) (*Summary, error) {
 	if s.Counters, err = counterRows(inputs, kernels); err != nil {
 		return nil, err
 	}
-	if s.HotInstructions, err = pcSampleRows(inputs, opt.TopInstructions); err != nil {
+	var perProcess pcProcessOf
+	if opt.ByRank {
+		perProcess = func(input int, p *analysis.Process) *pcAccum {
+			a := byKey[procKey{input, p.Key}]
+			if a == nil {
+				// Samples of a process without timed records (not
+				// seen in a run's outputs, but a database may be so).
+				a = &accum{proc: p, stats: map[key]*analysis.Stats{}}
+				ranks[p] = a
+				rankOrder = append(rankOrder, p)
+				byKey[procKey{input, p.Key}] = a
+			}
+			if a.pc == nil {
+				a.pc = newPCAccum()
+			}
+			return a.pc
+		}
+	}
+	pc, err := pcSampleRows(inputs, perProcess)
+	if err != nil {
 		return nil, err
 	}
+	s.HotInstructions = pc.hottest(opt.TopInstructions)
 	for _, pk := range rankOrder {
 		a := ranks[pk]
 		g := group(a)
+		if a.pc != nil {
+			g.HotInstructions = a.pc.hottest(opt.TopInstructions)
+		}
 		g.Process, g.Rank, g.PID, g.Hostname = a.proc.Label(), a.proc.Rank, a.proc.PID, a.proc.Hostname
 		s.ByRank = append(s.ByRank, g)
 	}

@@ -19,8 +19,16 @@ func (s *Summary) ForTerminal() *Summary {
 		t.Counters[i].Kernel = model.TerminalString(t.Counters[i].Kernel)
 		t.Counters[i].Counter = model.TerminalString(t.Counters[i].Counter)
 	}
-	t.HotInstructions = make([]PCKernel, len(s.HotInstructions))
-	for i, k := range s.HotInstructions {
+	t.HotInstructions = terminalHot(s.HotInstructions)
+	return &t
+}
+
+func terminalHot(kernels []PCKernel) []PCKernel {
+	if kernels == nil {
+		return nil
+	}
+	out := make([]PCKernel, len(kernels))
+	for i, k := range kernels {
 		k.Kernel = model.TerminalString(k.Kernel)
 		k.Instructions = append([]HotInstruction(nil), k.Instructions...)
 		for j := range k.Instructions {
@@ -32,9 +40,9 @@ func (s *Summary) ForTerminal() *Summary {
 				h.Stalls[n].Reason = model.TerminalString(h.Stalls[n].Reason)
 			}
 		}
-		t.HotInstructions[i] = k
+		out[i] = k
 	}
-	return &t
+	return out
 }
 
 func terminalRows(rows []Row) []Row {
@@ -54,5 +62,6 @@ func terminalGroup(g Group) Group {
 		tables[i] = Table{Domain: t.Domain, Rows: terminalRows(t.Rows)}
 	}
 	g.Tables = tables
+	g.HotInstructions = terminalHot(g.HotInstructions)
 	return g
 }

@@ -257,3 +257,37 @@ func PCSampleSpoolN(t testing.TB, dir string, n int) string {
 	require.NoError(t, err)
 	return path
 }
+
+// PCSampleRankSpool writes process pid as rank of an MPI job (its
+// environment holds OMPI_COMM_WORLD_RANK=rank) with Emit's 4 iterations
+// and host-trap samples of code object 1 (loaded at 0x7f0000000000):
+// samples[d] are the offsets sampled in dispatch d (1 and 4 run
+// vectorAdd on agent 1 and 2, 2 runs scan_kernel on agent 2), in order,
+// each inside its dispatch (at pid*1,000,000 + 2,050, 12,100, 32,100 ns).
+func PCSampleRankSpool(t testing.TB, dir string, pid int32, rank int, samples map[uint64][]uint64) string {
+	info := Info(pid)
+	info.Environ = append(info.Environ, "OMPI_COMM_WORLD_RANK="+strconv.Itoa(rank))
+	b := spooltest.New(info)
+	Emit(pid, 4, b.Add)
+	trap := func(slot uint64) uint64 { return tracing.TrapID(0x7f0000000408, slot, 1024) }
+	base := uint64(pid) * 1_000_000
+	for _, d := range []struct {
+		id, slot uint64
+		agent    uint32
+		at       uint64
+	}{{1, 5, 1, 2_050}, {2, 9, 2, 12_100}, {4, 12, 2, 32_100}} {
+		if len(samples[d.id]) == 0 {
+			continue
+		}
+		b.Add(tracing.PCSampleDispatch{DispatchID: d.id, TrapID: trap(d.slot), AgentNode: d.agent})
+		var raw []byte
+		for _, off := range samples[d.id] {
+			raw = tracing.PCSample{PC: 0x7f0000000000 + off, ExecMask: ^uint64(0), Timestamp: base + d.at,
+				CorrelationID: trap(d.slot)}.Encode(raw)
+		}
+		b.Add(tracing.PCSampleBatch{AgentNode: d.agent, Samples: raw})
+	}
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}
