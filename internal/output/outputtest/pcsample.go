@@ -52,6 +52,33 @@ const PCSampleHWID = uint32(3 | 2<<4 | 1<<6 | 5<<8 | 1<<12 | 3<<13 | 4<<16 | 6<<
 // So vectorAdd has 8 samples (0x10: 4, 0x20: 2, 0x40: 1, unknown: 1) and
 // scan_kernel 1 (0x30).
 func PCSampleSpool(t testing.TB, dir string) string {
+	path, err := pcSampleBuilder().WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}
+
+// PCSampleRenameRange is the ROCTx range message PCSampleRenameSpool's
+// dispatch 4 is launched in.
+const PCSampleRenameRange = "phase 2"
+
+// PCSampleRenameSpool is PCSampleSpool's process with a roctxRangePush /
+// Pop pair, PCSampleRenameRange, on thread 101 around the launch of
+// dispatch 4 (vectorAdd, correlation id 7): push at correlation id 5, pop
+// at 9. With --kernel-rename that dispatch, and its 2 samples, take the
+// range's name; dispatch 1 (vectorAdd, thread 100) keeps its kernel's, and
+// dispatch 2 (scan_kernel, thread 101, correlation id 3) takes "checkpoint",
+// the message of Emit's roctxMarkA on thread 101 (correlation id 0), as
+// rocprofv3 names a dispatch after a mark.
+func PCSampleRenameSpool(t testing.TB, dir string) string {
+	b := pcSampleBuilder()
+	b.Add(tracing.Marker{Domain: tracing.DomainMarkerCoreRange, Function: tracing.MarkerThreadRange, TID: 101,
+		CorrelationID: 5, RangeID: 9, Start: 100_025_000, End: 100_035_000, Message: []byte(PCSampleRenameRange)})
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	return path
+}
+
+func pcSampleBuilder() *spooltest.Builder {
 	b := spooltest.New(Info(100))
 	Emit(100, 4, b.Add)
 	trap := func(slot uint64) uint64 { return tracing.TrapID(0x7f0000000408, slot, 1024) }
@@ -69,9 +96,7 @@ func PCSampleSpool(t testing.TB, dir string) string {
 		raw = tracing.PCSample{PC: pc, ExecMask: 0xff, Timestamp: 100_032_100, CorrelationID: trap(12)}.Encode(raw)
 	}
 	b.Add(tracing.PCSampleBatch{AgentNode: 2, Samples: raw})
-	path, err := b.WriteFile(dir)
-	require.NoError(t, err)
-	return path
+	return b
 }
 
 // PCSampleInput is PCSampleSpool's process as a writer's input, its

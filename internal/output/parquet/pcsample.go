@@ -100,7 +100,12 @@ func (w *pqWriter) pcRows(p *model.Catalogue) error {
 		b.u64(3, n, x.DispatchID)
 		b.u64(4, n, p.CID(x.CorrelationID))
 		b.u64(5, n, x.KernelID)
-		if !t.dictID(6, n, x.KernelID) {
+		// kernel_name as kernels.parquet names the sample's dispatch:
+		// with --kernel-rename its enclosing ROCTx range (the sample
+		// carries the dispatch's thread and raw correlation id).
+		if p.Renamer != nil {
+			t.dictString(6, n, p.Renamer.Name(x.TID, x.CorrelationID, p.KernelName(x.KernelID)))
+		} else if !t.dictID(6, n, x.KernelID) {
 			t.dictAdd(6, n, x.KernelID, p.KernelName(x.KernelID))
 		}
 		b.u64(7, n, x.Timestamp)

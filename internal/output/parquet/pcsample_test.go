@@ -77,3 +77,28 @@ func TestParquetPCSamplesHive(t *testing.T) {
 	require.Equal(t, "9\t3\tnode0", got[0])
 	require.FileExists(t, p)
 }
+
+// With --kernel-rename a sample's kernel_name is its dispatch's in
+// kernels.parquet: the enclosing ROCTx range's name for dispatch 4,
+// the mark's before it for dispatch 2, the kernel's for vectorAdd's
+// dispatch 1.
+func TestParquetPCSamplesKernelRename(t *testing.T) {
+	for _, rename := range []bool{false, true} {
+		prefix := outputtest.TempPrefix(t)
+		in := &model.Input{Spools: []string{outputtest.PCSampleRenameSpool(t, t.TempDir())}}
+		in.Config.KernelRename = rename
+		require.NoError(t, Write(prefix, in))
+		pcs, kernels := outputtest.SQLStr(prefix+"_pc_sampling_host_trap.parquet"), outputtest.SQLStr(prefix+"_kernels.parquet")
+		got := outputtest.DuckDB(t,
+			`SELECT string_agg(concat_ws('|', dispatch_id, kernel_name), ';') FROM read_parquet(`+pcs+`)`,
+			`SELECT count(*) FROM read_parquet(`+pcs+`) s JOIN read_parquet(`+kernels+`) k USING (dispatch_id)
+			 WHERE s.kernel_name = k.kernel_name`)
+		va, scan := "vectorAdd_float(float*, float const*, float const*, int)", "void rocprim::detail::scan_kernel<false>(int*, int*, unsigned int)"
+		d2, d4 := scan, va
+		if rename {
+			d2, d4 = "checkpoint", outputtest.PCSampleRenameRange
+		}
+		require.Equal(t, strings.Repeat("1|"+va+";", 6)+"2|"+d2+";4|"+d4+";4|"+d4, got[0], "rename %v", rename)
+		require.Equal(t, "9", got[1], "every sample named as its dispatch's row")
+	}
+}

@@ -16,7 +16,10 @@ import (
 // corr_id, kernel, code_object_id, offset, exec_mask, and for stochastic
 // samples wave_issued, inst_type, stall_reason and wave_count.
 // rocprofv3's Perfetto output has no PC samples. child sends a track
-// under the process's (procTrack).
+// under the process's (procTrack). The kernel is named as the trace names
+// the sample's dispatch slice, by its demangled symbol, also with
+// --kernel-rename (rocprofv3's Perfetto slices keep the kernel's name;
+// CSV, ROCpd and Parquet take the range's).
 func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, procTrack uint64, child func(uint64, func(pbMsg) pbMsg)) {
 	if p.PCSampleCount == 0 {
 		return

@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -107,3 +108,36 @@ func TestPerfettoPCSamplesCapped(t *testing.T) {
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// With --kernel-rename the trace's dispatch slices keep their kernel's
+// name, as rocprofv3's Perfetto output does, and so do the samples'
+// kernel argument and kernel+offset names: each sample names the slice it
+// lies in, the range's name appears nowhere.
+func TestPerfettoPCSamplesKernelRename(t *testing.T) {
+	for _, rename := range []bool{false, true} {
+		in := &model.Input{Spools: []string{outputtest.PCSampleRenameSpool(t, t.TempDir())}}
+		in.Config.KernelRename = rename
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, in))
+		var pcs []outputtest.PerfettoInstant
+		for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
+			if e.Category == "PC_SAMPLING_HOST_TRAP" {
+				pcs = append(pcs, e)
+			}
+		}
+		require.Len(t, pcs, 9)
+		va := "vectorAdd_float(float*, float const*, float const*, int)"
+		require.Equal(t, "4", pcs[8].Args["dispatch_id"])
+		require.Equal(t, va, pcs[8].Args["kernel"], "rename %v", rename)
+		require.Equal(t, va+"+0x1234", pcs[3].Name, "no instruction text: the kernel's name and the offset")
+		slices := outputtest.ImportSlices(t, buf.Bytes())
+		for _, pc := range pcs {
+			require.NotContains(t, pc.Args["kernel"], outputtest.PCSampleRenameRange)
+			within := false
+			for _, sl := range slices {
+				within = within || strings.HasPrefix(sl.Track, "STREAM") && sl.Name == pc.Args["kernel"] && sl.Start <= pc.TS && pc.TS <= sl.End
+			}
+			require.True(t, within, "rename %v: %+v", rename, pc)
+		}
+	}
+}
