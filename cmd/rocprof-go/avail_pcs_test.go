@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,52 +59,39 @@ func TestPCSamplingAvailFromTheRuntime(t *testing.T) {
 // purpose) the listing falls back to the table with the note.
 func TestPCSamplingAvailAsksTheRuntime(t *testing.T) {
 	cli := shippedBinary(t)
-	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
-	require.NoError(t, err)
-	cache := t.TempDir()
 	cfgLine := regexp.MustCompile(`(?m)^config method=(\S+) unit=(\S+) min=(\d+) max=(\d+) flags=(\d+)$`)
-	for _, rt := range rts {
-		if rt.Name != "6.4" && rt.Name != "7.2" {
-			continue
+	onRuntimes(t, []string{"6.4", "7.2"}, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		for _, arch := range []string{"gfx90a", "gfx942"} {
+			avail := func(env ...string) (string, string) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := rt.Command(ctx, cli, "avail", "--virtual-gpu", arch)
+				cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+cache), env...)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				require.NoError(t, err, stderr.String())
+				return string(out), stderr.String()
+			}
+			list, notes := avail()
+			require.NotContains(t, notes, "note:", arch)
+			want := "GPU     :\t0\nName    :\t" + arch + "\nconfigs :\n"
+			hsaOut := hsaPCSOutput(t, rt, cli, cache, arch)
+			ms := cfgLine.FindAllStringSubmatch(hsaOut, -1)
+			require.NotEmpty(t, ms, hsaOut)
+			for _, m := range ms {
+				unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}[m[2]]
+				flags := map[string]string{"0": "none", "1": "interval pow2"}[m[5]]
+				want += "   Method              :\t" + m[1] + "\n   Unit                :\t" + unit +
+					"\n   Min_Interval        :\t" + m[3] + "\n   Max_Interval        :\t" + m[4] +
+					"\n   Flags               :\t" + flags + "\n\n\n"
+			}
+			require.Contains(t, list, want+"\n\n", "%s: the runtime's configurations (hsa_pcs)", arch)
+			list, notes = avail(topology.VirtualFaultEnv + "=1")
+			require.Contains(t, notes, "rocprof-go: note: the PC-sampling configurations below are rocprof-go's table", arch)
+			require.Contains(t, list, "Name    :\t"+arch+"\nconfigs :\n")
 		}
-		rt := rt
-		t.Run(rt.Name, func(t *testing.T) {
-			require.NoError(t, rt.Check())
-			if !strings.HasPrefix(cache, "/tmp/") {
-				rt = rt.WithBinds(filepath.Dir(cache))
-			}
-			for _, arch := range []string{"gfx90a", "gfx942"} {
-				avail := func(env ...string) (string, string) {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					defer cancel()
-					cmd := rt.Command(ctx, cli, "avail", "--virtual-gpu", arch)
-					cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+cache), env...)
-					var stderr bytes.Buffer
-					cmd.Stderr = &stderr
-					out, err := cmd.Output()
-					require.NoError(t, err, stderr.String())
-					return string(out), stderr.String()
-				}
-				list, notes := avail()
-				require.NotContains(t, notes, "note:", arch)
-				want := "GPU     :\t0\nName    :\t" + arch + "\nconfigs :\n"
-				hsaOut := hsaPCSOutput(t, rt, cli, cache, arch)
-				ms := cfgLine.FindAllStringSubmatch(hsaOut, -1)
-				require.NotEmpty(t, ms, hsaOut)
-				for _, m := range ms {
-					unit := map[string]string{"time": "time", "cycles": "cycle", "instructions": "instructions"}[m[2]]
-					flags := map[string]string{"0": "none", "1": "interval pow2"}[m[5]]
-					want += "   Method              :\t" + m[1] + "\n   Unit                :\t" + unit +
-						"\n   Min_Interval        :\t" + m[3] + "\n   Max_Interval        :\t" + m[4] +
-						"\n   Flags               :\t" + flags + "\n\n\n"
-				}
-				require.Contains(t, list, want+"\n\n", "%s: the runtime's configurations (hsa_pcs)", arch)
-				list, notes = avail(topology.VirtualFaultEnv + "=1")
-				require.Contains(t, notes, "rocprof-go: note: the PC-sampling configurations below are rocprof-go's table", arch)
-				require.Contains(t, list, "Name    :\t"+arch+"\nconfigs :\n")
-			}
-		})
-	}
+	})
 }
 
 // hsaPCSOutput is what hsa_pcs (testdata/apps) prints on the runtime's

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,56 +147,86 @@ func kernelNames(t *testing.T, path string) (map[string]int, int) {
 // install, after the CSV files, keeping the recorded data.
 func TestBinaryProfilesInEveryROCmRoot(t *testing.T) {
 	cli := shippedBinary(t)
+	// The embedded libraries unpack into a cache under the test's temporary
+	// directory, which the roots see, not into a root.
+	onRuntimes(t, nil, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		run := func(out string, formats ...string) (stderr string, code int) {
+			args := append([]string{"--virtual-gpu", "--kernel-trace", "-f"}, formats...)
+			args = append(args, "-d", out, "-o", "run", "--", filepath.Join(rt.Apps, "multistream"), "2", "3")
+			return shippedOnRuntime(t, rt, cli, cache, 5*time.Minute, nil, args...)
+		}
+
+		out := t.TempDir()
+		stderr, code := run(out, "csv")
+		require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
+		names, rows := kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
+		require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"], "ROCm %s: %v", rt.Name, names)
+		require.Equal(t, 6, names["scale(float*, float, int)"], "ROCm %s: %v", rt.Name, names)
+		// The rest are HIP's blit kernels for the device-to-device copies.
+		require.GreaterOrEqual(t, rows, 18, "ROCm %s: %v", rt.Name, names)
+
+		suite, pkg := otf2Entry(t, rt)
+		out = t.TempDir()
+		if pkg != "" {
+			require.True(t, hasOTF2(rt), "ROCm %s: the root %s has no OTF2 library, though configs/rocm-matrix.tsv installs %s there: it was built before; rebuild the roots with `make rocm-roots` (as root)", rt.Name, rt.Root, pkg)
+			stderr, code = run(out, "csv", "otf2")
+			require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
+			_, rows = kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
+			// otf2-print (the host's OTF2 tools) reads the archive: one
+			// region entry per dispatch.
+			print, err := exec.Command("otf2-print", filepath.Join(out, "run_results.otf2")).CombinedOutput()
+			require.NoError(t, err, "%s", print)
+			require.Len(t, regexp.MustCompile(`(?m)^ENTER\s`).FindAll(print, -1), rows, "ROCm %s", rt.Name)
+			return
+		}
+		require.False(t, hasOTF2(rt), "ROCm %s: the root has OTF2, but configs/rocm-matrix.tsv does not install it", rt.Name)
+		stderr, code = run(out, "csv", "otf2")
+		require.Equal(t, 1, code, "ROCm %s: %s", rt.Name, stderr)
+		require.Contains(t, stderr, "rocprof-go: error: the OTF2 library is not installed (-f otf2 loads libopen-trace-format2.so.10, "+
+			"libopen_trace_format2.so.10 or libotf2.so.10): install Debian's "+otf2Packages[suite]+" (this is ")
+		// Checked before the app starts: nothing ran, nothing is written.
+		require.NotContains(t, stderr, "recorded data is kept", "the app must not have run")
+		entries, err := os.ReadDir(out)
+		require.NoError(t, err)
+		require.Empty(t, entries, "nothing is written when OTF2 is missing")
+	})
+}
+
+// onRuntimes runs f in a subtest per runtime of the ROCm matrix named in
+// names, every runtime when there is none, each subtest named after its
+// runtime. The runtime is checked (built) and sees cache, a directory for
+// XDG_CACHE_HOME the test's runs share (the embedded libraries unpack there
+// once): the roots bind /tmp; elsewhere the cache's parent is bound, and the
+// build directory when it lies outside the repository (ROCPROF_GO_BUILD), as
+// rocmmatrix.Ready does. A named runtime missing from the matrix fails the
+// test: the checks on it would not run.
+func onRuntimes(t *testing.T, names []string, f func(t *testing.T, rt rocmmatrix.Runtime, cache string)) {
+	t.Helper()
 	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
 	require.NoError(t, err)
-	// The embedded libraries unpack into a cache under the test's temporary
-	// directory, which the roots see (/tmp is bound), not into a root.
-	cache := t.TempDir()
+	repo, err := filepath.Abs(repoDir())
+	require.NoError(t, err)
+	var on []rocmmatrix.Runtime
 	for _, rt := range rts {
+		if len(names) == 0 || slices.Contains(names, rt.Name) {
+			on = append(on, rt)
+		}
+	}
+	for _, n := range names {
+		require.True(t, slices.ContainsFunc(on, func(rt rocmmatrix.Runtime) bool { return rt.Name == n }),
+			"no ROCm %s in the matrix (configs/rocm-matrix.tsv)", n)
+	}
+	cache := t.TempDir()
+	for _, rt := range on {
 		t.Run(rt.Name, func(t *testing.T) {
 			require.NoError(t, rt.Check())
 			if !strings.HasPrefix(cache, "/tmp/") {
 				rt = rt.WithBinds(filepath.Dir(cache))
 			}
-			run := func(out string, formats ...string) (stderr string, code int) {
-				args := append([]string{"--virtual-gpu", "--kernel-trace", "-f"}, formats...)
-				args = append(args, "-d", out, "-o", "run", "--", filepath.Join(rt.Apps, "multistream"), "2", "3")
-				return shippedOnRuntime(t, rt, cli, cache, 5*time.Minute, nil, args...)
+			if rel, err := filepath.Rel(repo, rt.Build()); err != nil || strings.HasPrefix(rel, "..") {
+				rt = rt.WithBinds(rt.Build())
 			}
-
-			out := t.TempDir()
-			stderr, code := run(out, "csv")
-			require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
-			names, rows := kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
-			require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"], "ROCm %s: %v", rt.Name, names)
-			require.Equal(t, 6, names["scale(float*, float, int)"], "ROCm %s: %v", rt.Name, names)
-			// The rest are HIP's blit kernels for the device-to-device copies.
-			require.GreaterOrEqual(t, rows, 18, "ROCm %s: %v", rt.Name, names)
-
-			suite, pkg := otf2Entry(t, rt)
-			out = t.TempDir()
-			if pkg != "" {
-				require.True(t, hasOTF2(rt), "ROCm %s: the root %s has no OTF2 library, though configs/rocm-matrix.tsv installs %s there: it was built before; rebuild the roots with `make rocm-roots` (as root)", rt.Name, rt.Root, pkg)
-				stderr, code = run(out, "csv", "otf2")
-				require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
-				_, rows = kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
-				// otf2-print (the host's OTF2 tools) reads the archive: one
-				// region entry per dispatch.
-				print, err := exec.Command("otf2-print", filepath.Join(out, "run_results.otf2")).CombinedOutput()
-				require.NoError(t, err, "%s", print)
-				require.Len(t, regexp.MustCompile(`(?m)^ENTER\s`).FindAll(print, -1), rows, "ROCm %s", rt.Name)
-				return
-			}
-			require.False(t, hasOTF2(rt), "ROCm %s: the root has OTF2, but configs/rocm-matrix.tsv does not install it", rt.Name)
-			stderr, code = run(out, "csv", "otf2")
-			require.Equal(t, 1, code, "ROCm %s: %s", rt.Name, stderr)
-			require.Contains(t, stderr, "rocprof-go: error: the OTF2 library is not installed (-f otf2 loads libopen-trace-format2.so.10, "+
-				"libopen_trace_format2.so.10 or libotf2.so.10): install Debian's "+otf2Packages[suite]+" (this is ")
-			// Checked before the app starts: nothing ran, nothing is written.
-			require.NotContains(t, stderr, "recorded data is kept", "the app must not have run")
-			entries, err := os.ReadDir(out)
-			require.NoError(t, err)
-			require.Empty(t, entries, "nothing is written when OTF2 is missing")
+			f(t, rt, cache)
 		})
 	}
 }
@@ -206,21 +237,36 @@ func TestBinaryProfilesInEveryROCmRoot(t *testing.T) {
 // HSA_* variables, plus XDG_CACHE_HOME=cache (a directory the roots see)
 // and env; it returns the CLI's stderr and exit code.
 func shippedOnRuntime(t *testing.T, rt rocmmatrix.Runtime, cli, cache string, timeout time.Duration, env []string, args ...string) (string, int) {
+	t.Helper()
+	_, stderr, code := runAppOnRuntime(t, rt, cli, cache, timeout, env, args...)
+	return stderr, code
+}
+
+// runAppOnRuntime is shippedOnRuntime keeping the app's standard output too.
+func runAppOnRuntime(t *testing.T, rt rocmmatrix.Runtime, cli, cache string, timeout time.Duration, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := rt.Command(ctx, cli, args...)
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "ROCPROF_GO_LIBDIR=") && !strings.HasPrefix(e, "ROCPROF_VGPU_") && !strings.HasPrefix(e, "HSA") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
-	cmd.Env = append(append(cmd.Env, "XDG_CACHE_HOME="+cache), env...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
+	cmd.Env = append(append(environWithout("ROCPROF_GO_LIBDIR=", "ROCPROF_VGPU_", "HSA"), "XDG_CACHE_HOME="+cache), env...)
+	var outb, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &outb, &errb
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
-		return errb.String(), ee.ExitCode()
+		return outb.String(), errb.String(), ee.ExitCode()
 	}
 	require.NoError(t, err)
-	return errb.String(), 0
+	return outb.String(), errb.String(), 0
+}
+
+// environWithout is the test's environment less the variables whose
+// NAME=value starts with one of prefixes.
+func environWithout(prefixes ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(e, p) }) {
+			env = append(env, e)
+		}
+	}
+	return env
 }

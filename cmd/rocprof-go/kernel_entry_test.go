@@ -3,7 +3,6 @@ package main
 import (
 	"debug/elf"
 	"encoding/binary"
-	"encoding/json"
 	"io"
 	"net/url"
 	"os"
@@ -36,8 +35,6 @@ type entrySymbol struct {
 // left out) and code object URIs.
 func entryResults(t *testing.T, path string) ([]entrySymbol, map[uint64]string) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
 	var doc struct {
 		Tool []struct {
 			Symbols     []entrySymbol `json:"kernel_symbols"`
@@ -47,7 +44,7 @@ func entryResults(t *testing.T, path string) ([]entrySymbol, map[uint64]string) 
 			} `json:"code_objects"`
 		} `json:"rocprofiler-sdk-tool"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &doc))
+	readJSONFile(t, path, &doc)
 	require.Len(t, doc.Tool, 1)
 	var syms []entrySymbol
 	for _, s := range doc.Tool[0].Symbols {
@@ -62,6 +59,19 @@ func entryResults(t *testing.T, path string) ([]entrySymbol, map[uint64]string) 
 	return syms, uris
 }
 
+// uriNumber is the number key= of a code-object URI's fragment
+// (#offset=...&size=..., as rocprofiler-sdk writes them).
+func uriNumber(t *testing.T, uri, key string) int64 {
+	t.Helper()
+	u, err := url.Parse(uri)
+	require.NoError(t, err)
+	q, err := url.ParseQuery(u.Fragment)
+	require.NoError(t, err, uri)
+	n, err := strconv.ParseInt(q.Get(key), 0, 64)
+	require.NoError(t, err, uri)
+	return n
+}
+
 // descriptorEntryOffset reads kernel_code_entry_byte_offset (the int64 at
 // byte 16 of the kernel descriptor, AMDGPU's code-object ABI) of symbol kd
 // from the code object a file:// URI names, with its offset and size.
@@ -69,12 +79,7 @@ func descriptorEntryOffset(t *testing.T, uri, kd string) int64 {
 	t.Helper()
 	u, err := url.Parse(uri)
 	require.NoError(t, err)
-	q, err := url.ParseQuery(u.Fragment)
-	require.NoError(t, err)
-	off, err := strconv.ParseInt(q.Get("offset"), 0, 64)
-	require.NoError(t, err, uri)
-	size, err := strconv.ParseInt(q.Get("size"), 0, 64)
-	require.NoError(t, err, uri)
+	off, size := uriNumber(t, uri, "offset"), uriNumber(t, uri, "size")
 	f, err := os.Open(u.Path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -108,77 +113,56 @@ func descriptorEntryOffset(t *testing.T, uri, kd string) int64 {
 // and the 6.4 and 7.2 roots.
 func TestKernelEntryOffsetsRecordedAtLoad(t *testing.T) {
 	cli := shippedBinary(t)
-	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
-	require.NoError(t, err)
-	cache := t.TempDir()
-	ran := 0
-	for _, rt := range rts {
-		if rt.Name != rocmmatrix.HostName && rt.Name != "6.4" && rt.Name != "7.2" {
-			continue
+	onRuntimes(t, []string{rocmmatrix.HostName, "6.4", "7.2"}, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		dir := t.TempDir()
+		stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, "--virtual-gpu=gfx90a",
+			"--kernel-trace", "-f", "json", "rocpd", "-d", dir, "--", filepath.Join(rt.Apps, "multistream"))
+		require.Equal(t, 0, code, stderr)
+
+		syms, uris := entryResults(t, pcsOne(t, dir, "results.json"))
+		var memory, file int
+		for _, s := range syms {
+			uri := uris[s.CodeObjectID]
+			require.NotZero(t, s.EntryOffset, "%s (%s)", s.Name, uri)
+			require.Equal(t, s.KernelObject+uint64(s.EntryOffset), s.Address.Handle, "%s: kernel_address", s.Name)
+			require.Zero(t, s.Address.Handle%256, "%s: entry %#x is 256-byte aligned", s.Name, s.Address.Handle)
+			switch {
+			case strings.HasPrefix(uri, "file://"):
+				file++
+				require.Equal(t, descriptorEntryOffset(t, uri, s.Name), s.EntryOffset, "%s: %s", s.Name, uri)
+			case strings.HasPrefix(uri, "memory://"):
+				memory++
+				size := uriNumber(t, uri, "size")
+				require.Greater(t, s.EntryOffset, int64(64), "%s: past its 64-byte descriptor", s.Name)
+				require.Less(t, s.EntryOffset, size, "%s: inside its code object (%s)", s.Name, uri)
+			default:
+				t.Fatalf("%s: code object %d has URI %q", s.Name, s.CodeObjectID, uri)
+			}
 		}
-		ran++
-		rt := rt
-		t.Run(rt.Name, func(t *testing.T) {
-			require.NoError(t, rt.Check())
-			if !strings.HasPrefix(cache, "/tmp/") {
-				rt = rt.WithBinds(filepath.Dir(cache))
-			}
-			dir := t.TempDir()
-			stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, "--virtual-gpu=gfx90a",
-				"--kernel-trace", "-f", "json", "rocpd", "-d", dir, "--", filepath.Join(rt.Apps, "multistream"))
-			require.Equal(t, 0, code, stderr)
+		require.NotZero(t, file, "multistream's own kernels")
+		require.NotZero(t, memory, "HIP's blit kernels")
 
-			syms, uris := entryResults(t, pcsOne(t, dir, "results.json"))
-			var memory, file int
-			for _, s := range syms {
-				uri := uris[s.CodeObjectID]
-				require.NotZero(t, s.EntryOffset, "%s (%s)", s.Name, uri)
-				require.Equal(t, s.KernelObject+uint64(s.EntryOffset), s.Address.Handle, "%s: kernel_address", s.Name)
-				require.Zero(t, s.Address.Handle%256, "%s: entry %#x is 256-byte aligned", s.Name, s.Address.Handle)
-				switch {
-				case strings.HasPrefix(uri, "file://"):
-					file++
-					require.Equal(t, descriptorEntryOffset(t, uri, s.Name), s.EntryOffset, "%s: %s", s.Name, uri)
-				case strings.HasPrefix(uri, "memory://"):
-					memory++
-					u, err := url.Parse(uri)
-					require.NoError(t, err)
-					q, err := url.ParseQuery(u.Fragment)
-					require.NoError(t, err)
-					size, err := strconv.ParseInt(q.Get("size"), 0, 64)
-					require.NoError(t, err, uri)
-					require.Greater(t, s.EntryOffset, int64(64), "%s: past its 64-byte descriptor", s.Name)
-					require.Less(t, s.EntryOffset, size, "%s: inside its code object (%s)", s.Name, uri)
-				default:
-					t.Fatalf("%s: code object %d has URI %q", s.Name, s.CodeObjectID, uri)
-				}
-			}
-			require.NotZero(t, file, "multistream's own kernels")
-			require.NotZero(t, memory, "HIP's blit kernels")
-
-			// ROCpd's kernel_symbols view: the same offsets and addresses.
-			var want []string
-			for _, s := range syms {
-				want = append(want, strings.Join([]string{strconv.FormatUint(s.KernelID, 10), s.Name,
-					strconv.FormatInt(s.EntryOffset, 10), strconv.FormatUint(s.Address.Handle, 10)}, "|"))
-			}
-			db := pcsOne(t, dir, "results.db")
-			got := outputtest.SQLite3CLI(t, db, `SELECT kernel_id || '|' || kernel_name || '|' ||
+		// ROCpd's kernel_symbols view: the same offsets and addresses.
+		var want []string
+		for _, s := range syms {
+			want = append(want, strings.Join([]string{strconv.FormatUint(s.KernelID, 10), s.Name,
+				strconv.FormatInt(s.EntryOffset, 10), strconv.FormatUint(s.Address.Handle, 10)}, "|"))
+		}
+		db := pcsOne(t, dir, "results.db")
+		got := outputtest.SQLite3CLI(t, db, `SELECT kernel_id || '|' || kernel_name || '|' ||
 				kernel_code_entry_byte_offset || '|' || kernel_address FROM kernel_symbols ORDER BY kernel_id`)
-			require.Equal(t, want, strings.Split(got, "\n"))
+		require.Equal(t, want, strings.Split(got, "\n"))
 
-			// convert: the database back to JSON holds the run's values.
-			conv := t.TempDir()
-			out, err := exec.Command(cli, "convert", "-i", db, "-f", "json", "-d", conv).CombinedOutput()
-			require.NoError(t, err, string(out))
-			m, _ := filepath.Glob(filepath.Join(conv, "*results.json"))
-			if len(m) == 0 {
-				m, _ = filepath.Glob(filepath.Join(conv, "*", "*results.json"))
-			}
-			require.Len(t, m, 1, "convert's results.json in %s", conv)
-			back, _ := entryResults(t, m[0])
-			require.Equal(t, syms, back)
-		})
-	}
-	require.Equal(t, 3, ran, "the host's runtime and the 6.4 and 7.2 roots")
+		// convert: the database back to JSON holds the run's values.
+		conv := t.TempDir()
+		out, err := exec.Command(cli, "convert", "-i", db, "-f", "json", "-d", conv).CombinedOutput()
+		require.NoError(t, err, string(out))
+		m, _ := filepath.Glob(filepath.Join(conv, "*results.json"))
+		if len(m) == 0 {
+			m, _ = filepath.Glob(filepath.Join(conv, "*", "*results.json"))
+		}
+		require.Len(t, m, 1, "convert's results.json in %s", conv)
+		back, _ := entryResults(t, m[0])
+		require.Equal(t, syms, back)
+	})
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,82 +24,65 @@ import (
 // own kernels, built without -g, have none.
 func TestPCSamplingCodeObjectsFromMemory(t *testing.T) {
 	cli := shippedBinary(t)
-	rts, err := rocmmatrix.Runtimes(repoDir(), buildDir())
-	require.NoError(t, err)
 	module := filepath.Join(repoDir(), "testdata", "codeobjects", "module_fill_dwarf_gfx90a.elf")
-	cache := t.TempDir()
 	line := regexp.MustCompile(`^[^ ]+:[1-9][0-9]*( -> [^ ]+:[1-9][0-9]*)*$`)
-	for _, rt := range rts {
-		if rt.Name != "6.4" && rt.Name != "7.2" {
-			continue
+	onRuntimes(t, []string{"6.4", "7.2"}, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		rt = rt.WithBinds(filepath.Dir(module))
+		run := func(app ...string) string {
+			dir := t.TempDir()
+			args := []string{"--virtual-gpu=gfx90a", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap",
+				"--pc-sampling-unit", "time", "--pc-sampling-interval", "1", "--kernel-trace", "-f", "csv", "json", "-d", dir, "--"}
+			stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, append(args, app...)...)
+			require.Equal(t, 0, code, stderr)
+			require.NotContains(t, stderr, "have no instruction text")
+			return dir
 		}
-		rt := rt
-		t.Run(rt.Name, func(t *testing.T) {
-			require.NoError(t, rt.Check())
-			rt = rt.WithBinds(filepath.Dir(module))
-			if !strings.HasPrefix(cache, "/tmp/") {
-				rt = rt.WithBinds(filepath.Dir(cache))
+		// samples reads a run's samples by kernel name, checks that
+		// each has instruction text, and that JSON's comments are
+		// the CSV's.
+		samples := func(dir string) map[string][]map[string]string {
+			names := map[string]string{}
+			for _, r := range pcsRows(t, dir, "kernel_trace.csv") {
+				names[r["Dispatch_Id"]] = r["Kernel_Name"]
 			}
-			run := func(app ...string) string {
-				dir := t.TempDir()
-				args := []string{"--virtual-gpu=gfx90a", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap",
-					"--pc-sampling-unit", "time", "--pc-sampling-interval", "1", "--kernel-trace", "-f", "csv", "json", "-d", dir, "--"}
-				stderr, code := shippedOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, append(args, app...)...)
-				require.Equal(t, 0, code, stderr)
-				require.NotContains(t, stderr, "have no instruction text")
-				return dir
+			rows := pcsRows(t, dir, "pc_sampling_host_trap.csv")
+			pcsJSONMatchesCSV(t, dir, rows)
+			pcsJSONCommentsMatchCSV(t, dir, rows)
+			by := map[string][]map[string]string{}
+			for _, r := range rows {
+				require.NotEmpty(t, r["Instruction"], "dispatch %s (%s): %v", r["Dispatch_Id"], names[r["Dispatch_Id"]], r)
+				require.NotContains(t, r["Instruction_Comment"], "Unrecognized code object id")
+				by[names[r["Dispatch_Id"]]] = append(by[names[r["Dispatch_Id"]]], r)
 			}
-			// samples reads a run's samples by kernel name, checks that
-			// each has instruction text, and that JSON's comments are
-			// the CSV's.
-			samples := func(dir string) map[string][]map[string]string {
-				names := map[string]string{}
-				for _, r := range pcsRows(t, dir, "kernel_trace.csv") {
-					names[r["Dispatch_Id"]] = r["Kernel_Name"]
-				}
-				rows := pcsRows(t, dir, "pc_sampling_host_trap.csv")
-				pcsJSONMatchesCSV(t, dir, rows)
-				pcsJSONCommentsMatchCSV(t, dir, rows)
-				by := map[string][]map[string]string{}
-				for _, r := range rows {
-					require.NotEmpty(t, r["Instruction"], "dispatch %s (%s): %v", r["Dispatch_Id"], names[r["Dispatch_Id"]], r)
-					require.NotContains(t, r["Instruction_Comment"], "Unrecognized code object id")
-					by[names[r["Dispatch_Id"]]] = append(by[names[r["Dispatch_Id"]]], r)
-				}
-				return by
+			return by
+		}
+		dir := run(filepath.Join(rt.Apps, "launch_threads"), "2", "3", module)
+		require.Contains(t, codeObjectURIs(t, dir), "memory://", "the module is loaded from the app's memory")
+		by := samples(dir)
+		require.NotEmpty(t, by["module_fill"])
+		require.NotEmpty(t, by["tiny(int*)"])
+		for _, r := range by["module_fill"] {
+			require.Regexp(t, line, r["Instruction_Comment"], "%v", r)
+			require.Contains(t, r["Instruction_Comment"], "testdata/apps/module_kernels.cpp:")
+		}
+		for _, r := range by["tiny(int*)"] {
+			require.Empty(t, r["Instruction_Comment"], "no line table")
+		}
+		// ROCclr's fill kernel (its code object is in libamdhip64).
+		by = samples(run(filepath.Join(rt.Apps, "devices")))
+		var blit int
+		for name, rs := range by {
+			if strings.HasPrefix(name, "__amd_rocclr_") {
+				blit += len(rs)
 			}
-			dir := run(filepath.Join(rt.Apps, "launch_threads"), "2", "3", module)
-			require.Contains(t, codeObjectURIs(t, dir), "memory://", "the module is loaded from the app's memory")
-			by := samples(dir)
-			require.NotEmpty(t, by["module_fill"])
-			require.NotEmpty(t, by["tiny(int*)"])
-			for _, r := range by["module_fill"] {
-				require.Regexp(t, line, r["Instruction_Comment"], "%v", r)
-				require.Contains(t, r["Instruction_Comment"], "testdata/apps/module_kernels.cpp:")
-			}
-			for _, r := range by["tiny(int*)"] {
-				require.Empty(t, r["Instruction_Comment"], "no line table")
-			}
-			// ROCclr's fill kernel (its code object is in libamdhip64).
-			by = samples(run(filepath.Join(rt.Apps, "devices")))
-			var blit int
-			for name, rs := range by {
-				if strings.HasPrefix(name, "__amd_rocclr_") {
-					blit += len(rs)
-				}
-			}
-			require.NotZero(t, blit, "samples in ROCclr's blit kernels: %v", by)
-		})
-	}
+		}
+		require.NotZero(t, blit, "samples in ROCclr's blit kernels: %v", by)
+	})
 }
 
 // codeObjectURIs lists results.json's code-object URIs, one a line.
 func codeObjectURIs(t *testing.T, dir string) string {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, "*", "*_results.json"))
-	require.Len(t, m, 1)
-	data, err := os.ReadFile(m[0])
-	require.NoError(t, err)
 	var doc struct {
 		Tool []struct {
 			CodeObjects []struct {
@@ -109,7 +90,7 @@ func codeObjectURIs(t *testing.T, dir string) string {
 			} `json:"code_objects"`
 		} `json:"rocprofiler-sdk-tool"`
 	}
-	require.NoError(t, json.Unmarshal(data, &doc))
+	readJSONFile(t, pcsOne(t, dir, "results.json"), &doc)
 	var b strings.Builder
 	for _, p := range doc.Tool {
 		for _, c := range p.CodeObjects {
@@ -123,10 +104,6 @@ func codeObjectURIs(t *testing.T, dir string) string {
 // row's Instruction_Comment in strings.pc_sample_comments.
 func pcsJSONCommentsMatchCSV(t *testing.T, dir string, rows []map[string]string) {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, "*", "*_results.json"))
-	require.Len(t, m, 1)
-	data, err := os.ReadFile(m[0])
-	require.NoError(t, err)
 	var doc struct {
 		Tool []struct {
 			Strings struct {
@@ -139,7 +116,7 @@ func pcsJSONCommentsMatchCSV(t *testing.T, dir string, rows []map[string]string)
 			} `json:"buffer_records"`
 		} `json:"rocprofiler-sdk-tool"`
 	}
-	require.NoError(t, json.Unmarshal(data, &doc))
+	readJSONFile(t, pcsOne(t, dir, "results.json"), &doc)
 	i := 0
 	for _, p := range doc.Tool {
 		for _, r := range p.BufferRecords.HostTrap {

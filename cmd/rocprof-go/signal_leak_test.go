@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -40,14 +39,9 @@ func bareOnRuntime(t *testing.T, rt rocmmatrix.Runtime, app string, args ...stri
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := rt.Command(ctx, app, args...)
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "ROCPROF_") && !strings.HasPrefix(e, "HSA") && !strings.HasPrefix(e, "LD_PRELOAD=") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
 	vgpu := filepath.Join(rt.Build(), "vgpu", "librocprof-go-vgpu.so")
 	require.FileExists(t, vgpu, "run make build first")
-	cmd.Env = append(cmd.Env, "LD_PRELOAD="+vgpu, "ROCPROF_VGPU_ARCH=gfx90a")
+	cmd.Env = append(environWithout("ROCPROF_", "HSA", "LD_PRELOAD="), "LD_PRELOAD="+vgpu, "ROCPROF_VGPU_ARCH=gfx90a")
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Run(), "%s %v without the profiler: %s", app, args, errb.String())
@@ -68,52 +62,44 @@ func bareOnRuntime(t *testing.T, rt rocmmatrix.Runtime, app string, args ...stri
 // signals each, checked below).
 func TestTracedAppsLeakNoMoreSignals(t *testing.T) {
 	cli := shippedBinary(t)
-	rts, err := rocmmatrix.Ready(repoDir(), buildDir())
-	require.NoError(t, err)
-	cache := t.TempDir()
-	for _, rt := range rts {
-		t.Run(rt.Name, func(t *testing.T) {
-			if !strings.HasPrefix(cache, "/tmp/") {
-				rt = rt.WithBinds(filepath.Dir(cache))
-			}
-			type run struct {
-				domains []string
-				app     string
-				args    []string
-				extra   int // signals the profiler is known to keep (docs/shim.md)
-			}
-			runs := []run{
-				// HIP: streams, kernels, copies; HIP 6 and 7 call hsa_shut_down.
-				{[]string{"--kernel-trace"}, "multistream", []string{"4", "10"}, 0},
-				{[]string{"--hip-trace", "--kernel-trace", "--memory-copy-trace"}, "multistream", []string{"4", "10"}, 0},
-				// Raw HSA: queues destroyed, then hsa_shut_down.
-				{[]string{"--kernel-trace", "--memory-copy-trace"}, "hsa_queues", []string{"4"}, 0},
-				// A cooperative launch: its intercept queue stays (two signals).
-				{[]string{"--kernel-trace"}, "features", []string{filepath.Join(rt.Apps, "module_kernels.co")}, 2},
-			}
-			// Only HIP 6 and 7 call hsa_shut_down: elsewhere HIP apps exit
-			// without the runtime's count, and the cooperative queue's two
-			// signals go unreported.
-			hip, err := rt.HIPMajor()
-			require.NoError(t, err)
-			if hip < 6 {
-				runs[3].extra = 0
-			}
-			// Counters: their slots' signals (32 per agent).
-			runs = append(runs, run{[]string{"--pmc", "SQ_WAVES"}, "multistream", []string{"1", "1"}, 0})
-			for _, r := range runs {
-				app := filepath.Join(rt.Apps, r.app)
-				what := fmt.Sprintf("ROCm %s %s %v %s", rt.Name, r.app, r.args, strings.Join(r.domains, " "))
-				bare := leakedSignals(t, bareOnRuntime(t, rt, app, r.args...))
-				out := t.TempDir()
-				args := append([]string{"--virtual-gpu=gfx90a", "-f", "csv", "-d", out, "-o", "run"}, r.domains...)
-				args = append(append(args, "--", app), r.args...)
-				_, stderr, code := runAppOnRuntime(t, rt, cli, cache, nil, args...)
-				require.Equalf(t, 0, code, "%s\nstderr: %s", what, stderr)
-				traced := leakedSignals(t, stderr)
-				t.Logf("%s: signals leaked bare %d, traced %d", what, bare, traced)
-				require.Equalf(t, bare+r.extra, traced, "%s: the profiler must leave no signal of its own at exit\nstderr: %s", what, stderr)
-			}
-		})
-	}
+	onRuntimes(t, nil, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		type run struct {
+			domains []string
+			app     string
+			args    []string
+			extra   int // signals the profiler is known to keep (docs/shim.md)
+		}
+		runs := []run{
+			// HIP: streams, kernels, copies; HIP 6 and 7 call hsa_shut_down.
+			{[]string{"--kernel-trace"}, "multistream", []string{"4", "10"}, 0},
+			{[]string{"--hip-trace", "--kernel-trace", "--memory-copy-trace"}, "multistream", []string{"4", "10"}, 0},
+			// Raw HSA: queues destroyed, then hsa_shut_down.
+			{[]string{"--kernel-trace", "--memory-copy-trace"}, "hsa_queues", []string{"4"}, 0},
+			// A cooperative launch: its intercept queue stays (two signals).
+			{[]string{"--kernel-trace"}, "features", []string{filepath.Join(rt.Apps, "module_kernels.co")}, 2},
+		}
+		// Only HIP 6 and 7 call hsa_shut_down: elsewhere HIP apps exit
+		// without the runtime's count, and the cooperative queue's two
+		// signals go unreported.
+		hip, err := rt.HIPMajor()
+		require.NoError(t, err)
+		if hip < 6 {
+			runs[3].extra = 0
+		}
+		// Counters: their slots' signals (32 per agent).
+		runs = append(runs, run{[]string{"--pmc", "SQ_WAVES"}, "multistream", []string{"1", "1"}, 0})
+		for _, r := range runs {
+			app := filepath.Join(rt.Apps, r.app)
+			what := fmt.Sprintf("ROCm %s %s %v %s", rt.Name, r.app, r.args, strings.Join(r.domains, " "))
+			bare := leakedSignals(t, bareOnRuntime(t, rt, app, r.args...))
+			out := t.TempDir()
+			args := append([]string{"--virtual-gpu=gfx90a", "-f", "csv", "-d", out, "-o", "run"}, r.domains...)
+			args = append(append(args, "--", app), r.args...)
+			_, stderr, code := runAppOnRuntime(t, rt, cli, cache, 3*time.Minute, nil, args...)
+			require.Equalf(t, 0, code, "%s\nstderr: %s", what, stderr)
+			traced := leakedSignals(t, stderr)
+			t.Logf("%s: signals leaked bare %d, traced %d", what, bare, traced)
+			require.Equalf(t, bare+r.extra, traced, "%s: the profiler must leave no signal of its own at exit\nstderr: %s", what, stderr)
+		}
+	})
 }
