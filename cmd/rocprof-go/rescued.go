@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,9 +23,13 @@ import (
 // they agree (else none: -f is needed).
 func rescuedFormats(us []launch.Unconverted) []string {
 	var f []string
-	for i, u := range us {
-		if i == 0 {
-			f = u.Manifest.Formats
+	first := true
+	for _, u := range us {
+		if u.Orphan {
+			continue // no manifest: the formats it was asked for are unknown
+		}
+		if first {
+			f, first = u.Manifest.Formats, false
 		} else if !slices.Equal(f, u.Manifest.Formats) {
 			return nil
 		}
@@ -36,6 +41,11 @@ func rescuedFormats(us []launch.Unconverted) []string {
 // -d and -o when they were not given and every rescued run agrees: convert
 // then writes the files the ranks would have written.
 func setRescuedDefaults(cmd *cobra.Command, opt *convert.Options, us []launch.Unconverted) {
+	// Orphaned run directories have no manifest: -d and -o are unknown.
+	us = slices.DeleteFunc(slices.Clone(us), func(u launch.Unconverted) bool { return u.Orphan })
+	if len(us) == 0 {
+		return
+	}
 	dir, file := us[0].Manifest.OutputDir, us[0].Manifest.OutputFile
 	for _, u := range us[1:] {
 		if u.Manifest.OutputDir != dir {
@@ -74,12 +84,19 @@ func rescuedRecords(u launch.Unconverted) (records uint64, torn uint64) {
 // reportRescued says which ranks were recovered, and fails when a rescue
 // was cut short (its records past the copied part are lost).
 func reportRescued(w io.Writer, us []launch.Unconverted) error {
-	var cut []string
+	var cut, running []string
 	for _, u := range us {
 		n, torn := rescuedRecords(u)
 		m := &u.Manifest
 		status := ""
-		if m.AppExitStatus != 0 {
+		if u.Orphan {
+			status = fmt.Sprintf("; its app was pid %d", m.AppPID)
+			if u.AppRunning {
+				status += " and still runs"
+				running = append(running, fmt.Sprintf("%s: its app (pid %d) still runs: the records it writes from now on are not converted; convert again once it has exited",
+					u.Label(), m.AppPID))
+			}
+		} else if m.AppExitStatus != 0 {
 			status = fmt.Sprintf("; its app exited with status %d%s", m.AppExitStatus, signalSuffix(m.AppExitStatus))
 		}
 		if torn > 0 {
@@ -94,8 +111,15 @@ func reportRescued(w io.Writer, us []launch.Unconverted) error {
 	if len(us) > 0 {
 		fmt.Fprintf(w, "rocprof-go: delete %s once the converted files are where you want them (summary and convert read it again otherwise)\n", rescuedTop(us))
 	}
+	var errs []string
 	if len(cut) > 0 {
-		return fmt.Errorf("records were lost: %s", strings.Join(cut, "; "))
+		errs = append(errs, "records were lost: "+strings.Join(cut, "; "))
+	}
+	if len(running) > 0 {
+		errs = append(errs, "records are still being written: "+strings.Join(running, "; "))
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }

@@ -588,6 +588,16 @@ type Unconverted struct {
 	// Spools are the whole spools; Partial those a SIGKILL cut short while
 	// they were copied (their first chunks read back; the rest is lost).
 	Spools, Partial []string
+	// Orphan: no rescue but a run directory whose rocprof-go was killed
+	// while its app ran (its spools were on the output directory's file
+	// system): no manifest, so no exit status; Manifest is what the
+	// spools' headers say (host, the app's pid, its launcher's rank) and
+	// PID is rocprof-go's from the run directory's owner file (else the
+	// app's). Kept: the run kept them when its outputs failed.
+	Orphan, Kept bool
+	// AppRunning: the orphan's app still runs on this host (its spools
+	// still grow): what is converted now is not all of its records.
+	AppRunning bool
 }
 
 // Label names the rescued run: "rank N (host, pid P)" or "host, pid P".
@@ -610,7 +620,9 @@ const rescueManifestLimit = 1 << 20
 
 // FindUnconverted lists the rescued runs under path: an output directory
 // (its .rocprof-go-unconverted), that directory itself, or one rescue's
-// directory. ok is false when path holds none of them.
+// directory; for the first two also the orphaned run directories there
+// (findOrphans), after the rescues. ok is false when path holds none of
+// them.
 func FindUnconverted(path string) (found []Unconverted, ok bool, err error) {
 	var entries []string
 	switch {
@@ -623,6 +635,14 @@ func FindUnconverted(path string) (found []Unconverted, ok bool, err error) {
 	}
 	for i, e := range entries {
 		entries[i] = strings.TrimSuffix(e, string(filepath.Separator)+UnconvertedManifestName)
+	}
+	top := ""
+	switch {
+	case len(entries) == 1 && entries[0] == path:
+	case filepath.Base(filepath.Clean(path)) == UnconvertedDir:
+		top = path
+	default:
+		top = filepath.Join(path, UnconvertedDir)
 	}
 	sort.Strings(entries)
 	for _, dir := range entries {
@@ -648,7 +668,125 @@ func FindUnconverted(path string) (found []Unconverted, ok bool, err error) {
 		}
 		found = append(found, u)
 	}
+	if top != "" {
+		orphans, err := findOrphans(top, found)
+		if err != nil {
+			return nil, true, err
+		}
+		found = append(found, orphans...)
+	}
 	return found, len(found) > 0, nil
+}
+
+// findOrphans lists the run directories in top (OUTDIR/.rocprof-go-unconverted
+// when the spools were on the output directory's file system) whose
+// rocprof-go is gone without removing them: SIGKILLed while its app ran
+// (before any rescue: the app's own spools are the only copy), or kept
+// when its outputs failed. A run directory a rescue already holds (its
+// manifest's run_dir) is not listed again: its spools are the rescue's.
+// Nothing is followed through a symbolic link: run and pass directories
+// are lstat'ed, the files opened with O_NOFOLLOW.
+func findOrphans(top string, rescued []Unconverted) ([]Unconverted, error) {
+	dirs, _ := filepath.Glob(filepath.Join(top, runDirPrefix+"*"))
+	sort.Strings(dirs)
+	inRescue := map[string]bool{}
+	for _, u := range rescued {
+		if filepath.Base(filepath.Dir(u.Manifest.RunDir)) == UnconvertedDir {
+			inRescue[filepath.Base(u.Manifest.RunDir)] = true
+		}
+	}
+	host, _ := os.Hostname()
+	var out []Unconverted
+	for _, d := range dirs {
+		if inRescue[filepath.Base(d)] || !isDir(d) {
+			continue
+		}
+		u := Unconverted{Dir: d, Orphan: true, Kept: isFile(filepath.Join(d, runKeptFile))}
+		owner := 0
+		if b, err := readNoFollow(filepath.Join(d, runOwnerFile), 64); err == nil {
+			owner, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		passes, _ := filepath.Glob(filepath.Join(d, "pass_*"))
+		sort.Strings(passes)
+		for _, p := range passes {
+			if !isDir(p) {
+				continue
+			}
+			spools, _ := filepath.Glob(filepath.Join(p, "rpg-*.spool"))
+			for _, s := range spools {
+				if isFile(s) {
+					u.Spools = append(u.Spools, s)
+				}
+			}
+		}
+		if len(u.Spools) == 0 {
+			continue
+		}
+		m := &u.Manifest
+		m.State, m.RunDir, m.PID = RescueComplete, d, owner
+		m.Reason = "its rocprof-go was killed before its app ended: no exit status known"
+		if u.Kept {
+			m.Reason = "kept by its rocprof-go when its outputs could not be written"
+		}
+		for _, s := range u.Spools {
+			r, err := tracing.Open(s)
+			if err != nil {
+				continue
+			}
+			p := r.Process()
+			r.Close()
+			l := placeholder.LauncherOf(p.Getenv)
+			m.Host, m.AppPID = p.Hostname, int(p.PID)
+			m.Rank, m.Size, m.RankVar, m.Launcher, m.Job = l.Rank, l.Size, l.RankVar, l.Name, l.Job
+			break
+		}
+		if m.Host == host && owner > 0 && !u.Kept && unix.Kill(owner, 0) != unix.ESRCH {
+			continue // its rocprof-go still runs: not an orphan (yet)
+		}
+		if m.PID == 0 {
+			m.PID = m.AppPID
+		}
+		for _, s := range u.Spools {
+			if r, err := tracing.Open(s); err == nil {
+				pid := int(r.Process().PID)
+				r.Close()
+				if m.Host == host && pid > 0 && unix.Kill(pid, 0) != unix.ESRCH && !zombie(pid) {
+					u.AppRunning = true
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
+}
+
+// readNoFollow reads at most limit bytes of a regular file, never through
+// a symbolic link.
+func readNoFollow(p string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// zombie reports whether pid has exited and waits for its parent.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 func isFile(p string) bool {

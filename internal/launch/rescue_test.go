@@ -2,8 +2,11 @@ package launch
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,4 +103,54 @@ func TestRescueName(t *testing.T) {
 	require.Equal(t, "rank2-vm-10", rescueName(UnconvertedManifest{Rank: "2", Host: "vm", PID: 10}))
 	require.Equal(t, "host-10", rescueName(UnconvertedManifest{Host: "..", PID: 10}))
 	require.Equal(t, "rank.._..-a_b-10", rescueName(UnconvertedManifest{Rank: "../..", Host: "a/b", PID: 10}))
+}
+
+// A run directory in OUTDIR/.rocprof-go-unconverted whose rocprof-go was
+// killed (no rescue) is listed as an orphan, named from its spool's
+// header; one a rescue holds, one whose rocprof-go still runs here, and a
+// symbolic link named like one are not.
+func TestRescueFindsOrphanedRunDirectories(t *testing.T) {
+	out := t.TempDir()
+	top := filepath.Join(out, UnconvertedDir)
+	host, _ := os.Hostname()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	run := func(name, h string, owner int) string {
+		d := filepath.Join(top, runDirPrefix+name)
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "pass_1"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(d, runOwnerFile), []byte(strconv.Itoa(owner)), 0o600))
+		hdr, err := tracing.EncodeHeader(&tracing.ProcessInfo{PID: 4321, Hostname: h,
+			Environ: []string{"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=8"}}, 1)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(d, "pass_1", "rpg-4321-1-0.spool"), hdr, 0o600))
+		return d
+	}
+	orphan := run("killed", host, dead.Process.Pid)
+	run("live", host, os.Getpid())
+	held := run("held", "elsewhere", 1)
+	require.NoError(t, os.Symlink(orphan, filepath.Join(top, runDirPrefix+"link")))
+	rescue := filepath.Join(top, "rank5-elsewhere-1")
+	require.NoError(t, os.Mkdir(rescue, 0o700))
+	sd, err := securedir.Open(rescue)
+	require.NoError(t, err)
+	require.NoError(t, writeRescueManifest(sd, &UnconvertedManifest{State: RescueComplete, Rank: "5", Host: "elsewhere", PID: 1, RunDir: held}))
+	sd.Close()
+
+	for _, in := range []string{out, top} {
+		us, ok, err := FindUnconverted(in)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Len(t, us, 2, "the rescue and the orphan: %+v", us)
+		require.False(t, us[0].Orphan)
+		u := us[1]
+		require.True(t, u.Orphan)
+		require.Equal(t, orphan, u.Dir)
+		require.True(t, u.Complete())
+		require.False(t, u.AppRunning)
+		require.Equal(t, fmt.Sprintf("rank 5 (%s, pid %d)", host, dead.Process.Pid), u.Label())
+		require.Equal(t, 4321, u.Manifest.AppPID)
+		require.Equal(t, "8", u.Manifest.Size)
+		require.Contains(t, u.Manifest.Reason, "killed before its app ended")
+		require.Equal(t, []string{filepath.Join(orphan, "pass_1", "rpg-4321-1-0.spool")}, u.Spools)
+	}
 }

@@ -5,6 +5,9 @@
 // as mpirun and Slurm tear a job down. Every rank's records must be in its
 // outputs or recovered by `rocprof-go convert` (and used by `rocprof-go
 // summary`) from the output directory (docs/mpi.md, "Teardown"). It runs
+// A second case SIGKILLs one rank's rocprof-go while its app still runs
+// (spools on the output directory): `convert -i OUTDIR` converts its run
+// directory exactly as `convert -i` of that directory does. It runs
 // the built CLI (build/rocprof-go, or $ROCPROF_GO_BUILD/rocprof-go) and
 // build/testdata/teardown_calls.
 package teardown

@@ -215,3 +215,79 @@ func TestTeardownLosesNoRecord(t *testing.T) {
 	require.NotNil(t, m, "summary:\n%s", sout.String())
 	require.Equal(t, strconv.Itoa(ranks*calls), m[1], "hipGetDevice calls in the summary:\n%s", sout.String())
 }
+
+// TestKilledWhileAppRunsIsRecovered: a rank's rocprof-go SIGKILLed while
+// its app still makes its calls (its spools on the output directory's file
+// system, the app killed with it) leaves its run directory in
+// OUTDIR/.rocprof-go-unconverted with no rescue manifest; `convert -i
+// OUTDIR` finds it, names the rank from the spools, and converts exactly
+// the records that `convert -i <run directory>` does.
+func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
+	cli := testsys.Artifact(t, "rocprof-go")
+	app := testsys.Artifact(t, filepath.Join("testdata", "teardown_calls"))
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The rank as Open MPI's mpirun gives it (one rank: no mpirun needed).
+	cmd := exec.CommandContext(ctx, cli, "--virtual-gpu", "--hip-trace", "-f", "csv", "-d", dir, "-o", "%rank%_results",
+		"--", app, strconv.Itoa(4*calls))
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", "ROCPROF_GO_SPOOLS_ON_OUTPUT=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill() }()
+
+	// The app runs and has written records (its spool holds more than its
+	// header chunk) ...
+	appPid := 0
+	for deadline := time.Now().Add(time.Minute); appPid == 0; time.Sleep(2 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the app did not start; stderr:\n%s", errb.String())
+		spools, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+		for _, p := range descendants(cmd.Process.Pid) {
+			if comm(p) == "teardown_calls" && running(p) && len(spools) > 0 {
+				appPid = p
+			}
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	// ... when its rocprof-go is SIGKILLed: the kernel kills the app too.
+	require.True(t, running(appPid), "the app ended before rocprof-go was killed; stderr:\n%s", errb.String())
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); running(appPid); time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the app outlived its rocprof-go")
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*"))
+	require.Len(t, runs, 1, "the killed run's directory")
+	manifests, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "*", "manifest.json"))
+	require.Empty(t, manifests, "no rescue: the app was still running")
+
+	convertCSV := func(in, out string) (string, error) {
+		c := exec.Command(cli, "convert", "-i", in, "-f", "csv", "-d", out, "-o", "rec")
+		var cerr bytes.Buffer
+		c.Stdout, c.Stderr = io.Discard, &cerr
+		err := c.Run()
+		return cerr.String(), err
+	}
+	conv := filepath.Join(t.TempDir(), "conv")
+	stderr, err := convertCSV(dir, conv)
+	require.NoError(t, err, "convert -i OUTDIR:\n%s", stderr)
+	line := regexp.MustCompile(`recovered rank 1 \(\S+, pid (\d+)\): (\d+) records \(its rocprof-go was killed before its app ended: no exit status known, from [^)]*rocprof-go-run-[^)]*\); its app was pid (\d+)`).FindStringSubmatch(stderr)
+	require.NotNil(t, line, "convert -i OUTDIR:\n%s", stderr)
+	require.Equal(t, strconv.Itoa(cmd.Process.Pid), line[1], "rocprof-go's pid")
+	require.Equal(t, strconv.Itoa(appPid), line[3], "the app's pid, from its spool")
+	n, _ := strconv.Atoi(line[2])
+	got := rows(t, filepath.Join(conv, "rec_hip_api_trace.csv"))
+	// The count said is every record of the spools (the HIP calls and
+	// the few of the run's other kinds).
+	require.GreaterOrEqual(t, n, got, "the records said")
+	require.Greater(t, got, 1, "records made before the kill")
+	require.Less(t, got, 4*calls+1, "the app was killed before its last call")
+
+	// Exactly what the run directory itself converts to.
+	direct := filepath.Join(t.TempDir(), "direct")
+	stderr, err = convertCSV(runs[0], direct)
+	require.NoError(t, err, "convert -i %s:\n%s", runs[0], stderr)
+	require.Equal(t, rows(t, filepath.Join(direct, "rec_hip_api_trace.csv")), got)
+	t.Logf("RESULT killed while the app ran: %d of %d records recovered from %s", got, 4*calls+1, filepath.Base(runs[0]))
+}
