@@ -43,7 +43,10 @@ An input may be an output directory holding the data of ranks a launcher tore do
 their outputs were complete (DIR/.rocprof-go-unconverted/, docs/mpi.md "Teardown"): each
 such rank is converted and named ("recovered rank 2 (host, pid 1234): 1000001 records"), and
 without -f, -d and -o the formats, directory and file prefix its run was given are used, so
-that "rocprof-go convert -i DIR" writes the files the rank would have written.
+that "rocprof-go convert -i DIR" writes the files the rank would have written. A rank whose
+rocprof-go was killed while its app still ran left only its run directory there
+(.rocprof-go-unconverted/rocprof-go-run-*): it is converted too, named from its spools, with
+no exit status (it has no formats of its own to default to: give -f).
 
 An input may also be a spool directory a run kept — when it could not write its outputs (a
 full disk) or rocprof-go was killed, it names the directory, e.g.
