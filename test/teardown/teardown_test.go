@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 const (
@@ -249,7 +250,11 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	// ... and has published HIP calls in it (its spool appears while HIP
+	// still initialises; on a loaded machine that takes a while) ...
+	for deadline := time.Now().Add(time.Minute); hipCallsIn(t, dir) < 1000; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline) && running(appPid), "the app recorded no HIP calls; stderr:\n%s", errb.String())
+	}
 	// ... when its rocprof-go is SIGKILLed: the kernel kills the app too.
 	require.True(t, running(appPid), "the app ended before rocprof-go was killed; stderr:\n%s", errb.String())
 	require.NoError(t, cmd.Process.Kill())
@@ -290,4 +295,25 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	require.NoError(t, err, "convert -i %s:\n%s", runs[0], stderr)
 	require.Equal(t, rows(t, filepath.Join(direct, "rec_hip_api_trace.csv")), got)
 	t.Logf("RESULT killed while the app ran: %d of %d records recovered from %s", got, 4*calls+1, filepath.Base(runs[0]))
+}
+
+// hipCallsIn counts the HIP calls published so far in the spools of the
+// run directories under dir's .rocprof-go-unconverted (read while the app
+// still writes them).
+func hipCallsIn(t *testing.T, dir string) int {
+	spools, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+	n := 0
+	for _, p := range spools {
+		r, err := tracing.Open(p)
+		if err != nil {
+			continue // not yet whole: its header is still being written
+		}
+		for r.Next() {
+			if r.Kind() == tracing.KindHIPAPI {
+				n++
+			}
+		}
+		require.NoError(t, r.Close())
+	}
+	return n
 }
