@@ -180,15 +180,7 @@ func PerfettoInstants(t *testing.T, trace []byte) []PerfettoInstant {
 				ts = v
 			case pfPacketInternedData:
 				pbFields(t, sub, func(table protowire.Number, _ protowire.Type, _ uint64, sub []byte) {
-					var iid uint64
-					var name string
-					pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
-						if num == pfInternedIID {
-							iid = v
-						} else if num == pfInternedName {
-							name = string(sub)
-						}
-					})
+					iid, name := internedEntry(t, sub)
 					if m := interned[table]; m != nil {
 						m[iid] = name
 					}

@@ -226,15 +226,7 @@ func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
 				if num != pfInternedCategories {
 					return
 				}
-				var iid uint64
-				var name string
-				pbFields(t, sub, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
-					if num == pfInternedIID {
-						iid = v
-					} else if num == pfInternedName {
-						name = string(sub)
-					}
-				})
+				iid, name := internedEntry(t, sub)
 				cats[iid] = name
 			})
 		})
@@ -309,6 +301,20 @@ func DecodePerfetto(t *testing.T, trace []byte) *PerfettoSummary {
 		})
 	})
 	return s
+}
+
+// internedEntry decodes one entry of a packet's interned data (a
+// category, an event name, a debug annotation's name): its iid and name.
+func internedEntry(t *testing.T, b []byte) (iid uint64, name string) {
+	pbFields(t, b, func(num protowire.Number, _ protowire.Type, v uint64, sub []byte) {
+		switch num {
+		case pfInternedIID:
+			iid = v
+		case pfInternedName:
+			name = string(sub)
+		}
+	})
+	return iid, name
 }
 
 // PerfettoCounts counts a trace's slices by domain.
