@@ -83,7 +83,7 @@ var contractVars = []ToolVar{
 	{Name: envRocprofilerLogLevel, Doc: "--log-level, for rocprofiler-sdk's libraries"},
 	{Name: envRoctxLogLevel, Doc: "--log-level, for ROCTx"},
 	{Name: envGoSpoolDir, ReadBy: byBoth, Doc: "the private directory each process writes its spool into; nothing is recorded without it"},
-	{Name: envGoTsc, ReadBy: ReadByPreload, Doc: "the TSC's frequency when it is invariant, so that each process need not calibrate it"},
+	{Name: envGoTsc, ReadBy: ReadByPreload, Doc: "`1` when the TSC is invariant (`0` when not), read once by rocprof-go from `/proc/cpuinfo` so that each process need not ask `cpuid`"},
 	{Name: envGoNotesFD, ReadBy: ReadByPreload, Doc: "FD:DEV:INO, the run's report channel: an inherited descriptor (not close-on-exec) of the pass's notes file, where a process that cannot create its spool, or execs a program without the profiler, says so (docs/reliability.md)"},
 
 	{Name: envGoHipArgs, ReadBy: ReadByPreload, SetBy: SetByUser, Doc: "1 or 0 forces recording HIP call arguments on or off (default: on for rocpd, json and pftrace)"},

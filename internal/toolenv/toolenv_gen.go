@@ -74,7 +74,7 @@ const (
 	GoTestDestroyKickUS = "ROCPROF_GO_TEST_DESTROY_KICK_US"
 	// GoTestPublishDelayUS is read by the shim. tests: delay before a completed dispatch is published.
 	GoTestPublishDelayUS = "ROCPROF_GO_TEST_PUBLISH_DELAY_US"
-	// GoTSC is read by the preload library. the TSC's frequency when it is invariant, so that each process need not calibrate it.
+	// GoTSC is read by the preload library. `1` when the TSC is invariant (`0` when not), read once by rocprof-go from `/proc/cpuinfo` so that each process need not ask `cpuid`.
 	GoTSC = "ROCPROF_GO_TSC"
 	// GroupByQueue is read by no injected library (rocprofv3's compatibility). --group-by-queue: Perfetto: kernels and copies on per-queue tracks instead of per-stream.
 	GroupByQueue = "ROCPROF_GROUP_BY_QUEUE"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -236,7 +237,11 @@ func checkScratch(t *testing.T, dir string, freesKept bool) {
 		got = append(got, s.ev)
 	}
 	want := expectScratch(dispatches, cus, engines, u(agents.get(gpu, "Max_Slots_Scratch_Cu")), freesKept)
-	require.Equal(t, want, got, "scratch records and dispatches by start time (right) against ROCR's sizing (left)")
+	var stamps strings.Builder
+	for _, s := range timeline {
+		fmt.Fprintf(&stamps, "%d %s %v\n", s.start, s.ev.op, s.row)
+	}
+	require.Equal(t, want, got, "scratch records and dispatches by start time (right) against ROCR's sizing (left); the timeline:\n%s", stamps.String())
 
 	// The JSON buffer records hold the same events, with the SDK's kind and
 	// operation numbers and the queue handle.

@@ -22,6 +22,9 @@
  *            (as an app closing all descriptors and opening its own would),
  *            then the threads write; the decoy must stay empty
  *   bench    print ns per record and per rpg_now() (no fixture)
+ *   clock    for RECORDS ms, compare rpg_now() with CLOCK_BOOTTIME read by
+ *            the system call around it; print the largest difference (no
+ *            fixture)
  * With DRIVER_HELPER=1 in the environment, every writer also enters a traced
  * API call (rpg_api_begin, no record) every 256 records, which is where the
  * recorder starts its pre-faulting helper thread; after the threads are done
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -262,6 +266,40 @@ static void fork_writers(int n)
         ;
 }
 
+/* CLOCK_BOOTTIME from the kernel itself: neither the vDSO nor an
+ * LD_PRELOADed clock_gettime (the test's delaying one) sees this read. */
+static uint64_t sys_boottime_ns(void)
+{
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* "clock" mode: how far rpg_now() strays outside the CLOCK_BOOTTIME reads
+ * that bracket it, over ms milliseconds (the calibration's first window and
+ * the re-anchorings after it). */
+static void clock_check(long ms)
+{
+    uint64_t start = sys_boottime_ns(), worst = 0, worst_at = 0;
+    long checks = 0;
+    for (;;) {
+        uint64_t a = sys_boottime_ns();
+        uint64_t r = rpg_now();
+        uint64_t b = sys_boottime_ns();
+        uint64_t err = r < a ? a - r : r > b ? r - b : 0;
+        if (err > worst) {
+            worst = err;
+            worst_at = a - start;
+        }
+        checks++;
+        if (b - start > (uint64_t)ms * 1000000ull)
+            break;
+    }
+    printf("tsc %d checks %ld worst %llu at %llu\n", rpg_clock_uses_tsc(), checks, (unsigned long long)worst,
+           (unsigned long long)worst_at);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -276,6 +314,10 @@ int main(int argc, char **argv)
 
     if (!strcmp(mode, "bench")) {
         bench();
+        return 0;
+    }
+    if (!strcmp(mode, "clock")) {
+        clock_check(g_records);
         return 0;
     }
     if (!strcmp(mode, "truncate")) {
