@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -52,6 +53,9 @@ type cluster struct {
 	env     []string
 	daemons []*daemon
 	ctx     context.Context // ends deadlineMargin before the test binary's deadline
+	// attempts is how many times slurmctld and slurmd were started
+	// (startClusterWith).
+	attempts int
 }
 
 // daemon is one of the cluster's processes, started by the test.
@@ -66,7 +70,12 @@ type daemon struct {
 // startCluster starts munged, slurmctld and slurmd and returns when sinfo
 // shows the node idle. The cluster is stopped and its directory removed
 // when the test ends.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T) *cluster { return startClusterWith(t, false) }
+
+// startClusterWith is startCluster; with takeFirstPort, the test itself
+// listens on slurmctld's first port while it starts, as another process
+// could, so that the cluster has to start again on other ports.
+func startClusterWith(t *testing.T, takeFirstPort bool) *cluster {
 	t.Helper()
 	require.Equal(t, 0, os.Geteuid(), "the Slurm tests run slurmctld, slurmd and munged as root, as CI does: run them as root")
 	for _, tool := range tools {
@@ -139,8 +148,20 @@ func startCluster(t *testing.T) *cluster {
 	hw, _, _ := strings.Cut(string(out), "\n")
 	_, hw, ok := strings.Cut(hw, " ")
 	require.True(t, ok && strings.Contains(hw, "CPUs="), "slurmd -C printed %q", out)
-	ctlPort, nodePort := freePort(t), freePort(t)
-	conf := fmt.Sprintf(`# A one-node cluster of test/slurm (rocprof-go), all of it in %[1]s.
+	// slurmctld and slurmd bind their ports when they start, a moment after
+	// the ports were found free: should another process have taken one in
+	// between, they exit with "Address already in use", and the cluster
+	// starts again on other ports.
+	for attempt := 1; ; attempt++ {
+		c.attempts = attempt
+		ctlPort, nodePort := freePorts(t)
+		var taken net.Listener
+		if takeFirstPort && attempt == 1 {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(ctlPort)))
+			require.NoError(t, err)
+			taken = l
+		}
+		conf := fmt.Sprintf(`# A one-node cluster of test/slurm (rocprof-go), all of it in %[1]s.
 ClusterName=rpgtest
 SlurmctldHost=%[2]s(127.0.0.1)
 SlurmctldPort=%[3]d
@@ -174,16 +195,30 @@ SlurmdDebug=info
 NodeName=%[2]s NodeAddr=127.0.0.1 %[6]s State=UNKNOWN
 PartitionName=test Nodes=%[2]s Default=YES MaxTime=INFINITE State=UP
 `, dir, c.node, ctlPort, nodePort, socket, strings.TrimSpace(hw))
-	require.NoError(t, os.WriteFile(c.conf, []byte(conf), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "plugstack.conf"), nil, 0o644))
-
-	c.start("slurmctld", "slurmctld", "-D")
-	c.start("slurmd", "slurmd", "-D", "-N", c.node)
-	c.poll("the node to be idle in sinfo", func() (bool, string) {
-		out, err := c.output("sinfo", "-h", "-N", "-o", "%N %T")
-		return err == nil && strings.TrimSpace(out) == c.node+" idle", out
-	})
-	return c
+		require.NoError(t, os.WriteFile(c.conf, []byte(conf), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "plugstack.conf"), nil, 0o644))
+		first := len(c.daemons)
+		c.start("slurmctld", "slurmctld", "-D")
+		c.start("slurmd", "slurmd", "-D", "-N", c.node)
+		exited, last := c.wait("the node to be idle in sinfo", func() (bool, string) {
+			out, err := c.output("sinfo", "-h", "-N", "-o", "%N %T")
+			return err == nil && strings.TrimSpace(out) == c.node+" idle", out
+		})
+		if taken != nil {
+			taken.Close()
+		}
+		if exited == nil {
+			return c
+		}
+		log := tail(exited.log, 40)
+		if attempt == 3 || !strings.Contains(log, "Address already in use") {
+			require.FailNow(t, "daemon exited", "%s exited (%v) while waiting for the node to be idle in sinfo (last: %s):\n%s",
+				exited.name, exited.err, last, log)
+		}
+		t.Logf("attempt %d: %s could not bind its port (ports %d, %d): starting the cluster on others", attempt, exited.name, ctlPort, nodePort)
+		c.stopDaemons(c.daemons[first:])
+		c.daemons = c.daemons[:first]
+	}
 }
 
 // launcherVar reports whether an environment variable is one a launcher
@@ -197,12 +232,48 @@ func launcherVar(name string) bool {
 	return false
 }
 
-// freePort is a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+// freePorts returns two TCP ports nothing listens on now, below the
+// kernel's ephemeral range (net.ipv4.ip_local_port_range): a port from that
+// range may be given to any process's outgoing connection (mpirun's, another
+// test package's) before the daemon binds it.
+func freePorts(t *testing.T) (int, int) {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 2048 {
+				low = v
+			}
+		}
+	}
+	from := max(1024, low-16384)
+	var ports []int
+	for len(ports) < 2 {
+		p := from + rand.IntN(low-from)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil || (len(ports) == 1 && ports[0] == p) {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+	}
+	return ports[0], ports[1]
+}
+
+// stopDaemons stops daemons with SIGTERM (SIGKILL after stopTimeout), the
+// last started first: slurmd first (it ends its steps), munged last (the
+// others talk to it).
+func (c *cluster) stopDaemons(ds []*daemon) {
+	for i := len(ds) - 1; i >= 0; i-- {
+		d := ds[i]
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(stopTimeout):
+			c.t.Errorf("%s did not exit within %s of SIGTERM: killed", d.name, stopTimeout)
+			_ = d.cmd.Process.Kill()
+			<-d.done
+		}
+	}
 }
 
 // start starts a daemon in the foreground, its output in DIR/NAME.out.
@@ -231,16 +302,25 @@ func (c *cluster) start(name string, argv ...string) {
 // output after startTimeout, or at once when a daemon exited.
 func (c *cluster) poll(what string, ready func() (bool, string)) {
 	c.t.Helper()
+	if d, _ := c.wait(what, ready); d != nil {
+		require.FailNow(c.t, "daemon exited", "%s exited (%v) while waiting for %s:\n%s", d.name, d.err, what, tail(d.log, 40))
+	}
+}
+
+// wait calls ready until it says yes (nil) or a daemon exited (that
+// daemon, and ready's last output), failing the test after startTimeout.
+func (c *cluster) wait(what string, ready func() (bool, string)) (*daemon, string) {
+	c.t.Helper()
 	deadline := time.Now().Add(startTimeout)
 	for {
 		ok, out := ready()
 		if ok {
-			return
+			return nil, out
 		}
 		for _, d := range c.daemons {
 			select {
 			case <-d.done:
-				require.FailNow(c.t, "daemon exited", "%s exited (%v) while waiting for %s:\n%s", d.name, d.err, what, tail(d.log, 40))
+				return d, out
 			default:
 			}
 		}
@@ -320,18 +400,7 @@ func (c *cluster) stop() {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	// slurmd first (it ends its steps), munged last (the others talk to it).
-	for i := len(c.daemons) - 1; i >= 0; i-- {
-		d := c.daemons[i]
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.done:
-		case <-time.After(stopTimeout):
-			t.Errorf("%s did not exit within %s of SIGTERM: killed", d.name, stopTimeout)
-			_ = d.cmd.Process.Kill()
-			<-d.done
-		}
-	}
+	c.stopDaemons(c.daemons)
 	var left []string
 	for try := 0; try < 50; try++ {
 		left = c.leftovers()
