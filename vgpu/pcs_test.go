@@ -172,7 +172,12 @@ func TestPCSamplingStochasticSamples(t *testing.T) {
 			}
 			require.Equalf(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 			out := keyValues(r.stdout)
-			require.Equal(t, "40640", out["dispatch_ns"], r.stdout)
+			// The model's 40,640 ns is the least a dispatch lasts: a virtual
+			// GPU thread preempted on a loaded machine ends it later (CI saw
+			// 189,180 ns). The samples follow the model either way.
+			ns, err := strconv.ParseUint(out["dispatch_ns"], 10, 64)
+			require.NoError(t, err, r.stdout)
+			require.GreaterOrEqual(t, ns, uint64(40640), r.stdout)
 			require.Equal(t, "6660", out["samples"], r.stdout)
 			require.Equal(t, "0", out["lost"], r.stdout)
 			require.Equal(t, "1332,1332,1332,1332,1332", out["per_dispatch"], r.stdout)
