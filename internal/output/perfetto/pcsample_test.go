@@ -12,19 +12,26 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
 )
 
+// pcInstants writes in's trace and returns its instants of one category,
+// and the trace.
+func pcInstants(t *testing.T, in *model.Input, category string) ([]outputtest.PerfettoInstant, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, in))
+	var pcs []outputtest.PerfettoInstant
+	for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
+		if e.Category == category {
+			pcs = append(pcs, e)
+		}
+	}
+	return pcs, buf.Bytes()
+}
+
 // PC samples are instants on a "PC samples" track per agent, named by
 // their instruction (kernel+offset when it has no text), at their time
 // within their dispatch, with the dispatch's ids and the PC as arguments.
 func TestPerfettoPCSamples(t *testing.T) {
-	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, outputtest.PCSampleInput(t)))
-	got := outputtest.PerfettoInstants(t, buf.Bytes())
-	var pcs []outputtest.PerfettoInstant
-	for _, in := range got {
-		if in.Category == "PC_SAMPLING_HOST_TRAP" {
-			pcs = append(pcs, in)
-		}
-	}
+	pcs, trace := pcInstants(t, outputtest.PCSampleInput(t), "PC_SAMPLING_HOST_TRAP")
 	require.Len(t, pcs, 9)
 	va := "vectorAdd_float(float*, float const*, float const*, int)"
 	args := func(d, corr, co, off uint64, mask, kernel string) map[string]string {
@@ -42,7 +49,7 @@ func TestPerfettoPCSamples(t *testing.T) {
 		Name: "s_nop 0x40", TS: 100_032_100, Args: args(4, 7, 1, 0x40, "255", va)}, pcs[8])
 	// The slices still nest, and each sample lies within a slice of its
 	// kernel.
-	slices := outputtest.ImportSlices(t, buf.Bytes())
+	slices := outputtest.ImportSlices(t, trace)
 	for _, pc := range pcs {
 		within := false
 		for _, sl := range slices {
@@ -55,14 +62,7 @@ func TestPerfettoPCSamples(t *testing.T) {
 // Stochastic samples carry the stall reason.
 func TestPerfettoPCSamplesStochastic(t *testing.T) {
 	in := &model.Input{Spools: []string{outputtest.PCSampleStochasticSpool(t, t.TempDir())}}
-	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, in))
-	var pcs []outputtest.PerfettoInstant
-	for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
-		if e.Category == "PC_SAMPLING_STOCHASTIC" {
-			pcs = append(pcs, e)
-		}
-	}
+	pcs, _ := pcInstants(t, in, "PC_SAMPLING_STOCHASTIC")
 	require.Len(t, pcs, 7)
 	// No disassembler configured: kernel+offset.
 	require.Equal(t, "vectorAdd_float(float*, float const*, float const*, int)+0x10", pcs[1].Name)
@@ -85,14 +85,8 @@ func TestPerfettoPCSamplesCapped(t *testing.T) {
 		for _, size := range []uint64{1 << 20, uint64(full.Len()) * 3 / 4, uint64(full.Len()) / 4, 2000} {
 			in := outputtest.PCSampleInput(t)
 			in.Config.PerfettoBufferBytes, in.Config.PerfettoRingBuffer = size, ring
-			var buf bytes.Buffer
-			require.NoError(t, Write(&buf, in))
-			n := 0
-			for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
-				if e.Category == "PC_SAMPLING_HOST_TRAP" {
-					n++
-				}
-			}
+			pcs, trace := pcInstants(t, in, "PC_SAMPLING_HOST_TRAP")
+			n := len(pcs)
 			// The samples are the trace's last records: the ring buffer
 			// keeps them (they take under 2,000 bytes), the discard
 			// policy only when everything fits.
@@ -101,8 +95,8 @@ func TestPerfettoPCSamplesCapped(t *testing.T) {
 			} else {
 				require.Zero(t, n, "ring %v, %d bytes", ring, size)
 			}
-			require.LessOrEqual(t, uint64(buf.Len()), size+1024, "ring %v, %d bytes", ring, size)
-			t.Logf("ring %v, cap %d: %d bytes, %d samples", ring, size, buf.Len(), n)
+			require.LessOrEqual(t, uint64(len(trace)), size+1024, "ring %v, %d bytes", ring, size)
+			t.Logf("ring %v, cap %d: %d bytes, %d samples", ring, size, len(trace), n)
 		}
 	}
 }
@@ -117,20 +111,13 @@ func TestPerfettoPCSamplesKernelRename(t *testing.T) {
 	for _, rename := range []bool{false, true} {
 		in := &model.Input{Spools: []string{outputtest.PCSampleRenameSpool(t, t.TempDir())}}
 		in.Config.KernelRename = rename
-		var buf bytes.Buffer
-		require.NoError(t, Write(&buf, in))
-		var pcs []outputtest.PerfettoInstant
-		for _, e := range outputtest.PerfettoInstants(t, buf.Bytes()) {
-			if e.Category == "PC_SAMPLING_HOST_TRAP" {
-				pcs = append(pcs, e)
-			}
-		}
+		pcs, trace := pcInstants(t, in, "PC_SAMPLING_HOST_TRAP")
 		require.Len(t, pcs, 9)
 		va := "vectorAdd_float(float*, float const*, float const*, int)"
 		require.Equal(t, "4", pcs[8].Args["dispatch_id"])
 		require.Equal(t, va, pcs[8].Args["kernel"], "rename %v", rename)
 		require.Equal(t, va+"+0x1234", pcs[3].Name, "no instruction text: the kernel's name and the offset")
-		slices := outputtest.ImportSlices(t, buf.Bytes())
+		slices := outputtest.ImportSlices(t, trace)
 		for _, pc := range pcs {
 			require.NotContains(t, pc.Args["kernel"], outputtest.PCSampleRenameRange)
 			within := false
