@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"debug/elf"
-	"encoding/csv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,11 +118,7 @@ func hasOTF2(rt rocmmatrix.Runtime) bool {
 // kernelNames counts the rows of a kernel_trace.csv by kernel name.
 func kernelNames(t *testing.T, path string) (map[string]int, int) {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
+	rows := readCSVFile(t, path)
 	require.NotEmpty(t, rows)
 	col := -1
 	for i, h := range rows[0] {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,12 +13,7 @@ import (
 
 func csvRows(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	return len(rows) - 1
+	return len(readCSVFile(t, path)) - 1
 }
 
 // A spool file system that fills up during the run (a container's small

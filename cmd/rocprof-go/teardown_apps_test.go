@@ -91,14 +91,21 @@ func TestTracedAppsExitCleanly(t *testing.T) {
 	})
 }
 
-// readCSVRows reads a CSV file's rows as maps keyed by its header.
-func readCSVRows(t *testing.T, path string) []map[string]string {
+// readCSVFile reads a CSV file's records, its header first.
+func readCSVFile(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
+	return recs
+}
+
+// readCSVRows reads a CSV file's rows as maps keyed by its header.
+func readCSVRows(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	recs := readCSVFile(t, path)
 	require.NotEmpty(t, recs, path)
 	var rows []map[string]string
 	for _, rec := range recs[1:] {
