@@ -86,13 +86,7 @@ func TestPCSamplingTableOnTheVirtualGPU(t *testing.T) {
 
 func pcSamplingTable(t *testing.T, s setup, c pcsConfig) {
 	g := c.gpu
-	home := t.TempDir()
-	require.True(t, strings.HasPrefix(home, "/tmp/"), "the test's temporary directory %s is not under /tmp, which the ROCm roots see: unset TMPDIR", home)
-	for _, d := range []string{"config/rocprof-go", "cache", "scratch"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(home, "config", "rocprof-go", "config.yaml"), []byte("virtual_gpu: "+g.arch+"\n"), 0o644))
-	env := s.env(g, home)
+	home, env := s.home(t, g)
 	workload := filepath.Join(home, "workload")
 	// multistream built with -g (mk/rocprofcompute.mk): its line table
 	// gives the comments the table groups by.

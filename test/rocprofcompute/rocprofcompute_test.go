@@ -182,6 +182,20 @@ func getSetup(t *testing.T) setup {
 		data: filepath.Join(repo, "testdata", "rocprofcompute")}
 }
 
+// home makes the client's home directory, with rocprof-go's config file
+// naming g's architecture, and returns it with the client's environment.
+// The app runs inside the ROCm root, which sees /tmp (and the repository)
+// only: rocprof-go's outputs, spools and unpacked libraries must be there.
+func (s setup) home(t *testing.T, g gpu) (string, []string) {
+	home := t.TempDir()
+	require.True(t, strings.HasPrefix(home, "/tmp/"), "the test's temporary directory %s is not under /tmp, which the ROCm roots see: unset TMPDIR", home)
+	for _, d := range []string{"config/rocprof-go", "cache", "scratch"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config", "rocprof-go", "config.yaml"), []byte("virtual_gpu: "+g.arch+"\n"), 0o644))
+	return home, s.env(g, home)
+}
+
 // env is the client's environment: the stand-ins first on PATH (amd-smi,
 // rocminfo, on-rocm-root), the Python stand-ins on PYTHONPATH, rocprof-go's
 // rocprofv3 as ROCPROF, rocprof-go's config file naming the virtual GPU.
@@ -272,16 +286,7 @@ func TestProfileAndAnalyzeOnTheVirtualGPU(t *testing.T) {
 }
 
 func profileAndAnalyze(t *testing.T, s setup, g gpu, mode string) result {
-	home := t.TempDir()
-	// The app runs inside the ROCm root, which sees /tmp (and the
-	// repository) only: rocprof-go's outputs, spools and unpacked
-	// libraries must be there.
-	require.True(t, strings.HasPrefix(home, "/tmp/"), "the test's temporary directory %s is not under /tmp, which the ROCm roots see: unset TMPDIR", home)
-	for _, d := range []string{"config/rocprof-go", "cache", "scratch"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(home, "config", "rocprof-go", "config.yaml"), []byte("virtual_gpu: "+g.arch+"\n"), 0o644))
-	env := s.env(g, home)
+	home, env := s.home(t, g)
 	workload := filepath.Join(home, "workload")
 	app := filepath.Join(s.rt.Apps, g.app)
 	_, err := os.Stat(app)
