@@ -952,6 +952,14 @@ hsa_status_t create_cooperative(hsa_agent_t agent, uint32_t size, hsa_queue_type
                                 uint32_t private_segment_size, uint32_t group_segment_size,
                                 hsa_queue_t **queue)
 {
+    // The intercept queue around the runtime's queue, made by the usual hook.
+    auto wrap = [&]() {
+        t_coop_inner = true;
+        hsa_status_t s = hook_queue_create(agent, size, type, callback, data, private_segment_size,
+                                           group_segment_size, queue);
+        t_coop_inner = false;
+        return s;
+    };
     pthread_mutex_lock(&g_coop_lock);
     for (int i = 0; i < g_ncoop; i++)
         if (g_coop[i].agent.handle == agent.handle) {
@@ -982,16 +990,9 @@ hsa_status_t create_cooperative(hsa_agent_t agent, uint32_t size, hsa_queue_type
         if (!probed)
             return g_next_queue_create(agent, size, type, callback, data, private_segment_size,
                                        group_segment_size, queue);
-        t_coop_inner = true;
-        st = hook_queue_create(agent, size, type, callback, data, private_segment_size,
-                               group_segment_size, queue);
-        t_coop_inner = false;
-        return st;
+        return wrap();
     }
-    t_coop_inner = true;
-    st = hook_queue_create(agent, size, type, callback, data, private_segment_size,
-                           group_segment_size, queue);
-    t_coop_inner = false;
+    st = wrap();
     if (st == HSA_STATUS_SUCCESS && *queue != own && g_ncoop < kMaxCoop)
         g_coop[g_ncoop++] = {agent, *queue, own, 1};
     else if (st != HSA_STATUS_SUCCESS || *queue == own)
