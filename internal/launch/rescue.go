@@ -647,12 +647,7 @@ func FindUnconverted(path string) (found []Unconverted, ok bool, err error) {
 	sort.Strings(entries)
 	for _, dir := range entries {
 		u := Unconverted{Dir: dir}
-		f, err := os.OpenFile(filepath.Join(dir, UnconvertedManifestName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-		if err != nil {
-			return nil, true, err
-		}
-		data, err := io.ReadAll(io.LimitReader(f, rescueManifestLimit))
-		f.Close()
+		data, err := readNoFollow(filepath.Join(dir, UnconvertedManifestName), rescueManifestLimit)
 		if err != nil {
 			return nil, true, err
 		}
@@ -728,6 +723,9 @@ func findOrphans(top string, rescued []Unconverted) ([]Unconverted, error) {
 		if u.Kept {
 			m.Reason = "kept by its rocprof-go when its outputs could not be written"
 		}
+		// The first readable spool's header names the run; every spool's
+		// process is one that may still run.
+		var pids []int
 		for _, s := range u.Spools {
 			r, err := tracing.Open(s)
 			if err != nil {
@@ -735,10 +733,12 @@ func findOrphans(top string, rescued []Unconverted) ([]Unconverted, error) {
 			}
 			p := r.Process()
 			r.Close()
-			l := placeholder.LauncherOf(p.Getenv)
-			m.Host, m.AppPID = p.Hostname, int(p.PID)
-			m.Rank, m.Size, m.RankVar, m.Launcher, m.Job = l.Rank, l.Size, l.RankVar, l.Name, l.Job
-			break
+			if len(pids) == 0 {
+				l := placeholder.LauncherOf(p.Getenv)
+				m.Host, m.AppPID = p.Hostname, int(p.PID)
+				m.Rank, m.Size, m.RankVar, m.Launcher, m.Job = l.Rank, l.Size, l.RankVar, l.Name, l.Job
+			}
+			pids = append(pids, int(p.PID))
 		}
 		if m.Host == host && owner > 0 && !u.Kept && unix.Kill(owner, 0) != unix.ESRCH {
 			continue // its rocprof-go still runs: not an orphan (yet)
@@ -746,13 +746,9 @@ func findOrphans(top string, rescued []Unconverted) ([]Unconverted, error) {
 		if m.PID == 0 {
 			m.PID = m.AppPID
 		}
-		for _, s := range u.Spools {
-			if r, err := tracing.Open(s); err == nil {
-				pid := int(r.Process().PID)
-				r.Close()
-				if m.Host == host && pid > 0 && unix.Kill(pid, 0) != unix.ESRCH && !zombie(pid) {
-					u.AppRunning = true
-				}
+		for _, pid := range pids {
+			if m.Host == host && pid > 0 && !exited(pid) {
+				u.AppRunning = true
 			}
 		}
 		out = append(out, u)
@@ -777,16 +773,6 @@ func readNoFollow(p string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
 	return io.ReadAll(io.LimitReader(f, limit))
-}
-
-// zombie reports whether pid has exited and waits for its parent.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 func isFile(p string) bool {
