@@ -42,6 +42,20 @@ func ScanSource(src *Source, fn func(*Event) error) error {
 	return nil
 }
 
+// DBProcess is a database's process (its rocpd_info_process row id) as
+// ScanDB names it: the image's guid, with the pid when the image holds
+// several processes (a merged one does not: each image is one).
+func DBProcess(in *rocpdread.Info, pid int64) *Process {
+	p := &Process{Key: in.Image.GUID, PID: in.PID(pid), Rank: -1}
+	if len(in.Processes) > 1 {
+		p.Key += "/" + fmt.Sprint(pid)
+	}
+	if ip, ok := in.Processes[pid]; ok {
+		p.Hostname, p.Rank = ip.Hostname, ip.Rank
+	}
+	return p
+}
+
 // ScanDB streams every timed record of a ROCpd database.
 func ScanDB(db *rocpdread.DB, fn func(*Event) error) error {
 	// A name that is not UTF-8 (a database another tool wrote) is repaired
@@ -57,13 +71,7 @@ func ScanDB(db *rocpdread.DB, fn func(*Event) error) error {
 		if p, ok := m[pid]; ok {
 			return p
 		}
-		p := &Process{Key: in.Image.GUID, PID: in.PID(pid), Rank: -1}
-		if len(in.Processes) > 1 {
-			p.Key += "/" + fmt.Sprint(pid)
-		}
-		if ip, ok := in.Processes[pid]; ok {
-			p.Hostname, p.Rank = ip.Hostname, ip.Rank
-		}
+		p := DBProcess(in, pid)
 		m[pid] = p
 		return p
 	}

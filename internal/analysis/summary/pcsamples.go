@@ -277,27 +277,13 @@ func readPCDatabase(path string, a *pcAccum, per func(p *analysis.Process) *pcAc
 		if per != nil {
 			pa, ok := procs[pk{in.Image.GUID, s.PID}]
 			if !ok {
-				pa = per(dbProcess(in, s.PID))
+				pa = per(analysis.DBProcess(in, s.PID))
 				procs[pk{in.Image.GUID, s.PID}] = pa
 			}
 			pa.add(k, method, s.Comment, notIssued, s.StallReason)
 		}
 		return nil
 	})
-}
-
-// dbProcess is a database's process (its rocpd_info_process row id) as
-// analysis.ScanDB names it: the image's guid, with the pid when the image
-// holds several processes (a merged one does not: each image is one).
-func dbProcess(in *rocpdread.Info, pid int64) *analysis.Process {
-	p := &analysis.Process{Key: in.Image.GUID, PID: in.PID(pid), Rank: -1}
-	if len(in.Processes) > 1 {
-		p.Key += "/" + strconv.FormatInt(pid, 10)
-	}
-	if ip, ok := in.Processes[pid]; ok {
-		p.Hostname, p.Rank = ip.Hostname, ip.Rank
-	}
-	return p
 }
 
 // readPCCSV adds the PC samples of one CSV output prefix, each to the
