@@ -287,18 +287,30 @@ func (r *Reader) AgentInfo() AgentInfo { return decodeAgentInfo(r.rec) }
 // CounterSample decodes a KindCounterSample record.
 func (r *Reader) CounterSample() CounterSample { return decodeCounterSample(r.rec) }
 
-// SpoolPattern matches the spool files in a spool directory.
+// SpoolPattern matches the spool files in a spool directory (a file
+// name, never a path: see List).
 const SpoolPattern = "rpg-*.spool"
 
 // List returns the spool files in dir, oldest process image first (by the
-// start time in their names, then name).
+// start time in their names, then name). The names are read from the open
+// directory and matched alone: dir is never part of a pattern, so a `[`,
+// `*` or `\` in it (an output or spool path the user chose) is only a
+// character of a name.
 func List(dir string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, SpoolPattern))
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("spool directory: %w", err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("spool directory %s: %w", dir, err)
+	}
+	var paths []string
+	for _, n := range names {
+		if ok, _ := filepath.Match(SpoolPattern, n); ok {
+			paths = append(paths, filepath.Join(dir, n))
+		}
 	}
 	key := func(p string) (uint64, string) {
 		var pid int

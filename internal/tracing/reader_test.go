@@ -267,6 +267,32 @@ func TestListOrdersByStartTime(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A directory whose name holds glob characters (an output or spool path
+// with `[`, `\` or `*`, which users may choose) lists its spools: the
+// directory is never part of a pattern. Before, List globbed the joined
+// path and found no spool in out[1], so a rank's records were lost.
+func TestListInADirectoryNamedLikeAPattern(t *testing.T) {
+	for _, name := range []string{"out[1]", `back\slash`, "star*", "q?"} {
+		dir := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		_, err := spooltest.New(testProcess).WriteFile(dir)
+		require.NoError(t, err)
+		paths, err := tracing.List(dir)
+		require.NoError(t, err)
+		require.Len(t, paths, 1, name)
+		require.Equal(t, dir, filepath.Dir(paths[0]))
+	}
+	// A sibling the pattern would have matched is not listed.
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "out[1]"), 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "out1"), 0o700))
+	_, err := spooltest.New(testProcess).WriteFile(filepath.Join(root, "out1"))
+	require.NoError(t, err)
+	paths, err := tracing.List(filepath.Join(root, "out[1]"))
+	require.NoError(t, err)
+	require.Empty(t, paths, "out1's spool is not out[1]'s")
+}
+
 func FuzzSpoolReader(f *testing.F) {
 	// Seeds are the record streams of the spools in testdata/spool (their
 	// first chunk, trailing zeros cut): small inputs keep the fuzzer fast.
