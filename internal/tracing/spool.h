@@ -16,7 +16,9 @@
  *   chunk: | rpg_chunk_header | record | record | ... | zero bytes         |
  *
  * The file grows by RPG_SEGMENT_SIZE steps (fallocate, so a full tmpfs is an
- * error instead of SIGBUS). Each writing thread owns one RPG_CHUNK_SIZE chunk
+ * error instead of SIGBUS; where the file system has no fallocate, FUSE or
+ * NFSv3, the segment's zeros are written and synced instead, which reserves
+ * its space the same way). Each writing thread owns one RPG_CHUNK_SIZE chunk
  * at a time, handed out by an atomic counter in the header, so records are
  * appended without any atomic read-modify-write on a shared line.
  *
@@ -189,8 +191,20 @@ typedef struct rpg_spool_header {
     uint64_t dropped;           /* atomic: records the writer could not store */
     uint64_t truncated;         /* atomic: records stored with a shortened string */
     uint64_t fork_generation;   /* fork()s between this image and its exec (>= 1 if any) */
-    uint8_t reserved[RPG_HEADER_FIXED - 96];
+    /* Added after version 1 was out, in what was reserved (zero in older
+     * spools: flags says whether a writer keeps them). */
+    uint64_t chunks_abandoned;  /* atomic: chunks handed out that got no storage (the file
+                                   could not grow); their records count in dropped */
+    int32_t store_errno;        /* errno of the last failed growth of the file (ENOSPC...), 0 none */
+    uint32_t flags;             /* RPG_HEADER_* */
+    uint8_t reserved[RPG_HEADER_FIXED - 112];
 } rpg_spool_header;
+
+/* rpg_spool_header.flags */
+#define RPG_HEADER_COUNTS_ABANDONED 1u /* chunks_abandoned and store_errno are kept: a
+                                          chunk handed out and not abandoned holds its
+                                          header, so one that reads back without it was
+                                          lost by the storage */
 
 /* A chunk has one writing thread at a time: tid names its first owner, and an
  * rpg_thread_rec names each later one (a thread that took over the chunk of

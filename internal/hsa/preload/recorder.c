@@ -343,6 +343,7 @@ static void fill_header(rpg_spool_header *h)
     h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
     h->fork_generation = g_sp.fork_generation;
     h->chunks_reserved = 1;
+    h->flags = RPG_HEADER_COUNTS_ABANDONED;
 
     blob b = {(char *)h + RPG_HEADER_FIXED, (char *)h + RPG_CHUNK_SIZE};
     char tmp[PATH_MAX];
@@ -390,6 +391,52 @@ static int spool_fd_locked(void)
     return g_sp.fd;
 }
 
+/* Reserves a segment's space on a file system without fallocate (FUSE such
+ * as bindfs, NFSv3). ftruncate there reserves nothing: records stored into
+ * the mapping would be lost when their pages are written back to a full
+ * store (or fault with SIGBUS), and nobody would know. Writing the
+ * segment's zeros takes the space now, so a full store fails this call
+ * and the records are counted as dropped; fdatasync makes a store that
+ * defers its writes (NFS) report it now too. Once per 4 MiB segment, never
+ * per record. On failure what was written is given back (none of it is
+ * mapped: every mapped segment lies below the file's old end). */
+static int reserve_by_writing(int fd, off_t off, size_t len)
+{
+    static const char zeros[64 * 1024];
+    struct stat st;
+    off_t old = fstat(fd, &st) == 0 ? st.st_size : -1;
+    size_t done = 0;
+    int rc = 0;
+    while (done < len) {
+        size_t n = len - done < sizeof zeros ? len - done : sizeof zeros;
+        ssize_t w = pwrite(fd, zeros, n, off + (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            rc = -1;
+            break;
+        }
+        done += (size_t)w;
+    }
+    while (rc == 0 && fdatasync(fd) != 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+            rc = -1;
+        break;
+    }
+    if (rc != 0 && old >= 0 && old <= off) {
+        int e = errno;
+        if (ftruncate(fd, old) != 0) {
+            /* the space stays taken; the failure is reported all the same */
+        }
+        errno = e;
+    }
+    return rc;
+}
+
 static char *map_segment_locked(uint32_t seg, int populate)
 {
     if (seg >= MAX_SEGMENTS)
@@ -405,10 +452,15 @@ static char *map_segment_locked(uint32_t seg, int populate)
     do
         rc = fallocate(g_sp.fd, 0, off, RPG_SEGMENT_SIZE);
     while (rc != 0 && errno == EINTR);
-    if (rc != 0 && errno == EOPNOTSUPP)
-        rc = ftruncate(g_sp.fd, off + RPG_SEGMENT_SIZE);
-    if (rc != 0)
+    if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+        rc = reserve_by_writing(g_sp.fd, off, RPG_SEGMENT_SIZE);
+    if (rc != 0) {
+        /* The spool says why it could not grow (segment 0 has no header
+         * yet: open_spool_locked's note says it). */
+        if (g_sp.hdr)
+            __atomic_store_n(&g_sp.hdr->store_errno, errno, __ATOMIC_RELAXED);
         return NULL;
+    }
     /* Pre-faulting costs one call instead of a thousand faults (2-4 us each on
      * a VM); the first segment is left to fault lazily so that a process
      * recording a handful of events does not pay for 4 MiB, and so are the
@@ -706,18 +758,23 @@ static int new_chunk(cursor *c, uint32_t size)
     }
     uint64_t idx = __atomic_fetch_add(&g_sp.hdr->chunks_reserved, 1, __ATOMIC_RELAXED);
     uint64_t seg = idx / CHUNKS_PER_SEGMENT;
-    if (seg >= MAX_SEGMENTS)
+    if (seg >= MAX_SEGMENTS) {
+        count(&g_sp.hdr->chunks_abandoned);
         return 0;
+    }
     int helper = __atomic_load_n(&rpg__helper, __ATOMIC_ACQUIRE);
     int ready = helper == HELPER_RUNNING && idx < __atomic_load_n(&g_prefaulted, __ATOMIC_ACQUIRE);
     char *base = __atomic_load_n(&g_sp.segments[seg], __ATOMIC_ACQUIRE);
     if (!base) {
-        if (!lock_spool())
+        if (!lock_spool()) {
+            count(&g_sp.hdr->chunks_abandoned);
             return 0;
+        }
         /* With the helper running, it faults the pages in behind us. */
         base = map_segment_locked((uint32_t)seg, helper != HELPER_RUNNING && seg > 0);
         unlock_spool();
         if (!base) {
+            count(&g_sp.hdr->chunks_abandoned);
             __atomic_store_n(&g_full_skip, SPOOL_FULL_RETRY, __ATOMIC_RELAXED);
             return 0;
         }
