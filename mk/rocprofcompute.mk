@@ -3,15 +3,22 @@
 #
 #   make test-rocprofiler-compute [ROCPROF_COMPUTE_SRC=...] [ROCPROF_COMPUTE_ROCM=6.4|7.2]
 #
-# ROCPROF_COMPUTE_SRC is the client's source: a git directory of
-# ROCm/rocm-systems (projects/rocprofiler-compute is extracted from
-# ROCPROF_COMPUTE_REF), or a directory holding rocprofiler-compute
-# (src/rocprof-compute), or one holding projects/rocprofiler-compute. It is
-# not in CI (no network, no mirror), so the test is behind the build tag
-# rocprofcompute and runs only here; a missing source fails.
+# ROCPROF_COMPUTE_SRC is the client's source. By default the tarball of
+# rocprofiler-compute 3.3.0 in the shared folder beside the checkout
+# (SHARED, default ../shared: $(SHARED)/clients/, README there), unpacked
+# into $(ROCPROF_COMPUTE_DIR), never into the repository. It may also be a
+# git directory of ROCm/rocm-systems (projects/rocprofiler-compute is
+# extracted from ROCPROF_COMPUTE_REF), a directory holding
+# rocprofiler-compute (src/rocprof-compute), one holding
+# projects/rocprofiler-compute, or another tarball of the client. A missing
+# source fails. .ci/run runs the target on the 6.4 and the 7.2 root; the
+# test has the build tag rocprofcompute, so `go test ./...` (make test),
+# which has no client, does not build it.
 # Python: Debian's packages (APT_ROCPROFCOMPUTE_PACKAGES); those Debian
 # lacks are import-only stand-ins in testdata/rocprofcompute/stubs.
-ROCPROF_COMPUTE_SRC  ?= /work/.mirror/ROCm+rocm-systems/repo
+SHARED               ?= ../shared
+ROCPROF_COMPUTE_TARBALL := rocprofiler-compute-1b1610fc2b2a.tar.gz
+ROCPROF_COMPUTE_SRC  ?= $(SHARED)/clients/$(ROCPROF_COMPUTE_TARBALL)
 ROCPROF_COMPUTE_REF  ?= HEAD
 ROCPROF_COMPUTE_ROCM ?= 6.4
 ROCPROF_COMPUTE_DIR  := $(BUILD)/rocprofiler-compute
@@ -40,7 +47,10 @@ rocprofcompute-deps:
 rocprofcompute-src:
 	@src='$(ROCPROF_COMPUTE_SRC)'; dst='$(ROCPROF_COMPUTE_DIR)'; \
 	rm -rf "$$dst" "$$dst.tmp" && mkdir -p "$$dst.tmp" || exit 1; \
-	if [ -f "$$src/src/rocprof-compute" ]; then \
+	if [ -f "$$src" ] && case "$$src" in *.tar.gz|*.tgz) true;; *) false;; esac; then \
+	  echo "rocprofiler-compute: $$src"; \
+	  tar -xzf "$$src" -C "$$dst.tmp" --strip-components=1 || { rm -rf "$$dst.tmp"; exit 1; }; \
+	elif [ -f "$$src/src/rocprof-compute" ]; then \
 	  cp -a "$$src/." "$$dst.tmp/"; \
 	elif [ -f "$$src/projects/rocprofiler-compute/src/rocprof-compute" ]; then \
 	  cp -a "$$src/projects/rocprofiler-compute/." "$$dst.tmp/"; \
@@ -51,7 +61,9 @@ rocprofcompute-src:
 	    | tar -x -C "$$dst.tmp" --strip-components=2 || exit 1; \
 	else \
 	  echo "make test-rocprofiler-compute: FAIL: no rocprofiler-compute source at ROCPROF_COMPUTE_SRC=$$src."; \
-	  echo "  Give ROCPROF_COMPUTE_SRC= a git directory of https://github.com/ROCm/rocm-systems (a clone or"; \
+	  echo "  By default it is the shared folder's $(ROCPROF_COMPUTE_TARBALL) (SHARED=$(SHARED):"; \
+	  echo "  put the shared folder beside the checkout, or give SHARED=DIR). Or give ROCPROF_COMPUTE_SRC="; \
+	  echo "  a tarball of rocprofiler-compute, a git directory of https://github.com/ROCm/rocm-systems (a clone or"; \
 	  echo "  mirror; projects/rocprofiler-compute is taken from ROCPROF_COMPUTE_REF=$(ROCPROF_COMPUTE_REF)),"; \
 	  echo "  or a checkout of rocprofiler-compute (the directory holding src/rocprof-compute)."; \
 	  rm -rf "$$dst.tmp"; exit 1; \

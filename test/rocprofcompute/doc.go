@@ -4,7 +4,9 @@
 // and rocpd outputs, and checks the report's values the virtual GPU's
 // counter model fixes (docs/rocprofiler-compute.md).
 //
-// The client's source is not in CI, so the test is behind the build tag
-// rocprofcompute: `make test-rocprofiler-compute` extracts the client,
-// installs rocprof-go and runs it.
+// The client is not in the repository: `make test-rocprofiler-compute`
+// unpacks it (by default from the shared folder's clients/ tarball) into the
+// build tree, installs rocprof-go and runs this test, which has the build
+// tag rocprofcompute so that `go test ./...` does not build it. CI runs the
+// target on the 6.4 and the 7.2 root.
 package rocprofcompute

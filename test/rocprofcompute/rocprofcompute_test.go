@@ -177,9 +177,29 @@ func getSetup(t *testing.T) setup {
 	// /opt/rocm/.info/version would hold.
 	m := regexp.MustCompile(`(?m)^libhsa-runtime64-1 (\d+\.\d+\.\d+)`).FindStringSubmatch(vers)
 	require.NotNil(t, m, "ROCm %s: no libhsa-runtime64-1 version in\n%s", name, vers)
+	data := filepath.Join(repo, "testdata", "rocprofcompute")
+	t.Cleanup(func() { noByteCode(t, data) })
 	return setup{client: client, prefix: prefix, rt: *rt, rocmVer: m[1],
 		vgpu: testsys.Artifact(t, "vgpu/librocprof-go-vgpu.so"),
-		data: filepath.Join(repo, "testdata", "rocprofcompute")}
+		data: data}
+}
+
+// noByteCode fails when Python wrote byte code into the repository's
+// stand-ins (testdata/rocprofcompute/stubs): a .pyc names the absolute path
+// of its source, a path of this machine (the client's environment sets
+// PYTHONDONTWRITEBYTECODE).
+func noByteCode(t *testing.T, data string) {
+	var found []string
+	require.NoError(t, filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == "__pycache__" || strings.HasSuffix(d.Name(), ".pyc") {
+			found = append(found, p)
+		}
+		return nil
+	}))
+	require.Empty(t, found, "Python wrote byte code into the repository (delete it; the client's environment must set PYTHONDONTWRITEBYTECODE=1)")
 }
 
 // home makes the client's home directory, with rocprof-go's config file
@@ -205,6 +225,9 @@ func (s setup) env(g gpu, home string) []string {
 		"HOME=" + home,
 		"LC_ALL=C.UTF-8",
 		"PYTHONPATH=" + filepath.Join(s.data, "stubs"),
+		// No byte code beside the stand-ins: it would be written into the
+		// repository, naming this checkout's path.
+		"PYTHONDONTWRITEBYTECODE=1",
 		// rocprofiler-compute fills the pass of SQC_DCACHE_INFLIGHT_LEVEL
 		// with other counters, but its join of the passes
 		// (profiler_base.py's join_prof: pmc_perf_*.csv and SQ_*.csv) leaves
