@@ -1,9 +1,11 @@
 package placeholder
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,22 +42,19 @@ func Current() Process {
 
 var (
 	envForms = regexp.MustCompile(`%env\{([A-Za-z0-9_]+)\}%|\$env\{([A-Za-z0-9_]+)\}|\$ENV\{([A-Za-z0-9_]+)\}|%q\{([A-Za-z0-9_]+)\}`)
-	argN     = regexp.MustCompile(`[%{]arg([0-9]+)[%}]`)
 )
 
 // perProcessKeys are the keys whose value differs between the processes of
 // one run; a prefix that uses any of them gives each process its own files.
 var perProcessKeys = []string{"pid", "ppid", "pgid", "psid", "psize", "p", "argv", "argt", "args", "tag", "nid"}
 
-// IsPerProcess reports whether a template refers to a per-process key.
+// IsPerProcess reports whether a template refers to a per-process key,
+// directly or through a variable's value (%env{X}% where X=%tag%-trace is
+// per process, as rocprofv3 expands it); the variables are read from this
+// process's environment, which the app inherits.
 func IsPerProcess(template string) bool {
-	for _, k := range perProcessKeys {
-		if strings.Contains(template, "%"+k+"%") || strings.Contains(template, "{"+k+"}") ||
-			(len(k) == 1 && strings.Contains(template, "%"+k)) {
-			return true
-		}
-	}
-	return argN.MatchString(template)
+	_, cut := cutAt(template, Process{LookupEnv: os.LookupEnv}, perProcessKeys)
+	return cut
 }
 
 // rankKeys are the keys an MPI or SLURM launcher sets per rank: the same
@@ -68,8 +67,9 @@ var rankKeys = []string{"rank", "size", "nid", "r", "s"}
 // resolves alike, expanded for p (the process that starts the run): the
 // template up to its first placeholder whose value may differ between the
 // run's processes (pid, arguments, ...; the rank when p's environment names
-// none), and whether the template was cut there. rocprof-go puts a run's
-// own files (run.json) under it.
+// none), and whether the template was cut there. A variable's value counts
+// as written in its place (-d %env{X}% with X=%tag%-trace is cut at
+// %tag%). rocprof-go puts a run's own files (run.json) under it.
 func RunPart(template string, p Process) (part string, cut bool) {
 	if p.LookupEnv == nil {
 		p.LookupEnv = os.LookupEnv
@@ -78,53 +78,220 @@ func RunPart(template string, p Process) (part string, cut bool) {
 	if LauncherOf(p.LookupEnv).Name == "" {
 		keys = append(append([]string{}, perProcessKeys...), rankKeys...)
 	}
-	end := len(template)
-	for _, k := range keys {
-		forms := []string{"%" + k + "%", "{" + k + "}"}
-		if len(k) == 1 {
-			forms = []string{"%" + k} // the one-letter forms: %p, %r, %s
-		}
-		for _, f := range forms {
-			if i := strings.Index(template, f); i >= 0 && i < end {
-				end = i
-			}
-		}
-	}
-	if loc := argN.FindStringIndex(template); loc != nil && loc[0] < end {
-		end = loc[0]
-	}
-	return Expand(template[:end], p), end < len(template)
+	return cutAt(template, p, keys)
 }
 
-// Expand resolves every placeholder in template for process p, in one
-// pass: a value put in (an argument of the app, a variable, the working
-// directory, the hostname) is never expanded again. An app run as
-// `app %cwd%` keeps its own text in -o %args%; expanding it would put
-// rocprof-go's working directory, slashes and all, into a file name.
-func Expand(template string, p Process) string {
+// cutAt expands template for p up to its first placeholder among keys (or
+// %arg<N>%), and says whether it stopped there.
+func cutAt(template string, p Process, keys []string) (string, bool) {
 	if p.LookupEnv == nil {
 		p.LookupEnv = os.LookupEnv
 	}
 	v := values(p)
-	var b strings.Builder
-	s := template
-	for i := 0; i < len(s); {
-		if val, n := v.at(s[i:]); n > 0 {
-			b.WriteString(val)
+	v.stop = keys
+	var pieces []piece
+	var err error
+	v.expand(template, 0, piece{}, &pieces, &err)
+	s, _ := contain(template, pieces)
+	return s, v.stopped
+}
+
+// Expand resolves every placeholder in template for process p, as
+// rocprofv3's format_path does, with two differences (docs/outputs.md,
+// "Placeholders"):
+//
+//   - a variable's value (%env{NAME}% and its other spellings) is expanded
+//     again, as rocprofv3 expands it (its summary test sets
+//     ARBITRARY_ENV_VARIABLE=%tag%-trace-inp-yaml and writes to
+//     %env{ARBITRARY_ENV_VARIABLE}%); a value that names itself, directly or
+//     through others, stops after maxEnvDepth levels (rocprofv3 loops
+//     forever; ExpandChecked refuses it);
+//   - the value of every other placeholder (an argument of the app, the
+//     working directory, the hostname, the launch time) is never expanded
+//     again: an app run as `app %cwd%` keeps its own text in -o %args%.
+//
+// A value never climbs out of the directory the template names: a ".."
+// path component made from a variable's value or the launch time's format
+// (ROCPROF_TIME_FORMAT, ROCPROF_DATE_FORMAT), or a path the format makes
+// absolute, is neutralised here ('.' and a leading '/' become '_');
+// ExpandChecked refuses it instead, which the options do before the app
+// runs.
+func Expand(template string, p Process) string {
+	s, _ := expandPieces(template, p)
+	return s
+}
+
+// ExpandChecked is Expand that refuses, instead of neutralising, a value
+// that would climb out of the directory the template names or that refers
+// to itself.
+func ExpandChecked(template string, p Process) (string, error) {
+	return expandPieces(template, p)
+}
+
+// maxEnvDepth bounds how deep variables' values are expanded: a value that
+// names a variable whose value names another... (A=%env{B}%, B=%env{A}%)
+// stops there.
+const maxEnvDepth = 8
+
+// EscapeError is a value that would put the output outside the directory
+// the template names: a ".." path component, or an absolute path, made
+// from it.
+type EscapeError struct {
+	Template string
+	Source   string // "environment variable X", "ROCPROF_TIME_FORMAT"
+	Value    string // the value as the source gave it
+	Path     string // the expansion, as it would have been
+}
+
+func (e *EscapeError) Error() string {
+	return fmt.Sprintf("%s=%q makes %q expand to %q, outside the directory it names: a value may add sub-directories but not "+
+		"climb out (no \"..\" component, no absolute path); change the value, or write the directory itself in -d",
+		e.Source, e.Value, e.Template, e.Path)
+}
+
+// CycleError is a variable whose value refers to itself, directly or
+// through other variables.
+type CycleError struct {
+	Template string
+	Source   string
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("%q: the value of %s refers back to itself through %%env{...}%% (more than %d levels): "+
+		"a variable's placeholders are expanded, so it must not name itself", e.Template, e.Source, maxEnvDepth)
+}
+
+// piece is a stretch of an expansion and where its text came from: src
+// names the variable or format that chose it, "" for the template's own
+// text and the values of the other placeholders.
+type piece struct {
+	text, src, value string
+}
+
+func expandPieces(template string, p Process) (string, error) {
+	if p.LookupEnv == nil {
+		p.LookupEnv = os.LookupEnv
+	}
+	v := values(p)
+	var pieces []piece
+	var err error
+	v.expand(template, 0, piece{}, &pieces, &err)
+	s, escErr := contain(template, pieces)
+	if ce, ok := err.(*CycleError); ok {
+		ce.Template = template
+	}
+	if err == nil && escErr != nil {
+		err = escErr
+	}
+	return s, err
+}
+
+// expand appends the pieces of s to out; in is the variable s is the value
+// of (its src and value), zero for the template itself.
+func (e *expansion) expand(s string, depth int, in piece, out *[]piece, errp *error) {
+	lit := 0
+	flush := func(i int) {
+		if i > lit {
+			*out = append(*out, piece{text: s[lit:i], src: in.src, value: in.value})
+		}
+	}
+	for i := 0; i < len(s) && !e.stopped; {
+		if name, n := envAt(s[i:]); n > 0 {
+			flush(i)
+			raw, _ := e.p.LookupEnv(name)
+			val := sanitizeEnv(raw)
+			src := piece{src: "environment variable " + name, value: raw}
+			if depth >= maxEnvDepth {
+				if *errp == nil {
+					*errp = &CycleError{Source: src.src}
+				}
+				*out = append(*out, piece{text: val, src: src.src, value: raw})
+			} else {
+				e.expand(val, depth+1, src, out, errp)
+			}
 			i += n
+			lit = i
 			continue
 		}
-		b.WriteByte(s[i])
+		if key, val, src, n := e.at(s[i:]); n > 0 {
+			flush(i)
+			if e.stop != nil && (key == "arg" || slices.Contains(e.stop, key)) {
+				e.stopped = true
+				return
+			}
+			pc := piece{text: val, src: in.src, value: in.value}
+			if src != "" {
+				pc.src, pc.value = src, e.formats[src]
+			}
+			*out = append(*out, pc)
+			i += n
+			lit = i
+			continue
+		}
 		i++
 	}
-	return b.String()
+	if !e.stopped {
+		flush(len(s))
+	}
+}
+
+// contain joins the pieces, neutralising (and reporting) a ".." component
+// a value made, or an absolute path a format made.
+func contain(template string, pieces []piece) (string, error) {
+	var b strings.Builder
+	var src []int // per byte: index of its piece when a value chose it, else -1
+	for i, pc := range pieces {
+		b.WriteString(pc.text)
+		for range len(pc.text) {
+			if pc.src != "" {
+				src = append(src, i)
+			} else {
+				src = append(src, -1)
+			}
+		}
+	}
+	out := []byte(b.String())
+	var bad = -1
+	if len(out) > 0 && out[0] == '/' && src[0] >= 0 && pieces[src[0]].src != "" && !strings.HasPrefix(pieces[src[0]].src, "environment") {
+		bad = src[0]
+		out[0] = '_'
+	}
+	for start := 0; start <= len(out); {
+		end := start
+		for end < len(out) && out[end] != '/' {
+			end++
+		}
+		if end-start == 2 && out[start] == '.' && out[start+1] == '.' {
+			for k := start; k < end; k++ {
+				if src[k] >= 0 {
+					if bad < 0 {
+						bad = src[k]
+					}
+					out[start], out[start+1] = '_', '_'
+					break
+				}
+			}
+		}
+		start = end + 1
+	}
+	if bad < 0 {
+		return string(out), nil
+	}
+	return string(out), &EscapeError{Template: template, Source: pieces[bad].src, Value: pieces[bad].value, Path: b.String()}
 }
 
 // expansion is one process's placeholder values.
 type expansion struct {
 	p    Process
-	keys []struct{ key, val string }
+	keys []struct{ key, val, src string }
 	one  map[byte]string // %h %p %j %r %s
+	// formats are the values of the variables that chose a value's text
+	// (ROCPROF_TIME_FORMAT, ROCPROF_DATE_FORMAT) by name.
+	formats map[string]string
+	// stop, when set, names the keys (and %arg<N>%) at which expand stops
+	// (cutAt); stopped says it did.
+	stop    []string
+	stopped bool
 }
 
 var (
@@ -149,8 +316,8 @@ func values(p Process) *expansion {
 	if launch.IsZero() {
 		launch = time.Now()
 	}
-	dateFmt := envOr(p.LookupEnv, "ROCPROF_DATE_FORMAT", "%F")
-	timeFmt := envOr(p.LookupEnv, "ROCPROF_TIME_FORMAT", "%F_%H.%M")
+	dateFmt := envOr(p.LookupEnv, dateFormatEnv, "%F")
+	timeFmt := envOr(p.LookupEnv, timeFormatEnv, "%F_%H.%M")
 	tag := ""
 	if len(p.Argv) > 0 {
 		tag = filepath.Base(p.Argv[0])
@@ -160,54 +327,70 @@ func values(p Process) *expansion {
 	// UTS namespace) or a job id with a slash must not lead outside -d.
 	host := cleanArg(p.Hostname)
 	job, rank, size, nid, tag = cleanArg(job), cleanArg(rank), cleanArg(size), cleanArg(nid), cleanArg(tag)
-	return &expansion{p: p, keys: []struct{ key, val string }{
-		{"hostname", host},
-		{"pid", strconv.Itoa(p.Pid)},
-		{"ppid", strconv.Itoa(p.Ppid)},
-		{"pgid", strconv.Itoa(p.Pgid)},
-		{"psid", strconv.Itoa(p.Sid)},
-		{"psize", strconv.Itoa(p.PSize)},
-		{"job", job},
-		{"rank", rank},
-		{"size", size},
-		{"nid", nid},
-		{"cwd", p.Cwd},
-		{"launch_date", strftime(dateFmt, launch)},
-		{"launch_time", strftime(timeFmt, launch)},
-		{"argv", joinArgs(append([]string{p.argv0()}, args...))},
-		{"argt", joinArgs(append([]string{tag}, args...))},
-		{"args", joinArgs(args)},
-		{"tag", tag},
-	}, one: map[byte]string{'h': host, 'p': strconv.Itoa(p.Pid), 'j': job, 'r': rank, 's': size}}
+	return &expansion{p: p, keys: []struct{ key, val, src string }{
+		{"hostname", host, ""},
+		{"pid", strconv.Itoa(p.Pid), ""},
+		{"ppid", strconv.Itoa(p.Ppid), ""},
+		{"pgid", strconv.Itoa(p.Pgid), ""},
+		{"psid", strconv.Itoa(p.Sid), ""},
+		{"psize", strconv.Itoa(p.PSize), ""},
+		{"job", job, ""},
+		{"rank", rank, ""},
+		{"size", size, ""},
+		{"nid", nid, ""},
+		{"cwd", p.Cwd, ""},
+		{"launch_date", strftime(dateFmt, launch), dateFormatEnv},
+		{"launch_time", strftime(timeFmt, launch), timeFormatEnv},
+		{"argv", joinArgs(append([]string{p.argv0()}, args...)), ""},
+		{"argt", joinArgs(append([]string{tag}, args...)), ""},
+		{"args", joinArgs(args), ""},
+		{"tag", tag, ""},
+	}, one: map[byte]string{'h': host, 'p': strconv.Itoa(p.Pid), 'j': job, 'r': rank, 's': size},
+		formats: map[string]string{dateFormatEnv: dateFmt, timeFormatEnv: timeFmt}}
 }
 
-// at returns the value of the placeholder s starts with and its length,
-// or 0 when s starts with none.
-func (e *expansion) at(s string) (string, int) {
-	switch s[0] {
-	case '%', '$', '{':
-	default:
+// The variables rocprofv3 reads %launch_date% and %launch_time%'s formats
+// from.
+const (
+	dateFormatEnv = "ROCPROF_DATE_FORMAT"
+	timeFormatEnv = "ROCPROF_TIME_FORMAT"
+)
+
+// envAt returns the variable named by the %env{NAME}% (or $env{NAME},
+// $ENV{NAME}, %q{NAME}) s starts with and its length, or 0.
+func envAt(s string) (string, int) {
+	if len(s) == 0 || s[0] != '%' && s[0] != '$' {
 		return "", 0
 	}
-	if m := envFormAt.FindStringSubmatch(s); m != nil {
-		for _, name := range m[1:] {
-			if name != "" {
-				v, _ := e.p.LookupEnv(name)
-				return sanitizeEnv(v), len(m[0])
-			}
+	m := envFormAt.FindStringSubmatch(s)
+	if m == nil {
+		return "", 0
+	}
+	for _, name := range m[1:] {
+		if name != "" {
+			return name, len(m[0])
 		}
 	}
-	if s[0] == '$' {
-		return "", 0
+	return "", 0
+}
+
+// at returns the key of the (non-variable) placeholder s starts with ("arg"
+// for %arg<N>%), its value, the format variable that chose it ("" for the
+// others) and its length, or 0 when s starts with none.
+func (e *expansion) at(s string) (key, val, src string, n int) {
+	switch s[0] {
+	case '%', '{':
+	default:
+		return "", "", "", 0
 	}
 	if m := argNAt.FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		if n < len(e.p.Argv) {
-			return cleanArg(e.p.Argv[n]), len(m[0])
+			return "arg", cleanArg(e.p.Argv[n]), "", len(m[0])
 		}
 		// An argument the app was not given: gone, with the separators
 		// after it.
-		return "", len(m[0]) + len(dashesAt.FindString(s[len(m[0]):]))
+		return "arg", "", "", len(m[0]) + len(dashesAt.FindString(s[len(m[0]):]))
 	}
 	end := byte('%')
 	if s[0] == '{' {
@@ -215,15 +398,15 @@ func (e *expansion) at(s string) (string, int) {
 	}
 	for _, k := range e.keys {
 		if len(s) >= len(k.key)+2 && s[1:1+len(k.key)] == k.key && s[1+len(k.key)] == end {
-			return k.val, len(k.key) + 2
+			return k.key, k.val, k.src, len(k.key) + 2
 		}
 	}
 	if s[0] == '%' && len(s) > 1 {
 		if v, ok := e.one[s[1]]; ok {
-			return v, 2
+			return string(s[1]), v, "", 2
 		}
 	}
-	return "", 0
+	return "", "", "", 0
 }
 
 func (p Process) argv0() string {

@@ -1,6 +1,7 @@
 package placeholder
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,10 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-// Placeholders are rocprof-go's: text the app was given, or a variable's
-// value, is never expanded again (before, an app argument %cwd% in
-// -o %args% became rocprof-go's working directory, slashes and all).
+// Placeholders are rocprof-go's: text the app was given, or the value of
+// any placeholder but a variable's, is never expanded again (before, an app
+// argument %cwd% in -o %args% became rocprof-go's working directory,
+// slashes and all).
 func TestValuesAreNotExpandedAgain(t *testing.T) {
 	env := map[string]string{"OUT": "%pid%_{cwd}"}
 	p := Process{Pid: 7, Cwd: "/home/alice/secret", Hostname: "n%p",
@@ -47,11 +49,94 @@ func TestValuesAreNotExpandedAgain(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"%args%", "%cwd%_{pid}_%env{OUT}%_%arg1%"},
 		{"%arg1%-%arg2%", "%cwd%-{pid}"},
-		{"%env{OUT}%", "%pid%_{cwd}"},
 		{"%hostname%", "n%p"},
 		{"%pid%_%arg9%-x", "7_x"},
 	} {
 		require.Equal(t, tc.want, Expand(tc.in, p), tc.in)
+	}
+}
+
+// A variable's value is expanded as rocprofv3's format_path expands it
+// (again, until nothing changes): AMD's summary test sets
+// ARBITRARY_ENV_VARIABLE=%tag%-trace-inp-yaml and writes to
+// -d .../%env{ARBITRARY_ENV_VARIABLE}%, which rocprofv3 makes
+// transpose-trace-inp-yaml (issue 41: rocprof-go made a directory named
+// %tag%-trace-inp-yaml). The value is cleaned first (leading spaces, tabs
+// and slashes dropped, the others made '_'), then expanded, so a %cwd% in it
+// keeps its slashes, as in rocprofv3.
+func TestVariableValuesAreExpanded(t *testing.T) {
+	env := map[string]string{
+		"ARBITRARY_ENV_VARIABLE": "%tag%-trace-inp-yaml",
+		"NESTED":                 "%env{ARBITRARY_ENV_VARIABLE}%_%pid%",
+		"WHERE":                  "%cwd%",
+		"SPACED":                 " /%rank% of %size%",
+		"ARGS":                   "%arg1%-%arg7%-x",
+		"SELF":                   "a%env{SELF}%",
+		"PING":                   "%env{PONG}%", "PONG": "%env{PING}%",
+	}
+	p := Process{Pid: 7, Cwd: "/w/d", Argv: []string{"/opt/bin/transpose", "2", "500"},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for _, tc := range []struct{ in, want string }{
+		{"/scratch/%env{ARBITRARY_ENV_VARIABLE}%", "/scratch/transpose-trace-inp-yaml"},
+		{"$ENV{ARBITRARY_ENV_VARIABLE}/out", "transpose-trace-inp-yaml/out"},
+		{"%q{NESTED}", "transpose-trace-inp-yaml_7"},
+		{"%env{WHERE}%/x", "/w/d/x"},
+		{"%env{SPACED}%", "0_of_1"},
+		{"%env{ARGS}%", "2-x"},
+		{"%env{UNSET}%x", "x"},
+	} {
+		got, err := ExpandChecked(tc.in, p)
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+		require.Equal(t, tc.want, Expand(tc.in, p), tc.in)
+	}
+	// A value that names itself: rocprofv3 loops forever; here it stops
+	// and ExpandChecked says which variable.
+	for _, in := range []string{"%env{SELF}%", "out/%env{PING}%"} {
+		_, err := ExpandChecked(in, p)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce, in)
+		require.Contains(t, err.Error(), "refers back to itself", in)
+		require.NotPanics(t, func() { Expand(in, p) })
+	}
+}
+
+// A value never climbs out of the directory the template names: a ".."
+// component made from a variable's value or ROCPROF_TIME_FORMAT, or an
+// absolute path the format makes, is refused by ExpandChecked (naming the
+// variable and its value) and neutralised by Expand; sub-directories a
+// value adds, and the ".." the template itself writes, stay.
+func TestValuesDoNotClimbOut(t *testing.T) {
+	env := map[string]string{"UP": "..", "DOT": ".", "SUB": "a/b", "UPTAG": "%env{UP}%",
+		"ROCPROF_TIME_FORMAT": "/../%H", "ROCPROF_DATE_FORMAT": "%Y/%m"}
+	p := Process{Pid: 7, Argv: []string{"./app"}, Launch: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC),
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for _, tc := range []struct{ in, src, value, neutral string }{
+		{"%env{UP}%/x", "environment variable UP", "..", "__/x"},
+		{"out/%env{UP}%/%env{UP}%/etc", "environment variable UP", "..", "out/__/__/etc"},
+		{"out/$ENV{UP}", "environment variable UP", "..", "out/__"},
+		{"out/.%env{DOT}%/x", "environment variable DOT", ".", "out/__/x"},
+		{"out/%env{UPTAG}%/x", "environment variable UP", "..", "out/__/x"},
+		{"out/%launch_time%", "ROCPROF_TIME_FORMAT", "/../%H", "out//__/10"},
+		{"%launch_time%", "ROCPROF_TIME_FORMAT", "/../%H", "_../10"},
+	} {
+		_, err := ExpandChecked(tc.in, p)
+		var ee *EscapeError
+		require.ErrorAs(t, err, &ee, tc.in)
+		require.Equal(t, tc.src, ee.Source, tc.in)
+		require.Equal(t, tc.value, ee.Value, tc.in)
+		require.Contains(t, err.Error(), tc.src+"="+strconv.Quote(tc.value), tc.in)
+		require.Equal(t, tc.neutral, Expand(tc.in, p), tc.in)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"out/%env{SUB}%", "out/a_b"},
+		{"out/%launch_date%/x", "out/2026/12/x"},
+		{"../out/%env{DOT}%x", "../out/.x"},
+		{"out/x%env{UP}%", "out/x.."},
+	} {
+		got, err := ExpandChecked(tc.in, p)
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
 	}
 }
 
@@ -62,6 +147,10 @@ func TestIsPerProcess(t *testing.T) {
 	require.True(t, IsPerProcess("%argt%-trace"))
 	require.False(t, IsPerProcess("out_%rank%"))
 	require.False(t, IsPerProcess("results"))
+	t.Setenv("RPG_TEST_TRACE_DIR", "%tag%-trace")
+	t.Setenv("RPG_TEST_PLAIN", "plain")
+	require.True(t, IsPerProcess("out/%env{RPG_TEST_TRACE_DIR}%"), "a variable's value counts")
+	require.False(t, IsPerProcess("out/%env{RPG_TEST_PLAIN}%"))
 }
 
 func FuzzExpand(f *testing.F) {
@@ -91,7 +180,7 @@ func TestExpandKeepsChosenValuesInOneComponent(t *testing.T) {
 // to its first per-process placeholder, the rest expanded (the run's files
 // go there, not to the working directory).
 func TestRunPart(t *testing.T) {
-	env := map[string]string{"USER": "alice"}
+	env := map[string]string{"USER": "alice", "TRACE_DIR": "%tag%-trace-inp-yaml", "USERDIR": "%env{USER}%"}
 	p := Process{Pid: 7, Hostname: "node0", Argv: []string{"./app"},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	for _, c := range []struct {
@@ -106,6 +195,10 @@ func TestRunPart(t *testing.T) {
 		{"prof/{ppid}/x", "prof/", true},
 		{"prof/%argt%", "prof/", true},
 		{"out_%rank%", "out_", true}, // no MPI here: the ranks would be the app's children
+		// A variable's value counts as written in its place (issue 41):
+		// %tag% is the app's, so the run's part ends before it.
+		{"/b/%env{TRACE_DIR}%", "/b/", true},
+		{"/b/%env{USERDIR}%/x", "/b/alice/x", false},
 	} {
 		part, cut := RunPart(c.in, p)
 		require.Equal(t, c.part, part, c.in)
