@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,28 @@ func TestClaimDetectsTwoRanksOfOneJob(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(dir, "out", ClaimsDir))
 	require.NoError(t, err)
 	require.Len(t, entries, 2)
+}
+
+// Under umask 000 the claims directory, made for every rank (0777), used
+// to be writable by all without the sticky bit and then refused by the
+// output rule: every rank failed "output claim: ... cannot be trusted".
+// It gets the sticky bit, and the claims work.
+func TestClaimUnderUmaskZero(t *testing.T) {
+	dir := t.TempDir() // 0700, made before the umask changes
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	prefix := filepath.Join(dir, "results")
+	host, _ := os.Hostname()
+	o := Owner{Host: host, PID: os.Getpid(), Rank: "0", Job: "umask-test"}
+	require.NoError(t, Claim(prefix, o))
+	st, err := os.Stat(filepath.Join(dir, ClaimsDir))
+	require.NoError(t, err)
+	require.True(t, st.Mode().Perm()&0o002 == 0 || st.Mode()&os.ModeSticky != 0,
+		"no directory every user can write without the sticky bit: %v", st.Mode())
+	err = Claim(prefix, Owner{Host: host, PID: os.Getpid(), Rank: "1", Job: "umask-test"})
+	var clash *ClashError
+	require.True(t, errors.As(err, &clash), "the claim holds: %v", err)
+	Release(prefix, o)
+	_, err = os.Stat(filepath.Join(dir, ClaimsDir))
+	require.True(t, os.IsNotExist(err), "released: %v", err)
 }

@@ -169,6 +169,19 @@ func MkdirOutput(path string, perm os.FileMode) (*Dir, error) {
 		}
 		unix.Close(cur)
 		cur, curPath = next, p
+		if created {
+			// What the umask made of perm: under umask 000 a directory
+			// made for every user (perm 0777) would be writable by all
+			// without the sticky bit, and refused below. It gets the
+			// sticky bit, as /tmp has: the others may still add entries,
+			// not remove or rename this user's.
+			var st unix.Stat_t
+			if err := unix.Fstat(cur, &st); err == nil && st.Uid == uid() && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0 {
+				if err := unix.Fchmod(cur, (st.Mode&0o7777)|unix.S_ISVTX); err != nil {
+					return fail(&os.PathError{Op: "chmod", Path: p, Err: err})
+				}
+			}
+		}
 		// Checked on the descriptor: what was checked is what is used.
 		if err := check(); err != nil {
 			return fail(err)
