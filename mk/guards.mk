@@ -12,7 +12,12 @@
 #                    option or bit (the generated files, tests and docs may;
 #                    code names a row by its Go ID; the output domains'
 #                    rows in internal/output/model may name a CSV file
-#                    kernel_trace.csv, rocprofv3's file name, not the option).
+#                    kernel_trace.csv, rocprofv3's file name, not the option);
+#   check-machine-paths no file git tracks (text or binary) names a path of
+#                    a development machine: under /work or /root, a user's
+#                    /home, the checkout's own path, $HOME, a random temporary
+#                    directory (test/machinepaths; fictional example users
+#                    are allowed there by name, with the reason).
 # Packages that must stay pure Go: the spool model, packets, counters,
 # options, launching, names, placeholders, topology (the cgo ones are the
 # shim, the OTF2 and ROCpd writers, thread-trace decoding and SQLite readers).
@@ -24,8 +29,8 @@ PURE_PACKAGES := ./internal/tracing/... ./internal/aql/... ./internal/counters .
 # go generate ./vgpu runs vgpu/src/gen_perfregs.py, which reads YAML.
 APT_PACKAGES += python3-yaml
 
-.PHONY: guards check-generated check-nocgo check-layering check-domains
-guards: check-generated check-nocgo check-layering check-domains
+.PHONY: guards check-generated check-nocgo check-layering check-domains check-machine-paths
+guards: check-generated check-nocgo check-layering check-domains check-machine-paths
 
 check-generated: rocm-roots
 	$(GO) generate ./...
@@ -47,3 +52,6 @@ check-layering:
 check-domains:
 	$(GO) test -count=1 -run 'TestNoSourceSpellsADomain|TestTableIsConsistent' ./internal/domain
 	$(GO) test -count=1 -run TestGeneratedFilesAreCurrent ./internal/cmd/gendomain
+
+check-machine-paths:
+	$(GO) test -count=1 ./test/machinepaths

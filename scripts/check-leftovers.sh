@@ -55,7 +55,7 @@ list() {
 
 # describe says what a left entry holds and, for a run directory, which
 # test made it: a test's app runs in (or names) the test's temporary
-# directory, /tmp/TestName123..., which its spools' process header holds.
+# directory, /tmp/TestName<digits>, which its spools' process header holds.
 describe() {
 	local p=$1
 	ls -la "$p" 2>/dev/null | sed 's/^/    /' | head -20

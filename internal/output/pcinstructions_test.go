@@ -45,7 +45,7 @@ func TestPCInstructionsOfMemoryCodeObjects(t *testing.T) {
 		text, known := pi.Text(sample(id, 0x1960))
 		require.True(t, known, "code object %d", id)
 		require.Equal(t, "s_endpgm", text)
-		require.Equal(t, "/work/main/testdata/apps/module_kernels.cpp:7", pi.Comment(sample(id, 0x1960)))
+		require.Equal(t, "/src/rocprof-go/testdata/apps/module_kernels.cpp:7", pi.Comment(sample(id, 0x1960)))
 		text, _ = pi.Text(sample(id, 0x1958))
 		require.Equal(t, "global_store_dword v[0:1], v2, off", text)
 	}

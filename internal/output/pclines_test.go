@@ -21,7 +21,7 @@ func TestPCLinesFromDWARF(t *testing.T) {
 	require.NoError(t, err)
 	pl := readPCLines(data)
 	require.NotNil(t, pl)
-	const src = "/work/main/testdata/apps/module_kernels.cpp"
+	const src = "/src/rocprof-go/testdata/apps/module_kernels.cpp"
 	const rt = "/usr/include/hip/amd_detail/amd_hip_runtime.h"
 	blockDim := rt + ":264 -> " + rt + ":296 -> " + src + ":5"
 	blockIdx := rt + ":259 -> " + rt + ":287 -> " + src + ":5"

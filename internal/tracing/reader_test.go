@@ -19,7 +19,7 @@ var testProcess = tracing.ProcessInfo{
 	PID: 4242, PPID: 1, PGID: 4242, SID: 4242, PSize: 2,
 	StartBoottimeNs: 1_000_000, StartRealtimeNs: 1_700_000_000_000_000_000,
 	Hostname: "node01", Argv: []string{"./app", "--n", "3"},
-	Environ: []string{"A=1", "OMPI_COMM_WORLD_RANK=3"}, Cwd: "/work", Exe: "/work/app",
+	Environ: []string{"A=1", "OMPI_COMM_WORLD_RANK=3"}, Cwd: "/srv/job", Exe: "/srv/job/app",
 }
 
 // oneOfEach holds one record of every kind, with every field set.

@@ -164,7 +164,7 @@ func Info(pid int32) tracing.ProcessInfo {
 	return tracing.ProcessInfo{PID: pid, PPID: 1, PGID: pid, SID: pid, PSize: 1,
 		StartBoottimeNs: uint64(pid) * 1_000_000, StartRealtimeNs: 1_700_000_000_000_000_000,
 		Hostname: "testhost", Argv: []string{"./app", "--size", "4"}, Environ: []string{"HOME=/root", "PATH=/usr/bin"},
-		Cwd: "/work", Exe: "/work/app"}
+		Cwd: "/srv/job", Exe: "/srv/job/app"}
 }
 
 // WriteSpools writes one spool per pid with n iterations each.
