@@ -117,48 +117,57 @@ func (c *Config) CountersLabel() string {
 }
 
 // validate checks the combinations rocprofv3 rejects. withApp says whether an
-// application will run.
-func (c *Config) validate(withApp bool) ([]string, error) {
-	var warnings []string
+// application will run; lookup reads the environment the app inherits. It
+// returns the warnings and the notes (options accepted that change nothing
+// here).
+func (c *Config) validate(withApp bool, lookup func(string) (string, bool)) (warnings, notes []string, err error) {
+	fail := func(err error) ([]string, []string, error) { return nil, nil, err }
 	if len(c.Pmc) > 0 && len(c.PmcGroups) > 0 {
-		return nil, &UsageError{Option: "--pmc", Msg: "cannot be combined with pmc_groups from an input file: use one or the other"}
+		return fail(&UsageError{Option: "--pmc", Msg: "cannot be combined with pmc_groups from an input file: use one or the other"})
 	}
 	if err := c.validatePCSampling(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	w, err := c.validateATT(withApp)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	warnings = append(warnings, w...)
-	w, err = c.validatePerfetto()
+	w, n, err := c.validatePerfetto()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	warnings = append(warnings, w...)
+	warnings, notes = append(warnings, w...), append(notes, n...)
+	if c.IsSet("benchmark_mode") {
+		notes = append(notes, fmt.Sprintf("--benchmark-mode %s changes nothing in rocprof-go: it measures rocprofiler-sdk's own internals, "+
+			"which rocprof-go does not have; the run profiles as it would without it (make bench measures rocprof-go's cost)", c.BenchmarkMode))
+	}
+	if err := c.checkOutputPath(lookup); err != nil {
+		return fail(err)
+	}
 	if _, err := c.RocmLibDirs(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	for _, r := range []struct{ opt, re string }{
 		{"--kernel-include-regex", c.KernelIncludeRegex}, {"--kernel-exclude-regex", c.KernelExcludeRegex},
 	} {
 		if _, err := regexp.Compile(r.re); err != nil {
-			return nil, &UsageError{Option: r.opt, Msg: fmt.Sprintf("invalid regular expression: %v", err)}
+			return fail(&UsageError{Option: r.opt, Msg: fmt.Sprintf("invalid regular expression: %v", err)})
 		}
 	}
 	for _, g := range c.SummaryGroups {
 		if _, err := regexp.Compile("^(?:" + g + ")$"); err != nil {
-			return nil, &UsageError{Option: "--summary-groups", Msg: fmt.Sprintf("invalid regular expression %q: %v", g, err)}
+			return fail(&UsageError{Option: "--summary-groups", Msg: fmt.Sprintf("invalid regular expression %q: %v", g, err)})
 		}
 	}
 	if _, err := ParseIterationRanges(c.KernelIterationRange); err != nil {
-		return nil, &UsageError{Option: "--kernel-iteration-range", Msg: err.Error()}
+		return fail(&UsageError{Option: "--kernel-iteration-range", Msg: err.Error()})
 	}
 	if _, err := c.CollectionPeriodsNs(); err != nil {
-		return nil, &UsageError{Option: "--collection-period", Msg: err.Error()}
+		return fail(&UsageError{Option: "--collection-period", Msg: err.Error()})
 	}
 	if c.MinimumOutputData < 0 {
-		return nil, &UsageError{Option: "--minimum-output-data", Msg: "must not be negative"}
+		return fail(&UsageError{Option: "--minimum-output-data", Msg: "must not be negative"})
 	}
 	tracing := len(c.TracingDomains()) > 0 || c.CollectsCounters() || c.AdvancedThreadTrace.On() ||
 		c.PcSamplingBetaEnabled.On() || c.GroupByQueue.On()
@@ -171,11 +180,11 @@ func (c *Config) validate(withApp bool) ([]string, error) {
 			}
 		}
 		if len(summaryOpts) > 0 {
-			return nil, &UsageError{Option: summaryOpts[0], Msg: fmt.Sprintf("%s need a tracing option (e.g. --kernel-trace, --hip-trace, --sys-trace)", strings.Join(summaryOpts, ", "))}
+			return fail(&UsageError{Option: summaryOpts[0], Msg: fmt.Sprintf("%s need a tracing option (e.g. --kernel-trace, --hip-trace, --sys-trace)", strings.Join(summaryOpts, ", "))})
 		}
 		warnings = append(warnings, "no tracing options were enabled")
 	}
-	return warnings, nil
+	return warnings, notes, nil
 }
 
 // IterationRange is an inclusive range of 1-based dispatch iterations.

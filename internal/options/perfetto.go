@@ -1,6 +1,10 @@
 package options
 
-import "github.com/rocprof-go/rocprof-go/internal/output/format"
+import (
+	"fmt"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
+)
 
 // rocprofv3's Perfetto options act on the Perfetto SDK's in-process
 // tracing session; rocprof-go writes the .pftrace itself from the spools
@@ -13,32 +17,35 @@ import "github.com/rocprof-go/rocprof-go/internal/output/format"
 //     the last), and reported lost. Unset, the trace has no cap (rocprofv3's
 //     buffer is 1 GiB).
 //   - --perfetto-backend inprocess is what rocprof-go does; system (a traced
-//     daemon's session) has no meaning and is refused.
+//     daemon's session) is accepted, as rocprofv3 accepts it, with a note:
+//     the trace is the .pftrace file all the same.
 //   - --perfetto-shmem-size-hint sizes the memory a producer shares with the
-//     tracing service; there is neither here, so it is refused.
+//     tracing service; there is neither here, so it is accepted (an integer,
+//     as rocprofv3's argparse checks it) with a note and changes nothing.
+//
+// An option rocprofv3 accepts is never refused for having no meaning here
+// (rocprofv3's own tests pass these hints).
 
-// validatePerfetto refuses the Perfetto options that have no meaning in
-// rocprof-go and checks the ones that do.
-func (c *Config) validatePerfetto() ([]string, error) {
+// validatePerfetto checks the Perfetto options and returns the warnings
+// and the notes (options accepted that change nothing here).
+func (c *Config) validatePerfetto() (warnings, notes []string, err error) {
 	if c.PerfettoBackend == "system" {
-		return nil, &UsageError{Option: "--perfetto-backend", Msg: "system has no meaning in rocprof-go: it writes the Perfetto trace itself " +
-			"(-f pftrace), from the recorded data after the app ends, and connects to no Perfetto tracing service (traced); " +
-			"leave the option out (inprocess is what rocprof-go does) and open the .pftrace in https://ui.perfetto.dev or trace_processor"}
+		notes = append(notes, "--perfetto-backend system changes nothing in rocprof-go: it connects to no Perfetto tracing service (traced) "+
+			"and writes the trace itself, after the app ends, as the .pftrace file (-f pftrace); open it in https://ui.perfetto.dev or trace_processor")
 	}
 	if c.IsSet("perfetto_shmem_size_hint") {
-		return nil, &UsageError{Option: "--perfetto-shmem-size-hint", Msg: "has no meaning in rocprof-go: the app's records go to " +
-			"rocprof-go's spool, not through a Perfetto shared memory buffer, and the trace is written after the app ends; " +
-			"leave the option out (--perfetto-buffer-size caps the trace)"}
+		notes = append(notes, fmt.Sprintf("--perfetto-shmem-size-hint %d changes nothing in rocprof-go: the app's records go to its spool, "+
+			"not through a Perfetto shared memory buffer, and the trace is written after the app ends (--perfetto-buffer-size caps it)",
+			c.PerfettoShmemSizeHint))
 	}
 	if c.IsSet("perfetto_buffer_size") && c.PerfettoBufferSize <= 0 {
-		return nil, &UsageError{Option: "--perfetto-buffer-size", Msg: "must be a positive number of KB (leave it out for a trace without a cap)"}
+		return nil, nil, &UsageError{Option: "--perfetto-buffer-size", Msg: "must be a positive number of KB (leave it out for a trace without a cap)"}
 	}
-	var warnings []string
 	if (c.IsSet("perfetto_buffer_size") || c.IsSet("perfetto_buffer_fill_policy")) && !hasPftrace(c.OutputFormat) {
 		warnings = append(warnings, "--perfetto-buffer-size and --perfetto-buffer-fill-policy act on the Perfetto trace only, "+
 			"and -f does not ask for one (add pftrace)")
 	}
-	return warnings, nil
+	return warnings, notes, nil
 }
 
 func hasPftrace(formats []string) bool {

@@ -104,9 +104,14 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 		}
 		warnings := cfg.expandAggregates()
 		cfg.applyDefaults()
-		w, err := cfg.validate(len(plan.App) > 0)
+		w, notes, err := cfg.validate(len(plan.App) > 0, lookup)
 		if err != nil {
 			return nil, err
+		}
+		for _, n := range notes {
+			if !slices.Contains(plan.Notes, n) {
+				plan.Notes = append(plan.Notes, n)
+			}
 		}
 		if err := cfg.checkCounterDefs(); err != nil {
 			return nil, err
@@ -250,6 +255,8 @@ func (s *Spec) isActive(c *Config) bool {
 	case *string:
 		return *p != ""
 	case *int:
+		return *p != 0
+	case *uint64:
 		return *p != 0
 	case *[]string:
 		return len(*p) > 0

@@ -82,6 +82,13 @@ func intOpt(long, short, dest, group, env, metavar, help string, f func(*Config)
 		Env: env, Help: help, field: func(c *Config) any { return f(c) }}
 }
 
+// uintOpt is an integer option whose range is uint64's (the PC-sampling
+// interval: host trap offers 1 to 2^64-1).
+func uintOpt(long, short, dest, group, env, metavar, help string, f func(*Config) *uint64) Spec {
+	return Spec{Long: long, Short: short, Dest: dest, Kind: KindInt, Group: group, Metavar: metavar,
+		Env: env, Help: help, field: func(c *Config) any { return f(c) }}
+}
+
 func listOpt(long, short, dest, group, env, metavar, help string, f func(*Config) *[]string) Spec {
 	return Spec{Long: long, Short: short, Dest: dest, Kind: KindStrings, Group: group, Metavar: metavar,
 		Env: env, Help: help, field: func(c *Config) any { return f(c) }}
@@ -189,8 +196,8 @@ var specLines = []Spec{
 		func(c *Config) *string { return &c.PcSamplingUnit }).choices("instructions", "cycles", "time").readBy(ReadByShim),
 	strOpt("pc-sampling-method", "", "pc_sampling_method", gPC, "", "METHOD", "stochastic or host_trap",
 		func(c *Config) *string { return &c.PcSamplingMethod }).choices("stochastic", "host_trap"),
-	intOpt("pc-sampling-interval", "", "pc_sampling_interval", gPC, "ROCPROF_PC_SAMPLING_INTERVAL", "N", "sampling interval (> 0)",
-		func(c *Config) *int { return &c.PcSamplingInterval }).readBy(ReadByShim),
+	uintOpt("pc-sampling-interval", "", "pc_sampling_interval", gPC, "ROCPROF_PC_SAMPLING_INTERVAL", "N", "sampling interval (> 0)",
+		func(c *Config) *uint64 { return &c.PcSamplingInterval }).readBy(ReadByShim),
 
 	// Post-processing
 	boolOpt("stats", "", "stats", gPost, "ROCPROF_STATS", "write per-domain *_stats.csv and domain_stats.csv",
@@ -233,7 +240,7 @@ var specLines = []Spec{
 		"profile only between roctxProfilerResume(0) and roctxProfilerPause(0)", func(c *Config) *Tri { return &c.SelectedRegions }).readBy(ReadByPreload),
 
 	// Perfetto
-	strOpt("perfetto-backend", "", "perfetto_backend", gPerf, "ROCPROF_PERFETTO_BACKEND", "BACKEND", "inprocess (rocprof-go writes the trace; system is refused)",
+	strOpt("perfetto-backend", "", "perfetto_backend", gPerf, "ROCPROF_PERFETTO_BACKEND", "BACKEND", "inprocess (rocprof-go writes the trace; system is accepted and changes nothing)",
 		func(c *Config) *string { return &c.PerfettoBackend }).choices("inprocess", "system").def("inprocess"),
 	intOpt("perfetto-buffer-size", "", "perfetto_buffer_size", gPerf, "ROCPROF_PERFETTO_BUFFER_SIZE_KB", "KB",
 		"cap the Perfetto trace at KB; the records beyond it are left out (fill policy) and reported lost (default: no cap)",
@@ -241,7 +248,7 @@ var specLines = []Spec{
 	strOpt("perfetto-buffer-fill-policy", "", "perfetto_buffer_fill_policy", gPerf, "ROCPROF_PERFETTO_BUFFER_FILL_POLICY", "POLICY",
 		"a full trace keeps its first records (discard) or its last (ring_buffer)", func(c *Config) *string { return &c.PerfettoBufferFillPolicy }).choices("discard", "ring_buffer").def("discard"),
 	intOpt("perfetto-shmem-size-hint", "", "perfetto_shmem_size_hint", gPerf, "ROCPROF_PERFETTO_SHMEM_SIZE_HINT_KB", "KB",
-		"refused: no Perfetto shared memory buffer here (docs/options.md)",
+		"accepted; changes nothing: no Perfetto shared memory buffer here (docs/options.md)",
 		func(c *Config) *int { return &c.PerfettoShmemSizeHint }),
 
 	// Display
@@ -269,8 +276,7 @@ var specLines = []Spec{
 	boolOpt("realpath", "", "realpath", gAdv, "", "", func(c *Config) *Tri { return &c.Realpath }).hidden(),
 	strOpt("benchmark-mode", "", "benchmark_mode", gAdv, "ROCPROF_BENCHMARK_MODE", "MODE", "",
 		func(c *Config) *string { return &c.BenchmarkMode }).hidden().
-		choices("disabled-sdk-contexts", "sdk-buffer-overhead", "sdk-callback-overhead", "tool-runtime-overhead", "execution-profile").
-		notSupported("benchmark modes measure rocprofiler-sdk internals that rocprof-go does not have"),
+		choices("disabled-sdk-contexts", "sdk-buffer-overhead", "sdk-callback-overhead", "tool-runtime-overhead", "execution-profile"),
 	boolOpt("suppress-marker-preload", "", "suppress_marker_preload", gAdv, "", "", func(c *Config) *Tri { return &c.SuppressMarkerPreload }).hidden(),
 	boolOpt("echo", "", "echo", gAdv, "", "print the command and environment the app would get, and do not run it",
 		func(c *Config) *Tri { return &c.Echo }),
