@@ -51,7 +51,7 @@ type Config struct {
 	PcSamplingBetaEnabled Tri
 	PcSamplingUnit        string
 	PcSamplingMethod      string
-	PcSamplingInterval    int
+	PcSamplingInterval    uint64
 
 	// Post-processing
 	Stats             Tri

@@ -73,7 +73,7 @@ func (c *Config) ToolEnv(outputPath string) map[string]string {
 		// The shim starts the sessions (docs/pc-sampling.md).
 		env[domainEnv(domain.PCSampling)] = c.PcSamplingMethod
 		env[optionEnv("pc_sampling_unit")] = c.PcSamplingUnit
-		env[optionEnv("pc_sampling_interval")] = strconv.Itoa(c.PcSamplingInterval)
+		env[optionEnv("pc_sampling_interval")] = strconv.FormatUint(c.PcSamplingInterval, 10)
 	}
 	if c.KernelIncludeRegex != "" {
 		env[optionEnv("kernel_include_regex")] = c.KernelIncludeRegex

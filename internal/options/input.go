@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -82,6 +83,12 @@ func readInput(path string) (*InputFile, error) {
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
 			return nil, fmt.Errorf("input file %s is not valid JSON: %v", path, jsonErrorPosition(data, err))
+		}
+		// Go's decoder, as Python's json module rocprofv3 uses, keeps the
+		// last of two equal keys silently; YAML's refuses them (yaml.v3:
+		// "mapping key ... already defined"), and so does this.
+		if err := jsonDuplicateKey(data); err != nil {
+			return nil, fmt.Errorf("input file %s: %w", path, err)
 		}
 		return jobsFromDocument(path, doc)
 	default:
@@ -177,12 +184,75 @@ func jobsFromDocument(path string, doc any) (*InputFile, error) {
 			return nil, fmt.Errorf("input file %s: job %d must be an object of option names and values", path, i+1)
 		}
 		job := Job{}
-		for k, v := range obj {
-			job[strings.ReplaceAll(k, "-", "_")] = v
+		spelled := map[string]string{}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			key := strings.ReplaceAll(k, "-", "_")
+			if other, ok := spelled[key]; ok {
+				return nil, fmt.Errorf("input file %s: job %d sets %q twice (as %q and %q, one option): keep one", path, i+1, key, other, k)
+			}
+			spelled[key] = k
+			job[key] = obj[k]
 		}
 		in.Jobs = append(in.Jobs, job)
 	}
 	return in, nil
+}
+
+// jsonDuplicateKey finds an object of a (valid) JSON document that holds
+// one key twice, and names it with its line.
+func jsonDuplicateKey(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type object struct {
+		keys      map[string]int // key → line
+		expectKey bool
+	}
+	var stack []*object
+	line := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.expectKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1] != nil {
+					stack[len(stack)-1].expectKey = true
+				}
+				continue
+			}
+			key := tok.(string)
+			at := line(dec.InputOffset())
+			if first, ok := top.keys[key]; ok {
+				return fmt.Errorf("line %d: key %q is already set at line %d of the same object; a JSON reader keeps only one of them silently (rocprofv3's, the last): remove one", at, key, first)
+			}
+			top.keys[key] = at
+			top.expectKey = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &object{keys: map[string]int{}, expectKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, nil)
+			continue
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: the enclosing object expects its next key.
+		if len(stack) > 0 && stack[len(stack)-1] != nil {
+			stack[len(stack)-1].expectKey = true
+		}
+	}
 }
 
 func jsonErrorPosition(data []byte, err error) error {
@@ -263,6 +333,8 @@ func jobValueWords(spec *Spec, val any) ([]string, error) {
 			return strconv.Itoa(x), nil
 		case int64:
 			return strconv.FormatInt(x, 10), nil
+		case uint64: // YAML's integers beyond int64 (a PC-sampling interval up to 2^64-1)
+			return strconv.FormatUint(x, 10), nil
 		case float64:
 			return strconv.FormatFloat(x, 'f', -1, 64), nil
 		case json.Number:

@@ -53,7 +53,7 @@ func (c *Config) validatePCSampling() error {
 	if !given {
 		return nil
 	}
-	if c.PcSamplingUnit == "" || c.PcSamplingMethod == "" || c.PcSamplingInterval <= 0 {
+	if c.PcSamplingUnit == "" || c.PcSamplingMethod == "" || c.PcSamplingInterval == 0 {
 		return &UsageError{Option: "--pc-sampling-*", Msg: "--pc-sampling-unit, --pc-sampling-method and --pc-sampling-interval (> 0) must be given together"}
 	}
 	if !c.PcSamplingBetaEnabled.On() {
@@ -84,7 +84,7 @@ func (c *Config) CheckPCSamplingOn(arch, gpu string) error {
 	if len(cfgs) == 0 {
 		return fmt.Errorf("PC sampling: %s (%s) has no PC sampling; it is offered on %s", gpu, arch, PCSamplingArchs)
 	}
-	iv := uint64(c.PcSamplingInterval)
+	iv := c.PcSamplingInterval
 	var offered []string
 	for _, pc := range cfgs {
 		offered = append(offered, pc.Method+"/"+pc.Unit)

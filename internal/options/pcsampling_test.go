@@ -1,6 +1,7 @@
 package options
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestPCSamplingOptions(t *testing.T) {
 	p := resolve(t, "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time",
 		"--pc-sampling-interval", "10", "--", "app")
 	require.True(t, p.Passes[0].PCSampling())
-	require.Equal(t, 10, p.Passes[0].PcSamplingInterval)
+	require.EqualValues(t, 10, p.Passes[0].PcSamplingInterval)
 
 	p, err := resolveEnv(map[string]string{"ROCPROFILER_PC_SAMPLING_BETA_ENABLED": "1", "ROCPROF_PC_SAMPLING_METHOD": "stochastic",
 		"ROCPROF_PC_SAMPLING_UNIT": "cycles", "ROCPROF_PC_SAMPLING_INTERVAL": "1024"}, "--", "app")
@@ -37,7 +38,7 @@ func TestPCSamplingOptions(t *testing.T) {
 	js := filepath.Join(dir, "in.json")
 	require.NoError(t, os.WriteFile(js, []byte(`{"jobs":[{"pc_sampling_beta_enabled":true,"pc_sampling_method":"stochastic","pc_sampling_unit":"cycles","pc_sampling_interval":256}]}`), 0o644))
 	p = resolve(t, "-i", js, "--", "app")
-	require.Equal(t, 256, p.Passes[0].PcSamplingInterval)
+	require.EqualValues(t, 256, p.Passes[0].PcSamplingInterval)
 
 	for _, c := range []struct {
 		args []string
@@ -67,4 +68,52 @@ func TestCheckPCSamplingOn(t *testing.T) {
 	require.ErrorContains(t, c.CheckPCSamplingOn("gfx942", "GPU 0"), "outside GPU 0's range for stochastic sampling in cycles: 256 to 2147483648")
 	c.PcSamplingInterval = 3000
 	require.ErrorContains(t, c.CheckPCSamplingOn("gfx942", "GPU 0"), "must be a power of two for stochastic sampling on GPU 0 (e.g. 2048)")
+}
+
+// The largest interval each configuration documents is accepted, one more
+// is refused (issue 41: host trap's 18446744073709551615 µs, 2^64-1, as
+// docs/pc-sampling.md and rocprofv3-avail list it, failed as "invalid
+// integer"): from the command line, a ROCPROF_* variable, YAML and JSON
+// jobs; the injected shim gets it unchanged.
+func TestPCSamplingIntervalMaximum(t *testing.T) {
+	const hostTrapMax = "18446744073709551615"
+	hostTrap := func(iv string) []string {
+		return []string{"--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time",
+			"--pc-sampling-interval", iv, "--", "app"}
+	}
+	p := resolve(t, hostTrap(hostTrapMax)...)
+	c := p.Passes[0]
+	require.Equal(t, uint64(math.MaxUint64), c.PcSamplingInterval)
+	require.NoError(t, c.CheckPCSamplingOn("gfx90a", "GPU 0"))
+	require.NoError(t, c.CheckPCSamplingOn("gfx942", "GPU 0"))
+	require.Equal(t, hostTrapMax, c.ToolEnv(t.TempDir())["ROCPROF_PC_SAMPLING_INTERVAL"])
+	_, err := resolveEnv(nil, hostTrap("18446744073709551616")...)
+	require.ErrorContains(t, err, `invalid integer "18446744073709551616" (a whole number from 0 to 18446744073709551615)`)
+
+	p, err = resolveEnv(map[string]string{"ROCPROFILER_PC_SAMPLING_BETA_ENABLED": "1", "ROCPROF_PC_SAMPLING_METHOD": "host_trap",
+		"ROCPROF_PC_SAMPLING_UNIT": "time", "ROCPROF_PC_SAMPLING_INTERVAL": hostTrapMax}, "--", "app")
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), p.Passes[0].PcSamplingInterval)
+	dir := t.TempDir()
+	for name, doc := range map[string]string{
+		"in.yaml": "jobs:\n  - pc_sampling_beta_enabled: true\n    pc_sampling_method: host_trap\n    pc_sampling_unit: time\n    pc_sampling_interval: " + hostTrapMax + "\n",
+		"in.json": `{"jobs":[{"pc_sampling_beta_enabled":true,"pc_sampling_method":"host_trap","pc_sampling_unit":"time","pc_sampling_interval":` + hostTrapMax + `}]}`,
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+		p = resolve(t, "-i", path, "--", "app")
+		require.Equal(t, uint64(math.MaxUint64), p.Passes[0].PcSamplingInterval, name)
+	}
+
+	// Stochastic on gfx942: 2^31 cycles is the largest, 2^32 (the next
+	// power of two) is outside.
+	st := &Config{PcSamplingMethod: "stochastic", PcSamplingUnit: "cycles", PcSamplingInterval: 1 << 31}
+	require.NoError(t, st.CheckPCSamplingOn("gfx942", "GPU 0"))
+	st.PcSamplingInterval = 1<<31 + 1
+	require.ErrorContains(t, st.CheckPCSamplingOn("gfx942", "GPU 0"), "outside GPU 0's range for stochastic sampling in cycles: 256 to 2147483648")
+	st.PcSamplingInterval = 1 << 32
+	require.ErrorContains(t, st.CheckPCSamplingOn("gfx942", "GPU 0"), "outside GPU 0's range")
+	// A negative interval is no interval.
+	_, err = resolveEnv(nil, hostTrap("-1")...)
+	require.ErrorContains(t, err, `invalid integer "-1"`)
 }

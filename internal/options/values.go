@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,12 @@ func (s *Spec) setValue(c *Config, raw string) error {
 		v, err := parseInt(raw)
 		if err != nil {
 			return err
+		}
+		*p = v
+	case *uint64:
+		v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64)
+		if err != nil {
+			return fmt.Errorf("invalid integer %q (a whole number from 0 to %d)", raw, uint64(math.MaxUint64))
 		}
 		*p = v
 	case *[]string:
@@ -93,6 +100,8 @@ func (s *Spec) valueString(c *Config) string {
 		return *p
 	case *int:
 		return strconv.Itoa(*p)
+	case *uint64:
+		return strconv.FormatUint(*p, 10)
 	case *[]string:
 		return strings.Join(*p, " ")
 	case *time.Duration:
