@@ -98,7 +98,7 @@ func runProcessTree(ctx context.Context, argv, env []string, stdio Stdio, timeou
 	tree := newAppTree(env)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start %s: %w", argv[0], err)
+		return nil, startError(argv[0], path, err)
 	}
 	tree.app = cmd.Process.Pid
 	guard.setApp(cmd.Process.Pid)

@@ -314,7 +314,11 @@ func envLookup(env []string, key string) string {
 // the app are said (a bad option is then the one line on stderr). The app
 // still runs after a warning.
 func (r *Runner) Check(plan *options.Plan) error {
-	if _, err := lookPath(plan.App[0], r.AppIO.Dir, r.Environ); err != nil {
+	path, err := lookPath(plan.App[0], r.AppIO.Dir, r.Environ)
+	if err == nil {
+		err = startable(path)
+	}
+	if err != nil {
 		return &AppNotFoundError{App: plan.App[0], Err: err}
 	}
 	for _, cfg := range plan.Passes {
@@ -413,8 +417,11 @@ type Pass struct {
 	// Unprofiled are the app's processes that could not record, from the
 	// pass's notes (internal/hsa/preload/notes.c): the run fails.
 	Unprofiled []UnprofiledProcess
-	run        *Run
-	rescue     *rescuer
+	// StartFailure is set when the app's dynamic loader could not start
+	// it (startfailure.go): nothing was recorded.
+	StartFailure *StartFailure
+	run          *Run
+	rescue       *rescuer
 }
 
 // RunPass runs the app once for pass n (1-based) of the plan, with cfg,
@@ -457,7 +464,7 @@ func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass,
 		return nil, err
 	}
 	return &Pass{N: n, Config: cfg, Dir: PassDir(cfg), SpoolDir: spoolDir, Env: env, Process: proc,
-		Unprofiled: notes.read(), run: run}, nil
+		Unprofiled: notes.read(), StartFailure: diagnoseStart(run.app, proc, spoolDir, env.Full, r.AppIO.Dir), run: run}, nil
 }
 
 // WritingOutputs is said before the pass's outputs are written. A launcher

@@ -132,6 +132,15 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(progress, "rocprof-go: warning: "+w)
 	}
+	if runErr == nil {
+		// An app its loader could not start recorded nothing: that is the
+		// one thing to say (not what each domain missed).
+		for _, p := range res.Passes {
+			if p.StartFailure != nil {
+				runErr = p.StartFailure
+			}
+		}
+	}
 	if lossErr := collectionLosses(m); lossErr != nil {
 		// Always said; it fails the run unless the run already failed
 		// (the app's own status, or an output error, is then the result).
@@ -171,6 +180,8 @@ type passResult struct {
 	// Unprofiled are the app's processes that could not record: the run
 	// fails.
 	Unprofiled []launch.UnprofiledProcess
+	// StartFailure is an app its dynamic loader could not start.
+	StartFailure *launch.StartFailure
 	outputReport
 }
 
@@ -204,7 +215,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 		if err != nil {
 			return nil, err
 		}
-		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled}
+		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure}
 		req := passOutputs{Config: cfg, Dir: pass.Dir, SpoolDir: pass.SpoolDir, Launch: run.Launch, Stdout: stdout}
 		pass.WritingOutputs()
 		rep, werr := writePassOutputs(req)
