@@ -76,8 +76,10 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				// The data of ranks torn down before their outputs were
 				// complete: by default the formats they were asked for.
 				for _, in := range inputs {
-					if us, ok, _ := launch.FindUnconverted(in); ok {
-						formats = rescuedFormats(us)
+					rec, ok, _ := launch.FindUnconverted(in)
+					rec.Close()
+					if ok {
+						formats = rescuedFormats(rec.Found)
 						break
 					}
 				}
@@ -110,22 +112,32 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				}
 			}()
 			var rescued []launch.Unconverted
+			var unread []string
 			for _, in := range inputs {
 				// An output directory holding the data of ranks torn down
-				// before their outputs were complete (.rocprof-go-unconverted):
-				// their spools, said by rank.
-				if us, ok, err := launch.FindUnconverted(in); ok {
-					if err != nil {
-						return err
+				// before their outputs were complete (.rocprof-go-unconverted-<uid>):
+				// their spools, said by rank. Only this user's are read.
+				rec, ok, err := launch.FindUnconverted(in)
+				defer rec.Close() // the spools' paths go through its descriptors
+				if err != nil {
+					return err
+				}
+				if ok {
+					warnRescues(cmd.ErrOrStderr(), rec)
+					if len(rec.Found) == 0 {
+						return noRescueError(in, rec)
 					}
 					if len(rescued) == 0 {
-						setRescuedDefaults(cmd, &opt, us)
+						if err := setRescuedDefaults(cmd, &opt, rec.Found); err != nil {
+							return err
+						}
 					}
-					for _, u := range us {
+					for _, u := range rec.Found {
 						opt.Spools = append(opt.Spools, u.Spools...)
 						opt.Spools = append(opt.Spools, u.Partial...)
 					}
-					rescued = append(rescued, us...)
+					rescued = append(rescued, rec.Found...)
+					unread = append(unread, rec.Unread...)
 					continue
 				}
 				// A spool directory a run kept (its outputs failed, or the
@@ -147,7 +159,7 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			if err != nil {
 				return err
 			}
-			lostErr := reportRescued(cmd.ErrOrStderr(), rescued)
+			lostErr := reportRescued(cmd.ErrOrStderr(), rescued, unread)
 			if res.Spools == 0 {
 				fmt.Fprintln(cmd.ErrOrStderr(), "rocprof-go: warning: the databases hold no process: nothing converted")
 			}
@@ -158,6 +170,13 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				for _, p := range res.Paths {
 					fmt.Fprintln(cmd.OutOrStdout(), p)
 				}
+			}
+			// Kept spools that lost records as they were recorded (a full
+			// or non-reserving spool file system) fail the conversion too.
+			if res.Lost != nil && lostErr != nil {
+				lostErr = fmt.Errorf("%w\n%w", res.Lost, lostErr)
+			} else if res.Lost != nil {
+				lostErr = res.Lost
 			}
 			return lostErr
 		},
@@ -195,9 +214,13 @@ func spoolInput(path string) ([]string, bool, error) {
 		return nil, true, err
 	}
 	if len(spools) == 0 {
-		passes, _ := filepath.Glob(filepath.Join(path, "pass_*"))
-		for _, p := range passes {
-			s, err := tracing.List(p)
+		// Listed, not globbed: a '[' or '\' in path is no pattern.
+		entries, _ := os.ReadDir(path)
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), "pass_") {
+				continue
+			}
+			s, err := tracing.List(filepath.Join(path, e.Name()))
 			if err != nil {
 				return nil, true, err
 			}

@@ -30,7 +30,7 @@ import (
 // job's cleanup wipes. Now the pass's spools are first made durable in the
 // output directory — "rescued" into
 //
-//	<output dir>/.rocprof-go-unconverted/<rank R-|><host>-<pid>/
+//	<output dir>/.rocprof-go-unconverted-<uid>/<rank R-|><host>-<pid>/
 //	    manifest.json   who (rank, host, pid), why, the app's exit status, state
 //	    pass_N/rpg-*.spool
 //
@@ -47,8 +47,9 @@ import (
 // long). Everything is created with mkdirat/openat (O_EXCL|O_NOFOLLOW)
 // through descriptors of the verified output directory.
 
-// UnconvertedDir is the hidden directory of an output directory holding the
-// spools of runs that could not finish their outputs.
+// UnconvertedDir is the hidden directory of an output directory that held
+// the spools of runs that could not finish their outputs, in older
+// versions; each user's is now UnconvertedDirOf(uid), named after it.
 const UnconvertedDir = ".rocprof-go-unconverted"
 
 // UnconvertedManifestName is the file describing one rescued run.
@@ -63,13 +64,13 @@ const RescueEarlyEnv = "ROCPROF_GO_RESCUE_EARLY_MIB"
 const rescueEarlyDefaultMiB = 256
 
 // SpoolsOnOutputEnv chooses where a run a launcher started puts its
-// spools: "auto" (default) in OUTDIR/.rocprof-go-unconverted when the
+// spools: "auto" (default) in OUTDIR/.rocprof-go-unconverted-<uid> when the
 // output directory is on a local disk file system (not NFS, Lustre, GPFS,
 // BeeGFS, CephFS, CIFS...) and on a path the spool rule trusts, else as
 // any run (/dev/shm); "1" there on any file system; "0" never.
 const SpoolsOnOutputEnv = "ROCPROF_GO_SPOOLS_ON_OUTPUT"
 
-// outputSpoolRoot is OUTDIR/.rocprof-go-unconverted as the spool root,
+// outputSpoolRoot is OUTDIR/.rocprof-go-unconverted-<uid> as the spool root,
 // when SpoolsOnOutputEnv and the launcher say so; nil otherwise (the
 // spools go where any run's go).
 func (r *Runner) outputSpoolRoot(plan *options.Plan) (*securedir.Dir, bool) {
@@ -102,7 +103,7 @@ func (r *Runner) outputSpoolRoot(plan *options.Plan) (*securedir.Dir, bool) {
 		od.Close()
 		return nil, false
 	}
-	top, err := od.MkdirPrivate(UnconvertedDir)
+	top, _, err := openUnconvertedTop(od, r.Stderr)
 	od.Close()
 	if err != nil {
 		return nil, false
@@ -187,7 +188,8 @@ type rescuer struct {
 	res     *RescueResult
 	err     error
 	od      *securedir.Dir // outDir
-	top     *securedir.Dir // outDir/.rocprof-go-unconverted
+	top     *securedir.Dir // outDir/.rocprof-go-unconverted-<uid>
+	topName string         // its name
 	entry   *securedir.Dir // its directory of this run
 	name    string         // entry's name in top
 }
@@ -355,10 +357,10 @@ func (rs *rescuer) finish(remove bool) {
 		rs.top = nil
 	}
 	if rs.od != nil {
-		if remove {
+		if remove && rs.topName != "" {
 			// Gone once no other run's rescue is in it.
 			if f, err := rs.od.Open("."); err == nil {
-				_ = unix.Unlinkat(int(f.Fd()), UnconvertedDir, unix.AT_REMOVEDIR)
+				_ = unix.Unlinkat(int(f.Fd()), rs.topName, unix.AT_REMOVEDIR)
 				f.Close()
 			}
 		}
@@ -381,21 +383,32 @@ func (rs *rescuer) run() (*RescueResult, error) {
 	rs.mu.Lock()
 	rs.od = od
 	rs.mu.Unlock()
-	top, err := od.MkdirPrivate(UnconvertedDir)
-	if err != nil {
-		return nil, err
-	}
 	name := rescueName(rs.man)
-	entry, err := top.Mkdir(name)
-	if errors.Is(err, unix.EEXIST) {
-		entry, err = top.MkdirTemp(name + "-")
-	}
-	if err != nil {
+	var top, entry *securedir.Dir
+	var topName string
+	for attempt := 1; ; attempt++ {
+		top, topName, err = openUnconvertedTop(od, rs.stderr)
+		if err != nil {
+			return nil, err
+		}
+		afterTopOpened(top)
+		entry, err = top.Mkdir(name)
+		if errors.Is(err, unix.EEXIST) {
+			entry, err = top.MkdirTemp(name + "-")
+		}
+		if err == nil {
+			break
+		}
 		top.Close()
-		return nil, err
+		// Another run of this user removed the directory (empty when its
+		// own rescue was discarded) between its opening and this entry's
+		// creation: made again.
+		if !errors.Is(err, unix.ENOENT) || attempt == 5 {
+			return nil, err
+		}
 	}
 	rs.mu.Lock()
-	rs.top, rs.entry, rs.name = top, entry, filepath.Base(entry.Path())
+	rs.top, rs.topName, rs.entry, rs.name = top, topName, entry, filepath.Base(entry.Path())
 	rs.mu.Unlock()
 	man := rs.man
 	man.State, man.Started = RescueCopying, t0
@@ -470,6 +483,33 @@ func (rs *rescuer) run() (*RescueResult, error) {
 		f.Close()
 	}
 	return res, nil
+}
+
+// afterTopOpened is called between the opening of the hidden rescue
+// directory and the creation of a rescue in it (a test's hook: another
+// run removes the directory there).
+var afterTopOpened = func(*securedir.Dir) {}
+
+// openUnconvertedTop opens (creating it) this user's hidden rescue
+// directory in the output directory od: .rocprof-go-unconverted-<uid>, or,
+// when another user holds that name (or it is a link, or no directory), a
+// new one beside it (the name, "-" and random characters), which
+// FindUnconverted reads as well. It returns the directory and its name.
+func openUnconvertedTop(od *securedir.Dir, warn io.Writer) (*securedir.Dir, string, error) {
+	name := ownUnconvertedDir()
+	top, err := od.MkdirPrivate(name)
+	var ue *securedir.UntrustedError
+	if !errors.As(err, &ue) {
+		return top, name, err
+	}
+	alt, aerr := od.MkdirTemp(name + "-")
+	if aerr != nil {
+		return nil, "", err
+	}
+	if warn != nil {
+		fmt.Fprintf(warn, "rocprof-go: warning: %v: this run's spools go to %s instead\n", Printable(err.Error()), alt.Path())
+	}
+	return alt, filepath.Base(alt.Path()), nil
 }
 
 // rescueName names a rescue's directory: rank<R>-<host>-<pid>, or
@@ -579,203 +619,4 @@ func removeAt(dirfd int, name string, depth int) error {
 	}
 	sub.Close()
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
-}
-
-// Unconverted is one rescued run found in an output directory.
-type Unconverted struct {
-	Dir      string
-	Manifest UnconvertedManifest
-	// Spools are the whole spools; Partial those a SIGKILL cut short while
-	// they were copied (their first chunks read back; the rest is lost).
-	Spools, Partial []string
-	// Orphan: no rescue but a run directory whose rocprof-go was killed
-	// while its app ran (its spools were on the output directory's file
-	// system): no manifest, so no exit status; Manifest is what the
-	// spools' headers say (host, the app's pid, its launcher's rank) and
-	// PID is rocprof-go's from the run directory's owner file (else the
-	// app's). Kept: the run kept them when its outputs failed.
-	Orphan, Kept bool
-	// AppRunning: the orphan's app still runs on this host (its spools
-	// still grow): what is converted now is not all of its records.
-	AppRunning bool
-}
-
-// Label names the rescued run: "rank N (host, pid P)" or "host, pid P".
-func (u *Unconverted) Label() string {
-	m := &u.Manifest
-	if m.Rank != "" {
-		return fmt.Sprintf("rank %s (%s, pid %d)", m.Rank, m.Host, m.PID)
-	}
-	return fmt.Sprintf("%s, pid %d", m.Host, m.PID)
-}
-
-// Complete reports whether every spool of the run is there whole.
-func (u *Unconverted) Complete() bool {
-	return u.Manifest.State == RescueComplete && len(u.Partial) == 0
-}
-
-// rescueManifestLimit bounds a manifest read (anyone who can write the
-// output directory could plant a huge one).
-const rescueManifestLimit = 1 << 20
-
-// FindUnconverted lists the rescued runs under path: an output directory
-// (its .rocprof-go-unconverted), that directory itself, or one rescue's
-// directory; for the first two also the orphaned run directories there
-// (findOrphans), after the rescues. ok is false when path holds none of
-// them.
-func FindUnconverted(path string) (found []Unconverted, ok bool, err error) {
-	var entries []string
-	switch {
-	case isFile(filepath.Join(path, UnconvertedManifestName)):
-		entries = []string{path}
-	case filepath.Base(filepath.Clean(path)) == UnconvertedDir:
-		entries, _ = filepath.Glob(filepath.Join(path, "*", UnconvertedManifestName))
-	default:
-		entries, _ = filepath.Glob(filepath.Join(path, UnconvertedDir, "*", UnconvertedManifestName))
-	}
-	for i, e := range entries {
-		entries[i] = strings.TrimSuffix(e, string(filepath.Separator)+UnconvertedManifestName)
-	}
-	top := ""
-	switch {
-	case len(entries) == 1 && entries[0] == path:
-	case filepath.Base(filepath.Clean(path)) == UnconvertedDir:
-		top = path
-	default:
-		top = filepath.Join(path, UnconvertedDir)
-	}
-	sort.Strings(entries)
-	for _, dir := range entries {
-		u := Unconverted{Dir: dir}
-		data, err := readNoFollow(filepath.Join(dir, UnconvertedManifestName), rescueManifestLimit)
-		if err != nil {
-			return nil, true, err
-		}
-		if err := json.Unmarshal(data, &u.Manifest); err != nil {
-			return nil, true, fmt.Errorf("%s: %w", filepath.Join(dir, UnconvertedManifestName), err)
-		}
-		passes, _ := filepath.Glob(filepath.Join(dir, "pass_*"))
-		for _, p := range passes {
-			whole, _ := filepath.Glob(filepath.Join(p, "rpg-*.spool"))
-			part, _ := filepath.Glob(filepath.Join(p, ".partial-rpg-*.spool"))
-			u.Spools = append(u.Spools, whole...)
-			u.Partial = append(u.Partial, part...)
-		}
-		found = append(found, u)
-	}
-	if top != "" {
-		orphans, err := findOrphans(top, found)
-		if err != nil {
-			return nil, true, err
-		}
-		found = append(found, orphans...)
-	}
-	return found, len(found) > 0, nil
-}
-
-// findOrphans lists the run directories in top (OUTDIR/.rocprof-go-unconverted
-// when the spools were on the output directory's file system) whose
-// rocprof-go is gone without removing them: SIGKILLed while its app ran
-// (before any rescue: the app's own spools are the only copy), or kept
-// when its outputs failed. A run directory a rescue already holds (its
-// manifest's run_dir) is not listed again: its spools are the rescue's.
-// Nothing is followed through a symbolic link: run and pass directories
-// are lstat'ed, the files opened with O_NOFOLLOW.
-func findOrphans(top string, rescued []Unconverted) ([]Unconverted, error) {
-	dirs, _ := filepath.Glob(filepath.Join(top, runDirPrefix+"*"))
-	sort.Strings(dirs)
-	inRescue := map[string]bool{}
-	for _, u := range rescued {
-		if filepath.Base(filepath.Dir(u.Manifest.RunDir)) == UnconvertedDir {
-			inRescue[filepath.Base(u.Manifest.RunDir)] = true
-		}
-	}
-	host, _ := os.Hostname()
-	var out []Unconverted
-	for _, d := range dirs {
-		if inRescue[filepath.Base(d)] || !isDir(d) {
-			continue
-		}
-		u := Unconverted{Dir: d, Orphan: true, Kept: isFile(filepath.Join(d, runKeptFile))}
-		owner := 0
-		if b, err := readNoFollow(filepath.Join(d, runOwnerFile), 64); err == nil {
-			owner, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-		passes, _ := filepath.Glob(filepath.Join(d, "pass_*"))
-		sort.Strings(passes)
-		for _, p := range passes {
-			if !isDir(p) {
-				continue
-			}
-			spools, _ := filepath.Glob(filepath.Join(p, "rpg-*.spool"))
-			for _, s := range spools {
-				if isFile(s) {
-					u.Spools = append(u.Spools, s)
-				}
-			}
-		}
-		if len(u.Spools) == 0 {
-			continue
-		}
-		m := &u.Manifest
-		m.State, m.RunDir, m.PID = RescueComplete, d, owner
-		m.Reason = "its rocprof-go was killed before its app ended: no exit status known"
-		if u.Kept {
-			m.Reason = "kept by its rocprof-go when its outputs could not be written"
-		}
-		// The first readable spool's header names the run; every spool's
-		// process is one that may still run.
-		var pids []int
-		for _, s := range u.Spools {
-			r, err := tracing.Open(s)
-			if err != nil {
-				continue
-			}
-			p := r.Process()
-			r.Close()
-			if len(pids) == 0 {
-				l := placeholder.LauncherOf(p.Getenv)
-				m.Host, m.AppPID = p.Hostname, int(p.PID)
-				m.Rank, m.Size, m.RankVar, m.Launcher, m.Job = l.Rank, l.Size, l.RankVar, l.Name, l.Job
-			}
-			pids = append(pids, int(p.PID))
-		}
-		if m.Host == host && owner > 0 && !u.Kept && unix.Kill(owner, 0) != unix.ESRCH {
-			continue // its rocprof-go still runs: not an orphan (yet)
-		}
-		if m.PID == 0 {
-			m.PID = m.AppPID
-		}
-		for _, pid := range pids {
-			if m.Host == host && pid > 0 && !exited(pid) {
-				u.AppRunning = true
-			}
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
-
-func isDir(p string) bool {
-	st, err := os.Lstat(p)
-	return err == nil && st.IsDir()
-}
-
-// readNoFollow reads at most limit bytes of a regular file, never through
-// a symbolic link.
-func readNoFollow(p string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
-func isFile(p string) bool {
-	st, err := os.Lstat(p)
-	return err == nil && st.Mode().IsRegular()
 }

@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -262,38 +262,64 @@ const (
 // earlier run of this user kept (its outputs failed) or left behind (its
 // rocprof-go was killed): they hold recorded data nobody converted. They
 // are not deleted: only the user knows whether they are still wanted.
+// They are found by descriptor (a '[' in root is no pattern), and only
+// this user's directories, not through a link, are listed.
 func noteKeptSpools(w io.Writer, root string) {
 	if w == nil {
 		return
 	}
-	dirs, _ := filepath.Glob(filepath.Join(root, runDirPrefix+"*"))
-	uid := uint32(os.Geteuid())
-	for _, d := range dirs {
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() {
+	dir, err := os.OpenFile(root, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	for _, name := range namesOf(dir) {
+		if !strings.HasPrefix(name, runDirPrefix) {
 			continue
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
+		if st, err := lstatAt(dir, name); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		d := filepath.Join(root, name)
+		rd, err := openDirAt(dir, root, name)
+		if err != nil {
 			continue
 		}
 		why := ""
-		if _, err := os.Stat(filepath.Join(d, runKeptFile)); err == nil {
+		if st, err := lstatAt(rd, runKeptFile); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 			why = "kept when its outputs could not be written"
-		} else if b, err := os.ReadFile(filepath.Join(d, runOwnerFile)); err == nil {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			if pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+		} else if b, err := readRegularAt(rd, d, runOwnerFile, 64); err == nil {
+			if parseRunOwner(string(b)).runs() {
+				rd.Close()
 				continue // still running (or unknown): not ours to judge
 			}
 			why = "left by a rocprof-go that was killed"
 		} else {
+			rd.Close()
 			continue
 		}
-		spools, _ := filepath.Glob(filepath.Join(d, "pass_*", "*.spool"))
-		if len(spools) == 0 {
+		spools := 0
+		for _, pass := range namesOf(rd) {
+			if !strings.HasPrefix(pass, "pass_") {
+				continue
+			}
+			pd, err := openDirAt(rd, d, pass)
+			if err != nil {
+				continue
+			}
+			for _, s := range namesOf(pd) {
+				if st, err := lstatAt(pd, s); err == nil && strings.HasSuffix(s, ".spool") && st.Mode&unix.S_IFMT == unix.S_IFREG {
+					spools++
+				}
+			}
+			pd.Close()
+		}
+		rd.Close()
+		if spools == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "rocprof-go: note: %s holds %d spools of an earlier run (%s): `rocprof-go convert -i %s -f csv` writes them out; delete the directory when done\n",
-			d, len(spools), why, d)
+			Printable(d), spools, why, Printable(d))
 	}
 }
 
@@ -363,27 +389,37 @@ func (r *Runner) Begin(plan *options.Plan) (_ *Run, err error) {
 	// Under a launcher, the spools go to the output directory's file
 	// system when it is a local one (rescue.go): a teardown's SIGKILL then
 	// finds them there, and making them durable is a hard link.
-	spoolRoot, onOutput := r.outputSpoolRoot(plan)
-	if spoolRoot == nil {
-		if spoolRoot, err = r.spoolRoot(); err != nil {
-			return nil, err
+	var spoolRoot, runDir *securedir.Dir
+	var onOutput bool
+	for attempt := 1; ; attempt++ {
+		spoolRoot, onOutput = r.outputSpoolRoot(plan)
+		if spoolRoot == nil {
+			if spoolRoot, err = r.spoolRoot(); err != nil {
+				return nil, err
+			}
+		}
+		if !onOutput && attempt == 1 {
+			noteKeptSpools(r.Stderr, spoolRoot.Path())
+		}
+		// Created and used through verified descriptors (internal/securedir);
+		// its path, which the app's processes are given, is on a path only root
+		// and this user control, so it names this directory until it is removed.
+		runDir, err = spoolRoot.MkdirTemp(runDirPrefix)
+		if err == nil {
+			break
+		}
+		spoolRoot.Close()
+		// In the output directory, another rank of this user may have
+		// removed the (then empty) hidden directory between its opening
+		// and this creation: made again.
+		if !onOutput || !errors.Is(err, unix.ENOENT) || attempt == 5 {
+			return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 		}
 	}
-	if !onOutput {
-		noteKeptSpools(r.Stderr, spoolRoot.Path())
-	}
-	// Created and used through verified descriptors (internal/securedir);
-	// its path, which the app's processes are given, is on a path only root
-	// and this user control, so it names this directory until it is removed.
-	runDir, err := spoolRoot.MkdirTemp(runDirPrefix)
-	if err != nil {
-		spoolRoot.Close()
-		return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
-	}
 	r.Guard.setRunDir(runDir)
-	// Who owns it: a later run tells a directory whose rocprof-go was
-	// killed from one still in use.
-	_ = runDir.WriteFile(runOwnerFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	// Who owns it (pid and start time): a later run tells a directory
+	// whose rocprof-go was killed from one still in use.
+	_ = runDir.WriteFile(runOwnerFile, []byte(thisRunOwner()), 0o600)
 	return &Run{r: r, app: plan.App, passes: len(plan.Passes), spoolRoot: spoolRoot, onOutput: onOutput, dir: runDir,
 		progress: newPassProgress(r.Stderr, len(plan.Passes)), Launch: time.Now()}, nil
 }

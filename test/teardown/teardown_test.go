@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -220,7 +221,7 @@ func TestTeardownLosesNoRecord(t *testing.T) {
 // TestKilledWhileAppRunsIsRecovered: a rank's rocprof-go SIGKILLed while
 // its app still makes its calls (its spools on the output directory's file
 // system, the app killed with it) leaves its run directory in
-// OUTDIR/.rocprof-go-unconverted with no rescue manifest; `convert -i
+// OUTDIR/.rocprof-go-unconverted-<uid> with no rescue manifest; `convert -i
 // OUTDIR` finds it, names the rank from the spools, and converts exactly
 // the records that `convert -i <run directory>` does.
 func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
@@ -243,7 +244,7 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	appPid := 0
 	for deadline := time.Now().Add(time.Minute); appPid == 0; time.Sleep(2 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the app did not start; stderr:\n%s", errb.String())
-		spools, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+		spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
 		for _, p := range descendants(cmd.Process.Pid) {
 			if comm(p) == "teardown_calls" && running(p) && len(spools) > 0 {
 				appPid = p
@@ -262,9 +263,9 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); running(appPid); time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the app outlived its rocprof-go")
 	}
-	runs, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*"))
+	runs, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*"))
 	require.Len(t, runs, 1, "the killed run's directory")
-	manifests, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "*", "manifest.json"))
+	manifests, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "*", "manifest.json"))
 	require.Empty(t, manifests, "no rescue: the app was still running")
 
 	convertCSV := func(in, out string) (string, error) {
@@ -298,10 +299,10 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 }
 
 // hipCallsIn counts the HIP calls published so far in the spools of the
-// run directories under dir's .rocprof-go-unconverted (read while the app
+// run directories under dir's .rocprof-go-unconverted-<uid> (read while the app
 // still writes them).
 func hipCallsIn(t *testing.T, dir string) int {
-	spools, _ := filepath.Glob(filepath.Join(dir, ".rocprof-go-unconverted", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+	spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
 	n := 0
 	for _, p := range spools {
 		r, err := tracing.Open(p)
