@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/imbalance"
 	"github.com/rocprof-go/rocprof-go/internal/duckdb"
+	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
@@ -67,6 +68,13 @@ ranks of each rank's total time, the slowest rank and the max/median ratio (docs
 				if err != nil {
 					return err
 				}
+				if imbalance.HasGlobSyntax(args[0]) {
+					// A pattern naming the directory would match other
+					// paths: the query names the files relative to it.
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "-- run in %q (cd there first): its path holds glob characters\n%s;\n",
+						args[0], imbalance.Query(imbalance.RelGlob, hosts))
+					return err
+				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s;\n", imbalance.Query(imbalance.Glob(args[0]), hosts))
 				return err
 			}
@@ -94,15 +102,21 @@ ranks of each rank's total time, the slowest rank and the max/median ratio (docs
 			if j == nil {
 				return fmt.Errorf("%s holds no job's manifests (%s/.rocprof-go-job/): its runs were not started by a launcher (mpirun, srun), or wrote elsewhere", args[0], args[0])
 			}
+			for _, why := range j.Refused {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rocprof-go: warning: %s\n", why)
+			}
 			if asJSON {
 				b, err := json.MarshalIndent(j.Ranks, "", "  ")
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+				if _, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b); err != nil {
+					return err
+				}
+			} else if err := printJob(cmd.OutOrStdout(), j); err != nil {
 				return err
 			}
-			return printJob(cmd.OutOrStdout(), j)
+			return incompleteJob(args[0], j)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the ranks' manifests as a JSON array")
@@ -128,7 +142,15 @@ func printJob(w io.Writer, j *rocprof.Job) error {
 	if r != nil {
 		name = fmt.Sprintf("job %q (%s)", r.Job, r.Launcher)
 	}
-	fmt.Fprintf(w, "%s: %d ranks on %d hosts, %d failed\n", name, len(j.Ranks), len(hosts), failed)
+	of := ""
+	if j.Size > 0 {
+		of = fmt.Sprintf(" of %d", j.Size)
+	}
+	fmt.Fprintf(w, "%s: %d ranks%s on %d hosts, %d failed", name, len(j.Ranks), of, len(hosts), failed)
+	if len(j.Missing) > 0 {
+		fmt.Fprintf(w, ", %d missing (rank %s)", len(j.Missing), jobdir.Ranges(j.Missing))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\thost\tpid\texit\trecords\tclock offset (ms)\t")
 	for _, m := range j.Ranks {
@@ -163,4 +185,22 @@ func printJob(w io.Writer, j *rocprof.Job) error {
 		fmt.Fprintln(w, e)
 	}
 	return nil
+}
+
+// incompleteJob fails the job command when ranks below the job's size
+// left no manifest, or a manifest was refused: a CI gate reading the job
+// must not pass on part of it. The table (or JSON) is printed first.
+func incompleteJob(dir string, j *rocprof.Job) error {
+	var why []string
+	if len(j.Missing) > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d ranks left no manifest (rank %s): their rocprof-go was killed or failed before writing it, or they wrote into another directory",
+			len(j.Missing), j.Size, jobdir.Ranges(j.Missing)))
+	}
+	if len(j.Refused) > 0 {
+		why = append(why, fmt.Sprintf("%d file(s) named like a rank's manifest were refused (warnings above)", len(j.Refused)))
+	}
+	if why == nil {
+		return nil
+	}
+	return fmt.Errorf("the job in %s is incomplete: %s", dir, strings.Join(why, "; "))
 }

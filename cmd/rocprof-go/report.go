@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/domain"
@@ -195,12 +196,36 @@ func openHints(files []rocprof.ManifestFile, top string, show func(string) strin
 			out = append(out, fmt.Sprintf("JSON: rocprofv3's results.json layout (docs/outputs-formats.md): %s", show(p)))
 		case string(format.Parquet):
 			// The manifest names the files' common prefix: one file per table.
-			if m, _ := filepath.Glob(p + "_*.parquet"); len(m) > 0 {
+			if m := parquetFiles(p); len(m) > 0 {
 				p = m[0]
 			}
 			out = append(out, fmt.Sprintf("Parquet: duckdb -c \"SELECT * FROM '%s' LIMIT 10\" (or pandas, Spark)", show(p)))
 		}
 	}
+	return out
+}
+
+// parquetFiles are the Parquet files whose names start with prefix's
+// base and "_", in its directory, by name: read from the directory, never
+// globbed (a `[` or `\` in the output path is only a character).
+func parquetFiles(prefix string) []string {
+	dir, base := filepath.Split(prefix)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, base+"_") && strings.HasSuffix(n, ".parquet") {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -32,3 +32,34 @@ func TestResolveTakesTheJobOfTheLastRank(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{filepath.Join(dir, "solo.db")}, src.Databases)
 }
+
+// A job whose ranks are fewer than its size is not the whole job: the
+// missing ranks are named among the run's problems, and summary and
+// compare refuse it unless --allow-incomplete (CheckComplete). Before,
+// a 2-rank job with one manifest read as complete.
+func TestResolveNamesAJobsMissingRanks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	rank := func(r, size string) string {
+		return `{"rank":{"job":"J","rank":"` + r + `","size":"` + size + `"},"files":[{"path":"r` + r + `.db","format":"rocpd"}]}`
+	}
+	write(jobdir.Path(dir, "J", "0"), rank("0", "4"))
+	write(jobdir.Path(dir, "J", "2"), rank("2", "4"))
+	write(filepath.Join(dir, "run.json"), rank("2", "4"))
+	src, err := Resolve(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2 of the job's 4 ranks left no manifest (rank 1, 3): their rocprof-go was killed or failed before writing it, or wrote elsewhere"}, src.Problems)
+	var inc *IncompleteError
+	require.ErrorAs(t, src.CheckComplete(false), &inc)
+	require.NoError(t, src.CheckComplete(true))
+
+	write(jobdir.Path(dir, "J", "1"), rank("1", "4"))
+	write(jobdir.Path(dir, "J", "3"), rank("3", "4"))
+	src, err = Resolve(dir)
+	require.NoError(t, err)
+	require.Empty(t, src.Problems)
+	require.Len(t, src.Databases, 4)
+}

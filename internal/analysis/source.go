@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
@@ -65,7 +66,9 @@ type runManifest struct {
 	Concurrent []runManifest `json:"concurrent_runs"`
 	// Rank is set when the run was a rank of a job (jobdir).
 	Rank *struct {
-		Job string `json:"job"`
+		Job  string `json:"job"`
+		Rank string `json:"rank"`
+		Size string `json:"size"`
 	} `json:"rank"`
 }
 
@@ -102,16 +105,58 @@ func Resolve(path string) (*Source, error) {
 	// that was no rank, written after the job, is that run.
 	if m := filepath.Join(path, "run.json"); isRegular(m) {
 		if rm, err := readRunManifest(m); err == nil && rm.Rank != nil {
-			if ranks := jobdir.Of(path, rm.Rank.Job); ranks != nil {
-				return resolveManifests(src, path, ranks)
+			if found := jobdir.Of(path, rm.Rank.Job); len(found.Manifests) > 0 || len(found.Refused) > 0 {
+				return resolveJob(src, path, found)
 			}
 		}
 		return resolveManifest(src, path, m)
 	}
-	if ranks := jobdir.Newest(path); ranks != nil {
-		return resolveManifests(src, path, ranks)
+	if found := jobdir.Newest(path); len(found.Manifests) > 0 {
+		return resolveJob(src, path, found)
+	} else if len(found.Refused) > 0 {
+		return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", path, strings.Join(found.Refused, "; "))
 	}
 	return resolveDir(src, path)
+}
+
+// resolveJob takes a job's ranks' manifests as one run. A manifest that
+// was refused (another user's, a link: jobdir) and a rank below the job's
+// size with no manifest are problems: the job's figures are not the whole
+// job's, and a gate (compare) must not pass on half a job.
+func resolveJob(src *Source, dir string, found jobdir.Found) (*Source, error) {
+	var runs []*runManifest
+	size := 0
+	var ranks []string
+	for _, f := range found.Manifests {
+		m, err := parseRunManifest(f.Path, f.Data)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, m)
+		if m.Rank != nil {
+			ranks = append(ranks, m.Rank.Rank)
+			if n, err := strconv.Atoi(m.Rank.Size); err == nil && n > size {
+				size = n
+			}
+		}
+	}
+	for _, why := range found.Refused {
+		src.Problems = append(src.Problems, "a rank's manifest was refused: "+why)
+	}
+	if size > 0 {
+		if miss := jobdir.Missing(strconv.Itoa(size), ranks); len(miss) > 0 {
+			src.Problems = append(src.Problems, fmt.Sprintf("%d of the job's %d ranks left no manifest (rank %s): their rocprof-go was killed or failed before writing it, or wrote elsewhere",
+				len(miss), size, jobdir.Ranges(miss)))
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("the job in %s has no manifest that can be believed: %s", dir, strings.Join(src.Problems, "; "))
+	}
+	paths := make([]string, len(found.Manifests))
+	for i, f := range found.Manifests {
+		paths[i] = f.Path
+	}
+	return resolveRuns(src, dir, paths[0], runs)
 }
 
 func isRegular(path string) bool {
@@ -126,15 +171,24 @@ func resolveManifest(src *Source, dir, path string) (*Source, error) {
 }
 
 // resolveManifests takes the files the manifests at paths list, and their
-// concurrent runs', as one run's: a run.json, or a job's ranks' manifests.
+// concurrent runs', as one run's.
 func resolveManifests(src *Source, dir string, paths []string) (*Source, error) {
-	var runs []runManifest
-	path := paths[0] // named in errors about a listed file
+	var runs []*runManifest
 	for _, mp := range paths {
 		m, err := readRunManifest(mp)
 		if err != nil {
 			return nil, err
 		}
+		runs = append(runs, m)
+	}
+	return resolveRuns(src, dir, paths[0], runs)
+}
+
+// resolveRuns takes the files the manifests list (path names the first in
+// errors about a listed file).
+func resolveRuns(src *Source, dir, path string, ms []*runManifest) (*Source, error) {
+	var runs []runManifest
+	for _, m := range ms {
 		if src.Options == nil {
 			src.Options = m.Options
 		}
@@ -202,6 +256,10 @@ func readRunManifest(path string) (*runManifest, error) {
 	if len(data) > manifestLimit {
 		return nil, fmt.Errorf("%s is larger than %d MiB: not a rocprof-go run manifest", path, manifestLimit>>20)
 	}
+	return parseRunManifest(path, data)
+}
+
+func parseRunManifest(path string, data []byte) (*runManifest, error) {
 	var m runManifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s is not a rocprof-go run manifest: %w", path, err)

@@ -19,6 +19,11 @@ type Options struct {
 	// Engine is the engine's path (the CLI's embedded one, unpacked);
 	// "" finds it (Find).
 	Engine string
+	// Dir is the engine's working directory, where the query's relative
+	// paths start ("": the caller's). A query over a directory's files
+	// names them relative to it, so that no character of the directory's
+	// path (`[`, `*`, `\`) is read as part of a glob pattern.
+	Dir string
 }
 
 // DefaultMemoryLimitMiB is DuckDB's memory limit unless Options say.

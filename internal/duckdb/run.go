@@ -80,6 +80,7 @@ func Query(ctx context.Context, o Options, q string) (*Result, error) {
 		}
 	}
 	cmd := exec.CommandContext(ctx, path, append(append(o.Args(), "-json", "--"), q)...)
+	cmd.Dir = o.Dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

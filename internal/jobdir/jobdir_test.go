@@ -3,44 +3,128 @@ package jobdir
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
+
+func paths(f Found) []string {
+	var out []string
+	for _, m := range f.Manifests {
+		out = append(out, m.Path)
+	}
+	return out
+}
+
+func writeRank(t *testing.T, dir, job, rank string, at time.Time) string {
+	t.Helper()
+	p := Path(dir, job, rank)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(`{"rank":"`+rank+`"}`), 0o644))
+	require.NoError(t, os.Chtimes(p, at, at))
+	return p
+}
 
 func TestPathsAndNewestJob(t *testing.T) {
 	dir := t.TempDir()
 	require.Equal(t, filepath.Join(dir, Name, Key("j1"), "rank-3.json"), Path(dir, "j1", "3"))
 	require.Equal(t, "rank-a_b.json", filepath.Base(Path(dir, "j1", "a/b")))
 	require.NotEqual(t, Key("j1"), Key("j2"))
-	require.Nil(t, Newest(dir))
+	require.Empty(t, Newest(dir).Manifests)
+	require.Empty(t, Newest(dir).Refused)
 
-	write := func(job, rank string, at time.Time) string {
-		p := Path(dir, job, rank)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
-		require.NoError(t, os.Chtimes(p, at, at))
-		return p
-	}
 	now := time.Now()
-	old0 := write("old", "0", now.Add(-time.Hour))
-	write("old", "1", now.Add(-time.Hour))
-	a := write("new", "0", now)
-	b := write("new", "1", now.Add(-2*time.Hour))
-	require.ElementsMatch(t, []string{a, b}, Newest(dir), "the job written last, all its ranks")
-	// A link or FIFO planted among the ranks is not a manifest.
+	old0 := writeRank(t, dir, "old", "0", now.Add(-time.Hour))
+	writeRank(t, dir, "old", "1", now.Add(-time.Hour))
+	a := writeRank(t, dir, "new", "0", now)
+	b := writeRank(t, dir, "new", "1", now.Add(-2*time.Hour))
+	f := Newest(dir)
+	require.ElementsMatch(t, []string{a, b}, paths(f), "the job written last, all its ranks")
+	require.Equal(t, `{"rank":"0"}`, string(f.Manifests[0].Data))
+	require.Empty(t, f.Refused)
+	// A link planted among the ranks is not a manifest: refused, said.
 	require.NoError(t, os.Symlink(old0, filepath.Join(filepath.Dir(a), "rank-9.json")))
-	require.ElementsMatch(t, []string{a, b}, Newest(dir))
+	f = Newest(dir)
+	require.ElementsMatch(t, []string{a, b}, paths(f))
+	require.Len(t, f.Refused, 1)
+	require.Contains(t, f.Refused[0], "rank-9.json is a symbolic link")
 }
 
 func TestOfListsOneJobsRanks(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range []string{"0", "1"} {
-		p := Path(dir, "j", r)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
+		writeRank(t, dir, "j", r, time.Now())
 	}
-	require.Len(t, Of(dir, "j"), 2)
-	require.Nil(t, Of(dir, "other"))
+	require.Len(t, Of(dir, "j").Manifests, 2)
+	require.Empty(t, Of(dir, "other").Manifests)
+}
+
+// An output directory whose path holds glob characters (`[`, `\`) has its
+// job's manifests read: the names come from the open directory. Before,
+// Of and Newest globbed the joined path: out[1] had no job, and could
+// take a sibling out1's.
+func TestJobInADirectoryNamedLikeAPattern(t *testing.T) {
+	for _, name := range []string{"out[1]", `back\slash`} {
+		root := t.TempDir()
+		dir := filepath.Join(root, name)
+		writeRank(t, dir, "j", "0", time.Now())
+		writeRank(t, filepath.Join(root, "out1"), "j", "5", time.Now())
+		require.Equal(t, []string{Path(dir, "j", "0")}, paths(Of(dir, "j")), name)
+		require.Equal(t, []string{Path(dir, "j", "0")}, paths(Newest(dir)), name)
+	}
+}
+
+// Manifests planted in a shared output directory by another user are not
+// believed: another user's file, a hard link, a FIFO, a file too big, a
+// job directory that is a link; each is refused with the reason, the rank
+// manifests of the user's own are read. Before, every regular file named
+// rank-*.json was read (the job's readers believed another user's ranks).
+func TestPlantedManifestsAreRefused(t *testing.T) {
+	uid, gid := testsys.SecondUser(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, os.ModeSticky|0o777)) // a shared output directory
+	mine := writeRank(t, dir, "j", "0", time.Now())
+	jd := filepath.Dir(mine)
+
+	theirs := writeRank(t, dir, "j", "1", time.Now())
+	require.NoError(t, os.Chown(theirs, uid, gid))
+	require.NoError(t, os.Link(mine, filepath.Join(jd, "rank-2.json")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(jd, "rank-3.json"), 0o644))
+	big := filepath.Join(jd, "rank-4.json")
+	require.NoError(t, os.WriteFile(big, nil, 0o644))
+	require.NoError(t, os.Truncate(big, MaxBytes+1))
+
+	f := Of(dir, "j")
+	require.Empty(t, paths(f), "the hard link makes rank-0.json two-linked too: neither is believed")
+	require.NoError(t, os.Remove(filepath.Join(jd, "rank-2.json")))
+	f = Of(dir, "j")
+	require.Equal(t, []string{mine}, paths(f))
+	require.Len(t, f.Refused, 3)
+	require.Contains(t, f.Refused[0], "rank-1.json belongs to uid ")
+	require.Contains(t, f.Refused[0], "not to you (uid 0)")
+	require.Contains(t, f.Refused[1], "rank-3.json is not a regular file")
+	require.Contains(t, f.Refused[2], "rank-4.json is 67108865 bytes")
+
+	// The job directory itself replaced by a link to another directory.
+	other := t.TempDir()
+	writeRank(t, other, "j", "7", time.Now())
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, Name)))
+	require.NoError(t, os.Symlink(filepath.Join(other, Name), filepath.Join(dir, Name)))
+	f = Newest(dir)
+	require.Empty(t, f.Manifests)
+	require.Len(t, f.Refused, 1)
+	require.Contains(t, f.Refused[0], "is not a directory (a symbolic link or a file)")
+}
+
+func TestMissingRanks(t *testing.T) {
+	require.Equal(t, []int{1}, Missing("2", []string{"0"}))
+	require.Equal(t, []int{0, 2, 3, 4, 7}, Missing("8", []string{"1", "5", "6"}))
+	require.Nil(t, Missing("2", []string{"0", "1"}))
+	require.Nil(t, Missing("", []string{"0"}), "no size: nothing can be said")
+	require.Nil(t, Missing("3", []string{"a", "b"}), "ranks that are no numbers cannot be counted")
+	require.Equal(t, "0, 2-4, 7", Ranges([]int{0, 2, 3, 4, 7}))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -172,22 +173,46 @@ func writeRankManifest(dir string, m *Manifest) error {
 // directory: each rank's own, in rank order.
 type Job struct {
 	Ranks []Manifest
+	// Size is the job's size as its launcher said it (the largest any
+	// rank's manifest records; 0 when none says); Missing are the ranks
+	// below it that left no manifest (their rocprof-go was killed, failed
+	// before writing it, or wrote elsewhere): the job's figures are not
+	// the whole job's.
+	Size    int   `json:"size,omitempty"`
+	Missing []int `json:"missing_ranks,omitempty"`
+	// Refused says which files named like a rank's manifest were not read
+	// and why (a link, another user's file, too big: jobdir).
+	Refused []string `json:"refused,omitempty"`
 }
 
 // LoadJob reads the manifests of the newest job whose ranks wrote into dir
-// (jobdir.Newest), ordered by rank; nil when dir holds no job's.
+// (jobdir.Newest), ordered by rank; nil when dir holds no job's (a file
+// refused there is then an error naming it).
 func LoadJob(dir string) (*Job, error) {
-	paths := jobdir.Newest(dir)
-	if paths == nil {
+	found := jobdir.Newest(dir)
+	if len(found.Manifests) == 0 {
+		if len(found.Refused) > 0 {
+			return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", dir, strings.Join(found.Refused, "; "))
+		}
 		return nil, nil
 	}
-	j := &Job{}
-	for _, p := range paths {
-		m, err := loadManifestFile(p)
-		if err != nil {
-			return nil, err
+	j := &Job{Refused: found.Refused}
+	var ranks []string
+	for _, f := range found.Manifests {
+		var m Manifest
+		if err := json.Unmarshal(f.Data, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		j.Ranks = append(j.Ranks, *m)
+		j.Ranks = append(j.Ranks, m)
+		if m.Rank != nil {
+			ranks = append(ranks, m.Rank.Rank)
+			if n, err := strconv.Atoi(m.Rank.Size); err == nil && n > j.Size {
+				j.Size = n
+			}
+		}
+	}
+	if j.Size > 0 {
+		j.Missing = jobdir.Missing(strconv.Itoa(j.Size), ranks)
 	}
 	sort.SliceStable(j.Ranks, func(a, b int) bool {
 		ra, rb := j.Ranks[a].Rank, j.Ranks[b].Rank

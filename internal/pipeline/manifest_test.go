@@ -115,6 +115,9 @@ func TestRankManifestsTakeNoLock(t *testing.T) {
 	j, err := LoadJob(dir)
 	require.NoError(t, err)
 	require.Len(t, j.Ranks, 3)
+	// Ranks 1 and 3-9 of the job's 11 wrote no manifest: named.
+	require.Equal(t, 11, j.Size)
+	require.Equal(t, []int{1, 3, 4, 5, 6, 7, 8, 9}, j.Missing)
 	for i, r := range []string{"0", "2", "10"} {
 		require.Equal(t, r, j.Ranks[i].Rank.Rank)
 		require.Equal(t, "node"+r, j.Ranks[i].Host)

@@ -41,10 +41,21 @@ type Table struct {
 
 // Glob is the kernel table's files under dir, in DuckDB's glob syntax:
 // every file of every partition, rank=<n>/host=<host>/ (or rank=<n>/
-// alone, as rocprof-go 0.x wrote).
+// alone, as rocprof-go 0.x wrote). It is what --print-query shows; the
+// query Build runs names them relative to dir (RelGlob).
 func Glob(dir string) string {
-	return filepath.Join(dir, "domain=kernels", "**", "*.parquet")
+	return filepath.Join(dir, RelGlob)
 }
+
+// RelGlob is the kernel table's files relative to the job's directory:
+// Build runs the engine in the directory, so that the pattern holds no
+// character of its path (a `[` or `\` in it would be read as glob syntax
+// and match a sibling's files, such as out1's for out[1]).
+var RelGlob = filepath.Join("domain=kernels", "**", "*.parquet")
+
+// HasGlobSyntax reports whether a path holds a character DuckDB's glob
+// reads as syntax: a query naming it would not name it alone.
+func HasGlobSyntax(path string) bool { return strings.ContainsAny(path, "*?[]{}\\") }
 
 // Query is the SQL of the table over the files glob names; hosts adds the
 // host= partition's slowest host. The docs print it (docs/mpi.md).
@@ -80,7 +91,15 @@ func build(ctx context.Context, dir string, o duckdb.Options) (*Table, int64, er
 	if err != nil {
 		return nil, 0, err
 	}
-	res, err := duckdb.Query(ctx, o, Query(Glob(dir), hosts))
+	if o.TempDir == "" {
+		// DuckDB's own default is .tmp in its working directory, which is
+		// now dir: keep it in the caller's.
+		if wd, err := os.Getwd(); err == nil {
+			o.TempDir = filepath.Join(wd, ".tmp")
+		}
+	}
+	o.Dir = dir
+	res, err := duckdb.Query(ctx, o, Query(RelGlob, hosts))
 	if err != nil {
 		return nil, 0, fmt.Errorf("imbalance of %s: %w", dir, err)
 	}
