@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -548,6 +549,11 @@ func (p *Pass) OutputsWritten(werr error) error {
 	if rescued != nil {
 		return fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s, and in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
 			p.N, rescued.Dir, p.SpoolDir, werr, staticPrefixOrDot(p.Dir), strings.Join(cfg.OutputFormat, " "), p.Dir)
+	}
+	if _, err := os.Stat(p.SpoolDir); errors.Is(err, fs.ErrNotExist) {
+		// Under a launcher the spools are in the output directory
+		// (rescue.go): removed with it, nothing is kept.
+		return fmt.Errorf("writing the outputs of pass %d failed: %w\n  (the recorded data was in %s, which was removed too: those records are lost)", p.N, werr, p.SpoolDir)
 	}
 	return fmt.Errorf("writing the outputs of pass %d failed (the recorded data is kept in %s): %w\n  (once the cause is fixed, `rocprof-go convert -i %s -f %s -d %s` writes the outputs from it)",
 		p.N, p.SpoolDir, werr, p.SpoolDir, strings.Join(cfg.OutputFormat, " "), p.Dir)

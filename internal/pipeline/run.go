@@ -211,14 +211,29 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	var written []passOutputs // the passes whose outputs were written
 	var stopped error
 	for i, cfg := range plan.Passes {
+		outDir := fixedPart(launch.PassDir(cfg))
+		atStart := watchDir(outDir) // outputdir.go
 		pass, err := run.RunPass(ctx, i+1, cfg)
+		removed := atStart.gone()
+		atStart.close()
 		if err != nil {
 			return nil, err
+		}
+		if removed {
+			fmt.Fprintf(runner.Stderr, "rocprof-go: warning: the output directory %s was removed (or moved away) while the app ran: it is created again for the outputs\n", outDir)
 		}
 		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure}
 		req := passOutputs{Config: cfg, Dir: pass.Dir, SpoolDir: pass.SpoolDir, Launch: run.Launch, Stdout: stdout}
 		pass.WritingOutputs()
+		var writing *dirWatch
+		if launch.CheckOutputDir(launch.PassDir(cfg)) == nil {
+			writing = watchDir(outDir)
+		}
 		rep, werr := writePassOutputs(req)
+		if writing.gone() {
+			werr = &OutputDirRemovedError{Dir: outDir, Err: werr}
+		}
+		writing.close()
 		err = pass.OutputsWritten(werr)
 		written = append(written, req)
 		if rep != nil {
