@@ -124,13 +124,13 @@ const (
 	PCSamplingMethod = "ROCPROF_PC_SAMPLING_METHOD"
 	// PCSamplingUnit is read by the shim. --pc-sampling-unit: instructions, cycles or time.
 	PCSamplingUnit = "ROCPROF_PC_SAMPLING_UNIT"
-	// PerfettoBackend is read by no injected library (rocprofv3's compatibility). --perfetto-backend: inprocess (rocprof-go writes the trace; system is refused).
+	// PerfettoBackend is read by no injected library (rocprofv3's compatibility). --perfetto-backend: inprocess (rocprof-go writes the trace; system is accepted and changes nothing).
 	PerfettoBackend = "ROCPROF_PERFETTO_BACKEND"
 	// PerfettoBufferFillPolicy is read by no injected library (rocprofv3's compatibility). --perfetto-buffer-fill-policy: a full trace keeps its first records (discard) or its last (ring_buffer).
 	PerfettoBufferFillPolicy = "ROCPROF_PERFETTO_BUFFER_FILL_POLICY"
 	// PerfettoBufferSizeKB is read by no injected library (rocprofv3's compatibility). --perfetto-buffer-size: cap the Perfetto trace at KB; the records beyond it are left out (fill policy) and reported lost (default: no cap).
 	PerfettoBufferSizeKB = "ROCPROF_PERFETTO_BUFFER_SIZE_KB"
-	// PerfettoShmemSizeHintKB is read by no injected library (rocprofv3's compatibility). --perfetto-shmem-size-hint: refused: no Perfetto shared memory buffer here (docs/options.md).
+	// PerfettoShmemSizeHintKB is read by no injected library (rocprofv3's compatibility). --perfetto-shmem-size-hint: accepted; changes nothing: no Perfetto shared memory buffer here (docs/options.md).
 	PerfettoShmemSizeHintKB = "ROCPROF_PERFETTO_SHMEM_SIZE_HINT_KB"
 	// Preload is read by no injected library (rocprofv3's compatibility). --preload: libraries put in LD_PRELOAD before rocprof-go's.
 	Preload = "ROCPROF_PRELOAD"
