@@ -78,6 +78,9 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				for _, in := range inputs {
 					rec, ok, _ := launch.FindUnconverted(in)
 					rec.Close()
+					if ok && len(rec.Found) == 0 {
+						return noRescueError(in, rec)
+					}
 					if ok {
 						formats = rescuedFormats(rec.Found)
 						break
@@ -123,10 +126,10 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 					return err
 				}
 				if ok {
-					warnRescues(cmd.ErrOrStderr(), rec)
 					if len(rec.Found) == 0 {
 						return noRescueError(in, rec)
 					}
+					warnRescues(cmd.ErrOrStderr(), rec)
 					if len(rescued) == 0 {
 						if err := setRescuedDefaults(cmd, &opt, rec.Found); err != nil {
 							return err

@@ -196,16 +196,17 @@ func withRescued(w io.Writer, inputs []string) ([]string, func(), error) {
 		if err != nil {
 			return nil, cleanup, err
 		}
-		warnRescues(w, rec)
 		us := rec.Found
 		if !ok || len(us) == 0 {
 			rec.Close()
-			out = append(out, in)
 			if len(rec.Unread) > 0 {
 				return nil, cleanup, noRescueError(in, rec)
 			}
+			warnRescues(w, rec)
+			out = append(out, in)
 			continue
 		}
+		warnRescues(w, rec)
 		err = func() error {
 			defer rec.Close()
 			tmp, err := os.MkdirTemp("", "rocprof-go-recovered-")
