@@ -703,6 +703,15 @@ func TestConformanceSummaryTestOutputDirectories(t *testing.T) {
 		require.NotEmpty(t, p.Summary, v)
 	}
 	noLiteralPlaceholders(t, base)
+	// run.json goes to the part of -d before the per-process %tag% (the
+	// variable's value counts as written in its place), nowhere else.
+	entries, err := os.ReadDir(base)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"hip_calls_conformance-trace-inp-yaml", "hip_calls_conformance-trace-cmd-line", "run.json"}, names)
 }
 
 // AMD's kernel-rename test (tests/rocprofv3/kernel-rename) passes every

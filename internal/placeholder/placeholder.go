@@ -157,8 +157,8 @@ type CycleError struct {
 }
 
 func (e *CycleError) Error() string {
-	return fmt.Sprintf("%q: the value of %s refers back to itself through %%env{...}%% (more than %d levels): "+
-		"a variable's placeholders are expanded, so it must not name itself", e.Template, e.Source, maxEnvDepth)
+	return fmt.Sprintf("%q: the value of %s refers back to itself through %%env{...}%% (or variables nest more than %d deep): "+
+		"a variable's placeholders are expanded, as rocprofv3 expands them, so it must not name itself; change its value", e.Template, e.Source, maxEnvDepth)
 }
 
 // piece is a stretch of an expansion and where its text came from: src
