@@ -40,13 +40,14 @@ databases go into one set of files; a PREFIX with placeholders is resolved per p
 inputs, as in a run: -o 'rank%rank%' gives one set per rank (%pid% per process, %hostname% per node).
 
 An input may be an output directory holding the data of ranks a launcher tore down before
-their outputs were complete (DIR/.rocprof-go-unconverted/, docs/mpi.md "Teardown"): each
-such rank is converted and named ("recovered rank 2 (host, pid 1234): 1000001 records"), and
-without -f, -d and -o the formats, directory and file prefix its run was given are used, so
-that "rocprof-go convert -i DIR" writes the files the rank would have written. A rank whose
-rocprof-go was killed while its app still ran left only its run directory there
-(.rocprof-go-unconverted/rocprof-go-run-*): it is converted too, named from its spools, with
-no exit status (it has no formats of its own to default to: give -f).
+their outputs were complete (DIR/.rocprof-go-unconverted-<uid>/, docs/mpi.md "Teardown"):
+each such rank is converted and named ("recovered rank 2 (host, pid 1234): 1000001 records"),
+and without -f, -d and -o the formats and file prefix its run was given are used and the files
+go to DIR, so that "rocprof-go convert -i DIR" writes the files the rank would have written. A
+rank whose rocprof-go was killed while its app still ran left only its run directory there
+(.rocprof-go-unconverted-<uid>/rocprof-go-run-*): it is converted too, named from its spools,
+with no exit status (it has no formats of its own to default to: give -f). Only your own
+rescues are read (another user's are named and passed over), never through a symbolic link.
 
 An input may also be a spool directory a run kept — when it could not write its outputs (a
 full disk) or rocprof-go was killed, it names the directory, e.g.
