@@ -20,7 +20,11 @@ func TestKillingTheCLIEndsTheApp(t *testing.T) {
 	pidFile := filepath.Join(dir, "app.pid")
 	cmd := exec.Command(cliBinary, "--hip-runtime-trace", "-d", filepath.Join(dir, "out"), "--",
 		"sh", "-c", `echo $$ > `+pidFile+`; exec sleep 60`)
-	cmd.Env = append(os.Environ(), builtLibs(t))
+	// The killed rocprof-go leaves its run directory (rocprof-go cannot
+	// clean up after a SIGKILL, and what it holds is the user's data): in
+	// the test's own spool root, not /dev/shm, where it outlived the test.
+	spoolRoot := t.TempDir()
+	cmd.Env = append(os.Environ(), builtLibs(t), "ROCPROF_GO_SPOOL_ROOT="+spoolRoot)
 	require.NoError(t, cmd.Start())
 	var app int
 	for i := 0; i < 500 && app == 0; i++ {
@@ -32,6 +36,9 @@ func TestKillingTheCLIEndsTheApp(t *testing.T) {
 	require.NotZero(t, app, "the app started")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
+	left, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
+	require.NoError(t, err)
+	require.Len(t, left, 1, "the killed rocprof-go's run directory is in the test's spool root")
 	gone := time.Now().Add(time.Second)
 	for time.Now().Before(gone) {
 		if syscall.Kill(app, 0) != nil {
