@@ -33,22 +33,35 @@ func (c *Config) checkOutputPath(lookup func(string) (string, bool)) error {
 	if err != nil {
 		return &UsageError{Option: "-d/--output-directory", Msg: err.Error()}
 	}
-	if c.OutputFile == "" {
-		return nil // %hostname%/%pid%: values of one component each
-	}
-	prefix, err := placeholder.ExpandChecked(c.OutputFile, cur)
-	if err != nil {
-		return &UsageError{Option: "-o/--output-file", Msg: err.Error()}
+	prefix := placeholder.Expand(defaultPrefix, cur) // values of one component each
+	if c.OutputFile != "" {
+		if prefix, err = placeholder.ExpandChecked(c.OutputFile, cur); err != nil {
+			return &UsageError{Option: "-o/--output-file", Msg: err.Error()}
+		}
 	}
 	if c.OutputDirectory == "" {
 		return nil
 	}
 	base := filepath.Clean(dir)
-	files := filepath.Join(base, c.Pass.SubDir, prefix+"_")
-	if rel, err := filepath.Rel(base, files); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(base, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if files := filepath.Join(base, c.Pass.SubDir, prefix+"_"); !inside(files) {
 		return &UsageError{Option: "-o/--output-file", Msg: fmt.Sprintf("%q puts the output files at %s*, outside the output directory %s (-d %q): "+
 			"a prefix may name sub-directories of -d (e.g. -o run1/out) but not climb out of it; name the directory with -d instead",
 			c.OutputFile, files, base, c.OutputDirectory)}
 	}
+	switch name := c.SummaryOutputFile; name {
+	case "", "stdout", "STDOUT", "stderr", "STDERR":
+	default:
+		if file := filepath.Join(base, c.Pass.SubDir, prefix+"_"+name+".txt"); !inside(file) {
+			return &UsageError{Option: "--summary-output-file", Msg: fmt.Sprintf("%q puts the summary at %s, outside the output directory %s (-d %q): "+
+				"give a file name (written as <prefix>_<name>.txt in -d), stdout or stderr", name, file, base, c.OutputDirectory)}
+		}
+	}
 	return nil
 }
+
+// defaultPrefix is -o's default, as the output writers apply it.
+const defaultPrefix = "%hostname%/%pid%"

@@ -26,6 +26,8 @@ func TestOutputPathStaysInsideTheOutputDirectory(t *testing.T) {
 		{[]string{"-d", base, "-o", "%launch_time%/x"}, `ROCPROF_TIME_FORMAT="/../../%H" makes "%launch_time%/x" expand to`},
 		{[]string{"-d", base, "-o", "../x"}, `option -o/--output-file: "../x" puts the output files at ` + filepath.Dir(base) + `/x_*, outside the output directory ` + base},
 		{[]string{"-d", base, "-o", "a/../../x"}, "outside the output directory"},
+		{[]string{"-d", base, "-o", "out", "--summary", "--summary-output-file", "../../../x"},
+			`option --summary-output-file: "../../../x" puts the summary at ` + filepath.Dir(base) + `/x.txt, outside the output directory`},
 	} {
 		_, err := resolveEnv(env, append(append([]string{"--kernel-trace"}, c.args...), "--", "app")...)
 		require.ErrorContains(t, err, c.want, c.args)
@@ -42,6 +44,8 @@ func TestOutputPathStaysInsideTheOutputDirectory(t *testing.T) {
 		{"-d", base + "/%env{TAGGED}%", "-o", "out"},
 		{"-o", "../x"}, // no -d: the prefix is the user's to place
 		{"-d", "../elsewhere", "-o", "out"},
+		{"-d", base, "--summary", "--summary-output-file", "sum"},
+		{"-d", base, "-o", "out", "--summary", "--summary-output-file", "../sum"}, // out_../sum.txt: inside
 	} {
 		_, err := resolveEnv(env, append(append([]string{"--kernel-trace"}, args...), "--", "app")...)
 		require.NoError(t, err, args)
