@@ -110,7 +110,8 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 				st := p.ReadStats
 				res.Processes = append(res.Processes, model.Process{PID: p.Info.PID, Spool: p.Info.Path,
 					Prefix: g.prefix, Records: st.Records, Torn: st.Torn, Invalid: st.Invalid,
-					Dropped: p.Info.Dropped, Truncated: p.Info.TruncatedRecords, PCSamplesLost: p.PCSamplesLost})
+					Dropped: p.Info.Dropped, Truncated: p.Info.TruncatedRecords, PCSamplesLost: p.PCSamplesLost,
+					LostChunks: p.LostChunks, StoreError: p.Info.StoreError()})
 			}
 			if csvOn {
 				err = csv.WriteGroup(&cfg, g.prefix, procs, res)

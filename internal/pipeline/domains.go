@@ -118,12 +118,20 @@ type RecordsLostError struct {
 func (e *RecordsLostError) Error() string {
 	var b strings.Builder
 	var dropped, torn uint64
-	var capped bool
+	var capped, stored bool
 	b.WriteString("records were not kept:")
 	for _, r := range e.Records {
 		var parts []string
 		if r.Dropped > 0 {
-			parts = append(parts, fmt.Sprintf("%d dropped by the recorder", r.Dropped))
+			why := ""
+			if r.StoreError != "" {
+				why = " (its spool could not grow: " + r.StoreError + ")"
+			}
+			parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", r.Dropped, why))
+		}
+		if r.LostChunks > 0 {
+			parts = append(parts, fmt.Sprintf("%d spool chunks written by the app read back empty (the spool's file system did not keep them: every record in them, up to 64 KiB each, is lost)", r.LostChunks))
+			stored = true
 		}
 		if r.Torn > 0 {
 			parts = append(parts, fmt.Sprintf("%d torn (never published)", r.Torn))
@@ -145,7 +153,7 @@ func (e *RecordsLostError) Error() string {
 	for _, s := range e.Skipped {
 		fmt.Fprintf(&b, "\n  spool %s (unreadable: every record of that process)", s)
 	}
-	if dropped > 0 || len(e.Skipped) > 0 {
+	if dropped > 0 || len(e.Skipped) > 0 || stored {
 		b.WriteString("\n  (the spool's file system was full or too small: free space there, or put the spools on a file system with room with " + launchSpoolRootEnv + "=DIR)")
 	}
 	if capped {
@@ -187,9 +195,13 @@ func recordLosses(res *output.Result) ([]RecordLoss, []string) {
 	}
 	var lost []RecordLoss
 	for _, p := range res.Processes {
-		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 || p.PCSamplesLost > 0 {
-			lost = append(lost, RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
-				PerfettoCapped: capped[p.PID], PCSamplesLost: p.PCSamplesLost})
+		if p.Dropped > 0 || p.Torn > 0 || p.Invalid > 0 || capped[p.PID] > 0 || p.PCSamplesLost > 0 || p.LostChunks > 0 {
+			r := RecordLoss{PID: int(p.PID), Dropped: p.Dropped, Torn: p.Torn, InvalidChunks: p.Invalid,
+				PerfettoCapped: capped[p.PID], PCSamplesLost: p.PCSamplesLost, LostChunks: p.LostChunks}
+			if p.Dropped > 0 || p.LostChunks > 0 {
+				r.StoreError = p.StoreError
+			}
+			lost = append(lost, r)
 		}
 	}
 	return lost, res.Skipped

@@ -24,6 +24,14 @@ type RecordLoss struct {
 	// Torn records were started but never published (the process died
 	// while writing them).
 	Torn uint64 `json:"torn,omitempty"`
+	// LostChunks are spool chunks the app wrote that read back empty: the
+	// spool's file system accepted the writes and did not keep them (FUSE
+	// or NFS without room, whose write-back failed). Every record in them
+	// is lost, up to a chunk's worth (64 KiB) each; how many is unknown.
+	LostChunks uint64 `json:"lost_chunks,omitempty"`
+	// StoreError is why the recorder could not grow the spool (its file
+	// system's error, e.g. "no space left on device (errno 28)").
+	StoreError string `json:"store_error,omitempty"`
 	// InvalidChunks are spool chunks abandoned at a malformed record (a
 	// damaged spool): the records after it in that chunk are lost, uncounted.
 	InvalidChunks uint64 `json:"invalid_chunks,omitempty"`

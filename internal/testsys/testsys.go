@@ -96,6 +96,20 @@ func SmallTmpfs(t testing.TB, size string) string {
 	return mnt
 }
 
+// Bindfs mounts dir again through bindfs (FUSE) in a new directory of the
+// test's, unmounted when the test ends: a file system without fallocate
+// (as NFSv3 and many FUSE file systems are) over whatever dir is on.
+func Bindfs(t testing.TB, dir string) string {
+	t.Helper()
+	require.Equal(t, 0, os.Geteuid(), "this test mounts a FUSE file system: run it as root (CI does)")
+	mnt := filepath.Join(t.TempDir(), "bindfs")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	out, err := exec.Command("bindfs", dir, mnt).CombinedOutput()
+	require.NoError(t, err, "bindfs %s %s: %s (bindfs is in the Makefile's APT_TEST_PACKAGES)", dir, mnt, out)
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	return mnt
+}
+
 // Host conditions a test can put a command in: each is the shell commands
 // that set it up in a private mount namespace (InMountNamespace), so the
 // machine's own mounts never change. Every mount made there stays visible to

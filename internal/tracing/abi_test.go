@@ -36,6 +36,8 @@ int main(void) {
     RPG_PC_SAMPLING_METHOD_STOCHASTIC, RPG_PC_SAMPLING_METHOD_HOST_TRAP,
     offsetof(rpg_pc_sample_rec, method), offsetof(rpg_pc_sample_hosttrap, perf_snapshot_data));
   printf("%zu %zu\n", offsetof(rpg_kernel_symbol_rec, entry_offset), sizeof(((rpg_kernel_symbol_rec *)0)->entry_offset));
+  printf("%zu %zu %zu %u\n", offsetof(rpg_spool_header, chunks_abandoned), offsetof(rpg_spool_header, store_errno),
+    offsetof(rpg_spool_header, flags), RPG_HEADER_COUNTS_ABANDONED);
   return 0;
 }`
 	dir := t.TempDir()
@@ -47,7 +49,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 6)
+	require.Len(t, lines, 7)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -75,4 +77,6 @@ int main(void) {
 	// The entry offset took the symbol record's last reserved word, which
 	// older spools leave 0 (unknown).
 	require.Equal(t, "60 4", lines[5])
+	// The header's store fields (process.go decodes them at these offsets).
+	require.Equal(t, fmt.Sprintf("96 104 108 %d", tracing.HeaderCountsAbandoned), lines[6])
 }

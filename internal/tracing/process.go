@@ -19,21 +19,29 @@ const (
 // ProcessInfo is what a spool's header says about the process that wrote it:
 // everything output path placeholders need.
 type ProcessInfo struct {
-	Path              string // spool file
-	PID, PPID         int32
-	PGID, SID         int32
-	PSize             int32 // children of the parent when the spool was created, -1 unknown
-	StartBoottimeNs   uint64
-	StartRealtimeNs   uint64
-	ForkGeneration    uint64 // forks since the last exec
-	Hostname          string
-	Argv              []string
-	Environ           []string
-	Cwd               string
-	Exe               string
-	ChunksReserved    uint64
-	Dropped           uint64 // records the writer could not store
-	TruncatedRecords  uint64 // records stored with a shortened string
+	Path             string // spool file
+	PID, PPID        int32
+	PGID, SID        int32
+	PSize            int32 // children of the parent when the spool was created, -1 unknown
+	StartBoottimeNs  uint64
+	StartRealtimeNs  uint64
+	ForkGeneration   uint64 // forks since the last exec
+	Hostname         string
+	Argv             []string
+	Environ          []string
+	Cwd              string
+	Exe              string
+	ChunksReserved   uint64
+	Dropped          uint64 // records the writer could not store
+	TruncatedRecords uint64 // records stored with a shortened string
+	// ChunksAbandoned are chunks the writer handed out that got no storage
+	// (the file could not grow; their records count in Dropped), and
+	// StoreErrno why the file last could not grow (ENOSPC...), 0 if never.
+	// Both are kept by writers that set HeaderCountsAbandoned in
+	// HeaderFlags; older spools have 0 (check.go).
+	ChunksAbandoned   uint64
+	StoreErrno        int32
+	HeaderFlags       uint32
 	headerBlobDecoded bool
 }
 
@@ -84,6 +92,9 @@ func decodeHeader(h []byte, p *ProcessInfo) error {
 	p.Dropped = le.Uint64(h[72:])
 	p.TruncatedRecords = le.Uint64(h[80:])
 	p.ForkGeneration = le.Uint64(h[88:])
+	p.ChunksAbandoned = le.Uint64(h[96:])
+	p.StoreErrno = int32(le.Uint32(h[104:]))
+	p.HeaderFlags = le.Uint32(h[108:])
 
 	blob := h[HeaderFixedSize:]
 	if uint64(blobSize) < uint64(len(blob)) {

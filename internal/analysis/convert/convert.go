@@ -3,9 +3,11 @@ package convert
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/rocpdread"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output"
 	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -43,6 +45,47 @@ type Result struct {
 	Spools int           // processes read back
 	CSV    []output.File // CSV files with their row counts
 	Paths  []string      // the other formats' files or directories
+	// Lost is a *LostRecordsError when a kept spool says records were not
+	// kept when it was recorded (the files hold every record it has), or nil.
+	Lost error
+}
+
+// LostRecordsError lists the kept spools whose records were not all kept
+// when the app recorded them: dropped by the recorder (its spool could not
+// grow) or written and not kept by the spool's file system (chunks that
+// read back empty).
+type LostRecordsError struct {
+	Spools []SpoolLoss
+}
+
+// SpoolLoss is what one kept spool lost as it was recorded.
+type SpoolLoss struct {
+	Path       string
+	PID        int32
+	Dropped    uint64
+	LostChunks uint64
+	StoreError string
+}
+
+func (e *LostRecordsError) Error() string {
+	var b strings.Builder
+	b.WriteString("records were not kept when the app ran (the converted files hold every record the spools have):")
+	for _, s := range e.Spools {
+		var parts []string
+		if s.Dropped > 0 {
+			why := ""
+			if s.StoreError != "" {
+				why = " (its spool could not grow: " + s.StoreError + ")"
+			}
+			parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", s.Dropped, why))
+		}
+		if s.LostChunks > 0 {
+			parts = append(parts, fmt.Sprintf("%d spool chunks written by the app read back empty (the spool's file system did not keep them: every record in them, up to 64 KiB each, is lost)", s.LostChunks))
+		}
+		fmt.Fprintf(&b, "\n  pid %d (%s): %s", s.PID, s.Path, strings.Join(parts, ", "))
+	}
+	b.WriteString("\n  (the spool's file system was full, or did not keep what was written: record again with the spools on a file system with room, " + launch.SpoolRootEnv + "=DIR)")
+	return b.String()
 }
 
 // Run converts the databases. The intermediate spools live in a temporary
@@ -76,7 +119,7 @@ func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 	for _, p := range procs {
 		opt.keepIDs[p.path] = true
 	}
-	kept, err := keptSpools(opt.Spools)
+	kept, lost, err := keptSpools(opt.Spools)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +129,9 @@ func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 		spools[i] = p.path
 	}
 	res := &Result{Spools: len(spools)}
+	if len(lost) > 0 {
+		res.Lost = &LostRecordsError{Spools: lost}
+	}
 	var csvSpools []string // nil: the temporary directory's, in their order
 	if len(opt.Spools) > 0 {
 		csvSpools = spools
@@ -203,17 +249,24 @@ func hiveParquet(procs []spool, opt Options) ([]string, error) {
 	return dirs, nil
 }
 
-// keptSpools describes spool files given as they are (not from a database).
-func keptSpools(paths []string) ([]spool, error) {
+// keptSpools describes spool files given as they are (not from a database),
+// and what each lost when it was recorded: its header's dropped records and
+// the chunks that read back empty (tracing.Reader.LostChunks).
+func keptSpools(paths []string) ([]spool, []SpoolLoss, error) {
 	var out []spool
+	var lost []SpoolLoss
 	for _, p := range paths {
 		r, err := tracing.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("spool %s cannot be read: %w", p, err)
+			return nil, nil, fmt.Errorf("spool %s cannot be read: %w", p, err)
 		}
 		info := r.Process()
+		chunks := r.LostChunks()
 		_ = r.Close()
 		out = append(out, spool{path: p, pid: int64(info.PID), rank: -1, host: info.Hostname})
+		if info.Dropped > 0 || chunks > 0 {
+			lost = append(lost, SpoolLoss{Path: p, PID: info.PID, Dropped: info.Dropped, LostChunks: chunks, StoreError: info.StoreError()})
+		}
 	}
-	return out, nil
+	return out, lost, nil
 }

@@ -228,6 +228,11 @@ type Process struct {
 	Torn    uint64 // records rejected because they were never published
 	Invalid uint64 // chunks abandoned at a malformed record
 	Dropped uint64 // records the recorder could not store (counted in the app)
+	// LostChunks are spool chunks the app wrote that read back empty (the
+	// storage did not keep them); StoreError is why the recorder could not
+	// grow its spool ("" if it never failed).
+	LostChunks uint64
+	StoreError string
 	// Truncated are records stored with a string cut to fit (a name or
 	// message over the largest record, ~64 KiB; counted in the app).
 	Truncated uint64

@@ -90,7 +90,10 @@ type Catalogue struct {
 	statuses map[uint64]string
 	// ReadStats are what the scan met reading the spool: records published,
 	// torn and invalid (markers hidden or not, they count).
-	ReadStats  tracing.Stats
+	ReadStats tracing.Stats
+	// LostChunks are chunks the writer handed out that read back empty:
+	// the spool's storage did not keep them (tracing.Reader.LostChunks).
+	LostChunks uint64
 	Begin, End uint64 // earliest start and latest end of any event
 	Config     *Config
 	Renamer    *KernelRenamer // --kernel-rename: see dispatchName (rename.go)
@@ -388,6 +391,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 	p.Streams = dropZero(p.Streams)
 	p.StreamNumbers.sort()
 	p.ReadStats = r.Stats()
+	p.LostChunks = r.LostChunks()
 	p.Order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.Info.Path])
 	return p, nil
 }
@@ -410,6 +414,7 @@ func (p *Catalogue) scanCounts(r *tracing.Reader) {
 		}
 	}
 	p.ReadStats = r.Stats()
+	p.LostChunks = r.LostChunks()
 	r.Rewind()
 }
 
