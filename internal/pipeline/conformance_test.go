@@ -739,3 +739,23 @@ func TestConformanceKernelRenameTestCommandLine(t *testing.T) {
 	require.NotEmpty(t, p.BufferRecords.KernelDispatch)
 	noLiteralPlaceholders(t, base)
 }
+
+// A variable's value that would climb out of -d stops the run before the
+// app starts, naming the variable, and nothing is written outside -d
+// (issue 41: %env{X}% = .. wrote beside it).
+func TestConformanceVariableCannotClimbOutOfTheOutputDirectory(t *testing.T) {
+	t.Setenv(launch.LibDirEnv, builtLibDir(t))
+	app := sampleApp(t, "hip_calls_conformance")
+	parent := t.TempDir()
+	base := filepath.Join(parent, "out")
+	t.Setenv("RPG_TEST_UP", "..")
+	var progress bytes.Buffer
+	_, err := Run(context.Background(), Options{Stdout: &bytes.Buffer{}, Progress: &progress,
+		Args: []string{"--virtual-gpu", "--kernel-trace", "-f", "csv", "-d", base, "-o", "%env{RPG_TEST_UP}%/escaped"}}, []string{app, "transpose"})
+	require.ErrorContains(t, err, `environment variable RPG_TEST_UP=".." makes "%env{RPG_TEST_UP}%/escaped" expand to "../escaped"`)
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NotContains(t, e.Name(), "escaped")
+	}
+}
