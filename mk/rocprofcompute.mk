@@ -75,7 +75,7 @@ rocprofcompute-src:
 # into a scratch PREFIX), then the tagged tests. ROCPROF_COMPUTE_RUN=REGEX
 # narrows them to the configurations it names (e.g. 'gfx90a/csv',
 # 'gfx942/stochastic', 'host_trap').
-test-rocprofiler-compute: rocprofcompute-deps rocprofcompute-src build \
+test-rocprofiler-compute: rocprofcompute-deps rocprofcompute-src build rocm-testapps-$(ROCPROF_COMPUTE_ROCM) \
     $(ROCM_DIR)/$(ROCPROF_COMPUTE_ROCM)-apps/multistream $(ROCM_DIR)/$(ROCPROF_COMPUTE_ROCM)-apps/gfx942/multistream \
     $(ROCPROF_COMPUTE_G_APPS)
 	@prefix=$$(mktemp -d /tmp/rocprof-go-install.XXXXXX) || exit 1; \
