@@ -230,7 +230,7 @@ func withRescued(w io.Writer, inputs []string) ([]string, func(), error) {
 			// killed are in the rescue too.
 			if src, err := analysis.Resolve(in); err == nil {
 				for _, f := range append(src.Databases, src.CSVFiles...) {
-					if !rescuedFile(us, filepath.Base(f)) {
+					if !rescuedFile(us, filepath.Base(f)) && !rescuedRun(us, src.Writers[f]) {
 						out = append(out, f)
 					}
 				}

@@ -5,11 +5,14 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocprof-go/rocprof-go/internal/analysis"
 	"github.com/rocprof-go/rocprof-go/internal/analysis/summary"
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/launch"
 )
 
 func init() { registerSubcommand(newSummaryCmd) }
@@ -93,3 +96,26 @@ func writeAnalysisOutput(stdout io.Writer, path string, write func(io.Writer) er
 // toStdout reports whether an analysis's -o sends it to standard output,
 // where names are printed with their control characters escaped.
 func toStdout(path string) bool { return path == "" || path == "-" }
+
+// rescuedRun reports whether the run that wrote a file (its manifest's
+// host, rocprof-go pid and start) is one of the rescued or orphaned runs:
+// its records are in the rescue too, and are read from there alone. The
+// identity is the process's, not the file's name, which an -o with
+// %nid% or %env{}% (or an orphan, whose -o is unknown) does not let
+// rescuedFile rebuild. A rescue starts after its run did: a later run of
+// a rocprof-go with the same pid is not taken for it.
+func rescuedRun(us []launch.Unconverted, id analysis.RunID) bool {
+	if id.PID == 0 {
+		return false
+	}
+	for _, u := range us {
+		m := &u.Manifest
+		if m.PID != id.PID || m.Host != id.Host {
+			continue
+		}
+		if m.Started.IsZero() || id.Started.IsZero() || !m.Started.Before(id.Started.Add(-time.Second)) {
+			return true
+		}
+	}
+	return false
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/jobdir"
@@ -29,11 +30,24 @@ type Source struct {
 	// Options are run.json's "options" (e.g. truncate_kernels), nil when
 	// the run has no manifest.
 	Options map[string]string
+	// Writers names, for each file a manifest listed, the run that wrote
+	// it (its rocprof-go's host, pid and start): a process's identity,
+	// whatever the file is named, that tells a rank's outputs from its
+	// rescue's copy of the same records.
+	Writers map[string]RunID
 	// Problems say why the run's records are not the app's whole run, as
 	// its run.json tells (timed out, killed by a signal, records, domains
 	// or spools lost; manifest.go); summary and compare refuse such a
 	// run unless asked (CheckComplete).
 	Problems []string
+}
+
+// RunID identifies the rocprof-go run that wrote a file: its host, pid
+// and start (run.json's host, pid and started).
+type RunID struct {
+	Host    string
+	PID     int
+	Started time.Time
 }
 
 // manifestLimit bounds the run.json read: anyone who can write the
@@ -64,6 +78,10 @@ type runManifest struct {
 		Format string `json:"format"`
 	} `json:"files"`
 	Concurrent []runManifest `json:"concurrent_runs"`
+	// Who wrote the files (RunID).
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
 	// Rank is set when the run was a rank of a job (jobdir).
 	Rank *struct {
 		Job  string `json:"job"`
@@ -206,6 +224,12 @@ func resolveRuns(src *Source, dir, path string, ms []*runManifest) (*Source, err
 				p = filepath.Join(dir, p)
 			}
 			formats[fl.Format] = true
+			if r.PID != 0 {
+				if src.Writers == nil {
+					src.Writers = map[string]RunID{}
+				}
+				src.Writers[p] = RunID{Host: r.Host, PID: r.PID, Started: r.Started}
+			}
 			if format.ROCpd.Is(fl.Format) || format.CSV.Is(fl.Format) && traceOf(p) != nil {
 				if err := atomicfile.CheckRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return nil, fmt.Errorf("%s lists %s: %w", path, fl.Path, err)
