@@ -209,6 +209,8 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	defer run.Close()
 	res := &runResult{}
 	var written []passOutputs // the passes whose outputs were written
+	var clockWarnings []string
+	ownClock := ownBoottimeOffset()
 	var stopped error
 	for i, cfg := range plan.Passes {
 		outDir := fixedPart(launch.PassDir(cfg))
@@ -230,6 +232,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 			writing = watchDir(outDir)
 		}
 		rep, werr := writePassOutputs(req)
+		clockWarnings = append(clockWarnings, timeNamespaceWarnings(pass.SpoolDir, ownClock)...) // timens.go
 		if writing.gone() {
 			werr = &OutputDirRemovedError{Dir: outDir, Err: werr}
 		}
@@ -243,6 +246,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 		if werr != nil {
 			pr.SpoolDir = pass.SpoolDir
 			res.Passes = append(res.Passes, pr)
+			res.Warnings = clockWarnings
 			return res, err
 		}
 		if err != nil { // ROCPROF_GO_KEEP_SPOOLS could not copy them
@@ -263,6 +267,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	if rep != nil {
 		res.Files, res.Warnings = rep.Files, rep.Warnings
 	}
+	res.Warnings = append(res.Warnings, clockWarnings...)
 	if werr != nil {
 		return res, run.RunOutputsFailed(werr)
 	}

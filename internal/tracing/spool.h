@@ -171,7 +171,8 @@ enum rpg_blob_tag {
     RPG_BLOB_ENVIRON = 2, /* environment: NUL-separated NAME=value */
     RPG_BLOB_CWD = 3,
     RPG_BLOB_HOSTNAME = 4,
-    RPG_BLOB_EXE = 5      /* readlink /proc/self/exe */
+    RPG_BLOB_EXE = 5,     /* readlink /proc/self/exe */
+    RPG_BLOB_TIMENS = 6   /* /proc/self/timens_offsets ("boottime S NS" lines); absent before Linux 5.6 */
 };
 
 /* Chunk 0 of the file. magic is stored last (release): a file without it was

@@ -356,6 +356,13 @@ static void fill_header(rpg_spool_header *h)
     ssize_t n = readlink("/proc/self/exe", tmp, sizeof tmp);
     if (n > 0)
         blob_add(&b, RPG_BLOB_EXE, tmp, (size_t)n);
+    /* The time namespace's clock offsets: a process in another one than
+     * rocprof-go's stamps its records on a shifted CLOCK_BOOTTIME, which
+     * the CLI names (internal/pipeline/timens.go). Absent without
+     * CONFIG_TIME_NS (Linux < 5.6). */
+    ssize_t tn = read_file("/proc/self/timens_offsets", tmp, sizeof tmp);
+    if (tn > 0)
+        blob_add(&b, RPG_BLOB_TIMENS, tmp, (size_t)tn);
     blob_add_file(&b, RPG_BLOB_ARGV, "/proc/self/cmdline");
     blob_add_environ(&b);
     /* The end tag is the zero bytes already there. */
