@@ -53,3 +53,39 @@ func sharedFileSystemAt(path string) (string, bool) {
 		}
 	}
 }
+
+// noexecAt says whether path, or its nearest existing parent (for a
+// directory still to be created), is on a file system mounted noexec, and
+// that file system's mount point: a library there cannot be mapped
+// executable, so the loader would refuse it in every process of the app.
+func noexecAt(path string) (bool, string) {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		var st unix.Statfs_t
+		if err := unix.Statfs(p, &st); err == nil {
+			if st.Flags&unix.ST_NOEXEC == 0 {
+				return false, ""
+			}
+			return true, mountPoint(p)
+		} else if !os.IsNotExist(err) || p == "/" || p == "." {
+			return false, ""
+		}
+	}
+}
+
+// mountPoint is the top directory of the file system holding the existing
+// directory dir: its highest ancestor on the same device.
+func mountPoint(dir string) string {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return dir
+	}
+	for dir != "/" {
+		var up unix.Stat_t
+		parent := filepath.Dir(dir)
+		if unix.Stat(parent, &up) != nil || up.Dev != st.Dev {
+			break
+		}
+		dir = parent
+	}
+	return dir
+}

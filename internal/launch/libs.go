@@ -43,6 +43,10 @@ type Libraries struct {
 	// Warning, when set, says why the libraries are not in the user's
 	// cache this time (the CLI prints it).
 	Warning string
+	// Note, when set, says which places for the cache were passed over and
+	// why (a noexec mount: the libraries could not be mapped executable
+	// there); the CLI prints it.
+	Note string
 }
 
 // Path returns the absolute path of one library, or an error saying how to
@@ -93,7 +97,15 @@ func EmbeddedLibraries() (*Libraries, error) {
 			unpacked, unpackErr = librariesOfCommand()
 			return
 		}
-		unpacked, unpackErr = unpack(payload, cacheRoot())
+		root, note, err := cacheRoot()
+		if err != nil {
+			unpackErr = err
+			return
+		}
+		unpacked, unpackErr = unpack(payload, root)
+		if unpacked != nil {
+			unpacked.Note = note
+		}
 		var ue *UnsafeCacheError
 		if errors.As(unpackErr, &ue) {
 			unpacked, unpackErr = unpackPrivate(payload)
@@ -119,6 +131,9 @@ func libDirLibraries(dir string) (*Libraries, error) {
 		return nil, fmt.Errorf("%s=%s: %w: another user could put their libraries there; point it at a directory only you (or root) can change, or take others' write permission from the directory named (chmod go-w)", LibDirEnv, dir, err)
 	}
 	defer d.Close()
+	if noexec, mnt := noexecAt(d.Path()); noexec {
+		return nil, fmt.Errorf("%s=%s: the directory is on a file system mounted noexec (%s): the app's processes could not map the libraries executable; point it at a directory on a file system mounted without noexec", LibDirEnv, dir, mnt)
+	}
 	return &Libraries{Dir: d.Path()}, nil
 }
 
@@ -168,20 +183,65 @@ func Cleanup() {
 // when set and local, else the temporary directory
 // (rocprof-go-<uid> in TMPDIR or /tmp). The checks are the same anywhere
 // (privateDir, verifyUnpacked).
-func cacheRoot() string {
+//
+// A place on a file system mounted noexec (/tmp on many clusters) is
+// passed over whatever else it is: the app's processes could not map the
+// libraries executable there, and the loader's error would look like the
+// app's. note says which were passed over; with none left, the error says
+// what to set.
+func cacheRoot() (root, note string, err error) {
+	var noexec []string
+	usable := func(dir string) bool {
+		if ne, mnt := noexecAt(dir); ne {
+			noexec = append(noexec, fmt.Sprintf("%s (on %s, mounted noexec)", dir, mnt))
+			return false
+		}
+		return true
+	}
+	pick := func(r string) (string, string, error) {
+		if len(noexec) > 0 {
+			note = fmt.Sprintf("the library cache is in %s: passed over %s, where the app's processes could not map the injected libraries executable",
+				r, strings.Join(noexec, ", "))
+		}
+		return r, note, nil
+	}
 	if d, err := os.UserCacheDir(); err == nil {
 		root := filepath.Join(d, "rocprof-go")
-		if _, shared := sharedFileSystemAt(root); !shared {
-			return root
+		if _, shared := sharedFileSystemAt(root); !shared && usable(root) {
+			return pick(root)
 		}
 	}
-	return nodeLocalCacheRoot()
+	candidates := nodeLocalCacheRoots()
+	for _, r := range candidates {
+		if _, shared := sharedFileSystemAt(r); !shared && usable(r) {
+			return pick(r)
+		}
+	}
+	// Only shared file systems left: the last one whatever it is on, as
+	// long as it is not noexec.
+	last := candidates[len(candidates)-1]
+	if ne, _ := noexecAt(last); !ne {
+		return pick(last)
+	}
+	return "", "", &NoExecCacheError{Passed: noexec}
 }
 
-// nodeLocalCacheRoot is the first of $XDG_RUNTIME_DIR/rocprof-go,
-// $TMPDIR/rocprof-go-<uid> and /tmp/rocprof-go-<uid> on a file system of
-// this node (the last one whatever it is on).
-func nodeLocalCacheRoot() string {
+// NoExecCacheError is a run with nowhere to unpack the injected libraries
+// but file systems mounted noexec.
+type NoExecCacheError struct {
+	Passed []string
+}
+
+func (e *NoExecCacheError) Error() string {
+	return fmt.Sprintf("the injected libraries cannot be unpacked where the app could run them: %s: every place for the library cache is on a file system mounted noexec; "+
+		"set XDG_CACHE_HOME to a directory on a file system mounted without noexec (the cache goes to $XDG_CACHE_HOME/rocprof-go), "+
+		"or %s to a directory holding rocprof-go's libraries (`rocprof-go libdir` prints where a run unpacked them)",
+		strings.Join(e.Passed, ", "), LibDirEnv)
+}
+
+// nodeLocalCacheRoots are $XDG_RUNTIME_DIR/rocprof-go (when set),
+// $TMPDIR/rocprof-go-<uid> and /tmp/rocprof-go-<uid>, in that order.
+func nodeLocalCacheRoots() []string {
 	perUser := fmt.Sprintf("rocprof-go-%d", os.Getuid())
 	var roots []string
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
@@ -189,13 +249,12 @@ func nodeLocalCacheRoot() string {
 			roots = append(roots, filepath.Join(d, "rocprof-go"))
 		}
 	}
-	roots = append(roots, filepath.Join(os.TempDir(), perUser))
-	for _, r := range roots {
-		if _, shared := sharedFileSystemAt(r); !shared {
-			return r
+	for _, r := range []string{filepath.Join(os.TempDir(), perUser), filepath.Join("/tmp", perUser)} {
+		if !slices.Contains(roots, r) {
+			roots = append(roots, r)
 		}
 	}
-	return filepath.Join("/tmp", perUser)
+	return roots
 }
 
 // payloadFiles lists the embedded libraries (everything but the README).
@@ -306,6 +365,10 @@ func unpackPrivate(fsys fs.FS) (*Libraries, error) {
 	}
 	var refused []string
 	for _, r := range privateRoots() {
+		if ne, mnt := noexecAt(r); ne {
+			refused = append(refused, fmt.Sprintf("%s is on %s, mounted noexec", r, mnt))
+			continue
+		}
 		root, err := securedir.Open(r)
 		if err != nil {
 			refused = append(refused, err.Error())

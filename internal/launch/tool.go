@@ -24,7 +24,11 @@ func EmbeddedTool(name string, gz []byte) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	tag := "tool-" + hex.EncodeToString(sum[:8])
-	rd, err := privateDir(cacheRoot())
+	root, _, err := cacheRoot() // a noexec place is passed over, as for the libraries
+	if err != nil {
+		return "", err
+	}
+	rd, err := privateDir(root)
 	if err != nil {
 		return "", err
 	}

@@ -83,6 +83,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if libs.Warning != "" {
 		fmt.Fprintln(progress, "rocprof-go: warning: "+libs.Warning)
 	}
+	if libs.Note != "" {
+		fmt.Fprintln(progress, "rocprof-go: note: "+libs.Note)
+	}
 	first := plan.Passes[0]
 	found, err := checkPlan(plan, environ)
 	if err != nil {
