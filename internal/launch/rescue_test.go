@@ -343,3 +343,36 @@ func TestRescueBesideAnotherUsersHiddenDirectory(t *testing.T) {
 		require.Contains(t, w, fmt.Sprintf("belongs to uid %d, not to you", uid))
 	}
 }
+
+// A rescue in one hidden directory of this user's whose run directory is
+// in another (the spool root and the rescue each made their own beside a
+// name another user holds) holds that run directory's spools: it is not
+// listed again as an orphan.
+func TestRescueHoldsItsRunDirectoryInAnotherHiddenDirectory(t *testing.T) {
+	out := t.TempDir()
+	own := UnconvertedDirOf(os.Geteuid())
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	runDir := filepath.Join(out, own+"-a", runDirPrefix+"x")
+	require.NoError(t, os.MkdirAll(filepath.Join(runDir, "pass_1"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(runDir, runOwnerFile), []byte(strconv.Itoa(dead.Process.Pid)), 0o600))
+	hdr, err := tracing.EncodeHeader(&tracing.ProcessInfo{PID: 4321, Hostname: "h"}, 1)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(runDir, "pass_1", "rpg-4321-1-0.spool"), hdr, 0o600))
+	rescue := filepath.Join(out, own+"-b", "rank0-h-1")
+	require.NoError(t, os.MkdirAll(filepath.Join(rescue, "pass_1"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(rescue, "pass_1", "rpg-4321-1-0.spool"), hdr, 0o600))
+	sd, err := securedir.Open(rescue)
+	require.NoError(t, err)
+	require.NoError(t, writeRescueManifest(sd, &UnconvertedManifest{State: RescueComplete, Rank: "0", Host: "h", PID: 1, RunDir: runDir}))
+	sd.Close()
+	for _, d := range []string{own + "-a", own + "-b"} {
+		require.NoError(t, os.Chmod(filepath.Join(out, d), 0o700))
+	}
+	rec, ok, err := FindUnconverted(out)
+	require.NoError(t, err)
+	require.True(t, ok)
+	defer rec.Close()
+	require.Len(t, rec.Found, 1, "%+v", rec.Found)
+	require.False(t, rec.Found[0].Orphan)
+}

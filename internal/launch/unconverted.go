@@ -108,6 +108,17 @@ type Recovery struct {
 	// Found, and are not converted.
 	Unread []string
 	held   []*os.File
+	// runs are the run directories seen, listed as orphans once every
+	// rescue is known (a rescue may be in another hidden directory than
+	// its run directory).
+	runs []runsIn
+}
+
+// runsIn are the run directories names in the hidden directory dir.
+type runsIn struct {
+	dir               *os.File
+	via, disp, outDir string
+	names             []string
 }
 
 // Close releases the directories the spools' paths go through.
@@ -270,9 +281,11 @@ func FindUnconverted(path string) (rec *Recovery, ok bool, err error) {
 	}
 	if isUnconvertedName(base) {
 		rec.top(dir, disp, filepath.Dir(disp))
+		rec.orphans()
 		return rec, true, nil
 	}
 	defer dir.Close()
+	defer rec.orphans()
 	for _, name := range namesOf(dir) {
 		if !isUnconvertedName(name) {
 			continue
@@ -335,7 +348,6 @@ func (rec *Recovery) top(dir *os.File, disp, outDir string) {
 	rec.held = append(rec.held, dir)
 	via := fdPath(dir)
 	var runs []string
-	var rescued []Unconverted
 	for _, name := range namesOf(dir) {
 		st, err := lstatAt(dir, name)
 		if err != nil {
@@ -364,14 +376,10 @@ func (rec *Recovery) top(dir *os.File, disp, outDir string) {
 			entry.Close() // created, killed before its manifest: nothing in it yet
 			continue
 		}
-		n := len(rec.Found)
 		rec.rescue(entry, via+"/"+name, p, disp, outDir)
 		entry.Close()
-		if len(rec.Found) > n {
-			rescued = append(rescued, rec.Found[n])
-		}
 	}
-	rec.orphans(dir, via, disp, outDir, runs, rescued)
+	rec.runs = append(rec.runs, runsIn{dir, via, disp, outDir, runs})
 }
 
 // rescue reads one rescue's directory entry (read through via) into Found,
@@ -426,21 +434,30 @@ func (rec *Recovery) rescue(entry *os.File, via, disp, top, outDir string) {
 	rec.Found = append(rec.Found, u)
 }
 
-// orphans lists the run directories (runs, names in dir, read through
-// via) whose rocprof-go is gone without removing them: SIGKILLed while its
-// app ran (before any rescue: the app's own spools are the only copy), or
-// kept when its outputs failed. A run directory a rescue already holds
-// (its manifest's run_dir) is not listed again: its spools are the
-// rescue's.
-func (rec *Recovery) orphans(dir *os.File, via, disp, outDir string, runs []string, rescued []Unconverted) {
+// orphans lists, after the rescues, the run directories seen whose
+// rocprof-go is gone without removing them: SIGKILLed while its app ran
+// (before any rescue: the app's own spools are the only copy), or kept
+// when its outputs failed. A run directory a rescue already holds (its
+// manifest's run_dir) is not listed again: its spools are the rescue's.
+func (rec *Recovery) orphans() {
 	inRescue := map[string]bool{}
-	for _, u := range rescued {
-		if isUnconvertedName(filepath.Base(filepath.Dir(u.Manifest.RunDir))) {
+	for _, u := range rec.Found {
+		if !u.Orphan && isUnconvertedName(filepath.Base(filepath.Dir(u.Manifest.RunDir))) {
 			inRescue[filepath.Base(u.Manifest.RunDir)] = true
 		}
 	}
+	for _, r := range rec.runs {
+		rec.orphansIn(r, inRescue)
+	}
+	rec.runs = nil
+}
+
+// orphansIn lists the orphans among the run directories of one hidden
+// directory.
+func (rec *Recovery) orphansIn(r runsIn, inRescue map[string]bool) {
+	dir, via, disp, outDir := r.dir, r.via, r.disp, r.outDir
 	host, _ := os.Hostname()
-	for _, name := range runs {
+	for _, name := range r.names {
 		if inRescue[name] {
 			continue
 		}
