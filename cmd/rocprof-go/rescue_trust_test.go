@@ -135,6 +135,12 @@ func TestConvertReadsNoOtherUsersRescue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
+	// summary neither reads them.
+	r = runCLI(t, nil, "summary", "-i", shared, "--format", "csv")
+	require.Contains(t, r.stderr, fmt.Sprintf("belongs to uid %d, not to you (uid 0): not read", uid))
+	require.Empty(t, recoveredLines(r.stderr), r.stderr)
+	require.NotContains(t, r.stdout, "KERNEL_DISPATCH", r.stdout)
+
 	outd := filepath.Join(base, "conv", "d")
 	r = runCLI(t, nil, "convert", "-i", shared, "-f", "csv", "-d", outd)
 	require.NotEqual(t, 0, r.code, "stderr: %s", r.stderr)
