@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/analysis/imbalance"
 	"github.com/rocprof-go/rocprof-go/internal/duckdb"
 	"github.com/rocprof-go/rocprof-go/internal/jobdir"
-	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/pkg/rocprof"
 )
 
@@ -79,17 +77,15 @@ ranks of each rank's total time, the slowest rank and the max/median ratio (docs
 				return err
 			}
 			if imb {
-				o := duckdb.Options{}
 				// The engine this binary embeds, unpacked into the library
-				// cache, unless ROCPROF_GO_DUCKDB names another.
-				if gz := duckdb.Embedded(); gz != nil && os.Getenv(duckdb.EnvVar) == "" {
-					engine, err := launch.EmbeddedTool(duckdb.Name, gz)
-					if err != nil {
-						return err
-					}
-					o.Engine = engine
+				// cache (or elsewhere when it is refused), unless
+				// ROCPROF_GO_DUCKDB names another.
+				engine, done, err := imbalanceEngine(cmd.ErrOrStderr())
+				if err != nil {
+					return err
 				}
-				t, err := imbalance.Build(cmd.Context(), args[0], o)
+				defer done()
+				t, err := imbalance.Build(cmd.Context(), args[0], duckdb.Options{Engine: engine})
 				if err != nil {
 					return err
 				}
