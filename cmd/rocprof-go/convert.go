@@ -122,10 +122,10 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 				// before their outputs were complete (.rocprof-go-unconverted-<uid>):
 				// their spools, said by rank. Only this user's are read.
 				rec, ok, err := launch.FindUnconverted(in)
-				defer rec.Close() // the spools' paths go through its descriptors
 				if err != nil {
 					return err
 				}
+				defer rec.Close() // the spools' paths go through its descriptors
 				if ok {
 					if len(rec.Found) == 0 {
 						return noRescueError(in, rec)
