@@ -169,10 +169,10 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			}
 			if !quiet {
 				for _, f := range res.CSV {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", f.Path, f.Records)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", launch.Printable(f.Path), f.Records)
 				}
 				for _, p := range res.Paths {
-					fmt.Fprintln(cmd.OutOrStdout(), p)
+					fmt.Fprintln(cmd.OutOrStdout(), launch.Printable(p)) // names may hold a spool's values (%rank%, %env{}%)
 				}
 			}
 			// Kept spools that lost records as they were recorded (a full

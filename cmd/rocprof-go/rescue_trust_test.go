@@ -247,10 +247,13 @@ func TestConvertRecoversTheRestBesideABadManifest(t *testing.T) {
 func TestConvertEscapesManifestStrings(t *testing.T) {
 	out := t.TempDir()
 	plantRescue(t, filepath.Join(out, ".rocprof-go-unconverted"), "rank0-h-1", launch.UnconvertedManifest{
-		Rank: "0\x1b[2J", Host: "h\x1b]0;pwned\x07", PID: 1, Reason: "\x1b[31mred", OutputDir: out, AppExitStatus: 1}, rescueInfo(t))
-	r := runCLI(t, nil, "convert", "-i", out, "-f", "csv", "-d", t.TempDir(), "-o", "rec")
+		Rank: "0\x1b[2J", Host: "h\x1b]0;pwned\x07", PID: 1, Reason: "\x1b[31mred", OutputDir: out, AppExitStatus: 1,
+		OutputFile: "r\x1b[2J"}, rescueInfo(t))
+	r := runCLI(t, nil, "convert", "-i", out, "-f", "csv", "json", "-d", t.TempDir())
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	require.NotContains(t, r.stderr, "\x1b")
+	require.NotContains(t, r.stdout, "\x1b", "the files' names (the manifest's prefix) are printed escaped")
+	require.Contains(t, r.stdout, `r\x1b[2J_kernel_trace.csv`)
 	require.NotContains(t, r.stderr, "\x07")
 	require.Contains(t, r.stderr, `recovered rank 0\x1b[2J (h\x1b]0;pwned\a, pid 1)`)
 	require.Contains(t, r.stderr, `(\x1b[31mred, from`)
