@@ -69,6 +69,21 @@ func TestAppThatCannotStartSaysSoOnce(t *testing.T) {
 	require.Equal(t, 127, m.ExitStatus)
 	require.Contains(t, m.Error, "librpgmissing.so: cannot open shared object file")
 
+	// A library without the symbol version the program was built with:
+	// the loader says so and the app exits 1; the same one message.
+	ver := t.TempDir()
+	lib = filepath.Join(ver, "librpgver.so")
+	src := "int rpg_ver(void) { return 0; }\n"
+	require.NoError(t, os.WriteFile(filepath.Join(ver, "v2.map"), []byte("RPG_2 { global: rpg_ver; local: *; };\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ver, "v1.map"), []byte("RPG_1 { global: rpg_ver; local: *; };\n"), 0o644))
+	ccProgram(t, ver, "librpgver.so", src, "-shared", "-fPIC", "-Wl,-soname,librpgver.so", "-Wl,--version-script="+filepath.Join(ver, "v2.map"))
+	verApp := ccProgram(t, ver, "needs-version", "int rpg_ver(void);\nint main(void) { return rpg_ver(); }\n", "-L"+ver, "-l:librpgver.so")
+	ccProgram(t, ver, "librpgver.so", src, "-shared", "-fPIC", "-Wl,-soname,librpgver.so", "-Wl,--version-script="+filepath.Join(ver, "v1.map"))
+	r = runCLI(t, []string{builtLibs(t), "LD_LIBRARY_PATH=" + ver}, "--virtual-gpu", "--hip-trace", "-d", t.TempDir(), "--", verApp)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "rocprof-go: error: the app could not start (exit status 1): "+verApp+": "+lib+": version `RPG_2' not found (required by "+verApp+")")
+	require.NotContains(t, r.stderr, "recorded nothing")
+
 	// The library back: the same program starts and is judged as any
 	// other (it made no GPU call: those notes are right then).
 	ccProgram(t, dir, "librpgmissing.so", "int rpg_missing(void) { return 127; }\n", "-shared", "-fPIC")

@@ -24,7 +24,8 @@ import (
 //     (PT_INTERP) names a file that does not exist, or the file is no
 //     program this system runs. execve would fail with a bare "no such
 //     file or directory" about a file that is there.
-//   - After the run (diagnoseStart): the app exited with status 127, its
+//   - After the run (diagnoseStart): the app failed (status 127 when a
+//     library is missing, 1 when one lacks a symbol version), its
 //     process created no spool (the preload library records nothing before
 //     the app's first traced call, and the loader never got that far), and
 //     the dynamic loader, asked again to load the program in the app's own
@@ -33,8 +34,8 @@ import (
 //     what the app printed on its stderr, which rocprof-go does not capture
 //     (the app's streams are the user's); asking the loader again is exact
 //     and costs one short process only in this case. A program that ran and
-//     exited 127 by itself passes the check, and its run is judged as any
-//     other.
+//     failed by itself (exit 127 or any other status) passes the check, and
+//     its run is judged as any other.
 
 // StartFailure is an app whose dynamic loader could not start it: nothing
 // was recorded, and an empty domain says nothing about the app.
@@ -50,7 +51,7 @@ type StartFailure struct {
 
 func (e *StartFailure) Error() string {
 	return fmt.Sprintf("the app could not start (exit status %d): %s; nothing was recorded: "+
-		"install what is missing, or add its directory to LD_LIBRARY_PATH (ldd %s lists what the program needs)",
+		"install what is missing (or the version the program was built with), or add its directory to LD_LIBRARY_PATH (ldd %s lists what the program needs)",
 		e.ExitStatus, e.Loader, e.Program)
 }
 
@@ -63,7 +64,7 @@ const loaderOutputMax = 64 << 10
 // diagnoseStart returns the app's start failure when its pass ended as one
 // whose dynamic loader failed (see above), else nil.
 func diagnoseStart(argv []string, proc *ProcessResult, spoolDir string, env []string, dir string) *StartFailure {
-	if proc == nil || proc.ExitStatus != ExitNotFound || proc.Signal != 0 || proc.TimedOut || len(argv) == 0 {
+	if proc == nil || proc.ExitStatus == 0 || proc.Signal != 0 || proc.TimedOut || len(argv) == 0 {
 		return nil
 	}
 	if hasSpoolOf(spoolDir, proc.Pid) {
@@ -136,10 +137,10 @@ func loaderFailure(path string, env []string, dir string) string {
 	cmd.Env, cmd.Dir = env, dir
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err == nil || !errors.As(err, &ee) || ctx.Err() != nil {
-		return "" // it loads now, or the loader could not be asked
+	// Its status is not the verdict: a missing library fails it, a
+	// missing symbol version is printed and listed with status 0.
+	if err := cmd.Run(); ctx.Err() != nil || (err != nil && !isExitError(err)) {
+		return "" // the loader could not be asked
 	}
 	var lines []string
 	for _, l := range strings.Split(out.String(), "\n") {
@@ -150,6 +151,11 @@ func loaderFailure(path string, env []string, dir string) string {
 		}
 	}
 	return strings.Join(lines, "; ")
+}
+
+func isExitError(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee)
 }
 
 // limitedBuffer keeps the first loaderOutputMax bytes written to it.
