@@ -135,6 +135,37 @@ func TestPCSamplingHostTrapSamples(t *testing.T) {
 	}
 }
 
+// Host trap's intervals go up to 2^64-1 us (the configuration the driver
+// reports, docs/pc-sampling.md, and what --pc-sampling-interval accepts):
+// an interval longer than a dispatch samples nothing. Issue 41: the model
+// multiplied the interval by 1,000 in 64 bits, so 2^61 us became 0 ns and
+// the virtual GPU divided by zero (the app died of SIGFPE), and 2^64-1
+// wrapped to a few microseconds' worth of samples in reach.
+func TestPCSamplingHostTrapLongestIntervals(t *testing.T) {
+	for _, rt := range runtimes(t) {
+		rt := rt
+		if rt.Name == rocmmatrix.HostName || rt.Name == "6.1" {
+			continue
+		}
+		t.Run(rt.Name, func(t *testing.T) {
+			co := filepath.Join(rt.Apps, "module_kernels.co")
+			env := []string{"ROCPROF_VGPU_ARCH=gfx90a", "ROCPROF_VGPU_KERNEL_SCALE=module_fill=20"}
+			bin := filepath.Join(rt.Apps, "hsa_pcs")
+			for _, iv := range []string{"2305843009213693952", "18446744073709551615", "40"} {
+				r := runOn(t, rt, 2*time.Minute, env, bin, "samples", co, iv, "2", "256")
+				require.Equalf(t, 0, r.code, "interval %s\nstdout: %s\nstderr: %s", iv, r.stdout, r.stderr)
+				out := keyValues(r.stdout)
+				want := "0,0" // no dispatch lasts that long
+				if iv == "40" {
+					want = "4,4" // 40,640 ns: one instant of 4 waves
+				}
+				require.Equal(t, want, out["per_dispatch"], "interval %s: %s", iv, r.stdout)
+				require.Equal(t, "0", out["lost"], r.stdout)
+			}
+		})
+	}
+}
+
 // Stochastic samples through ROCR 6.4 and 7.2 on the virtual MI300X
 // (hsa_pcs samples ... stochastic): the model of docs/pc-sampling.md turns
 // the dispatch's modelled duration into shader-clock cycles at 2,100 MHz

@@ -406,6 +406,9 @@ void vgpu_pcs_dispatch(unsigned gpu, uint32_t queue_id, uint64_t ring_packets, u
   uint64_t cap = (uint64_t)a->cu * g.simds * a->waves_per_simd;
   struct pcs_sample s;
   if (!stochastic) {
+    /* Intervals go up to 2^64-1 us: one longer than the dispatch samples
+     * nothing (and interval * 1000 would wrap, to 0 for 2^61). */
+    if (p->current.interval > d->duration_ns / 1000) return;
     uint64_t interval_ns = p->current.interval * 1000;
     uint64_t n = d->duration_ns / interval_ns;
     uint64_t resident = d->waves < cap ? d->waves : cap;
