@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
 )
 
@@ -126,4 +129,36 @@ func TestUnreadableSpoolIsReported(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	require.Len(t, m.Skipped, 1)
 	require.Contains(t, m.Skipped[0], "rpg-99999-1-0.spool")
+}
+
+// A spool root without fallocate (bindfs over a tmpfs with room): every
+// runtime of the matrix records through the recorder's reserve-by-writing
+// path, its HSA-side records (kernels, from the shim) and HIP calls alike,
+// and the run keeps every record.
+func TestSpoolWithoutFallocateOnEveryRuntime(t *testing.T) {
+	cli := shippedBinary(t)
+	root := testsys.Bindfs(t, testsys.SmallTmpfs(t, "256m"))
+	probe := filepath.Join(root, "probe")
+	f, err := os.Create(probe)
+	require.NoError(t, err)
+	require.ErrorIs(t, syscall.Fallocate(int(f.Fd()), 0, 0, 4096), syscall.EOPNOTSUPP, "the spool root has no fallocate")
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Remove(probe))
+	onRuntimes(t, nil, func(t *testing.T, rt rocmmatrix.Runtime, cache string) {
+		out := t.TempDir()
+		stderr, code := shippedOnRuntime(t, rt, cli, cache, 5*time.Minute, []string{"ROCPROF_GO_SPOOL_ROOT=" + root},
+			"--virtual-gpu", "--kernel-trace", "--hip-runtime-trace", "-f", "csv", "-d", out, "-o", "run", "--",
+			filepath.Join(rt.Apps, "multistream"), "2", "3")
+		require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
+		names, _ := kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
+		require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"], "ROCm %s: %v", rt.Name, names)
+		require.Equal(t, 6, names["scale(float*, float, int)"], "ROCm %s: %v", rt.Name, names)
+		require.Greater(t, csvRows(t, filepath.Join(out, "run_hip_api_trace.csv")), 12, "ROCm %s", rt.Name)
+		raw, err := os.ReadFile(filepath.Join(out, "run.json"))
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), `"lost_records"`, "ROCm %s", rt.Name)
+		entries, err := os.ReadDir(root)
+		require.NoError(t, err)
+		require.Empty(t, entries, "ROCm %s: the run's spool directory is removed", rt.Name)
+	})
 }
