@@ -128,7 +128,7 @@ func elfInterpreter(path string) string {
 // "" when the program loads, or when its loader cannot be asked.
 func loaderFailure(path string, env []string, dir string) string {
 	interp := elfInterpreter(path)
-	if interp == "" {
+	if !listsLibraries(interp) {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), loaderCheckTimeout)
@@ -151,6 +151,15 @@ func loaderFailure(path string, env []string, dir string) string {
 		}
 	}
 	return strings.Join(lines, "; ")
+}
+
+// listsLibraries reports whether interp is a dynamic loader known to take
+// --list (glibc's, musl's): another program named as a program's
+// interpreter could run the app again instead.
+func listsLibraries(interp string) bool {
+	b := filepath.Base(interp)
+	return strings.HasPrefix(b, "ld-linux") || strings.HasPrefix(b, "ld64.so") || strings.HasPrefix(b, "ld.so") ||
+		strings.HasPrefix(b, "ld-musl-")
 }
 
 func isExitError(err error) bool {
