@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 func main() {
@@ -18,6 +19,14 @@ func main() {
 	// signal is reset to its default for the app at exec).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := execute(os.Args[1:])
+	// A spool cut short while it was read (tracing's fault guard) lost
+	// records to every output made from it: the command fails, naming it.
+	for _, t := range tracing.TornSpools() {
+		fmt.Fprintln(os.Stderr, "rocprof-go: error: "+launch.Printable(t.Error()))
+		if code == 0 {
+			code = 1
+		}
+	}
 	launch.Cleanup()
 	if model.StdoutLost() {
 		fmt.Fprintln(os.Stderr, "rocprof-go: note: standard output was closed (broken pipe): the summary tables printed there after that were dropped; the rest of the run (its output files, run.json) went on")

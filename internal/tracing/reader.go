@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 )
 
@@ -37,6 +38,8 @@ type Reader struct {
 	unmap   bool
 
 	released uint64 // chunks below this were dropped from the page tables
+	guard    int    // the fault guard's slot for the mapping (-1: none)
+	size     int64  // the file's size when mapped
 
 	chunk uint64   // current chunk index
 	off   int      // offset of the next record inside the chunk; 0 = chunk not entered
@@ -82,12 +85,16 @@ func Open(path string) (*Reader, error) {
 	}
 	r.unmap = true
 	r.info.Path = path
+	r.size = st.Size()
+	// A file cut short while mapped would fault: the guard turns the
+	// missing part into zeros (no records) and says so (Close, TornSpools).
+	r.guard = watchMapping(data)
 	return r, nil
 }
 
 // NewReader reads a spool held in memory.
 func NewReader(data []byte) (*Reader, error) {
-	r := &Reader{data: data}
+	r := &Reader{data: data, guard: -1}
 	if len(data) < ChunkSize {
 		return nil, fmt.Errorf("%d bytes, shorter than a spool's header: %w", len(data), ErrNotSpool)
 	}
@@ -102,15 +109,64 @@ func NewReader(data []byte) (*Reader, error) {
 	return r, nil
 }
 
-// Close releases the spool's memory; records decoded from it become invalid.
+// Close releases the spool's memory; records decoded from it become
+// invalid. A spool whose file was cut short while it was read returns a
+// *TornSpoolError (and is listed by TornSpools).
 func (r *Reader) Close() error {
 	if r.unmap && r.data != nil {
+		at := unwatchMapping(r.guard)
+		r.guard = -1
 		err := syscall.Munmap(r.data)
 		r.data = nil
+		if at >= 0 {
+			return noteTorn(r.info.Path, at, r.size)
+		}
 		return err
 	}
 	r.data = nil
 	return nil
+}
+
+// TornSpoolError is a spool whose file was cut short (truncated, by its
+// owner or by whoever else could write it) while it was read: what lay
+// past At could not be read, and its records are lost to every output
+// made from it.
+type TornSpoolError struct {
+	Path     string
+	At, Size int64
+}
+
+func (e *TornSpoolError) Error() string {
+	return fmt.Sprintf("spool %s was cut short (truncated by its owner or another process) while it was read: "+
+		"its records from byte %d on (of %d) are lost and the outputs made from it are incomplete; convert an intact copy of it again", e.Path, e.At, e.Size)
+}
+
+var (
+	tornMu sync.Mutex
+	torn   []*TornSpoolError
+)
+
+// noteTorn records a torn spool once (the lowest offset seen).
+func noteTorn(path string, at, size int64) *TornSpoolError {
+	tornMu.Lock()
+	defer tornMu.Unlock()
+	for _, t := range torn {
+		if t.Path == path {
+			t.At = min(t.At, at)
+			return t
+		}
+	}
+	t := &TornSpoolError{Path: path, At: at, Size: size}
+	torn = append(torn, t)
+	return t
+}
+
+// TornSpools lists the spools this process found cut short while it read
+// them: the command that read them must fail, naming them.
+func TornSpools() []*TornSpoolError {
+	tornMu.Lock()
+	defer tornMu.Unlock()
+	return append([]*TornSpoolError(nil), torn...)
 }
 
 // Process returns the header's process description.
@@ -223,6 +279,9 @@ func (r *Reader) Next() bool {
 		return true
 	}
 	r.rec, r.kind = nil, 0
+	if at := tornAt(r.guard); at >= 0 {
+		noteTorn(r.info.Path, at, r.size)
+	}
 	return false
 }
 

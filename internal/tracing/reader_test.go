@@ -549,3 +549,53 @@ func TestKernelSymbolEntryOffset(t *testing.T) {
 		require.Equal(t, off, r.KernelSymbol().EntryOffset)
 	}
 }
+
+// A spool cut short while it is read (its owner, or whoever else could
+// write it, truncated the file) does not crash the reader: the part past
+// the new end reads as no records, Close says the spool is torn and where,
+// and TornSpools lists it for the command to fail. Before, the first
+// access past the end was a SIGBUS, a fatal error of the Go runtime.
+func TestReaderSurvivesASpoolCutShort(t *testing.T) {
+	dir := t.TempDir()
+	b := spooltest.New(testProcess)
+	const total = 20000
+	for i := range total {
+		b.Add(tracing.KernelDispatch{AgentNode: 1, TID: 11, QueueID: 1, DispatchID: uint64(i + 1), KernelID: 5,
+			CorrelationID: uint64(i + 1), Start: uint64(1000 + 10*i), End: uint64(1005 + 10*i)})
+	}
+	path, err := b.WriteFile(dir)
+	require.NoError(t, err)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Greater(t, st.Size(), int64(8*tracing.ChunkSize), "the spool spans several chunks")
+
+	r, err := tracing.Open(path)
+	require.NoError(t, err)
+	n := 0
+	for r.Next() {
+		n++
+		if n == 10 {
+			require.NoError(t, os.Truncate(path, 2*tracing.ChunkSize))
+		}
+	}
+	require.Less(t, n, total)
+	require.Greater(t, n, 10)
+	err = r.Close()
+	var torn *tracing.TornSpoolError
+	require.ErrorAs(t, err, &torn)
+	require.Equal(t, path, torn.Path)
+	require.Equal(t, int64(2*tracing.ChunkSize), torn.At)
+	require.Equal(t, st.Size(), torn.Size)
+	require.Contains(t, err.Error(), "was cut short (truncated by its owner or another process) while it was read")
+	require.Contains(t, tracing.TornSpools(), torn)
+
+	// An intact spool closes without error.
+	other := t.TempDir()
+	p2, err := spooltest.New(testProcess).WriteFile(other)
+	require.NoError(t, err)
+	r, err = tracing.Open(p2)
+	require.NoError(t, err)
+	for r.Next() {
+	}
+	require.NoError(t, r.Close())
+}
