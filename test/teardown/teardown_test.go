@@ -223,11 +223,31 @@ func TestTeardownLosesNoRecord(t *testing.T) {
 // system, the app killed with it) leaves its run directory in
 // OUTDIR/.rocprof-go-unconverted-<uid> with no rescue manifest; `convert -i
 // OUTDIR` finds it, names the rank from the spools, and converts exactly
-// the records that `convert -i <run directory>` does.
+// the records that `convert -i <run directory>` does. Also when the output
+// directory is shared and another user made both the hidden directory of
+// older versions and this user's own per-user name first: the spools go to
+// a directory of this user's beside them (before, the run fell back to
+// /dev/shm and not one record was in the output directory).
 func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
+	t.Run("own output directory", func(t *testing.T) { killedWhileAppRuns(t, t.TempDir()) })
+	t.Run("beside another user's hidden directories", func(t *testing.T) {
+		uid, gid := testsys.SecondUser(t)
+		base := t.TempDir()
+		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+		require.NoError(t, os.Chmod(base, 0o755))
+		dir := filepath.Join(base, "shared")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		require.NoError(t, os.Chmod(dir, os.ModeSticky|0o777))
+		for _, name := range []string{".rocprof-go-unconverted", launch.UnconvertedDirOf(os.Geteuid())} {
+			testsys.AsUser(t, uid, gid, nil, "mkdir", "-m", "0777", filepath.Join(dir, name))
+		}
+		killedWhileAppRuns(t, dir)
+	})
+}
+
+func killedWhileAppRuns(t *testing.T, dir string) {
 	cli := testsys.Artifact(t, "rocprof-go")
 	app := testsys.Artifact(t, filepath.Join("testdata", "teardown_calls"))
-	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The rank as Open MPI's mpirun gives it (one rank: no mpirun needed).
@@ -244,7 +264,7 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	appPid := 0
 	for deadline := time.Now().Add(time.Minute); appPid == 0; time.Sleep(2 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the app did not start; stderr:\n%s", errb.String())
-		spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+		spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid())+"*", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
 		for _, p := range descendants(cmd.Process.Pid) {
 			if comm(p) == "teardown_calls" && running(p) && len(spools) > 0 {
 				appPid = p
@@ -263,9 +283,9 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); running(appPid); time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the app outlived its rocprof-go")
 	}
-	runs, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*"))
+	runs, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid())+"*", "rocprof-go-run-*"))
 	require.Len(t, runs, 1, "the killed run's directory")
-	manifests, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "*", "manifest.json"))
+	manifests, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid())+"*", "*", "manifest.json"))
 	require.Empty(t, manifests, "no rescue: the app was still running")
 
 	convertCSV := func(in, out string) (string, error) {
@@ -302,7 +322,7 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 // run directories under dir's .rocprof-go-unconverted-<uid> (read while the app
 // still writes them).
 func hipCallsIn(t *testing.T, dir string) int {
-	spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid()), "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
+	spools, _ := filepath.Glob(filepath.Join(dir, launch.UnconvertedDirOf(os.Geteuid())+"*", "rocprof-go-run-*", "pass_1", "rpg-*.spool"))
 	n := 0
 	for _, p := range spools {
 		r, err := tracing.Open(p)
