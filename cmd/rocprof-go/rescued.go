@@ -166,6 +166,9 @@ func warnRescues(w io.Writer, rec *launch.Recovery) {
 // of this user's that could be read.
 func noRescueError(in string, rec *launch.Recovery) error {
 	why := append(slices.Clone(rec.Warnings), rec.Unread...)
+	if len(why) == 0 {
+		return fmt.Errorf("%s holds no rescue: nothing converted", launch.Printable(in))
+	}
 	return fmt.Errorf("%s holds no rescue of yours that can be read (%s): nothing converted", launch.Printable(in), strings.Join(why, "; "))
 }
 

@@ -376,3 +376,15 @@ func TestRescueHoldsItsRunDirectoryInAnotherHiddenDirectory(t *testing.T) {
 	require.Len(t, rec.Found, 1, "%+v", rec.Found)
 	require.False(t, rec.Found[0].Orphan)
 }
+
+// An empty hidden directory (a run killed before it put anything there)
+// is no rescue: the directory is read as any other input.
+func TestFindUnconvertedEmptyHiddenDirectory(t *testing.T) {
+	out := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(out, UnconvertedDirOf(os.Geteuid())), 0o700))
+	rec, ok, err := FindUnconverted(out)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Empty(t, rec.Found)
+	rec.Close()
+}

@@ -316,7 +316,9 @@ func FindUnconverted(path string) (rec *Recovery, ok bool, err error) {
 		}
 		rec.top(top, p, disp)
 	}
-	return rec, ok, nil
+	// An empty hidden directory of this user's (a run killed before it
+	// put anything there) is no rescue.
+	return rec, ok && len(rec.Found)+len(rec.Warnings)+len(rec.Unread) > 0, nil
 }
 
 // mine checks that the open directory dir (at disp) is this user's and
