@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func TestFullSpoolFileSystemIsReportedExactly(t *testing.T) {
 			require.Contains(t, r.stderr, "rocprof-go: error: records were not kept:")
 			require.Regexp(t, `pid \d+: \d+ dropped by the recorder \(its spool could not grow: no space left on device \(errno 28\)\)`, r.stderr)
 			require.Contains(t, r.stderr, "ROCPROF_GO_SPOOL_ROOT=DIR")
+			require.Equal(t, fs.name != "tmpfs", strings.Contains(r.stderr, "cannot reserve space (it has no fallocate"), "the note on a file system without fallocate, only there")
 			kept := csvRows(t, filepath.Join(out, "run_hip_api_trace.csv"))
 			raw, err := os.ReadFile(filepath.Join(out, "run.json"))
 			require.NoError(t, err)
@@ -150,6 +152,7 @@ func TestSpoolWithoutFallocateOnEveryRuntime(t *testing.T) {
 			"--virtual-gpu", "--kernel-trace", "--hip-runtime-trace", "-f", "csv", "-d", out, "-o", "run", "--",
 			filepath.Join(rt.Apps, "multistream"), "2", "3")
 		require.Equal(t, 0, code, "ROCm %s: %s", rt.Name, stderr)
+		require.Regexp(t, `rocprof-go: note: the spool file system of `+root+`/rocprof-go-run-\S+ cannot reserve space \(it has no fallocate: FUSE or NFS\): each 4 MiB of a spool is reserved by writing it, which slows the recording; spools on a local tmpfs are faster \(ROCPROF_GO_SPOOL_ROOT=DIR\)`, stderr)
 		names, _ := kernelNames(t, filepath.Join(out, "run_kernel_trace.csv"))
 		require.Equal(t, 6, names["vadd(float const*, float const*, float*, int)"], "ROCm %s: %v", rt.Name, names)
 		require.Equal(t, 6, names["scale(float*, float, int)"], "ROCm %s: %v", rt.Name, names)

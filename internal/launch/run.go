@@ -418,6 +418,7 @@ func (r *Runner) Begin(plan *options.Plan) (_ *Run, err error) {
 		}
 	}
 	r.Guard.setRunDir(runDir)
+	noteSpoolReservation(r.Stderr, runDir)
 	// Who owns it (pid and start time): a later run tells a directory
 	// whose rocprof-go was killed from one still in use.
 	_ = runDir.WriteFile(runOwnerFile, []byte(thisRunOwner()), 0o600)
