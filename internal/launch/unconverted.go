@@ -285,7 +285,6 @@ func FindUnconverted(path string) (rec *Recovery, ok bool, err error) {
 		return rec, true, nil
 	}
 	defer dir.Close()
-	defer rec.orphans()
 	for _, name := range namesOf(dir) {
 		if !isUnconvertedName(name) {
 			continue
@@ -316,6 +315,9 @@ func FindUnconverted(path string) (rec *Recovery, ok bool, err error) {
 		}
 		rec.top(top, p, disp)
 	}
+	// The orphans before the verdict: a hidden directory holding only an
+	// orphaned run directory holds a rescue.
+	rec.orphans()
 	// An empty hidden directory of this user's (a run killed before it
 	// put anything there) is no rescue.
 	return rec, ok && len(rec.Found)+len(rec.Warnings)+len(rec.Unread) > 0, nil
