@@ -387,4 +387,20 @@ func TestFindUnconvertedEmptyHiddenDirectory(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, rec.Found)
 	rec.Close()
+
+	// One holding only an orphaned run directory holds a rescue.
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	d := filepath.Join(out, UnconvertedDirOf(os.Geteuid()), runDirPrefix+"x")
+	require.NoError(t, os.MkdirAll(filepath.Join(d, "pass_1"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(d, runOwnerFile), []byte(strconv.Itoa(dead.Process.Pid)), 0o600))
+	hdr, err := tracing.EncodeHeader(&tracing.ProcessInfo{PID: 4321, Hostname: "h"}, 1)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(d, "pass_1", "rpg-4321-1-0.spool"), hdr, 0o600))
+	rec, ok, err = FindUnconverted(out)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, rec.Found, 1)
+	require.True(t, rec.Found[0].Orphan)
+	rec.Close()
 }
