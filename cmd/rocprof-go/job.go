@@ -145,6 +145,8 @@ func printJob(w io.Writer, j *rocprof.Job) error {
 	fmt.Fprintf(w, "%s: %d ranks%s on %d hosts, %d failed", name, len(j.Ranks), of, len(hosts), failed)
 	if len(j.Missing) > 0 {
 		fmt.Fprintf(w, ", %d missing (rank %s)", len(j.Missing), jobdir.Ranges(j.Missing))
+	} else if !j.SharedDir && j.Size > len(j.Ranks) {
+		fmt.Fprint(w, " (the job's other ranks wrote into their own output directories)")
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

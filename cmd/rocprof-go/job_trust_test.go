@@ -69,10 +69,16 @@ func TestJobImbalanceInADirectoryNamedLikeAPattern(t *testing.T) {
 // listed), each naming its rank's database as jobgen writes it.
 func writeRanks(t *testing.T, dir string, size string, ranks ...string) {
 	t.Helper()
+	writeRanksShared(t, dir, size, true, ranks...)
+}
+
+// writeRanksShared is writeRanks saying whether the ranks share dir.
+func writeRanksShared(t *testing.T, dir string, size string, shared bool, ranks ...string) {
+	t.Helper()
 	for _, r := range ranks {
 		m := &pipeline.Manifest{Version: pipeline.Version, PID: 100, Host: "node0",
 			Started: time.Now(), Finished: time.Now(),
-			Rank:  &pipeline.ManifestRank{Launcher: "Open MPI", Job: "PMIX_NAMESPACE=jobgen", Rank: r, Size: size},
+			Rank:  &pipeline.ManifestRank{Launcher: "Open MPI", Job: "PMIX_NAMESPACE=jobgen", Rank: r, Size: size, SharedDir: &shared},
 			Files: []pipeline.ManifestFile{{Path: r + "_results.db", Format: "rocpd", Domain: "kernel_dispatch", Records: 8}}}
 		require.NoError(t, pipeline.WriteManifest(dir, m))
 	}
@@ -103,6 +109,17 @@ func TestJobWithAMissingRankIsIncomplete(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stderr, "1 of the job's 2 ranks left no manifest (rank 1)")
 	r = runCLI(t, nil, "summary", "--allow-incomplete", "-i", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// A rank of a job whose -d depends on the rank ('prof/%rank%') is
+	// alone in its directory by design: nothing is missing there.
+	own := t.TempDir()
+	require.NoError(t, jobgen.Write(own, jobgen.Job{Ranks: 1, Dispatches: 4, Kernels: 1, SlowRank: -1, ROCpd: true}))
+	writeRanksShared(t, own, "2", false, "0")
+	r = runCLI(t, nil, "job", own)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "1 ranks of 2 on 1 hosts, 0 failed (the job's other ranks wrote into their own output directories)")
+	r = runCLI(t, nil, "summary", "-i", own)
 	require.Equal(t, 0, r.code, r.stderr)
 
 	writeRanks(t, dir, "2", "1")

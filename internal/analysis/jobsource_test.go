@@ -44,7 +44,7 @@ func TestResolveNamesAJobsMissingRanks(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
 	}
 	rank := func(r, size string) string {
-		return `{"rank":{"job":"J","rank":"` + r + `","size":"` + size + `"},"files":[{"path":"r` + r + `.db","format":"rocpd"}]}`
+		return `{"rank":{"job":"J","rank":"` + r + `","size":"` + size + `","shared_directory":true},"files":[{"path":"r` + r + `.db","format":"rocpd"}]}`
 	}
 	write(jobdir.Path(dir, "J", "0"), rank("0", "4"))
 	write(jobdir.Path(dir, "J", "2"), rank("2", "4"))
@@ -55,6 +55,14 @@ func TestResolveNamesAJobsMissingRanks(t *testing.T) {
 	var inc *IncompleteError
 	require.ErrorAs(t, src.CheckComplete(false), &inc)
 	require.NoError(t, src.CheckComplete(true))
+
+	// Ranks that each wrote into a directory of their own (-d 'prof/%rank%'):
+	// none is missing here.
+	own := t.TempDir()
+	write(jobdir.Path(own, "J", "0"), `{"rank":{"job":"J","rank":"0","size":"4","shared_directory":false},"files":[{"path":"r0.db","format":"rocpd"}]}`)
+	src, err = Resolve(own)
+	require.NoError(t, err)
+	require.Empty(t, src.Problems)
 
 	write(jobdir.Path(dir, "J", "1"), rank("1", "4"))
 	write(jobdir.Path(dir, "J", "3"), rank("3", "4"))

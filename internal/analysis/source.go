@@ -87,6 +87,8 @@ type runManifest struct {
 		Job  string `json:"job"`
 		Rank string `json:"rank"`
 		Size string `json:"size"`
+		// SharedDir: every rank writes here (pipeline.ManifestRank's).
+		SharedDir *bool `json:"shared_directory"`
 	} `json:"rank"`
 }
 
@@ -145,6 +147,7 @@ func resolveJob(src *Source, dir string, found jobdir.Found) (*Source, error) {
 	var runs []*runManifest
 	size := 0
 	var ranks []string
+	shared := true // every rank writes here: only then is one missing
 	for _, f := range found.Manifests {
 		m, err := parseRunManifest(f.Path, f.Data)
 		if err != nil {
@@ -156,12 +159,13 @@ func resolveJob(src *Source, dir string, found jobdir.Found) (*Source, error) {
 			if n, err := strconv.Atoi(m.Rank.Size); err == nil && n > size {
 				size = n
 			}
+			shared = shared && m.Rank.SharedDir != nil && *m.Rank.SharedDir
 		}
 	}
 	for _, why := range found.Refused {
 		src.Problems = append(src.Problems, "a rank's manifest was refused: "+why)
 	}
-	if size > 0 {
+	if size > 0 && shared {
 		if miss := jobdir.Missing(strconv.Itoa(size), ranks); len(miss) > 0 {
 			src.Problems = append(src.Problems, fmt.Sprintf("%d of the job's %d ranks left no manifest (rank %s): their rocprof-go was killed or failed before writing it, or wrote elsewhere",
 				len(miss), size, jobdir.Ranges(miss)))

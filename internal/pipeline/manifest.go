@@ -15,6 +15,8 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
 	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
+	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/placeholder"
 )
 
 // ManifestName is the manifest's file name at the top of the output directory.
@@ -88,6 +90,40 @@ type ManifestRank struct {
 	Rank         string `json:"rank"`
 	Size         string `json:"size,omitempty"`
 	RankVariable string `json:"rank_variable,omitempty"`
+	// SharedDir says whether every rank of the job writes its manifest
+	// beside this one: the output directory (-d) does not depend on the
+	// rank, host, pid or environment. Only then do the ranks below the
+	// job's size with no manifest here count as missing (Job.Missing);
+	// with -d 'prof/%rank%' each directory holds one rank by design. Nil
+	// in manifests of versions that did not say.
+	SharedDir *bool `json:"shared_directory,omitempty"`
+}
+
+// ranksShareDir reports whether the other ranks of a job write into top
+// too: the fixed part of the output directory template (topDir) comes out
+// the same for a process with another pid, host and environment (every
+// variable changed, the launcher's rank among them). A -d that names
+// any of these is taken as one directory per rank.
+func ranksShareDir(cfg *options.Config, top string) bool {
+	if cfg.OutputDirectory == "" {
+		return true
+	}
+	p := placeholder.Current()
+	other := p
+	other.Pid, other.Ppid, other.Pgid, other.Sid = p.Pid+7919, p.Ppid+7919, p.Pgid+7919, p.Sid+7919
+	other.Hostname = p.Hostname + "-another"
+	other.LookupEnv = func(k string) (string, bool) {
+		v, ok := os.LookupEnv(k)
+		if ok {
+			v += "1"
+		}
+		return v, ok
+	}
+	part, cut := placeholder.RunPart(cfg.OutputDirectory, other)
+	if cut {
+		part = filepath.Dir(part + "x")
+	}
+	return filepath.Clean(part) == top
 }
 
 // ManifestAgent is one GPU the run used (as known before the app started).
@@ -180,6 +216,9 @@ type Job struct {
 	// the whole job's.
 	Size    int   `json:"size,omitempty"`
 	Missing []int `json:"missing_ranks,omitempty"`
+	// SharedDir: every rank wrote into this directory (ManifestRank's):
+	// only then is a rank with no manifest here missing.
+	SharedDir bool `json:"shared_directory,omitempty"`
 	// Refused says which files named like a rank's manifest were not read
 	// and why (a link, another user's file, too big: jobdir).
 	Refused []string `json:"refused,omitempty"`
@@ -198,6 +237,7 @@ func LoadJob(dir string) (*Job, error) {
 	}
 	j := &Job{Refused: found.Refused}
 	var ranks []string
+	shared := true
 	for _, f := range found.Manifests {
 		var m Manifest
 		if err := json.Unmarshal(f.Data, &m); err != nil {
@@ -209,9 +249,11 @@ func LoadJob(dir string) (*Job, error) {
 			if n, err := strconv.Atoi(m.Rank.Size); err == nil && n > j.Size {
 				j.Size = n
 			}
+			shared = shared && m.Rank.SharedDir != nil && *m.Rank.SharedDir
 		}
 	}
-	if j.Size > 0 {
+	j.SharedDir = shared
+	if j.Size > 0 && shared {
 		j.Missing = jobdir.Missing(strconv.Itoa(j.Size), ranks)
 	}
 	sort.SliceStable(j.Ranks, func(a, b int) bool {

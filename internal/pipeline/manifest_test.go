@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/options"
 )
 
 func manifestAt(pid int, started, finished time.Time, files ...string) *Manifest {
@@ -105,10 +107,11 @@ func TestRankManifestsTakeNoLock(t *testing.T) {
 	defer d.Close()
 	require.NoError(t, syscall.Flock(int(d.Fd()), syscall.LOCK_EX))
 	t0 := time.Now()
+	shared := true
 	for _, r := range []string{"10", "2", "0"} {
 		m := manifestAt(100, t0, t0, "r"+r+"_results.db")
 		m.Host = "node" + r
-		m.Rank = &ManifestRank{Launcher: "Open MPI", Job: "PMIX_NAMESPACE=j", Rank: r, Size: "11"}
+		m.Rank = &ManifestRank{Launcher: "Open MPI", Job: "PMIX_NAMESPACE=j", Rank: r, Size: "11", SharedDir: &shared}
 		require.NoError(t, WriteManifest(dir, m))
 	}
 	require.Less(t, time.Since(t0), manifestLockWait/2, "a rank waited for the directory's lock")
@@ -130,4 +133,27 @@ func TestRankManifestsTakeNoLock(t *testing.T) {
 	none, err := LoadJob(t.TempDir())
 	require.NoError(t, err)
 	require.Nil(t, none)
+}
+
+// A rank tells whether the job's other ranks write into its output
+// directory: not when -d depends on the rank, host, pid or a variable.
+func TestRanksShareDir(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_RANK", "3")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "8")
+	t.Setenv("PMIX_NAMESPACE", "j")
+	base := t.TempDir()
+	for _, c := range []struct {
+		dir    string
+		shared bool
+	}{
+		{"", true},
+		{base + "/prof", true},
+		{base + "/prof/%pid%", true}, // per process: below the shared part
+		{base + "/prof/%rank%", false},
+		{base + "/prof_%hostname%", false},
+		{base + "/%env{OMPI_COMM_WORLD_RANK}%", false},
+	} {
+		cfg := &options.Config{OutputDirectory: c.dir}
+		require.Equal(t, c.shared, ranksShareDir(cfg, topDir(cfg)), c.dir)
+	}
 }

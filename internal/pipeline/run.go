@@ -128,7 +128,8 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	// The launcher's variables of rocprof-go itself (the same as its
 	// app's, which inherits them), as claims and %rank% read them.
 	if l := placeholder.LauncherOf(os.LookupEnv); l.Name != "" {
-		m.Rank = &ManifestRank{Launcher: l.Name, Job: l.Job, Rank: l.Rank, Size: l.Size, RankVariable: l.RankVar}
+		shared := ranksShareDir(first, top)
+		m.Rank = &ManifestRank{Launcher: l.Name, Job: l.Job, Rank: l.Rank, Size: l.Size, RankVariable: l.RankVar, SharedDir: &shared}
 	}
 	noteUnavailable(progress, m.UnavailableDomains)
 	noteTruncated(progress, m.TruncatedNames)
