@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -598,4 +600,36 @@ func TestReaderSurvivesASpoolCutShort(t *testing.T) {
 	for r.Next() {
 	}
 	require.NoError(t, r.Close())
+}
+
+var faultSink byte
+
+// The reader's fault guard handles faults in the spools it maps only:
+// any other SIGBUS still reaches Go's handler (here turned into a panic
+// by SetPanicOnFault, as Go does for a mapping of its own).
+func TestFaultGuardPassesOtherFaultsToGo(t *testing.T) {
+	dir := t.TempDir()
+	p, err := spooltest.New(testProcess).WriteFile(dir)
+	require.NoError(t, err)
+	r, err := tracing.Open(p) // installs the guard
+	require.NoError(t, err)
+	defer r.Close()
+
+	f, err := os.CreateTemp(dir, "other")
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, f.Truncate(1<<16))
+	data, err := syscall.Mmap(int(f.Fd()), 0, 1<<16, syscall.PROT_READ, syscall.MAP_SHARED)
+	require.NoError(t, err)
+	defer syscall.Munmap(data)
+	require.NoError(t, f.Truncate(0))
+	var got any
+	func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { got = recover() }()
+		faultSink = data[4096]
+	}()
+	re, ok := got.(interface{ Addr() uintptr })
+	require.True(t, ok, "Go's fault panic, not %v", got)
+	require.Equal(t, uintptr(unsafe.Pointer(&data[4096])), re.Addr())
 }
