@@ -13,17 +13,28 @@ import (
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
-var nsPerCall = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
+var callRateLine = regexp.MustCompile(` ns_per_call=([0-9.]+) .*thread_cpu_ns_per_call=([0-9.]+) thread_faults=([0-9]+)`)
 
-// callRate runs the call-rate loop once on a runtime and returns its ns per
-// call and the records per kind the run's spools hold.
-func callRate(b *testing.B, rt rocmmatrix.Runtime, r run, spools string) (float64, map[tracing.Kind]uint64) {
+// rate is what one run of the call-rate loop printed: the median 10k-call
+// slice (ns per call), the calling thread's own CPU time per call and the
+// page faults that thread took during the loop.
+type rate struct {
+	ns, cpuNs, faults float64
+}
+
+// callRate runs the call-rate loop once on a runtime and returns what it
+// printed and the records per kind the run's spools hold.
+func callRate(b *testing.B, rt rocmmatrix.Runtime, r run, spools string) (rate, map[tracing.Kind]uint64) {
 	out, recorded := r.execOn(b, rt, spools)
-	m := nsPerCall.FindStringSubmatch(out)
+	m := callRateLine.FindStringSubmatch(out)
 	require.NotNil(b, m, "ROCm %s: %s printed %q", rt.Name, r.app, out)
-	v, err := strconv.ParseFloat(m[1], 64)
-	require.NoError(b, err)
-	return v, recorded
+	var v [3]float64
+	for i := range v {
+		var err error
+		v[i], err = strconv.ParseFloat(m[i+1], 64)
+		require.NoError(b, err)
+	}
+	return rate{ns: v[0], cpuNs: v[1], faults: v[2]}, recorded
 }
 
 // BenchmarkHIPCallRate times 2M cheap HIP calls (hipGetDevice,
@@ -42,7 +53,17 @@ func callRate(b *testing.B, rt rocmmatrix.Runtime, r run, spools string) (float6
 // variants run in rounds of one run each, in rotating order, and every
 // figure is the median over the rounds of the round's own ratio or
 // difference against its bare run (runs a second apart). Targets (issue
-// 23): on/base-median <= 2.0, args-on/base-median <= 2.3; off adds <= 2 ns.
+// 23): on/base-median <= 2.0, args-on/base-median <= 2.3; off adds <= 2 ns;
+// (issue 41) on-added-ns <= two rdtsc-ns + 10 ns.
+//
+// Besides the wall time of the median slice, each round gives the calling
+// thread's own CPU time per call (on-added-thread-cpu-ns: what other
+// processes take from the thread does not count, so it holds on a loaded
+// machine) and the page faults that thread took while tracing
+// (on-thread-faults, the median over the rounds): spool pages the
+// pre-faulting helper had not made ready in time, which the app's thread
+// then faulted in itself (2-4 us each on the KVM guests here, more on
+// memory the host has not backed yet).
 func BenchmarkHIPCallRate(b *testing.B) {
 	spools := b.TempDir()
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
@@ -70,7 +91,7 @@ func BenchmarkHIPCallRate(b *testing.B) {
 	for _, rt := range benchRuntimes(b) {
 		b.Run(rt.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ns := make([][]float64, len(variants)) // per variant, per round
+				ns := make([][]rate, len(variants)) // per variant, per round
 				for r := 0; r < rounds; r++ {
 					for j := range variants {
 						k := (j + r) % len(variants) // rotate who runs first
@@ -89,14 +110,28 @@ func BenchmarkHIPCallRate(b *testing.B) {
 				ratio := func(k int) float64 {
 					var v []float64
 					for r := range ns[k] {
-						v = append(v, ns[k][r]/ns[0][r])
+						v = append(v, ns[k][r].ns/ns[0][r].ns)
 					}
 					return testsys.Median(v)
 				}
 				added := func(k int) float64 {
 					var v []float64
 					for r := range ns[k] {
-						v = append(v, ns[k][r]-ns[0][r])
+						v = append(v, ns[k][r].ns-ns[0][r].ns)
+					}
+					return testsys.Median(v)
+				}
+				addedCPU := func(k int) float64 {
+					var v []float64
+					for r := range ns[k] {
+						v = append(v, ns[k][r].cpuNs-ns[0][r].cpuNs)
+					}
+					return testsys.Median(v)
+				}
+				faults := func(k int) float64 {
+					var v []float64
+					for r := range ns[k] {
+						v = append(v, ns[k][r].faults)
 					}
 					return testsys.Median(v)
 				}
@@ -104,11 +139,18 @@ func BenchmarkHIPCallRate(b *testing.B) {
 				b.ReportMetric(ratio(3), "args-on/base-median")
 				b.ReportMetric(ratio(1), "off/base-median")
 				b.ReportMetric(ratio(4), "ids/base-median")
-				b.ReportMetric(testsys.Median(ns[0]), "base-ns/call")
+				var base []float64
+				for r := range ns[0] {
+					base = append(base, ns[0][r].ns)
+				}
+				b.ReportMetric(testsys.Median(base), "base-ns/call")
 				b.ReportMetric(added(1), "off-added-ns")
 				b.ReportMetric(added(2), "on-added-ns")
 				b.ReportMetric(added(3), "args-on-added-ns")
 				b.ReportMetric(added(4), "ids-only-added-ns")
+				b.ReportMetric(addedCPU(2), "on-added-thread-cpu-ns")
+				b.ReportMetric(addedCPU(3), "args-on-added-thread-cpu-ns")
+				b.ReportMetric(faults(2), "on-thread-faults")
 			}
 			testsys.ReportHost(b)
 		})
