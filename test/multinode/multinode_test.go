@@ -128,7 +128,7 @@ func TestMultiNodeTimelineIsAligned(t *testing.T) {
 	b, err = exec.Command(cli, "job", out).CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	job := string(b)
-	require.Contains(t, job, `job "PMIX_NAMESPACE=multinode-test" (Open MPI): 3 ranks on 3 hosts, 0 failed`)
+	require.Contains(t, job, `job "PMIX_NAMESPACE=multinode-test" (Open MPI): 3 ranks of 3 on 3 hosts, 0 failed`)
 	for i, n := range nodes {
 		// The clock offset column: the node's realtime-boottime offset
 		// from the first node's, minus its boot clock's shift.
