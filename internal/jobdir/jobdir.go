@@ -103,9 +103,12 @@ func Newest(dir string) Found {
 			best, bestTime = f, newest
 		}
 	}
-	// Refusals in other jobs' directories are said too: a manifest of
-	// another user's may have been meant as the newest job's.
-	best.Refused = refused
+	// The newest job's refusals are its own (a file refused there claimed
+	// one of its ranks); another job's directory refused whole is said
+	// only when no job is believed at all.
+	if best.Manifests == nil {
+		best.Refused = refused
+	}
 	return best
 }
 

@@ -52,6 +52,17 @@ func TestPathsAndNewestJob(t *testing.T) {
 	require.ElementsMatch(t, []string{a, b}, paths(f))
 	require.Len(t, f.Refused, 1)
 	require.Contains(t, f.Refused[0], "rank-9.json is a symbolic link")
+	// A file refused in another job's directory is not the newest job's
+	// problem (it is said when no job is believed at all).
+	require.NoError(t, syscall.Mkfifo(filepath.Join(filepath.Dir(old0), "rank-5.json"), 0o644))
+	f = Newest(dir)
+	require.Len(t, f.Refused, 1)
+	only := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(only, Name, Key("j")), 0o755))
+	require.NoError(t, syscall.Mkfifo(Path(only, "j", "0"), 0o644))
+	f = Newest(only)
+	require.Empty(t, f.Manifests)
+	require.Len(t, f.Refused, 1)
 }
 
 func TestOfListsOneJobsRanks(t *testing.T) {
