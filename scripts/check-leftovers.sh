@@ -16,8 +16,9 @@
 #     which only half-written .tmp-* entries are left behind;
 #   - in the library cache ($XDG_CACHE_HOME or ~/.cache, and
 #     $XDG_RUNTIME_DIR, each /rocprof-go), anything but the unpacked
-#     libraries' directories (named by 16 hex digits of their hash): a
-#     half-unpacked .unpack-* or a set-aside .damaged-*.
+#     libraries' directories (named by 16 hex digits of their hash) and the
+#     DuckDB engine's (tool-<16 hex digits>): a half-unpacked .unpack-* or a
+#     set-aside .damaged-*.
 #
 #   scripts/check-leftovers.sh list           print them, one path a line
 #   scripts/check-leftovers.sh check BEFORE   fail (exit 1) when something is
@@ -48,7 +49,7 @@ list() {
 	done
 	for d in "${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/rocprof-go" ${XDG_RUNTIME_DIR:+"$XDG_RUNTIME_DIR/rocprof-go"}; do
 		for f in "$d"/*; do
-			[[ $(basename "$f") =~ ^[0-9a-f]{16}$ ]] || echo "$f"
+			[[ $(basename "$f") =~ ^(tool-)?[0-9a-f]{16}$ ]] || echo "$f"
 		done
 	done
 }

@@ -43,6 +43,7 @@ var hostCases = []hostCase{
 		check: []string{"/bin/sh", "-c", "df -k --output=size /dev/shm | tail -n 1"}, checkMatch: `^\s*65536\n$`},
 	{name: "home-unset",
 		prepare: func(t *testing.T, env []string) []string {
+			nodeLocalCacheMadeHere(t, env)
 			return without(env, "HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 		},
 		check: []string{"/bin/sh", "-c", "echo \"home=${HOME-unset}\""}, checkMatch: "^home=unset\n$"},
@@ -149,6 +150,26 @@ func hostCaseRun(t *testing.T, rt rocmmatrix.Runtime, c hostCase) {
 	args[len(args)-3] = app
 	o = run(t, cmdFor(cli, args...))
 	requireEveryRecord(t, o, out, "ROCm "+rt.Name+", "+c.name)
+}
+
+// nodeLocalCacheMadeHere removes, when the test ends, the node-local library
+// cache a run without HOME unpacks into (TMPDIR's or /tmp's
+// rocprof-go-<uid>, internal/launch's nodeLocalCacheRoot) when the test made
+// it: it outlived the suite in /tmp. One that was there before (a
+// developer's) stays.
+func nodeLocalCacheMadeHere(t *testing.T, env []string) {
+	tmp := "/tmp"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
+			tmp = v
+		}
+	}
+	for _, d := range []string{filepath.Join(tmp, "rocprof-go-"+strconv.Itoa(os.Getuid())), filepath.Join("/tmp", "rocprof-go-"+strconv.Itoa(os.Getuid()))} {
+		if _, err := os.Lstat(d); err == nil {
+			continue
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(d) })
+	}
 }
 
 // copyExecutable copies an executable to dst (mode 0755) and returns dst.
