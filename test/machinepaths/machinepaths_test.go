@@ -34,10 +34,12 @@ type kind struct {
 
 // fictional are user names of examples in docs and tests, not of any
 // machine: /home/alice is the user of an attack example (docs/reliability.md,
-// internal/placeholder's tests), bob the other user beside her.
+// internal/placeholder's tests), bob the other user beside her, me the
+// reader.
 var fictional = map[string]string{
 	"alice": "a fictional user of examples (docs/reliability.md, internal/placeholder)",
 	"bob":   "a fictional second user of examples",
+	"me":    "the reader in docs' examples (docs/outputs.md: -o ../x puts the files at /home/me/x_*)",
 }
 
 // random is a run of letters and digits that looks made by a random name
