@@ -56,17 +56,28 @@ const benchPairs = 3
 // (multistream bench n), bare and with kernel tracing, on every runtime of
 // the ROCm matrix (a sub-benchmark per runtime, with that runtime's own
 // build of the app); each profiled run must record every dispatch.
+// ROCPROF_GO_BENCH_PAIRS pairs (3 by default), the bare run first in every
+// other pair. On the shared 2-vCPU guests single runs scatter by +-2.5 us
+// per dispatch, more than the 1-us target (issue 41), so besides the
+// difference of the best runs the benchmark reports the median of the
+// pairs' own differences (wall-ns-added-median/dispatch).
 func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 	n := envInt("ROCPROF_GO_BENCH_DISPATCHES", 100000)
+	pairs := envInt("ROCPROF_GO_BENCH_PAIRS", benchPairs)
 	vars := []string{"ROCPROF_KERNEL_TRACE=1"}
 	for _, rt := range benchRuntimes(b) {
 		app := shimApp(b, rt, "multistream")
 		b.Run(rt.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				var base, prof []measured
-				for p := 0; p < benchPairs; p++ {
+				for p := 0; p < pairs; p++ {
+					if p%2 == 1 {
+						prof = append(prof, measureOn(b, rt, true, vars, app, "bench", strconv.Itoa(n)))
+					}
 					base = append(base, measureOn(b, rt, false, nil, app, "bench", strconv.Itoa(n)))
-					prof = append(prof, measureOn(b, rt, true, vars, app, "bench", strconv.Itoa(n)))
+					if p%2 == 0 {
+						prof = append(prof, measureOn(b, rt, true, vars, app, "bench", strconv.Itoa(n)))
+					}
 				}
 				requireRecorded(b, rt, prof, tracing.KindKernelDispatch, uint64(n))
 				bw, pw := best(base, wallOf), best(prof, wallOf)
@@ -76,11 +87,13 @@ func BenchmarkKernelTraceOverheadPerDispatch(b *testing.B) {
 				b.ReportMetric(float64(pw)/float64(bw), "wall-ratio")
 				// Each pair's own ratio (runs a second apart), median over the
 				// pairs: steadier than the ratio of bests on a shared machine.
-				var ratios []float64
+				var ratios, added []float64
 				for p := range base {
 					ratios = append(ratios, float64(prof[p].wall)/float64(base[p].wall))
+					added = append(added, float64(prof[p].wall-base[p].wall)/float64(n))
 				}
 				b.ReportMetric(testsys.Median(ratios), "wall-ratio-median")
+				b.ReportMetric(testsys.Median(added), "wall-ns-added-median/dispatch")
 				b.ReportMetric(float64(bestRSS(prof)-bestRSS(base))/(1<<20), "MiB-RSS-added")
 				b.ReportMetric((minF(threadCPU(b, prof))-minF(threadCPU(b, base)))/float64(n),
 					"app-thread-cpu-ns-added/dispatch")
