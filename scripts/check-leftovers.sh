@@ -4,10 +4,12 @@
 # checks after it (CI starts on a clean machine, so anything new is left by
 # a test, or by rocprof-go where it should not be):
 #   - anything in /dev/shm (rocprof-go's run directories rocprof-go-run-*,
-#     and whatever else an app or library leaves there) but ROCm's thunk's
-#     own hsakmt_shared_mem and sem.hsakmt_semaphore (libhsakmt creates them
-#     in every process that opens the KFD, on any ROCm machine, and never
-#     removes them);
+#     and whatever else an app or library leaves there) but ROCm's own:
+#     the thunk's hsakmt_shared_mem and sem.hsakmt_semaphore (libhsakmt
+#     creates them in every process that opens the KFD) and ROCm SMI's
+#     per-device mutexes rocm_smi_card<N> and rocm_smi_renderD<N> (made by
+#     librocm_smi64 in the apps of test/rocmlibs, as RCCL's): on any ROCm
+#     machine they are shared by every process and never removed;
 #   - rocprof-go's directories in the temporary directories
 #     (TMPDIR, /tmp, /var/tmp: a run directory rocprof-go-run-*, a private
 #     library copy rocprof-go-libs-*, the node-local cache rocprof-go-<uid>,
@@ -32,7 +34,7 @@ list() {
 	local d f
 	for f in /dev/shm/*; do
 		case ${f#/dev/shm/} in
-		hsakmt_shared_mem | sem.hsakmt_semaphore) ;;
+		hsakmt_shared_mem | sem.hsakmt_semaphore | rocm_smi_card[0-9]* | rocm_smi_renderD[0-9]*) ;;
 		*) echo "$f" ;;
 		esac
 	done

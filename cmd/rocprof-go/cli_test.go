@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	cliBinary = filepath.Join(dir, "rocprof-go")
 	if out, err := exec.Command("go", "build", "-o", cliBinary, ".").CombinedOutput(); err != nil {
+		os.RemoveAll(dir) // a panic skips the removal below
 		panic(string(out))
 	}
 	code := m.Run()
