@@ -52,3 +52,41 @@ func TestShimRebuildsWhenAnImportedPackageChanges(t *testing.T) {
 		require.Contains(t, dryRun(f), rebuild, "a change in %s rebuilds the shim", f)
 	}
 }
+
+// make test-rocprofiler-compute takes rocprofiler-compute from the shared
+// folder beside the checkout by default (SHARED, ../shared:
+// clients/rocprofiler-compute-<commit>.tar.gz), unpacked into the build
+// tree, never the repository; no path of one machine. Without the shared
+// folder it fails, naming SHARED and ROCPROF_COMPUTE_SRC; another tarball
+// may be given.
+func TestRocprofComputeSourceFromTheSharedFolder(t *testing.T) {
+	repo := repoDir(t)
+	src := func(vars ...string) (string, error) {
+		args := append([]string{"-C", repo, "--no-print-directory", "BUILD=" + t.TempDir()}, vars...)
+		out, err := exec.Command("make", append(args, "rocprofcompute-src")...).CombinedOutput()
+		return string(out), err
+	}
+	build := t.TempDir()
+	out, err := src("BUILD=" + build)
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, out, "rocprofiler-compute: ../shared/clients/rocprofiler-compute-1b1610fc2b2a.tar.gz")
+	require.FileExists(t, filepath.Join(build, "rocprofiler-compute", "src", "rocprof-compute"))
+	require.FileExists(t, filepath.Join(build, "rocprofiler-compute", "LICENSE"))
+
+	out, err = src("SHARED=" + filepath.Join(t.TempDir(), "no-shared"))
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "make test-rocprofiler-compute: FAIL: no rocprofiler-compute source at ROCPROF_COMPUTE_SRC=")
+	require.Contains(t, out, "put the shared folder beside the checkout, or give SHARED=DIR")
+
+	// Another tarball: its top directory is stripped.
+	other := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(other, "rocprofiler-compute-x", "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "rocprofiler-compute-x", "src", "rocprof-compute"), []byte("#!/usr/bin/env python3\n"), 0o755))
+	tarball := filepath.Join(other, "client.tar.gz")
+	tarOut, err := exec.Command("tar", "-czf", tarball, "-C", other, "rocprofiler-compute-x").CombinedOutput()
+	require.NoError(t, err, "%s", tarOut)
+	build = t.TempDir()
+	out, err = src("BUILD="+build, "ROCPROF_COMPUTE_SRC="+tarball)
+	require.NoError(t, err, "%s", out)
+	require.FileExists(t, filepath.Join(build, "rocprofiler-compute", "src", "rocprof-compute"))
+}
