@@ -27,7 +27,7 @@ func newJobCmd() *cobra.Command {
 		Use:   "job DIR [--json] | job --imbalance DIR [--format text|csv|json]",
 		Short: "show the ranks of the job that wrote into an output directory",
 		Long: `job reads the manifests the ranks of a job (started by mpirun, srun, ...) wrote into
-DIR, one per rank and without any lock (DIR/.rocprof-go-job/<job>/rank-<N>.json), and prints one
+DIR, one per rank and without any lock (DIR/.rocprof-go-job-<uid>/<job>/rank-<N>.json), and prints one
 line per rank: its host and pid, how it ended, its records, and its node's clock offset from the
 first rank's node (what lines the nodes up in a merged timeline). With --json it prints the
 manifests as one JSON array. summary and compare given DIR read the same manifests.
@@ -96,9 +96,9 @@ ranks of each rank's total time, the slowest rank and the max/median ratio (docs
 				return err
 			}
 			if j == nil {
-				return fmt.Errorf("%s holds no job's manifests (%s/.rocprof-go-job/): its runs were not started by a launcher (mpirun, srun), or wrote elsewhere", args[0], args[0])
+				return fmt.Errorf("%s holds no job's manifests (%s/%s/): its runs were not started by a launcher (mpirun, srun), or wrote elsewhere", args[0], args[0], jobdir.OwnName())
 			}
-			for _, why := range j.Refused {
+			for _, why := range append(j.Warnings, j.Refused...) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "rocprof-go: warning: %s\n", why)
 			}
 			if asJSON {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/analysis/jobgen"
 	"github.com/rocprof-go/rocprof-go/internal/duckdb"
+	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/internal/rocmmatrix"
 	"github.com/rocprof-go/rocprof-go/internal/testsys"
@@ -142,7 +143,7 @@ func TestJobRefusesAnotherUsersManifest(t *testing.T) {
 	require.NoError(t, os.Chmod(dir, os.ModeSticky|0o777))
 	require.NoError(t, jobgen.Write(dir, jobgen.Job{Ranks: 2, Dispatches: 4, Kernels: 1, SlowRank: -1, ROCpd: true}))
 	writeRanks(t, dir, "2", "0", "1")
-	planted := filepath.Join(dir, ".rocprof-go-job")
+	planted := filepath.Join(dir, jobdir.OwnName())
 	require.NoError(t, filepath.Walk(planted, func(p string, _ os.FileInfo, err error) error {
 		if err == nil && strings.HasSuffix(p, "rank-1.json") {
 			err = os.Chown(p, uid, gid)

@@ -133,8 +133,8 @@ func Resolve(path string) (*Source, error) {
 	}
 	if found := jobdir.Newest(path); len(found.Manifests) > 0 {
 		return resolveJob(src, path, found)
-	} else if len(found.Refused) > 0 {
-		return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", path, strings.Join(found.Refused, "; "))
+	} else if why := append(found.Refused, found.Warnings...); len(why) > 0 {
+		return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", path, strings.Join(why, "; "))
 	}
 	return resolveDir(src, path)
 }

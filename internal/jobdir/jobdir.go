@@ -6,19 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rocprof-go/rocprof-go/internal/securedir"
 )
 
-// Name is the hidden directory, in an output directory, that holds the
-// manifests of the jobs whose ranks wrote there.
+// Name is the hidden directory, in an output directory, that held the
+// manifests of the jobs whose ranks wrote there, in older versions: one
+// name for every user (another user who made it first kept everyone
+// else's ranks out). Each user's is now NameOf(uid); the old name is still
+// read when it is the user's own directory.
 const Name = ".rocprof-go-job"
+
+// NameOf is the hidden job directory of the user uid.
+func NameOf(uid int) string { return Name + "-" + strconv.Itoa(uid) }
+
+// OwnName is this user's NameOf.
+func OwnName() string { return NameOf(os.Geteuid()) }
+
+// isOwnName reports whether name is a job directory name of this user's:
+// the per-user name, one made beside it when that name was taken, or the
+// name of older versions.
+func isOwnName(name string) bool {
+	own := OwnName()
+	return name == Name || name == own || strings.HasPrefix(name, own+"-")
+}
 
 // MaxBytes bounds a rank's manifest: a real one holds a few thousand file
 // entries; a bigger file is not a manifest and is not read into memory.
@@ -32,17 +55,119 @@ func Key(job string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Path is rank's manifest of job in the output directory dir. A rank that
-// is not a plain number (a launcher's odd value) keeps only the characters
-// a file name can hold.
-func Path(dir, job, rank string) string {
+// rankFile is the file name of rank's manifest. A rank that is not a plain
+// number (a launcher's odd value) keeps only the characters a file name
+// can hold.
+func rankFile(rank string) string {
 	clean := strings.Map(func(r rune) rune {
 		if r == '/' || r == 0 {
 			return '_'
 		}
 		return r
 	}, rank)
-	return filepath.Join(dir, Name, Key(job), "rank-"+clean+".json")
+	return "rank-" + clean + ".json"
+}
+
+// Path is where rank's manifest of job goes in the output directory dir
+// when this user's job directory name is free (Write says where it went
+// otherwise).
+func Path(dir, job, rank string) string {
+	return filepath.Join(dir, OwnName(), Key(job), rankFile(rank))
+}
+
+// Write writes rank's manifest of job (data) into the output directory dir
+// and returns its path. Everything is created through descriptors of the
+// verified output directory (mkdirat, O_EXCL|O_NOFOLLOW; securedir): this
+// user's job directory NameOf(uid), private, or, when another user holds
+// that name (or it is a link, or no directory), one of this user's beside
+// it (the name, "-" and random characters; one already there is reused),
+// said on warn. The manifest is written under a temporary name and renamed:
+// a reader never sees half of one.
+func Write(dir, job, rank string, data []byte, warn io.Writer) (string, error) {
+	od, err := securedir.MkdirOutput(dir, 0o755)
+	if err != nil {
+		return "", err
+	}
+	defer od.Close()
+	top, err := openTop(od, warn)
+	if err != nil {
+		return "", err
+	}
+	defer top.Close()
+	jd, err := top.MkdirPrivate(Key(job))
+	if err != nil {
+		return "", err
+	}
+	defer jd.Close()
+	name := rankFile(rank)
+	for range 100 {
+		tmp := "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		f, err := jd.Create(tmp, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = jd.Rename(tmp, name)
+		}
+		if err != nil {
+			_ = jd.Remove(tmp)
+			return "", err
+		}
+		return filepath.Join(jd.Path(), name), nil
+	}
+	return "", &os.PathError{Op: "create", Path: filepath.Join(jd.Path(), "."+name+".*.tmp"), Err: fs.ErrExist}
+}
+
+// openTop opens (creating it) this user's job directory in od, or one of
+// this user's beside it when the name is taken (see Write).
+func openTop(od *securedir.Dir, warn io.Writer) (*securedir.Dir, error) {
+	name := OwnName()
+	top, err := od.MkdirPrivate(name)
+	var ue *securedir.UntrustedError
+	if !errors.As(err, &ue) {
+		return top, err
+	}
+	// One made beside it by an earlier rank of this user's.
+	var alt *securedir.Dir
+	if names, lerr := od.Names(); lerr == nil {
+		for _, n := range names {
+			if strings.HasPrefix(n, name+"-") {
+				if d, oerr := od.OpenPrivate(n); oerr == nil {
+					alt = d
+					break
+				}
+			}
+		}
+	}
+	if alt == nil {
+		var aerr error
+		if alt, aerr = od.MkdirTemp(name + "-"); aerr != nil {
+			return nil, err
+		}
+	}
+	if warn != nil {
+		fmt.Fprintf(warn, "rocprof-go: warning: %v: this rank's job manifest goes to %s instead\n", printable(err.Error()), alt.Path())
+	}
+	return alt, nil
+}
+
+// printable is s with its control characters (a planted name's escape
+// sequences) shown as Go escapes.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
 }
 
 // Manifest is one rank's manifest file as read.
@@ -58,6 +183,11 @@ type Manifest struct {
 type Found struct {
 	Manifests []Manifest
 	Refused   []string
+	// Warnings say which job directories of this user's name were passed
+	// over (a link, another user's directory at the name: the writers
+	// went elsewhere, and said so); Others which other users' job
+	// directories are there (not read: their owners read them).
+	Warnings, Others []string
 }
 
 // The manifests are read back from an output directory that other users
@@ -66,16 +196,16 @@ type Found struct {
 // built from a path that may hold `[` or `\`), opened without following a
 // link or blocking on a FIFO, and believed only when it is a regular file
 // of this user's (or root's) with one link, of at most MaxBytes. Anything
-// else is refused with a warning, never read.
+// else is refused with a warning, never read. The job directories read are
+// this user's own (NameOf, those made beside it, the old Name) and no
+// other: another user's is never read, a link never followed.
 
 // Of returns the manifests of job's ranks in dir (none: no Manifests).
 func Of(dir, job string) Found {
-	top, err := openDir(dir, Name)
-	if err != nil {
-		return Found{Refused: refusedDir(dir, Name, err)}
+	f, jobs := readAll(dir, Key(job))
+	if j, ok := jobs[Key(job)]; ok {
+		f.Manifests, f.Refused = j.Manifests, append(f.Refused, j.Refused...)
 	}
-	defer unix.Close(top)
-	f, _ := readJob(top, filepath.Join(dir, Name), Key(job))
 	return f
 }
 
@@ -83,44 +213,147 @@ func Of(dir, job string) Found {
 // was written last (a directory reused by several jobs holds each one's);
 // no Manifests when dir holds none.
 func Newest(dir string) Found {
-	top, err := openDir(dir, Name)
-	if err != nil {
-		return Found{Refused: refusedDir(dir, Name, err)}
+	f, jobs := readAll(dir, "")
+	keys := make([]string, 0, len(jobs))
+	for k := range jobs {
+		keys = append(keys, k)
 	}
-	defer unix.Close(top)
-	names, err := readNames(top)
-	if err != nil {
-		return Found{Refused: []string{fmt.Sprintf("%s: %v", filepath.Join(dir, Name), err)}}
-	}
-	sort.Strings(names)
-	var best Found
-	var bestTime time.Time
+	sort.Strings(keys)
+	var best *job
 	var refused []string
-	for _, n := range names {
-		f, newest := readJob(top, filepath.Join(dir, Name), n)
-		refused = append(refused, f.Refused...)
-		if len(f.Manifests) > 0 && (best.Manifests == nil || newest.After(bestTime)) {
-			best, bestTime = f, newest
+	for _, k := range keys {
+		j := jobs[k]
+		refused = append(refused, j.Refused...)
+		if len(j.Manifests) > 0 && (best == nil || j.newest.After(best.newest)) {
+			best = j
 		}
 	}
 	// The newest job's refusals are its own (a file refused there claimed
 	// one of its ranks); another job's directory refused whole is said
 	// only when no job is believed at all.
-	if best.Manifests == nil {
-		best.Refused = refused
+	if best == nil {
+		f.Refused = append(f.Refused, refused...)
+		return f
 	}
-	return best
+	f.Manifests, f.Refused = best.Manifests, append(f.Refused, best.Refused...)
+	return f
 }
 
-// openDir opens dir's entry name as a directory, following no link at it
-// (dir itself is the user's path, followed as given).
-func openDir(dir, name string) (int, error) {
+// job is one job's manifests gathered from this user's job directories.
+type job struct {
+	Found
+	newest time.Time
+}
+
+// readAll reads this user's job directories in dir: every job's (only
+// key's when key is not ""), each rank's manifest once (the newest when
+// two directories hold one: a job's ranks may have written into two).
+func readAll(dir, key string) (Found, map[string]*job) {
+	var f Found
+	jobs := map[string]*job{}
 	d, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, err
+		return f, jobs
 	}
 	defer unix.Close(d)
-	return unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	names, err := readNames(d)
+	if err != nil {
+		f.Refused = append(f.Refused, fmt.Sprintf("%s: %v", dir, err))
+		return f, jobs
+	}
+	sort.Strings(names)
+	me := uint32(os.Geteuid())
+	for _, n := range names {
+		if n != Name && !strings.HasPrefix(n, Name+"-") {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		var st unix.Stat_t
+		if unix.Fstatat(d, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		own := isOwnName(n)
+		switch {
+		case !own && n != Name, n == Name && st.Uid != me:
+			// Another user's (the old shared name included): their jobs.
+			f.Others = append(f.Others, fmt.Sprintf("%s (uid %d)", p, st.Uid))
+			continue
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			f.Warnings = append(f.Warnings, fmt.Sprintf("%s is a symbolic link: not followed (a job's manifests are never read through one)", p))
+			continue
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			f.Warnings = append(f.Warnings, fmt.Sprintf("%s is no directory: not read", p))
+			continue
+		case st.Uid != me:
+			f.Warnings = append(f.Warnings, fmt.Sprintf("%s belongs to uid %d, not to you (uid %d): not read (your ranks wrote their manifests beside it)", p, st.Uid, me))
+			continue
+		}
+		top, err := unix.Openat(d, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			f.Refused = append(f.Refused, refusedDir(dir, n, err)...)
+			continue
+		}
+		if fstatOwner(top) != me {
+			unix.Close(top)
+			continue // replaced since it was looked at
+		}
+		keys := []string{key}
+		if key == "" {
+			keys, err = readNames(top)
+			if err != nil {
+				f.Refused = append(f.Refused, fmt.Sprintf("%s: %v", p, err))
+			}
+		}
+		for _, k := range keys {
+			found, newest := readJob(top, p, k)
+			if len(found.Manifests) == 0 && len(found.Refused) == 0 {
+				continue
+			}
+			j := jobs[k]
+			if j == nil {
+				j = &job{}
+				jobs[k] = j
+			}
+			j.merge(found)
+			if newest.After(j.newest) {
+				j.newest = newest
+			}
+		}
+		unix.Close(top)
+	}
+	for _, j := range jobs {
+		sort.SliceStable(j.Manifests, func(a, b int) bool {
+			return filepath.Base(j.Manifests[a].Path) < filepath.Base(j.Manifests[b].Path)
+		})
+	}
+	return f, jobs
+}
+
+// merge adds found to j, a rank's manifest once (the newest).
+func (j *job) merge(found Found) {
+	j.Refused = append(j.Refused, found.Refused...)
+	for _, m := range found.Manifests {
+		dup := false
+		for i, o := range j.Manifests {
+			if filepath.Base(o.Path) == filepath.Base(m.Path) {
+				dup = true
+				if m.ModTime.After(o.ModTime) {
+					j.Manifests[i] = m
+				}
+			}
+		}
+		if !dup {
+			j.Manifests = append(j.Manifests, m)
+		}
+	}
+}
+
+func fstatOwner(fd int) uint32 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return ^uint32(0)
+	}
+	return st.Uid
 }
 
 // refusedDir says why dir/name was not read, unless it does not exist.

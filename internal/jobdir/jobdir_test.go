@@ -1,8 +1,10 @@
 package jobdir
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func writeRank(t *testing.T, dir, job, rank string, at time.Time) string {
 
 func TestPathsAndNewestJob(t *testing.T) {
 	dir := t.TempDir()
-	require.Equal(t, filepath.Join(dir, Name, Key("j1"), "rank-3.json"), Path(dir, "j1", "3"))
+	require.Equal(t, filepath.Join(dir, NameOf(os.Geteuid()), Key("j1"), "rank-3.json"), Path(dir, "j1", "3"))
 	require.Equal(t, "rank-a_b.json", filepath.Base(Path(dir, "j1", "a/b")))
 	require.NotEqual(t, Key("j1"), Key("j2"))
 	require.Empty(t, Newest(dir).Manifests)
@@ -58,7 +60,7 @@ func TestPathsAndNewestJob(t *testing.T) {
 	f = Newest(dir)
 	require.Len(t, f.Refused, 1)
 	only := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(only, Name, Key("j")), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(only, OwnName(), Key("j")), 0o755))
 	require.NoError(t, syscall.Mkfifo(Path(only, "j", "0"), 0o644))
 	f = Newest(only)
 	require.Empty(t, f.Manifests)
@@ -123,12 +125,92 @@ func TestPlantedManifestsAreRefused(t *testing.T) {
 	// The job directory itself replaced by a link to another directory.
 	other := t.TempDir()
 	writeRank(t, other, "j", "7", time.Now())
-	require.NoError(t, os.RemoveAll(filepath.Join(dir, Name)))
-	require.NoError(t, os.Symlink(filepath.Join(other, Name), filepath.Join(dir, Name)))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, OwnName())))
+	require.NoError(t, os.Symlink(filepath.Join(other, OwnName()), filepath.Join(dir, OwnName())))
+	f = Newest(dir)
+	require.Empty(t, f.Manifests)
+	require.Empty(t, f.Refused)
+	require.Len(t, f.Warnings, 1)
+	require.Contains(t, f.Warnings[0], OwnName()+" is a symbolic link: not followed")
+	// A job's directory inside it replaced by a link.
+	require.NoError(t, os.Remove(filepath.Join(dir, OwnName())))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, OwnName()), 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(other, OwnName(), Key("j")), filepath.Join(dir, OwnName(), Key("j"))))
 	f = Newest(dir)
 	require.Empty(t, f.Manifests)
 	require.Len(t, f.Refused, 1)
 	require.Contains(t, f.Refused[0], "is not a directory (a symbolic link or a file)")
+}
+
+// Each user's job manifests go to a directory of their own name
+// (.rocprof-go-job-<uid>): another user's .rocprof-go-job (the name every
+// user shared before) is not read and not written; when another user
+// holds this user's name too (a directory of theirs, or a link), Write
+// makes one of this user's beside it, says so, and the next rank reuses
+// it; the readers read both, and a directory of the old name that is the
+// user's own. Before, every user's ranks wrote into .rocprof-go-job,
+// whoever owned it.
+func TestJobDirectoryIsPerUser(t *testing.T) {
+	uid, gid := testsys.SecondUser(t)
+	for _, plant := range []string{"directory", "link"} {
+		dir := filepath.Join(t.TempDir(), "shared")
+		require.NoError(t, os.Mkdir(dir, 0o777))
+		require.NoError(t, os.Chmod(dir, os.ModeSticky|0o777))
+		theirs := t.TempDir()
+		require.NoError(t, os.Chown(theirs, uid, gid))
+		for _, name := range []string{Name, OwnName()} {
+			p := filepath.Join(dir, name)
+			if plant == "link" {
+				require.NoError(t, os.Symlink(theirs, p))
+				require.NoError(t, os.Lchown(p, uid, gid))
+				continue
+			}
+			require.NoError(t, os.MkdirAll(filepath.Join(p, Key("j")), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(p, Key("j"), "rank-1.json"), []byte(`{"theirs":1}`), 0o644))
+			require.NoError(t, filepath.Walk(p, func(q string, _ os.FileInfo, err error) error {
+				if err == nil {
+					err = os.Lchown(q, uid, gid)
+				}
+				return err
+			}))
+		}
+		var warn bytes.Buffer
+		p0, err := Write(dir, "j", "0", []byte(`{"rank":"0"}`), &warn)
+		require.NoError(t, err, plant)
+		require.Contains(t, warn.String(), "this rank's job manifest goes to "+filepath.Join(dir, OwnName())+"-", plant)
+		warn.Reset()
+		p1, err := Write(dir, "j", "1", []byte(`{"rank":"1"}`), &warn)
+		require.NoError(t, err, plant)
+		require.Equal(t, filepath.Dir(p0), filepath.Dir(p1), "%s: the second rank reuses the directory made beside the name", plant)
+		st, err := os.Stat(filepath.Dir(filepath.Dir(p0)))
+		require.NoError(t, err)
+		require.Equal(t, os.ModeDir|0o700, st.Mode(), plant)
+		entries, err := os.ReadDir(theirs)
+		require.NoError(t, err)
+		require.Empty(t, entries, plant)
+
+		for _, f := range []Found{Newest(dir), Of(dir, "j")} {
+			require.Equal(t, []string{p0, p1}, paths(f), plant)
+			require.Empty(t, f.Refused, plant)
+			require.Len(t, f.Warnings, 1, plant)
+			require.Contains(t, f.Warnings[0], filepath.Join(dir, OwnName()), plant)
+			require.Len(t, f.Others, 1, plant)
+			require.Contains(t, f.Others[0], filepath.Join(dir, Name)+" (uid "+strconv.Itoa(uid)+")", plant)
+		}
+	}
+
+	// The old name, the user's own: read, with the per-user name's ranks.
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, Name, Key("j")), 0o755))
+	old := filepath.Join(dir, Name, Key("j"), "rank-0.json")
+	require.NoError(t, os.WriteFile(old, []byte(`{"rank":"0"}`), 0o644))
+	p1, err := Write(dir, "j", "1", []byte(`{"rank":"1"}`), nil)
+	require.NoError(t, err)
+	require.Equal(t, Path(dir, "j", "1"), p1)
+	f := Newest(dir)
+	require.Equal(t, []string{old, p1}, paths(f))
+	require.Empty(t, f.Warnings)
+	require.Empty(t, f.Others)
 }
 
 func TestMissingRanks(t *testing.T) {

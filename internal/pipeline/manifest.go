@@ -157,15 +157,21 @@ type ManifestFile struct {
 // finishing at the same moment serialise on a lock of the directory.
 //
 // A rank of a job (m.Rank) takes no lock and reads nothing: it writes its
-// manifest into the job's directory (jobdir.Path, a name no other rank
-// uses) and run.json as its own (the last rank to finish leaves its
+// manifest into the job's directory (jobdir.Write: this user's, under a
+// name no other rank uses) and run.json as its own (the last rank to finish leaves its
 // run.json; the readers take the job's manifests).
 func WriteManifest(dir string, m *Manifest) error {
+	return writeManifest(dir, m, os.Stderr)
+}
+
+// writeManifest is WriteManifest saying on warn where a rank's manifest
+// went when its job directory's name was taken.
+func writeManifest(dir string, m *Manifest, warn io.Writer) error {
 	if err := atomicfile.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if m.Rank != nil {
-		return writeRankManifest(dir, m)
+		return writeRankManifest(dir, m, warn)
 	}
 	unlock, err := lockManifest(dir)
 	if err != nil {
@@ -185,18 +191,16 @@ func WriteManifest(dir string, m *Manifest) error {
 	return nil
 }
 
-func writeRankManifest(dir string, m *Manifest) error {
+func writeRankManifest(dir string, m *Manifest, warn io.Writer) error {
 	m.Concurrent = nil
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	part := jobdir.Path(dir, m.Rank.Job, m.Rank.Rank)
-	if err := atomicfile.MkdirAll(filepath.Dir(part), 0o755); err != nil {
-		return fmt.Errorf("write the job's manifest: %w", err)
-	}
-	if err := atomicfile.WriteFile(part, data, atomicfile.Public); err != nil {
+	// This user's own job directory (jobdir: another user's directory at
+	// its name, or a link, is passed over with a warning).
+	if _, err := jobdir.Write(dir, m.Rank.Job, m.Rank.Rank, data, warn); err != nil {
 		return fmt.Errorf("write the job's manifest: %w", err)
 	}
 	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestName), data, atomicfile.Public); err != nil {
@@ -222,6 +226,10 @@ type Job struct {
 	// Refused says which files named like a rank's manifest were not read
 	// and why (a link, another user's file, too big: jobdir).
 	Refused []string `json:"refused,omitempty"`
+	// Warnings say which job directories of this user's name were passed
+	// over (another user's directory or a link at the name: the ranks
+	// wrote beside it).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // LoadJob reads the manifests of the newest job whose ranks wrote into dir
@@ -230,12 +238,16 @@ type Job struct {
 func LoadJob(dir string) (*Job, error) {
 	found := jobdir.Newest(dir)
 	if len(found.Manifests) == 0 {
-		if len(found.Refused) > 0 {
-			return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", dir, strings.Join(found.Refused, "; "))
+		if why := append(found.Refused, found.Warnings...); len(why) > 0 {
+			return nil, fmt.Errorf("%s holds no job manifest that can be believed: %s", dir, strings.Join(why, "; "))
+		}
+		if len(found.Others) > 0 {
+			return nil, fmt.Errorf("%s holds no job manifest of yours (uid %d), only other users' job directories (%s): read a job as the user who ran it",
+				dir, os.Geteuid(), strings.Join(found.Others, ", "))
 		}
 		return nil, nil
 	}
-	j := &Job{Refused: found.Refused}
+	j := &Job{Refused: found.Refused, Warnings: found.Warnings}
 	var ranks []string
 	shared := true
 	for _, f := range found.Manifests {

@@ -157,7 +157,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if runErr != nil {
 		m.Error = runErr.Error()
 	}
-	if err := WriteManifest(top, m); err != nil {
+	if err := writeManifest(top, m, progress); err != nil {
 		return nil, errors.Join(runErr, fmt.Errorf("cannot write %s: %w", filepath.Join(top, ManifestName), err))
 	}
 	// Thread traces are decoded once run.json is written: a decoder library
@@ -166,7 +166,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		m2 := buildManifest(plan, agents, res, top)
 		m2.PID, m2.Started, m2.Finished, m2.Error = m.PID, m.Started, time.Now(), m.Error
 		m2.Host, m2.ClockOffsetNs, m2.Rank = m.Host, m.ClockOffsetNs, m.Rank
-		if err := WriteManifest(top, m2); err == nil {
+		if err := writeManifest(top, m2, io.Discard); err == nil {
 			m = m2
 		}
 	}

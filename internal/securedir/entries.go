@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -128,4 +129,17 @@ func (d *Dir) RemoveDir(name string) error {
 		return &os.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
 	}
 	return nil
+}
+
+// Names lists d's entries, sorted (read from its descriptor).
+func (d *Dir) Names() ([]string, error) {
+	fd, err := unix.Openat(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
 }
