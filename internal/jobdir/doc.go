@@ -5,7 +5,7 @@
 // at the same moment. A single run.json that each rank locked, read and
 // rewrote would serialise them all and grow quadratically; instead each
 // rank writes its own manifest under a name no other rank uses
-// (<dir>/.rocprof-go-job/<job>/rank-<rank>.json, created under a temporary
+// (<dir>/.rocprof-go-job-<uid>/<job>/rank-<rank>.json, created under a temporary
 // name and renamed), with no lock, and the readers (summary, compare, the
 // job command) take the directory's newest job as one run.
 package jobdir
