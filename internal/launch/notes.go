@@ -125,9 +125,16 @@ func openNotes(runDir *securedir.Dir, pass string) (*notesChannel, error) {
 		return nil, fmt.Errorf("cannot create the run's notes file: %w", err)
 	}
 	fd := int(f.Fd())
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	// Locked shared for as long as a descriptor of it is open here or in
+	// the app's processes (they inherit it): a later run removes this run's
+	// directory, when its rocprof-go was killed, only once nothing holds
+	// the lock (notesReleased).
+	err = unix.Flock(fd, unix.LOCK_SH)
 	if err == nil {
-		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_APPEND)
+		var fl int
+		if fl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+			_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_APPEND)
+		}
 	}
 	var st unix.Stat_t
 	if err == nil {
@@ -142,6 +149,18 @@ func openNotes(runDir *securedir.Dir, pass string) (*notesChannel, error) {
 		return nil, fmt.Errorf("cannot set up the run's notes file %s: %w", f.Name(), err)
 	}
 	return &notesChannel{file: f, inherit: inherit, value: fmt.Sprintf("%d:%d:%d", inherit, st.Dev, st.Ino)}, nil
+}
+
+// notesReleased reports whether no process holds the notes file in the
+// open pass directory pd any longer: no process of its run (which
+// inherited the descriptor openNotes locked) still runs.
+func notesReleased(pd *os.File) bool {
+	fd, err := unix.Openat(int(pd.Fd()), notesFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
 }
 
 // started closes the inheritable descriptor once the app has it.

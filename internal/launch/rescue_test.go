@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocprof-go/rocprof-go/internal/securedir"
@@ -292,8 +293,11 @@ func TestNoteKeptSpoolsUnderABracketPath(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(d, "pass_1"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(d, runKeptFile), []byte("disk full\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(d, "pass_1", "rpg-1-1-0.spool"), []byte("x"), 0o600))
+	sr, err := securedir.Open(root)
+	require.NoError(t, err)
+	defer sr.Close()
 	var b bytes.Buffer
-	noteKeptSpools(&b, root)
+	tidyEarlierRuns(&b, zerolog.Nop(), sr)
 	require.Contains(t, b.String(), "rocprof-go: note: "+d+" holds 1 spools of an earlier run (kept when its outputs could not be written)")
 }
 

@@ -259,21 +259,26 @@ const (
 	runKeptFile  = "kept"
 )
 
-// noteKeptSpools lists, on stderr, the run directories under root that an
-// earlier run of this user kept (its outputs failed) or left behind (its
-// rocprof-go was killed): they hold recorded data nobody converted. They
-// are not deleted: only the user knows whether they are still wanted.
-// They are found by descriptor (a '[' in root is no pattern), and only
-// this user's directories, not through a link, are listed.
-func noteKeptSpools(w io.Writer, root string) {
+// tidyEarlierRuns looks at the run directories under the spool root that
+// earlier runs of this user kept (their outputs failed) or left behind
+// (their rocprof-go was killed). One that holds spools is noted on w: they
+// are recorded data nobody converted, and only the user knows whether they
+// are still wanted. One whose rocprof-go is provably gone and that holds
+// nothing but what a run makes before its app records (the owner file,
+// pass directories with their notes file) is removed, with a line at
+// --log-level info: nothing of ours outlives a run. Everything is done by
+// descriptor (a '[' in root is no pattern, no path is resolved again), no
+// link is followed, and only this user's own directories are looked at.
+func tidyEarlierRuns(w io.Writer, log zerolog.Logger, spoolRoot *securedir.Dir) {
 	if w == nil {
 		return
 	}
-	dir, err := os.OpenFile(root, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := spoolRoot.Open(".")
 	if err != nil {
 		return
 	}
 	defer dir.Close()
+	root := spoolRoot.Path()
 	for _, name := range namesOf(dir) {
 		if !strings.HasPrefix(name, runDirPrefix) {
 			continue
@@ -315,13 +320,71 @@ func noteKeptSpools(w io.Writer, root string) {
 			}
 			pd.Close()
 		}
-		rd.Close()
 		if spools == 0 {
+			if why != "kept when its outputs could not be written" && removeDeadRun(dir, rd, name) {
+				log.Info().Msgf("removed %s, left empty by a rocprof-go that was killed", Printable(d))
+			}
+			rd.Close()
 			continue
 		}
+		rd.Close()
 		fmt.Fprintf(w, "rocprof-go: note: %s holds %d spools of an earlier run (%s): `rocprof-go convert -i %s -f csv` writes them out; delete the directory when done\n",
 			Printable(d), spools, why, Printable(d))
 	}
+}
+
+// removeDeadRun removes root's run directory name (open as rd), whose
+// rocprof-go is gone, when it holds nothing but its owner file and pass
+// directories that hold nothing but their notes file, and no process of
+// its app still holds a notes file (openNotes locks it shared, and the
+// app's processes inherit the lock with the descriptor). Only those
+// entries are unlinked, by name in their open directory, and the
+// directories last with rmdir: what appears meanwhile (a spool of a
+// process that outlived its rocprof-go) makes the removal stop there, and
+// the directory is noted by the next run.
+func removeDeadRun(root, rd *os.File, name string) bool {
+	var passes []string
+	for _, e := range namesOf(rd) {
+		st, err := lstatAt(rd, e)
+		switch {
+		case err != nil || int(st.Uid) != os.Geteuid():
+			return false
+		case e == runOwnerFile && st.Mode&unix.S_IFMT == unix.S_IFREG:
+		case strings.HasPrefix(e, "pass_") && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			passes = append(passes, e)
+		default:
+			return false
+		}
+	}
+	// Every pass directory is checked before anything is removed.
+	var pds []*os.File
+	defer func() {
+		for _, pd := range pds {
+			pd.Close()
+		}
+	}()
+	for _, pass := range passes {
+		pd, err := openDirAt(rd, rd.Name(), pass)
+		if err != nil {
+			return false
+		}
+		pds = append(pds, pd)
+		for _, e := range namesOf(pd) {
+			if st, err := lstatAt(pd, e); err != nil || e != notesFile || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || !notesReleased(pd) {
+				return false
+			}
+		}
+	}
+	for i, pass := range passes {
+		if err := unix.Unlinkat(int(pds[i].Fd()), notesFile, 0); err != nil && err != unix.ENOENT {
+			return false
+		}
+		if unix.Unlinkat(int(rd.Fd()), pass, unix.AT_REMOVEDIR) != nil {
+			return false
+		}
+	}
+	return unix.Unlinkat(int(rd.Fd()), runOwnerFile, 0) == nil &&
+		unix.Unlinkat(int(root.Fd()), name, unix.AT_REMOVEDIR) == nil
 }
 
 // envLookup is the value of key in an environment list.
@@ -400,7 +463,7 @@ func (r *Runner) Begin(plan *options.Plan) (_ *Run, err error) {
 			}
 		}
 		if !onOutput && attempt == 1 {
-			noteKeptSpools(r.Stderr, spoolRoot.Path())
+			tidyEarlierRuns(r.Stderr, r.Log, spoolRoot)
 		}
 		// Created and used through verified descriptors (internal/securedir);
 		// its path, which the app's processes are given, is on a path only root

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
+)
+
+// killedRun runs rocprof-go with its spools under spoolRoot and SIGKILLs
+// it once its app has started, before the app records anything; it
+// returns the run directory the killed rocprof-go left.
+func killedRun(t *testing.T, libs, spoolRoot string) string {
+	t.Helper()
+	before, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "app.pid")
+	cmd := exec.Command(cliBinary, "--hip-runtime-trace", "-d", filepath.Join(dir, "out"), "--",
+		"sh", "-c", `echo $$ > `+pidFile+`; exec sleep 60`)
+	cmd.Env = append(os.Environ(), libs, "ROCPROF_GO_SPOOL_ROOT="+spoolRoot)
+	require.NoError(t, cmd.Start())
+	app := 0
+	for i := 0; i < 500 && app == 0; i++ {
+		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			app, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotZero(t, app, "the app started")
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	for i := 0; i < 100 && syscall.Kill(app, 0) == nil; i++ {
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(app) + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	after, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
+	require.NoError(t, err)
+	require.Len(t, after, len(before)+1, "the killed rocprof-go left its run directory")
+	for _, d := range after {
+		if !slices.Contains(before, d) {
+			require.FileExists(t, filepath.Join(d, "owner"))
+			require.FileExists(t, filepath.Join(d, "pass_1", "notes"))
+			return d
+		}
+	}
+	return ""
+}
+
+// Nothing of ours outlives a run: the run directory a SIGKILLed rocprof-go
+// left before its app recorded (its owner file, pass_1/notes, no spool) is
+// removed by this user's next run, with one line at --log-level info. One
+// that holds a spool stays and is noted, and another user's is left alone
+// and not mentioned.
+func TestNextRunRemovesAKilledRunsEmptyDirectory(t *testing.T) {
+	libs := builtLibs(t)
+	spoolRoot := t.TempDir()
+	// Each killed run is itself a next run of the ones before it: the
+	// empty one is made last.
+	spooled := killedRun(t, libs, spoolRoot)
+	require.NoError(t, os.WriteFile(filepath.Join(spooled, "pass_1", "rpg-1-1-0.spool"), []byte("recorded"), 0o600))
+	others := killedRun(t, libs, spoolRoot)
+	uid, gid := testsys.SecondUser(t)
+	require.NoError(t, filepath.Walk(others, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	}))
+	empty := killedRun(t, libs, spoolRoot)
+
+	cmd := exec.Command(cliBinary, "--log-level", "info", "--hip-runtime-trace", "-d", filepath.Join(t.TempDir(), "out"), "--", "true")
+	cmd.Env = append(os.Environ(), libs, "ROCPROF_GO_SPOOL_ROOT="+spoolRoot)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoDirExists(t, empty)
+	require.Contains(t, string(out), "removed "+empty+", left empty by a rocprof-go that was killed")
+	require.FileExists(t, filepath.Join(spooled, "pass_1", "rpg-1-1-0.spool"))
+	require.FileExists(t, filepath.Join(spooled, "owner"))
+	require.Contains(t, string(out), "rocprof-go: note: "+spooled+" holds 1 spools of an earlier run (left by a rocprof-go that was killed)")
+	require.FileExists(t, filepath.Join(others, "owner"))
+	require.FileExists(t, filepath.Join(others, "pass_1", "notes"))
+	require.NotContains(t, string(out), others)
+	left, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{spooled, others}, left, "the second run removed its own directory")
+}
