@@ -97,12 +97,8 @@ func treeOf(t *testing.T, dir, skip string) map[string]string {
 // planted prefix does not climb out of it either.
 func TestConvertReadsNoOtherUsersRescue(t *testing.T) {
 	uid, gid := testsys.SecondUser(t)
-	base := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-	require.NoError(t, os.Chmod(base, 0o755))
-	shared := filepath.Join(base, "shared")
-	require.NoError(t, os.Mkdir(shared, 0o755))
-	require.NoError(t, os.Chmod(shared, os.ModeSticky|0o777))
+	shared := testsys.SharedDir(t)
+	base := filepath.Dir(shared)
 	etc := filepath.Join(base, "etc")
 	require.NoError(t, os.Mkdir(etc, 0o755))
 	victim := filepath.Join(etc, "victim_kernel_trace.csv")

@@ -307,12 +307,7 @@ func TestNoteKeptSpoolsUnderABracketPath(t *testing.T) {
 // them, which FindUnconverted reads, and theirs is not read.
 func TestRescueBesideAnotherUsersHiddenDirectory(t *testing.T) {
 	uid, gid := testsys.SecondUser(t)
-	parent := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o755))
-	require.NoError(t, os.Chmod(parent, 0o755))
-	out := filepath.Join(parent, "shared")
-	require.NoError(t, os.Mkdir(out, 0o755))
-	require.NoError(t, os.Chmod(out, os.ModeSticky|0o777))
+	out := testsys.SharedDir(t)
 	for _, name := range []string{UnconvertedDir, UnconvertedDirOf(os.Geteuid())} {
 		testsys.AsUser(t, uid, gid, nil, "mkdir", "-m", "0777", filepath.Join(out, name))
 		testsys.AsUser(t, uid, gid, nil, "mkdir", filepath.Join(out, name, "planted"))

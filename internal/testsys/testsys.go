@@ -70,6 +70,22 @@ func SecondUser(t testing.TB) (uid, gid int) {
 	return uid, gid
 }
 
+// SharedDir makes a directory every user may create entries in, with the
+// sticky bit as /tmp has (a shared output directory), named "shared" in a
+// new directory of the test's that every user can reach: where the second
+// user (SecondUser) plants what they like. Its parent is the test's own,
+// for what only this user writes beside it.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	base := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
+	shared := filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o755))
+	require.NoError(t, os.Chmod(shared, os.ModeSticky|0o777))
+	return shared
+}
+
 // AsUser runs a command as another user in /, with a minimal environment
 // plus env, and returns its output; it must succeed.
 func AsUser(t testing.TB, uid, gid int, env []string, name string, args ...string) string {

@@ -232,12 +232,7 @@ func TestKilledWhileAppRunsIsRecovered(t *testing.T) {
 	t.Run("own output directory", func(t *testing.T) { killedWhileAppRuns(t, t.TempDir()) })
 	t.Run("beside another user's hidden directories", func(t *testing.T) {
 		uid, gid := testsys.SecondUser(t)
-		base := t.TempDir()
-		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-		require.NoError(t, os.Chmod(base, 0o755))
-		dir := filepath.Join(base, "shared")
-		require.NoError(t, os.Mkdir(dir, 0o755))
-		require.NoError(t, os.Chmod(dir, os.ModeSticky|0o777))
+		dir := testsys.SharedDir(t)
 		for _, name := range []string{".rocprof-go-unconverted", launch.UnconvertedDirOf(os.Geteuid())} {
 			testsys.AsUser(t, uid, gid, nil, "mkdir", "-m", "0777", filepath.Join(dir, name))
 		}
