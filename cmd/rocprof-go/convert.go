@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,7 +183,9 @@ beyond ids and names (the database does not store them), and --kernel-rename nam
 			} else if res.Lost != nil {
 				lostErr = res.Lost
 			}
-			return lostErr
+			// Spools cut short while they were read: the files hold what
+			// was read; the rest of their records is lost.
+			return errors.Join(lostErr, res.Torn)
 		},
 	}
 	f := cmd.Flags()

@@ -20,8 +20,11 @@ func main() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := execute(os.Args[1:])
 	// A spool cut short while it was read (tracing's fault guard) lost
-	// records to every output made from it: the command fails, naming it.
-	for _, t := range tracing.TornSpools() {
+	// records to every output made from it: the function that read it
+	// returned the loss as its error (output.Write, a run, convert), which
+	// failed the command. One whose reader's error no function returned
+	// fails it here, as a last resort.
+	for _, t := range tracing.UnreportedTornSpools() {
 		fmt.Fprintln(os.Stderr, "rocprof-go: error: "+launch.Printable(t.Error()))
 		if code == 0 {
 			code = 1

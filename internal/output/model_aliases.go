@@ -3,6 +3,7 @@ package output
 import (
 	"github.com/rocprof-go/rocprof-go/internal/output/csv"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // The model's types and names, as the orchestration (internal/pipeline,
@@ -58,4 +59,15 @@ type V1Pass = csv.V1Pass
 
 // WriteV1 writes rocprof v1's results.csv (and with GEN_STATS its stats
 // files) once every pass ran (csv.WriteV1).
-func WriteV1(passes []V1Pass) (*Result, error) { return csv.WriteV1(passes) }
+// A spool cut short while it was read is returned as Write returns it.
+func WriteV1(passes []V1Pass) (*Result, error) {
+	mark := tracing.TornMark()
+	res, err := csv.WriteV1(passes)
+	var read []string
+	for _, p := range passes {
+		if paths, lerr := tracing.List(p.SpoolDir); lerr == nil {
+			read = append(read, paths...)
+		}
+	}
+	return res, withTorn(err, tracing.TornSince(mark, read))
+}

@@ -39,7 +39,15 @@ const (
 // (a process killed while creating one) are listed in Result.Skipped, not
 // treated as errors. The first error stops the writing; Result lists what
 // was written until then.
-func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
+//
+// A spool cut short while it was read (tracing's fault guard: its records
+// past the cut are lost) does not stop the writing: every output is made
+// from what could be read, and the error returned, with the result, is
+// then the spools' *tracing.TornSpoolError (tracing.OnlyTorn).
+func Write(cfg model.Config, spoolDir string) (res *model.Result, err error) {
+	mark := tracing.TornMark()
+	var read []string // the spools opened
+	defer func() { err = withTorn(err, tracing.TornSince(mark, read)) }()
 	stream := model.IsStreamName(cfg.PrefixTemplate)
 	if stream {
 		cfg.FS = &streamFS{w: cfg.DataOut()}
@@ -52,7 +60,7 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	if cfg.PCInstructions == nil {
 		cfg.PCInstructions = newPCInstructions // the disassembler: cgo's side (internal/att)
 	}
-	res := &model.Result{}
+	res = &model.Result{}
 	if cfg.V1Enabled() && !cfg.Has(model.FormatCSV) {
 		// With -o NAME.csv, --stats asks for rocprof v1's stats files
 		// (WriteV1, once every pass ran), not rocprofv3's.
@@ -77,6 +85,9 @@ func Write(cfg model.Config, spoolDir string) (*model.Result, error) {
 	groups, err := groupSpools(&cfg, spoolDir, res)
 	if err != nil {
 		return nil, err
+	}
+	for _, g := range groups {
+		read = append(read, g.paths...)
 	}
 	// One catalogue per spool, read once for every writer, with only what
 	// the requested writers read.
@@ -327,4 +338,16 @@ func hostPartition(h string) string {
 		return "UNKNOWN_HOSTNAME"
 	}
 	return h
+}
+
+// withTorn adds the spools cut short while read (torn, from
+// tracing.TornSince) to err.
+func withTorn(err, torn error) error {
+	if torn == nil {
+		return err
+	}
+	if err == nil {
+		return torn
+	}
+	return errors.Join(err, torn)
 }

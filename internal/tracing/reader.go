@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -119,7 +120,7 @@ func (r *Reader) Close() error {
 		err := syscall.Munmap(r.data)
 		r.data = nil
 		if at >= 0 {
-			return noteTorn(r.info.Path, at, r.size)
+			return noteTorn(r.info.Path, at, r.size, r.nchunks-min(r.nchunks, uint64(at)/ChunkSize))
 		}
 		return err
 	}
@@ -130,43 +131,117 @@ func (r *Reader) Close() error {
 // TornSpoolError is a spool whose file was cut short (truncated, by its
 // owner or by whoever else could write it) while it was read: what lay
 // past At could not be read, and its records are lost to every output
-// made from it.
+// made from it. The reader that read it returns it from Close, and so does
+// every function that reads spools for an output (output.Write, and the
+// run or conversion that called it): the loss reaches the caller as an
+// error, never only as a note.
 type TornSpoolError struct {
 	Path     string
 	At, Size int64
+	// LostChunks are the spool's chunks from the one At lies in to its
+	// end: every record in them (up to a chunk's worth each) is lost.
+	LostChunks uint64
+	seq        uint64 // when it was last noted (TornSince)
+	reported   bool   // returned by TornSince to a caller
 }
 
 func (e *TornSpoolError) Error() string {
 	return fmt.Sprintf("spool %s was cut short (truncated by its owner or another process) while it was read: "+
-		"its records from byte %d on (of %d) are lost and the outputs made from it are incomplete; convert an intact copy of it again", e.Path, e.At, e.Size)
+		"its records from byte %d on (of %d; %d chunks, up to %d KiB of records each) are lost and the outputs made from it are incomplete; convert an intact copy of it again",
+		e.Path, e.At, e.Size, e.LostChunks, ChunkSize>>10)
 }
 
 var (
-	tornMu sync.Mutex
-	torn   []*TornSpoolError
+	tornMu  sync.Mutex
+	torn    []*TornSpoolError
+	tornSeq uint64
 )
 
 // noteTorn records a torn spool once (the lowest offset seen).
-func noteTorn(path string, at, size int64) *TornSpoolError {
+func noteTorn(path string, at, size int64, lost uint64) *TornSpoolError {
 	tornMu.Lock()
 	defer tornMu.Unlock()
+	tornSeq++
 	for _, t := range torn {
 		if t.Path == path {
-			t.At = min(t.At, at)
+			if at < t.At {
+				t.At, t.LostChunks = at, max(t.LostChunks, lost)
+			}
+			t.seq, t.reported = tornSeq, false
 			return t
 		}
 	}
-	t := &TornSpoolError{Path: path, At: at, Size: size}
+	t := &TornSpoolError{Path: path, At: at, Size: size, LostChunks: lost, seq: tornSeq}
 	torn = append(torn, t)
 	return t
 }
 
+// TornMark marks the spools found cut short so far: TornSince(mark, ...)
+// returns those found after it.
+func TornMark() uint64 {
+	tornMu.Lock()
+	defer tornMu.Unlock()
+	return tornSeq
+}
+
+// TornSince returns the spools among paths that a reader found cut short
+// after mark (TornMark), as one error (nil when none): a function that
+// read the spools through readers it closed without looking returns it,
+// so that its caller learns of the loss. They count as reported
+// (UnreportedTornSpools no longer lists them).
+func TornSince(mark uint64, paths []string) error {
+	tornMu.Lock()
+	defer tornMu.Unlock()
+	var errs []error
+	for _, t := range torn {
+		if t.seq > mark && slices.Contains(paths, t.Path) {
+			t.reported = true
+			errs = append(errs, t)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OnlyTorn reports whether err is nothing but spools cut short while read
+// (a *TornSpoolError, or several joined): what was read was written, and
+// the loss is the error.
+func OnlyTorn(err error) bool {
+	if err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !OnlyTorn(e) {
+				return false
+			}
+		}
+		return true
+	}
+	_, ok := err.(*TornSpoolError)
+	return ok
+}
+
 // TornSpools lists the spools this process found cut short while it read
-// them: the command that read them must fail, naming them.
+// them.
 func TornSpools() []*TornSpoolError {
 	tornMu.Lock()
 	defer tornMu.Unlock()
 	return append([]*TornSpoolError(nil), torn...)
+}
+
+// UnreportedTornSpools lists the spools found cut short that no function
+// returned to its caller (TornSince): a reader whose error was dropped.
+// The CLI fails on them, naming them, as a last resort.
+func UnreportedTornSpools() []*TornSpoolError {
+	tornMu.Lock()
+	defer tornMu.Unlock()
+	var out []*TornSpoolError
+	for _, t := range torn {
+		if !t.reported {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Process returns the header's process description.
@@ -280,7 +355,7 @@ func (r *Reader) Next() bool {
 	}
 	r.rec, r.kind = nil, 0
 	if at := tornAt(r.guard); at >= 0 {
-		noteTorn(r.info.Path, at, r.size)
+		noteTorn(r.info.Path, at, r.size, r.nchunks-min(r.nchunks, uint64(at)/ChunkSize))
 	}
 	return false
 }

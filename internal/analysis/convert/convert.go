@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,21 @@ type Result struct {
 	// Lost is a *LostRecordsError when a kept spool says records were not
 	// kept when it was recorded (the files hold every record it has), or nil.
 	Lost error
+	// Torn is the *tracing.TornSpoolError of every input spool cut short
+	// while it was read (joined), or nil: the files hold what was read
+	// before the cut; the records past it, counted in chunks, are lost.
+	Torn error
+}
+
+// tornOr keeps an error of output.Write that is only spools cut short
+// while read in res.Torn (the outputs were written from what was read)
+// and returns any other error.
+func (res *Result) tornOr(r *output.Result, err error) error {
+	if r == nil || !tracing.OnlyTorn(err) {
+		return err
+	}
+	res.Torn = errors.Join(res.Torn, err)
+	return nil
 }
 
 // LostRecordsError lists the kept spools whose records were not all kept
@@ -152,7 +168,7 @@ func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 			cfg.ResolvePrefix = prefixOf(opt.Prefix)
 			cfg.Formats = []output.Format{output.FormatCSV}
 			r, err := output.Write(cfg, tmp)
-			if err != nil {
+			if err = res.tornOr(r, err); err != nil {
 				return nil, err
 			}
 			res.CSV = append(res.CSV, r.Files...)
@@ -169,7 +185,7 @@ func Run(dbs []*rocpdread.DB, opt Options) (*Result, error) {
 	cfg.Dir, cfg.SpoolPaths, cfg.Formats, cfg.WriteEmpty = opt.Dir, spools, others, true
 	cfg.ResolvePrefix = prefixOf(opt.Prefix)
 	r, err := output.Write(cfg, tmp)
-	if err != nil {
+	if err = res.tornOr(r, err); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
