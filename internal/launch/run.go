@@ -305,21 +305,11 @@ func tidyEarlierRuns(w io.Writer, log zerolog.Logger, spoolRoot *securedir.Dir) 
 			continue
 		}
 		spools := 0
-		for _, pass := range namesOf(rd) {
-			if !strings.HasPrefix(pass, "pass_") {
-				continue
+		eachPassEntry(rd, d, func(pd *os.File, _, s string) {
+			if st, err := lstatAt(pd, s); err == nil && strings.HasSuffix(s, ".spool") && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				spools++
 			}
-			pd, err := openDirAt(rd, d, pass)
-			if err != nil {
-				continue
-			}
-			for _, s := range namesOf(pd) {
-				if st, err := lstatAt(pd, s); err == nil && strings.HasSuffix(s, ".spool") && st.Mode&unix.S_IFMT == unix.S_IFREG {
-					spools++
-				}
-			}
-			pd.Close()
-		}
+		})
 		if spools == 0 {
 			if why != "kept when its outputs could not be written" && removeDeadRun(dir, rd, name) {
 				log.Info().Msgf("removed %s, left empty by a rocprof-go that was killed", Printable(d))

@@ -400,42 +400,51 @@ func (rec *Recovery) rescue(entry *os.File, via, disp, top, outDir string) {
 		rec.Unread = append(rec.Unread, Printable(err.Error()))
 		return
 	}
-	for _, pass := range namesOf(entry) {
+	eachPassEntry(entry, disp, func(pd *os.File, pass, s string) {
+		if !strings.HasSuffix(s, ".spool") {
+			return
+		}
+		whole := strings.HasPrefix(s, "rpg-")
+		if !whole && !strings.HasPrefix(s, ".partial-rpg-") {
+			return
+		}
+		st, err := lstatAt(pd, s)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+			if err == nil {
+				rec.warnf("%s is %s of uid %d: not read", filepath.Join(disp, pass, s), fileType(&st), st.Uid)
+			}
+			return
+		}
+		p := via + "/" + pass + "/" + s
+		if whole {
+			u.Spools = append(u.Spools, p)
+		} else {
+			u.Partial = append(u.Partial, p)
+		}
+	})
+	rec.Found = append(rec.Found, u)
+}
+
+// eachPassEntry calls f with each entry of the pass directories (pass_N,
+// this user's own directories, not links) of dir, a run directory or a
+// rescue's, shown as disp; pd is the entry's open pass directory.
+func eachPassEntry(dir *os.File, disp string, f func(pd *os.File, pass, name string)) {
+	for _, pass := range namesOf(dir) {
 		if !strings.HasPrefix(pass, "pass_") {
 			continue
 		}
-		if st, err := lstatAt(entry, pass); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+		if st, err := lstatAt(dir, pass); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
 			continue
 		}
-		pd, err := openDirAt(entry, disp, pass)
+		pd, err := openDirAt(dir, disp, pass)
 		if err != nil {
 			continue
 		}
-		for _, s := range namesOf(pd) {
-			if !strings.HasSuffix(s, ".spool") {
-				continue
-			}
-			whole := strings.HasPrefix(s, "rpg-")
-			if !whole && !strings.HasPrefix(s, ".partial-rpg-") {
-				continue
-			}
-			st, err := lstatAt(pd, s)
-			if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
-				if err == nil {
-					rec.warnf("%s is %s of uid %d: not read", filepath.Join(disp, pass, s), fileType(&st), st.Uid)
-				}
-				continue
-			}
-			p := via + "/" + pass + "/" + s
-			if whole {
-				u.Spools = append(u.Spools, p)
-			} else {
-				u.Partial = append(u.Partial, p)
-			}
+		for _, name := range namesOf(pd) {
+			f(pd, pass, name)
 		}
 		pd.Close()
 	}
-	rec.Found = append(rec.Found, u)
 }
 
 // orphans lists, after the rescues, the run directories seen whose
@@ -478,27 +487,14 @@ func (rec *Recovery) orphansIn(r runsIn, inRescue map[string]bool) {
 		if b, err := readRegularAt(rd, d, runOwnerFile, 64); err == nil {
 			owner = parseRunOwner(string(b))
 		}
-		for _, pass := range namesOf(rd) {
-			if !strings.HasPrefix(pass, "pass_") {
-				continue
+		eachPassEntry(rd, d, func(pd *os.File, pass, s string) {
+			if !strings.HasPrefix(s, "rpg-") || !strings.HasSuffix(s, ".spool") {
+				return
 			}
-			if st, err := lstatAt(rd, pass); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
-				continue
+			if st, err := lstatAt(pd, s); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid() {
+				u.Spools = append(u.Spools, via+"/"+name+"/"+pass+"/"+s)
 			}
-			pd, err := openDirAt(rd, d, pass)
-			if err != nil {
-				continue
-			}
-			for _, s := range namesOf(pd) {
-				if !strings.HasPrefix(s, "rpg-") || !strings.HasSuffix(s, ".spool") {
-					continue
-				}
-				if st, err := lstatAt(pd, s); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid() {
-					u.Spools = append(u.Spools, via+"/"+name+"/"+pass+"/"+s)
-				}
-			}
-			pd.Close()
-		}
+		})
 		rd.Close()
 		if len(u.Spools) == 0 {
 			continue
