@@ -5,9 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,28 +20,10 @@ func killedRun(t *testing.T, libs, spoolRoot string) string {
 	t.Helper()
 	before, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
 	require.NoError(t, err)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "app.pid")
-	cmd := exec.Command(cliBinary, "--hip-runtime-trace", "-d", filepath.Join(dir, "out"), "--",
-		"sh", "-c", `echo $$ > `+pidFile+`; exec sleep 60`)
-	cmd.Env = append(os.Environ(), libs, "ROCPROF_GO_SPOOL_ROOT="+spoolRoot)
-	require.NoError(t, cmd.Start())
-	app := 0
-	for i := 0; i < 500 && app == 0; i++ {
-		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			app, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.NotZero(t, app, "the app started")
+	cmd, app := startRunOfASleeper(t, libs, spoolRoot)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	for i := 0; i < 100 && syscall.Kill(app, 0) == nil; i++ {
-		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(app) + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.True(t, ended(app, time.Second), "the app (pid %d) ended with rocprof-go", app)
 	after, err := filepath.Glob(filepath.Join(spoolRoot, "rocprof-go-run-*"))
 	require.NoError(t, err)
 	require.Len(t, after, len(before)+1, "the killed rocprof-go left its run directory")
