@@ -36,8 +36,9 @@ int main(void) {
     RPG_PC_SAMPLING_METHOD_STOCHASTIC, RPG_PC_SAMPLING_METHOD_HOST_TRAP,
     offsetof(rpg_pc_sample_rec, method), offsetof(rpg_pc_sample_hosttrap, perf_snapshot_data));
   printf("%zu %zu\n", offsetof(rpg_kernel_symbol_rec, entry_offset), sizeof(((rpg_kernel_symbol_rec *)0)->entry_offset));
-  printf("%zu %zu %zu %u\n", offsetof(rpg_spool_header, chunks_abandoned), offsetof(rpg_spool_header, store_errno),
-    offsetof(rpg_spool_header, flags), RPG_HEADER_COUNTS_ABANDONED);
+  printf("%zu %zu %zu %u %zu %u\n", offsetof(rpg_spool_header, chunks_abandoned), offsetof(rpg_spool_header, store_errno),
+    offsetof(rpg_spool_header, flags), RPG_HEADER_COUNTS_ABANDONED, offsetof(rpg_spool_header, chunks_headed),
+    RPG_HEADER_COUNTS_HEADED);
   return 0;
 }`
 	dir := t.TempDir()
@@ -77,6 +78,7 @@ int main(void) {
 	// The entry offset took the symbol record's last reserved word, which
 	// older spools leave 0 (unknown).
 	require.Equal(t, "60 4", lines[5])
-	// The header's store fields (process.go decodes them at these offsets).
-	require.Equal(t, fmt.Sprintf("96 104 108 %d", tracing.HeaderCountsAbandoned), lines[6])
+	// The header's store and headed-chunk fields (process.go decodes them
+	// at these offsets).
+	require.Equal(t, fmt.Sprintf("96 104 108 %d 112 %d", tracing.HeaderCountsAbandoned, tracing.HeaderCountsHeaded), lines[6])
 }

@@ -7,40 +7,50 @@ import (
 
 // HeaderCountsAbandoned is rpg_spool_header.flags's RPG_HEADER_COUNTS_ABANDONED:
 // the writer counts the chunks it handed out that got no storage
-// (ProcessInfo.ChunksAbandoned), so every other chunk it handed out holds
-// its chunk header.
+// (ProcessInfo.ChunksAbandoned) and says why (StoreErrno).
 const HeaderCountsAbandoned = 1
 
+// HeaderCountsHeaded is rpg_spool_header.flags's RPG_HEADER_COUNTS_HEADED:
+// the writer counts the chunks whose chunk header it stored
+// (ProcessInfo.ChunksHeaded), right after storing it.
+const HeaderCountsHeaded = 2
+
 // LostChunks checks what the spool published against what reads back: the
-// chunks the writer handed out (the header's chunks_reserved) and stored
-// its chunk header in, that read back without it. A file system that
+// chunks whose chunk header the writer stored (the header's
+// chunks_headed), less those that read back with it. A file system that
 // accepted the writes into the mapping and did not keep them (FUSE or NFS
 // without room, whose write-back failed) leaves such chunks: every record
 // in them is lost, and how many there were is unknown (up to a chunk's
-// worth each). Chunks the writer abandoned (the file could not grow: their
-// records count in Dropped) are not lost chunks; a writer before
-// HeaderCountsAbandoned abandoned chunks only past the file's end.
+// worth each). A chunk handed out (chunks_reserved) and never headed is
+// not lost: its writer abandoned it (the file could not grow: its records
+// count in Dropped) or was killed before storing the header, while the
+// chunk's segment was mapped (a launcher's SIGKILL at teardown); no
+// record went into it. A headed chunk past the file's end (a file shorter
+// than its writer left it) is lost too.
+//
+// The count is never negative, and it is a lower bound: a writer killed
+// between storing a chunk's header and counting it leaves one chunk more
+// with a header than counted, which hides one lost chunk; the header
+// itself (page 0) is the storage's too: when it read back older than the
+// writer left it, the chunks headed after are not judged, and when it did
+// not read back at all the file is no spool (the reader says so). A spool
+// of a writer without the count (no HeaderCountsHeaded) is not judged: 0.
 //
 // It reads each chunk's first 16 bytes, not the records.
 func (r *Reader) LostChunks() uint64 {
+	if r.info.HeaderFlags&HeaderCountsHeaded == 0 {
+		return 0
+	}
 	inFile := uint64(len(r.data) / ChunkSize)
-	reserved := r.info.ChunksReserved
-	n := min(reserved, inFile)
-	var empty uint64
+	n := min(r.info.ChunksReserved, inFile)
+	readBack := uint64(1) // the header chunk, read to get here
 	for c := uint64(1); c < n; c++ {
 		h := r.data[c*ChunkSize:]
-		if le.Uint32(h) != ChunkMagic || le.Uint64(h[8:]) != c {
-			empty++
+		if le.Uint32(h) == ChunkMagic && le.Uint64(h[8:]) == c {
+			readBack++
 		}
 	}
-	var abandoned uint64
-	if r.info.HeaderFlags&HeaderCountsAbandoned != 0 {
-		// Those reserved past the file's end are abandoned for sure; the
-		// rest of the count lies inside the file (a segment that failed
-		// once and grew later).
-		abandoned = r.info.ChunksAbandoned - min(r.info.ChunksAbandoned, reserved-n)
-	}
-	return empty - min(empty, abandoned)
+	return r.info.ChunksHeaded - min(r.info.ChunksHeaded, readBack)
 }
 
 // StoreError says why the spool's writer could not grow its file, from

@@ -39,9 +39,14 @@ type ProcessInfo struct {
 	// StoreErrno why the file last could not grow (ENOSPC...), 0 if never.
 	// Both are kept by writers that set HeaderCountsAbandoned in
 	// HeaderFlags; older spools have 0 (check.go).
-	ChunksAbandoned   uint64
-	StoreErrno        int32
-	HeaderFlags       uint32
+	ChunksAbandoned uint64
+	StoreErrno      int32
+	HeaderFlags     uint32
+	// ChunksHeaded are the chunks whose chunk header the writer stored,
+	// the header chunk included (counted right after the header, so a
+	// chunk handed out to a writer killed before it stored one is not
+	// among them); kept by writers that set HeaderCountsHeaded.
+	ChunksHeaded      uint64
 	headerBlobDecoded bool
 }
 
@@ -95,6 +100,7 @@ func decodeHeader(h []byte, p *ProcessInfo) error {
 	p.ChunksAbandoned = le.Uint64(h[96:])
 	p.StoreErrno = int32(le.Uint32(h[104:]))
 	p.HeaderFlags = le.Uint32(h[108:])
+	p.ChunksHeaded = le.Uint64(h[112:])
 
 	blob := h[HeaderFixedSize:]
 	if uint64(blobSize) < uint64(len(blob)) {

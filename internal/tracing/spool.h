@@ -198,14 +198,19 @@ typedef struct rpg_spool_header {
                                    could not grow); their records count in dropped */
     int32_t store_errno;        /* errno of the last failed growth of the file (ENOSPC...), 0 none */
     uint32_t flags;             /* RPG_HEADER_* */
-    uint8_t reserved[RPG_HEADER_FIXED - 112];
+    uint64_t chunks_headed;     /* atomic: chunks whose rpg_chunk_header the writer stored,
+                                   the header chunk included (RPG_HEADER_COUNTS_HEADED) */
+    uint8_t reserved[RPG_HEADER_FIXED - 120];
 } rpg_spool_header;
 
 /* rpg_spool_header.flags */
-#define RPG_HEADER_COUNTS_ABANDONED 1u /* chunks_abandoned and store_errno are kept: a
-                                          chunk handed out and not abandoned holds its
-                                          header, so one that reads back without it was
-                                          lost by the storage */
+#define RPG_HEADER_COUNTS_ABANDONED 1u /* chunks_abandoned and store_errno are kept */
+#define RPG_HEADER_COUNTS_HEADED 2u    /* chunks_headed is kept: incremented right after a
+                                          chunk's magic is stored, so a chunk counted there
+                                          that reads back without its header was lost by the
+                                          storage, and one handed out (chunks_reserved) but
+                                          never headed (a writer killed while its segment
+                                          was being mapped) is not */
 
 /* A chunk has one writing thread at a time: tid names its first owner, and an
  * rpg_thread_rec names each later one (a thread that took over the chunk of

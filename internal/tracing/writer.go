@@ -33,6 +33,9 @@ func EncodeHeader(p *ProcessInfo, chunks uint64) ([]byte, error) {
 	le.PutUint64(h[72:], p.Dropped)
 	le.PutUint64(h[80:], p.TruncatedRecords)
 	le.PutUint64(h[88:], p.ForkGeneration)
+	// It abandons no chunk and heads every chunk it starts.
+	le.PutUint32(h[108:], HeaderCountsAbandoned|HeaderCountsHeaded)
+	le.PutUint64(h[112:], 1+chunks)
 	var blob []byte
 	blob = appendBlob(blob, blobHostname, []byte(p.Hostname))
 	if p.Cwd != "" {
