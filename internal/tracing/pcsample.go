@@ -107,15 +107,22 @@ const (
 	pcSampleVersion   = 2
 )
 
-func decodePCSampleBatch(rec []byte) PCSampleBatch {
+// decodePCSampleBatch decodes a PC sample record by its format byte form
+// as the reader checked it; a sample count that no longer fits the record
+// (its bytes rewritten since) gives no samples.
+func decodePCSampleBatch(rec []byte, form byte) PCSampleBatch {
 	n := uint64(le.Uint32(rec[12:])) * PCSampleSize
 	b := PCSampleBatch{AgentNode: le.Uint32(rec[8:]), Lost: le.Uint64(rec[16:]), Method: PCSamplingHostTrap}
-	if rec[6] == 1 {
-		b.Samples = rec[pcSampleRecSizeV1 : pcSampleRecSizeV1+n]
-		return b
+	off := uint64(pcSampleRecSize)
+	if form == 1 || len(rec) < pcSampleRecSize {
+		off = pcSampleRecSizeV1
+	} else {
+		b.Method = PCSamplingMethod(le.Uint32(rec[24:]))
 	}
-	b.Method = PCSamplingMethod(le.Uint32(rec[24:]))
-	b.Samples = rec[pcSampleRecSize : pcSampleRecSize+n]
+	if off+n > uint64(len(rec)) {
+		n = 0
+	}
+	b.Samples = rec[off : off+n]
 	return b
 }
 
@@ -124,7 +131,7 @@ func decodePCSampleDispatch(rec []byte) PCSampleDispatch {
 }
 
 // PCSampleBatch decodes a KindPCSample record.
-func (r *Reader) PCSampleBatch() PCSampleBatch { return decodePCSampleBatch(r.rec) }
+func (r *Reader) PCSampleBatch() PCSampleBatch { return decodePCSampleBatch(r.rec, r.form) }
 
 // PCSampleDispatch decodes a KindPCSampleDispatch record.
 func (r *Reader) PCSampleDispatch() PCSampleDispatch { return decodePCSampleDispatch(r.rec) }

@@ -58,6 +58,7 @@ func (m *Marks) Seek(r *Reader, p Pos) {
 	r.rec = r.data[start : start+int(p.size) : start+int(p.size)]
 	r.off = int(p.off) + int(p.size)
 	r.kind = Kind(le.Uint16(r.rec[4:]))
+	r.form = r.rec[6] // the decoders also go by the record's size
 	r.tid = p.tid
 	r.clock = tscClock{}
 	if p.clock != 0 {

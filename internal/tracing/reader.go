@@ -48,6 +48,11 @@ type Reader struct {
 	clock tscClock // the current chunk's last CLOCK record
 	rec   []byte
 	kind  Kind
+	// form is rec's format byte as Next validated it: the record's bytes
+	// may read differently later (its page cut off by a truncation and
+	// zero-filled by the fault guard, or rewritten by the file's owner),
+	// and the decoders must follow the format whose sizes were checked.
+	form  byte
 	stats Stats
 
 	hidden uint32 // bit k: Next skips records of kind k (Hide)
@@ -307,27 +312,28 @@ func (r *Reader) Next() bool {
 			r.stats.Skipped++
 			continue
 		}
+		form := rec[6] // read once: what the checks below and the decoders follow
 		switch {
-		case rec[6] == 1:
+		case form == 1:
 			fixed := fixedSize[k]
 			if size < fixed || uint64(fixed)+tailLen(k, rec) > uint64(size) {
 				r.stats.Invalid++
 				r.nextChunk()
 				continue
 			}
-		case (rec[6] == 2 || rec[6] == 3) && (k == KindHIPAPI || k == KindHSAAPI || k == KindRCCLAPI):
+		case (form == 2 || form == 3) && (k == KindHIPAPI || k == KindHSAAPI || k == KindRCCLAPI):
 			if size < apiCompactSize || apiCompactSize+uint32(rec[11]) > size {
 				r.stats.Invalid++
 				r.nextChunk()
 				continue
 			}
-			if rec[6] == 3 && !r.clock.ok {
+			if form == 3 && !r.clock.ok {
 				// Ticks with nothing to convert them: the writer always puts a
 				// clock record first, so this spool is damaged.
 				r.stats.Invalid++
 				continue
 			}
-		case rec[6] == pcSampleVersion && k == KindPCSample:
+		case form == pcSampleVersion && k == KindPCSample:
 			if size < pcSampleRecSize || pcSampleRecSize+tailLen(k, rec) > uint64(size) {
 				r.stats.Invalid++
 				r.nextChunk()
@@ -350,7 +356,7 @@ func (r *Reader) Next() bool {
 		if r.hidden&(1<<k) != 0 {
 			continue
 		}
-		r.rec, r.kind = rec, k
+		r.rec, r.kind, r.form = rec, k, form
 		return true
 	}
 	r.rec, r.kind = nil, 0
@@ -389,7 +395,7 @@ func (r *Reader) String() String { return decodeString(r.rec) }
 
 // APICall decodes a KindHIPAPI, KindHSAAPI or KindRCCLAPI record (for the
 // last, Args holds the RCCL tail and the parameters: see RCCLCall).
-func (r *Reader) APICall() APICall { return decodeAPICall(r.rec, r.tid, &r.clock) }
+func (r *Reader) APICall() APICall { return decodeAPICallForm(r.rec, r.form, r.tid, &r.clock) }
 
 // RCCLCall decodes a KindRCCLAPI record.
 func (r *Reader) RCCLCall() RCCLCall { return DecodeRCCLCall(r.APICall()) }

@@ -294,10 +294,12 @@ func (c *tscClock) toNS(t uint64) uint64 {
 	return c.ns - (hi<<32 | lo>>32)
 }
 
-// decodeAPICall decodes a version-1 API record, or a version-2 or -3 one
-// written by thread tid (version 3 converted with clk).
-func decodeAPICall(rec []byte, tid uint32, clk *tscClock) APICall {
-	if v := rec[6]; v == 2 || v == 3 {
+// decodeAPICallForm decodes a version-1 API record, or a version-2 or -3
+// one written by thread tid (version 3 converted with clk), by its format
+// byte v as the reader read it (and checked the record's size for); a
+// record too short for version 1 is read as compact whatever v says.
+func decodeAPICallForm(rec []byte, v byte, tid uint32, clk *tscClock) APICall {
+	if v == 2 || v == 3 || len(rec) < 48 {
 		a, _ := tail(rec, apiCompactSize, uint32(len(rec))-apiCompactSize-uint32(rec[11]))
 		start := le.Uint64(rec[24:])
 		end := start + uint64(le.Uint32(rec[12:]))
