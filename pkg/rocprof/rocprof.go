@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
 // The run pipeline itself lives in internal/pipeline, which the CLI calls
@@ -47,6 +48,10 @@ type (
 	LostDomainsError = pipeline.LostDomainsError
 	// RecordsLostError fails a run some of whose records were lost.
 	RecordsLostError = pipeline.RecordsLostError
+	// TornSpoolError fails a run one of whose spools was cut short
+	// (truncated) while its outputs were read from it: the byte from
+	// which its records are lost, and the chunks lost.
+	TornSpoolError = tracing.TornSpoolError
 	// Batch is a batch file: jobs run one after another.
 	Batch = pipeline.Batch
 	// BatchJob is one job of a Batch.

@@ -37,7 +37,7 @@ func mappedSpool(root string) (path, at string) {
 
 // A Go program whose run's spool is cut short while the outputs are read
 // from it (its owner, or whoever could write it, truncates it) is told by
-// Run's error: a *tracing.TornSpoolError naming the spool, the byte from
+// Run's error: a *rocprof.TornSpoolError naming the spool, the byte from
 // which its records are lost and how many chunks, also in run.json's
 // error; the CLI's check is no longer needed for it. Before, Run's error
 // held no TornSpoolError: the zero pages past the cut counted as chunks
@@ -91,7 +91,7 @@ func TestRunReturnsASpoolCutShortWhileRead(t *testing.T) {
 		}, []string{app, "1000000"})
 		close(stop)
 		path := <-verdict
-		var torn *tracing.TornSpoolError
+		var torn *rocprof.TornSpoolError // tracing.TornSpoolError, for programs outside the module
 		switch {
 		case path == "":
 			require.NoError(t, err, "round %d: the spool was not cut", round)
