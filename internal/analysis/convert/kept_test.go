@@ -32,7 +32,7 @@ func TestKeptSpoolLossesAreReported(t *testing.T) {
 	// system that did not keep it; the recorder said why the spool could
 	// not grow.
 	clear(data[2*tracing.ChunkSize : 3*tracing.ChunkSize])
-	binary.LittleEndian.PutUint32(data[104:], 28) // ENOSPC
+	binary.LittleEndian.PutUint32(data[104:], 28)                                                       // ENOSPC
 	binary.LittleEndian.PutUint32(data[108:], tracing.HeaderCountsAbandoned|tracing.HeaderCountsHeaded) // as the recorder writes it
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rpg-77-1-0.spool")
