@@ -31,7 +31,9 @@ import (
 // then no position is held). Kinds in order cost nothing per record beyond
 // their key; a kind out of order costs 16 bytes per record (its position)
 // while the spool is written, and the renumbering 16 bytes per distinct id
-// during finish and 4 bytes per raw id afterwards.
+// during finish and 4 bytes per raw id afterwards. A spool with counter
+// samples is read once more in finish (sampleOrder: the dispatches' keys,
+// 24 bytes per dispatch, and whether the samples are in their order).
 type recordOrder struct {
 	ids corrIDs
 
@@ -157,8 +159,22 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 	if hideMarkers {
 		o.unsorted[tracing.KindMarker] = false
 	}
-	// Counter samples follow their dispatches wherever those go.
-	o.unsorted[tracing.KindCounterSample] = o.unsorted[tracing.KindKernelDispatch]
+	// Counter samples go by their dispatch's key. Their own spool order is
+	// checked apart from the dispatches': the shim records a dispatch when
+	// its kernel's signal completes and its samples when the counter read
+	// after it completes, each on whichever thread saw it (the queue's
+	// completion thread, an app thread waiting), so a dispatch's samples can
+	// sit in a chunk before its record, and before the samples of the
+	// dispatches that completed ahead of it, with the dispatch records
+	// themselves in order. Only a run with counters has any.
+	var dispatchKey map[uint64]orderKey
+	if o.count[tracing.KindCounterSample] > 0 {
+		var inOrder bool
+		dispatchKey, inOrder = sampleOrder(r)
+		o.unsorted[tracing.KindCounterSample] = o.unsorted[tracing.KindKernelDispatch] || !inOrder
+	} else {
+		o.unsorted[tracing.KindCounterSample] = false
+	}
 	if !slices.Contains(o.unsorted[:], true) {
 		r.Rewind()
 		return
@@ -173,11 +189,6 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 			lists[k] = make([]entry, 0, o.count[k])
 		}
 	}
-	// Samples need their dispatch's key; only a run with counters has any.
-	var dispatchKey map[uint64]orderKey
-	if o.unsorted[tracing.KindCounterSample] && o.count[tracing.KindCounterSample] > 0 {
-		dispatchKey = map[uint64]orderKey{}
-	}
 	r.Rewind()
 	for r.Next() {
 		k := r.Kind()
@@ -189,9 +200,6 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 			key = dispatchKey[r.CounterSample().DispatchID]
 		} else {
 			key, _ = recordKey(r)
-			if k == tracing.KindKernelDispatch && dispatchKey != nil {
-				dispatchKey[r.KernelDispatch().DispatchID] = key
-			}
 		}
 		lists[k] = append(lists[k], entry{key, o.marks.Mark(r)})
 	}
@@ -216,6 +224,35 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		lists[k] = nil
 	}
 	r.Rewind()
+}
+
+// sampleOrder reads the spool's dispatch records and counter samples: the
+// completion key of every dispatch (all of them before any sample is given
+// one: a sample may come before its dispatch's record), and whether the
+// samples are in their dispatches' completion order already, as the runs of
+// samples of one dispatch follow each other in the spool. A sample whose
+// dispatch has no record takes the zero key (first).
+func sampleOrder(r *tracing.Reader) (map[uint64]orderKey, bool) {
+	keys := map[uint64]orderKey{}
+	var runs []uint64 // the dispatch of each run of samples, in spool order
+	r.Rewind()
+	for r.Next() {
+		switch r.Kind() {
+		case tracing.KindKernelDispatch:
+			d := r.KernelDispatch()
+			keys[d.DispatchID] = orderKey{d.End, d.Start}
+		case tracing.KindCounterSample:
+			if id := r.CounterSample().DispatchID; len(runs) == 0 || runs[len(runs)-1] != id {
+				runs = append(runs, id)
+			}
+		}
+	}
+	for i := 1; i < len(runs); i++ {
+		if keys[runs[i]].less(keys[runs[i-1]]) {
+			return keys, false
+		}
+	}
+	return keys, true
 }
 
 // corrIDs maps raw correlation ids to rocprofv3's dense numbers. The zero
