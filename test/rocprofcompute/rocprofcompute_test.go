@@ -367,7 +367,11 @@ func profileAndAnalyze(t *testing.T, s setup, g gpu, mode string) result {
 	}
 	require.NotEmpty(t, id, "no vadd dispatch in the dispatch list: %v", names)
 	// In the app's order (the client numbers dispatches by their position
-	// in the first pass's results): vadd, scale, then HIP's copies.
+	// in the first pass's results): vadd, scale, then HIP's copies. One
+	// stream, counted one dispatch at a time: rocprofv3 lists them as they
+	// complete, and so must rocprof-go whichever thread recorded a
+	// dispatch's samples (model/order.go; a loaded machine put the blit's
+	// samples first in the spool).
 	require.Equal(t, "0", id, "vadd is the first dispatch: %v", names)
 	require.GreaterOrEqual(t, len(names), 2)
 	require.Equal(t, "scale(float*, float, int)", names[1], "%v", names)
