@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	// A spool cut short while read is a TornSpoolError, not a fatal fault.
+	_ "github.com/rocprof-go/rocprof-go/internal/faultguard"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"

@@ -6,10 +6,8 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -550,86 +548,4 @@ func TestKernelSymbolEntryOffset(t *testing.T) {
 		require.True(t, r.Next())
 		require.Equal(t, off, r.KernelSymbol().EntryOffset)
 	}
-}
-
-// A spool cut short while it is read (its owner, or whoever else could
-// write it, truncated the file) does not crash the reader: the part past
-// the new end reads as no records, Close says the spool is torn and where,
-// and TornSpools lists it for the command to fail. Before, the first
-// access past the end was a SIGBUS, a fatal error of the Go runtime.
-func TestReaderSurvivesASpoolCutShort(t *testing.T) {
-	dir := t.TempDir()
-	b := spooltest.New(testProcess)
-	const total = 20000
-	for i := range total {
-		b.Add(tracing.KernelDispatch{AgentNode: 1, TID: 11, QueueID: 1, DispatchID: uint64(i + 1), KernelID: 5,
-			CorrelationID: uint64(i + 1), Start: uint64(1000 + 10*i), End: uint64(1005 + 10*i)})
-	}
-	path, err := b.WriteFile(dir)
-	require.NoError(t, err)
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	require.Greater(t, st.Size(), int64(8*tracing.ChunkSize), "the spool spans several chunks")
-
-	r, err := tracing.Open(path)
-	require.NoError(t, err)
-	n := 0
-	for r.Next() {
-		n++
-		if n == 10 {
-			require.NoError(t, os.Truncate(path, 2*tracing.ChunkSize))
-		}
-	}
-	require.Less(t, n, total)
-	require.Greater(t, n, 10)
-	err = r.Close()
-	var torn *tracing.TornSpoolError
-	require.ErrorAs(t, err, &torn)
-	require.Equal(t, path, torn.Path)
-	require.Equal(t, int64(2*tracing.ChunkSize), torn.At)
-	require.Equal(t, st.Size(), torn.Size)
-	require.Contains(t, err.Error(), "was cut short (truncated by its owner or another process) while it was read")
-	require.Contains(t, tracing.TornSpools(), torn)
-
-	// An intact spool closes without error.
-	other := t.TempDir()
-	p2, err := spooltest.New(testProcess).WriteFile(other)
-	require.NoError(t, err)
-	r, err = tracing.Open(p2)
-	require.NoError(t, err)
-	for r.Next() {
-	}
-	require.NoError(t, r.Close())
-}
-
-var faultSink byte
-
-// The reader's fault guard handles faults in the spools it maps only:
-// any other SIGBUS still reaches Go's handler (here turned into a panic
-// by SetPanicOnFault, as Go does for a mapping of its own).
-func TestFaultGuardPassesOtherFaultsToGo(t *testing.T) {
-	dir := t.TempDir()
-	p, err := spooltest.New(testProcess).WriteFile(dir)
-	require.NoError(t, err)
-	r, err := tracing.Open(p) // installs the guard
-	require.NoError(t, err)
-	defer r.Close()
-
-	f, err := os.CreateTemp(dir, "other")
-	require.NoError(t, err)
-	defer f.Close()
-	require.NoError(t, f.Truncate(1<<16))
-	data, err := syscall.Mmap(int(f.Fd()), 0, 1<<16, syscall.PROT_READ, syscall.MAP_SHARED)
-	require.NoError(t, err)
-	defer syscall.Munmap(data)
-	require.NoError(t, f.Truncate(0))
-	var got any
-	func() {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() { got = recover() }()
-		faultSink = data[4096]
-	}()
-	re, ok := got.(interface{ Addr() uintptr })
-	require.True(t, ok, "Go's fault panic, not %v", got)
-	require.Equal(t, uintptr(unsafe.Pointer(&data[4096])), re.Addr())
 }

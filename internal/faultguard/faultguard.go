@@ -1,6 +1,6 @@
 //go:build cgo
 
-package tracing
+package faultguard
 
 /*
 #include <signal.h>
@@ -103,7 +103,11 @@ import "C"
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
+
+func init() { tracing.SetMappingGuard(guard{}) }
 
 // Watch slots are claimed by Go code under watchMu (the handler only
 // reads them), so base and len are never written while a slot is seen.
@@ -113,9 +117,10 @@ var (
 	watchMu     sync.Mutex
 )
 
-// watchMapping makes faults in data (a spool's mapping) harmless until
-// unwatch: it returns the slot, or -1 when the guard is unavailable.
-func watchMapping(data []byte) int {
+// guard is tracing.MappingGuard through the C handler above.
+type guard struct{}
+
+func (guard) Watch(data []byte) int {
 	installOnce.Do(func() { installed = C.rpg_fault_install() == 0 })
 	if !installed || len(data) == 0 {
 		return -1
@@ -125,9 +130,7 @@ func watchMapping(data []byte) int {
 	return int(C.rpg_fault_watch(C.uintptr_t(uintptr(unsafe.Pointer(&data[0]))), C.uintptr_t(len(data))))
 }
 
-// unwatchMapping ends slot's watch and returns the offset from which the
-// mapping was replaced by zeros (its file was cut short), or -1.
-func unwatchMapping(slot int) int64 {
+func (guard) Unwatch(slot int) int64 {
 	if slot < 0 {
 		return -1
 	}
@@ -136,8 +139,7 @@ func unwatchMapping(slot int) int64 {
 	return int64(C.rpg_fault_unwatch(C.int(slot))) - 1
 }
 
-// tornAt is where slot's mapping was cut, or -1, while it is watched.
-func tornAt(slot int) int64 {
+func (guard) TornAt(slot int) int64 {
 	if slot < 0 {
 		return -1
 	}
