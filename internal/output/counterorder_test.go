@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -133,4 +134,36 @@ func counterRecordsInOrder(t *testing.T, blitFirst bool) {
 		require.Equal(t, float64(100*c.Data.Info.DispatchID+5), c.Records[0].Value, "dispatch %d keeps its values", c.Data.Info.DispatchID)
 	}
 	require.Equal(t, []uint64{1, 2, 3}, jsonIDs, "callback_records.counter_collection")
+}
+
+// TestROCpdCountersKeepTheirDispatch: in the ROCpd database every counter
+// sample refers to its dispatch's event, also when the sample was read
+// before the dispatch's record (the blit's samples in the app thread's
+// earlier chunk). Before, such samples were stored with no event (NULL),
+// and rocprofiler-compute's rocpd mode lost that dispatch's counters (its
+// "2.1 Active CUs" of vadd empty, once in CI).
+func TestROCpdCountersKeepTheirDispatch(t *testing.T) {
+	for _, blitFirst := range []bool{false, true} {
+		spools, out := t.TempDir(), t.TempDir()
+		counterOrderFixture(t, spools, blitFirst)
+		_, err := Write(model.Config{Dir: out, PrefixTemplate: "o", Formats: []model.Format{FormatROCpd}}, spools)
+		require.NoError(t, err)
+		db, err := sql.Open("sqlite3", filepath.Join(out, "o_results.db"))
+		require.NoError(t, err)
+		defer db.Close()
+		rows, err := db.Query(`SELECT k.dispatch_id, e.value FROM rocpd_pmc_event e
+			LEFT JOIN rocpd_kernel_dispatch k ON k.event_id = e.event_id ORDER BY e.value`)
+		require.NoError(t, err)
+		var got [][2]float64
+		for rows.Next() {
+			var id sql.NullInt64
+			var v float64
+			require.NoError(t, rows.Scan(&id, &v))
+			require.True(t, id.Valid, "blitFirst %v: the sample of value %v has no dispatch", blitFirst, v)
+			got = append(got, [2]float64{float64(id.Int64), v})
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		require.Equal(t, [][2]float64{{1, 105}, {1, 106}, {2, 205}, {2, 206}, {3, 305}, {3, 306}}, got, "blitFirst %v", blitFirst)
+	}
 }

@@ -529,6 +529,16 @@ func (w *rocpdWriter) readEvents(p *model.Catalogue, r *model.SpoolView, ids *ro
 	// they are few).
 	var dispatchEvents map[uint64]int64
 	var sampled dispatchSet
+	// A dispatch's samples can be read before its record: the shim writes
+	// each on whichever thread saw it complete (the counter read on an app
+	// thread, the dispatch on the queue's completion thread), and the order
+	// layer keeps them in spool order when the samples' runs are in order.
+	// Such samples wait here for their dispatch's event (few: a window of
+	// one or two dispatches); before, they got no event (NULL) and a client
+	// lost the dispatch's counters (rocprofiler-compute's "Active CUs" of
+	// vadd empty, once in CI).
+	type pmcValue struct{ counter, bits int64 }
+	waiting := map[uint64][]pmcValue{}
 	if p.Counts[model.DomCounter] > 0 {
 		dispatchEvents = make(map[uint64]int64, len(p.Sampled))
 		sampled = newDispatchSet(p.Sampled)
@@ -642,6 +652,12 @@ func (w *rocpdWriter) readEvents(p *model.Catalogue, r *model.SpoolView, ids *ro
 			}
 			if dispatchEvents != nil && sampled.has(d.DispatchID) {
 				dispatchEvents[d.DispatchID] = ev
+				for _, v := range waiting[d.DispatchID] {
+					if _, err = e.add(tabPMC, "", ev, v.counter, v.bits); err != nil {
+						return err
+					}
+				}
+				delete(waiting, d.DispatchID)
 			}
 			_, err = e.add(tabDispatch, "", ids.nid, ids.pid, thread(d.TID), ids.agentID(d.AgentNode),
 				ids.kernels[d.KernelID], int64(d.DispatchID), ids.queues[d.QueueID], ids.streams[d.StreamID],
@@ -699,14 +715,30 @@ func (w *rocpdWriter) readEvents(p *model.Catalogue, r *model.SpoolView, ids *ro
 				int64(s.Size), q, ids.streams[0], ev)
 		case tracing.KindCounterSample:
 			c := r.CounterSample()
+			v := pmcValue{ids.pmc[p.CounterID(&c)], int64(math.Float64bits(c.Value))}
 			ev, ok := dispatchEvents[c.DispatchID]
 			if !ok {
-				ev = sqlNull
+				waiting[c.DispatchID] = append(waiting[c.DispatchID], v)
+				continue
 			}
-			_, err = e.add(tabPMC, "", ev, ids.pmc[p.CounterID(&c)], int64(math.Float64bits(c.Value)))
+			_, err = e.add(tabPMC, "", ev, v.counter, v.bits)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	// Samples whose dispatch has no record (it was lost) keep no event, as
+	// before; in dispatch order, so the file does not depend on map order.
+	orphans := make([]uint64, 0, len(waiting))
+	for id := range waiting {
+		orphans = append(orphans, id)
+	}
+	sort.Slice(orphans, func(i, j int) bool { return orphans[i] < orphans[j] })
+	for _, id := range orphans {
+		for _, v := range waiting[id] {
+			if _, err := e.add(tabPMC, "", sqlNull, v.counter, v.bits); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
