@@ -14,6 +14,7 @@ import (
 	jsonout "github.com/rocprof-go/rocprof-go/internal/output/json"
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+	"github.com/rocprof-go/rocprof-go/internal/output/perfetto"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 	"github.com/rocprof-go/rocprof-go/internal/tracing/spooltest"
 )
@@ -165,5 +166,22 @@ func TestROCpdCountersKeepTheirDispatch(t *testing.T) {
 		require.NoError(t, rows.Err())
 		rows.Close()
 		require.Equal(t, [][2]float64{{1, 105}, {1, 106}, {2, 205}, {2, 206}, {3, 305}, {3, 306}}, got, "blitFirst %v", blitFirst)
+	}
+}
+
+// TestPerfettoCountersKeepTheirDispatch: the Perfetto trace shows every
+// dispatch's counter pulse (a value at its start, 0 at its end, per
+// counter), also when the samples were read before the dispatch's record.
+// Before, such samples were left out of the trace.
+func TestPerfettoCountersKeepTheirDispatch(t *testing.T) {
+	for _, blitFirst := range []bool{false, true} {
+		spools := t.TempDir()
+		counterOrderFixture(t, spools, blitFirst)
+		paths, err := tracing.List(spools)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, perfetto.Write(&buf, &model.Input{Spools: paths}))
+		s := outputtest.DecodePerfetto(t, buf.Bytes())
+		require.Equal(t, uint64(3*2*2), s.Counters, "blitFirst %v: 3 dispatches, 2 counters, a start and an end value each", blitFirst)
 	}
 }

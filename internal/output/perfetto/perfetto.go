@@ -394,6 +394,28 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	var pmcOpen bool
 	var pmcCur pmcKey
 	var pmcSum float64
+	pmcPulse := func(k pmcKey, sum float64, d tracing.KernelDispatch) {
+		name := p.CounterNames[k.counter]
+		for _, c := range p.Counters {
+			if c.ID == k.counter {
+				name = c.Name
+			}
+		}
+		t := cached(trackKey{8, uint64(k.agent), k.counter, 0}, func() uint64 {
+			return counterTrack(fmt.Sprintf("%s PMC %s", p.AgentLabel(k.agent, " "), name), "")
+		})
+		pw.counter(t, d.Start, sum)
+		pw.counter(t, d.End, 0)
+	}
+	// A dispatch's samples can be read before its record (the shim writes
+	// each on whichever thread saw it complete): their sums wait here for
+	// the dispatch, whose times place the pulse. Before, they were left
+	// out of the trace.
+	type pmcPending struct {
+		key pmcKey
+		sum float64
+	}
+	pmcWaiting := map[uint64][]pmcPending{}
 	pmcFlush := func() {
 		if !pmcOpen {
 			return
@@ -401,19 +423,10 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		pmcOpen = false
 		d, ok := dispatches[pmcCur.dispatch]
 		if !ok {
+			pmcWaiting[pmcCur.dispatch] = append(pmcWaiting[pmcCur.dispatch], pmcPending{pmcCur, pmcSum})
 			return
 		}
-		name := p.CounterNames[pmcCur.counter]
-		for _, c := range p.Counters {
-			if c.ID == pmcCur.counter {
-				name = c.Name
-			}
-		}
-		t := cached(trackKey{8, uint64(pmcCur.agent), pmcCur.counter, 0}, func() uint64 {
-			return counterTrack(fmt.Sprintf("%s PMC %s", p.AgentLabel(pmcCur.agent, " "), name), "")
-		})
-		pw.counter(t, d.Start, pmcSum)
-		pw.counter(t, d.End, 0)
+		pmcPulse(pmcCur, pmcSum, d)
 	}
 
 	for r.Next() {
@@ -468,6 +481,10 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 			d := r.KernelDispatch()
 			if dispatches != nil && p.IsSampled(d.DispatchID) {
 				dispatches[d.DispatchID] = d
+				for _, w := range pmcWaiting[d.DispatchID] {
+					pmcPulse(w.key, w.sum, d)
+				}
+				delete(pmcWaiting, d.DispatchID)
 			}
 			var t uint64
 			if p.Config.GroupByQueue {
