@@ -111,28 +111,14 @@ func counterRecordsInOrder(t *testing.T, blitFirst bool) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, jsonout.Write(&buf, &model.Input{Spools: paths}))
-	var doc struct {
-		Tool []struct {
-			Callback struct {
-				Counters []struct {
-					Data struct {
-						Info struct {
-							DispatchID uint64 `json:"dispatch_id"`
-						} `json:"dispatch_info"`
-					} `json:"dispatch_data"`
-					Records []struct {
-						Value float64 `json:"value"`
-					} `json:"records"`
-				} `json:"counter_collection"`
-			} `json:"callback_records"`
-		} `json:"rocprofiler-sdk-tool"`
-	}
+	var doc outputtest.JSONDoc
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	var jsonIDs []uint64
-	for _, c := range doc.Tool[0].Callback.Counters {
-		jsonIDs = append(jsonIDs, c.Data.Info.DispatchID)
-		require.Len(t, c.Records, 2, "dispatch %d", c.Data.Info.DispatchID)
-		require.Equal(t, float64(100*c.Data.Info.DispatchID+5), c.Records[0].Value, "dispatch %d keeps its values", c.Data.Info.DispatchID)
+	for _, c := range doc.Tool[0].CallbackRecords.CounterCollection {
+		id := c.DispatchData.DispatchInfo.DispatchID
+		jsonIDs = append(jsonIDs, id)
+		require.Len(t, c.Records, 2, "dispatch %d", id)
+		require.Equal(t, float64(100*id+5), c.Records[0].Value, "dispatch %d keeps its values", id)
 	}
 	require.Equal(t, []uint64{1, 2, 3}, jsonIDs, "callback_records.counter_collection")
 }
