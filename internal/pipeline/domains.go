@@ -121,16 +121,8 @@ func (e *RecordsLostError) Error() string {
 	var capped, stored bool
 	b.WriteString("records were not kept:")
 	for _, r := range e.Records {
-		var parts []string
-		if r.Dropped > 0 {
-			why := ""
-			if r.StoreError != "" {
-				why = " (its spool could not grow: " + r.StoreError + ")"
-			}
-			parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", r.Dropped, why))
-		}
+		parts := tracing.StoreLosses(r.Dropped, r.LostChunks, r.StoreError)
 		if r.LostChunks > 0 {
-			parts = append(parts, fmt.Sprintf("%d spool chunks written by the app read back empty (the spool's file system did not keep them: every record in them, up to 64 KiB each, is lost)", r.LostChunks))
 			stored = true
 		}
 		if r.Torn > 0 {

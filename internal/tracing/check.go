@@ -61,3 +61,21 @@ func (p *ProcessInfo) StoreError() string {
 	}
 	return fmt.Sprintf("%v (errno %d)", syscall.Errno(p.StoreErrno), p.StoreErrno)
 }
+
+// StoreLosses words what a spool's storage lost, for the messages of a run
+// and of convert alike: the records the recorder dropped (and why its
+// spool could not grow) and the chunks that read back empty.
+func StoreLosses(dropped, lostChunks uint64, storeError string) []string {
+	var parts []string
+	if dropped > 0 {
+		why := ""
+		if storeError != "" {
+			why = " (its spool could not grow: " + storeError + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", dropped, why))
+	}
+	if lostChunks > 0 {
+		parts = append(parts, fmt.Sprintf("%d spool chunks written by the app read back empty (the spool's file system did not keep them: every record in them, up to 64 KiB each, is lost)", lostChunks))
+	}
+	return parts
+}

@@ -87,17 +87,7 @@ func (e *LostRecordsError) Error() string {
 	var b strings.Builder
 	b.WriteString("records were not kept when the app ran (the converted files hold every record the spools have):")
 	for _, s := range e.Spools {
-		var parts []string
-		if s.Dropped > 0 {
-			why := ""
-			if s.StoreError != "" {
-				why = " (its spool could not grow: " + s.StoreError + ")"
-			}
-			parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", s.Dropped, why))
-		}
-		if s.LostChunks > 0 {
-			parts = append(parts, fmt.Sprintf("%d spool chunks written by the app read back empty (the spool's file system did not keep them: every record in them, up to 64 KiB each, is lost)", s.LostChunks))
-		}
+		parts := tracing.StoreLosses(s.Dropped, s.LostChunks, s.StoreError)
 		fmt.Fprintf(&b, "\n  pid %d (%s): %s", s.PID, s.Path, strings.Join(parts, ", "))
 	}
 	b.WriteString("\n  (the spool's file system was full, or did not keep what was written: record again with the spools on a file system with room, " + launch.SpoolRootEnv + "=DIR)")
