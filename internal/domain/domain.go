@@ -102,6 +102,10 @@ type Switch struct {
 	// has it, nothing here could collect it): the switch is accepted by no
 	// run, so no library reads its variable and no record fills a domain.
 	Refused string
+	// Attached says the preload library collects it in a process it was
+	// loaded into while running (--attach PID: docs/attach.md); a run
+	// that attaches refuses the domains without it.
+	Attached bool
 }
 
 // The help groups of the domains' switches (rocprofv3's).
@@ -130,7 +134,7 @@ const both = Preload | Shim
 // shim's first. A new domain is one row here, plus the C that collects it
 // and its record's writers (ARCHITECTURE.md, "Adding a domain").
 var Switches = []Switch{
-	{ID: Kernel, Option: "kernel_trace", Env: "ROCPROF_KERNEL_TRACE", ReadBy: both, Bit: 7, C: "KERNEL", Status: 7, CollectedBy: Shim,
+	{ID: Kernel, Option: "kernel_trace", Attached: true, Env: "ROCPROF_KERNEL_TRACE", ReadBy: both, Bit: 7, C: "KERNEL", Status: 7, CollectedBy: Shim,
 		Outputs: []string{"KERNEL_DISPATCH"}, Aggregates: []string{sys, runtime},
 		Report: "--kernel-trace", Empty: ": the app launched no kernel",
 		Group: Basic, Help: "kernel dispatches"},
@@ -172,17 +176,17 @@ var Switches = []Switch{
 	// from the method's variable, and reports it unavailable under
 	// RPG_STATUS_PC_SAMPLING_BIT (internal/tracing/spool.h).
 	{ID: PCSampling, Option: "pc_sampling_method", Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
-	{ID: HIPRuntime, Option: "hip_runtime_trace", Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload, Agents: true,
+	{ID: HIPRuntime, Option: "hip_runtime_trace", Attached: true, Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"HIP_API"}, Aggregates: []string{hip, runtime},
 		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)",
 		Group: Granular, Help: "public hip* functions"},
-	{ID: HIPCompiler, Option: "hip_compiler_trace", Env: "ROCPROF_HIP_COMPILER_API_TRACE", ReadBy: both, Bit: 1, C: "HIP_COMPILER", Status: NoBit, CollectedBy: Preload, Agents: true,
+	{ID: HIPCompiler, Option: "hip_compiler_trace", Attached: true, Env: "ROCPROF_HIP_COMPILER_API_TRACE", ReadBy: both, Bit: 1, C: "HIP_COMPILER", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"HIP_API"}, Aggregates: []string{hip},
 		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)",
 		Group: Granular, Help: "__hip* compiler functions"},
 	// Markers recorded only to rename kernels (--kernel-rename) are not
 	// written as a domain: the report judges --marker-trace's alone.
-	{ID: Marker, Option: "marker_trace", Env: "ROCPROF_MARKER_API_TRACE", ReadBy: both, Bit: 6, C: "MARKER", Status: NoBit, CollectedBy: Preload, Agents: true,
+	{ID: Marker, Option: "marker_trace", Attached: true, Env: "ROCPROF_MARKER_API_TRACE", ReadBy: both, Bit: 6, C: "MARKER", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"MARKER_API"}, Aggregates: []string{sys, runtime, kokkos},
 		Report: "--marker-trace", Empty: ": the app made no ROCTx call (roctxRangePush, roctxMark, ...)",
 		Group: Basic, Help: "ROCTx markers and ranges"},

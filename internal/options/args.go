@@ -57,8 +57,6 @@ func ParseArgs(args []string) (*CommandLine, error) {
 		case arg == "-v" || arg == "--version":
 			cl.Version = true
 			continue
-		case arg == "-p" || arg == "--pid" || strings.HasPrefix(arg, "--pid="):
-			return nil, &UsageError{Option: arg, Msg: "process attachment is reserved and not available; did you mean -P/--collection-period?"}
 		case strings.HasPrefix(arg, "--"):
 			name, val, hasVal := strings.Cut(arg[2:], "=")
 			spec, ok := SpecByLong(name)

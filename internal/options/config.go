@@ -111,6 +111,13 @@ type Config struct {
 	AttActivity         int
 	AttSerializeAll     Tri
 
+	// Process attachment (attach.go): the running process to profile
+	// instead of an app rocprof-go starts.
+	AttachPid          string // -p/--pid/--attach PID, "" = launch the app
+	AttachDurationMsec int    // 0 = until Enter, SIGINT/SIGTERM, or every attached process exited
+	AttachChildren     Tri    // also the target's descendants (default true)
+	AttachSyncOutput   Tri    // accepted: the CLI always writes the outputs after the detach
+
 	// rocprof-go's own
 	ParquetHive Tri    // Parquet as domain=<d>/rank=<n>/ directories
 	VirtualGPU  string // "" = real GPU; an architecture name selects the virtual GPU

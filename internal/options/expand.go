@@ -125,10 +125,15 @@ func (c *Config) validate(withApp bool, lookup func(string) (string, bool)) (war
 	if len(c.Pmc) > 0 && len(c.PmcGroups) > 0 {
 		return fail(&UsageError{Option: "--pmc", Msg: "cannot be combined with pmc_groups from an input file: use one or the other"})
 	}
+	w, err := c.validateAttach(withApp)
+	if err != nil {
+		return fail(err)
+	}
+	warnings = append(warnings, w...)
 	if err := c.validatePCSampling(); err != nil {
 		return fail(err)
 	}
-	w, err := c.validateATT(withApp)
+	w, err = c.validateATT(withApp)
 	if err != nil {
 		return fail(err)
 	}

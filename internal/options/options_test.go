@@ -94,7 +94,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--kernel-trac", "--", "a"}, "did you mean --kernel-trace"},
 		{[]string{"-f", "xml", "--", "a"}, "invalid choice"},
-		{[]string{"-p", "12"}, "-P/--collection-period"},
+		{[]string{"-p"}, "expected one argument"},
 		{[]string{"--output-directory"}, "expected one argument"},
 		{[]string{"-Mz"}, "cannot be combined"},
 		{[]string{"--virtual-gpu=gfx1201", "--", "a"}, "choose from gfx90a, gfx908, gfx906, gfx900, gfx1030, gfx942, gfx1100"},

@@ -64,6 +64,7 @@ var Groups = []string{
 	"Display options",
 	"Advanced options",
 	"Advanced thread trace options",
+	"Process attachment options",
 	"rocprof-go options",
 }
 
@@ -101,21 +102,22 @@ func (s Spec) alias(a string) Spec          { s.Alias = a; return s }
 func (s Spec) notSupported(why string) Spec { s.NotSupported = why; return s }
 
 const (
-	gIO    = "I/O options"
-	gAgg   = "Aggregate tracing options"
-	gBasic = "Basic tracing options"
-	gGran  = "Granular tracing options"
-	gPMC   = "Counter collection options"
-	gPC    = "PC sampling options"
-	gPost  = "Post-processing tracing options"
-	gSum   = "Summary options"
-	gName  = "Kernel naming options"
-	gFilt  = "Filtering options"
-	gPerf  = "Perfetto-specific options"
-	gDisp  = "Display options"
-	gAdv   = "Advanced options"
-	gATT   = "Advanced thread trace options"
-	gOwn   = "rocprof-go options"
+	gIO     = "I/O options"
+	gAgg    = "Aggregate tracing options"
+	gBasic  = "Basic tracing options"
+	gGran   = "Granular tracing options"
+	gPMC    = "Counter collection options"
+	gPC     = "PC sampling options"
+	gPost   = "Post-processing tracing options"
+	gSum    = "Summary options"
+	gName   = "Kernel naming options"
+	gFilt   = "Filtering options"
+	gPerf   = "Perfetto-specific options"
+	gDisp   = "Display options"
+	gAdv    = "Advanced options"
+	gATT    = "Advanced thread trace options"
+	gAttach = "Process attachment options"
+	gOwn    = "rocprof-go options"
 )
 
 // Specs is every option rocprof-go accepts, in rocprofv3's help order.
@@ -303,6 +305,20 @@ var specLines = []Spec{
 		func(c *Config) *int { return &c.AttActivity }),
 	boolOpt("att-serialize-all", "", "att_serialize_all", gATT, "ROCPROF_ATT_PARAM_SERIALIZE_ALL", "serialize every dispatch on traced GPUs, not only traced ones",
 		func(c *Config) *Tri { return &c.AttSerializeAll }).readBy(ReadByShim),
+
+	// Process attachment (attach.go, docs/attach.md)
+	strOpt("attach", "p", "pid", gAttach, "ROCPROF_ATTACH_PID", "PID",
+		"profile the running process PID (started with no profiler), then detach and leave it running; no app command; tracing: "+AttachableList(),
+		func(c *Config) *string { return &c.AttachPid }).alias("pid"),
+	intOpt("attach-duration-msec", "", "attach_duration_msec", gAttach, "ROCPROF_ATTACH_DURATION", "MSEC",
+		"detach after MSEC milliseconds (default: when Enter is pressed on a terminal, on SIGINT/SIGTERM, or when every attached process exited)",
+		func(c *Config) *int { return &c.AttachDurationMsec }),
+	boolOpt("attach-children", "", "attach_children", gAttach, "",
+		"also attach to every descendant of PID, and to those started while attached, each its own output (default true)",
+		func(c *Config) *Tri { return &c.AttachChildren }).def("true"),
+	boolOpt("attach-sync-output", "", "attach_sync_output", gAttach, "",
+		"accepted; the outputs are always written by rocprof-go from the spools after the detach, before it exits (no Go code runs in the target)",
+		func(c *Config) *Tri { return &c.AttachSyncOutput }),
 
 	// rocprof-go's own
 	boolOpt("parquet-hive", "", "parquet_hive", gOwn, "",

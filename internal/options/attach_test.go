@@ -1,0 +1,105 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAttachSpellings(t *testing.T) {
+	for _, args := range [][]string{
+		{"-p", "4321", "--kernel-trace"},
+		{"-p4321", "--kernel-trace"},
+		{"--pid", "4321", "--kernel-trace"},
+		{"--pid=4321", "--kernel-trace"},
+		{"--attach", "4321", "--kernel-trace"},
+		{"--attach=4321", "--kernel-trace"},
+	} {
+		p := resolve(t, args...)
+		require.Equal(t, 4321, p.AttachTarget(), args)
+		require.True(t, p.Passes[0].Attaching(), args)
+		require.Empty(t, p.App, args)
+		// Defaults: children on, no duration (Enter, signals, exit).
+		require.True(t, p.Passes[0].AttachChildren.On(), args)
+		require.Zero(t, p.Passes[0].AttachDurationMsec, args)
+	}
+	p := resolve(t, "-p", "7", "--hip-trace", "--attach-duration-msec", "2500", "--attach-children=no", "--attach-sync-output")
+	c := p.Passes[0]
+	require.Equal(t, 2500, c.AttachDurationMsec)
+	require.False(t, c.AttachChildren.On())
+	require.True(t, c.AttachSyncOutput.On())
+	require.Zero(t, resolve(t, "--kernel-trace", "--", "app").AttachTarget())
+}
+
+func TestAttachFromTheEnvironment(t *testing.T) {
+	p, err := resolveEnv(map[string]string{"ROCPROF_ATTACH_PID": "99", "ROCPROF_ATTACH_DURATION": "1500"}, "--kernel-trace")
+	require.NoError(t, err)
+	require.Equal(t, 99, p.AttachTarget())
+	require.Equal(t, 1500, p.Passes[0].AttachDurationMsec)
+	// The command line wins.
+	p, err = resolveEnv(map[string]string{"ROCPROF_ATTACH_PID": "99"}, "-p", "5", "--kernel-trace")
+	require.NoError(t, err)
+	require.Equal(t, 5, p.AttachTarget())
+	// An attach pid in the environment and an app command: the one error.
+	_, err = resolveEnv(map[string]string{"ROCPROF_ATTACH_PID": "99"}, "--kernel-trace", "--", "app")
+	require.ErrorContains(t, err, "cannot be combined with an application command")
+}
+
+func TestAttachErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p"}, "expected one argument"},
+		{[]string{"--attach", "--kernel-trace"}, "expected one argument"},
+		{[]string{"-p", "abc", "--kernel-trace"}, `"abc" is not a process id`},
+		{[]string{"-p", "0", "--kernel-trace"}, `"0" is not a process id`},
+		{[]string{"--pid=-3", "--kernel-trace"}, `"-3" is not a process id`},
+		{[]string{"-p", "12", "--kernel-trace", "--", "./app"}, "cannot be combined with an application command"},
+		{[]string{"-p", "12", "--kernel-trace", "./app"}, "cannot be combined with an application command"},
+		{[]string{"-p", "12", "--pmc", "SQ_WAVES"}, "counters cannot be collected while attached"},
+		{[]string{"-p", "12", "--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time", "--pc-sampling-interval", "1"}, "--pc-sampling-method: cannot be collected while attached"},
+		{[]string{"-p", "12", "--att"}, "--advanced-thread-trace: cannot be collected while attached"},
+		{[]string{"-p", "12", "--memory-allocation-trace"}, "--memory-allocation-trace: cannot be collected while attached"},
+		{[]string{"-p", "12", "--hsa-trace"}, "--hsa-trace: cannot be collected while attached"},
+		{[]string{"-p", "12", "--hsa-core-trace"}, "--hsa-core-trace: cannot be collected while attached"},
+		{[]string{"-p", "12", "--kernel-trace", "--virtual-gpu"}, "--virtual-gpu: cannot be used with --attach"},
+		{[]string{"-p", "12", "--kernel-trace", "--timeout", "5s"}, "--timeout: cannot be used with --attach"},
+		{[]string{"-p", "12", "--kernel-trace", "--attach-duration-msec", "-1"}, "must not be negative"},
+		{[]string{"--kernel-trace", "--attach-duration-msec", "100", "--", "app"}, "--attach-duration-msec: applies only when attaching"},
+		{[]string{"--kernel-trace", "--attach-children=no", "--", "app"}, "--attach-children: applies only when attaching"},
+	} {
+		err := resolveErr(tc.args...)
+		require.Error(t, err, tc.args)
+		var ue *UsageError
+		require.ErrorAs(t, err, &ue, tc.args)
+		require.Contains(t, err.Error(), tc.want, tc.args)
+	}
+	// Every refusal names what attaching collects.
+	err := resolveErr("-p", "12", "--memory-allocation-trace")
+	require.ErrorContains(t, err, "--kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace")
+}
+
+func TestAttachRefusesCounterPassesOfAnInputFile(t *testing.T) {
+	err := resolveErr("-p", "12", "-i", testdata("three_pmc.txt"), "--kernel-trace")
+	require.ErrorContains(t, err, "counters cannot be collected while attached")
+	// Several jobs without counters: one pass per attach.
+	in := filepath.Join(t.TempDir(), "jobs.yaml")
+	require.NoError(t, os.WriteFile(in, []byte("jobs:\n  - kernel_trace: true\n  - hip_trace: true\n"), 0o600))
+	err = resolveErr("-p", "12", "-i", in)
+	require.ErrorContains(t, err, "an attach is one pass")
+}
+
+func TestAttachAggregatesKeepWhatAttachingCollects(t *testing.T) {
+	p := resolve(t, "-p", "12", "--sys-trace")
+	c := p.Passes[0]
+	require.ElementsMatch(t, []string{"kernel_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace"}, c.TracingDomains())
+	require.NotEmpty(t, p.Warnings)
+	require.Contains(t, p.Warnings[0], "--memory-copy-trace")
+	require.Contains(t, p.Warnings[0], "those domains are off")
+	// Nothing asked: said.
+	p = resolve(t, "-p", "12")
+	require.Contains(t, p.Warnings, "no tracing options were enabled: attaching records nothing; add e.g. --kernel-trace --hip-trace --marker-trace")
+}
