@@ -14,9 +14,10 @@ ROCM_HIPFLAGS  := -O2 -std=c++17
 # Every HIP sample app compiles in every root (checked on 2026-11-25), so
 # all of testdata/apps is built; hip_calls_* and roctx_legacy link the
 # project's ROCTx libraries from build/lib (host-built, plain C).
-ROCM_HIP_APPS  := $(filter-out hip_calls_% roctx_legacy module_kernels,\
+ROCM_HIP_APPS  := $(filter-out hip_calls_% roctx_legacy module_kernels attach_server,\
                     $(basename $(notdir $(wildcard testdata/apps/*.cpp))))
-ROCM_ROCTX_APPS := $(basename $(notdir $(wildcard testdata/apps/hip_calls_*.cpp)))
+# attach_server (test/attach, mk/attach.mk) links ROCTx as they do.
+ROCM_ROCTX_APPS := $(basename $(notdir $(wildcard testdata/apps/hip_calls_*.cpp))) attach_server
 ROCM_HSA_APPS  := hsa_queues hsa_late_wakeup hsa_pcs
 # vgpu/testdriver's kfd_events and pm4_standalone link the virtual GPU itself
 # (no ROCm runtime in them), so they are not per-suite and not built here.
