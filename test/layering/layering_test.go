@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"internal/tracing", "internal/atomicfile", "internal/textdist", "internal/kernelname", "internal/placeholder",
 		"internal/topology", "internal/rocmmatrix", "internal/testsys", "configs/gpu", "internal/aql/pm4",
 		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv", "internal/domain",
-		"internal/duckdb", "internal/output/format", "internal/pcsprobe"},
+		"internal/duckdb", "internal/output/format", "internal/pcsprobe", "internal/spill"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
 	{"internal/tracing/spooltest", "internal/faultguard", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
 	// 2: the counter database; the run's options; the outputs' shared
