@@ -65,6 +65,7 @@ const (
 	envGoTestPublishDelayUs    = "ROCPROF_GO_TEST_PUBLISH_DELAY_US"
 	envGoTestCompletionHold    = "ROCPROF_GO_TEST_COMPLETION_HOLD"
 	envGoTestDestroyKickUs     = "ROCPROF_GO_TEST_DESTROY_KICK_US"
+	envGoAttachSocket          = "ROCPROF_GO_ATTACH_SOCKET"
 )
 
 // contractVars are the variables that carry no option of their own: what
@@ -84,6 +85,7 @@ var contractVars = []ToolVar{
 	{Name: envRoctxLogLevel, Doc: "--log-level, for ROCTx"},
 	{Name: envGoSpoolDir, ReadBy: byBoth, Doc: "the private directory each process writes its spool into; nothing is recorded without it"},
 	{Name: envGoTsc, ReadBy: ReadByPreload, Doc: "`1` when the TSC is invariant (`0` when not), read once by rocprof-go from `/proc/cpuinfo` so that each process need not ask `cpuid`"},
+	{Name: envGoAttachSocket, ReadBy: ReadByPreload, Doc: "attach mode only (never in an environment): the unix socket in the run directory where the preload library's control thread reports ready, error or detached and reads detach; a line of the configuration file the CLI hands `rpg_attach_start` (docs/attach.md)"},
 	{Name: envGoNotesFD, ReadBy: ReadByPreload, Doc: "FD:DEV:INO, the run's report channel: an inherited descriptor (not close-on-exec) of the pass's notes file, where a process that cannot create its spool, or execs a program without the profiler, says so (docs/reliability.md)"},
 
 	{Name: envGoHipArgs, ReadBy: ReadByPreload, SetBy: SetByUser, Doc: "1 or 0 forces recording HIP call arguments on or off (default: on for rocpd, json and pftrace)"},

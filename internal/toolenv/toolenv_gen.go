@@ -50,6 +50,8 @@ const (
 	CounterGroupsInterval = "ROCPROF_COUNTER_GROUPS_INTERVAL"
 	// DemangleKernels is read by the shim. 0 keeps kernel names mangled (-M).
 	DemangleKernels = "ROCPROF_DEMANGLE_KERNELS"
+	// GoAttachSocket is read by the preload library. attach mode only (never in an environment): the unix socket in the run directory where the preload library's control thread reports ready, error or detached and reads detach; a line of the configuration file the CLI hands `rpg_attach_start` (docs/attach.md).
+	GoAttachSocket = "ROCPROF_GO_ATTACH_SOCKET"
 	// GoCounterDefsFile is read by the shim. the run's copy of $ROCPROFILER_METRICS_PATH/counter_defs.yaml, whose counter definitions replace the built-in ones.
 	GoCounterDefsFile = "ROCPROF_GO_COUNTER_DEFS_FILE"
 	// GoExtraCountersFile is read by the shim. the run's copy of -E's extra counter definitions (a file, not rocprofv3's ROCPROF_EXTRA_COUNTERS_CONTENTS: one variable holds at most 128 KiB).
@@ -187,6 +189,7 @@ var Replaced = []string{
 	CounterGroups,
 	CounterGroupsInterval,
 	DemangleKernels,
+	GoAttachSocket,
 	GoCounterDefsFile,
 	GoExtraCountersFile,
 	GoNotesFd,
@@ -243,6 +246,7 @@ var All = []string{
 	CounterGroups,
 	CounterGroupsInterval,
 	DemangleKernels,
+	GoAttachSocket,
 	GoCounterDefsFile,
 	GoExtraCountersFile,
 	GoHIPArgs,

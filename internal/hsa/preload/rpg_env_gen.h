@@ -37,6 +37,8 @@
 #define RPG_ENV_COUNTER_GROUPS_INTERVAL "ROCPROF_COUNTER_GROUPS_INTERVAL"
 /* read by the shim; set by the CLI */
 #define RPG_ENV_DEMANGLE_KERNELS "ROCPROF_DEMANGLE_KERNELS"
+/* read by the preload library; set by the CLI */
+#define RPG_ENV_GO_ATTACH_SOCKET "ROCPROF_GO_ATTACH_SOCKET"
 /* read by the shim; set by the CLI */
 #define RPG_ENV_GO_COUNTER_DEFS_FILE "ROCPROF_GO_COUNTER_DEFS_FILE"
 /* read by the shim; set by the CLI */
