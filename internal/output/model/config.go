@@ -126,6 +126,11 @@ type Config struct {
 	// rocprofv3's already (convert's spools made from a ROCpd database):
 	// they are not renumbered (order.go).
 	KeepCorrelationIDs map[string]bool
+	// SpillDir is where the record order puts what it must know about
+	// every record once a spool is too long to hold it in memory (order.go,
+	// internal/spill): a directory on a trusted path, best on a local disk;
+	// "" is $TMPDIR, else /tmp. Its files are unlinked as soon as created.
+	SpillDir string
 
 	// DescribeCounter describes a counter of an architecture ("gfx90a") as
 	// the run's counter definitions do, for JSON's counters list and ROCpd's

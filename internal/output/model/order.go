@@ -2,8 +2,11 @@ package model
 
 import (
 	"cmp"
+	"fmt"
+	"runtime"
 	"slices"
 
+	"github.com/rocprof-go/rocprof-go/internal/spill"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -34,8 +37,22 @@ import (
 // during finish and 4 bytes per raw id afterwards. A spool with counter
 // samples is read once more in finish (sampleOrder: the dispatches' keys,
 // 24 bytes per dispatch, and whether the samples are in their order).
+//
+// Past spillAt ids or out-of-order records, that per-record state goes to
+// disk instead (internal/spill, issue 43): the ids and the positions are
+// sorted by an external merge sort in runs of bounded size, and the tables
+// the writers read (the numbers by raw id, the positions in order) are
+// file-backed arrays, so the CLI's memory does not grow with the trace.
+// Both ways give the same order and numbers.
 type recordOrder struct {
 	ids corrIDs
+
+	spill    spill.Dir
+	pairSort *spill.Sorter[corrPair] // the pairs, once past spillAt
+	npairs   int
+	lo, hi   uint64 // the raw ids' range
+	err      error  // a spill file's failure: the scan fails with it
+	arrays   []interface{ Close() error }
 
 	last     [32]orderKey
 	unsorted [32]bool
@@ -111,7 +128,51 @@ func (o *recordOrder) notePop(m *tracing.Marker) {
 
 const pairBlock = 8192
 
+// spillAt is how many ids, or out-of-order records, the order holds in
+// memory before it spills them (tests lower it).
+var spillAt = spill.DefaultRun
+
+func byRawStart(a, b corrPair) int {
+	if c := cmp.Compare(a.raw, b.raw); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.start, b.start)
+}
+
+func byStartRaw(a, b corrPair) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.raw, b.raw)
+}
+
+func (o *recordOrder) fail(err error) {
+	if err != nil && o.err == nil {
+		o.err = fmt.Errorf("putting the records in order: %w", err)
+	}
+}
+
 func (o *recordOrder) addPair(p corrPair) {
+	if o.npairs == 0 {
+		o.lo, o.hi = p.raw, p.raw
+	}
+	o.lo, o.hi = min(o.lo, p.raw), max(o.hi, p.raw)
+	o.npairs++
+	if o.pairSort != nil {
+		o.fail(o.pairSort.Add(p))
+		return
+	}
+	if o.npairs > spillAt {
+		o.pairSort = spill.NewSorter(&o.spill, spillAt, byRawStart)
+		for _, b := range o.pairs {
+			for _, q := range b {
+				o.fail(o.pairSort.Add(q))
+			}
+		}
+		o.pairs = nil
+		o.fail(o.pairSort.Add(p))
+		return
+	}
 	n := len(o.pairs)
 	if n == 0 || len(o.pairs[n-1]) == pairBlock {
 		o.pairs = append(o.pairs, make([]corrPair, 0, pairBlock))
@@ -152,8 +213,14 @@ func recordKey(r *tracing.Reader) (orderKey, uint64) {
 // order. keepIDs leaves the ids as they are (a spool made from a ROCpd
 // database has rocprofv3's own). The reader is rewound.
 func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
-	if !keepIDs {
+	if !keepIDs && o.pairSort != nil {
+		o.fail(o.numberSpilled())
+	} else if !keepIDs {
 		o.ids = numberCorrelations(o.pairs)
+	}
+	if o.pairSort != nil {
+		o.pairSort.Close()
+		o.pairSort = nil
 	}
 	o.pairs = nil
 	if hideMarkers {
@@ -179,9 +246,17 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		r.Rewind()
 		return
 	}
-	type entry struct {
-		key orderKey
-		pos tracing.Pos
+	total, kinds := 0, 0
+	for k, u := range o.unsorted {
+		if u {
+			total += o.count[k]
+			kinds++
+		}
+	}
+	if total > spillAt {
+		o.fail(o.sortSpilled(r, dispatchKey, kinds))
+		r.Rewind()
+		return
 	}
 	var lists [32][]entry
 	for k, u := range o.unsorted {
@@ -201,7 +276,7 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		} else {
 			key, _ = recordKey(r)
 		}
-		lists[k] = append(lists[k], entry{key, o.marks.Mark(r)})
+		lists[k] = append(lists[k], entry{key: key, pos: o.marks.Mark(r)})
 	}
 	for k := range lists {
 		l := lists[k]
@@ -224,6 +299,138 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		lists[k] = nil
 	}
 	r.Rewind()
+}
+
+// entry is an out-of-order record: its key, its place in spool order (the
+// spilled sort's tie-break, as the stable sort in memory keeps it) and its
+// position.
+type entry struct {
+	key orderKey
+	seq uint64
+	pos tracing.Pos
+}
+
+func byKeySeq(a, b entry) int {
+	if c := cmp.Compare(a.key.end, b.key.end); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.key.start, b.key.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// sortSpilled is finish's sort of the out-of-order kinds through spill
+// files: each kind's entries sorted in runs sharing spillAt entries of
+// memory, merged into a file-backed array of positions.
+func (o *recordOrder) sortSpilled(r *tracing.Reader, dispatchKey map[uint64]orderKey, kinds int) error {
+	var sorters [32]*spill.Sorter[entry]
+	defer func() {
+		for _, s := range sorters {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for k, u := range o.unsorted {
+		if u {
+			sorters[k] = spill.NewSorter(&o.spill, max(spillAt/kinds, 1), byKeySeq)
+		}
+	}
+	r.Rewind()
+	var seq uint64
+	for r.Next() {
+		k := r.Kind()
+		if !o.unsorted[k] {
+			continue
+		}
+		var key orderKey
+		if k == tracing.KindCounterSample {
+			key = dispatchKey[r.CounterSample().DispatchID]
+		} else {
+			key, _ = recordKey(r)
+		}
+		seq++
+		if err := sorters[k].Add(entry{key, seq, o.marks.Mark(r)}); err != nil {
+			return err
+		}
+	}
+	for k, s := range sorters {
+		if s == nil || s.Len() == 0 {
+			continue
+		}
+		a, err := spill.NewArray[tracing.Pos](&o.spill, int(s.Len()))
+		if err != nil {
+			return err
+		}
+		o.keep(a)
+		i := 0
+		if err := s.Each(func(e entry) error { a.Values[i] = e.pos; i++; return nil }); err != nil {
+			return err
+		}
+		o.sorted[k] = a.Values
+		sorters[k] = nil
+	}
+	return nil
+}
+
+// keep holds a file-backed array for as long as the order is in use: it is
+// unmapped once the order (its catalogue, every view of it) is unreachable.
+func (o *recordOrder) keep(a interface{ Close() error }) {
+	o.arrays = append(o.arrays, a)
+	runtime.SetFinalizer(a, func(a interface{ Close() error }) { a.Close() })
+}
+
+// numberSpilled is numberCorrelations for pairs spilled to disk: the
+// pairs sorted by raw id give each id its earliest start, those sorted by
+// start give the numbers, written to a file-backed table indexed by raw id
+// (ids dense enough) or sorted by it.
+func (o *recordOrder) numberSpilled() error {
+	byStart := spill.NewSorter(&o.spill, spillAt, byStartRaw)
+	defer byStart.Close()
+	var last corrPair
+	have := false
+	err := o.pairSort.Each(func(p corrPair) error {
+		if have && p.raw == last.raw {
+			return nil // its earliest start came first
+		}
+		last, have = p, true
+		return byStart.Add(p)
+	})
+	o.pairSort = nil
+	if err != nil {
+		return err
+	}
+	if span := o.hi - o.lo + 1; span <= 4*uint64(o.npairs)+4096 && span < 1<<32 {
+		a, err := spill.NewArray[uint32](&o.spill, int(span))
+		if err != nil {
+			return err
+		}
+		o.keep(a)
+		var n uint32
+		if err := byStart.Each(func(p corrPair) error { n++; a.Values[p.raw-o.lo] = n; return nil }); err != nil {
+			return err
+		}
+		o.ids = corrIDs{base: o.lo, dense: a.Values}
+		return nil
+	}
+	byRaw := spill.NewSorter(&o.spill, spillAt, byRawStart)
+	defer byRaw.Close()
+	var n uint64
+	if err := byStart.Each(func(p corrPair) error { n++; return byRaw.Add(corrPair{p.raw, n}) }); err != nil {
+		return err
+	}
+	a, err := spill.NewArray[corrPair](&o.spill, int(byRaw.Len()))
+	if err != nil {
+		return err
+	}
+	o.keep(a)
+	i := 0
+	if err := byRaw.Each(func(p corrPair) error { a.Values[i] = p; i++; return nil }); err != nil {
+		return err
+	}
+	o.ids = corrIDs{table: a.Values}
+	return nil
 }
 
 // sampleOrder reads the spool's dispatch records and counter samples: the
@@ -261,6 +468,7 @@ type corrIDs struct {
 	base   uint64
 	dense  []uint32          // dense[raw-base]: the number, 0 for ids never seen
 	sparse map[uint64]uint64 // when raw ids are too spread out for dense
+	table  []corrPair        // spilled sparse: {raw, number} sorted by raw
 }
 
 // of returns the number of a raw correlation id (0 stays 0).
@@ -271,6 +479,12 @@ func (c *corrIDs) of(raw uint64) uint64 {
 	if c.dense != nil {
 		if i := raw - c.base; raw >= c.base && i < uint64(len(c.dense)) && c.dense[i] != 0 {
 			return uint64(c.dense[i])
+		}
+		return raw
+	}
+	if c.table != nil {
+		if i, ok := slices.BinarySearchFunc(c.table, raw, func(p corrPair, raw uint64) int { return cmp.Compare(p.raw, raw) }); ok {
+			return c.table[i].start
 		}
 		return raw
 	}
@@ -415,4 +629,13 @@ func (v *SpoolView) Next() bool {
 		v.moved = true
 	}
 	return true
+}
+
+// SetSpillThreshold makes the order spill past n ids or out-of-order
+// records instead of spill.DefaultRun, for tests that take the spilled
+// path with small spools; it returns the function that restores it.
+func SetSpillThreshold(n int) (restore func()) {
+	old := spillAt
+	spillAt = n
+	return func() { spillAt = old }
 }

@@ -157,6 +157,7 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 		p.scanCounts(r)
 		return p, nil
 	}
+	p.Order.spill.Root = cfg.SpillDir
 	if cfg.KernelRename {
 		p.Renamer = NewKernelRenamer()
 	}
@@ -393,6 +394,9 @@ func Scan(r *tracing.Reader, cfg *Config, need Needs) (*Catalogue, error) {
 	p.ReadStats = r.Stats()
 	p.LostChunks = r.LostChunks()
 	p.Order.finish(r, cfg.HideMarkers, cfg.KeepCorrelationIDs[p.Info.Path])
+	if p.Order.err != nil {
+		return nil, p.Order.err
+	}
 	return p, nil
 }
 
