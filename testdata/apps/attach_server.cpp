@@ -150,10 +150,9 @@ static int serve(int threads, int sleep_ms, int elements) {
     lanes[i].setup(elements, i);
     lanes[i].iteration();  // warm-up: queues created, code objects loaded
   }
+  // Every thread of the app exists before the ready line (the tests count
+  // them before and after an attach).
   std::thread(watch_stdin).detach();
-  std::printf("ready %d\n", (int)getpid());
-  std::fflush(stdout);
-
   std::vector<std::thread> ts;
   for (int i = 0; i < threads; i++) {
     ts.emplace_back([&lanes, i, sleep_ms] {
@@ -163,6 +162,8 @@ static int serve(int threads, int sleep_ms, int elements) {
       }
     });
   }
+  std::printf("ready %d\n", (int)getpid());
+  std::fflush(stdout);
   for (auto& t : ts) t.join();
 
   bool ok = true;
