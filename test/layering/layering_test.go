@@ -29,7 +29,7 @@ var layers = [][]string{
 		"internal/output/ranges", "internal/sqlitefd", "internal/jobdir", "internal/hsa/hiptrace", "internal/launch/launchtest", "internal/toolenv", "internal/domain",
 		"internal/duckdb", "internal/output/format", "internal/pcsprobe", "internal/spill"},
 	// 1: models built on the leaves: HIP's tables, packets, thread-trace files.
-	{"internal/tracing/spooltest", "internal/faultguard", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att"},
+	{"internal/tracing/spooltest", "internal/faultguard", "internal/hipapi", "internal/hsaapi", "internal/aql", "internal/att", "internal/inject"},
 	// 2: the counter database; the run's options; the outputs' shared
 	// model (configuration, catalogue, domains, order, statistics), beside
 	// the options and not below them (the orchestration fills the model's

@@ -1,0 +1,57 @@
+package inject
+
+import (
+	"context"
+	"time"
+)
+
+// RTLD_NOW|RTLD_LOCAL: every symbol bound at load, none of the library's
+// offered to the process's later lookups.
+const (
+	rtldNow   = 0x2
+	rtldLocal = 0x0
+)
+
+// defaultSearch bounds the search for a thread when ctx has no deadline.
+const defaultSearch = 10 * time.Second
+
+// report says how an injection went, for the tests and the CLI's verbose
+// log.
+type report struct {
+	TID    int
+	How    string // "blocked in nanosleep", "at the entry of poll", ...
+	Tried  int    // threads seized before one reached a safe point
+	Loader string
+}
+
+// Inject makes one thread of pid call dlopen(lib, RTLD_NOW|RTLD_LOCAL) and
+// then sym(arg) in that library (arg is a C string copied into the
+// target), restores the thread exactly and detaches. It returns sym's int
+// return value. On dlopen failure the target's dlerror() text is in the
+// error. ctx bounds the search for a thread at a safe point; once the
+// thread runs the calls they are let finish (doc.go says why).
+func Inject(ctx context.Context, pid int, lib, sym, arg string) (int, error) {
+	return inject(ctx, pid, lib, sym, arg, nil)
+}
+
+func inject(ctx context.Context, pid int, lib, sym, arg string, rep *report) (int, error) {
+	tg, e := preflight(pid, lib)
+	if e != nil {
+		return 0, e
+	}
+	if rep == nil {
+		rep = &report{}
+	}
+	rep.Loader = tg.loader.how
+	type result struct {
+		ret int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ret, err := drive(ctx, tg, lib, sym, arg, rep)
+		done <- result{ret, err}
+	}()
+	r := <-done
+	return r.ret, r.err
+}

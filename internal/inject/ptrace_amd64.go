@@ -1,0 +1,442 @@
+//go:build linux && amd64
+
+package inject
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ptrace makes one request; every request of an injection comes from the
+// one OS thread that seized the tracee (Inject locks it).
+func ptrace(req int, tid int, addr, data uintptr) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// siginfo is a raw siginfo_t (128 bytes on x86-64).
+type siginfo [128]byte
+
+func (s *siginfo) signo() int   { return int(int32(binary.LittleEndian.Uint32(s[0:]))) }
+func (s *siginfo) code() int32  { return int32(binary.LittleEndian.Uint32(s[8:])) }
+func (s *siginfo) pid() int     { return int(int32(binary.LittleEndian.Uint32(s[16:]))) }
+func (s *siginfo) addr() uint64 { return binary.LittleEndian.Uint64(s[16:]) }
+
+const (
+	siTkill         = -6 // SI_TKILL
+	cldExited       = 1  // CLD_EXITED
+	cldKilled       = 2
+	cldDumped       = 3
+	syscallInfoOp   = 0 // ptrace_syscall_info.op
+	syscallEntry    = 1 // PTRACE_SYSCALL_INFO_ENTRY
+	auditArchX86_64 = 0xc000003e
+	syscallStopSig  = int(syscall.SIGTRAP) | 0x80 // PTRACE_O_TRACESYSGOOD
+	dfFlag          = 0x400                       // EFLAGS.DF: clear at every call (the ABI)
+	redZone         = 128
+)
+
+// tracee is one thread of the target seized by this OS thread.
+type tracee struct {
+	pid, tid int
+	mem      *os.File
+	// atSignal: the thread is in a signal-delivery-stop (a signal given
+	// to PTRACE_DETACH there is delivered).
+	atSignal bool
+	// deferred are the signals that arrived while the thread ran the
+	// injected calls: delivered after its registers are restored.
+	deferred []siginfo
+}
+
+// errThreadGone: the thread exited but the process lives on.
+var errThreadGone = errors.New("thread exited")
+
+// waitStop waits for the tracee's next stop until deadline (zero: no
+// limit). An exit is peeked at (WNOWAIT) and not reaped: the process's own
+// parent still gets it.
+func (t *tracee) waitStop(deadline time.Time) (unix.WaitStatus, error) {
+	pause := 20 * time.Microsecond
+	for {
+		var si siginfo
+		_, _, e := unix.Syscall6(unix.SYS_WAITID, unix.P_PID, uintptr(t.tid), uintptr(unsafe.Pointer(&si)),
+			unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			if e == unix.ECHILD {
+				return 0, t.goneErr(e)
+			}
+			return 0, e
+		}
+		if si.pid() != 0 {
+			switch si.code() {
+			case cldExited, cldKilled, cldDumped:
+				return 0, t.goneErr(errThreadGone)
+			}
+			var ws unix.WaitStatus
+			wpid, err := unix.Wait4(t.tid, &ws, unix.WALL|unix.WNOHANG, nil)
+			if err == unix.EINTR || (err == nil && wpid == 0) {
+				continue
+			}
+			if err != nil {
+				return 0, t.goneErr(err)
+			}
+			if ws.Exited() || ws.Signaled() {
+				return 0, t.goneErr(errThreadGone)
+			}
+			return ws, nil
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return 0, os.ErrDeadlineExceeded
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 2*time.Millisecond)
+	}
+}
+
+// goneErr is the error for a tracee that vanished: the process's exit, or
+// errThreadGone when only the thread ended.
+func (t *tracee) goneErr(err error) error {
+	if st, e := readStat(procPath(t.pid, "stat")); e != nil || st.state == 'Z' || st.state == 'X' {
+		return exitedError(t.pid, err)
+	}
+	if _, e := os.Stat(procPath(t.pid, "task", fmt.Sprint(t.tid))); e == nil && t.tid == t.pid {
+		// The main thread was replaced: another thread ran execve.
+		return &Error{PID: t.pid, Cause: "it started another program (execve) during the attach",
+			Fix: "attach again to the new program", Err: err}
+	}
+	return errThreadGone
+}
+
+func isEventStop(ws unix.WaitStatus) bool { return int(ws)>>16 == unix.PTRACE_EVENT_STOP }
+
+func (t *tracee) getRegs() (unix.PtraceRegs, error) {
+	var r unix.PtraceRegs
+	err := ptrace(unix.PTRACE_GETREGS, t.tid, 0, uintptr(unsafe.Pointer(&r)))
+	return r, err
+}
+
+func (t *tracee) setRegs(r *unix.PtraceRegs) error {
+	return ptrace(unix.PTRACE_SETREGS, t.tid, 0, uintptr(unsafe.Pointer(r)))
+}
+
+// getXState reads the whole XSAVE area (x87, SSE, AVX, AVX-512, ...):
+// dlopen and the library's code clobber vector registers the thread may
+// have live (the kernel saves them at its stop; the ABI would not).
+func (t *tracee) getXState() ([]byte, error) {
+	buf := make([]byte, 64<<10)
+	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+	if err := ptrace(unix.PTRACE_GETREGSET, t.tid, unix.NT_X86_XSTATE, uintptr(unsafe.Pointer(&iov))); err != nil {
+		return nil, err
+	}
+	return buf[:iov.Len], nil
+}
+
+func (t *tracee) setXState(buf []byte) error {
+	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+	return ptrace(unix.PTRACE_SETREGSET, t.tid, unix.NT_X86_XSTATE, uintptr(unsafe.Pointer(&iov)))
+}
+
+func (t *tracee) siginfo() (siginfo, error) {
+	var si siginfo
+	err := ptrace(unix.PTRACE_GETSIGINFO, t.tid, 0, uintptr(unsafe.Pointer(&si)))
+	return si, err
+}
+
+// syscallEntry returns, at a syscall-stop, whether it is an entry and the
+// call's number and first argument (PTRACE_GET_SYSCALL_INFO).
+func (t *tracee) syscallEntry() (entry bool, nr int64, arg0 uint64, err error) {
+	var b [88]byte
+	if err := ptrace(unix.PTRACE_GET_SYSCALL_INFO, t.tid, uintptr(len(b)), uintptr(unsafe.Pointer(&b[0]))); err != nil {
+		return false, 0, 0, err
+	}
+	if b[syscallInfoOp] != syscallEntry || binary.LittleEndian.Uint32(b[4:]) != auditArchX86_64 {
+		return false, 0, 0, nil
+	}
+	return true, int64(binary.LittleEndian.Uint64(b[24:])), binary.LittleEndian.Uint64(b[32:]), nil
+}
+
+// isSyscallInsn reports whether the two bytes before addr are x86-64's
+// `syscall` instruction (0f 05).
+func (t *tracee) isSyscallInsn(addr uint64) bool {
+	var b [2]byte
+	_, err := t.mem.ReadAt(b[:], int64(addr-2))
+	return err == nil && b == [2]byte{0x0f, 0x05}
+}
+
+// detach lets the thread go from its current stop, with sig delivered when
+// it is in a signal-delivery-stop.
+func (t *tracee) detach(sig int) error {
+	if !t.atSignal {
+		sig = 0
+	}
+	if t.mem != nil {
+		t.mem.Close()
+		t.mem = nil
+	}
+	return ptrace(unix.PTRACE_DETACH, t.tid, 0, uintptr(sig))
+}
+
+// stopNow interrupts a running tracee and waits for a stop at which it can
+// be detached; a signal met on the way is passed back by detach.
+func (t *tracee) stopNow() (pass int, err error) {
+	if err := ptrace(unix.PTRACE_INTERRUPT, t.tid, 0, 0); err != nil {
+		return 0, err
+	}
+	ws, err := t.waitStop(time.Now().Add(5 * time.Second))
+	if err != nil {
+		return 0, err
+	}
+	t.atSignal = !isEventStop(ws) && int(ws.StopSignal()) != syscallStopSig
+	if t.atSignal {
+		return int(ws.StopSignal()), nil
+	}
+	return 0, nil
+}
+
+// errNoSafePoint: the thread reached no waiting system call in its time.
+var errNoSafePoint = errors.New("no safe point")
+
+// stoppedError is the refusal of a process in a group-stop.
+func stoppedError(pid int) *Error {
+	return &Error{PID: pid, Cause: "it was stopped (SIGSTOP or SIGTSTP) during the attach",
+		Fix: fmt.Sprintf("resume it (kill -CONT %d) and attach again", pid)}
+}
+
+// seize takes tid and brings it to a point where it holds no C library
+// lock: blocked in (or at the entry of) a waiting system call. It returns
+// the registers to restore at the end: for a call interrupted it keeps
+// the kernel's restart state (rax -ERESTART*, orig_rax its number); for a
+// call stopped at its entry or cut short with EINTR by the stop, the state
+// just before its `syscall` instruction, so that the thread makes it again.
+func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, error) {
+	var none unix.PtraceRegs
+	t := &tracee{pid: pid, tid: tid}
+	if err := ptrace(unix.PTRACE_SEIZE, tid, 0, unix.PTRACE_O_TRACESYSGOOD); err != nil {
+		switch {
+		case errors.Is(err, unix.ESRCH):
+			return nil, none, "", t.goneErr(err)
+		case errors.Is(err, unix.EPERM):
+			return nil, none, "", refused(pid, err)
+		}
+		return nil, none, "", err
+	}
+	mem, err := os.OpenFile(procPath(pid, "mem"), os.O_RDWR, 0)
+	if err != nil {
+		_ = ptrace(unix.PTRACE_DETACH, tid, 0, 0) // not stopped yet: the thread is left as it was
+		if gone(err) {
+			return nil, none, "", t.goneErr(err)
+		}
+		return nil, none, "", err
+	}
+	t.mem = mem
+	fail := func(err error) (*tracee, unix.PtraceRegs, string, error) {
+		if errors.Is(err, errThreadGone) || Exited(err) {
+			t.mem.Close()
+			return nil, none, "", err
+		}
+		pass, e := t.stopNow()
+		if e == nil {
+			e = t.detach(pass)
+		}
+		if e != nil && gone(e) {
+			return nil, none, "", t.goneErr(e)
+		}
+		return nil, none, "", err
+	}
+	if err := ptrace(unix.PTRACE_INTERRUPT, tid, 0, 0); err != nil {
+		return fail(t.goneErr(err))
+	}
+	// The first stop: the interrupt's. A signal met first is let through.
+	for {
+		ws, err := t.waitStop(time.Now().Add(5 * time.Second))
+		if err != nil {
+			return fail(err)
+		}
+		if isEventStop(ws) {
+			if ws.StopSignal() != syscall.SIGTRAP {
+				t.atSignal = false
+				_ = t.detach(0) // the thread joins the group-stop
+				return nil, none, "", stoppedError(pid)
+			}
+			break
+		}
+		if err := ptrace(unix.PTRACE_CONT, tid, 0, uintptr(ws.StopSignal())); err != nil {
+			return fail(t.goneErr(err))
+		}
+	}
+	regs, err := t.getRegs()
+	if err != nil {
+		return fail(t.goneErr(err))
+	}
+	if nr := int64(regs.Orig_rax); safeSyscall(pid, nr, regs.Rdi) {
+		saved := regs
+		rax := int64(regs.Rax)
+		how := "blocked in " + waitingSyscalls[int(nr)]
+		if rax == -int64(unix.EINTR) && t.isSyscallInsn(regs.Rip) {
+			// The stop cut the call short (epoll_wait, ...): make it again.
+			saved.Rip -= 2
+			saved.Rax = saved.Orig_rax
+			saved.Orig_rax = ^uint64(0)
+			how += " (made again)"
+		}
+		return t, saved, how, nil
+	}
+	// Follow the thread to the entry of a waiting system call.
+	pass := 0
+	for time.Now().Before(until) {
+		if err := ptrace(unix.PTRACE_SYSCALL, tid, 0, uintptr(pass)); err != nil {
+			return fail(t.goneErr(err))
+		}
+		pass = 0
+		ws, err := t.waitStop(until)
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case isEventStop(ws):
+			if ws.StopSignal() != syscall.SIGTRAP {
+				t.atSignal = false
+				_ = t.detach(0)
+				return nil, none, "", stoppedError(pid)
+			}
+		case int(ws.StopSignal()) == syscallStopSig:
+			entry, nr, arg0, err := t.syscallEntry()
+			if err != nil {
+				return fail(t.goneErr(err))
+			}
+			if !entry || !safeSyscall(pid, nr, arg0) {
+				continue
+			}
+			regs, err := t.getRegs()
+			if err != nil {
+				return fail(t.goneErr(err))
+			}
+			saved := regs
+			saved.Rip -= 2
+			saved.Rax = saved.Orig_rax
+			saved.Orig_rax = ^uint64(0)
+			return t, saved, "at the entry of " + waitingSyscalls[int(nr)], nil
+		default:
+			pass = int(ws.StopSignal()) // a signal before anything changed: delivered as it came
+		}
+	}
+	return fail(errNoSafePoint)
+}
+
+// refused is the error for EPERM from PTRACE_SEIZE: the checks' own
+// explanation when they find one now, else the kernel's word.
+func refused(pid int, err error) *Error {
+	if st, e := readStat(procPath(pid, "stat")); e == nil {
+		if pe := checkPermission(pid, st); pe != nil {
+			pe.Err = err
+			return pe
+		}
+		if pe := checkTracer(pid); pe != nil {
+			pe.Err = err
+			return pe
+		}
+	}
+	return &Error{PID: pid, Cause: "the kernel refused to let rocprof-go trace it (EPERM: a security module, seccomp or a container's policy)",
+		Fix: "run rocprof-go as root with CAP_SYS_PTRACE where the process runs, or start the application under rocprof-go", Err: err}
+}
+
+// call runs fn(args...) on the tracee from the registers saved, on the
+// stack at sp (16-byte aligned plus the return address 0 at [sp]), and
+// returns rax when the function returns to 0 (a SIGSEGV stop with rip 0).
+// Signals for the thread meanwhile are deferred; stops for the
+// interrupt or a group-stop are passed by.
+func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (uint64, error) {
+	r := *saved
+	r.Rsp, r.Rip, r.Rax = sp, fn, 0
+	r.Orig_rax = ^uint64(0) // no restart of an interrupted system call into the call
+	r.Eflags &^= dfFlag
+	regs := []*uint64{&r.Rdi, &r.Rsi, &r.Rdx, &r.Rcx, &r.R8, &r.R9}
+	for i, a := range args {
+		*regs[i] = a
+	}
+	if err := t.setRegs(&r); err != nil {
+		return 0, t.goneErr(err)
+	}
+	for {
+		if err := ptrace(unix.PTRACE_CONT, t.tid, 0, 0); err != nil {
+			return 0, t.goneErr(err)
+		}
+		t.atSignal = false
+		ws, err := t.waitStop(time.Time{})
+		if err != nil {
+			return 0, err
+		}
+		if isEventStop(ws) || int(ws.StopSignal()) == syscallStopSig {
+			continue
+		}
+		t.atSignal = true
+		si, err := t.siginfo()
+		if err != nil {
+			return 0, t.goneErr(err)
+		}
+		if ws.StopSignal() == syscall.SIGSEGV && si.code() > 0 {
+			out, err := t.getRegs()
+			if err != nil {
+				return 0, t.goneErr(err)
+			}
+			if out.Rip == 0 && si.addr() == 0 {
+				return out.Rax, nil
+			}
+			return 0, fmt.Errorf("the injected call faulted at %#x (address %#x)", out.Rip, si.addr())
+		}
+		t.deferred = append(t.deferred, si)
+	}
+}
+
+// restore puts back the thread's registers and extended state, delivers
+// the signals deferred and detaches.
+func (t *tracee) restore(saved *unix.PtraceRegs, xstate []byte) error {
+	err := t.setRegs(saved)
+	if err == nil && xstate != nil {
+		err = t.setXState(xstate)
+	}
+	if err != nil {
+		return t.goneErr(err)
+	}
+	sig := 0
+	if len(t.deferred) > 0 {
+		if t.atSignal {
+			first := t.deferred[0]
+			if ptrace(unix.PTRACE_SETSIGINFO, t.tid, 0, uintptr(unsafe.Pointer(&first))) == nil {
+				sig = first.signo()
+				t.deferred = t.deferred[1:]
+			}
+		}
+		for i := range t.deferred {
+			requeue(t.pid, t.tid, &t.deferred[i])
+		}
+	}
+	if err := t.detach(sig); err != nil {
+		return t.goneErr(err)
+	}
+	return nil
+}
+
+// requeue sends a deferred signal to the thread again: with its siginfo
+// when the kernel allows it (sigqueue's codes), else as tgkill.
+func requeue(pid, tid int, si *siginfo) {
+	if c := si.code(); c < 0 && c != siTkill {
+		_, _, e := unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(pid), uintptr(tid), uintptr(si.signo()),
+			uintptr(unsafe.Pointer(si)), 0, 0)
+		if e == 0 {
+			return
+		}
+	}
+	_ = unix.Tgkill(pid, tid, syscall.Signal(si.signo()))
+}
