@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -333,13 +334,15 @@ func tidyEarlierRuns(w io.Writer, log zerolog.Logger, spoolRoot *securedir.Dir) 
 // process that outlived its rocprof-go) makes the removal stop there, and
 // the directory is noted by the next run.
 func removeDeadRun(root, rd *os.File, name string) bool {
-	var passes []string
+	var passes, attach []string
 	for _, e := range namesOf(rd) {
 		st, err := lstatAt(rd, e)
 		switch {
 		case err != nil || int(st.Uid) != os.Geteuid():
 			return false
 		case e == runOwnerFile && st.Mode&unix.S_IFMT == unix.S_IFREG:
+		case slices.Contains(AttachFiles, e): // an attach's configuration and socket
+			attach = append(attach, e)
 		case strings.HasPrefix(e, "pass_") && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 			passes = append(passes, e)
 		default:
@@ -370,6 +373,11 @@ func removeDeadRun(root, rd *os.File, name string) bool {
 			return false
 		}
 		if unix.Unlinkat(int(rd.Fd()), pass, unix.AT_REMOVEDIR) != nil {
+			return false
+		}
+	}
+	for _, f := range attach {
+		if unix.Unlinkat(int(rd.Fd()), f, 0) != nil {
 			return false
 		}
 	}

@@ -45,8 +45,8 @@ var layers = [][]string{
 	// and fixtures.
 	{"internal/launch", "internal/hsa", "internal/analysis", "internal/analysis/rocpdtest", "internal/analysis/jobgen", "internal/cmd/genhip",
 		"internal/cmd/genhsa", "internal/cmd/genconfigs", "internal/cmd/genenv", "internal/cmd/gendomain", "internal/cmd/hostinfo"},
-	// 6: analyses of stored runs.
-	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert", "internal/analysis/imbalance"},
+	// 6: analyses of stored runs; one attach to running processes.
+	{"internal/analysis/compare", "internal/analysis/summary", "internal/analysis/convert", "internal/analysis/imbalance", "internal/attach"},
 	// 7: the run pipeline, the one orchestration.
 	{"internal/pipeline"},
 	// 8: the public Go API, a front of the pipeline.
