@@ -49,9 +49,10 @@ const (
 type tracee struct {
 	pid, tid int
 	mem      *os.File
-	// atSignal: the thread is in a signal-delivery-stop (a signal given
-	// to PTRACE_DETACH there is delivered).
-	atSignal bool
+	// stopped: the thread is in a ptrace-stop this tracer has waited
+	// for; atSignal: a signal-delivery-stop (a signal given to
+	// PTRACE_DETACH there is delivered).
+	stopped, atSignal bool
 	// deferred are the signals that arrived while the thread ran the
 	// injected calls: delivered after its registers are restored.
 	deferred []siginfo
@@ -94,6 +95,8 @@ func (t *tracee) waitStop(deadline time.Time) (unix.WaitStatus, error) {
 			if ws.Exited() || ws.Signaled() {
 				return 0, t.goneErr(errThreadGone)
 			}
+			t.stopped = true
+			t.atSignal = !isEventStop(ws) && int(ws.StopSignal()) != syscallStopSig
 			return ws, nil
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
@@ -116,6 +119,16 @@ func (t *tracee) goneErr(err error) error {
 			Fix: "attach again to the new program", Err: err}
 	}
 	return errThreadGone
+}
+
+// resume restarts the stopped thread with request req (PTRACE_CONT,
+// PTRACE_SYSCALL) and signal sig.
+func (t *tracee) resume(req, sig int) error {
+	if err := ptrace(req, t.tid, 0, uintptr(sig)); err != nil {
+		return t.goneErr(err)
+	}
+	t.stopped, t.atSignal = false, false
+	return nil
 }
 
 func isEventStop(ws unix.WaitStatus) bool { return int(ws)>>16 == unix.PTRACE_EVENT_STOP }
@@ -190,6 +203,9 @@ func (t *tracee) detach(sig int) error {
 // stopNow interrupts a running tracee and waits for a stop at which it can
 // be detached; a signal met on the way is passed back by detach.
 func (t *tracee) stopNow() (pass int, err error) {
+	if t.stopped {
+		return 0, nil
+	}
 	if err := ptrace(unix.PTRACE_INTERRUPT, t.tid, 0, 0); err != nil {
 		return 0, err
 	}
@@ -197,7 +213,6 @@ func (t *tracee) stopNow() (pass int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	t.atSignal = !isEventStop(ws) && int(ws.StopSignal()) != syscallStopSig
 	if t.atSignal {
 		return int(ws.StopSignal()), nil
 	}
@@ -240,14 +255,18 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 		return nil, none, "", err
 	}
 	t.mem = mem
+	pass := 0 // a signal stopped at, to deliver when the thread goes on
 	fail := func(err error) (*tracee, unix.PtraceRegs, string, error) {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = errNoSafePoint
+		}
 		if errors.Is(err, errThreadGone) || Exited(err) {
 			t.mem.Close()
 			return nil, none, "", err
 		}
-		pass, e := t.stopNow()
+		p, e := t.stopNow()
 		if e == nil {
-			e = t.detach(pass)
+			e = t.detach(max(p, pass))
 		}
 		if e != nil && gone(e) {
 			return nil, none, "", t.goneErr(e)
@@ -271,8 +290,8 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 			}
 			break
 		}
-		if err := ptrace(unix.PTRACE_CONT, tid, 0, uintptr(ws.StopSignal())); err != nil {
-			return fail(t.goneErr(err))
+		if err := t.resume(unix.PTRACE_CONT, int(ws.StopSignal())); err != nil {
+			return fail(err)
 		}
 	}
 	regs, err := t.getRegs()
@@ -293,10 +312,9 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 		return t, saved, how, nil
 	}
 	// Follow the thread to the entry of a waiting system call.
-	pass := 0
 	for time.Now().Before(until) {
-		if err := ptrace(unix.PTRACE_SYSCALL, tid, 0, uintptr(pass)); err != nil {
-			return fail(t.goneErr(err))
+		if err := t.resume(unix.PTRACE_SYSCALL, pass); err != nil {
+			return fail(err)
 		}
 		pass = 0
 		ws, err := t.waitStop(until)
@@ -369,10 +387,9 @@ func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (ui
 		return 0, t.goneErr(err)
 	}
 	for {
-		if err := ptrace(unix.PTRACE_CONT, t.tid, 0, 0); err != nil {
-			return 0, t.goneErr(err)
+		if err := t.resume(unix.PTRACE_CONT, 0); err != nil {
+			return 0, err
 		}
-		t.atSignal = false
 		ws, err := t.waitStop(time.Time{})
 		if err != nil {
 			return 0, err
@@ -380,7 +397,6 @@ func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (ui
 		if isEventStop(ws) || int(ws.StopSignal()) == syscallStopSig {
 			continue
 		}
-		t.atSignal = true
 		si, err := t.siginfo()
 		if err != nil {
 			return 0, t.goneErr(err)
