@@ -35,6 +35,11 @@ _Static_assert(offsetof(struct rpg_otf2_flush_callbacks, otf2_pre_flush) ==
 	offsetof(OTF2_FlushCallbacks, otf2_pre_flush), "otf2_pre_flush");
 _Static_assert(offsetof(struct rpg_otf2_flush_callbacks, otf2_post_flush) ==
 	offsetof(OTF2_FlushCallbacks, otf2_post_flush), "otf2_post_flush");
+_Static_assert(__builtin_types_compatible_p(rpg_otf2_allocate, OTF2_MemoryAllocate), "allocate");
+_Static_assert(__builtin_types_compatible_p(rpg_otf2_free_all, OTF2_MemoryFreeAll), "free all");
+_Static_assert(sizeof(struct rpg_otf2_memory_callbacks) == sizeof(OTF2_MemoryCallbacks), "memory callbacks size");
+_Static_assert(offsetof(struct rpg_otf2_memory_callbacks, otf2_free_all) ==
+	offsetof(OTF2_MemoryCallbacks, otf2_free_all), "otf2_free_all");
 `
 
 // The OTF2 declarations the writer is built with (otf2_api.h, no OTF2

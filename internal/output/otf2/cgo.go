@@ -79,6 +79,49 @@ static OTF2_FlushCallbacks rpg_flush_callbacks = {
 	.otf2_post_flush = rpg_post_flush,
 };
 
+// Memory: OTF2 keeps a writer's events in chunks until the writer is
+// closed unless its memory callbacks refuse a chunk; then it flushes the
+// chunks it holds to the file, frees them and asks again. Each buffer (a
+// location's event writer, the definitions) gets RPG_OTF2_CHUNKS chunks at
+// most, so the writer's memory does not grow with the trace (issue 43:
+// 25 bytes per event before, all of a location's events held until its
+// last).
+#define RPG_OTF2_CHUNKS 4
+
+typedef struct {
+	void *chunk[RPG_OTF2_CHUNKS];
+	int n;
+} rpg_otf2_chunks;
+
+static void *rpg_allocate(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per, uint64_t size) {
+	rpg_otf2_chunks *c = *per;
+	if (!c) {
+		c = calloc(1, sizeof *c);
+		if (!c) return NULL;
+		*per = c;
+	}
+	if (c->n == RPG_OTF2_CHUNKS) return NULL; // flush first
+	void *m = malloc(size);
+	if (m) c->chunk[c->n++] = m;
+	return m;
+}
+
+static void rpg_free_all(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per, bool final) {
+	rpg_otf2_chunks *c = *per;
+	if (!c) return;
+	for (int i = 0; i < c->n; i++) free(c->chunk[i]);
+	c->n = 0;
+	if (final) {
+		free(c);
+		*per = NULL;
+	}
+}
+
+static OTF2_MemoryCallbacks rpg_memory_callbacks = {
+	.otf2_allocate = rpg_allocate,
+	.otf2_free_all = rpg_free_all,
+};
+
 // Chunk sizes: OTF2's minimum (OTF2_CHUNK_SIZE_MIN, 256 KiB) for events
 // and definitions. The library allocates and clears one chunk for every
 // location's event writer and one for its (empty) local definitions, so
@@ -96,6 +139,7 @@ static int rpg_otf2_open(const char *dir, const char *name, rpg_otf2 **out) {
 	t->attrs = rpg_api.OTF2_AttributeList_New();
 	if (!t->attrs) { rpg_api.OTF2_Archive_Close(t->archive); free(t); return -4; }
 	if (rpg_api.OTF2_Archive_SetFlushCallbacks(t->archive, &rpg_flush_callbacks, NULL) != OTF2_SUCCESS ||
+	    rpg_api.OTF2_Archive_SetMemoryCallbacks(t->archive, &rpg_memory_callbacks, NULL) != OTF2_SUCCESS ||
 	    rpg_api.OTF2_Archive_SetSerialCollectiveCallbacks(t->archive) != OTF2_SUCCESS ||
 	    rpg_api.OTF2_Archive_OpenEvtFiles(t->archive) != OTF2_SUCCESS) {
 		rpg_api.OTF2_Archive_Close(t->archive);

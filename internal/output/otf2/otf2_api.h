@@ -93,6 +93,20 @@ struct rpg_otf2_flush_callbacks {
 typedef struct rpg_otf2_flush_callbacks OTF2_FlushCallbacks;
 #endif
 
+// The memory callbacks (OTF2_Callbacks.h: OTF2_MemoryAllocate,
+// OTF2_MemoryFreeAll, OTF2_MemoryCallbacks).
+typedef void *(*rpg_otf2_allocate)(void *userData, OTF2_FileType fileType, OTF2_LocationRef location,
+                                   void **perBufferData, uint64_t chunkSize);
+typedef void (*rpg_otf2_free_all)(void *userData, OTF2_FileType fileType, OTF2_LocationRef location,
+                                  void **perBufferData, bool final);
+struct rpg_otf2_memory_callbacks {
+	rpg_otf2_allocate otf2_allocate;
+	rpg_otf2_free_all otf2_free_all;
+};
+#ifndef RPG_OTF2_SYSTEM_HEADERS
+typedef struct rpg_otf2_memory_callbacks OTF2_MemoryCallbacks;
+#endif
+
 // RPG_OTF2_FUNCTIONS(X): X(return type, OTF2 function, (parameters)), every
 // function the writer calls; the loader resolves each with dlsym.
 #define RPG_OTF2_FUNCTIONS(X)                                                                              \
@@ -103,6 +117,8 @@ typedef struct rpg_otf2_flush_callbacks OTF2_FlushCallbacks;
 	X(OTF2_ErrorCode, OTF2_Archive_Close, (OTF2_Archive * archive))                                        \
 	X(OTF2_ErrorCode, OTF2_Archive_SetFlushCallbacks,                                                      \
 	  (OTF2_Archive * archive, const OTF2_FlushCallbacks *flushCallbacks, void *flushData))                 \
+	X(OTF2_ErrorCode, OTF2_Archive_SetMemoryCallbacks,                                                     \
+	  (OTF2_Archive * archive, const OTF2_MemoryCallbacks *memoryCallbacks, void *memoryData))              \
 	X(OTF2_ErrorCode, OTF2_Archive_SetSerialCollectiveCallbacks, (OTF2_Archive * archive))                 \
 	X(OTF2_ErrorCode, OTF2_Archive_OpenEvtFiles, (OTF2_Archive * archive))                                 \
 	X(OTF2_ErrorCode, OTF2_Archive_CloseEvtFiles, (OTF2_Archive * archive))                                \
