@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultRun is how many values a Sorter sorts in memory at a time.
-const DefaultRun = 2 << 20
+const DefaultRun = 1 << 20
 
 // Sorter sorts values of a fixed-size type without pointers, more than
 // memory should hold: values are sorted in runs of at most Run values,
@@ -43,8 +43,10 @@ func (s *Sorter[T]) Spilled() bool { return s.file != nil }
 
 // Add adds a value.
 func (s *Sorter[T]) Add(v T) error {
-	if s.buf == nil {
-		s.buf = make([]T, 0, min(s.run, 4096))
+	if len(s.buf) == cap(s.buf) {
+		// Grown to the run's size at most, never past it (append would
+		// double it).
+		s.buf = slices.Grow(s.buf, min(max(cap(s.buf), 4096), s.run-len(s.buf)))
 	}
 	s.buf = append(s.buf, v)
 	s.n++

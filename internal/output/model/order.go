@@ -639,3 +639,11 @@ func SetSpillThreshold(n int) (restore func()) {
 	spillAt = n
 	return func() { spillAt = old }
 }
+
+// SpillThreshold is how many values a writer may hold per record in memory
+// before it works through spill files instead (internal/spill).
+func SpillThreshold() int { return spillAt }
+
+// Spill is where the catalogue's writers put their spill files
+// (Config.SpillDir).
+func (p *Catalogue) Spill() *spill.Dir { return &p.Order.spill }

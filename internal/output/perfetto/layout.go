@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
+	"github.com/rocprof-go/rocprof-go/internal/spill"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
 
@@ -68,6 +69,15 @@ type pfPlace struct {
 type pfPlaces struct {
 	list []pfPlace
 	next int
+	arr  interface{ Close() error } // the file-backed list, when spilled
+}
+
+// close releases a spilled list.
+func (ps *pfPlaces) close() {
+	if ps.arr != nil {
+		ps.arr.Close()
+		ps.arr, ps.list = nil, nil
+	}
 }
 
 // at returns the place of record seq; seq must not decrease between calls.
@@ -115,11 +125,18 @@ func pfSliceOf(p *model.Catalogue, r *model.SpoolView) (pfTrackKey, uint64, uint
 // perfettoLayout is the pass over a process's spool that finds the slices
 // to move or cut; records are numbered from 1 as r.Next returns them. The
 // reader is rewound for the writing pass. It holds 24 bytes per slice
-// while it works (one array, sized from the catalogue's counts).
-func perfettoLayout(p *model.Catalogue, r *model.SpoolView) *pfPlaces {
+// while it works (one array, sized from the catalogue's counts); past
+// model.SpillThreshold slices it works through spill files instead
+// (perfettoLayoutSpilled), with the same result.
+func perfettoLayout(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
 	var n uint64
 	for _, d := range [...]model.Domain{model.DomHIP, model.DomHSA, model.DomRCCL, model.DomMarker, model.DomKernel, model.DomCopy, model.DomAlloc, model.DomScratch} {
 		n += p.Counts[d]
+	}
+	if n > uint64(model.SpillThreshold()) {
+		ps, err := perfettoLayoutSpilled(p, r)
+		r.Rewind()
+		return ps, err
 	}
 	spans := make([]pfSpan, 0, n)
 	places := map[uint32]pfPlace{}
@@ -170,7 +187,190 @@ func perfettoLayout(p *model.Catalogue, r *model.SpoolView) *pfPlaces {
 		ps.list = append(ps.list, pl)
 	}
 	slices.SortFunc(ps.list, func(a, b pfPlace) int { return cmp.Compare(a.seq, b.seq) })
-	return ps
+	return ps, nil
+}
+
+// pfTracks numbers the slice tracks as the layout meets them.
+type pfTracks struct {
+	index   map[pfTrackKey]uint32
+	gpu     []bool // per track index: a GPU track
+	lastKey pfTrackKey
+	last    uint32
+}
+
+func (t *pfTracks) of(k pfTrackKey) uint32 {
+	if k != t.lastKey || len(t.gpu) == 0 {
+		i, seen := t.index[k]
+		if !seen {
+			i = uint32(len(t.gpu))
+			t.index[k] = i
+			t.gpu = append(t.gpu, k.kind != pfKeyThread)
+		}
+		t.lastKey, t.last = k, i
+	}
+	return t.last
+}
+
+// pfPlaceV is a place decided for a slice; of the places decided for one
+// slice, the last (highest ver) holds.
+type pfPlaceV struct {
+	pfPlace
+	ver uint64
+}
+
+// perfettoLayoutSpilled is perfettoLayout for a spool too long to hold its
+// slices: the slices are sorted on disk by track and opening; each GPU
+// track's overlaps are cut as the sorted slices stream by (a slice is
+// final once its successor is seen) and the track sorted again on disk;
+// lanes are assigned as the track streams by; the places decided are
+// sorted by record and kept in a file-backed array for the writing pass.
+func perfettoLayoutSpilled(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
+	dir, run := p.Spill(), max(model.SpillThreshold()/3, 1)
+	spans := spill.NewSorter(dir, run, pfCompareSpans)
+	defer spans.Close()
+	places := spill.NewSorter(dir, run, func(a, b pfPlaceV) int {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ver, b.ver)
+	})
+	defer places.Close()
+	var ver uint64
+	put := func(seq uint32, start, end uint64, lane uint32) error {
+		ver++
+		return places.Add(pfPlaceV{pfPlace{start: start, end: end, lane: lane, seq: seq}, ver})
+	}
+	tracks := pfTracks{index: map[pfTrackKey]uint32{}}
+	var seq uint32
+	r.Rewind()
+	for r.Next() {
+		seq++
+		k, start, end, ok := pfSliceOf(p, r)
+		if !ok {
+			continue
+		}
+		if end < start {
+			if err := put(seq, start, start, 0); err != nil { // shown as an instant
+				return nil, err
+			}
+			end = start
+		}
+		if err := spans.Add(pfSpan{start: start, end: end, seq: seq, track: tracks.of(k)}); err != nil {
+			return nil, err
+		}
+	}
+	r.Rewind()
+
+	// One track at a time: its lanes, and for a GPU track its cut slices
+	// sorted again.
+	var lanes pfLanes
+	assign := func(s pfSpan) error {
+		if lane := lanes.place(s); lane > 0 {
+			return put(s.seq, s.start, s.end, uint32(lane))
+		}
+		return nil
+	}
+	var resort *spill.Sorter[pfSpan]
+	var cur pfSpan
+	have := false
+	endTrack := func() error {
+		if resort == nil {
+			return nil
+		}
+		if have {
+			if err := resort.Add(cur); err != nil {
+				return err
+			}
+		}
+		have = false
+		err := resort.Each(assign)
+		resort = nil
+		return err
+	}
+	track := ^uint32(0)
+	err := spans.Each(func(s pfSpan) error {
+		if s.track != track {
+			if err := endTrack(); err != nil {
+				return err
+			}
+			track, lanes = s.track, pfLanes{}
+			if tracks.gpu[track] {
+				resort = spill.NewSorter(dir, run, pfCompareSpans)
+			}
+		}
+		if resort == nil {
+			return assign(s)
+		}
+		if !have {
+			cur, have = s, true
+			return nil
+		}
+		next := s
+		if next.start < cur.end { // pfSplitOverlaps, one pair
+			lo := max(next.start, cur.start)
+			hi := max(lo, min(cur.end, next.end))
+			mid := lo + (hi-lo)/2
+			cur.end, next.start = mid, mid
+			next.end = max(next.end, mid)
+			if err := put(cur.seq, cur.start, cur.end, 0); err != nil {
+				return err
+			}
+			if err := put(next.seq, next.start, next.end, 0); err != nil {
+				return err
+			}
+		}
+		if err := resort.Add(cur); err != nil {
+			return err
+		}
+		cur = next
+		return nil
+	})
+	if err == nil {
+		err = endTrack()
+	}
+	if resort != nil {
+		resort.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	// The last place of each slice, in record order.
+	var list []pfPlace
+	var arr *spill.Array[pfPlace]
+	count := 0
+	last := pfPlaceV{}
+	have = false
+	flush := func(add func(pfPlace)) error {
+		have = false
+		return places.Each(func(v pfPlaceV) error {
+			if have && v.seq != last.seq {
+				add(last.pfPlace)
+			}
+			last, have = v, true
+			return nil
+		})
+	}
+	// Counted first (the places sorter is read twice: once to count the
+	// distinct slices, once to fill the array) would cost a second sort;
+	// instead the places go to an array as large as the places decided,
+	// of which the distinct slices use the first part.
+	a, err := spill.NewArray[pfPlace](dir, int(places.Len()))
+	if err != nil {
+		return nil, err
+	}
+	arr = a
+	if err := flush(func(pl pfPlace) { arr.Values[count] = pl; count++ }); err != nil {
+		arr.Close()
+		return nil, err
+	}
+	if have {
+		arr.Values[count] = last.pfPlace
+		count++
+	}
+	list = arr.Values[:count]
+	ps := &pfPlaces{list: list, arr: arr}
+	return ps, nil
 }
 
 // pfCompareSpans orders slices by track, then as they open: by start, the
@@ -212,26 +412,9 @@ func pfSplitOverlaps(s []pfSpan, places map[uint32]pfPlace) bool {
 // pfAssignLanes replays how the importer will stack a track's slices and
 // moves each slice that would not nest to the first lane where it does.
 func pfAssignLanes(spans []pfSpan, places map[uint32]pfPlace) {
-	var lanes [][]pfSpan // open slices per lane, innermost last
+	var lanes pfLanes
 	for _, s := range spans {
-		lane := -1
-		for l := range lanes {
-			st := lanes[l]
-			for len(st) > 0 && st[len(st)-1].end < s.start {
-				st = st[:len(st)-1] // ended before s starts
-			}
-			lanes[l] = st
-			if pfNests(st, s) {
-				lane = l
-				break
-			}
-		}
-		if lane < 0 {
-			lanes = append(lanes, nil)
-			lane = len(lanes) - 1
-		}
-		lanes[lane] = append(lanes[lane], s)
-		if lane > 0 {
+		if lane := lanes.place(s); lane > 0 {
 			pl, ok := places[s.seq]
 			if !ok {
 				pl = pfPlace{start: s.start, end: s.end}
@@ -240,6 +423,34 @@ func pfAssignLanes(spans []pfSpan, places map[uint32]pfPlace) {
 			places[s.seq] = pl
 		}
 	}
+}
+
+// pfLanes are a track's overlap lanes as its slices open in order: the
+// open slices per lane, innermost last.
+type pfLanes [][]pfSpan
+
+// place puts slice s on the first lane where it nests and returns the lane.
+func (lanes *pfLanes) place(s pfSpan) int {
+	ls := *lanes
+	lane := -1
+	for l := range ls {
+		st := ls[l]
+		for len(st) > 0 && st[len(st)-1].end < s.start {
+			st = st[:len(st)-1] // ended before s starts
+		}
+		ls[l] = st
+		if pfNests(st, s) {
+			lane = l
+			break
+		}
+	}
+	if lane < 0 {
+		ls = append(ls, nil)
+		lane = len(ls) - 1
+	}
+	ls[lane] = append(ls[lane], s)
+	*lanes = ls
+	return lane
 }
 
 // pfNests reports whether slice s, opened on a lane whose open slices are

@@ -329,7 +329,14 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 	}
 	// Slices that would not nest on their track (see perfettoLayout) go to
 	// overlap lanes: child tracks of it.
-	places := perfettoLayout(p, r)
+	places, err := perfettoLayout(p, r)
+	if err != nil {
+		if pw.err == nil {
+			pw.err = err
+		}
+		return
+	}
+	defer places.close()
 	var seq uint32
 	var args model.ArgDecoder
 	place := func(t uint64, start, end uint64) (uint64, uint64, uint64) {
