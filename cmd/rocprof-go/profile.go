@@ -69,7 +69,7 @@ func runProfileErr(args []string) error {
 			return nil
 		}
 	}
-	if len(plan.App) == 0 && !first.Echo.On() {
+	if len(plan.App) == 0 && !first.Echo.On() && !first.Attaching() {
 		return options.ErrNoApplication
 	}
 	libs, err := launch.EmbeddedLibraries()
@@ -113,6 +113,12 @@ func runProfileErr(args []string) error {
 // switches and the environment rocprof-go adds, without running anything.
 func echo(w io.Writer, runner *launch.Runner, plan *options.Plan) error {
 	for i, cfg := range plan.Passes {
+		if cfg.Attaching() {
+			if err := echoAttach(w, runner, cfg); err != nil {
+				return err
+			}
+			continue
+		}
 		env, err := runner.Prepare(cfg, "<run directory>")
 		if err != nil {
 			return err
@@ -165,4 +171,41 @@ func tracingSwitches(c *options.Config) []tracingSwitch {
 		}
 	}
 	return out
+}
+
+// echoAttach prints the attach plan (--attach PID --echo): the process,
+// its descendants, when it detaches, the tracing switches and the
+// configuration the processes would read, without touching the process.
+func echoAttach(w io.Writer, runner *launch.Runner, cfg *options.Config) error {
+	vars, err := runner.AttachEnv(cfg, "<run directory>")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "attach:")
+	fmt.Fprintf(w, "  process: PID %d\n", cfg.AttachTarget())
+	if cfg.AttachChildren.On() {
+		fmt.Fprintln(w, "  descendants: every one, and those started while attached")
+	} else {
+		fmt.Fprintln(w, "  descendants: none (--attach-children=no)")
+	}
+	if cfg.AttachDurationMsec > 0 {
+		fmt.Fprintf(w, "  detach: after %d ms, or on SIGINT/SIGTERM\n", cfg.AttachDurationMsec)
+	} else {
+		fmt.Fprintln(w, "  detach: on Enter (when stdin is a terminal), SIGINT/SIGTERM, or when every attached process exited")
+	}
+	fmt.Fprintf(w, "  library: %s, loaded with dlopen and started by rpg_attach_start(<run directory>/attach.conf)\n", launch.PreloadLib)
+	fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
+	fmt.Fprintln(w, "  tracing:")
+	for _, d := range tracingSwitches(cfg) {
+		state := "off"
+		if d.on {
+			state = "on"
+		}
+		fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
+	}
+	fmt.Fprintln(w, "  configuration (attach.conf, with the socket's path):")
+	for _, k := range options.SortedKeys(vars) {
+		fmt.Fprintln(w, "    "+k+"="+vars[k])
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package attach
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,7 +37,7 @@ type Injector interface {
 }
 
 // defaultInjector is internal/inject's (inject.go).
-var defaultInjector Injector
+var defaultInjector Injector = ptrace{}
 
 // Options is one attach.
 type Options struct {
@@ -219,9 +218,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Injector == nil {
 		o.Injector = defaultInjector
-	}
-	if o.Injector == nil {
-		return nil, errors.New("attach: this build has no process injection (internal/inject)")
 	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 15 * time.Second

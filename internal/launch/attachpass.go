@@ -41,7 +41,6 @@ var startOnly = []string{"LD_PRELOAD", "HSA_TOOLS_LIB", "LD_LIBRARY_PATH", VGPUA
 // PrepareAttach makes pass n's spool directory (with its counter files) and
 // variables for processes that are already running.
 func (run *Run) PrepareAttach(n int, cfg *options.Config) (*AttachPass, error) {
-	r := run.r
 	run.progress.begin(n, passLabel(cfg))
 	pass, err := run.dir.Mkdir(fmt.Sprintf("pass_%d", n))
 	if err != nil {
@@ -53,11 +52,27 @@ func (run *Run) PrepareAttach(n int, cfg *options.Config) (*AttachPass, error) {
 		return nil, err
 	}
 	spoolDir := pass.Path()
-	env, err := r.Prepare(cfg, spoolDir)
+	r := run.r
+	vars, err := r.AttachEnv(cfg, spoolDir)
 	if err != nil {
 		return nil, err
 	}
 	lib, err := r.Libs.Path(PreloadLib)
+	if err != nil {
+		return nil, err
+	}
+	// Right before the processes get the path: still the run's own directory.
+	if err := run.dir.Verify(); err != nil {
+		return nil, err
+	}
+	return &AttachPass{N: n, Config: cfg, SpoolDir: spoolDir, Lib: lib, Env: vars, run: run}, nil
+}
+
+// AttachEnv is the configuration an attach hands the processes for cfg
+// (--echo shows it): the variables Prepare adds to a launched app's
+// environment, less what a process reads only when it starts.
+func (r *Runner) AttachEnv(cfg *options.Config, spoolDir string) (map[string]string, error) {
+	env, err := r.Prepare(cfg, spoolDir)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +83,7 @@ func (run *Run) PrepareAttach(n int, cfg *options.Config) (*AttachPass, error) {
 	for _, k := range startOnly {
 		delete(vars, k)
 	}
-	// Right before the processes get the path: still the run's own directory.
-	if err := run.dir.Verify(); err != nil {
-		return nil, err
-	}
-	return &AttachPass{N: n, Config: cfg, SpoolDir: spoolDir, Lib: lib, Env: vars, run: run}, nil
+	return vars, nil
 }
 
 // RunDir is the run's private directory (0700, this user's), where the

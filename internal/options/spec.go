@@ -314,7 +314,7 @@ var specLines = []Spec{
 		"detach after MSEC milliseconds (default: when Enter is pressed on a terminal, on SIGINT/SIGTERM, or when every attached process exited)",
 		func(c *Config) *int { return &c.AttachDurationMsec }),
 	boolOpt("attach-children", "", "attach_children", gAttach, "",
-		"also attach to every descendant of PID, and to those started while attached, each its own output (default true)",
+		"also attach to every descendant of PID, and to those started while attached, each its own output",
 		func(c *Config) *Tri { return &c.AttachChildren }).def("true"),
 	boolOpt("attach-sync-output", "", "attach_sync_output", gAttach, "",
 		"accepted; the outputs are always written by rocprof-go from the spools after the detach, before it exits (no Go code runs in the target)",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
+	"github.com/rocprof-go/rocprof-go/internal/attach"
 	"github.com/rocprof-go/rocprof-go/internal/jobdir"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -76,6 +77,11 @@ type Manifest struct {
 	// they were started without the profiler (LD_PRELOAD removed). The run
 	// failed: nothing they did is in the outputs.
 	UnprofiledProcesses []launch.UnprofiledProcess `json:"unprofiled_processes,omitempty"`
+	// Attach is what an attach did (--attach PID, docs/attach.md): the
+	// processes attached, the window (wall clock), the time each took to
+	// attach and to detach, the GOT slots restored, the dispatches lost at
+	// the detach, whether the library left each process.
+	Attach *attach.Report `json:"attach,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/rocprof-go/rocprof-go/internal/attach"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
 	"github.com/rocprof-go/rocprof-go/internal/output"
@@ -65,7 +66,8 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(plan.App) == 0 {
+	attaching := plan.AttachTarget() != 0
+	if len(plan.App) == 0 && !attaching {
 		return nil, options.ErrNoApplication
 	}
 	progress := opts.Progress
@@ -102,7 +104,11 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	defer runner.Guard.Close()
 	// What launch checks before anything runs: the app, the output
 	// directories (created), the virtual GPU.
-	if err := runner.Check(plan); err != nil {
+	check := runner.Check
+	if attaching {
+		check = checkAttach // attach.go
+	}
+	if err := check(plan); err != nil {
 		return nil, err
 	}
 	// Two live runs never write the same output names (-o without %pid%);
@@ -112,7 +118,7 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 		return nil, err
 	}
 	defer release()
-	res, runErr := runPasses(ctx, runner, plan, opts.Stdout)
+	res, runErr := runPasses(ctx, runner, plan, opts.Stdout, opts.Stdin)
 	runner.Guard.OutputsDone()
 	if res == nil {
 		return nil, runErr
@@ -186,6 +192,8 @@ type passResult struct {
 	Unprofiled []launch.UnprofiledProcess
 	// StartFailure is an app its dynamic loader could not start.
 	StartFailure *launch.StartFailure
+	// Attach is what the attach did (--attach PID), nil for a launch.
+	Attach *attach.Report
 	outputReport
 }
 
@@ -205,7 +213,7 @@ type runResult struct {
 // every pass. A pass whose app exits non-zero ends the run with that
 // status, after its outputs are written; so does a signal after a pass's
 // app exited (no further pass is started).
-func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, stdout io.Writer) (*runResult, error) {
+func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, stdout io.Writer, stdin io.Reader) (*runResult, error) {
 	run, err := runner.Begin(plan)
 	if err != nil {
 		return nil, err
@@ -215,11 +223,24 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	var written []passOutputs // the passes whose outputs were written
 	var clockWarnings []string
 	ownClock := ownBoottimeOffset()
-	var stopped error
+	var stopped, attachErr error
 	for i, cfg := range plan.Passes {
 		outDir := fixedPart(launch.PassDir(cfg))
 		atStart := watchDir(outDir) // outputdir.go
-		pass, err := run.RunPass(ctx, i+1, cfg)
+		var pass *launch.Pass
+		var attached *attach.Report
+		if cfg.Attaching() {
+			// A pass over processes already running (attach.go): an
+			// error that comes with the pass fails the run once its
+			// outputs are written.
+			pass, attached, attachErr = attachPass(ctx, run, i+1, cfg, stdin, runner.Stderr)
+			err = attachErr
+			if pass != nil {
+				err = nil
+			}
+		} else {
+			pass, err = run.RunPass(ctx, i+1, cfg)
+		}
 		removed := atStart.gone()
 		atStart.close()
 		if err != nil {
@@ -228,7 +249,7 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 		if removed {
 			fmt.Fprintf(runner.Stderr, "rocprof-go: warning: the output directory %s was removed (or moved away) while the app ran: it is created again for the outputs\n", outDir)
 		}
-		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure}
+		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure, Attach: attached}
 		req := passOutputs{Config: cfg, Dir: pass.Dir, SpoolDir: pass.SpoolDir, Launch: run.Launch, Stdout: stdout}
 		pass.WritingOutputs()
 		var writing *dirWatch
@@ -274,6 +295,9 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	res.Warnings = append(res.Warnings, clockWarnings...)
 	if werr != nil {
 		return res, run.RunOutputsFailed(werr)
+	}
+	if stopped == nil {
+		stopped = attachErr
 	}
 	return res, stopped
 }
@@ -367,6 +391,9 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, 
 			m.TimedOut = m.TimedOut || p.Process.TimedOut
 		}
 		m.Passes = append(m.Passes, mp)
+		if p.Attach != nil && m.Attach == nil {
+			m.Attach = p.Attach
+		}
 		if p.Records != nil && m.DomainRecords == nil {
 			m.DomainRecords = map[string]int64{}
 		}

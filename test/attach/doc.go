@@ -1,4 +1,4 @@
-// Package attach tests `rocprof-go --attach PID` end to end (issue 42,
+// Package attachtest tests `rocprof-go --attach PID` end to end (issue 42,
 // docs/attach.md) on every runtime of the ROCm matrix: a server started
 // plainly on the virtual GPU (testdata/apps/attach_server: no profiler
 // variable in its environment, only the virtual GPU's LD_PRELOAD) is
@@ -23,4 +23,4 @@
 // directory) is at the same path for the target. They run the built CLI
 // (build/rocprof-go, or $ROCPROF_GO_BUILD/rocprof-go) and the apps `make
 // test` builds (mk/attach.mk, mk/rocm.mk).
-package attach
+package attachtest
