@@ -25,7 +25,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 40m
 # call costs on any CPU, ...).
 APT_BUILD_PACKAGES := build-essential hipcc libamdhip64-dev libhsa-runtime-dev libdrm-dev
 APT_TEST_PACKAGES  := libhsakmt-dev rocminfo llvm debootstrap libopen-trace-format2-dev otf2-tools sqlite3 libsqlite3-dev openmpi-bin bindfs \
-                      slurm-wlm munge python3 bash bash-completion valgrind
+                      slurm-wlm munge python3 bash bash-completion valgrind gcc-multilib
 APT_PACKAGES := $(APT_BUILD_PACKAGES) $(APT_TEST_PACKAGES)
 
 export ROCPROF_GO_BUILD := $(BUILD)

@@ -1,7 +1,6 @@
 package inject
 
 import (
-	"errors"
 	"os"
 	"sort"
 	"strconv"
@@ -15,11 +14,15 @@ func Descendants(pid int) ([]int, error) {
 	if _, err := os.Stat(procPath(pid)); err != nil {
 		return nil, &Error{PID: pid, Cause: "no process has this PID", Fix: "check the PID (ps -p PID), the process may have ended", Err: err}
 	}
-	childrenOf := childrenFile
 	if _, err := os.Stat(procPath(pid, "task", strconv.Itoa(pid), "children")); err != nil {
 		parents := parentsByScan()
-		childrenOf = func(p int) []int { return parents[p] }
+		return descendants(pid, func(p int) []int { return parents[p] }), nil
 	}
+	return descendants(pid, childrenFile), nil
+}
+
+// descendants walks the tree from pid breadth-first with childrenOf.
+func descendants(pid int, childrenOf func(int) []int) []int {
 	var out []int
 	seen := map[int]bool{pid: true}
 	queue := []int{pid}
@@ -34,7 +37,7 @@ func Descendants(pid int) ([]int, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // childrenFile reads the children of every thread of p.
@@ -73,10 +76,7 @@ func parentsByScan() map[int][]int {
 		}
 		st, err := readStat(procPath(n, "stat"))
 		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			continue
+			continue // gone meanwhile
 		}
 		m[st.ppid] = append(m[st.ppid], n)
 	}

@@ -355,7 +355,11 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 // refused is the error for EPERM from PTRACE_SEIZE: the checks' own
 // explanation when they find one now, else the kernel's word.
 func refused(pid int, err error) *Error {
-	if st, e := readStat(procPath(pid, "stat")); e == nil {
+	st, e := readStat(procPath(pid, "stat"))
+	if e != nil || st.state == 'Z' || st.state == 'X' {
+		return exitedError(pid, err) // PTRACE_SEIZE refuses an exiting process
+	}
+	{
 		if pe := checkPermission(pid, st); pe != nil {
 			pe.Err = err
 			return pe

@@ -9,6 +9,8 @@
  *                   sum the whole time. Prints what each step saw.
  *   target compute  prints only the sum (the reference, no injection).
  *   target sleep    prints "ready" and sleeps until killed.
+ *   target spin     prints "ready" and computes without a system call
+ *                   until killed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -91,6 +93,12 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		for (;;)
 			sleep(60);
+	}
+	if (strcmp(mode, "spin") == 0) {
+		printf("ready\n");
+		volatile double x = 1;
+		for (;;)
+			x = x * 1.0000001 + 1e-9;
 	}
 	/* regs */
 	int avx512 = __builtin_cpu_supports("avx512f");
