@@ -415,8 +415,27 @@ func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (ui
 			}
 			return 0, fmt.Errorf("the injected call faulted at %#x (address %#x)", out.Rip, si.addr())
 		}
-		t.deferred = append(t.deferred, si)
+		t.defer_(si)
 	}
+}
+
+// defer_ keeps a signal for after the restore. A SIGCONT discards the stop
+// signals kept before it, as the kernel discards pending ones: the process
+// was continued (at the sending) after them, and must not stop for them
+// afterwards.
+func (t *tracee) defer_(si siginfo) {
+	if si.signo() == int(syscall.SIGCONT) {
+		kept := t.deferred[:0]
+		for _, d := range t.deferred {
+			switch syscall.Signal(d.signo()) {
+			case syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+				continue
+			}
+			kept = append(kept, d)
+		}
+		t.deferred = kept
+	}
+	t.deferred = append(t.deferred, si)
 }
 
 // restore puts back the thread's registers and extended state, delivers

@@ -2,10 +2,13 @@
  * inj.c: the library internal/inject's tests inject. rpg_test_mark(arg)
  * writes "marked <arg> pid=<pid>" to the file named arg and returns 42,
  * having used the vector registers (memset, doubles) on the way.
- * rpg_test_exit ends the process (an exit during the attach).
+ * rpg_test_slow(arg) sleeps 600 ms first (the tests signal the thread
+ * meanwhile). rpg_test_exit ends the process (an exit during the attach).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,4 +41,12 @@ int rpg_test_exit(const char *arg)
 {
 	(void)arg;
 	_exit(3);
+}
+
+int rpg_test_slow(const char *arg)
+{
+	struct timespec ts = {0, 600 * 1000 * 1000};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return rpg_test_mark(arg);
 }

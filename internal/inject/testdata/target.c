@@ -9,11 +9,15 @@
  *                   sum the whole time. Prints what each step saw.
  *   target compute  prints only the sum (the reference, no injection).
  *   target sleep    prints "ready" and sleeps until killed.
+ *   target signals FILE  counts SIGUSR1 (with its si_code and value, and
+ *                   whether FILE existed when it came) and SIGUSR2 in handlers; prints "ready", then for every
+ *                   line read on stdin prints what it counted.
  *   target spin     prints "ready" and computes without a system call
  *                   until killed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,25 @@ static int vectors_intact(const uint8_t *in, const uint8_t *ymm, const uint8_t *
 	return memcmp(in, ymm, 512) == 0 && (!avx512 || memcmp(in + 512, zmm, 256) == 0);
 }
 
+static volatile sig_atomic_t usr1, usr2, usr1_code, usr1_value, usr1_after;
+static const char *after_file;
+
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	usr1++;
+	usr1_code = si->si_code;
+	usr1_value = si->si_value.sival_int;
+	usr1_after = after_file && access(after_file, F_OK) == 0;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2++;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "sleep";
@@ -93,6 +116,23 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		for (;;)
 			sleep(60);
+	}
+	if (strcmp(mode, "signals") == 0) {
+		struct sigaction sa = {0};
+		sa.sa_sigaction = on_usr1;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigaction(SIGUSR1, &sa, NULL);
+		struct sigaction sb = {0};
+		sb.sa_handler = on_usr2;
+		sb.sa_flags = SA_RESTART;
+		sigaction(SIGUSR2, &sb, NULL);
+		after_file = argc > 2 ? argv[2] : NULL;
+		printf("ready\n");
+		char line[64];
+		while (fgets(line, sizeof line, stdin))
+			printf("usr1=%d code=%d value=%d after=%d usr2=%d\n", (int)usr1, (int)usr1_code, (int)usr1_value,
+			       (int)usr1_after, (int)usr2);
+		return 0;
 	}
 	if (strcmp(mode, "spin") == 0) {
 		printf("ready\n");
