@@ -51,12 +51,14 @@ func AttachableList() string {
 var attachOnlyOptions = []string{"attach_duration_msec", "attach_children", "attach_sync_output"}
 
 // launchOnlyOptions are the options about an app rocprof-go starts: a
-// process already running was started without them.
+// process already running was started without them. They often come from
+// a config file written for launches (virtual_gpu on a CPU-only runner),
+// so they are said, not refused.
 var launchOnlyOptions = []struct{ dest, why string }{
-	{"virtual_gpu", "the virtual GPU is loaded when a process starts: start the target with it (docs/virtual-gpu.md)"},
+	{"virtual_gpu", "the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists"},
 	{"preload", "LD_PRELOAD is read when a process starts"},
 	{"rocm_root", "a running process has loaded its ROCm libraries already"},
-	{"timeout", "it ends an app rocprof-go started; use --attach-duration-msec to bound the attach"},
+	{"timeout", "it ends an app rocprof-go started; --attach-duration-msec bounds the attach"},
 }
 
 // validateAttach checks a pass's attach options: the pid, no app command,
@@ -125,7 +127,7 @@ func (c *Config) validateAttach(withApp bool) (warnings []string, err error) {
 	for _, o := range launchOnlyOptions {
 		if c.IsSet(o.dest) {
 			s, _ := SpecByDest(o.dest)
-			return nil, &UsageError{Option: s.Flag(), Msg: "cannot be used with --attach: " + o.why}
+			warnings = append(warnings, s.Flag()+" changes nothing when attaching: "+o.why)
 		}
 	}
 	if len(c.TracingDomains()) == 0 {

@@ -65,8 +65,6 @@ func TestAttachErrors(t *testing.T) {
 		{[]string{"-p", "12", "--memory-allocation-trace"}, "--memory-allocation-trace: cannot be collected while attached"},
 		{[]string{"-p", "12", "--hsa-trace"}, "--hsa-trace: cannot be collected while attached"},
 		{[]string{"-p", "12", "--hsa-core-trace"}, "--hsa-core-trace: cannot be collected while attached"},
-		{[]string{"-p", "12", "--kernel-trace", "--virtual-gpu"}, "--virtual-gpu: cannot be used with --attach"},
-		{[]string{"-p", "12", "--kernel-trace", "--timeout", "5s"}, "--timeout: cannot be used with --attach"},
 		{[]string{"-p", "12", "--kernel-trace", "--attach-duration-msec", "-1"}, "must not be negative"},
 		{[]string{"--kernel-trace", "--attach-duration-msec", "100", "--", "app"}, "--attach-duration-msec: applies only when attaching"},
 		{[]string{"--kernel-trace", "--attach-children=no", "--", "app"}, "--attach-children: applies only when attaching"},
@@ -80,6 +78,14 @@ func TestAttachErrors(t *testing.T) {
 	// Every refusal names what attaching collects.
 	err := resolveErr("-p", "12", "--memory-allocation-trace")
 	require.ErrorContains(t, err, "--kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace")
+}
+
+// The options of an app rocprof-go starts are said to change nothing
+// (a config file written for launches may hold them).
+func TestAttachSaysLaunchOnlyOptionsChangeNothing(t *testing.T) {
+	p := resolve(t, "-p", "12", "--kernel-trace", "--virtual-gpu", "--timeout", "5s")
+	require.Contains(t, p.Warnings, "--virtual-gpu changes nothing when attaching: the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists")
+	require.Contains(t, p.Warnings, "--timeout changes nothing when attaching: it ends an app rocprof-go started; --attach-duration-msec bounds the attach")
 }
 
 func TestAttachRefusesCounterPassesOfAnInputFile(t *testing.T) {

@@ -3,7 +3,9 @@ package rocprof
 import (
 	"context"
 	"io"
+	"strconv"
 
+	"github.com/rocprof-go/rocprof-go/internal/attach"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/pipeline"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
@@ -60,6 +62,18 @@ type (
 	BatchResult = pipeline.BatchResult
 	// BatchJobError names the job whose options are wrong.
 	BatchJobError = pipeline.BatchJobError
+	// AttachReport is what an attach did (run.json's attach object).
+	AttachReport = attach.Report
+	// AttachProcess is one process of an AttachReport.
+	AttachProcess = attach.Process
+	// AlreadyProfiledError is a process another rocprof-go profiles.
+	AlreadyProfiledError = attach.AlreadyProfiledError
+	// NoRuntimeError is a process that loaded no HIP or HSA library
+	// during the attach.
+	NoRuntimeError = attach.NoRuntimeError
+	// DispatchesLostError fails an attach whose processes could not
+	// complete dispatches in flight at the detach.
+	DispatchesLostError = attach.DispatchesLostError
 )
 
 // ManifestName is the manifest's file name in a run's output directory.
@@ -72,6 +86,18 @@ var ErrBatchFailed = pipeline.ErrBatchFailed
 // every process it started has exited and the outputs are written.
 func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	return pipeline.Run(ctx, opts, argv)
+}
+
+// Attach profiles the running process pid (started with no profiler) and
+// its descendants, as `rocprof-go --attach PID` does with opts.Args (which
+// hold no --attach of their own): it detaches after
+// --attach-duration-msec, when ctx is cancelled, on SIGINT or SIGTERM, or
+// when every attached process exited, leaves the processes as they were,
+// and returns once the outputs are written. Result.Manifest.Attach says
+// what it did (docs/attach.md).
+func Attach(ctx context.Context, opts Options, pid int) (*Result, error) {
+	opts.Args = append(append([]string(nil), opts.Args...), "--attach", strconv.Itoa(pid))
+	return pipeline.Run(ctx, opts, nil)
 }
 
 // LoadManifest reads the run.json in dir.
