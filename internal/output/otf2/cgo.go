@@ -70,13 +70,13 @@ static OTF2_FlushType rpg_pre_flush(void *user, OTF2_FileType type, OTF2_Locatio
 	return OTF2_FLUSH;
 }
 
-static OTF2_TimeStamp rpg_post_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc) {
-	return 0;
-}
-
 static OTF2_FlushCallbacks rpg_flush_callbacks = {
 	.otf2_pre_flush = rpg_pre_flush,
-	.otf2_post_flush = rpg_post_flush,
+	// No post-flush callback: with one, OTF2 records every flush as a
+	// BUFFER_FLUSH event in the location's trace (with the memory
+	// callbacks below a busy location flushes every MiB), which would
+	// change the archive's content.
+	.otf2_post_flush = NULL,
 };
 
 // Memory: OTF2 keeps a writer's events in chunks until the writer is
