@@ -17,4 +17,3 @@ func (ptrace) Inject(ctx context.Context, pid int, lib, sym, arg string) (int, e
 }
 
 func (ptrace) Descendants(pid int) ([]int, error) { return inject.Descendants(pid) }
-
