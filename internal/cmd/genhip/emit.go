@@ -150,6 +150,14 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	void := p.CRet == "void"
 
 	fmt.Fprintf(b, "static __attribute__((noinline)) %s %s(%s)\n{\n", p.CRet, traced, tparams)
+	// Attached (rpg_attach.h), the call counts itself in flight first, then
+	// is traced or only forwarded; the count is left at the end.
+	b.WriteString("    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {\n")
+	if void {
+		fmt.Fprintf(b, "        %s;\n        rpg_attach_leave();\n        return;\n    }\n", call)
+	} else {
+		fmt.Fprintf(b, "        %s r = %s;\n        rpg_attach_leave();\n        return r;\n    }\n", p.CRet, call)
+	}
 	b.WriteString("    rpg_hip_call c;\n")
 	if p.Stream >= 0 {
 		fmt.Fprintf(b, "    rpg_hip_enter_stream(&c, %s, (uint64_t)(uintptr_t)a%d);\n", f.Domain, p.Stream)
@@ -175,6 +183,7 @@ func emitWrapper(b *bytes.Buffer, f function) {
 		b.WriteString("        }\n")
 	}
 	fmt.Fprintf(b, "        rpg_hip_record(&c, %s, %d, &g);\n    }\n", f.Domain, f.ID)
+	b.WriteString("    RPG_ATTACH_LEAVE();\n")
 	if !void {
 		b.WriteString("    return r;\n")
 	}
@@ -189,14 +198,14 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	if out, ok := procAddress[p.Name]; ok && !void && out < len(args) {
 		// Always, traced or not: a pointer handed out now may be called
 		// when tracing is on.
-		fmt.Fprintf(b, "    %s r = __builtin_expect(rpg_hip_tracing(), 0) ? %s : %s;\n", p.CRet, tcall, call)
+		fmt.Fprintf(b, "    %s r = __builtin_expect(rpg_hip_slow(), 0) ? %s : %s;\n", p.CRet, tcall, call)
 		fmt.Fprintf(b, "    if (r == 0)\n        rpg_hip_wrap_proc(a%d);\n    return r;\n}\n", out)
 		return
 	}
 	if void {
-		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_tracing(), 0)) {\n        %s;\n        return;\n    }\n    %s;\n}\n", tcall, call)
+		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_slow(), 0)) {\n        %s;\n        return;\n    }\n    %s;\n}\n", tcall, call)
 	} else {
-		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_tracing(), 0))\n        return %s;\n    return %s;\n}\n", tcall, call)
+		fmt.Fprintf(b, "    if (__builtin_expect(rpg_hip_slow(), 0))\n        return %s;\n    return %s;\n}\n", tcall, call)
 	}
 }
 

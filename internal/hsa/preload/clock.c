@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "attach_internal.h"
 #include "rpg_internal.h"
 
 #if defined(__x86_64__)
@@ -172,7 +173,7 @@ uint64_t rpg__now_slow(void) { return slow_now(); }
 
 void rpg__clock_start(void)
 {
-    const char *v = getenv(RPG_ENV_GO_TSC);
+    const char *v = rpg_env(RPG_ENV_GO_TSC);
     if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0)
         __atomic_store_n(&g_tsc_state, v[0] == '1' ? 1 : -1, __ATOMIC_RELAXED);
     (void)slow_now();

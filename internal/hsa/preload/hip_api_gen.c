@@ -1105,6 +1105,11 @@ const rpg_hip_function rpg_hip_functions[529] = {
 RPG_HIP_EXPORT int32_t rpg_hipw_hipCreateSurfaceObject(void * a0, void * a1) __asm__("_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc");
 static __attribute__((noinline)) int32_t traced_rpg_hipw_hipCreateSurfaceObject(__typeof__(&rpg_hipw_hipCreateSurfaceObject) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1117,13 +1122,14 @@ static __attribute__((noinline)) int32_t traced_rpg_hipw_hipCreateSurfaceObject(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 0, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t rpg_hipw_hipCreateSurfaceObject(void * a0, void * a1)
 {
     __typeof__(&rpg_hipw_hipCreateSurfaceObject) real = (__typeof__(&rpg_hipw_hipCreateSurfaceObject))rpg_hip_real(0);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_rpg_hipw_hipCreateSurfaceObject(real, a0, a1);
     return real(a0, a1);
 }
@@ -1133,6 +1139,11 @@ RPG_HIP_EXPORT int32_t rpg_hipw_hipCreateSurfaceObject(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t rpg_hipw_hipDestroySurfaceObject(void * a0) __asm__("_Z23hipDestroySurfaceObjectP13__hip_surface");
 static __attribute__((noinline)) int32_t traced_rpg_hipw_hipDestroySurfaceObject(__typeof__(&rpg_hipw_hipDestroySurfaceObject) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -1144,13 +1155,14 @@ static __attribute__((noinline)) int32_t traced_rpg_hipw_hipDestroySurfaceObject
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 1, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t rpg_hipw_hipDestroySurfaceObject(void * a0)
 {
     __typeof__(&rpg_hipw_hipDestroySurfaceObject) real = (__typeof__(&rpg_hipw_hipDestroySurfaceObject))rpg_hip_real(1);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_rpg_hipw_hipDestroySurfaceObject(real, a0);
     return real(a0);
 }
@@ -1160,6 +1172,11 @@ RPG_HIP_EXPORT int32_t rpg_hipw_hipDestroySurfaceObject(void * a0)
 RPG_HIP_EXPORT int32_t rpg_hipw_hipExtModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13) __asm__("_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j");
 static __attribute__((noinline)) int32_t traced_rpg_hipw_hipExtModuleLaunchKernel(__typeof__(&rpg_hipw_hipExtModuleLaunchKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
@@ -1184,13 +1201,14 @@ static __attribute__((noinline)) int32_t traced_rpg_hipw_hipExtModuleLaunchKerne
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 2, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t rpg_hipw_hipExtModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13)
 {
     __typeof__(&rpg_hipw_hipExtModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipExtModuleLaunchKernel))rpg_hip_real(2);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_rpg_hipw_hipExtModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
 }
@@ -1200,6 +1218,11 @@ RPG_HIP_EXPORT int32_t rpg_hipw_hipExtModuleLaunchKernel(void * a0, uint32_t a1,
 RPG_HIP_EXPORT int32_t rpg_hipw_hipHccModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12) __asm__("_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_");
 static __attribute__((noinline)) int32_t traced_rpg_hipw_hipHccModuleLaunchKernel(__typeof__(&rpg_hipw_hipHccModuleLaunchKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
@@ -1223,13 +1246,14 @@ static __attribute__((noinline)) int32_t traced_rpg_hipw_hipHccModuleLaunchKerne
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 3, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t rpg_hipw_hipHccModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12)
 {
     __typeof__(&rpg_hipw_hipHccModuleLaunchKernel) real = (__typeof__(&rpg_hipw_hipHccModuleLaunchKernel))rpg_hip_real(3);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_rpg_hipw_hipHccModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
 }
@@ -1239,6 +1263,11 @@ RPG_HIP_EXPORT int32_t rpg_hipw_hipHccModuleLaunchKernel(void * a0, uint32_t a1,
 RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uint64_t a0, void * a1, void * a2, uint32_t a3, void * a4, void * a5) __asm__("_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv");
 static __attribute__((noinline)) void traced_rpg_hipw_hipLaunchKernelGGLImpl(__typeof__(&rpg_hipw_hipLaunchKernelGGLImpl) real, uint64_t a0, void * a1, void * a2, uint32_t a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     real(a0, a1, a2, a3, a4, a5);
@@ -1255,12 +1284,13 @@ static __attribute__((noinline)) void traced_rpg_hipw_hipLaunchKernelGGLImpl(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 4, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uint64_t a0, void * a1, void * a2, uint32_t a3, void * a4, void * a5)
 {
     __typeof__(&rpg_hipw_hipLaunchKernelGGLImpl) real = (__typeof__(&rpg_hipw_hipLaunchKernelGGLImpl))rpg_hip_real(4);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced_rpg_hipw_hipLaunchKernelGGLImpl(real, a0, a1, a2, a3, a4, a5);
         return;
     }
@@ -1272,6 +1302,11 @@ RPG_HIP_EXPORT void rpg_hipw_hipLaunchKernelGGLImpl(uint64_t a0, void * a1, void
 RPG_HIP_EXPORT void __hipGetPCH(void * a0, void * a1);
 static __attribute__((noinline)) void traced___hipGetPCH(__typeof__(&__hipGetPCH) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1);
@@ -1284,12 +1319,13 @@ static __attribute__((noinline)) void traced___hipGetPCH(__typeof__(&__hipGetPCH
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 5, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipGetPCH(void * a0, void * a1)
 {
     __typeof__(&__hipGetPCH) real = (__typeof__(&__hipGetPCH))rpg_hip_real(5);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipGetPCH(real, a0, a1);
         return;
     }
@@ -1301,6 +1337,11 @@ RPG_HIP_EXPORT void __hipGetPCH(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t __hipPopCallConfiguration(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced___hipPopCallConfiguration(__typeof__(&__hipPopCallConfiguration) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     int32_t r = real(a0, a1, a2, a3);
@@ -1315,13 +1356,14 @@ static __attribute__((noinline)) int32_t traced___hipPopCallConfiguration(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 6, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t __hipPopCallConfiguration(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&__hipPopCallConfiguration) real = (__typeof__(&__hipPopCallConfiguration))rpg_hip_real(6);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced___hipPopCallConfiguration(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -1331,6 +1373,11 @@ RPG_HIP_EXPORT int32_t __hipPopCallConfiguration(void * a0, void * a1, void * a2
 RPG_HIP_EXPORT int32_t __hipPushCallConfiguration(rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced___hipPushCallConfiguration(__typeof__(&__hipPushCallConfiguration) real, rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_COMPILER, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -1345,13 +1392,14 @@ static __attribute__((noinline)) int32_t traced___hipPushCallConfiguration(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 7, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t __hipPushCallConfiguration(rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3)
 {
     __typeof__(&__hipPushCallConfiguration) real = (__typeof__(&__hipPushCallConfiguration))rpg_hip_real(7);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced___hipPushCallConfiguration(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -1361,6 +1409,11 @@ RPG_HIP_EXPORT int32_t __hipPushCallConfiguration(rpg_hip_blob12_4 a0, rpg_hip_b
 RPG_HIP_EXPORT void * __hipRegisterFatBinary(void * a0);
 static __attribute__((noinline)) void * traced___hipRegisterFatBinary(__typeof__(&__hipRegisterFatBinary) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     void * r = real(a0);
@@ -1372,13 +1425,14 @@ static __attribute__((noinline)) void * traced___hipRegisterFatBinary(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 8, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * __hipRegisterFatBinary(void * a0)
 {
     __typeof__(&__hipRegisterFatBinary) real = (__typeof__(&__hipRegisterFatBinary))rpg_hip_real(8);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced___hipRegisterFatBinary(real, a0);
     return real(a0);
 }
@@ -1388,6 +1442,11 @@ RPG_HIP_EXPORT void * __hipRegisterFatBinary(void * a0)
 RPG_HIP_EXPORT void __hipRegisterFunction(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, void * a7, void * a8, void * a9);
 static __attribute__((noinline)) void traced___hipRegisterFunction(__typeof__(&__hipRegisterFunction) real, void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, void * a7, void * a8, void * a9)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
@@ -1408,13 +1467,14 @@ static __attribute__((noinline)) void traced___hipRegisterFunction(__typeof__(&_
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 9, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipRegisterFunction(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, void * a7, void * a8, void * a9)
 {
     __typeof__(&__hipRegisterFunction) real = (__typeof__(&__hipRegisterFunction))rpg_hip_real(9);
     rpg_hip_host_function(a1, a2);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterFunction(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
         return;
     }
@@ -1426,6 +1486,11 @@ RPG_HIP_EXPORT void __hipRegisterFunction(void * a0, void * a1, void * a2, void 
 RPG_HIP_EXPORT void __hipRegisterManagedVar(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint32_t a5);
 static __attribute__((noinline)) void traced___hipRegisterManagedVar(__typeof__(&__hipRegisterManagedVar) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
@@ -1442,12 +1507,13 @@ static __attribute__((noinline)) void traced___hipRegisterManagedVar(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 10, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipRegisterManagedVar(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint32_t a5)
 {
     __typeof__(&__hipRegisterManagedVar) real = (__typeof__(&__hipRegisterManagedVar))rpg_hip_real(10);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterManagedVar(real, a0, a1, a2, a3, a4, a5);
         return;
     }
@@ -1459,6 +1525,11 @@ RPG_HIP_EXPORT void __hipRegisterManagedVar(void * a0, void * a1, void * a2, voi
 RPG_HIP_EXPORT void __hipRegisterSurface(void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5);
 static __attribute__((noinline)) void traced___hipRegisterSurface(__typeof__(&__hipRegisterSurface) real, void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5);
@@ -1475,12 +1546,13 @@ static __attribute__((noinline)) void traced___hipRegisterSurface(__typeof__(&__
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 11, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipRegisterSurface(void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5)
 {
     __typeof__(&__hipRegisterSurface) real = (__typeof__(&__hipRegisterSurface))rpg_hip_real(11);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterSurface(real, a0, a1, a2, a3, a4, a5);
         return;
     }
@@ -1492,6 +1564,11 @@ RPG_HIP_EXPORT void __hipRegisterSurface(void * a0, void * a1, void * a2, void *
 RPG_HIP_EXPORT void __hipRegisterTexture(void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5, int32_t a6);
 static __attribute__((noinline)) void traced___hipRegisterTexture(__typeof__(&__hipRegisterTexture) real, void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5, int32_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6);
@@ -1509,12 +1586,13 @@ static __attribute__((noinline)) void traced___hipRegisterTexture(__typeof__(&__
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 12, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipRegisterTexture(void * a0, void * a1, void * a2, void * a3, int32_t a4, int32_t a5, int32_t a6)
 {
     __typeof__(&__hipRegisterTexture) real = (__typeof__(&__hipRegisterTexture))rpg_hip_real(12);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterTexture(real, a0, a1, a2, a3, a4, a5, a6);
         return;
     }
@@ -1526,6 +1604,11 @@ RPG_HIP_EXPORT void __hipRegisterTexture(void * a0, void * a1, void * a2, void *
 RPG_HIP_EXPORT void __hipRegisterVar(void * a0, void * a1, void * a2, void * a3, int32_t a4, uint64_t a5, int32_t a6, int32_t a7);
 static __attribute__((noinline)) void traced___hipRegisterVar(__typeof__(&__hipRegisterVar) real, void * a0, void * a1, void * a2, void * a3, int32_t a4, uint64_t a5, int32_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -1544,12 +1627,13 @@ static __attribute__((noinline)) void traced___hipRegisterVar(__typeof__(&__hipR
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 13, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipRegisterVar(void * a0, void * a1, void * a2, void * a3, int32_t a4, uint64_t a5, int32_t a6, int32_t a7)
 {
     __typeof__(&__hipRegisterVar) real = (__typeof__(&__hipRegisterVar))rpg_hip_real(13);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterVar(real, a0, a1, a2, a3, a4, a5, a6, a7);
         return;
     }
@@ -1561,6 +1645,11 @@ RPG_HIP_EXPORT void __hipRegisterVar(void * a0, void * a1, void * a2, void * a3,
 RPG_HIP_EXPORT void __hipUnregisterFatBinary(void * a0);
 static __attribute__((noinline)) void traced___hipUnregisterFatBinary(__typeof__(&__hipUnregisterFatBinary) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_COMPILER);
     real(a0);
@@ -1572,12 +1661,13 @@ static __attribute__((noinline)) void traced___hipUnregisterFatBinary(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_COMPILER, 14, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void __hipUnregisterFatBinary(void * a0)
 {
     __typeof__(&__hipUnregisterFatBinary) real = (__typeof__(&__hipUnregisterFatBinary))rpg_hip_real(14);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipUnregisterFatBinary(real, a0);
         return;
     }
@@ -1589,6 +1679,11 @@ RPG_HIP_EXPORT void __hipUnregisterFatBinary(void * a0)
 RPG_HIP_EXPORT void * hipApiName(uint32_t a0);
 static __attribute__((noinline)) void * traced_hipApiName(__typeof__(&hipApiName) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     void * r = real(a0);
@@ -1600,13 +1695,14 @@ static __attribute__((noinline)) void * traced_hipApiName(__typeof__(&hipApiName
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 15, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipApiName(uint32_t a0)
 {
     __typeof__(&hipApiName) real = (__typeof__(&hipApiName))rpg_hip_real(15);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipApiName(real, a0);
     return real(a0);
 }
@@ -1616,6 +1712,11 @@ RPG_HIP_EXPORT void * hipApiName(uint32_t a0)
 RPG_HIP_EXPORT int32_t hipArray3DCreate(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipArray3DCreate(__typeof__(&hipArray3DCreate) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1628,13 +1729,14 @@ static __attribute__((noinline)) int32_t traced_hipArray3DCreate(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 16, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArray3DCreate(void * a0, void * a1)
 {
     __typeof__(&hipArray3DCreate) real = (__typeof__(&hipArray3DCreate))rpg_hip_real(16);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArray3DCreate(real, a0, a1);
     return real(a0, a1);
 }
@@ -1644,6 +1746,11 @@ RPG_HIP_EXPORT int32_t hipArray3DCreate(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipArray3DGetDescriptor(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipArray3DGetDescriptor(__typeof__(&hipArray3DGetDescriptor) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1656,13 +1763,14 @@ static __attribute__((noinline)) int32_t traced_hipArray3DGetDescriptor(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 17, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArray3DGetDescriptor(void * a0, void * a1)
 {
     __typeof__(&hipArray3DGetDescriptor) real = (__typeof__(&hipArray3DGetDescriptor))rpg_hip_real(17);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArray3DGetDescriptor(real, a0, a1);
     return real(a0, a1);
 }
@@ -1672,6 +1780,11 @@ RPG_HIP_EXPORT int32_t hipArray3DGetDescriptor(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipArrayCreate(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipArrayCreate(__typeof__(&hipArrayCreate) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1684,13 +1797,14 @@ static __attribute__((noinline)) int32_t traced_hipArrayCreate(__typeof__(&hipAr
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 18, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArrayCreate(void * a0, void * a1)
 {
     __typeof__(&hipArrayCreate) real = (__typeof__(&hipArrayCreate))rpg_hip_real(18);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArrayCreate(real, a0, a1);
     return real(a0, a1);
 }
@@ -1700,6 +1814,11 @@ RPG_HIP_EXPORT int32_t hipArrayCreate(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipArrayDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipArrayDestroy(__typeof__(&hipArrayDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -1711,13 +1830,14 @@ static __attribute__((noinline)) int32_t traced_hipArrayDestroy(__typeof__(&hipA
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 19, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArrayDestroy(void * a0)
 {
     __typeof__(&hipArrayDestroy) real = (__typeof__(&hipArrayDestroy))rpg_hip_real(19);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArrayDestroy(real, a0);
     return real(a0);
 }
@@ -1727,6 +1847,11 @@ RPG_HIP_EXPORT int32_t hipArrayDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipArrayGetDescriptor(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipArrayGetDescriptor(__typeof__(&hipArrayGetDescriptor) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1739,13 +1864,14 @@ static __attribute__((noinline)) int32_t traced_hipArrayGetDescriptor(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 20, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArrayGetDescriptor(void * a0, void * a1)
 {
     __typeof__(&hipArrayGetDescriptor) real = (__typeof__(&hipArrayGetDescriptor))rpg_hip_real(20);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArrayGetDescriptor(real, a0, a1);
     return real(a0, a1);
 }
@@ -1755,6 +1881,11 @@ RPG_HIP_EXPORT int32_t hipArrayGetDescriptor(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipArrayGetInfo(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipArrayGetInfo(__typeof__(&hipArrayGetInfo) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -1769,13 +1900,14 @@ static __attribute__((noinline)) int32_t traced_hipArrayGetInfo(__typeof__(&hipA
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 21, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipArrayGetInfo(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipArrayGetInfo) real = (__typeof__(&hipArrayGetInfo))rpg_hip_real(21);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipArrayGetInfo(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -1785,6 +1917,11 @@ RPG_HIP_EXPORT int32_t hipArrayGetInfo(void * a0, void * a1, void * a2, void * a
 RPG_HIP_EXPORT int32_t hipBindTexture(void * a0, void * a1, void * a2, void * a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipBindTexture(__typeof__(&hipBindTexture) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -1800,13 +1937,14 @@ static __attribute__((noinline)) int32_t traced_hipBindTexture(__typeof__(&hipBi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 22, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipBindTexture(void * a0, void * a1, void * a2, void * a3, uint64_t a4)
 {
     __typeof__(&hipBindTexture) real = (__typeof__(&hipBindTexture))rpg_hip_real(22);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipBindTexture(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -1816,6 +1954,11 @@ RPG_HIP_EXPORT int32_t hipBindTexture(void * a0, void * a1, void * a2, void * a3
 RPG_HIP_EXPORT int32_t hipBindTexture2D(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6);
 static __attribute__((noinline)) int32_t traced_hipBindTexture2D(__typeof__(&hipBindTexture2D) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -1833,13 +1976,14 @@ static __attribute__((noinline)) int32_t traced_hipBindTexture2D(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 23, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipBindTexture2D(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6)
 {
     __typeof__(&hipBindTexture2D) real = (__typeof__(&hipBindTexture2D))rpg_hip_real(23);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipBindTexture2D(real, a0, a1, a2, a3, a4, a5, a6);
     return real(a0, a1, a2, a3, a4, a5, a6);
 }
@@ -1849,6 +1993,11 @@ RPG_HIP_EXPORT int32_t hipBindTexture2D(void * a0, void * a1, void * a2, void * 
 RPG_HIP_EXPORT int32_t hipBindTextureToArray(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipBindTextureToArray(__typeof__(&hipBindTextureToArray) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -1862,13 +2011,14 @@ static __attribute__((noinline)) int32_t traced_hipBindTextureToArray(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 24, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipBindTextureToArray(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipBindTextureToArray) real = (__typeof__(&hipBindTextureToArray))rpg_hip_real(24);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipBindTextureToArray(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -1878,6 +2028,11 @@ RPG_HIP_EXPORT int32_t hipBindTextureToArray(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipBindTextureToMipmappedArray(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipBindTextureToMipmappedArray(__typeof__(&hipBindTextureToMipmappedArray) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -1891,13 +2046,14 @@ static __attribute__((noinline)) int32_t traced_hipBindTextureToMipmappedArray(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 25, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipBindTextureToMipmappedArray(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipBindTextureToMipmappedArray) real = (__typeof__(&hipBindTextureToMipmappedArray))rpg_hip_real(25);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipBindTextureToMipmappedArray(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -1907,6 +2063,11 @@ RPG_HIP_EXPORT int32_t hipBindTextureToMipmappedArray(void * a0, void * a1, void
 RPG_HIP_EXPORT int32_t hipChooseDevice(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipChooseDevice(__typeof__(&hipChooseDevice) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1919,13 +2080,14 @@ static __attribute__((noinline)) int32_t traced_hipChooseDevice(__typeof__(&hipC
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 26, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipChooseDevice(void * a0, void * a1)
 {
     __typeof__(&hipChooseDevice) real = (__typeof__(&hipChooseDevice))rpg_hip_real(26);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipChooseDevice(real, a0, a1);
     return real(a0, a1);
 }
@@ -1935,6 +2097,11 @@ RPG_HIP_EXPORT int32_t hipChooseDevice(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipChooseDeviceR0000(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipChooseDeviceR0000(__typeof__(&hipChooseDeviceR0000) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1947,13 +2114,14 @@ static __attribute__((noinline)) int32_t traced_hipChooseDeviceR0000(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 27, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipChooseDeviceR0000(void * a0, void * a1)
 {
     __typeof__(&hipChooseDeviceR0000) real = (__typeof__(&hipChooseDeviceR0000))rpg_hip_real(27);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipChooseDeviceR0000(real, a0, a1);
     return real(a0, a1);
 }
@@ -1963,6 +2131,11 @@ RPG_HIP_EXPORT int32_t hipChooseDeviceR0000(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipChooseDeviceR0600(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipChooseDeviceR0600(__typeof__(&hipChooseDeviceR0600) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -1975,13 +2148,14 @@ static __attribute__((noinline)) int32_t traced_hipChooseDeviceR0600(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 28, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipChooseDeviceR0600(void * a0, void * a1)
 {
     __typeof__(&hipChooseDeviceR0600) real = (__typeof__(&hipChooseDeviceR0600))rpg_hip_real(28);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipChooseDeviceR0600(real, a0, a1);
     return real(a0, a1);
 }
@@ -1991,6 +2165,11 @@ RPG_HIP_EXPORT int32_t hipChooseDeviceR0600(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipConfigureCall(rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipConfigureCall(__typeof__(&hipConfigureCall) real, rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -2005,13 +2184,14 @@ static __attribute__((noinline)) int32_t traced_hipConfigureCall(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 29, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipConfigureCall(rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipConfigureCall) real = (__typeof__(&hipConfigureCall))rpg_hip_real(29);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipConfigureCall(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -2021,6 +2201,11 @@ RPG_HIP_EXPORT int32_t hipConfigureCall(rpg_hip_blob12_4 a0, rpg_hip_blob12_4 a1
 RPG_HIP_EXPORT rpg_hip_blob20_4 hipCreateChannelDesc(int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t a4);
 static __attribute__((noinline)) rpg_hip_blob20_4 traced_hipCreateChannelDesc(__typeof__(&hipCreateChannelDesc) real, int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        rpg_hip_blob20_4 r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     rpg_hip_blob20_4 r = real(a0, a1, a2, a3, a4);
@@ -2036,13 +2221,14 @@ static __attribute__((noinline)) rpg_hip_blob20_4 traced_hipCreateChannelDesc(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 30, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT rpg_hip_blob20_4 hipCreateChannelDesc(int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t a4)
 {
     __typeof__(&hipCreateChannelDesc) real = (__typeof__(&hipCreateChannelDesc))rpg_hip_real(30);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCreateChannelDesc(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -2052,6 +2238,11 @@ RPG_HIP_EXPORT rpg_hip_blob20_4 hipCreateChannelDesc(int32_t a0, int32_t a1, int
 RPG_HIP_EXPORT int32_t hipCreateSurfaceObject(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipCreateSurfaceObject(__typeof__(&hipCreateSurfaceObject) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2064,13 +2255,14 @@ static __attribute__((noinline)) int32_t traced_hipCreateSurfaceObject(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 31, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCreateSurfaceObject(void * a0, void * a1)
 {
     __typeof__(&hipCreateSurfaceObject) real = (__typeof__(&hipCreateSurfaceObject))rpg_hip_real(31);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCreateSurfaceObject(real, a0, a1);
     return real(a0, a1);
 }
@@ -2080,6 +2272,11 @@ RPG_HIP_EXPORT int32_t hipCreateSurfaceObject(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipCreateTextureObject(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipCreateTextureObject(__typeof__(&hipCreateTextureObject) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -2094,13 +2291,14 @@ static __attribute__((noinline)) int32_t traced_hipCreateTextureObject(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 32, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCreateTextureObject(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipCreateTextureObject) real = (__typeof__(&hipCreateTextureObject))rpg_hip_real(32);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCreateTextureObject(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -2110,6 +2308,11 @@ RPG_HIP_EXPORT int32_t hipCreateTextureObject(void * a0, void * a1, void * a2, v
 RPG_HIP_EXPORT int32_t hipCtxCreate(void * a0, uint32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipCtxCreate(__typeof__(&hipCtxCreate) real, void * a0, uint32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -2123,13 +2326,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxCreate(__typeof__(&hipCtxC
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 33, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxCreate(void * a0, uint32_t a1, int32_t a2)
 {
     __typeof__(&hipCtxCreate) real = (__typeof__(&hipCtxCreate))rpg_hip_real(33);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxCreate(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -2139,6 +2343,11 @@ RPG_HIP_EXPORT int32_t hipCtxCreate(void * a0, uint32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipCtxDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxDestroy(__typeof__(&hipCtxDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2150,13 +2359,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxDestroy(__typeof__(&hipCtx
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 34, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxDestroy(void * a0)
 {
     __typeof__(&hipCtxDestroy) real = (__typeof__(&hipCtxDestroy))rpg_hip_real(34);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxDestroy(real, a0);
     return real(a0);
 }
@@ -2166,6 +2376,11 @@ RPG_HIP_EXPORT int32_t hipCtxDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxDisablePeerAccess(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxDisablePeerAccess(__typeof__(&hipCtxDisablePeerAccess) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2177,13 +2392,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxDisablePeerAccess(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 35, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxDisablePeerAccess(void * a0)
 {
     __typeof__(&hipCtxDisablePeerAccess) real = (__typeof__(&hipCtxDisablePeerAccess))rpg_hip_real(35);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxDisablePeerAccess(real, a0);
     return real(a0);
 }
@@ -2193,6 +2409,11 @@ RPG_HIP_EXPORT int32_t hipCtxDisablePeerAccess(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxEnablePeerAccess(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipCtxEnablePeerAccess(__typeof__(&hipCtxEnablePeerAccess) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2205,13 +2426,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxEnablePeerAccess(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 36, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxEnablePeerAccess(void * a0, uint32_t a1)
 {
     __typeof__(&hipCtxEnablePeerAccess) real = (__typeof__(&hipCtxEnablePeerAccess))rpg_hip_real(36);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxEnablePeerAccess(real, a0, a1);
     return real(a0, a1);
 }
@@ -2221,6 +2443,11 @@ RPG_HIP_EXPORT int32_t hipCtxEnablePeerAccess(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipCtxGetApiVersion(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipCtxGetApiVersion(__typeof__(&hipCtxGetApiVersion) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2233,13 +2460,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetApiVersion(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 37, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetApiVersion(void * a0, void * a1)
 {
     __typeof__(&hipCtxGetApiVersion) real = (__typeof__(&hipCtxGetApiVersion))rpg_hip_real(37);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetApiVersion(real, a0, a1);
     return real(a0, a1);
 }
@@ -2249,6 +2477,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetApiVersion(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipCtxGetCacheConfig(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxGetCacheConfig(__typeof__(&hipCtxGetCacheConfig) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2260,13 +2493,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetCacheConfig(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 38, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetCacheConfig(void * a0)
 {
     __typeof__(&hipCtxGetCacheConfig) real = (__typeof__(&hipCtxGetCacheConfig))rpg_hip_real(38);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetCacheConfig(real, a0);
     return real(a0);
 }
@@ -2276,6 +2510,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetCacheConfig(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxGetCurrent(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxGetCurrent(__typeof__(&hipCtxGetCurrent) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2287,13 +2526,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetCurrent(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 39, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetCurrent(void * a0)
 {
     __typeof__(&hipCtxGetCurrent) real = (__typeof__(&hipCtxGetCurrent))rpg_hip_real(39);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetCurrent(real, a0);
     return real(a0);
 }
@@ -2303,6 +2543,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetCurrent(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxGetDevice(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxGetDevice(__typeof__(&hipCtxGetDevice) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2314,13 +2559,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetDevice(__typeof__(&hipC
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 40, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetDevice(void * a0)
 {
     __typeof__(&hipCtxGetDevice) real = (__typeof__(&hipCtxGetDevice))rpg_hip_real(40);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetDevice(real, a0);
     return real(a0);
 }
@@ -2330,6 +2576,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetDevice(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxGetFlags(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxGetFlags(__typeof__(&hipCtxGetFlags) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2341,13 +2592,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetFlags(__typeof__(&hipCt
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 41, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetFlags(void * a0)
 {
     __typeof__(&hipCtxGetFlags) real = (__typeof__(&hipCtxGetFlags))rpg_hip_real(41);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetFlags(real, a0);
     return real(a0);
 }
@@ -2357,6 +2609,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetFlags(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxGetSharedMemConfig(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxGetSharedMemConfig(__typeof__(&hipCtxGetSharedMemConfig) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2368,13 +2625,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxGetSharedMemConfig(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 42, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxGetSharedMemConfig(void * a0)
 {
     __typeof__(&hipCtxGetSharedMemConfig) real = (__typeof__(&hipCtxGetSharedMemConfig))rpg_hip_real(42);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxGetSharedMemConfig(real, a0);
     return real(a0);
 }
@@ -2384,6 +2642,11 @@ RPG_HIP_EXPORT int32_t hipCtxGetSharedMemConfig(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxPopCurrent(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxPopCurrent(__typeof__(&hipCtxPopCurrent) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2395,13 +2658,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxPopCurrent(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 43, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxPopCurrent(void * a0)
 {
     __typeof__(&hipCtxPopCurrent) real = (__typeof__(&hipCtxPopCurrent))rpg_hip_real(43);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxPopCurrent(real, a0);
     return real(a0);
 }
@@ -2411,6 +2675,11 @@ RPG_HIP_EXPORT int32_t hipCtxPopCurrent(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxPushCurrent(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxPushCurrent(__typeof__(&hipCtxPushCurrent) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2422,13 +2691,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxPushCurrent(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 44, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxPushCurrent(void * a0)
 {
     __typeof__(&hipCtxPushCurrent) real = (__typeof__(&hipCtxPushCurrent))rpg_hip_real(44);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxPushCurrent(real, a0);
     return real(a0);
 }
@@ -2438,6 +2708,11 @@ RPG_HIP_EXPORT int32_t hipCtxPushCurrent(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxSetCacheConfig(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipCtxSetCacheConfig(__typeof__(&hipCtxSetCacheConfig) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2449,13 +2724,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxSetCacheConfig(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 45, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxSetCacheConfig(int32_t a0)
 {
     __typeof__(&hipCtxSetCacheConfig) real = (__typeof__(&hipCtxSetCacheConfig))rpg_hip_real(45);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxSetCacheConfig(real, a0);
     return real(a0);
 }
@@ -2465,6 +2741,11 @@ RPG_HIP_EXPORT int32_t hipCtxSetCacheConfig(int32_t a0)
 RPG_HIP_EXPORT int32_t hipCtxSetCurrent(void * a0);
 static __attribute__((noinline)) int32_t traced_hipCtxSetCurrent(__typeof__(&hipCtxSetCurrent) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2476,13 +2757,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxSetCurrent(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 46, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxSetCurrent(void * a0)
 {
     __typeof__(&hipCtxSetCurrent) real = (__typeof__(&hipCtxSetCurrent))rpg_hip_real(46);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxSetCurrent(real, a0);
     return real(a0);
 }
@@ -2492,6 +2774,11 @@ RPG_HIP_EXPORT int32_t hipCtxSetCurrent(void * a0)
 RPG_HIP_EXPORT int32_t hipCtxSetSharedMemConfig(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipCtxSetSharedMemConfig(__typeof__(&hipCtxSetSharedMemConfig) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2503,13 +2790,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxSetSharedMemConfig(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 47, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxSetSharedMemConfig(int32_t a0)
 {
     __typeof__(&hipCtxSetSharedMemConfig) real = (__typeof__(&hipCtxSetSharedMemConfig))rpg_hip_real(47);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxSetSharedMemConfig(real, a0);
     return real(a0);
 }
@@ -2519,6 +2807,11 @@ RPG_HIP_EXPORT int32_t hipCtxSetSharedMemConfig(int32_t a0)
 RPG_HIP_EXPORT int32_t hipCtxSynchronize(void);
 static __attribute__((noinline)) int32_t traced_hipCtxSynchronize(__typeof__(&hipCtxSynchronize) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -2527,13 +2820,14 @@ static __attribute__((noinline)) int32_t traced_hipCtxSynchronize(__typeof__(&hi
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 48, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipCtxSynchronize(void)
 {
     __typeof__(&hipCtxSynchronize) real = (__typeof__(&hipCtxSynchronize))rpg_hip_real(48);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipCtxSynchronize(real);
     return real();
 }
@@ -2543,6 +2837,11 @@ RPG_HIP_EXPORT int32_t hipCtxSynchronize(void)
 RPG_HIP_EXPORT int32_t hipDestroyExternalMemory(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDestroyExternalMemory(__typeof__(&hipDestroyExternalMemory) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2554,13 +2853,14 @@ static __attribute__((noinline)) int32_t traced_hipDestroyExternalMemory(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 49, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDestroyExternalMemory(void * a0)
 {
     __typeof__(&hipDestroyExternalMemory) real = (__typeof__(&hipDestroyExternalMemory))rpg_hip_real(49);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDestroyExternalMemory(real, a0);
     return real(a0);
 }
@@ -2570,6 +2870,11 @@ RPG_HIP_EXPORT int32_t hipDestroyExternalMemory(void * a0)
 RPG_HIP_EXPORT int32_t hipDestroyExternalSemaphore(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDestroyExternalSemaphore(__typeof__(&hipDestroyExternalSemaphore) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2581,13 +2886,14 @@ static __attribute__((noinline)) int32_t traced_hipDestroyExternalSemaphore(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 50, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDestroyExternalSemaphore(void * a0)
 {
     __typeof__(&hipDestroyExternalSemaphore) real = (__typeof__(&hipDestroyExternalSemaphore))rpg_hip_real(50);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDestroyExternalSemaphore(real, a0);
     return real(a0);
 }
@@ -2597,6 +2903,11 @@ RPG_HIP_EXPORT int32_t hipDestroyExternalSemaphore(void * a0)
 RPG_HIP_EXPORT int32_t hipDestroySurfaceObject(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDestroySurfaceObject(__typeof__(&hipDestroySurfaceObject) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2608,13 +2919,14 @@ static __attribute__((noinline)) int32_t traced_hipDestroySurfaceObject(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 51, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDestroySurfaceObject(void * a0)
 {
     __typeof__(&hipDestroySurfaceObject) real = (__typeof__(&hipDestroySurfaceObject))rpg_hip_real(51);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDestroySurfaceObject(real, a0);
     return real(a0);
 }
@@ -2624,6 +2936,11 @@ RPG_HIP_EXPORT int32_t hipDestroySurfaceObject(void * a0)
 RPG_HIP_EXPORT int32_t hipDestroyTextureObject(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDestroyTextureObject(__typeof__(&hipDestroyTextureObject) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2635,13 +2952,14 @@ static __attribute__((noinline)) int32_t traced_hipDestroyTextureObject(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 52, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDestroyTextureObject(void * a0)
 {
     __typeof__(&hipDestroyTextureObject) real = (__typeof__(&hipDestroyTextureObject))rpg_hip_real(52);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDestroyTextureObject(real, a0);
     return real(a0);
 }
@@ -2651,6 +2969,11 @@ RPG_HIP_EXPORT int32_t hipDestroyTextureObject(void * a0)
 RPG_HIP_EXPORT int32_t hipDeviceCanAccessPeer(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceCanAccessPeer(__typeof__(&hipDeviceCanAccessPeer) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -2664,13 +2987,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceCanAccessPeer(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 53, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceCanAccessPeer(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipDeviceCanAccessPeer) real = (__typeof__(&hipDeviceCanAccessPeer))rpg_hip_real(53);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceCanAccessPeer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -2680,6 +3004,11 @@ RPG_HIP_EXPORT int32_t hipDeviceCanAccessPeer(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipDeviceComputeCapability(void * a0, void * a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceComputeCapability(__typeof__(&hipDeviceComputeCapability) real, void * a0, void * a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -2693,13 +3022,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceComputeCapability(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 54, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceComputeCapability(void * a0, void * a1, int32_t a2)
 {
     __typeof__(&hipDeviceComputeCapability) real = (__typeof__(&hipDeviceComputeCapability))rpg_hip_real(54);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceComputeCapability(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -2709,6 +3039,11 @@ RPG_HIP_EXPORT int32_t hipDeviceComputeCapability(void * a0, void * a1, int32_t 
 RPG_HIP_EXPORT int32_t hipDeviceDisablePeerAccess(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceDisablePeerAccess(__typeof__(&hipDeviceDisablePeerAccess) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2720,13 +3055,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceDisablePeerAccess(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 55, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceDisablePeerAccess(int32_t a0)
 {
     __typeof__(&hipDeviceDisablePeerAccess) real = (__typeof__(&hipDeviceDisablePeerAccess))rpg_hip_real(55);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceDisablePeerAccess(real, a0);
     return real(a0);
 }
@@ -2736,6 +3072,11 @@ RPG_HIP_EXPORT int32_t hipDeviceDisablePeerAccess(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDeviceEnablePeerAccess(int32_t a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceEnablePeerAccess(__typeof__(&hipDeviceEnablePeerAccess) real, int32_t a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2748,13 +3089,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceEnablePeerAccess(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 56, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceEnablePeerAccess(int32_t a0, uint32_t a1)
 {
     __typeof__(&hipDeviceEnablePeerAccess) real = (__typeof__(&hipDeviceEnablePeerAccess))rpg_hip_real(56);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceEnablePeerAccess(real, a0, a1);
     return real(a0, a1);
 }
@@ -2764,6 +3106,11 @@ RPG_HIP_EXPORT int32_t hipDeviceEnablePeerAccess(int32_t a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGet(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGet(__typeof__(&hipDeviceGet) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2776,13 +3123,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGet(__typeof__(&hipDevi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 57, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGet(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceGet) real = (__typeof__(&hipDeviceGet))rpg_hip_real(57);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGet(real, a0, a1);
     return real(a0, a1);
 }
@@ -2792,6 +3140,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGet(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetAttribute(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetAttribute(__typeof__(&hipDeviceGetAttribute) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -2805,13 +3158,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetAttribute(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 58, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetAttribute(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipDeviceGetAttribute) real = (__typeof__(&hipDeviceGetAttribute))rpg_hip_real(58);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -2821,6 +3175,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetAttribute(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipDeviceGetByPCIBusId(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetByPCIBusId(__typeof__(&hipDeviceGetByPCIBusId) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2833,13 +3192,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetByPCIBusId(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 59, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetByPCIBusId(void * a0, void * a1)
 {
     __typeof__(&hipDeviceGetByPCIBusId) real = (__typeof__(&hipDeviceGetByPCIBusId))rpg_hip_real(59);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetByPCIBusId(real, a0, a1);
     return real(a0, a1);
 }
@@ -2849,6 +3209,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetByPCIBusId(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetCacheConfig(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetCacheConfig(__typeof__(&hipDeviceGetCacheConfig) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -2860,13 +3225,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetCacheConfig(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 60, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetCacheConfig(void * a0)
 {
     __typeof__(&hipDeviceGetCacheConfig) real = (__typeof__(&hipDeviceGetCacheConfig))rpg_hip_real(60);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetCacheConfig(real, a0);
     return real(a0);
 }
@@ -2876,6 +3242,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetCacheConfig(void * a0)
 RPG_HIP_EXPORT int32_t hipDeviceGetDefaultMemPool(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetDefaultMemPool(__typeof__(&hipDeviceGetDefaultMemPool) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2888,13 +3259,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetDefaultMemPool(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 61, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetDefaultMemPool(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceGetDefaultMemPool) real = (__typeof__(&hipDeviceGetDefaultMemPool))rpg_hip_real(61);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetDefaultMemPool(real, a0, a1);
     return real(a0, a1);
 }
@@ -2904,6 +3276,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetDefaultMemPool(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetGraphMemAttribute(int32_t a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetGraphMemAttribute(__typeof__(&hipDeviceGetGraphMemAttribute) real, int32_t a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -2917,13 +3294,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetGraphMemAttribute(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 62, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetGraphMemAttribute(int32_t a0, int32_t a1, void * a2)
 {
     __typeof__(&hipDeviceGetGraphMemAttribute) real = (__typeof__(&hipDeviceGetGraphMemAttribute))rpg_hip_real(62);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetGraphMemAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -2933,6 +3311,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetGraphMemAttribute(int32_t a0, int32_t a1, voi
 RPG_HIP_EXPORT int32_t hipDeviceGetLimit(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetLimit(__typeof__(&hipDeviceGetLimit) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2945,13 +3328,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetLimit(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 63, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetLimit(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceGetLimit) real = (__typeof__(&hipDeviceGetLimit))rpg_hip_real(63);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetLimit(real, a0, a1);
     return real(a0, a1);
 }
@@ -2961,6 +3345,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetLimit(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetMemPool(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetMemPool(__typeof__(&hipDeviceGetMemPool) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -2973,13 +3362,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetMemPool(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 64, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetMemPool(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceGetMemPool) real = (__typeof__(&hipDeviceGetMemPool))rpg_hip_real(64);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetMemPool(real, a0, a1);
     return real(a0, a1);
 }
@@ -2989,6 +3379,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetMemPool(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetName(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetName(__typeof__(&hipDeviceGetName) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -3002,13 +3397,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetName(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 65, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetName(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipDeviceGetName) real = (__typeof__(&hipDeviceGetName))rpg_hip_real(65);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetName(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -3018,6 +3414,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetName(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipDeviceGetP2PAttribute(void * a0, int32_t a1, int32_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetP2PAttribute(__typeof__(&hipDeviceGetP2PAttribute) real, void * a0, int32_t a1, int32_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -3032,13 +3433,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetP2PAttribute(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 66, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetP2PAttribute(void * a0, int32_t a1, int32_t a2, int32_t a3)
 {
     __typeof__(&hipDeviceGetP2PAttribute) real = (__typeof__(&hipDeviceGetP2PAttribute))rpg_hip_real(66);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetP2PAttribute(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -3048,6 +3450,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetP2PAttribute(void * a0, int32_t a1, int32_t a
 RPG_HIP_EXPORT int32_t hipDeviceGetPCIBusId(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetPCIBusId(__typeof__(&hipDeviceGetPCIBusId) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -3061,13 +3468,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetPCIBusId(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 67, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetPCIBusId(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipDeviceGetPCIBusId) real = (__typeof__(&hipDeviceGetPCIBusId))rpg_hip_real(67);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetPCIBusId(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -3077,6 +3485,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetPCIBusId(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipDeviceGetSharedMemConfig(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetSharedMemConfig(__typeof__(&hipDeviceGetSharedMemConfig) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3088,13 +3501,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetSharedMemConfig(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 68, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetSharedMemConfig(void * a0)
 {
     __typeof__(&hipDeviceGetSharedMemConfig) real = (__typeof__(&hipDeviceGetSharedMemConfig))rpg_hip_real(68);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetSharedMemConfig(real, a0);
     return real(a0);
 }
@@ -3104,6 +3518,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetSharedMemConfig(void * a0)
 RPG_HIP_EXPORT int32_t hipDeviceGetStreamPriorityRange(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetStreamPriorityRange(__typeof__(&hipDeviceGetStreamPriorityRange) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3116,13 +3535,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetStreamPriorityRange(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 69, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetStreamPriorityRange(void * a0, void * a1)
 {
     __typeof__(&hipDeviceGetStreamPriorityRange) real = (__typeof__(&hipDeviceGetStreamPriorityRange))rpg_hip_real(69);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetStreamPriorityRange(real, a0, a1);
     return real(a0, a1);
 }
@@ -3132,6 +3552,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetStreamPriorityRange(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDeviceGetTexture1DLinearMaxWidth(void * a0, void * a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetTexture1DLinearMaxWidth(__typeof__(&hipDeviceGetTexture1DLinearMaxWidth) real, void * a0, void * a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -3145,13 +3570,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetTexture1DLinearMaxWi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 70, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetTexture1DLinearMaxWidth(void * a0, void * a1, int32_t a2)
 {
     __typeof__(&hipDeviceGetTexture1DLinearMaxWidth) real = (__typeof__(&hipDeviceGetTexture1DLinearMaxWidth))rpg_hip_real(70);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetTexture1DLinearMaxWidth(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -3161,6 +3587,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetTexture1DLinearMaxWidth(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipDeviceGetUuid(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceGetUuid(__typeof__(&hipDeviceGetUuid) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3173,13 +3604,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGetUuid(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 71, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGetUuid(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceGetUuid) real = (__typeof__(&hipDeviceGetUuid))rpg_hip_real(71);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGetUuid(real, a0, a1);
     return real(a0, a1);
 }
@@ -3189,6 +3621,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGetUuid(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceGraphMemTrim(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceGraphMemTrim(__typeof__(&hipDeviceGraphMemTrim) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3200,13 +3637,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceGraphMemTrim(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 72, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceGraphMemTrim(int32_t a0)
 {
     __typeof__(&hipDeviceGraphMemTrim) real = (__typeof__(&hipDeviceGraphMemTrim))rpg_hip_real(72);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceGraphMemTrim(real, a0);
     return real(a0);
 }
@@ -3216,6 +3654,11 @@ RPG_HIP_EXPORT int32_t hipDeviceGraphMemTrim(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxGetState(int32_t a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxGetState(__typeof__(&hipDevicePrimaryCtxGetState) real, int32_t a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -3229,13 +3672,14 @@ static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxGetState(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 73, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxGetState(int32_t a0, void * a1, void * a2)
 {
     __typeof__(&hipDevicePrimaryCtxGetState) real = (__typeof__(&hipDevicePrimaryCtxGetState))rpg_hip_real(73);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDevicePrimaryCtxGetState(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -3245,6 +3689,11 @@ RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxGetState(int32_t a0, void * a1, void *
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRelease(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxRelease(__typeof__(&hipDevicePrimaryCtxRelease) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3256,13 +3705,14 @@ static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxRelease(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 74, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRelease(int32_t a0)
 {
     __typeof__(&hipDevicePrimaryCtxRelease) real = (__typeof__(&hipDevicePrimaryCtxRelease))rpg_hip_real(74);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDevicePrimaryCtxRelease(real, a0);
     return real(a0);
 }
@@ -3272,6 +3722,11 @@ RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRelease(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxReset(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxReset(__typeof__(&hipDevicePrimaryCtxReset) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3283,13 +3738,14 @@ static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxReset(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 75, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxReset(int32_t a0)
 {
     __typeof__(&hipDevicePrimaryCtxReset) real = (__typeof__(&hipDevicePrimaryCtxReset))rpg_hip_real(75);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDevicePrimaryCtxReset(real, a0);
     return real(a0);
 }
@@ -3299,6 +3755,11 @@ RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxReset(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRetain(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxRetain(__typeof__(&hipDevicePrimaryCtxRetain) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3311,13 +3772,14 @@ static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxRetain(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 76, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRetain(void * a0, int32_t a1)
 {
     __typeof__(&hipDevicePrimaryCtxRetain) real = (__typeof__(&hipDevicePrimaryCtxRetain))rpg_hip_real(76);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDevicePrimaryCtxRetain(real, a0, a1);
     return real(a0, a1);
 }
@@ -3327,6 +3789,11 @@ RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxRetain(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxSetFlags(int32_t a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxSetFlags(__typeof__(&hipDevicePrimaryCtxSetFlags) real, int32_t a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3339,13 +3806,14 @@ static __attribute__((noinline)) int32_t traced_hipDevicePrimaryCtxSetFlags(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 77, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxSetFlags(int32_t a0, uint32_t a1)
 {
     __typeof__(&hipDevicePrimaryCtxSetFlags) real = (__typeof__(&hipDevicePrimaryCtxSetFlags))rpg_hip_real(77);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDevicePrimaryCtxSetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -3355,6 +3823,11 @@ RPG_HIP_EXPORT int32_t hipDevicePrimaryCtxSetFlags(int32_t a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceReset(void);
 static __attribute__((noinline)) int32_t traced_hipDeviceReset(__typeof__(&hipDeviceReset) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -3363,13 +3836,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceReset(__typeof__(&hipDe
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 78, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceReset(void)
 {
     __typeof__(&hipDeviceReset) real = (__typeof__(&hipDeviceReset))rpg_hip_real(78);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceReset(real);
     return real();
 }
@@ -3379,6 +3853,11 @@ RPG_HIP_EXPORT int32_t hipDeviceReset(void)
 RPG_HIP_EXPORT int32_t hipDeviceSetCacheConfig(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceSetCacheConfig(__typeof__(&hipDeviceSetCacheConfig) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3390,13 +3869,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSetCacheConfig(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 79, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSetCacheConfig(int32_t a0)
 {
     __typeof__(&hipDeviceSetCacheConfig) real = (__typeof__(&hipDeviceSetCacheConfig))rpg_hip_real(79);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSetCacheConfig(real, a0);
     return real(a0);
 }
@@ -3406,6 +3886,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSetCacheConfig(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDeviceSetGraphMemAttribute(int32_t a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipDeviceSetGraphMemAttribute(__typeof__(&hipDeviceSetGraphMemAttribute) real, int32_t a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -3419,13 +3904,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSetGraphMemAttribute(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 80, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSetGraphMemAttribute(int32_t a0, int32_t a1, void * a2)
 {
     __typeof__(&hipDeviceSetGraphMemAttribute) real = (__typeof__(&hipDeviceSetGraphMemAttribute))rpg_hip_real(80);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSetGraphMemAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -3435,6 +3921,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSetGraphMemAttribute(int32_t a0, int32_t a1, voi
 RPG_HIP_EXPORT int32_t hipDeviceSetLimit(int32_t a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceSetLimit(__typeof__(&hipDeviceSetLimit) real, int32_t a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3447,13 +3938,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSetLimit(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 81, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSetLimit(int32_t a0, uint64_t a1)
 {
     __typeof__(&hipDeviceSetLimit) real = (__typeof__(&hipDeviceSetLimit))rpg_hip_real(81);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSetLimit(real, a0, a1);
     return real(a0, a1);
 }
@@ -3463,6 +3955,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSetLimit(int32_t a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipDeviceSetMemPool(int32_t a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceSetMemPool(__typeof__(&hipDeviceSetMemPool) real, int32_t a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3475,13 +3972,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSetMemPool(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 82, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSetMemPool(int32_t a0, void * a1)
 {
     __typeof__(&hipDeviceSetMemPool) real = (__typeof__(&hipDeviceSetMemPool))rpg_hip_real(82);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSetMemPool(real, a0, a1);
     return real(a0, a1);
 }
@@ -3491,6 +3989,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSetMemPool(int32_t a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDeviceSetSharedMemConfig(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipDeviceSetSharedMemConfig(__typeof__(&hipDeviceSetSharedMemConfig) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3502,13 +4005,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSetSharedMemConfig(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 83, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSetSharedMemConfig(int32_t a0)
 {
     __typeof__(&hipDeviceSetSharedMemConfig) real = (__typeof__(&hipDeviceSetSharedMemConfig))rpg_hip_real(83);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSetSharedMemConfig(real, a0);
     return real(a0);
 }
@@ -3518,6 +4022,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSetSharedMemConfig(int32_t a0)
 RPG_HIP_EXPORT int32_t hipDeviceSynchronize(void);
 static __attribute__((noinline)) int32_t traced_hipDeviceSynchronize(__typeof__(&hipDeviceSynchronize) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -3526,13 +4035,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceSynchronize(__typeof__(
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 84, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceSynchronize(void)
 {
     __typeof__(&hipDeviceSynchronize) real = (__typeof__(&hipDeviceSynchronize))rpg_hip_real(84);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceSynchronize(real);
     return real();
 }
@@ -3542,6 +4052,11 @@ RPG_HIP_EXPORT int32_t hipDeviceSynchronize(void)
 RPG_HIP_EXPORT int32_t hipDeviceTotalMem(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipDeviceTotalMem(__typeof__(&hipDeviceTotalMem) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3554,13 +4069,14 @@ static __attribute__((noinline)) int32_t traced_hipDeviceTotalMem(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 85, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDeviceTotalMem(void * a0, int32_t a1)
 {
     __typeof__(&hipDeviceTotalMem) real = (__typeof__(&hipDeviceTotalMem))rpg_hip_real(85);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDeviceTotalMem(real, a0, a1);
     return real(a0, a1);
 }
@@ -3570,6 +4086,11 @@ RPG_HIP_EXPORT int32_t hipDeviceTotalMem(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipDriverGetVersion(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDriverGetVersion(__typeof__(&hipDriverGetVersion) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3581,13 +4102,14 @@ static __attribute__((noinline)) int32_t traced_hipDriverGetVersion(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 86, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDriverGetVersion(void * a0)
 {
     __typeof__(&hipDriverGetVersion) real = (__typeof__(&hipDriverGetVersion))rpg_hip_real(86);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDriverGetVersion(real, a0);
     return real(a0);
 }
@@ -3597,6 +4119,11 @@ RPG_HIP_EXPORT int32_t hipDriverGetVersion(void * a0)
 RPG_HIP_EXPORT int32_t hipDrvGetErrorName(int32_t a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDrvGetErrorName(__typeof__(&hipDrvGetErrorName) real, int32_t a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3609,13 +4136,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGetErrorName(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 87, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGetErrorName(int32_t a0, void * a1)
 {
     __typeof__(&hipDrvGetErrorName) real = (__typeof__(&hipDrvGetErrorName))rpg_hip_real(87);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGetErrorName(real, a0, a1);
     return real(a0, a1);
 }
@@ -3625,6 +4153,11 @@ RPG_HIP_EXPORT int32_t hipDrvGetErrorName(int32_t a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDrvGetErrorString(int32_t a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDrvGetErrorString(__typeof__(&hipDrvGetErrorString) real, int32_t a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3637,13 +4170,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGetErrorString(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 88, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGetErrorString(int32_t a0, void * a1)
 {
     __typeof__(&hipDrvGetErrorString) real = (__typeof__(&hipDrvGetErrorString))rpg_hip_real(88);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGetErrorString(real, a0, a1);
     return real(a0, a1);
 }
@@ -3653,6 +4187,11 @@ RPG_HIP_EXPORT int32_t hipDrvGetErrorString(int32_t a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemFreeNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemFreeNode(__typeof__(&hipDrvGraphAddMemFreeNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -3668,13 +4207,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemFreeNode(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 89, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemFreeNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipDrvGraphAddMemFreeNode) real = (__typeof__(&hipDrvGraphAddMemFreeNode))rpg_hip_real(89);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphAddMemFreeNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -3684,6 +4224,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphAddMemFreeNode(void * a0, void * a1, void * a2
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemcpyNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemcpyNode(__typeof__(&hipDrvGraphAddMemcpyNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -3700,13 +4245,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemcpyNode(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 90, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemcpyNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5)
 {
     __typeof__(&hipDrvGraphAddMemcpyNode) real = (__typeof__(&hipDrvGraphAddMemcpyNode))rpg_hip_real(90);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphAddMemcpyNode(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -3716,6 +4262,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphAddMemcpyNode(void * a0, void * a1, void * a2,
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemsetNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemsetNode(__typeof__(&hipDrvGraphAddMemsetNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -3732,13 +4283,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphAddMemsetNode(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 91, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphAddMemsetNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5)
 {
     __typeof__(&hipDrvGraphAddMemsetNode) real = (__typeof__(&hipDrvGraphAddMemsetNode))rpg_hip_real(91);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphAddMemsetNode(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -3748,6 +4300,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphAddMemsetNode(void * a0, void * a1, void * a2,
 RPG_HIP_EXPORT int32_t hipDrvGraphExecMemcpyNodeSetParams(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphExecMemcpyNodeSetParams(__typeof__(&hipDrvGraphExecMemcpyNodeSetParams) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -3762,13 +4319,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphExecMemcpyNodeSetPara
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 92, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphExecMemcpyNodeSetParams(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipDrvGraphExecMemcpyNodeSetParams) real = (__typeof__(&hipDrvGraphExecMemcpyNodeSetParams))rpg_hip_real(92);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphExecMemcpyNodeSetParams(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -3778,6 +4336,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphExecMemcpyNodeSetParams(void * a0, void * a1, 
 RPG_HIP_EXPORT int32_t hipDrvGraphExecMemsetNodeSetParams(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphExecMemsetNodeSetParams(__typeof__(&hipDrvGraphExecMemsetNodeSetParams) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -3792,13 +4355,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphExecMemsetNodeSetPara
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 93, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphExecMemsetNodeSetParams(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipDrvGraphExecMemsetNodeSetParams) real = (__typeof__(&hipDrvGraphExecMemsetNodeSetParams))rpg_hip_real(93);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphExecMemsetNodeSetParams(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -3808,6 +4372,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphExecMemsetNodeSetParams(void * a0, void * a1, 
 RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphMemcpyNodeGetParams(__typeof__(&hipDrvGraphMemcpyNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3820,13 +4389,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphMemcpyNodeGetParams(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 94, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipDrvGraphMemcpyNodeGetParams) real = (__typeof__(&hipDrvGraphMemcpyNodeGetParams))rpg_hip_real(94);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphMemcpyNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -3836,6 +4406,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDrvGraphMemcpyNodeSetParams(__typeof__(&hipDrvGraphMemcpyNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -3848,13 +4423,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvGraphMemcpyNodeSetParams(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 95, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipDrvGraphMemcpyNodeSetParams) real = (__typeof__(&hipDrvGraphMemcpyNodeSetParams))rpg_hip_real(95);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvGraphMemcpyNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -3864,6 +4440,11 @@ RPG_HIP_EXPORT int32_t hipDrvGraphMemcpyNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDrvLaunchKernelEx(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipDrvLaunchKernelEx(__typeof__(&hipDrvLaunchKernelEx) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -3878,13 +4459,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvLaunchKernelEx(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 96, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvLaunchKernelEx(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipDrvLaunchKernelEx) real = (__typeof__(&hipDrvLaunchKernelEx))rpg_hip_real(96);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvLaunchKernelEx(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -3894,6 +4476,11 @@ RPG_HIP_EXPORT int32_t hipDrvLaunchKernelEx(void * a0, void * a1, void * a2, voi
 RPG_HIP_EXPORT int32_t hipDrvMemcpy2DUnaligned(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDrvMemcpy2DUnaligned(__typeof__(&hipDrvMemcpy2DUnaligned) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3905,13 +4492,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvMemcpy2DUnaligned(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 97, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvMemcpy2DUnaligned(void * a0)
 {
     __typeof__(&hipDrvMemcpy2DUnaligned) real = (__typeof__(&hipDrvMemcpy2DUnaligned))rpg_hip_real(97);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvMemcpy2DUnaligned(real, a0);
     return real(a0);
 }
@@ -3921,6 +4509,11 @@ RPG_HIP_EXPORT int32_t hipDrvMemcpy2DUnaligned(void * a0)
 RPG_HIP_EXPORT int32_t hipDrvMemcpy3D(void * a0);
 static __attribute__((noinline)) int32_t traced_hipDrvMemcpy3D(__typeof__(&hipDrvMemcpy3D) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -3932,13 +4525,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvMemcpy3D(__typeof__(&hipDr
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 98, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvMemcpy3D(void * a0)
 {
     __typeof__(&hipDrvMemcpy3D) real = (__typeof__(&hipDrvMemcpy3D))rpg_hip_real(98);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvMemcpy3D(real, a0);
     return real(a0);
 }
@@ -3948,6 +4542,11 @@ RPG_HIP_EXPORT int32_t hipDrvMemcpy3D(void * a0)
 RPG_HIP_EXPORT int32_t hipDrvMemcpy3DAsync(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipDrvMemcpy3DAsync(__typeof__(&hipDrvMemcpy3DAsync) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -3960,13 +4559,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvMemcpy3DAsync(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 99, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvMemcpy3DAsync(void * a0, void * a1)
 {
     __typeof__(&hipDrvMemcpy3DAsync) real = (__typeof__(&hipDrvMemcpy3DAsync))rpg_hip_real(99);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvMemcpy3DAsync(real, a0, a1);
     return real(a0, a1);
 }
@@ -3976,6 +4576,11 @@ RPG_HIP_EXPORT int32_t hipDrvMemcpy3DAsync(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipDrvPointerGetAttributes(uint32_t a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipDrvPointerGetAttributes(__typeof__(&hipDrvPointerGetAttributes) real, uint32_t a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -3990,13 +4595,14 @@ static __attribute__((noinline)) int32_t traced_hipDrvPointerGetAttributes(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 100, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipDrvPointerGetAttributes(uint32_t a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipDrvPointerGetAttributes) real = (__typeof__(&hipDrvPointerGetAttributes))rpg_hip_real(100);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipDrvPointerGetAttributes(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -4006,6 +4612,11 @@ RPG_HIP_EXPORT int32_t hipDrvPointerGetAttributes(uint32_t a0, void * a1, void *
 RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1);
 static __attribute__((noinline)) _Bool traced_hipEnableActivityCallback(__typeof__(&hipEnableActivityCallback) real, uint32_t a0, _Bool a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        _Bool r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     _Bool r = real(a0, a1);
@@ -4018,13 +4629,14 @@ static __attribute__((noinline)) _Bool traced_hipEnableActivityCallback(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 101, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
 {
     __typeof__(&hipEnableActivityCallback) real = (__typeof__(&hipEnableActivityCallback))rpg_hip_real(101);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEnableActivityCallback(real, a0, a1);
     return real(a0, a1);
 }
@@ -4034,6 +4646,11 @@ RPG_HIP_EXPORT _Bool hipEnableActivityCallback(uint32_t a0, _Bool a1)
 RPG_HIP_EXPORT int32_t hipEventCreate(void * a0);
 static __attribute__((noinline)) int32_t traced_hipEventCreate(__typeof__(&hipEventCreate) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4045,13 +4662,14 @@ static __attribute__((noinline)) int32_t traced_hipEventCreate(__typeof__(&hipEv
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 102, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventCreate(void * a0)
 {
     __typeof__(&hipEventCreate) real = (__typeof__(&hipEventCreate))rpg_hip_real(102);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventCreate(real, a0);
     return real(a0);
 }
@@ -4061,6 +4679,11 @@ RPG_HIP_EXPORT int32_t hipEventCreate(void * a0)
 RPG_HIP_EXPORT int32_t hipEventCreateWithFlags(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipEventCreateWithFlags(__typeof__(&hipEventCreateWithFlags) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -4073,13 +4696,14 @@ static __attribute__((noinline)) int32_t traced_hipEventCreateWithFlags(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 103, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventCreateWithFlags(void * a0, uint32_t a1)
 {
     __typeof__(&hipEventCreateWithFlags) real = (__typeof__(&hipEventCreateWithFlags))rpg_hip_real(103);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventCreateWithFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -4089,6 +4713,11 @@ RPG_HIP_EXPORT int32_t hipEventCreateWithFlags(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipEventDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipEventDestroy(__typeof__(&hipEventDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4100,13 +4729,14 @@ static __attribute__((noinline)) int32_t traced_hipEventDestroy(__typeof__(&hipE
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 104, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventDestroy(void * a0)
 {
     __typeof__(&hipEventDestroy) real = (__typeof__(&hipEventDestroy))rpg_hip_real(104);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventDestroy(real, a0);
     return real(a0);
 }
@@ -4116,6 +4746,11 @@ RPG_HIP_EXPORT int32_t hipEventDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipEventElapsedTime(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipEventElapsedTime(__typeof__(&hipEventElapsedTime) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4129,13 +4764,14 @@ static __attribute__((noinline)) int32_t traced_hipEventElapsedTime(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 105, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventElapsedTime(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipEventElapsedTime) real = (__typeof__(&hipEventElapsedTime))rpg_hip_real(105);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventElapsedTime(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4145,6 +4781,11 @@ RPG_HIP_EXPORT int32_t hipEventElapsedTime(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipEventQuery(void * a0);
 static __attribute__((noinline)) int32_t traced_hipEventQuery(__typeof__(&hipEventQuery) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4156,13 +4797,14 @@ static __attribute__((noinline)) int32_t traced_hipEventQuery(__typeof__(&hipEve
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 106, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventQuery(void * a0)
 {
     __typeof__(&hipEventQuery) real = (__typeof__(&hipEventQuery))rpg_hip_real(106);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventQuery(real, a0);
     return real(a0);
 }
@@ -4172,6 +4814,11 @@ RPG_HIP_EXPORT int32_t hipEventQuery(void * a0)
 RPG_HIP_EXPORT int32_t hipEventRecord(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipEventRecord(__typeof__(&hipEventRecord) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -4184,13 +4831,14 @@ static __attribute__((noinline)) int32_t traced_hipEventRecord(__typeof__(&hipEv
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 107, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventRecord(void * a0, void * a1)
 {
     __typeof__(&hipEventRecord) real = (__typeof__(&hipEventRecord))rpg_hip_real(107);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventRecord(real, a0, a1);
     return real(a0, a1);
 }
@@ -4200,6 +4848,11 @@ RPG_HIP_EXPORT int32_t hipEventRecord(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipEventRecordWithFlags(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipEventRecordWithFlags(__typeof__(&hipEventRecordWithFlags) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1, a2);
@@ -4213,13 +4866,14 @@ static __attribute__((noinline)) int32_t traced_hipEventRecordWithFlags(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 108, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventRecordWithFlags(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipEventRecordWithFlags) real = (__typeof__(&hipEventRecordWithFlags))rpg_hip_real(108);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventRecordWithFlags(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4229,6 +4883,11 @@ RPG_HIP_EXPORT int32_t hipEventRecordWithFlags(void * a0, void * a1, uint32_t a2
 RPG_HIP_EXPORT int32_t hipEventRecord_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipEventRecord_spt(__typeof__(&hipEventRecord_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -4241,13 +4900,14 @@ static __attribute__((noinline)) int32_t traced_hipEventRecord_spt(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 109, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventRecord_spt(void * a0, void * a1)
 {
     __typeof__(&hipEventRecord_spt) real = (__typeof__(&hipEventRecord_spt))rpg_hip_real(109);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventRecord_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -4257,6 +4917,11 @@ RPG_HIP_EXPORT int32_t hipEventRecord_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipEventSynchronize(void * a0);
 static __attribute__((noinline)) int32_t traced_hipEventSynchronize(__typeof__(&hipEventSynchronize) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4268,13 +4933,14 @@ static __attribute__((noinline)) int32_t traced_hipEventSynchronize(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 110, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipEventSynchronize(void * a0)
 {
     __typeof__(&hipEventSynchronize) real = (__typeof__(&hipEventSynchronize))rpg_hip_real(110);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipEventSynchronize(real, a0);
     return real(a0);
 }
@@ -4284,6 +4950,11 @@ RPG_HIP_EXPORT int32_t hipEventSynchronize(void * a0)
 RPG_HIP_EXPORT int32_t hipExtGetLastError(void);
 static __attribute__((noinline)) int32_t traced_hipExtGetLastError(__typeof__(&hipExtGetLastError) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -4292,13 +4963,14 @@ static __attribute__((noinline)) int32_t traced_hipExtGetLastError(__typeof__(&h
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 111, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtGetLastError(void)
 {
     __typeof__(&hipExtGetLastError) real = (__typeof__(&hipExtGetLastError))rpg_hip_real(111);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtGetLastError(real);
     return real();
 }
@@ -4308,6 +4980,11 @@ RPG_HIP_EXPORT int32_t hipExtGetLastError(void)
 RPG_HIP_EXPORT int32_t hipExtGetLinkTypeAndHopCount(int32_t a0, int32_t a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipExtGetLinkTypeAndHopCount(__typeof__(&hipExtGetLinkTypeAndHopCount) real, int32_t a0, int32_t a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -4322,13 +4999,14 @@ static __attribute__((noinline)) int32_t traced_hipExtGetLinkTypeAndHopCount(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 112, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtGetLinkTypeAndHopCount(int32_t a0, int32_t a1, void * a2, void * a3)
 {
     __typeof__(&hipExtGetLinkTypeAndHopCount) real = (__typeof__(&hipExtGetLinkTypeAndHopCount))rpg_hip_real(112);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtGetLinkTypeAndHopCount(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -4338,6 +5016,11 @@ RPG_HIP_EXPORT int32_t hipExtGetLinkTypeAndHopCount(int32_t a0, int32_t a1, void
 RPG_HIP_EXPORT int32_t hipExtLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5, void * a6, void * a7, int32_t a8);
 static __attribute__((noinline)) int32_t traced_hipExtLaunchKernel(__typeof__(&hipExtLaunchKernel) real, void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5, void * a6, void * a7, int32_t a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -4357,13 +5040,14 @@ static __attribute__((noinline)) int32_t traced_hipExtLaunchKernel(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 113, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5, void * a6, void * a7, int32_t a8)
 {
     __typeof__(&hipExtLaunchKernel) real = (__typeof__(&hipExtLaunchKernel))rpg_hip_real(113);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -4373,6 +5057,11 @@ RPG_HIP_EXPORT int32_t hipExtLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hi
 RPG_HIP_EXPORT int32_t hipExtLaunchMultiKernelMultiDevice(void * a0, int32_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipExtLaunchMultiKernelMultiDevice(__typeof__(&hipExtLaunchMultiKernelMultiDevice) real, void * a0, int32_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4386,13 +5075,14 @@ static __attribute__((noinline)) int32_t traced_hipExtLaunchMultiKernelMultiDevi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 114, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtLaunchMultiKernelMultiDevice(void * a0, int32_t a1, uint32_t a2)
 {
     __typeof__(&hipExtLaunchMultiKernelMultiDevice) real = (__typeof__(&hipExtLaunchMultiKernelMultiDevice))rpg_hip_real(114);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtLaunchMultiKernelMultiDevice(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4402,6 +5092,11 @@ RPG_HIP_EXPORT int32_t hipExtLaunchMultiKernelMultiDevice(void * a0, int32_t a1,
 RPG_HIP_EXPORT int32_t hipExtMallocWithFlags(void * a0, uint64_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipExtMallocWithFlags(__typeof__(&hipExtMallocWithFlags) real, void * a0, uint64_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4415,13 +5110,14 @@ static __attribute__((noinline)) int32_t traced_hipExtMallocWithFlags(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 115, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtMallocWithFlags(void * a0, uint64_t a1, uint32_t a2)
 {
     __typeof__(&hipExtMallocWithFlags) real = (__typeof__(&hipExtMallocWithFlags))rpg_hip_real(115);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtMallocWithFlags(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4431,6 +5127,11 @@ RPG_HIP_EXPORT int32_t hipExtMallocWithFlags(void * a0, uint64_t a1, uint32_t a2
 RPG_HIP_EXPORT int32_t hipExtModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13);
 static __attribute__((noinline)) int32_t traced_hipExtModuleLaunchKernel(__typeof__(&hipExtModuleLaunchKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
@@ -4455,13 +5156,14 @@ static __attribute__((noinline)) int32_t traced_hipExtModuleLaunchKernel(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 116, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12, uint32_t a13)
 {
     __typeof__(&hipExtModuleLaunchKernel) real = (__typeof__(&hipExtModuleLaunchKernel))rpg_hip_real(116);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
 }
@@ -4471,6 +5173,11 @@ RPG_HIP_EXPORT int32_t hipExtModuleLaunchKernel(void * a0, uint32_t a1, uint32_t
 RPG_HIP_EXPORT int32_t hipExtStreamCreateWithCUMask(void * a0, uint32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipExtStreamCreateWithCUMask(__typeof__(&hipExtStreamCreateWithCUMask) real, void * a0, uint32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4484,13 +5191,14 @@ static __attribute__((noinline)) int32_t traced_hipExtStreamCreateWithCUMask(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 117, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtStreamCreateWithCUMask(void * a0, uint32_t a1, void * a2)
 {
     __typeof__(&hipExtStreamCreateWithCUMask) real = (__typeof__(&hipExtStreamCreateWithCUMask))rpg_hip_real(117);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtStreamCreateWithCUMask(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4500,6 +5208,11 @@ RPG_HIP_EXPORT int32_t hipExtStreamCreateWithCUMask(void * a0, uint32_t a1, void
 RPG_HIP_EXPORT int32_t hipExtStreamGetCUMask(void * a0, uint32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipExtStreamGetCUMask(__typeof__(&hipExtStreamGetCUMask) real, void * a0, uint32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -4513,13 +5226,14 @@ static __attribute__((noinline)) int32_t traced_hipExtStreamGetCUMask(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 118, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExtStreamGetCUMask(void * a0, uint32_t a1, void * a2)
 {
     __typeof__(&hipExtStreamGetCUMask) real = (__typeof__(&hipExtStreamGetCUMask))rpg_hip_real(118);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExtStreamGetCUMask(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4529,6 +5243,11 @@ RPG_HIP_EXPORT int32_t hipExtStreamGetCUMask(void * a0, uint32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipExternalMemoryGetMappedBuffer(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipExternalMemoryGetMappedBuffer(__typeof__(&hipExternalMemoryGetMappedBuffer) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4542,13 +5261,14 @@ static __attribute__((noinline)) int32_t traced_hipExternalMemoryGetMappedBuffer
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 119, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipExternalMemoryGetMappedBuffer(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipExternalMemoryGetMappedBuffer) real = (__typeof__(&hipExternalMemoryGetMappedBuffer))rpg_hip_real(119);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipExternalMemoryGetMappedBuffer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4558,6 +5278,11 @@ RPG_HIP_EXPORT int32_t hipExternalMemoryGetMappedBuffer(void * a0, void * a1, vo
 RPG_HIP_EXPORT int32_t hipFree(void * a0);
 static __attribute__((noinline)) int32_t traced_hipFree(__typeof__(&hipFree) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4569,13 +5294,14 @@ static __attribute__((noinline)) int32_t traced_hipFree(__typeof__(&hipFree) rea
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 120, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFree(void * a0)
 {
     __typeof__(&hipFree) real = (__typeof__(&hipFree))rpg_hip_real(120);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFree(real, a0);
     return real(a0);
 }
@@ -4585,6 +5311,11 @@ RPG_HIP_EXPORT int32_t hipFree(void * a0)
 RPG_HIP_EXPORT int32_t hipFreeArray(void * a0);
 static __attribute__((noinline)) int32_t traced_hipFreeArray(__typeof__(&hipFreeArray) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4596,13 +5327,14 @@ static __attribute__((noinline)) int32_t traced_hipFreeArray(__typeof__(&hipFree
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 121, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFreeArray(void * a0)
 {
     __typeof__(&hipFreeArray) real = (__typeof__(&hipFreeArray))rpg_hip_real(121);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFreeArray(real, a0);
     return real(a0);
 }
@@ -4612,6 +5344,11 @@ RPG_HIP_EXPORT int32_t hipFreeArray(void * a0)
 RPG_HIP_EXPORT int32_t hipFreeAsync(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipFreeAsync(__typeof__(&hipFreeAsync) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -4624,13 +5361,14 @@ static __attribute__((noinline)) int32_t traced_hipFreeAsync(__typeof__(&hipFree
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 122, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFreeAsync(void * a0, void * a1)
 {
     __typeof__(&hipFreeAsync) real = (__typeof__(&hipFreeAsync))rpg_hip_real(122);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFreeAsync(real, a0, a1);
     return real(a0, a1);
 }
@@ -4640,6 +5378,11 @@ RPG_HIP_EXPORT int32_t hipFreeAsync(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipFreeHost(void * a0);
 static __attribute__((noinline)) int32_t traced_hipFreeHost(__typeof__(&hipFreeHost) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4651,13 +5394,14 @@ static __attribute__((noinline)) int32_t traced_hipFreeHost(__typeof__(&hipFreeH
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 123, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFreeHost(void * a0)
 {
     __typeof__(&hipFreeHost) real = (__typeof__(&hipFreeHost))rpg_hip_real(123);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFreeHost(real, a0);
     return real(a0);
 }
@@ -4667,6 +5411,11 @@ RPG_HIP_EXPORT int32_t hipFreeHost(void * a0)
 RPG_HIP_EXPORT int32_t hipFreeMipmappedArray(void * a0);
 static __attribute__((noinline)) int32_t traced_hipFreeMipmappedArray(__typeof__(&hipFreeMipmappedArray) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4678,13 +5427,14 @@ static __attribute__((noinline)) int32_t traced_hipFreeMipmappedArray(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 124, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFreeMipmappedArray(void * a0)
 {
     __typeof__(&hipFreeMipmappedArray) real = (__typeof__(&hipFreeMipmappedArray))rpg_hip_real(124);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFreeMipmappedArray(real, a0);
     return real(a0);
 }
@@ -4694,6 +5444,11 @@ RPG_HIP_EXPORT int32_t hipFreeMipmappedArray(void * a0)
 RPG_HIP_EXPORT int32_t hipFuncGetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipFuncGetAttribute(__typeof__(&hipFuncGetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4707,13 +5462,14 @@ static __attribute__((noinline)) int32_t traced_hipFuncGetAttribute(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 125, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFuncGetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipFuncGetAttribute) real = (__typeof__(&hipFuncGetAttribute))rpg_hip_real(125);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFuncGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4723,6 +5479,11 @@ RPG_HIP_EXPORT int32_t hipFuncGetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipFuncGetAttributes(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipFuncGetAttributes(__typeof__(&hipFuncGetAttributes) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -4735,13 +5496,14 @@ static __attribute__((noinline)) int32_t traced_hipFuncGetAttributes(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 126, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFuncGetAttributes(void * a0, void * a1)
 {
     __typeof__(&hipFuncGetAttributes) real = (__typeof__(&hipFuncGetAttributes))rpg_hip_real(126);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFuncGetAttributes(real, a0, a1);
     return real(a0, a1);
 }
@@ -4751,6 +5513,11 @@ RPG_HIP_EXPORT int32_t hipFuncGetAttributes(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipFuncSetAttribute(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipFuncSetAttribute(__typeof__(&hipFuncSetAttribute) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -4764,13 +5531,14 @@ static __attribute__((noinline)) int32_t traced_hipFuncSetAttribute(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 127, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFuncSetAttribute(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipFuncSetAttribute) real = (__typeof__(&hipFuncSetAttribute))rpg_hip_real(127);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFuncSetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -4780,6 +5548,11 @@ RPG_HIP_EXPORT int32_t hipFuncSetAttribute(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipFuncSetCacheConfig(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipFuncSetCacheConfig(__typeof__(&hipFuncSetCacheConfig) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -4792,13 +5565,14 @@ static __attribute__((noinline)) int32_t traced_hipFuncSetCacheConfig(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 128, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFuncSetCacheConfig(void * a0, int32_t a1)
 {
     __typeof__(&hipFuncSetCacheConfig) real = (__typeof__(&hipFuncSetCacheConfig))rpg_hip_real(128);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFuncSetCacheConfig(real, a0, a1);
     return real(a0, a1);
 }
@@ -4808,6 +5582,11 @@ RPG_HIP_EXPORT int32_t hipFuncSetCacheConfig(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipFuncSetSharedMemConfig(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipFuncSetSharedMemConfig(__typeof__(&hipFuncSetSharedMemConfig) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -4820,13 +5599,14 @@ static __attribute__((noinline)) int32_t traced_hipFuncSetSharedMemConfig(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 129, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipFuncSetSharedMemConfig(void * a0, int32_t a1)
 {
     __typeof__(&hipFuncSetSharedMemConfig) real = (__typeof__(&hipFuncSetSharedMemConfig))rpg_hip_real(129);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipFuncSetSharedMemConfig(real, a0, a1);
     return real(a0, a1);
 }
@@ -4836,6 +5616,11 @@ RPG_HIP_EXPORT int32_t hipFuncSetSharedMemConfig(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipGLGetDevices(void * a0, void * a1, uint32_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipGLGetDevices(__typeof__(&hipGLGetDevices) real, void * a0, void * a1, uint32_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -4850,13 +5635,14 @@ static __attribute__((noinline)) int32_t traced_hipGLGetDevices(__typeof__(&hipG
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 130, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGLGetDevices(void * a0, void * a1, uint32_t a2, int32_t a3)
 {
     __typeof__(&hipGLGetDevices) real = (__typeof__(&hipGLGetDevices))rpg_hip_real(130);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGLGetDevices(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -4866,6 +5652,11 @@ RPG_HIP_EXPORT int32_t hipGLGetDevices(void * a0, void * a1, uint32_t a2, int32_
 RPG_HIP_EXPORT int32_t hipGetChannelDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetChannelDesc(__typeof__(&hipGetChannelDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -4878,13 +5669,14 @@ static __attribute__((noinline)) int32_t traced_hipGetChannelDesc(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 131, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetChannelDesc(void * a0, void * a1)
 {
     __typeof__(&hipGetChannelDesc) real = (__typeof__(&hipGetChannelDesc))rpg_hip_real(131);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetChannelDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -4894,6 +5686,11 @@ RPG_HIP_EXPORT int32_t hipGetChannelDesc(void * a0, void * a1)
 RPG_HIP_EXPORT void * hipGetCmdName(uint32_t a0);
 static __attribute__((noinline)) void * traced_hipGetCmdName(__typeof__(&hipGetCmdName) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     void * r = real(a0);
@@ -4905,13 +5702,14 @@ static __attribute__((noinline)) void * traced_hipGetCmdName(__typeof__(&hipGetC
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 132, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipGetCmdName(uint32_t a0)
 {
     __typeof__(&hipGetCmdName) real = (__typeof__(&hipGetCmdName))rpg_hip_real(132);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetCmdName(real, a0);
     return real(a0);
 }
@@ -4921,6 +5719,11 @@ RPG_HIP_EXPORT void * hipGetCmdName(uint32_t a0)
 RPG_HIP_EXPORT int32_t hipGetDevice(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGetDevice(__typeof__(&hipGetDevice) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4932,13 +5735,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDevice(__typeof__(&hipGetD
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 133, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDevice(void * a0)
 {
     __typeof__(&hipGetDevice) real = (__typeof__(&hipGetDevice))rpg_hip_real(133);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDevice(real, a0);
     return real(a0);
 }
@@ -4948,6 +5752,11 @@ RPG_HIP_EXPORT int32_t hipGetDevice(void * a0)
 RPG_HIP_EXPORT int32_t hipGetDeviceCount(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGetDeviceCount(__typeof__(&hipGetDeviceCount) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4959,13 +5768,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDeviceCount(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 134, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDeviceCount(void * a0)
 {
     __typeof__(&hipGetDeviceCount) real = (__typeof__(&hipGetDeviceCount))rpg_hip_real(134);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDeviceCount(real, a0);
     return real(a0);
 }
@@ -4975,6 +5785,11 @@ RPG_HIP_EXPORT int32_t hipGetDeviceCount(void * a0)
 RPG_HIP_EXPORT int32_t hipGetDeviceFlags(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGetDeviceFlags(__typeof__(&hipGetDeviceFlags) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -4986,13 +5801,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDeviceFlags(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 135, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDeviceFlags(void * a0)
 {
     __typeof__(&hipGetDeviceFlags) real = (__typeof__(&hipGetDeviceFlags))rpg_hip_real(135);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDeviceFlags(real, a0);
     return real(a0);
 }
@@ -5002,6 +5818,11 @@ RPG_HIP_EXPORT int32_t hipGetDeviceFlags(void * a0)
 RPG_HIP_EXPORT int32_t hipGetDeviceProperties(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipGetDeviceProperties(__typeof__(&hipGetDeviceProperties) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5014,13 +5835,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDeviceProperties(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 136, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDeviceProperties(void * a0, int32_t a1)
 {
     __typeof__(&hipGetDeviceProperties) real = (__typeof__(&hipGetDeviceProperties))rpg_hip_real(136);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDeviceProperties(real, a0, a1);
     return real(a0, a1);
 }
@@ -5030,6 +5852,11 @@ RPG_HIP_EXPORT int32_t hipGetDeviceProperties(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0000(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipGetDevicePropertiesR0000(__typeof__(&hipGetDevicePropertiesR0000) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5042,13 +5869,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDevicePropertiesR0000(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 137, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0000(void * a0, int32_t a1)
 {
     __typeof__(&hipGetDevicePropertiesR0000) real = (__typeof__(&hipGetDevicePropertiesR0000))rpg_hip_real(137);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDevicePropertiesR0000(real, a0, a1);
     return real(a0, a1);
 }
@@ -5058,6 +5886,11 @@ RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0000(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0600(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipGetDevicePropertiesR0600(__typeof__(&hipGetDevicePropertiesR0600) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5070,13 +5903,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDevicePropertiesR0600(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 138, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0600(void * a0, int32_t a1)
 {
     __typeof__(&hipGetDevicePropertiesR0600) real = (__typeof__(&hipGetDevicePropertiesR0600))rpg_hip_real(138);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetDevicePropertiesR0600(real, a0, a1);
     return real(a0, a1);
 }
@@ -5086,6 +5920,11 @@ RPG_HIP_EXPORT int32_t hipGetDevicePropertiesR0600(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint(void * a0, void * a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipGetDriverEntryPoint(__typeof__(&hipGetDriverEntryPoint) real, void * a0, void * a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -5100,13 +5939,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDriverEntryPoint(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 139, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint(void * a0, void * a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipGetDriverEntryPoint) real = (__typeof__(&hipGetDriverEntryPoint))rpg_hip_real(139);
-    int32_t r = __builtin_expect(rpg_hip_tracing(), 0) ? traced_hipGetDriverEntryPoint(real, a0, a1, a2, a3) : real(a0, a1, a2, a3);
+    int32_t r = __builtin_expect(rpg_hip_slow(), 0) ? traced_hipGetDriverEntryPoint(real, a0, a1, a2, a3) : real(a0, a1, a2, a3);
     if (r == 0)
         rpg_hip_wrap_proc(a1);
     return r;
@@ -5117,6 +5957,11 @@ RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint(void * a0, void * a1, uint64_t a2,
 RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint_spt(void * a0, void * a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipGetDriverEntryPoint_spt(__typeof__(&hipGetDriverEntryPoint_spt) real, void * a0, void * a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -5131,13 +5976,14 @@ static __attribute__((noinline)) int32_t traced_hipGetDriverEntryPoint_spt(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 140, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint_spt(void * a0, void * a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipGetDriverEntryPoint_spt) real = (__typeof__(&hipGetDriverEntryPoint_spt))rpg_hip_real(140);
-    int32_t r = __builtin_expect(rpg_hip_tracing(), 0) ? traced_hipGetDriverEntryPoint_spt(real, a0, a1, a2, a3) : real(a0, a1, a2, a3);
+    int32_t r = __builtin_expect(rpg_hip_slow(), 0) ? traced_hipGetDriverEntryPoint_spt(real, a0, a1, a2, a3) : real(a0, a1, a2, a3);
     if (r == 0)
         rpg_hip_wrap_proc(a1);
     return r;
@@ -5148,6 +5994,11 @@ RPG_HIP_EXPORT int32_t hipGetDriverEntryPoint_spt(void * a0, void * a1, uint64_t
 RPG_HIP_EXPORT void * hipGetErrorName(int32_t a0);
 static __attribute__((noinline)) void * traced_hipGetErrorName(__typeof__(&hipGetErrorName) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     void * r = real(a0);
@@ -5159,13 +6010,14 @@ static __attribute__((noinline)) void * traced_hipGetErrorName(__typeof__(&hipGe
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 141, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipGetErrorName(int32_t a0)
 {
     __typeof__(&hipGetErrorName) real = (__typeof__(&hipGetErrorName))rpg_hip_real(141);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetErrorName(real, a0);
     return real(a0);
 }
@@ -5175,6 +6027,11 @@ RPG_HIP_EXPORT void * hipGetErrorName(int32_t a0)
 RPG_HIP_EXPORT void * hipGetErrorString(int32_t a0);
 static __attribute__((noinline)) void * traced_hipGetErrorString(__typeof__(&hipGetErrorString) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     void * r = real(a0);
@@ -5186,13 +6043,14 @@ static __attribute__((noinline)) void * traced_hipGetErrorString(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 142, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipGetErrorString(int32_t a0)
 {
     __typeof__(&hipGetErrorString) real = (__typeof__(&hipGetErrorString))rpg_hip_real(142);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetErrorString(real, a0);
     return real(a0);
 }
@@ -5202,6 +6060,11 @@ RPG_HIP_EXPORT void * hipGetErrorString(int32_t a0)
 RPG_HIP_EXPORT int32_t hipGetFuncBySymbol(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetFuncBySymbol(__typeof__(&hipGetFuncBySymbol) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5214,13 +6077,14 @@ static __attribute__((noinline)) int32_t traced_hipGetFuncBySymbol(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 143, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetFuncBySymbol(void * a0, void * a1)
 {
     __typeof__(&hipGetFuncBySymbol) real = (__typeof__(&hipGetFuncBySymbol))rpg_hip_real(143);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetFuncBySymbol(real, a0, a1);
     return real(a0, a1);
 }
@@ -5230,6 +6094,11 @@ RPG_HIP_EXPORT int32_t hipGetFuncBySymbol(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetLastError(void);
 static __attribute__((noinline)) int32_t traced_hipGetLastError(__typeof__(&hipGetLastError) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -5238,13 +6107,14 @@ static __attribute__((noinline)) int32_t traced_hipGetLastError(__typeof__(&hipG
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 144, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetLastError(void)
 {
     __typeof__(&hipGetLastError) real = (__typeof__(&hipGetLastError))rpg_hip_real(144);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetLastError(real);
     return real();
 }
@@ -5254,6 +6124,11 @@ RPG_HIP_EXPORT int32_t hipGetLastError(void)
 RPG_HIP_EXPORT int32_t hipGetMipmappedArrayLevel(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipGetMipmappedArrayLevel(__typeof__(&hipGetMipmappedArrayLevel) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -5267,13 +6142,14 @@ static __attribute__((noinline)) int32_t traced_hipGetMipmappedArrayLevel(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 145, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetMipmappedArrayLevel(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipGetMipmappedArrayLevel) real = (__typeof__(&hipGetMipmappedArrayLevel))rpg_hip_real(145);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetMipmappedArrayLevel(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -5283,6 +6159,11 @@ RPG_HIP_EXPORT int32_t hipGetMipmappedArrayLevel(void * a0, void * a1, uint32_t 
 RPG_HIP_EXPORT int32_t hipGetProcAddress(void * a0, void * a1, int32_t a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGetProcAddress(__typeof__(&hipGetProcAddress) real, void * a0, void * a1, int32_t a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5298,13 +6179,14 @@ static __attribute__((noinline)) int32_t traced_hipGetProcAddress(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 146, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetProcAddress(void * a0, void * a1, int32_t a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGetProcAddress) real = (__typeof__(&hipGetProcAddress))rpg_hip_real(146);
-    int32_t r = __builtin_expect(rpg_hip_tracing(), 0) ? traced_hipGetProcAddress(real, a0, a1, a2, a3, a4) : real(a0, a1, a2, a3, a4);
+    int32_t r = __builtin_expect(rpg_hip_slow(), 0) ? traced_hipGetProcAddress(real, a0, a1, a2, a3, a4) : real(a0, a1, a2, a3, a4);
     if (r == 0)
         rpg_hip_wrap_proc(a1);
     return r;
@@ -5315,6 +6197,11 @@ RPG_HIP_EXPORT int32_t hipGetProcAddress(void * a0, void * a1, int32_t a2, uint6
 RPG_HIP_EXPORT int32_t hipGetStreamDeviceId(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGetStreamDeviceId(__typeof__(&hipGetStreamDeviceId) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -5326,13 +6213,14 @@ static __attribute__((noinline)) int32_t traced_hipGetStreamDeviceId(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 147, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetStreamDeviceId(void * a0)
 {
     __typeof__(&hipGetStreamDeviceId) real = (__typeof__(&hipGetStreamDeviceId))rpg_hip_real(147);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetStreamDeviceId(real, a0);
     return real(a0);
 }
@@ -5342,6 +6230,11 @@ RPG_HIP_EXPORT int32_t hipGetStreamDeviceId(void * a0)
 RPG_HIP_EXPORT int32_t hipGetSymbolAddress(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetSymbolAddress(__typeof__(&hipGetSymbolAddress) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5354,13 +6247,14 @@ static __attribute__((noinline)) int32_t traced_hipGetSymbolAddress(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 148, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetSymbolAddress(void * a0, void * a1)
 {
     __typeof__(&hipGetSymbolAddress) real = (__typeof__(&hipGetSymbolAddress))rpg_hip_real(148);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetSymbolAddress(real, a0, a1);
     return real(a0, a1);
 }
@@ -5370,6 +6264,11 @@ RPG_HIP_EXPORT int32_t hipGetSymbolAddress(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetSymbolSize(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetSymbolSize(__typeof__(&hipGetSymbolSize) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5382,13 +6281,14 @@ static __attribute__((noinline)) int32_t traced_hipGetSymbolSize(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 149, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetSymbolSize(void * a0, void * a1)
 {
     __typeof__(&hipGetSymbolSize) real = (__typeof__(&hipGetSymbolSize))rpg_hip_real(149);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetSymbolSize(real, a0, a1);
     return real(a0, a1);
 }
@@ -5398,6 +6298,11 @@ RPG_HIP_EXPORT int32_t hipGetSymbolSize(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetTextureAlignmentOffset(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetTextureAlignmentOffset(__typeof__(&hipGetTextureAlignmentOffset) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5410,13 +6315,14 @@ static __attribute__((noinline)) int32_t traced_hipGetTextureAlignmentOffset(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 150, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetTextureAlignmentOffset(void * a0, void * a1)
 {
     __typeof__(&hipGetTextureAlignmentOffset) real = (__typeof__(&hipGetTextureAlignmentOffset))rpg_hip_real(150);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetTextureAlignmentOffset(real, a0, a1);
     return real(a0, a1);
 }
@@ -5426,6 +6332,11 @@ RPG_HIP_EXPORT int32_t hipGetTextureAlignmentOffset(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetTextureObjectResourceDesc(__typeof__(&hipGetTextureObjectResourceDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5438,13 +6349,14 @@ static __attribute__((noinline)) int32_t traced_hipGetTextureObjectResourceDesc(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 151, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceDesc(void * a0, void * a1)
 {
     __typeof__(&hipGetTextureObjectResourceDesc) real = (__typeof__(&hipGetTextureObjectResourceDesc))rpg_hip_real(151);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetTextureObjectResourceDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -5454,6 +6366,11 @@ RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceViewDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetTextureObjectResourceViewDesc(__typeof__(&hipGetTextureObjectResourceViewDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5466,13 +6383,14 @@ static __attribute__((noinline)) int32_t traced_hipGetTextureObjectResourceViewD
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 152, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceViewDesc(void * a0, void * a1)
 {
     __typeof__(&hipGetTextureObjectResourceViewDesc) real = (__typeof__(&hipGetTextureObjectResourceViewDesc))rpg_hip_real(152);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetTextureObjectResourceViewDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -5482,6 +6400,11 @@ RPG_HIP_EXPORT int32_t hipGetTextureObjectResourceViewDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetTextureObjectTextureDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetTextureObjectTextureDesc(__typeof__(&hipGetTextureObjectTextureDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5494,13 +6417,14 @@ static __attribute__((noinline)) int32_t traced_hipGetTextureObjectTextureDesc(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 153, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetTextureObjectTextureDesc(void * a0, void * a1)
 {
     __typeof__(&hipGetTextureObjectTextureDesc) real = (__typeof__(&hipGetTextureObjectTextureDesc))rpg_hip_real(153);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetTextureObjectTextureDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -5510,6 +6434,11 @@ RPG_HIP_EXPORT int32_t hipGetTextureObjectTextureDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGetTextureReference(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGetTextureReference(__typeof__(&hipGetTextureReference) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -5522,13 +6451,14 @@ static __attribute__((noinline)) int32_t traced_hipGetTextureReference(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 154, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGetTextureReference(void * a0, void * a1)
 {
     __typeof__(&hipGetTextureReference) real = (__typeof__(&hipGetTextureReference))rpg_hip_real(154);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGetTextureReference(real, a0, a1);
     return real(a0, a1);
 }
@@ -5538,6 +6468,11 @@ RPG_HIP_EXPORT int32_t hipGetTextureReference(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphAddBatchMemOpNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddBatchMemOpNode(__typeof__(&hipGraphAddBatchMemOpNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5553,13 +6488,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddBatchMemOpNode(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 155, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddBatchMemOpNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddBatchMemOpNode) real = (__typeof__(&hipGraphAddBatchMemOpNode))rpg_hip_real(155);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddBatchMemOpNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5569,6 +6505,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddBatchMemOpNode(void * a0, void * a1, void * a2
 RPG_HIP_EXPORT int32_t hipGraphAddChildGraphNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddChildGraphNode(__typeof__(&hipGraphAddChildGraphNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5584,13 +6525,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddChildGraphNode(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 156, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddChildGraphNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddChildGraphNode) real = (__typeof__(&hipGraphAddChildGraphNode))rpg_hip_real(156);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddChildGraphNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5600,6 +6542,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddChildGraphNode(void * a0, void * a1, void * a2
 RPG_HIP_EXPORT int32_t hipGraphAddDependencies(void * a0, void * a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphAddDependencies(__typeof__(&hipGraphAddDependencies) real, void * a0, void * a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -5614,13 +6561,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddDependencies(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 157, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddDependencies(void * a0, void * a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipGraphAddDependencies) real = (__typeof__(&hipGraphAddDependencies))rpg_hip_real(157);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddDependencies(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -5630,6 +6578,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddDependencies(void * a0, void * a1, void * a2, 
 RPG_HIP_EXPORT int32_t hipGraphAddEmptyNode(void * a0, void * a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphAddEmptyNode(__typeof__(&hipGraphAddEmptyNode) real, void * a0, void * a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -5644,13 +6597,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddEmptyNode(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 158, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddEmptyNode(void * a0, void * a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipGraphAddEmptyNode) real = (__typeof__(&hipGraphAddEmptyNode))rpg_hip_real(158);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddEmptyNode(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -5660,6 +6614,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddEmptyNode(void * a0, void * a1, void * a2, uin
 RPG_HIP_EXPORT int32_t hipGraphAddEventRecordNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddEventRecordNode(__typeof__(&hipGraphAddEventRecordNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5675,13 +6634,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddEventRecordNode(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 159, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddEventRecordNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddEventRecordNode) real = (__typeof__(&hipGraphAddEventRecordNode))rpg_hip_real(159);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddEventRecordNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5691,6 +6651,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddEventRecordNode(void * a0, void * a1, void * a
 RPG_HIP_EXPORT int32_t hipGraphAddEventWaitNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddEventWaitNode(__typeof__(&hipGraphAddEventWaitNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5706,13 +6671,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddEventWaitNode(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 160, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddEventWaitNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddEventWaitNode) real = (__typeof__(&hipGraphAddEventWaitNode))rpg_hip_real(160);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddEventWaitNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5722,6 +6688,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddEventWaitNode(void * a0, void * a1, void * a2,
 RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresSignalNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddExternalSemaphoresSignalNode(__typeof__(&hipGraphAddExternalSemaphoresSignalNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5737,13 +6708,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddExternalSemaphoresSig
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 161, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresSignalNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddExternalSemaphoresSignalNode) real = (__typeof__(&hipGraphAddExternalSemaphoresSignalNode))rpg_hip_real(161);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddExternalSemaphoresSignalNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5753,6 +6725,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresSignalNode(void * a0, void *
 RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresWaitNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddExternalSemaphoresWaitNode(__typeof__(&hipGraphAddExternalSemaphoresWaitNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5768,13 +6745,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddExternalSemaphoresWai
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 162, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresWaitNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddExternalSemaphoresWaitNode) real = (__typeof__(&hipGraphAddExternalSemaphoresWaitNode))rpg_hip_real(162);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddExternalSemaphoresWaitNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5784,6 +6762,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddExternalSemaphoresWaitNode(void * a0, void * a
 RPG_HIP_EXPORT int32_t hipGraphAddHostNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddHostNode(__typeof__(&hipGraphAddHostNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5799,13 +6782,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddHostNode(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 163, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddHostNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddHostNode) real = (__typeof__(&hipGraphAddHostNode))rpg_hip_real(163);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddHostNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5815,6 +6799,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddHostNode(void * a0, void * a1, void * a2, uint
 RPG_HIP_EXPORT int32_t hipGraphAddKernelNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddKernelNode(__typeof__(&hipGraphAddKernelNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5830,13 +6819,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddKernelNode(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 164, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddKernelNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddKernelNode) real = (__typeof__(&hipGraphAddKernelNode))rpg_hip_real(164);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddKernelNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5846,6 +6836,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddKernelNode(void * a0, void * a1, void * a2, ui
 RPG_HIP_EXPORT int32_t hipGraphAddMemAllocNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemAllocNode(__typeof__(&hipGraphAddMemAllocNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5861,13 +6856,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemAllocNode(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 165, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemAllocNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddMemAllocNode) real = (__typeof__(&hipGraphAddMemAllocNode))rpg_hip_real(165);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemAllocNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5877,6 +6873,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemAllocNode(void * a0, void * a1, void * a2, 
 RPG_HIP_EXPORT int32_t hipGraphAddMemFreeNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemFreeNode(__typeof__(&hipGraphAddMemFreeNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5892,13 +6893,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemFreeNode(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 166, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemFreeNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddMemFreeNode) real = (__typeof__(&hipGraphAddMemFreeNode))rpg_hip_real(166);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemFreeNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5908,6 +6910,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemFreeNode(void * a0, void * a1, void * a2, u
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNode(__typeof__(&hipGraphAddMemcpyNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -5923,13 +6930,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNode(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 167, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddMemcpyNode) real = (__typeof__(&hipGraphAddMemcpyNode))rpg_hip_real(167);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemcpyNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -5939,6 +6947,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode(void * a0, void * a1, void * a2, ui
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode1D(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, int32_t a7);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNode1D(__typeof__(&hipGraphAddMemcpyNode1D) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -5957,13 +6970,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNode1D(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 168, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode1D(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, int32_t a7)
 {
     __typeof__(&hipGraphAddMemcpyNode1D) real = (__typeof__(&hipGraphAddMemcpyNode1D))rpg_hip_real(168);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemcpyNode1D(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -5973,6 +6987,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNode1D(void * a0, void * a1, void * a2, 
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeFromSymbol(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNodeFromSymbol(__typeof__(&hipGraphAddMemcpyNodeFromSymbol) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -5992,13 +7011,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNodeFromSymbol(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 169, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeFromSymbol(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
     __typeof__(&hipGraphAddMemcpyNodeFromSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeFromSymbol))rpg_hip_real(169);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemcpyNodeFromSymbol(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -6008,6 +7028,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeFromSymbol(void * a0, void * a1, voi
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeToSymbol(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNodeToSymbol(__typeof__(&hipGraphAddMemcpyNodeToSymbol) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -6027,13 +7052,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemcpyNodeToSymbol(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 170, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeToSymbol(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
     __typeof__(&hipGraphAddMemcpyNodeToSymbol) real = (__typeof__(&hipGraphAddMemcpyNodeToSymbol))rpg_hip_real(170);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemcpyNodeToSymbol(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -6043,6 +7069,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemcpyNodeToSymbol(void * a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipGraphAddMemsetNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddMemsetNode(__typeof__(&hipGraphAddMemsetNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -6058,13 +7089,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddMemsetNode(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 171, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddMemsetNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddMemsetNode) real = (__typeof__(&hipGraphAddMemsetNode))rpg_hip_real(171);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddMemsetNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -6074,6 +7106,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddMemsetNode(void * a0, void * a1, void * a2, ui
 RPG_HIP_EXPORT int32_t hipGraphAddNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipGraphAddNode(__typeof__(&hipGraphAddNode) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -6089,13 +7126,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphAddNode(__typeof__(&hipG
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 172, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphAddNode(void * a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipGraphAddNode) real = (__typeof__(&hipGraphAddNode))rpg_hip_real(172);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphAddNode(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -6105,6 +7143,11 @@ RPG_HIP_EXPORT int32_t hipGraphAddNode(void * a0, void * a1, void * a2, uint64_t
 RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphBatchMemOpNodeGetParams(__typeof__(&hipGraphBatchMemOpNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6117,13 +7160,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphBatchMemOpNodeGetParams(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 173, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphBatchMemOpNodeGetParams) real = (__typeof__(&hipGraphBatchMemOpNodeGetParams))rpg_hip_real(173);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphBatchMemOpNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -6133,6 +7177,11 @@ RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphBatchMemOpNodeSetParams(__typeof__(&hipGraphBatchMemOpNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6145,13 +7194,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphBatchMemOpNodeSetParams(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 174, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphBatchMemOpNodeSetParams) real = (__typeof__(&hipGraphBatchMemOpNodeSetParams))rpg_hip_real(174);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphBatchMemOpNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -6161,6 +7211,11 @@ RPG_HIP_EXPORT int32_t hipGraphBatchMemOpNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphChildGraphNodeGetGraph(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphChildGraphNodeGetGraph(__typeof__(&hipGraphChildGraphNodeGetGraph) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6173,13 +7228,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphChildGraphNodeGetGraph(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 175, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphChildGraphNodeGetGraph(void * a0, void * a1)
 {
     __typeof__(&hipGraphChildGraphNodeGetGraph) real = (__typeof__(&hipGraphChildGraphNodeGetGraph))rpg_hip_real(175);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphChildGraphNodeGetGraph(real, a0, a1);
     return real(a0, a1);
 }
@@ -6189,6 +7245,11 @@ RPG_HIP_EXPORT int32_t hipGraphChildGraphNodeGetGraph(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphClone(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphClone(__typeof__(&hipGraphClone) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6201,13 +7262,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphClone(__typeof__(&hipGra
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 176, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphClone(void * a0, void * a1)
 {
     __typeof__(&hipGraphClone) real = (__typeof__(&hipGraphClone))rpg_hip_real(176);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphClone(real, a0, a1);
     return real(a0, a1);
 }
@@ -6217,6 +7279,11 @@ RPG_HIP_EXPORT int32_t hipGraphClone(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphCreate(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipGraphCreate(__typeof__(&hipGraphCreate) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6229,13 +7296,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphCreate(__typeof__(&hipGr
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 177, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphCreate(void * a0, uint32_t a1)
 {
     __typeof__(&hipGraphCreate) real = (__typeof__(&hipGraphCreate))rpg_hip_real(177);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphCreate(real, a0, a1);
     return real(a0, a1);
 }
@@ -6245,6 +7313,11 @@ RPG_HIP_EXPORT int32_t hipGraphCreate(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipGraphDebugDotPrint(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipGraphDebugDotPrint(__typeof__(&hipGraphDebugDotPrint) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6258,13 +7331,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphDebugDotPrint(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 178, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphDebugDotPrint(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipGraphDebugDotPrint) real = (__typeof__(&hipGraphDebugDotPrint))rpg_hip_real(178);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphDebugDotPrint(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6274,6 +7348,11 @@ RPG_HIP_EXPORT int32_t hipGraphDebugDotPrint(void * a0, void * a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipGraphDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGraphDestroy(__typeof__(&hipGraphDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -6285,13 +7364,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphDestroy(__typeof__(&hipG
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 179, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphDestroy(void * a0)
 {
     __typeof__(&hipGraphDestroy) real = (__typeof__(&hipGraphDestroy))rpg_hip_real(179);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphDestroy(real, a0);
     return real(a0);
 }
@@ -6301,6 +7381,11 @@ RPG_HIP_EXPORT int32_t hipGraphDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipGraphDestroyNode(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGraphDestroyNode(__typeof__(&hipGraphDestroyNode) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -6312,13 +7397,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphDestroyNode(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 180, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphDestroyNode(void * a0)
 {
     __typeof__(&hipGraphDestroyNode) real = (__typeof__(&hipGraphDestroyNode))rpg_hip_real(180);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphDestroyNode(real, a0);
     return real(a0);
 }
@@ -6328,6 +7414,11 @@ RPG_HIP_EXPORT int32_t hipGraphDestroyNode(void * a0)
 RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeGetEvent(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphEventRecordNodeGetEvent(__typeof__(&hipGraphEventRecordNodeGetEvent) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6340,13 +7431,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphEventRecordNodeGetEvent(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 181, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeGetEvent(void * a0, void * a1)
 {
     __typeof__(&hipGraphEventRecordNodeGetEvent) real = (__typeof__(&hipGraphEventRecordNodeGetEvent))rpg_hip_real(181);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphEventRecordNodeGetEvent(real, a0, a1);
     return real(a0, a1);
 }
@@ -6356,6 +7448,11 @@ RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeGetEvent(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeSetEvent(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphEventRecordNodeSetEvent(__typeof__(&hipGraphEventRecordNodeSetEvent) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6368,13 +7465,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphEventRecordNodeSetEvent(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 182, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeSetEvent(void * a0, void * a1)
 {
     __typeof__(&hipGraphEventRecordNodeSetEvent) real = (__typeof__(&hipGraphEventRecordNodeSetEvent))rpg_hip_real(182);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphEventRecordNodeSetEvent(real, a0, a1);
     return real(a0, a1);
 }
@@ -6384,6 +7482,11 @@ RPG_HIP_EXPORT int32_t hipGraphEventRecordNodeSetEvent(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeGetEvent(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphEventWaitNodeGetEvent(__typeof__(&hipGraphEventWaitNodeGetEvent) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6396,13 +7499,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphEventWaitNodeGetEvent(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 183, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeGetEvent(void * a0, void * a1)
 {
     __typeof__(&hipGraphEventWaitNodeGetEvent) real = (__typeof__(&hipGraphEventWaitNodeGetEvent))rpg_hip_real(183);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphEventWaitNodeGetEvent(real, a0, a1);
     return real(a0, a1);
 }
@@ -6412,6 +7516,11 @@ RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeGetEvent(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeSetEvent(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphEventWaitNodeSetEvent(__typeof__(&hipGraphEventWaitNodeSetEvent) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6424,13 +7533,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphEventWaitNodeSetEvent(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 184, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeSetEvent(void * a0, void * a1)
 {
     __typeof__(&hipGraphEventWaitNodeSetEvent) real = (__typeof__(&hipGraphEventWaitNodeSetEvent))rpg_hip_real(184);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphEventWaitNodeSetEvent(real, a0, a1);
     return real(a0, a1);
 }
@@ -6440,6 +7550,11 @@ RPG_HIP_EXPORT int32_t hipGraphEventWaitNodeSetEvent(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphExecBatchMemOpNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecBatchMemOpNodeSetParams(__typeof__(&hipGraphExecBatchMemOpNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6453,13 +7568,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecBatchMemOpNodeSetPar
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 185, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecBatchMemOpNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecBatchMemOpNodeSetParams) real = (__typeof__(&hipGraphExecBatchMemOpNodeSetParams))rpg_hip_real(185);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecBatchMemOpNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6469,6 +7585,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecBatchMemOpNodeSetParams(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipGraphExecChildGraphNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecChildGraphNodeSetParams(__typeof__(&hipGraphExecChildGraphNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6482,13 +7603,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecChildGraphNodeSetPar
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 186, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecChildGraphNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecChildGraphNodeSetParams) real = (__typeof__(&hipGraphExecChildGraphNodeSetParams))rpg_hip_real(186);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecChildGraphNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6498,6 +7620,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecChildGraphNodeSetParams(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipGraphExecDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGraphExecDestroy(__typeof__(&hipGraphExecDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -6509,13 +7636,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecDestroy(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 187, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecDestroy(void * a0)
 {
     __typeof__(&hipGraphExecDestroy) real = (__typeof__(&hipGraphExecDestroy))rpg_hip_real(187);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecDestroy(real, a0);
     return real(a0);
 }
@@ -6525,6 +7653,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipGraphExecEventRecordNodeSetEvent(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecEventRecordNodeSetEvent(__typeof__(&hipGraphExecEventRecordNodeSetEvent) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6538,13 +7671,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecEventRecordNodeSetEv
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 188, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecEventRecordNodeSetEvent(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecEventRecordNodeSetEvent) real = (__typeof__(&hipGraphExecEventRecordNodeSetEvent))rpg_hip_real(188);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecEventRecordNodeSetEvent(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6554,6 +7688,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecEventRecordNodeSetEvent(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipGraphExecEventWaitNodeSetEvent(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecEventWaitNodeSetEvent(__typeof__(&hipGraphExecEventWaitNodeSetEvent) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6567,13 +7706,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecEventWaitNodeSetEven
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 189, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecEventWaitNodeSetEvent(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecEventWaitNodeSetEvent) real = (__typeof__(&hipGraphExecEventWaitNodeSetEvent))rpg_hip_real(189);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecEventWaitNodeSetEvent(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6583,6 +7723,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecEventWaitNodeSetEvent(void * a0, void * a1, v
 RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresSignalNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecExternalSemaphoresSignalNodeSetParams(__typeof__(&hipGraphExecExternalSemaphoresSignalNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6596,13 +7741,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecExternalSemaphoresSi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 190, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresSignalNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecExternalSemaphoresSignalNodeSetParams) real = (__typeof__(&hipGraphExecExternalSemaphoresSignalNodeSetParams))rpg_hip_real(190);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecExternalSemaphoresSignalNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6612,6 +7758,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresSignalNodeSetParams(void * 
 RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresWaitNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecExternalSemaphoresWaitNodeSetParams(__typeof__(&hipGraphExecExternalSemaphoresWaitNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6625,13 +7776,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecExternalSemaphoresWa
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 191, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresWaitNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecExternalSemaphoresWaitNodeSetParams) real = (__typeof__(&hipGraphExecExternalSemaphoresWaitNodeSetParams))rpg_hip_real(191);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecExternalSemaphoresWaitNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6641,6 +7793,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecExternalSemaphoresWaitNodeSetParams(void * a0
 RPG_HIP_EXPORT int32_t hipGraphExecGetFlags(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphExecGetFlags(__typeof__(&hipGraphExecGetFlags) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6653,13 +7810,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecGetFlags(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 192, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecGetFlags(void * a0, void * a1)
 {
     __typeof__(&hipGraphExecGetFlags) real = (__typeof__(&hipGraphExecGetFlags))rpg_hip_real(192);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecGetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -6669,6 +7827,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecGetFlags(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphExecHostNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecHostNodeSetParams(__typeof__(&hipGraphExecHostNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6682,13 +7845,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecHostNodeSetParams(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 193, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecHostNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecHostNodeSetParams) real = (__typeof__(&hipGraphExecHostNodeSetParams))rpg_hip_real(193);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecHostNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6698,6 +7862,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecHostNodeSetParams(void * a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipGraphExecKernelNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecKernelNodeSetParams(__typeof__(&hipGraphExecKernelNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6711,13 +7880,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecKernelNodeSetParams(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 194, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecKernelNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecKernelNodeSetParams) real = (__typeof__(&hipGraphExecKernelNodeSetParams))rpg_hip_real(194);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecKernelNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6727,6 +7897,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecKernelNodeSetParams(void * a0, void * a1, voi
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParams(__typeof__(&hipGraphExecMemcpyNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6740,13 +7915,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParams(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 195, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecMemcpyNodeSetParams) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams))rpg_hip_real(195);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecMemcpyNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6756,6 +7932,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams(void * a0, void * a1, voi
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams1D(void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParams1D(__typeof__(&hipGraphExecMemcpyNodeSetParams1D) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -6772,13 +7953,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParams1
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 196, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams1D(void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipGraphExecMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphExecMemcpyNodeSetParams1D))rpg_hip_real(196);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecMemcpyNodeSetParams1D(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -6788,6 +7970,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParams1D(void * a0, void * a1, v
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsFromSymbol(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6);
 static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParamsFromSymbol(__typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -6805,13 +7992,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParamsF
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 197, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsFromSymbol(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
     __typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsFromSymbol))rpg_hip_real(197);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecMemcpyNodeSetParamsFromSymbol(real, a0, a1, a2, a3, a4, a5, a6);
     return real(a0, a1, a2, a3, a4, a5, a6);
 }
@@ -6821,6 +8009,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsFromSymbol(void * a0, void
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsToSymbol(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6);
 static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParamsToSymbol(__typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -6838,13 +8031,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecMemcpyNodeSetParamsT
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 198, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsToSymbol(void * a0, void * a1, void * a2, void * a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
     __typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphExecMemcpyNodeSetParamsToSymbol))rpg_hip_real(198);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecMemcpyNodeSetParamsToSymbol(real, a0, a1, a2, a3, a4, a5, a6);
     return real(a0, a1, a2, a3, a4, a5, a6);
 }
@@ -6854,6 +8048,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecMemcpyNodeSetParamsToSymbol(void * a0, void *
 RPG_HIP_EXPORT int32_t hipGraphExecMemsetNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecMemsetNodeSetParams(__typeof__(&hipGraphExecMemsetNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6867,13 +8066,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecMemsetNodeSetParams(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 199, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecMemsetNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecMemsetNodeSetParams) real = (__typeof__(&hipGraphExecMemsetNodeSetParams))rpg_hip_real(199);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecMemsetNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6883,6 +8083,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecMemsetNodeSetParams(void * a0, void * a1, voi
 RPG_HIP_EXPORT int32_t hipGraphExecNodeSetParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphExecNodeSetParams(__typeof__(&hipGraphExecNodeSetParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -6896,13 +8101,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecNodeSetParams(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 200, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecNodeSetParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphExecNodeSetParams) real = (__typeof__(&hipGraphExecNodeSetParams))rpg_hip_real(200);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecNodeSetParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -6912,6 +8118,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecNodeSetParams(void * a0, void * a1, void * a2
 RPG_HIP_EXPORT int32_t hipGraphExecUpdate(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipGraphExecUpdate(__typeof__(&hipGraphExecUpdate) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -6926,13 +8137,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExecUpdate(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 201, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExecUpdate(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipGraphExecUpdate) real = (__typeof__(&hipGraphExecUpdate))rpg_hip_real(201);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExecUpdate(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -6942,6 +8154,11 @@ RPG_HIP_EXPORT int32_t hipGraphExecUpdate(void * a0, void * a1, void * a2, void 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresSignalNodeGetParams(__typeof__(&hipGraphExternalSemaphoresSignalNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6954,13 +8171,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresSignal
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 202, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphExternalSemaphoresSignalNodeGetParams) real = (__typeof__(&hipGraphExternalSemaphoresSignalNodeGetParams))rpg_hip_real(202);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExternalSemaphoresSignalNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -6970,6 +8188,11 @@ RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeGetParams(void * a0, 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresSignalNodeSetParams(__typeof__(&hipGraphExternalSemaphoresSignalNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -6982,13 +8205,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresSignal
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 203, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphExternalSemaphoresSignalNodeSetParams) real = (__typeof__(&hipGraphExternalSemaphoresSignalNodeSetParams))rpg_hip_real(203);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExternalSemaphoresSignalNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -6998,6 +8222,11 @@ RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresSignalNodeSetParams(void * a0, 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresWaitNodeGetParams(__typeof__(&hipGraphExternalSemaphoresWaitNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7010,13 +8239,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresWaitNo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 204, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphExternalSemaphoresWaitNodeGetParams) real = (__typeof__(&hipGraphExternalSemaphoresWaitNodeGetParams))rpg_hip_real(204);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExternalSemaphoresWaitNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7026,6 +8256,11 @@ RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeGetParams(void * a0, vo
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresWaitNodeSetParams(__typeof__(&hipGraphExternalSemaphoresWaitNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7038,13 +8273,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphExternalSemaphoresWaitNo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 205, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphExternalSemaphoresWaitNodeSetParams) real = (__typeof__(&hipGraphExternalSemaphoresWaitNodeSetParams))rpg_hip_real(205);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphExternalSemaphoresWaitNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7054,6 +8290,11 @@ RPG_HIP_EXPORT int32_t hipGraphExternalSemaphoresWaitNodeSetParams(void * a0, vo
 RPG_HIP_EXPORT int32_t hipGraphGetEdges(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipGraphGetEdges(__typeof__(&hipGraphGetEdges) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -7068,13 +8309,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphGetEdges(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 206, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphGetEdges(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipGraphGetEdges) real = (__typeof__(&hipGraphGetEdges))rpg_hip_real(206);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphGetEdges(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -7084,6 +8326,11 @@ RPG_HIP_EXPORT int32_t hipGraphGetEdges(void * a0, void * a1, void * a2, void * 
 RPG_HIP_EXPORT int32_t hipGraphGetNodes(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphGetNodes(__typeof__(&hipGraphGetNodes) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7097,13 +8344,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphGetNodes(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 207, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphGetNodes(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphGetNodes) real = (__typeof__(&hipGraphGetNodes))rpg_hip_real(207);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphGetNodes(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7113,6 +8361,11 @@ RPG_HIP_EXPORT int32_t hipGraphGetNodes(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipGraphGetRootNodes(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphGetRootNodes(__typeof__(&hipGraphGetRootNodes) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7126,13 +8379,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphGetRootNodes(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 208, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphGetRootNodes(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphGetRootNodes) real = (__typeof__(&hipGraphGetRootNodes))rpg_hip_real(208);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphGetRootNodes(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7142,6 +8396,11 @@ RPG_HIP_EXPORT int32_t hipGraphGetRootNodes(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipGraphHostNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphHostNodeGetParams(__typeof__(&hipGraphHostNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7154,13 +8413,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphHostNodeGetParams(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 209, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphHostNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphHostNodeGetParams) real = (__typeof__(&hipGraphHostNodeGetParams))rpg_hip_real(209);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphHostNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7170,6 +8430,11 @@ RPG_HIP_EXPORT int32_t hipGraphHostNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphHostNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphHostNodeSetParams(__typeof__(&hipGraphHostNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7182,13 +8447,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphHostNodeSetParams(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 210, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphHostNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphHostNodeSetParams) real = (__typeof__(&hipGraphHostNodeSetParams))rpg_hip_real(210);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphHostNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7198,6 +8464,11 @@ RPG_HIP_EXPORT int32_t hipGraphHostNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphInstantiate(void * a0, void * a1, void * a2, void * a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipGraphInstantiate(__typeof__(&hipGraphInstantiate) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -7213,13 +8484,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphInstantiate(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 211, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphInstantiate(void * a0, void * a1, void * a2, void * a3, uint64_t a4)
 {
     __typeof__(&hipGraphInstantiate) real = (__typeof__(&hipGraphInstantiate))rpg_hip_real(211);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphInstantiate(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -7229,6 +8501,11 @@ RPG_HIP_EXPORT int32_t hipGraphInstantiate(void * a0, void * a1, void * a2, void
 RPG_HIP_EXPORT int32_t hipGraphInstantiateWithFlags(void * a0, void * a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipGraphInstantiateWithFlags(__typeof__(&hipGraphInstantiateWithFlags) real, void * a0, void * a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7242,13 +8519,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphInstantiateWithFlags(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 212, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphInstantiateWithFlags(void * a0, void * a1, uint64_t a2)
 {
     __typeof__(&hipGraphInstantiateWithFlags) real = (__typeof__(&hipGraphInstantiateWithFlags))rpg_hip_real(212);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphInstantiateWithFlags(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7258,6 +8536,11 @@ RPG_HIP_EXPORT int32_t hipGraphInstantiateWithFlags(void * a0, void * a1, uint64
 RPG_HIP_EXPORT int32_t hipGraphInstantiateWithParams(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphInstantiateWithParams(__typeof__(&hipGraphInstantiateWithParams) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7271,13 +8554,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphInstantiateWithParams(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 213, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphInstantiateWithParams(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphInstantiateWithParams) real = (__typeof__(&hipGraphInstantiateWithParams))rpg_hip_real(213);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphInstantiateWithParams(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7287,6 +8571,11 @@ RPG_HIP_EXPORT int32_t hipGraphInstantiateWithParams(void * a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeCopyAttributes(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeCopyAttributes(__typeof__(&hipGraphKernelNodeCopyAttributes) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7299,13 +8588,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeCopyAttributes
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 214, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeCopyAttributes(void * a0, void * a1)
 {
     __typeof__(&hipGraphKernelNodeCopyAttributes) real = (__typeof__(&hipGraphKernelNodeCopyAttributes))rpg_hip_real(214);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphKernelNodeCopyAttributes(real, a0, a1);
     return real(a0, a1);
 }
@@ -7315,6 +8605,11 @@ RPG_HIP_EXPORT int32_t hipGraphKernelNodeCopyAttributes(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeGetAttribute(__typeof__(&hipGraphKernelNodeGetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7328,13 +8623,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeGetAttribute(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 215, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipGraphKernelNodeGetAttribute) real = (__typeof__(&hipGraphKernelNodeGetAttribute))rpg_hip_real(215);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphKernelNodeGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7344,6 +8640,11 @@ RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetAttribute(void * a0, int32_t a1, voi
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeGetParams(__typeof__(&hipGraphKernelNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7356,13 +8657,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeGetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 216, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphKernelNodeGetParams) real = (__typeof__(&hipGraphKernelNodeGetParams))rpg_hip_real(216);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphKernelNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7372,6 +8674,11 @@ RPG_HIP_EXPORT int32_t hipGraphKernelNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeSetAttribute(__typeof__(&hipGraphKernelNodeSetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7385,13 +8692,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeSetAttribute(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 217, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipGraphKernelNodeSetAttribute) real = (__typeof__(&hipGraphKernelNodeSetAttribute))rpg_hip_real(217);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphKernelNodeSetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7401,6 +8709,11 @@ RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetAttribute(void * a0, int32_t a1, voi
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeSetParams(__typeof__(&hipGraphKernelNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7413,13 +8726,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphKernelNodeSetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 218, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphKernelNodeSetParams) real = (__typeof__(&hipGraphKernelNodeSetParams))rpg_hip_real(218);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphKernelNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7429,6 +8743,11 @@ RPG_HIP_EXPORT int32_t hipGraphKernelNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphLaunch(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphLaunch(__typeof__(&hipGraphLaunch) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -7441,13 +8760,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphLaunch(__typeof__(&hipGr
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 219, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphLaunch(void * a0, void * a1)
 {
     __typeof__(&hipGraphLaunch) real = (__typeof__(&hipGraphLaunch))rpg_hip_real(219);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphLaunch(real, a0, a1);
     return real(a0, a1);
 }
@@ -7457,6 +8777,11 @@ RPG_HIP_EXPORT int32_t hipGraphLaunch(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphLaunch_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphLaunch_spt(__typeof__(&hipGraphLaunch_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -7469,13 +8794,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphLaunch_spt(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 220, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphLaunch_spt(void * a0, void * a1)
 {
     __typeof__(&hipGraphLaunch_spt) real = (__typeof__(&hipGraphLaunch_spt))rpg_hip_real(220);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphLaunch_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -7485,6 +8811,11 @@ RPG_HIP_EXPORT int32_t hipGraphLaunch_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemAllocNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemAllocNodeGetParams(__typeof__(&hipGraphMemAllocNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7497,13 +8828,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemAllocNodeGetParams(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 221, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemAllocNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemAllocNodeGetParams) real = (__typeof__(&hipGraphMemAllocNodeGetParams))rpg_hip_real(221);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemAllocNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7513,6 +8845,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemAllocNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemFreeNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemFreeNodeGetParams(__typeof__(&hipGraphMemFreeNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7525,13 +8862,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemFreeNodeGetParams(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 222, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemFreeNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemFreeNodeGetParams) real = (__typeof__(&hipGraphMemFreeNodeGetParams))rpg_hip_real(222);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemFreeNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7541,6 +8879,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemFreeNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeGetParams(__typeof__(&hipGraphMemcpyNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7553,13 +8896,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeGetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 223, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemcpyNodeGetParams) real = (__typeof__(&hipGraphMemcpyNodeGetParams))rpg_hip_real(223);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemcpyNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7569,6 +8913,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParams(__typeof__(&hipGraphMemcpyNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7581,13 +8930,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 224, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemcpyNodeSetParams) real = (__typeof__(&hipGraphMemcpyNodeSetParams))rpg_hip_real(224);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemcpyNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7597,6 +8947,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams1D(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParams1D(__typeof__(&hipGraphMemcpyNodeSetParams1D) real, void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -7612,13 +8967,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParams1D(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 225, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams1D(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipGraphMemcpyNodeSetParams1D) real = (__typeof__(&hipGraphMemcpyNodeSetParams1D))rpg_hip_real(225);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemcpyNodeSetParams1D(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -7628,6 +8984,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParams1D(void * a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsFromSymbol(void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParamsFromSymbol(__typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol) real, void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -7644,13 +9005,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParamsFromS
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 226, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsFromSymbol(void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsFromSymbol))rpg_hip_real(226);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemcpyNodeSetParamsFromSymbol(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -7660,6 +9022,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsFromSymbol(void * a0, void * a
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsToSymbol(void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParamsToSymbol(__typeof__(&hipGraphMemcpyNodeSetParamsToSymbol) real, void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -7676,13 +9043,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemcpyNodeSetParamsToSym
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 227, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsToSymbol(void * a0, void * a1, void * a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipGraphMemcpyNodeSetParamsToSymbol) real = (__typeof__(&hipGraphMemcpyNodeSetParamsToSymbol))rpg_hip_real(227);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemcpyNodeSetParamsToSymbol(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -7692,6 +9060,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemcpyNodeSetParamsToSymbol(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipGraphMemsetNodeGetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemsetNodeGetParams(__typeof__(&hipGraphMemsetNodeGetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7704,13 +9077,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemsetNodeGetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 228, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemsetNodeGetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemsetNodeGetParams) real = (__typeof__(&hipGraphMemsetNodeGetParams))rpg_hip_real(228);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemsetNodeGetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7720,6 +9094,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemsetNodeGetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphMemsetNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphMemsetNodeSetParams(__typeof__(&hipGraphMemsetNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7732,13 +9111,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphMemsetNodeSetParams(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 229, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphMemsetNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphMemsetNodeSetParams) real = (__typeof__(&hipGraphMemsetNodeSetParams))rpg_hip_real(229);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphMemsetNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7748,6 +9128,11 @@ RPG_HIP_EXPORT int32_t hipGraphMemsetNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphNodeFindInClone(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeFindInClone(__typeof__(&hipGraphNodeFindInClone) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7761,13 +9146,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeFindInClone(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 230, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeFindInClone(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphNodeFindInClone) real = (__typeof__(&hipGraphNodeFindInClone))rpg_hip_real(230);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeFindInClone(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7777,6 +9163,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeFindInClone(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipGraphNodeGetDependencies(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeGetDependencies(__typeof__(&hipGraphNodeGetDependencies) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7790,13 +9181,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeGetDependencies(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 231, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetDependencies(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphNodeGetDependencies) real = (__typeof__(&hipGraphNodeGetDependencies))rpg_hip_real(231);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeGetDependencies(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7806,6 +9198,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeGetDependencies(void * a0, void * a1, void * 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetDependentNodes(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeGetDependentNodes(__typeof__(&hipGraphNodeGetDependentNodes) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7819,13 +9216,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeGetDependentNodes(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 232, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetDependentNodes(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphNodeGetDependentNodes) real = (__typeof__(&hipGraphNodeGetDependentNodes))rpg_hip_real(232);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeGetDependentNodes(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7835,6 +9233,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeGetDependentNodes(void * a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetEnabled(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeGetEnabled(__typeof__(&hipGraphNodeGetEnabled) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7848,13 +9251,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeGetEnabled(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 233, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetEnabled(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphNodeGetEnabled) real = (__typeof__(&hipGraphNodeGetEnabled))rpg_hip_real(233);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeGetEnabled(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7864,6 +9268,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeGetEnabled(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipGraphNodeGetType(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeGetType(__typeof__(&hipGraphNodeGetType) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7876,13 +9285,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeGetType(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 234, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeGetType(void * a0, void * a1)
 {
     __typeof__(&hipGraphNodeGetType) real = (__typeof__(&hipGraphNodeGetType))rpg_hip_real(234);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeGetType(real, a0, a1);
     return real(a0, a1);
 }
@@ -7892,6 +9302,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeGetType(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphNodeSetEnabled(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeSetEnabled(__typeof__(&hipGraphNodeSetEnabled) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7905,13 +9320,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeSetEnabled(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 235, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeSetEnabled(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipGraphNodeSetEnabled) real = (__typeof__(&hipGraphNodeSetEnabled))rpg_hip_real(235);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeSetEnabled(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7921,6 +9337,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeSetEnabled(void * a0, void * a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipGraphNodeSetParams(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphNodeSetParams(__typeof__(&hipGraphNodeSetParams) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -7933,13 +9354,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphNodeSetParams(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 236, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphNodeSetParams(void * a0, void * a1)
 {
     __typeof__(&hipGraphNodeSetParams) real = (__typeof__(&hipGraphNodeSetParams))rpg_hip_real(236);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphNodeSetParams(real, a0, a1);
     return real(a0, a1);
 }
@@ -7949,6 +9371,11 @@ RPG_HIP_EXPORT int32_t hipGraphNodeSetParams(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphReleaseUserObject(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipGraphReleaseUserObject(__typeof__(&hipGraphReleaseUserObject) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -7962,13 +9389,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphReleaseUserObject(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 237, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphReleaseUserObject(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipGraphReleaseUserObject) real = (__typeof__(&hipGraphReleaseUserObject))rpg_hip_real(237);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphReleaseUserObject(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -7978,6 +9406,11 @@ RPG_HIP_EXPORT int32_t hipGraphReleaseUserObject(void * a0, void * a1, uint32_t 
 RPG_HIP_EXPORT int32_t hipGraphRemoveDependencies(void * a0, void * a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphRemoveDependencies(__typeof__(&hipGraphRemoveDependencies) real, void * a0, void * a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -7992,13 +9425,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphRemoveDependencies(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 238, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphRemoveDependencies(void * a0, void * a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipGraphRemoveDependencies) real = (__typeof__(&hipGraphRemoveDependencies))rpg_hip_real(238);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphRemoveDependencies(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -8008,6 +9442,11 @@ RPG_HIP_EXPORT int32_t hipGraphRemoveDependencies(void * a0, void * a1, void * a
 RPG_HIP_EXPORT int32_t hipGraphRetainUserObject(void * a0, void * a1, uint32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphRetainUserObject(__typeof__(&hipGraphRetainUserObject) real, void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -8022,13 +9461,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphRetainUserObject(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 239, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphRetainUserObject(void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
     __typeof__(&hipGraphRetainUserObject) real = (__typeof__(&hipGraphRetainUserObject))rpg_hip_real(239);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphRetainUserObject(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -8038,6 +9478,11 @@ RPG_HIP_EXPORT int32_t hipGraphRetainUserObject(void * a0, void * a1, uint32_t a
 RPG_HIP_EXPORT int32_t hipGraphUpload(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipGraphUpload(__typeof__(&hipGraphUpload) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -8050,13 +9495,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphUpload(__typeof__(&hipGr
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 240, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphUpload(void * a0, void * a1)
 {
     __typeof__(&hipGraphUpload) real = (__typeof__(&hipGraphUpload))rpg_hip_real(240);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphUpload(real, a0, a1);
     return real(a0, a1);
 }
@@ -8066,6 +9512,11 @@ RPG_HIP_EXPORT int32_t hipGraphUpload(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterBuffer(void * a0, uint32_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipGraphicsGLRegisterBuffer(__typeof__(&hipGraphicsGLRegisterBuffer) real, void * a0, uint32_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8079,13 +9530,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsGLRegisterBuffer(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 241, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterBuffer(void * a0, uint32_t a1, uint32_t a2)
 {
     __typeof__(&hipGraphicsGLRegisterBuffer) real = (__typeof__(&hipGraphicsGLRegisterBuffer))rpg_hip_real(241);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsGLRegisterBuffer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8095,6 +9547,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterBuffer(void * a0, uint32_t a1, uint3
 RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterImage(void * a0, uint32_t a1, uint32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphicsGLRegisterImage(__typeof__(&hipGraphicsGLRegisterImage) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -8109,13 +9566,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsGLRegisterImage(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 242, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterImage(void * a0, uint32_t a1, uint32_t a2, uint32_t a3)
 {
     __typeof__(&hipGraphicsGLRegisterImage) real = (__typeof__(&hipGraphicsGLRegisterImage))rpg_hip_real(242);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsGLRegisterImage(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -8125,6 +9583,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsGLRegisterImage(void * a0, uint32_t a1, uint32
 RPG_HIP_EXPORT int32_t hipGraphicsMapResources(int32_t a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphicsMapResources(__typeof__(&hipGraphicsMapResources) real, int32_t a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     int32_t r = real(a0, a1, a2);
@@ -8138,13 +9601,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsMapResources(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 243, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsMapResources(int32_t a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphicsMapResources) real = (__typeof__(&hipGraphicsMapResources))rpg_hip_real(243);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsMapResources(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8154,6 +9618,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsMapResources(int32_t a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipGraphicsResourceGetMappedPointer(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphicsResourceGetMappedPointer(__typeof__(&hipGraphicsResourceGetMappedPointer) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8167,13 +9636,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsResourceGetMappedPoin
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 244, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsResourceGetMappedPointer(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphicsResourceGetMappedPointer) real = (__typeof__(&hipGraphicsResourceGetMappedPointer))rpg_hip_real(244);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsResourceGetMappedPointer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8183,6 +9653,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsResourceGetMappedPointer(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipGraphicsSubResourceGetMappedArray(void * a0, void * a1, uint32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipGraphicsSubResourceGetMappedArray(__typeof__(&hipGraphicsSubResourceGetMappedArray) real, void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -8197,13 +9672,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsSubResourceGetMappedA
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 245, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsSubResourceGetMappedArray(void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
     __typeof__(&hipGraphicsSubResourceGetMappedArray) real = (__typeof__(&hipGraphicsSubResourceGetMappedArray))rpg_hip_real(245);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsSubResourceGetMappedArray(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -8213,6 +9689,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsSubResourceGetMappedArray(void * a0, void * a1
 RPG_HIP_EXPORT int32_t hipGraphicsUnmapResources(int32_t a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipGraphicsUnmapResources(__typeof__(&hipGraphicsUnmapResources) real, int32_t a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     int32_t r = real(a0, a1, a2);
@@ -8226,13 +9707,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsUnmapResources(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 246, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsUnmapResources(int32_t a0, void * a1, void * a2)
 {
     __typeof__(&hipGraphicsUnmapResources) real = (__typeof__(&hipGraphicsUnmapResources))rpg_hip_real(246);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsUnmapResources(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8242,6 +9724,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsUnmapResources(int32_t a0, void * a1, void * a
 RPG_HIP_EXPORT int32_t hipGraphicsUnregisterResource(void * a0);
 static __attribute__((noinline)) int32_t traced_hipGraphicsUnregisterResource(__typeof__(&hipGraphicsUnregisterResource) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8253,13 +9740,14 @@ static __attribute__((noinline)) int32_t traced_hipGraphicsUnregisterResource(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 247, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipGraphicsUnregisterResource(void * a0)
 {
     __typeof__(&hipGraphicsUnregisterResource) real = (__typeof__(&hipGraphicsUnregisterResource))rpg_hip_real(247);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipGraphicsUnregisterResource(real, a0);
     return real(a0);
 }
@@ -8269,6 +9757,11 @@ RPG_HIP_EXPORT int32_t hipGraphicsUnregisterResource(void * a0)
 RPG_HIP_EXPORT int32_t hipHccModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12);
 static __attribute__((noinline)) int32_t traced_hipHccModuleLaunchKernel(__typeof__(&hipHccModuleLaunchKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
@@ -8292,13 +9785,14 @@ static __attribute__((noinline)) int32_t traced_hipHccModuleLaunchKernel(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 248, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHccModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint64_t a7, void * a8, void * a9, void * a10, void * a11, void * a12)
 {
     __typeof__(&hipHccModuleLaunchKernel) real = (__typeof__(&hipHccModuleLaunchKernel))rpg_hip_real(248);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHccModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12);
 }
@@ -8308,6 +9802,11 @@ RPG_HIP_EXPORT int32_t hipHccModuleLaunchKernel(void * a0, uint32_t a1, uint32_t
 RPG_HIP_EXPORT int32_t hipHostAlloc(void * a0, uint64_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipHostAlloc(__typeof__(&hipHostAlloc) real, void * a0, uint64_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8321,13 +9820,14 @@ static __attribute__((noinline)) int32_t traced_hipHostAlloc(__typeof__(&hipHost
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 249, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostAlloc(void * a0, uint64_t a1, uint32_t a2)
 {
     __typeof__(&hipHostAlloc) real = (__typeof__(&hipHostAlloc))rpg_hip_real(249);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostAlloc(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8337,6 +9837,11 @@ RPG_HIP_EXPORT int32_t hipHostAlloc(void * a0, uint64_t a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipHostFree(void * a0);
 static __attribute__((noinline)) int32_t traced_hipHostFree(__typeof__(&hipHostFree) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8348,13 +9853,14 @@ static __attribute__((noinline)) int32_t traced_hipHostFree(__typeof__(&hipHostF
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 250, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostFree(void * a0)
 {
     __typeof__(&hipHostFree) real = (__typeof__(&hipHostFree))rpg_hip_real(250);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostFree(real, a0);
     return real(a0);
 }
@@ -8364,6 +9870,11 @@ RPG_HIP_EXPORT int32_t hipHostFree(void * a0)
 RPG_HIP_EXPORT int32_t hipHostGetDevicePointer(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipHostGetDevicePointer(__typeof__(&hipHostGetDevicePointer) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8377,13 +9888,14 @@ static __attribute__((noinline)) int32_t traced_hipHostGetDevicePointer(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 251, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostGetDevicePointer(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipHostGetDevicePointer) real = (__typeof__(&hipHostGetDevicePointer))rpg_hip_real(251);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostGetDevicePointer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8393,6 +9905,11 @@ RPG_HIP_EXPORT int32_t hipHostGetDevicePointer(void * a0, void * a1, uint32_t a2
 RPG_HIP_EXPORT int32_t hipHostGetFlags(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipHostGetFlags(__typeof__(&hipHostGetFlags) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8405,13 +9922,14 @@ static __attribute__((noinline)) int32_t traced_hipHostGetFlags(__typeof__(&hipH
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 252, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostGetFlags(void * a0, void * a1)
 {
     __typeof__(&hipHostGetFlags) real = (__typeof__(&hipHostGetFlags))rpg_hip_real(252);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostGetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -8421,6 +9939,11 @@ RPG_HIP_EXPORT int32_t hipHostGetFlags(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipHostMalloc(void * a0, uint64_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipHostMalloc(__typeof__(&hipHostMalloc) real, void * a0, uint64_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8434,13 +9957,14 @@ static __attribute__((noinline)) int32_t traced_hipHostMalloc(__typeof__(&hipHos
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 253, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostMalloc(void * a0, uint64_t a1, uint32_t a2)
 {
     __typeof__(&hipHostMalloc) real = (__typeof__(&hipHostMalloc))rpg_hip_real(253);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostMalloc(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8450,6 +9974,11 @@ RPG_HIP_EXPORT int32_t hipHostMalloc(void * a0, uint64_t a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipHostRegister(void * a0, uint64_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipHostRegister(__typeof__(&hipHostRegister) real, void * a0, uint64_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8463,13 +9992,14 @@ static __attribute__((noinline)) int32_t traced_hipHostRegister(__typeof__(&hipH
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 254, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostRegister(void * a0, uint64_t a1, uint32_t a2)
 {
     __typeof__(&hipHostRegister) real = (__typeof__(&hipHostRegister))rpg_hip_real(254);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostRegister(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8479,6 +10009,11 @@ RPG_HIP_EXPORT int32_t hipHostRegister(void * a0, uint64_t a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipHostUnregister(void * a0);
 static __attribute__((noinline)) int32_t traced_hipHostUnregister(__typeof__(&hipHostUnregister) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8490,13 +10025,14 @@ static __attribute__((noinline)) int32_t traced_hipHostUnregister(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 255, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipHostUnregister(void * a0)
 {
     __typeof__(&hipHostUnregister) real = (__typeof__(&hipHostUnregister))rpg_hip_real(255);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipHostUnregister(real, a0);
     return real(a0);
 }
@@ -8506,6 +10042,11 @@ RPG_HIP_EXPORT int32_t hipHostUnregister(void * a0)
 RPG_HIP_EXPORT int32_t hipImportExternalMemory(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipImportExternalMemory(__typeof__(&hipImportExternalMemory) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8518,13 +10059,14 @@ static __attribute__((noinline)) int32_t traced_hipImportExternalMemory(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 256, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipImportExternalMemory(void * a0, void * a1)
 {
     __typeof__(&hipImportExternalMemory) real = (__typeof__(&hipImportExternalMemory))rpg_hip_real(256);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipImportExternalMemory(real, a0, a1);
     return real(a0, a1);
 }
@@ -8534,6 +10076,11 @@ RPG_HIP_EXPORT int32_t hipImportExternalMemory(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipImportExternalSemaphore(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipImportExternalSemaphore(__typeof__(&hipImportExternalSemaphore) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8546,13 +10093,14 @@ static __attribute__((noinline)) int32_t traced_hipImportExternalSemaphore(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 257, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipImportExternalSemaphore(void * a0, void * a1)
 {
     __typeof__(&hipImportExternalSemaphore) real = (__typeof__(&hipImportExternalSemaphore))rpg_hip_real(257);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipImportExternalSemaphore(real, a0, a1);
     return real(a0, a1);
 }
@@ -8562,6 +10110,11 @@ RPG_HIP_EXPORT int32_t hipImportExternalSemaphore(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipInit(uint32_t a0);
 static __attribute__((noinline)) int32_t traced_hipInit(__typeof__(&hipInit) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8573,13 +10126,14 @@ static __attribute__((noinline)) int32_t traced_hipInit(__typeof__(&hipInit) rea
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 258, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipInit(uint32_t a0)
 {
     __typeof__(&hipInit) real = (__typeof__(&hipInit))rpg_hip_real(258);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipInit(real, a0);
     return real(a0);
 }
@@ -8589,6 +10143,11 @@ RPG_HIP_EXPORT int32_t hipInit(uint32_t a0)
 RPG_HIP_EXPORT void hipInitActivityCallback(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) void traced_hipInitActivityCallback(__typeof__(&hipInitActivityCallback) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        real(a0, a1, a2);
+        rpg_attach_leave();
+        return;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     real(a0, a1, a2);
@@ -8602,12 +10161,13 @@ static __attribute__((noinline)) void traced_hipInitActivityCallback(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 259, &g);
     }
+    RPG_ATTACH_LEAVE();
 }
 
 RPG_HIP_EXPORT void hipInitActivityCallback(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipInitActivityCallback) real = (__typeof__(&hipInitActivityCallback))rpg_hip_real(259);
-    if (__builtin_expect(rpg_hip_tracing(), 0)) {
+    if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced_hipInitActivityCallback(real, a0, a1, a2);
         return;
     }
@@ -8619,6 +10179,11 @@ RPG_HIP_EXPORT void hipInitActivityCallback(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipIpcCloseMemHandle(void * a0);
 static __attribute__((noinline)) int32_t traced_hipIpcCloseMemHandle(__typeof__(&hipIpcCloseMemHandle) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8630,13 +10195,14 @@ static __attribute__((noinline)) int32_t traced_hipIpcCloseMemHandle(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 260, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipIpcCloseMemHandle(void * a0)
 {
     __typeof__(&hipIpcCloseMemHandle) real = (__typeof__(&hipIpcCloseMemHandle))rpg_hip_real(260);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipIpcCloseMemHandle(real, a0);
     return real(a0);
 }
@@ -8646,6 +10212,11 @@ RPG_HIP_EXPORT int32_t hipIpcCloseMemHandle(void * a0)
 RPG_HIP_EXPORT int32_t hipIpcGetEventHandle(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipIpcGetEventHandle(__typeof__(&hipIpcGetEventHandle) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8658,13 +10229,14 @@ static __attribute__((noinline)) int32_t traced_hipIpcGetEventHandle(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 261, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipIpcGetEventHandle(void * a0, void * a1)
 {
     __typeof__(&hipIpcGetEventHandle) real = (__typeof__(&hipIpcGetEventHandle))rpg_hip_real(261);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipIpcGetEventHandle(real, a0, a1);
     return real(a0, a1);
 }
@@ -8674,6 +10246,11 @@ RPG_HIP_EXPORT int32_t hipIpcGetEventHandle(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipIpcGetMemHandle(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipIpcGetMemHandle(__typeof__(&hipIpcGetMemHandle) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8686,13 +10263,14 @@ static __attribute__((noinline)) int32_t traced_hipIpcGetMemHandle(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 262, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipIpcGetMemHandle(void * a0, void * a1)
 {
     __typeof__(&hipIpcGetMemHandle) real = (__typeof__(&hipIpcGetMemHandle))rpg_hip_real(262);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipIpcGetMemHandle(real, a0, a1);
     return real(a0, a1);
 }
@@ -8702,6 +10280,11 @@ RPG_HIP_EXPORT int32_t hipIpcGetMemHandle(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipIpcOpenEventHandle(void * a0, rpg_hip_blob64_1 a1);
 static __attribute__((noinline)) int32_t traced_hipIpcOpenEventHandle(__typeof__(&hipIpcOpenEventHandle) real, void * a0, rpg_hip_blob64_1 a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8714,13 +10297,14 @@ static __attribute__((noinline)) int32_t traced_hipIpcOpenEventHandle(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 263, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipIpcOpenEventHandle(void * a0, rpg_hip_blob64_1 a1)
 {
     __typeof__(&hipIpcOpenEventHandle) real = (__typeof__(&hipIpcOpenEventHandle))rpg_hip_real(263);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipIpcOpenEventHandle(real, a0, a1);
     return real(a0, a1);
 }
@@ -8730,6 +10314,11 @@ RPG_HIP_EXPORT int32_t hipIpcOpenEventHandle(void * a0, rpg_hip_blob64_1 a1)
 RPG_HIP_EXPORT int32_t hipIpcOpenMemHandle(void * a0, rpg_hip_blob64_1 a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipIpcOpenMemHandle(__typeof__(&hipIpcOpenMemHandle) real, void * a0, rpg_hip_blob64_1 a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8743,13 +10332,14 @@ static __attribute__((noinline)) int32_t traced_hipIpcOpenMemHandle(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 264, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipIpcOpenMemHandle(void * a0, rpg_hip_blob64_1 a1, uint32_t a2)
 {
     __typeof__(&hipIpcOpenMemHandle) real = (__typeof__(&hipIpcOpenMemHandle))rpg_hip_real(264);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipIpcOpenMemHandle(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8759,6 +10349,11 @@ RPG_HIP_EXPORT int32_t hipIpcOpenMemHandle(void * a0, rpg_hip_blob64_1 a1, uint3
 RPG_HIP_EXPORT int32_t hipKernelGetLibrary(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipKernelGetLibrary(__typeof__(&hipKernelGetLibrary) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8771,13 +10366,14 @@ static __attribute__((noinline)) int32_t traced_hipKernelGetLibrary(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 265, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipKernelGetLibrary(void * a0, void * a1)
 {
     __typeof__(&hipKernelGetLibrary) real = (__typeof__(&hipKernelGetLibrary))rpg_hip_real(265);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipKernelGetLibrary(real, a0, a1);
     return real(a0, a1);
 }
@@ -8787,6 +10383,11 @@ RPG_HIP_EXPORT int32_t hipKernelGetLibrary(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipKernelGetName(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipKernelGetName(__typeof__(&hipKernelGetName) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -8799,13 +10400,14 @@ static __attribute__((noinline)) int32_t traced_hipKernelGetName(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 266, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipKernelGetName(void * a0, void * a1)
 {
     __typeof__(&hipKernelGetName) real = (__typeof__(&hipKernelGetName))rpg_hip_real(266);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipKernelGetName(real, a0, a1);
     return real(a0, a1);
 }
@@ -8815,6 +10417,11 @@ RPG_HIP_EXPORT int32_t hipKernelGetName(void * a0, void * a1)
 RPG_HIP_EXPORT void * hipKernelNameRef(void * a0);
 static __attribute__((noinline)) void * traced_hipKernelNameRef(__typeof__(&hipKernelNameRef) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     void * r = real(a0);
@@ -8826,13 +10433,14 @@ static __attribute__((noinline)) void * traced_hipKernelNameRef(__typeof__(&hipK
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 267, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipKernelNameRef(void * a0)
 {
     __typeof__(&hipKernelNameRef) real = (__typeof__(&hipKernelNameRef))rpg_hip_real(267);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipKernelNameRef(real, a0);
     return real(a0);
 }
@@ -8842,6 +10450,11 @@ RPG_HIP_EXPORT void * hipKernelNameRef(void * a0)
 RPG_HIP_EXPORT void * hipKernelNameRefByPtr(void * a0, void * a1);
 static __attribute__((noinline)) void * traced_hipKernelNameRefByPtr(__typeof__(&hipKernelNameRefByPtr) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        void * r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     void * r = real(a0, a1);
@@ -8854,13 +10467,14 @@ static __attribute__((noinline)) void * traced_hipKernelNameRefByPtr(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 268, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT void * hipKernelNameRefByPtr(void * a0, void * a1)
 {
     __typeof__(&hipKernelNameRefByPtr) real = (__typeof__(&hipKernelNameRefByPtr))rpg_hip_real(268);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipKernelNameRefByPtr(real, a0, a1);
     return real(a0, a1);
 }
@@ -8870,6 +10484,11 @@ RPG_HIP_EXPORT void * hipKernelNameRefByPtr(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipLaunchByPtr(void * a0);
 static __attribute__((noinline)) int32_t traced_hipLaunchByPtr(__typeof__(&hipLaunchByPtr) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -8881,13 +10500,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchByPtr(__typeof__(&hipLa
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 269, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchByPtr(void * a0)
 {
     __typeof__(&hipLaunchByPtr) real = (__typeof__(&hipLaunchByPtr))rpg_hip_real(269);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchByPtr(real, a0);
     return real(a0);
 }
@@ -8897,6 +10517,11 @@ RPG_HIP_EXPORT int32_t hipLaunchByPtr(void * a0)
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernel(__typeof__(&hipLaunchCooperativeKernel) real, void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -8913,13 +10538,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernel(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 270, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5)
 {
     __typeof__(&hipLaunchCooperativeKernel) real = (__typeof__(&hipLaunchCooperativeKernel))rpg_hip_real(270);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchCooperativeKernel(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -8929,6 +10555,11 @@ RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel(void * a0, rpg_hip_blob12_4 a1
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernelMultiDevice(void * a0, int32_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernelMultiDevice(__typeof__(&hipLaunchCooperativeKernelMultiDevice) real, void * a0, int32_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -8942,13 +10573,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernelMultiD
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 271, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernelMultiDevice(void * a0, int32_t a1, uint32_t a2)
 {
     __typeof__(&hipLaunchCooperativeKernelMultiDevice) real = (__typeof__(&hipLaunchCooperativeKernelMultiDevice))rpg_hip_real(271);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchCooperativeKernelMultiDevice(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -8958,6 +10590,11 @@ RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernelMultiDevice(void * a0, int32_t 
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel_spt(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernel_spt(__typeof__(&hipLaunchCooperativeKernel_spt) real, void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -8974,13 +10611,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchCooperativeKernel_spt(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 272, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel_spt(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint32_t a4, void * a5)
 {
     __typeof__(&hipLaunchCooperativeKernel_spt) real = (__typeof__(&hipLaunchCooperativeKernel_spt))rpg_hip_real(272);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchCooperativeKernel_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -8990,6 +10628,11 @@ RPG_HIP_EXPORT int32_t hipLaunchCooperativeKernel_spt(void * a0, rpg_hip_blob12_
 RPG_HIP_EXPORT int32_t hipLaunchHostFunc(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLaunchHostFunc(__typeof__(&hipLaunchHostFunc) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -9003,13 +10646,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchHostFunc(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 273, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchHostFunc(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipLaunchHostFunc) real = (__typeof__(&hipLaunchHostFunc))rpg_hip_real(273);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchHostFunc(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9019,6 +10663,11 @@ RPG_HIP_EXPORT int32_t hipLaunchHostFunc(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipLaunchHostFunc_spt(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLaunchHostFunc_spt(__typeof__(&hipLaunchHostFunc_spt) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -9032,13 +10681,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchHostFunc_spt(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 274, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchHostFunc_spt(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipLaunchHostFunc_spt) real = (__typeof__(&hipLaunchHostFunc_spt))rpg_hip_real(274);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchHostFunc_spt(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9048,6 +10698,11 @@ RPG_HIP_EXPORT int32_t hipLaunchHostFunc_spt(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipLaunchKernel(__typeof__(&hipLaunchKernel) real, void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -9064,13 +10719,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchKernel(__typeof__(&hipL
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 275, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipLaunchKernel) real = (__typeof__(&hipLaunchKernel))rpg_hip_real(275);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchKernel(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -9080,6 +10736,11 @@ RPG_HIP_EXPORT int32_t hipLaunchKernel(void * a0, rpg_hip_blob12_4 a1, rpg_hip_b
 RPG_HIP_EXPORT int32_t hipLaunchKernelExC(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLaunchKernelExC(__typeof__(&hipLaunchKernelExC) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -9093,13 +10754,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchKernelExC(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 276, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchKernelExC(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipLaunchKernelExC) real = (__typeof__(&hipLaunchKernelExC))rpg_hip_real(276);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchKernelExC(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9109,6 +10771,11 @@ RPG_HIP_EXPORT int32_t hipLaunchKernelExC(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipLaunchKernel_spt(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipLaunchKernel_spt(__typeof__(&hipLaunchKernel_spt) real, void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -9125,13 +10792,14 @@ static __attribute__((noinline)) int32_t traced_hipLaunchKernel_spt(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 277, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLaunchKernel_spt(void * a0, rpg_hip_blob12_4 a1, rpg_hip_blob12_4 a2, void * a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipLaunchKernel_spt) real = (__typeof__(&hipLaunchKernel_spt))rpg_hip_real(277);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLaunchKernel_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -9141,6 +10809,11 @@ RPG_HIP_EXPORT int32_t hipLaunchKernel_spt(void * a0, rpg_hip_blob12_4 a1, rpg_h
 RPG_HIP_EXPORT int32_t hipLibraryEnumerateKernels(void * a0, uint32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLibraryEnumerateKernels(__typeof__(&hipLibraryEnumerateKernels) real, void * a0, uint32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -9154,13 +10827,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryEnumerateKernels(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 278, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryEnumerateKernels(void * a0, uint32_t a1, void * a2)
 {
     __typeof__(&hipLibraryEnumerateKernels) real = (__typeof__(&hipLibraryEnumerateKernels))rpg_hip_real(278);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryEnumerateKernels(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9170,6 +10844,11 @@ RPG_HIP_EXPORT int32_t hipLibraryEnumerateKernels(void * a0, uint32_t a1, void *
 RPG_HIP_EXPORT int32_t hipLibraryGetKernel(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLibraryGetKernel(__typeof__(&hipLibraryGetKernel) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -9183,13 +10862,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryGetKernel(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 279, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryGetKernel(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipLibraryGetKernel) real = (__typeof__(&hipLibraryGetKernel))rpg_hip_real(279);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryGetKernel(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9199,6 +10879,11 @@ RPG_HIP_EXPORT int32_t hipLibraryGetKernel(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipLibraryGetKernelCount(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipLibraryGetKernelCount(__typeof__(&hipLibraryGetKernelCount) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9211,13 +10896,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryGetKernelCount(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 280, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryGetKernelCount(void * a0, void * a1)
 {
     __typeof__(&hipLibraryGetKernelCount) real = (__typeof__(&hipLibraryGetKernelCount))rpg_hip_real(280);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryGetKernelCount(real, a0, a1);
     return real(a0, a1);
 }
@@ -9227,6 +10913,11 @@ RPG_HIP_EXPORT int32_t hipLibraryGetKernelCount(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipLibraryLoadData(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7);
 static __attribute__((noinline)) int32_t traced_hipLibraryLoadData(__typeof__(&hipLibraryLoadData) real, void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -9245,13 +10936,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryLoadData(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 281, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryLoadData(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7)
 {
     __typeof__(&hipLibraryLoadData) real = (__typeof__(&hipLibraryLoadData))rpg_hip_real(281);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryLoadData(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -9261,6 +10953,11 @@ RPG_HIP_EXPORT int32_t hipLibraryLoadData(void * a0, void * a1, void * a2, void 
 RPG_HIP_EXPORT int32_t hipLibraryLoadFromFile(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7);
 static __attribute__((noinline)) int32_t traced_hipLibraryLoadFromFile(__typeof__(&hipLibraryLoadFromFile) real, void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -9279,13 +10976,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryLoadFromFile(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 282, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryLoadFromFile(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, uint32_t a7)
 {
     __typeof__(&hipLibraryLoadFromFile) real = (__typeof__(&hipLibraryLoadFromFile))rpg_hip_real(282);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryLoadFromFile(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -9295,6 +10993,11 @@ RPG_HIP_EXPORT int32_t hipLibraryLoadFromFile(void * a0, void * a1, void * a2, v
 RPG_HIP_EXPORT int32_t hipLibraryUnload(void * a0);
 static __attribute__((noinline)) int32_t traced_hipLibraryUnload(__typeof__(&hipLibraryUnload) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -9306,13 +11009,14 @@ static __attribute__((noinline)) int32_t traced_hipLibraryUnload(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 283, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLibraryUnload(void * a0)
 {
     __typeof__(&hipLibraryUnload) real = (__typeof__(&hipLibraryUnload))rpg_hip_real(283);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLibraryUnload(real, a0);
     return real(a0);
 }
@@ -9322,6 +11026,11 @@ RPG_HIP_EXPORT int32_t hipLibraryUnload(void * a0)
 RPG_HIP_EXPORT int32_t hipLinkAddData(void * a0, int32_t a1, void * a2, uint64_t a3, void * a4, uint32_t a5, void * a6, void * a7);
 static __attribute__((noinline)) int32_t traced_hipLinkAddData(__typeof__(&hipLinkAddData) real, void * a0, int32_t a1, void * a2, uint64_t a3, void * a4, uint32_t a5, void * a6, void * a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -9340,13 +11049,14 @@ static __attribute__((noinline)) int32_t traced_hipLinkAddData(__typeof__(&hipLi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 284, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLinkAddData(void * a0, int32_t a1, void * a2, uint64_t a3, void * a4, uint32_t a5, void * a6, void * a7)
 {
     __typeof__(&hipLinkAddData) real = (__typeof__(&hipLinkAddData))rpg_hip_real(284);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLinkAddData(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -9356,6 +11066,11 @@ RPG_HIP_EXPORT int32_t hipLinkAddData(void * a0, int32_t a1, void * a2, uint64_t
 RPG_HIP_EXPORT int32_t hipLinkAddFile(void * a0, int32_t a1, void * a2, uint32_t a3, void * a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipLinkAddFile(__typeof__(&hipLinkAddFile) real, void * a0, int32_t a1, void * a2, uint32_t a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -9372,13 +11087,14 @@ static __attribute__((noinline)) int32_t traced_hipLinkAddFile(__typeof__(&hipLi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 285, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLinkAddFile(void * a0, int32_t a1, void * a2, uint32_t a3, void * a4, void * a5)
 {
     __typeof__(&hipLinkAddFile) real = (__typeof__(&hipLinkAddFile))rpg_hip_real(285);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLinkAddFile(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -9388,6 +11104,11 @@ RPG_HIP_EXPORT int32_t hipLinkAddFile(void * a0, int32_t a1, void * a2, uint32_t
 RPG_HIP_EXPORT int32_t hipLinkComplete(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipLinkComplete(__typeof__(&hipLinkComplete) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -9401,13 +11122,14 @@ static __attribute__((noinline)) int32_t traced_hipLinkComplete(__typeof__(&hipL
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 286, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLinkComplete(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipLinkComplete) real = (__typeof__(&hipLinkComplete))rpg_hip_real(286);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLinkComplete(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9417,6 +11139,11 @@ RPG_HIP_EXPORT int32_t hipLinkComplete(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipLinkCreate(uint32_t a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipLinkCreate(__typeof__(&hipLinkCreate) real, uint32_t a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9431,13 +11158,14 @@ static __attribute__((noinline)) int32_t traced_hipLinkCreate(__typeof__(&hipLin
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 287, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLinkCreate(uint32_t a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipLinkCreate) real = (__typeof__(&hipLinkCreate))rpg_hip_real(287);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLinkCreate(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9447,6 +11175,11 @@ RPG_HIP_EXPORT int32_t hipLinkCreate(uint32_t a0, void * a1, void * a2, void * a
 RPG_HIP_EXPORT int32_t hipLinkDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipLinkDestroy(__typeof__(&hipLinkDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -9458,13 +11191,14 @@ static __attribute__((noinline)) int32_t traced_hipLinkDestroy(__typeof__(&hipLi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 288, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipLinkDestroy(void * a0)
 {
     __typeof__(&hipLinkDestroy) real = (__typeof__(&hipLinkDestroy))rpg_hip_real(288);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipLinkDestroy(real, a0);
     return real(a0);
 }
@@ -9474,6 +11208,11 @@ RPG_HIP_EXPORT int32_t hipLinkDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipMalloc(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMalloc(__typeof__(&hipMalloc) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9486,13 +11225,14 @@ static __attribute__((noinline)) int32_t traced_hipMalloc(__typeof__(&hipMalloc)
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 289, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMalloc(void * a0, uint64_t a1)
 {
     __typeof__(&hipMalloc) real = (__typeof__(&hipMalloc))rpg_hip_real(289);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMalloc(real, a0, a1);
     return real(a0, a1);
 }
@@ -9502,6 +11242,11 @@ RPG_HIP_EXPORT int32_t hipMalloc(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMalloc3D(void * a0, rpg_hip_blob24_8 a1);
 static __attribute__((noinline)) int32_t traced_hipMalloc3D(__typeof__(&hipMalloc3D) real, void * a0, rpg_hip_blob24_8 a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9514,13 +11259,14 @@ static __attribute__((noinline)) int32_t traced_hipMalloc3D(__typeof__(&hipMallo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 290, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMalloc3D(void * a0, rpg_hip_blob24_8 a1)
 {
     __typeof__(&hipMalloc3D) real = (__typeof__(&hipMalloc3D))rpg_hip_real(290);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMalloc3D(real, a0, a1);
     return real(a0, a1);
 }
@@ -9530,6 +11276,11 @@ RPG_HIP_EXPORT int32_t hipMalloc3D(void * a0, rpg_hip_blob24_8 a1)
 RPG_HIP_EXPORT int32_t hipMalloc3DArray(void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMalloc3DArray(__typeof__(&hipMalloc3DArray) real, void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9544,13 +11295,14 @@ static __attribute__((noinline)) int32_t traced_hipMalloc3DArray(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 291, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMalloc3DArray(void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3)
 {
     __typeof__(&hipMalloc3DArray) real = (__typeof__(&hipMalloc3DArray))rpg_hip_real(291);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMalloc3DArray(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9560,6 +11312,11 @@ RPG_HIP_EXPORT int32_t hipMalloc3DArray(void * a0, void * a1, rpg_hip_blob24_8 a
 RPG_HIP_EXPORT int32_t hipMallocArray(void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMallocArray(__typeof__(&hipMallocArray) real, void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -9575,13 +11332,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocArray(__typeof__(&hipMa
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 292, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocArray(void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4)
 {
     __typeof__(&hipMallocArray) real = (__typeof__(&hipMallocArray))rpg_hip_real(292);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocArray(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -9591,6 +11349,11 @@ RPG_HIP_EXPORT int32_t hipMallocArray(void * a0, void * a1, uint64_t a2, uint64_
 RPG_HIP_EXPORT int32_t hipMallocAsync(void * a0, uint64_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMallocAsync(__typeof__(&hipMallocAsync) real, void * a0, uint64_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     int32_t r = real(a0, a1, a2);
@@ -9604,13 +11367,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocAsync(__typeof__(&hipMa
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 293, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocAsync(void * a0, uint64_t a1, void * a2)
 {
     __typeof__(&hipMallocAsync) real = (__typeof__(&hipMallocAsync))rpg_hip_real(293);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocAsync(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9620,6 +11384,11 @@ RPG_HIP_EXPORT int32_t hipMallocAsync(void * a0, uint64_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMallocFromPoolAsync(void * a0, uint64_t a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMallocFromPoolAsync(__typeof__(&hipMallocFromPoolAsync) real, void * a0, uint64_t a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -9634,13 +11403,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocFromPoolAsync(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 294, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocFromPoolAsync(void * a0, uint64_t a1, void * a2, void * a3)
 {
     __typeof__(&hipMallocFromPoolAsync) real = (__typeof__(&hipMallocFromPoolAsync))rpg_hip_real(294);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocFromPoolAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9650,6 +11420,11 @@ RPG_HIP_EXPORT int32_t hipMallocFromPoolAsync(void * a0, uint64_t a1, void * a2,
 RPG_HIP_EXPORT int32_t hipMallocHost(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMallocHost(__typeof__(&hipMallocHost) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9662,13 +11437,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocHost(__typeof__(&hipMal
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 295, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocHost(void * a0, uint64_t a1)
 {
     __typeof__(&hipMallocHost) real = (__typeof__(&hipMallocHost))rpg_hip_real(295);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocHost(real, a0, a1);
     return real(a0, a1);
 }
@@ -9678,6 +11454,11 @@ RPG_HIP_EXPORT int32_t hipMallocHost(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMallocManaged(void * a0, uint64_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipMallocManaged(__typeof__(&hipMallocManaged) real, void * a0, uint64_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -9691,13 +11472,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocManaged(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 296, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocManaged(void * a0, uint64_t a1, uint32_t a2)
 {
     __typeof__(&hipMallocManaged) real = (__typeof__(&hipMallocManaged))rpg_hip_real(296);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocManaged(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -9707,6 +11489,11 @@ RPG_HIP_EXPORT int32_t hipMallocManaged(void * a0, uint64_t a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipMallocMipmappedArray(void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMallocMipmappedArray(__typeof__(&hipMallocMipmappedArray) real, void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -9722,13 +11509,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocMipmappedArray(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 297, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocMipmappedArray(void * a0, void * a1, rpg_hip_blob24_8 a2, uint32_t a3, uint32_t a4)
 {
     __typeof__(&hipMallocMipmappedArray) real = (__typeof__(&hipMallocMipmappedArray))rpg_hip_real(297);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocMipmappedArray(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -9738,6 +11526,11 @@ RPG_HIP_EXPORT int32_t hipMallocMipmappedArray(void * a0, void * a1, rpg_hip_blo
 RPG_HIP_EXPORT int32_t hipMallocPitch(void * a0, void * a1, uint64_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMallocPitch(__typeof__(&hipMallocPitch) real, void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9752,13 +11545,14 @@ static __attribute__((noinline)) int32_t traced_hipMallocPitch(__typeof__(&hipMa
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 298, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMallocPitch(void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
     __typeof__(&hipMallocPitch) real = (__typeof__(&hipMallocPitch))rpg_hip_real(298);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMallocPitch(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9768,6 +11562,11 @@ RPG_HIP_EXPORT int32_t hipMallocPitch(void * a0, void * a1, uint64_t a2, uint64_
 RPG_HIP_EXPORT int32_t hipMemAddressFree(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMemAddressFree(__typeof__(&hipMemAddressFree) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9780,13 +11579,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAddressFree(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 299, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAddressFree(void * a0, uint64_t a1)
 {
     __typeof__(&hipMemAddressFree) real = (__typeof__(&hipMemAddressFree))rpg_hip_real(299);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAddressFree(real, a0, a1);
     return real(a0, a1);
 }
@@ -9796,6 +11596,11 @@ RPG_HIP_EXPORT int32_t hipMemAddressFree(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMemAddressReserve(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemAddressReserve(__typeof__(&hipMemAddressReserve) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -9811,13 +11616,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAddressReserve(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 300, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAddressReserve(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4)
 {
     __typeof__(&hipMemAddressReserve) real = (__typeof__(&hipMemAddressReserve))rpg_hip_real(300);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAddressReserve(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -9827,6 +11633,11 @@ RPG_HIP_EXPORT int32_t hipMemAddressReserve(void * a0, uint64_t a1, uint64_t a2,
 RPG_HIP_EXPORT int32_t hipMemAdvise(void * a0, uint64_t a1, int32_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemAdvise(__typeof__(&hipMemAdvise) real, void * a0, uint64_t a1, int32_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9841,13 +11652,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAdvise(__typeof__(&hipMemA
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 301, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAdvise(void * a0, uint64_t a1, int32_t a2, int32_t a3)
 {
     __typeof__(&hipMemAdvise) real = (__typeof__(&hipMemAdvise))rpg_hip_real(301);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAdvise(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9857,6 +11669,11 @@ RPG_HIP_EXPORT int32_t hipMemAdvise(void * a0, uint64_t a1, int32_t a2, int32_t 
 RPG_HIP_EXPORT int32_t hipMemAdvise_v2(void * a0, uint64_t a1, int32_t a2, rpg_hip_blob8_4 a3);
 static __attribute__((noinline)) int32_t traced_hipMemAdvise_v2(__typeof__(&hipMemAdvise_v2) real, void * a0, uint64_t a1, int32_t a2, rpg_hip_blob8_4 a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9871,13 +11688,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAdvise_v2(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 302, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAdvise_v2(void * a0, uint64_t a1, int32_t a2, rpg_hip_blob8_4 a3)
 {
     __typeof__(&hipMemAdvise_v2) real = (__typeof__(&hipMemAdvise_v2))rpg_hip_real(302);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAdvise_v2(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9887,6 +11705,11 @@ RPG_HIP_EXPORT int32_t hipMemAdvise_v2(void * a0, uint64_t a1, int32_t a2, rpg_h
 RPG_HIP_EXPORT int32_t hipMemAllocHost(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMemAllocHost(__typeof__(&hipMemAllocHost) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -9899,13 +11722,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAllocHost(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 303, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAllocHost(void * a0, uint64_t a1)
 {
     __typeof__(&hipMemAllocHost) real = (__typeof__(&hipMemAllocHost))rpg_hip_real(303);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAllocHost(real, a0, a1);
     return real(a0, a1);
 }
@@ -9915,6 +11739,11 @@ RPG_HIP_EXPORT int32_t hipMemAllocHost(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMemAllocPitch(void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemAllocPitch(__typeof__(&hipMemAllocPitch) real, void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -9930,13 +11759,14 @@ static __attribute__((noinline)) int32_t traced_hipMemAllocPitch(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 304, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemAllocPitch(void * a0, void * a1, uint64_t a2, uint64_t a3, uint32_t a4)
 {
     __typeof__(&hipMemAllocPitch) real = (__typeof__(&hipMemAllocPitch))rpg_hip_real(304);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemAllocPitch(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -9946,6 +11776,11 @@ RPG_HIP_EXPORT int32_t hipMemAllocPitch(void * a0, void * a1, uint64_t a2, uint6
 RPG_HIP_EXPORT int32_t hipMemCreate(void * a0, uint64_t a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemCreate(__typeof__(&hipMemCreate) real, void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9960,13 +11795,14 @@ static __attribute__((noinline)) int32_t traced_hipMemCreate(__typeof__(&hipMemC
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 305, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemCreate(void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipMemCreate) real = (__typeof__(&hipMemCreate))rpg_hip_real(305);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemCreate(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -9976,6 +11812,11 @@ RPG_HIP_EXPORT int32_t hipMemCreate(void * a0, uint64_t a1, void * a2, uint64_t 
 RPG_HIP_EXPORT int32_t hipMemExportToShareableHandle(void * a0, void * a1, int32_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemExportToShareableHandle(__typeof__(&hipMemExportToShareableHandle) real, void * a0, void * a1, int32_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -9990,13 +11831,14 @@ static __attribute__((noinline)) int32_t traced_hipMemExportToShareableHandle(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 306, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemExportToShareableHandle(void * a0, void * a1, int32_t a2, uint64_t a3)
 {
     __typeof__(&hipMemExportToShareableHandle) real = (__typeof__(&hipMemExportToShareableHandle))rpg_hip_real(306);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemExportToShareableHandle(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10006,6 +11848,11 @@ RPG_HIP_EXPORT int32_t hipMemExportToShareableHandle(void * a0, void * a1, int32
 RPG_HIP_EXPORT int32_t hipMemGetAccess(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemGetAccess(__typeof__(&hipMemGetAccess) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10019,13 +11866,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetAccess(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 307, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetAccess(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipMemGetAccess) real = (__typeof__(&hipMemGetAccess))rpg_hip_real(307);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetAccess(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10035,6 +11883,11 @@ RPG_HIP_EXPORT int32_t hipMemGetAccess(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemGetAddressRange(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemGetAddressRange(__typeof__(&hipMemGetAddressRange) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10048,13 +11901,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetAddressRange(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 308, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetAddressRange(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipMemGetAddressRange) real = (__typeof__(&hipMemGetAddressRange))rpg_hip_real(308);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetAddressRange(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10064,6 +11918,11 @@ RPG_HIP_EXPORT int32_t hipMemGetAddressRange(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemGetAllocationGranularity(void * a0, void * a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemGetAllocationGranularity(__typeof__(&hipMemGetAllocationGranularity) real, void * a0, void * a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10077,13 +11936,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetAllocationGranularity(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 309, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetAllocationGranularity(void * a0, void * a1, int32_t a2)
 {
     __typeof__(&hipMemGetAllocationGranularity) real = (__typeof__(&hipMemGetAllocationGranularity))rpg_hip_real(309);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetAllocationGranularity(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10093,6 +11953,11 @@ RPG_HIP_EXPORT int32_t hipMemGetAllocationGranularity(void * a0, void * a1, int3
 RPG_HIP_EXPORT int32_t hipMemGetAllocationPropertiesFromHandle(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemGetAllocationPropertiesFromHandle(__typeof__(&hipMemGetAllocationPropertiesFromHandle) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10105,13 +11970,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetAllocationPropertiesFro
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 310, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetAllocationPropertiesFromHandle(void * a0, void * a1)
 {
     __typeof__(&hipMemGetAllocationPropertiesFromHandle) real = (__typeof__(&hipMemGetAllocationPropertiesFromHandle))rpg_hip_real(310);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetAllocationPropertiesFromHandle(real, a0, a1);
     return real(a0, a1);
 }
@@ -10121,6 +11987,11 @@ RPG_HIP_EXPORT int32_t hipMemGetAllocationPropertiesFromHandle(void * a0, void *
 RPG_HIP_EXPORT int32_t hipMemGetHandleForAddressRange(void * a0, void * a1, uint64_t a2, int32_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemGetHandleForAddressRange(__typeof__(&hipMemGetHandleForAddressRange) real, void * a0, void * a1, uint64_t a2, int32_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -10136,13 +12007,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetHandleForAddressRange(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 311, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetHandleForAddressRange(void * a0, void * a1, uint64_t a2, int32_t a3, uint64_t a4)
 {
     __typeof__(&hipMemGetHandleForAddressRange) real = (__typeof__(&hipMemGetHandleForAddressRange))rpg_hip_real(311);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetHandleForAddressRange(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -10152,6 +12024,11 @@ RPG_HIP_EXPORT int32_t hipMemGetHandleForAddressRange(void * a0, void * a1, uint
 RPG_HIP_EXPORT int32_t hipMemGetInfo(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemGetInfo(__typeof__(&hipMemGetInfo) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10164,13 +12041,14 @@ static __attribute__((noinline)) int32_t traced_hipMemGetInfo(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 312, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemGetInfo(void * a0, void * a1)
 {
     __typeof__(&hipMemGetInfo) real = (__typeof__(&hipMemGetInfo))rpg_hip_real(312);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemGetInfo(real, a0, a1);
     return real(a0, a1);
 }
@@ -10180,6 +12058,11 @@ RPG_HIP_EXPORT int32_t hipMemGetInfo(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemImportFromShareableHandle(void * a0, void * a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemImportFromShareableHandle(__typeof__(&hipMemImportFromShareableHandle) real, void * a0, void * a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10193,13 +12076,14 @@ static __attribute__((noinline)) int32_t traced_hipMemImportFromShareableHandle(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 313, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemImportFromShareableHandle(void * a0, void * a1, int32_t a2)
 {
     __typeof__(&hipMemImportFromShareableHandle) real = (__typeof__(&hipMemImportFromShareableHandle))rpg_hip_real(313);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemImportFromShareableHandle(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10209,6 +12093,11 @@ RPG_HIP_EXPORT int32_t hipMemImportFromShareableHandle(void * a0, void * a1, int
 RPG_HIP_EXPORT int32_t hipMemMap(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemMap(__typeof__(&hipMemMap) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -10224,13 +12113,14 @@ static __attribute__((noinline)) int32_t traced_hipMemMap(__typeof__(&hipMemMap)
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 314, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemMap(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4)
 {
     __typeof__(&hipMemMap) real = (__typeof__(&hipMemMap))rpg_hip_real(314);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemMap(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -10240,6 +12130,11 @@ RPG_HIP_EXPORT int32_t hipMemMap(void * a0, uint64_t a1, uint64_t a2, void * a3,
 RPG_HIP_EXPORT int32_t hipMemMapArrayAsync(void * a0, uint32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemMapArrayAsync(__typeof__(&hipMemMapArrayAsync) real, void * a0, uint32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a2);
     int32_t r = real(a0, a1, a2);
@@ -10253,13 +12148,14 @@ static __attribute__((noinline)) int32_t traced_hipMemMapArrayAsync(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 315, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemMapArrayAsync(void * a0, uint32_t a1, void * a2)
 {
     __typeof__(&hipMemMapArrayAsync) real = (__typeof__(&hipMemMapArrayAsync))rpg_hip_real(315);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemMapArrayAsync(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10269,6 +12165,11 @@ RPG_HIP_EXPORT int32_t hipMemMapArrayAsync(void * a0, uint32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemPoolCreate(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemPoolCreate(__typeof__(&hipMemPoolCreate) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10281,13 +12182,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolCreate(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 316, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolCreate(void * a0, void * a1)
 {
     __typeof__(&hipMemPoolCreate) real = (__typeof__(&hipMemPoolCreate))rpg_hip_real(316);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolCreate(real, a0, a1);
     return real(a0, a1);
 }
@@ -10297,6 +12199,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolCreate(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemPoolDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemPoolDestroy(__typeof__(&hipMemPoolDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -10308,13 +12215,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolDestroy(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 317, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolDestroy(void * a0)
 {
     __typeof__(&hipMemPoolDestroy) real = (__typeof__(&hipMemPoolDestroy))rpg_hip_real(317);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolDestroy(real, a0);
     return real(a0);
 }
@@ -10324,6 +12232,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipMemPoolExportPointer(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemPoolExportPointer(__typeof__(&hipMemPoolExportPointer) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10336,13 +12249,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolExportPointer(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 318, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolExportPointer(void * a0, void * a1)
 {
     __typeof__(&hipMemPoolExportPointer) real = (__typeof__(&hipMemPoolExportPointer))rpg_hip_real(318);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolExportPointer(real, a0, a1);
     return real(a0, a1);
 }
@@ -10352,6 +12266,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolExportPointer(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemPoolExportToShareableHandle(void * a0, void * a1, int32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemPoolExportToShareableHandle(__typeof__(&hipMemPoolExportToShareableHandle) real, void * a0, void * a1, int32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -10366,13 +12285,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolExportToShareableHandl
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 319, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolExportToShareableHandle(void * a0, void * a1, int32_t a2, uint32_t a3)
 {
     __typeof__(&hipMemPoolExportToShareableHandle) real = (__typeof__(&hipMemPoolExportToShareableHandle))rpg_hip_real(319);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolExportToShareableHandle(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10382,6 +12302,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolExportToShareableHandle(void * a0, void * a1, i
 RPG_HIP_EXPORT int32_t hipMemPoolGetAccess(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemPoolGetAccess(__typeof__(&hipMemPoolGetAccess) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10395,13 +12320,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolGetAccess(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 320, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolGetAccess(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipMemPoolGetAccess) real = (__typeof__(&hipMemPoolGetAccess))rpg_hip_real(320);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolGetAccess(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10411,6 +12337,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolGetAccess(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemPoolGetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemPoolGetAttribute(__typeof__(&hipMemPoolGetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10424,13 +12355,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolGetAttribute(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 321, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolGetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipMemPoolGetAttribute) real = (__typeof__(&hipMemPoolGetAttribute))rpg_hip_real(321);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10440,6 +12372,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolGetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemPoolImportFromShareableHandle(void * a0, void * a1, int32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemPoolImportFromShareableHandle(__typeof__(&hipMemPoolImportFromShareableHandle) real, void * a0, void * a1, int32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -10454,13 +12391,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolImportFromShareableHan
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 322, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolImportFromShareableHandle(void * a0, void * a1, int32_t a2, uint32_t a3)
 {
     __typeof__(&hipMemPoolImportFromShareableHandle) real = (__typeof__(&hipMemPoolImportFromShareableHandle))rpg_hip_real(322);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolImportFromShareableHandle(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10470,6 +12408,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolImportFromShareableHandle(void * a0, void * a1,
 RPG_HIP_EXPORT int32_t hipMemPoolImportPointer(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemPoolImportPointer(__typeof__(&hipMemPoolImportPointer) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10483,13 +12426,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolImportPointer(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 323, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolImportPointer(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipMemPoolImportPointer) real = (__typeof__(&hipMemPoolImportPointer))rpg_hip_real(323);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolImportPointer(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10499,6 +12443,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolImportPointer(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemPoolSetAccess(void * a0, void * a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemPoolSetAccess(__typeof__(&hipMemPoolSetAccess) real, void * a0, void * a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10512,13 +12461,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolSetAccess(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 324, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolSetAccess(void * a0, void * a1, uint64_t a2)
 {
     __typeof__(&hipMemPoolSetAccess) real = (__typeof__(&hipMemPoolSetAccess))rpg_hip_real(324);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolSetAccess(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10528,6 +12478,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolSetAccess(void * a0, void * a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemPoolSetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipMemPoolSetAttribute(__typeof__(&hipMemPoolSetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -10541,13 +12496,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolSetAttribute(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 325, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolSetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipMemPoolSetAttribute) real = (__typeof__(&hipMemPoolSetAttribute))rpg_hip_real(325);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolSetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -10557,6 +12513,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolSetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipMemPoolTrimTo(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMemPoolTrimTo(__typeof__(&hipMemPoolTrimTo) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10569,13 +12530,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPoolTrimTo(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 326, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPoolTrimTo(void * a0, uint64_t a1)
 {
     __typeof__(&hipMemPoolTrimTo) real = (__typeof__(&hipMemPoolTrimTo))rpg_hip_real(326);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPoolTrimTo(real, a0, a1);
     return real(a0, a1);
 }
@@ -10585,6 +12547,11 @@ RPG_HIP_EXPORT int32_t hipMemPoolTrimTo(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMemPrefetchAsync(void * a0, uint64_t a1, int32_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemPrefetchAsync(__typeof__(&hipMemPrefetchAsync) real, void * a0, uint64_t a1, int32_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -10599,13 +12566,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPrefetchAsync(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 327, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPrefetchAsync(void * a0, uint64_t a1, int32_t a2, void * a3)
 {
     __typeof__(&hipMemPrefetchAsync) real = (__typeof__(&hipMemPrefetchAsync))rpg_hip_real(327);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPrefetchAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10615,6 +12583,11 @@ RPG_HIP_EXPORT int32_t hipMemPrefetchAsync(void * a0, uint64_t a1, int32_t a2, v
 RPG_HIP_EXPORT int32_t hipMemPrefetchAsync_v2(void * a0, uint64_t a1, rpg_hip_blob8_4 a2, uint32_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemPrefetchAsync_v2(__typeof__(&hipMemPrefetchAsync_v2) real, void * a0, uint64_t a1, rpg_hip_blob8_4 a2, uint32_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -10630,13 +12603,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPrefetchAsync_v2(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 328, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPrefetchAsync_v2(void * a0, uint64_t a1, rpg_hip_blob8_4 a2, uint32_t a3, void * a4)
 {
     __typeof__(&hipMemPrefetchAsync_v2) real = (__typeof__(&hipMemPrefetchAsync_v2))rpg_hip_real(328);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPrefetchAsync_v2(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -10646,6 +12620,11 @@ RPG_HIP_EXPORT int32_t hipMemPrefetchAsync_v2(void * a0, uint64_t a1, rpg_hip_bl
 RPG_HIP_EXPORT int32_t hipMemPtrGetInfo(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemPtrGetInfo(__typeof__(&hipMemPtrGetInfo) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10658,13 +12637,14 @@ static __attribute__((noinline)) int32_t traced_hipMemPtrGetInfo(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 329, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemPtrGetInfo(void * a0, void * a1)
 {
     __typeof__(&hipMemPtrGetInfo) real = (__typeof__(&hipMemPtrGetInfo))rpg_hip_real(329);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemPtrGetInfo(real, a0, a1);
     return real(a0, a1);
 }
@@ -10674,6 +12654,11 @@ RPG_HIP_EXPORT int32_t hipMemPtrGetInfo(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemRangeGetAttribute(void * a0, uint64_t a1, int32_t a2, void * a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemRangeGetAttribute(__typeof__(&hipMemRangeGetAttribute) real, void * a0, uint64_t a1, int32_t a2, void * a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -10689,13 +12674,14 @@ static __attribute__((noinline)) int32_t traced_hipMemRangeGetAttribute(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 330, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemRangeGetAttribute(void * a0, uint64_t a1, int32_t a2, void * a3, uint64_t a4)
 {
     __typeof__(&hipMemRangeGetAttribute) real = (__typeof__(&hipMemRangeGetAttribute))rpg_hip_real(330);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemRangeGetAttribute(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -10705,6 +12691,11 @@ RPG_HIP_EXPORT int32_t hipMemRangeGetAttribute(void * a0, uint64_t a1, int32_t a
 RPG_HIP_EXPORT int32_t hipMemRangeGetAttributes(void * a0, void * a1, void * a2, uint64_t a3, void * a4, uint64_t a5);
 static __attribute__((noinline)) int32_t traced_hipMemRangeGetAttributes(__typeof__(&hipMemRangeGetAttributes) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, uint64_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -10721,13 +12712,14 @@ static __attribute__((noinline)) int32_t traced_hipMemRangeGetAttributes(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 331, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemRangeGetAttributes(void * a0, void * a1, void * a2, uint64_t a3, void * a4, uint64_t a5)
 {
     __typeof__(&hipMemRangeGetAttributes) real = (__typeof__(&hipMemRangeGetAttributes))rpg_hip_real(331);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemRangeGetAttributes(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -10737,6 +12729,11 @@ RPG_HIP_EXPORT int32_t hipMemRangeGetAttributes(void * a0, void * a1, void * a2,
 RPG_HIP_EXPORT int32_t hipMemRelease(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemRelease(__typeof__(&hipMemRelease) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -10748,13 +12745,14 @@ static __attribute__((noinline)) int32_t traced_hipMemRelease(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 332, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemRelease(void * a0)
 {
     __typeof__(&hipMemRelease) real = (__typeof__(&hipMemRelease))rpg_hip_real(332);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemRelease(real, a0);
     return real(a0);
 }
@@ -10764,6 +12762,11 @@ RPG_HIP_EXPORT int32_t hipMemRelease(void * a0)
 RPG_HIP_EXPORT int32_t hipMemRetainAllocationHandle(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemRetainAllocationHandle(__typeof__(&hipMemRetainAllocationHandle) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10776,13 +12779,14 @@ static __attribute__((noinline)) int32_t traced_hipMemRetainAllocationHandle(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 333, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemRetainAllocationHandle(void * a0, void * a1)
 {
     __typeof__(&hipMemRetainAllocationHandle) real = (__typeof__(&hipMemRetainAllocationHandle))rpg_hip_real(333);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemRetainAllocationHandle(real, a0, a1);
     return real(a0, a1);
 }
@@ -10792,6 +12796,11 @@ RPG_HIP_EXPORT int32_t hipMemRetainAllocationHandle(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemSetAccess(void * a0, uint64_t a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemSetAccess(__typeof__(&hipMemSetAccess) real, void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -10806,13 +12815,14 @@ static __attribute__((noinline)) int32_t traced_hipMemSetAccess(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 334, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemSetAccess(void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipMemSetAccess) real = (__typeof__(&hipMemSetAccess))rpg_hip_real(334);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemSetAccess(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10822,6 +12832,11 @@ RPG_HIP_EXPORT int32_t hipMemSetAccess(void * a0, uint64_t a1, void * a2, uint64
 RPG_HIP_EXPORT int32_t hipMemUnmap(void * a0, uint64_t a1);
 static __attribute__((noinline)) int32_t traced_hipMemUnmap(__typeof__(&hipMemUnmap) real, void * a0, uint64_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -10834,13 +12849,14 @@ static __attribute__((noinline)) int32_t traced_hipMemUnmap(__typeof__(&hipMemUn
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 335, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemUnmap(void * a0, uint64_t a1)
 {
     __typeof__(&hipMemUnmap) real = (__typeof__(&hipMemUnmap))rpg_hip_real(335);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemUnmap(real, a0, a1);
     return real(a0, a1);
 }
@@ -10850,6 +12866,11 @@ RPG_HIP_EXPORT int32_t hipMemUnmap(void * a0, uint64_t a1)
 RPG_HIP_EXPORT int32_t hipMemcpy(void * a0, void * a1, uint64_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpy(__typeof__(&hipMemcpy) real, void * a0, void * a1, uint64_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -10864,13 +12885,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy(__typeof__(&hipMemcpy)
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 336, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy(void * a0, void * a1, uint64_t a2, int32_t a3)
 {
     __typeof__(&hipMemcpy) real = (__typeof__(&hipMemcpy))rpg_hip_real(336);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -10880,6 +12902,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy(void * a0, void * a1, uint64_t a2, int32_t a3)
 RPG_HIP_EXPORT int32_t hipMemcpy2D(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2D(__typeof__(&hipMemcpy2D) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -10897,13 +12924,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2D(__typeof__(&hipMemcp
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 337, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2D(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
     __typeof__(&hipMemcpy2D) real = (__typeof__(&hipMemcpy2D))rpg_hip_real(337);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2D(real, a0, a1, a2, a3, a4, a5, a6);
     return real(a0, a1, a2, a3, a4, a5, a6);
 }
@@ -10913,6 +12941,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2D(void * a0, uint64_t a1, void * a2, uint64_t a
 RPG_HIP_EXPORT int32_t hipMemcpy2DArrayToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, int32_t a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DArrayToArray(__typeof__(&hipMemcpy2DArrayToArray) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -10932,13 +12965,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DArrayToArray(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 338, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DArrayToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, int32_t a8)
 {
     __typeof__(&hipMemcpy2DArrayToArray) real = (__typeof__(&hipMemcpy2DArrayToArray))rpg_hip_real(338);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DArrayToArray(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -10948,6 +12982,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DArrayToArray(void * a0, uint64_t a1, uint64_t 
 RPG_HIP_EXPORT int32_t hipMemcpy2DAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DAsync(__typeof__(&hipMemcpy2DAsync) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a7);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -10966,13 +13005,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DAsync(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 339, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7)
 {
     __typeof__(&hipMemcpy2DAsync) real = (__typeof__(&hipMemcpy2DAsync))rpg_hip_real(339);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DAsync(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -10982,6 +13022,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DAsync(void * a0, uint64_t a1, void * a2, uint6
 RPG_HIP_EXPORT int32_t hipMemcpy2DAsync_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DAsync_spt(__typeof__(&hipMemcpy2DAsync_spt) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a7);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -11000,13 +13045,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DAsync_spt(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 340, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DAsync_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6, void * a7)
 {
     __typeof__(&hipMemcpy2DAsync_spt) real = (__typeof__(&hipMemcpy2DAsync_spt))rpg_hip_real(340);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DAsync_spt(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -11016,6 +13062,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DAsync_spt(void * a0, uint64_t a1, void * a2, u
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArray(__typeof__(&hipMemcpy2DFromArray) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -11034,13 +13085,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArray(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 341, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
     __typeof__(&hipMemcpy2DFromArray) real = (__typeof__(&hipMemcpy2DFromArray))rpg_hip_real(341);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DFromArray(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -11050,6 +13102,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray(void * a0, uint64_t a1, void * a2, u
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArrayAsync(__typeof__(&hipMemcpy2DFromArrayAsync) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -11069,13 +13126,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArrayAsync(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 342, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
     __typeof__(&hipMemcpy2DFromArrayAsync) real = (__typeof__(&hipMemcpy2DFromArrayAsync))rpg_hip_real(342);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DFromArrayAsync(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -11085,6 +13143,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync(void * a0, uint64_t a1, void * 
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArrayAsync_spt(__typeof__(&hipMemcpy2DFromArrayAsync_spt) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -11104,13 +13167,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArrayAsync_spt(__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 343, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
     __typeof__(&hipMemcpy2DFromArrayAsync_spt) real = (__typeof__(&hipMemcpy2DFromArrayAsync_spt))rpg_hip_real(343);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DFromArrayAsync_spt(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -11120,6 +13184,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DFromArrayAsync_spt(void * a0, uint64_t a1, voi
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArray_spt(__typeof__(&hipMemcpy2DFromArray_spt) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -11138,13 +13207,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DFromArray_spt(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 344, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
     __typeof__(&hipMemcpy2DFromArray_spt) real = (__typeof__(&hipMemcpy2DFromArray_spt))rpg_hip_real(344);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DFromArray_spt(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -11154,6 +13224,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DFromArray_spt(void * a0, uint64_t a1, void * a
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArray(__typeof__(&hipMemcpy2DToArray) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -11172,13 +13247,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArray(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 345, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
     __typeof__(&hipMemcpy2DToArray) real = (__typeof__(&hipMemcpy2DToArray))rpg_hip_real(345);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DToArray(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -11188,6 +13264,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DToArray(void * a0, uint64_t a1, uint64_t a2, v
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArrayAsync(__typeof__(&hipMemcpy2DToArrayAsync) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -11207,13 +13288,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArrayAsync(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 346, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
     __typeof__(&hipMemcpy2DToArrayAsync) real = (__typeof__(&hipMemcpy2DToArrayAsync))rpg_hip_real(346);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DToArrayAsync(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -11223,6 +13305,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync(void * a0, uint64_t a1, uint64_t 
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync_spt(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArrayAsync_spt(__typeof__(&hipMemcpy2DToArrayAsync_spt) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -11242,13 +13329,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArrayAsync_spt(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 347, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync_spt(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7, void * a8)
 {
     __typeof__(&hipMemcpy2DToArrayAsync_spt) real = (__typeof__(&hipMemcpy2DToArrayAsync_spt))rpg_hip_real(347);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DToArrayAsync_spt(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -11258,6 +13346,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DToArrayAsync_spt(void * a0, uint64_t a1, uint6
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArray_spt(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArray_spt(__typeof__(&hipMemcpy2DToArray_spt) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7);
@@ -11276,13 +13369,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2DToArray_spt(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 348, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2DToArray_spt(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, uint64_t a5, uint64_t a6, int32_t a7)
 {
     __typeof__(&hipMemcpy2DToArray_spt) real = (__typeof__(&hipMemcpy2DToArray_spt))rpg_hip_real(348);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2DToArray_spt(real, a0, a1, a2, a3, a4, a5, a6, a7);
     return real(a0, a1, a2, a3, a4, a5, a6, a7);
 }
@@ -11292,6 +13386,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2DToArray_spt(void * a0, uint64_t a1, uint64_t a
 RPG_HIP_EXPORT int32_t hipMemcpy2D_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6);
 static __attribute__((noinline)) int32_t traced_hipMemcpy2D_spt(__typeof__(&hipMemcpy2D_spt) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6);
@@ -11309,13 +13408,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy2D_spt(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 349, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy2D_spt(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4, uint64_t a5, int32_t a6)
 {
     __typeof__(&hipMemcpy2D_spt) real = (__typeof__(&hipMemcpy2D_spt))rpg_hip_real(349);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy2D_spt(real, a0, a1, a2, a3, a4, a5, a6);
     return real(a0, a1, a2, a3, a4, a5, a6);
 }
@@ -11325,6 +13425,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy2D_spt(void * a0, uint64_t a1, void * a2, uint64
 RPG_HIP_EXPORT int32_t hipMemcpy3D(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3D(__typeof__(&hipMemcpy3D) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -11336,13 +13441,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3D(__typeof__(&hipMemcp
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 350, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3D(void * a0)
 {
     __typeof__(&hipMemcpy3D) real = (__typeof__(&hipMemcpy3D))rpg_hip_real(350);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3D(real, a0);
     return real(a0);
 }
@@ -11352,6 +13458,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3D(void * a0)
 RPG_HIP_EXPORT int32_t hipMemcpy3DAsync(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3DAsync(__typeof__(&hipMemcpy3DAsync) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -11364,13 +13475,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3DAsync(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 351, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3DAsync(void * a0, void * a1)
 {
     __typeof__(&hipMemcpy3DAsync) real = (__typeof__(&hipMemcpy3DAsync))rpg_hip_real(351);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3DAsync(real, a0, a1);
     return real(a0, a1);
 }
@@ -11380,6 +13492,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3DAsync(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemcpy3DAsync_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3DAsync_spt(__typeof__(&hipMemcpy3DAsync_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -11392,13 +13509,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3DAsync_spt(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 352, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3DAsync_spt(void * a0, void * a1)
 {
     __typeof__(&hipMemcpy3DAsync_spt) real = (__typeof__(&hipMemcpy3DAsync_spt))rpg_hip_real(352);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3DAsync_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -11408,6 +13526,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3DAsync_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemcpy3DBatchAsync(uint64_t a0, void * a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3DBatchAsync(__typeof__(&hipMemcpy3DBatchAsync) real, uint64_t a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11423,13 +13546,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3DBatchAsync(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 353, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3DBatchAsync(uint64_t a0, void * a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipMemcpy3DBatchAsync) real = (__typeof__(&hipMemcpy3DBatchAsync))rpg_hip_real(353);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3DBatchAsync(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11439,6 +13563,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3DBatchAsync(uint64_t a0, void * a1, void * a2, 
 RPG_HIP_EXPORT int32_t hipMemcpy3DPeer(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3DPeer(__typeof__(&hipMemcpy3DPeer) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -11450,13 +13579,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3DPeer(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 354, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3DPeer(void * a0)
 {
     __typeof__(&hipMemcpy3DPeer) real = (__typeof__(&hipMemcpy3DPeer))rpg_hip_real(354);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3DPeer(real, a0);
     return real(a0);
 }
@@ -11466,6 +13596,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3DPeer(void * a0)
 RPG_HIP_EXPORT int32_t hipMemcpy3DPeerAsync(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3DPeerAsync(__typeof__(&hipMemcpy3DPeerAsync) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -11478,13 +13613,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3DPeerAsync(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 355, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3DPeerAsync(void * a0, void * a1)
 {
     __typeof__(&hipMemcpy3DPeerAsync) real = (__typeof__(&hipMemcpy3DPeerAsync))rpg_hip_real(355);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3DPeerAsync(real, a0, a1);
     return real(a0, a1);
 }
@@ -11494,6 +13630,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3DPeerAsync(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemcpy3D_spt(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemcpy3D_spt(__typeof__(&hipMemcpy3D_spt) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -11505,13 +13646,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy3D_spt(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 356, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy3D_spt(void * a0)
 {
     __typeof__(&hipMemcpy3D_spt) real = (__typeof__(&hipMemcpy3D_spt))rpg_hip_real(356);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy3D_spt(real, a0);
     return real(a0);
 }
@@ -11521,6 +13663,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy3D_spt(void * a0)
 RPG_HIP_EXPORT int32_t hipMemcpyAsync(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAsync(__typeof__(&hipMemcpyAsync) real, void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11536,13 +13683,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAsync(__typeof__(&hipMe
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 357, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAsync(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
     __typeof__(&hipMemcpyAsync) real = (__typeof__(&hipMemcpyAsync))rpg_hip_real(357);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAsync(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11552,6 +13700,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAsync(void * a0, void * a1, uint64_t a2, int32_t
 RPG_HIP_EXPORT int32_t hipMemcpyAsync_spt(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAsync_spt(__typeof__(&hipMemcpyAsync_spt) real, void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11567,13 +13720,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAsync_spt(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 358, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAsync_spt(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
     __typeof__(&hipMemcpyAsync_spt) real = (__typeof__(&hipMemcpyAsync_spt))rpg_hip_real(358);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAsync_spt(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11583,6 +13737,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAsync_spt(void * a0, void * a1, uint64_t a2, int
 RPG_HIP_EXPORT int32_t hipMemcpyAtoA(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAtoA(__typeof__(&hipMemcpyAtoA) real, void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11598,13 +13757,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAtoA(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 359, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAtoA(void * a0, uint64_t a1, void * a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemcpyAtoA) real = (__typeof__(&hipMemcpyAtoA))rpg_hip_real(359);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAtoA(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11614,6 +13774,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAtoA(void * a0, uint64_t a1, void * a2, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyAtoD(void * a0, void * a1, uint64_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAtoD(__typeof__(&hipMemcpyAtoD) real, void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -11628,13 +13793,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAtoD(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 360, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAtoD(void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
     __typeof__(&hipMemcpyAtoD) real = (__typeof__(&hipMemcpyAtoD))rpg_hip_real(360);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAtoD(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -11644,6 +13810,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAtoD(void * a0, void * a1, uint64_t a2, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyAtoH(void * a0, void * a1, uint64_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAtoH(__typeof__(&hipMemcpyAtoH) real, void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -11658,13 +13829,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAtoH(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 361, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAtoH(void * a0, void * a1, uint64_t a2, uint64_t a3)
 {
     __typeof__(&hipMemcpyAtoH) real = (__typeof__(&hipMemcpyAtoH))rpg_hip_real(361);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAtoH(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -11674,6 +13846,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAtoH(void * a0, void * a1, uint64_t a2, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyAtoHAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyAtoHAsync(__typeof__(&hipMemcpyAtoHAsync) real, void * a0, void * a1, uint64_t a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11689,13 +13866,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyAtoHAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 362, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyAtoHAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipMemcpyAtoHAsync) real = (__typeof__(&hipMemcpyAtoHAsync))rpg_hip_real(362);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyAtoHAsync(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11705,6 +13883,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyAtoHAsync(void * a0, void * a1, uint64_t a2, uin
 RPG_HIP_EXPORT int32_t hipMemcpyBatchAsync(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, void * a7, void * a8);
 static __attribute__((noinline)) int32_t traced_hipMemcpyBatchAsync(__typeof__(&hipMemcpyBatchAsync) real, void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, void * a7, void * a8)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
@@ -11724,13 +13907,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyBatchAsync(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 363, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyBatchAsync(void * a0, void * a1, void * a2, uint64_t a3, void * a4, void * a5, uint64_t a6, void * a7, void * a8)
 {
     __typeof__(&hipMemcpyBatchAsync) real = (__typeof__(&hipMemcpyBatchAsync))rpg_hip_real(363);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyBatchAsync(real, a0, a1, a2, a3, a4, a5, a6, a7, a8);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
@@ -11740,6 +13924,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyBatchAsync(void * a0, void * a1, void * a2, uint
 RPG_HIP_EXPORT int32_t hipMemcpyDtoA(void * a0, uint64_t a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyDtoA(__typeof__(&hipMemcpyDtoA) real, void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -11754,13 +13943,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyDtoA(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 364, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyDtoA(void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipMemcpyDtoA) real = (__typeof__(&hipMemcpyDtoA))rpg_hip_real(364);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyDtoA(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -11770,6 +13960,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyDtoA(void * a0, uint64_t a1, void * a2, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyDtoD(void * a0, void * a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemcpyDtoD(__typeof__(&hipMemcpyDtoD) real, void * a0, void * a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -11783,13 +13978,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyDtoD(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 365, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyDtoD(void * a0, void * a1, uint64_t a2)
 {
     __typeof__(&hipMemcpyDtoD) real = (__typeof__(&hipMemcpyDtoD))rpg_hip_real(365);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyDtoD(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -11799,6 +13995,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyDtoD(void * a0, void * a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemcpyDtoDAsync(void * a0, void * a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyDtoDAsync(__typeof__(&hipMemcpyDtoDAsync) real, void * a0, void * a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -11813,13 +14014,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyDtoDAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 366, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyDtoDAsync(void * a0, void * a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemcpyDtoDAsync) real = (__typeof__(&hipMemcpyDtoDAsync))rpg_hip_real(366);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyDtoDAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -11829,6 +14031,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyDtoDAsync(void * a0, void * a1, uint64_t a2, voi
 RPG_HIP_EXPORT int32_t hipMemcpyDtoH(void * a0, void * a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemcpyDtoH(__typeof__(&hipMemcpyDtoH) real, void * a0, void * a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -11842,13 +14049,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyDtoH(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 367, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyDtoH(void * a0, void * a1, uint64_t a2)
 {
     __typeof__(&hipMemcpyDtoH) real = (__typeof__(&hipMemcpyDtoH))rpg_hip_real(367);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyDtoH(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -11858,6 +14066,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyDtoH(void * a0, void * a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemcpyDtoHAsync(void * a0, void * a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyDtoHAsync(__typeof__(&hipMemcpyDtoHAsync) real, void * a0, void * a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -11872,13 +14085,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyDtoHAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 368, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyDtoHAsync(void * a0, void * a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemcpyDtoHAsync) real = (__typeof__(&hipMemcpyDtoHAsync))rpg_hip_real(368);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyDtoHAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -11888,6 +14102,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyDtoHAsync(void * a0, void * a1, uint64_t a2, voi
 RPG_HIP_EXPORT int32_t hipMemcpyFromArray(void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromArray(__typeof__(&hipMemcpyFromArray) real, void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -11904,13 +14123,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromArray(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 369, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromArray(void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipMemcpyFromArray) real = (__typeof__(&hipMemcpyFromArray))rpg_hip_real(369);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromArray(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -11920,6 +14140,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromArray(void * a0, void * a1, uint64_t a2, uin
 RPG_HIP_EXPORT int32_t hipMemcpyFromArray_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromArray_spt(__typeof__(&hipMemcpyFromArray_spt) real, void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -11936,13 +14161,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromArray_spt(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 370, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromArray_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipMemcpyFromArray_spt) real = (__typeof__(&hipMemcpyFromArray_spt))rpg_hip_real(370);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromArray_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -11952,6 +14178,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromArray_spt(void * a0, void * a1, uint64_t a2,
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbol(__typeof__(&hipMemcpyFromSymbol) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -11967,13 +14198,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbol(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 371, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipMemcpyFromSymbol) real = (__typeof__(&hipMemcpyFromSymbol))rpg_hip_real(371);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromSymbol(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -11983,6 +14215,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol(void * a0, void * a1, uint64_t a2, ui
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbolAsync(__typeof__(&hipMemcpyFromSymbolAsync) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -11999,13 +14236,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbolAsync(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 372, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
     __typeof__(&hipMemcpyFromSymbolAsync) real = (__typeof__(&hipMemcpyFromSymbolAsync))rpg_hip_real(372);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromSymbolAsync(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12015,6 +14253,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync(void * a0, void * a1, uint64_t a
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbolAsync_spt(__typeof__(&hipMemcpyFromSymbolAsync_spt) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12031,13 +14274,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbolAsync_spt(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 373, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
     __typeof__(&hipMemcpyFromSymbolAsync_spt) real = (__typeof__(&hipMemcpyFromSymbolAsync_spt))rpg_hip_real(373);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromSymbolAsync_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12047,6 +14291,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromSymbolAsync_spt(void * a0, void * a1, uint64
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbol_spt(__typeof__(&hipMemcpyFromSymbol_spt) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12062,13 +14311,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyFromSymbol_spt(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 374, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipMemcpyFromSymbol_spt) real = (__typeof__(&hipMemcpyFromSymbol_spt))rpg_hip_real(374);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyFromSymbol_spt(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12078,6 +14328,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyFromSymbol_spt(void * a0, void * a1, uint64_t a2
 RPG_HIP_EXPORT int32_t hipMemcpyHtoA(void * a0, uint64_t a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyHtoA(__typeof__(&hipMemcpyHtoA) real, void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -12092,13 +14347,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyHtoA(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 375, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyHtoA(void * a0, uint64_t a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipMemcpyHtoA) real = (__typeof__(&hipMemcpyHtoA))rpg_hip_real(375);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyHtoA(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12108,6 +14364,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyHtoA(void * a0, uint64_t a1, void * a2, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyHtoAAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyHtoAAsync(__typeof__(&hipMemcpyHtoAAsync) real, void * a0, uint64_t a1, void * a2, uint64_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12123,13 +14384,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyHtoAAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 376, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyHtoAAsync(void * a0, uint64_t a1, void * a2, uint64_t a3, void * a4)
 {
     __typeof__(&hipMemcpyHtoAAsync) real = (__typeof__(&hipMemcpyHtoAAsync))rpg_hip_real(376);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyHtoAAsync(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12139,6 +14401,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyHtoAAsync(void * a0, uint64_t a1, void * a2, uin
 RPG_HIP_EXPORT int32_t hipMemcpyHtoD(void * a0, void * a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemcpyHtoD(__typeof__(&hipMemcpyHtoD) real, void * a0, void * a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -12152,13 +14419,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyHtoD(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 377, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyHtoD(void * a0, void * a1, uint64_t a2)
 {
     __typeof__(&hipMemcpyHtoD) real = (__typeof__(&hipMemcpyHtoD))rpg_hip_real(377);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyHtoD(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -12168,6 +14436,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyHtoD(void * a0, void * a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemcpyHtoDAsync(void * a0, void * a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpyHtoDAsync(__typeof__(&hipMemcpyHtoDAsync) real, void * a0, void * a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12182,13 +14455,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyHtoDAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 378, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyHtoDAsync(void * a0, void * a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemcpyHtoDAsync) real = (__typeof__(&hipMemcpyHtoDAsync))rpg_hip_real(378);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyHtoDAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12198,6 +14472,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyHtoDAsync(void * a0, void * a1, uint64_t a2, voi
 RPG_HIP_EXPORT int32_t hipMemcpyParam2D(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMemcpyParam2D(__typeof__(&hipMemcpyParam2D) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -12209,13 +14488,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyParam2D(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 379, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyParam2D(void * a0)
 {
     __typeof__(&hipMemcpyParam2D) real = (__typeof__(&hipMemcpyParam2D))rpg_hip_real(379);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyParam2D(real, a0);
     return real(a0);
 }
@@ -12225,6 +14505,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyParam2D(void * a0)
 RPG_HIP_EXPORT int32_t hipMemcpyParam2DAsync(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipMemcpyParam2DAsync(__typeof__(&hipMemcpyParam2DAsync) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a1);
     int32_t r = real(a0, a1);
@@ -12237,13 +14522,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyParam2DAsync(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 380, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyParam2DAsync(void * a0, void * a1)
 {
     __typeof__(&hipMemcpyParam2DAsync) real = (__typeof__(&hipMemcpyParam2DAsync))rpg_hip_real(380);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyParam2DAsync(real, a0, a1);
     return real(a0, a1);
 }
@@ -12253,6 +14539,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyParam2DAsync(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipMemcpyPeer(void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyPeer(__typeof__(&hipMemcpyPeer) real, void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12268,13 +14559,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyPeer(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 381, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyPeer(void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4)
 {
     __typeof__(&hipMemcpyPeer) real = (__typeof__(&hipMemcpyPeer))rpg_hip_real(381);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyPeer(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12284,6 +14576,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyPeer(void * a0, int32_t a1, void * a2, int32_t a
 RPG_HIP_EXPORT int32_t hipMemcpyPeerAsync(void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyPeerAsync(__typeof__(&hipMemcpyPeerAsync) real, void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12300,13 +14597,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyPeerAsync(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 382, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyPeerAsync(void * a0, int32_t a1, void * a2, int32_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemcpyPeerAsync) real = (__typeof__(&hipMemcpyPeerAsync))rpg_hip_real(382);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyPeerAsync(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12316,6 +14614,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyPeerAsync(void * a0, int32_t a1, void * a2, int3
 RPG_HIP_EXPORT int32_t hipMemcpyToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyToArray(__typeof__(&hipMemcpyToArray) real, void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12332,13 +14635,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyToArray(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 383, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyToArray(void * a0, uint64_t a1, uint64_t a2, void * a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipMemcpyToArray) real = (__typeof__(&hipMemcpyToArray))rpg_hip_real(383);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyToArray(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12348,6 +14652,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyToArray(void * a0, uint64_t a1, uint64_t a2, voi
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbol(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbol(__typeof__(&hipMemcpyToSymbol) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12363,13 +14672,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbol(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 384, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbol(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipMemcpyToSymbol) real = (__typeof__(&hipMemcpyToSymbol))rpg_hip_real(384);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyToSymbol(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12379,6 +14689,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyToSymbol(void * a0, void * a1, uint64_t a2, uint
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbolAsync(__typeof__(&hipMemcpyToSymbolAsync) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12395,13 +14710,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbolAsync(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 385, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
     __typeof__(&hipMemcpyToSymbolAsync) real = (__typeof__(&hipMemcpyToSymbolAsync))rpg_hip_real(385);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyToSymbolAsync(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12411,6 +14727,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync(void * a0, void * a1, uint64_t a2,
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbolAsync_spt(__typeof__(&hipMemcpyToSymbolAsync_spt) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12427,13 +14748,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbolAsync_spt(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 386, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4, void * a5)
 {
     __typeof__(&hipMemcpyToSymbolAsync_spt) real = (__typeof__(&hipMemcpyToSymbolAsync_spt))rpg_hip_real(386);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyToSymbolAsync_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12443,6 +14765,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyToSymbolAsync_spt(void * a0, void * a1, uint64_t
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbol_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbol_spt(__typeof__(&hipMemcpyToSymbol_spt) real, void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12458,13 +14785,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyToSymbol_spt(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 387, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyToSymbol_spt(void * a0, void * a1, uint64_t a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipMemcpyToSymbol_spt) real = (__typeof__(&hipMemcpyToSymbol_spt))rpg_hip_real(387);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyToSymbol_spt(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12474,6 +14802,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyToSymbol_spt(void * a0, void * a1, uint64_t a2, 
 RPG_HIP_EXPORT int32_t hipMemcpyWithStream(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipMemcpyWithStream(__typeof__(&hipMemcpyWithStream) real, void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a4);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12489,13 +14822,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpyWithStream(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 388, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpyWithStream(void * a0, void * a1, uint64_t a2, int32_t a3, void * a4)
 {
     __typeof__(&hipMemcpyWithStream) real = (__typeof__(&hipMemcpyWithStream))rpg_hip_real(388);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpyWithStream(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12505,6 +14839,11 @@ RPG_HIP_EXPORT int32_t hipMemcpyWithStream(void * a0, void * a1, uint64_t a2, in
 RPG_HIP_EXPORT int32_t hipMemcpy_spt(void * a0, void * a1, uint64_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipMemcpy_spt(__typeof__(&hipMemcpy_spt) real, void * a0, void * a1, uint64_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -12519,13 +14858,14 @@ static __attribute__((noinline)) int32_t traced_hipMemcpy_spt(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 389, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemcpy_spt(void * a0, void * a1, uint64_t a2, int32_t a3)
 {
     __typeof__(&hipMemcpy_spt) real = (__typeof__(&hipMemcpy_spt))rpg_hip_real(389);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemcpy_spt(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12535,6 +14875,11 @@ RPG_HIP_EXPORT int32_t hipMemcpy_spt(void * a0, void * a1, uint64_t a2, int32_t 
 RPG_HIP_EXPORT int32_t hipMemset(void * a0, int32_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemset(__typeof__(&hipMemset) real, void * a0, int32_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -12548,13 +14893,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset(__typeof__(&hipMemset)
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 390, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset(void * a0, int32_t a1, uint64_t a2)
 {
     __typeof__(&hipMemset) real = (__typeof__(&hipMemset))rpg_hip_real(390);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -12564,6 +14910,11 @@ RPG_HIP_EXPORT int32_t hipMemset(void * a0, int32_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemset2D(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemset2D(__typeof__(&hipMemset2D) real, void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12579,13 +14930,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset2D(__typeof__(&hipMemse
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 391, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset2D(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemset2D) real = (__typeof__(&hipMemset2D))rpg_hip_real(391);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset2D(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12595,6 +14947,11 @@ RPG_HIP_EXPORT int32_t hipMemset2D(void * a0, uint64_t a1, int32_t a2, uint64_t 
 RPG_HIP_EXPORT int32_t hipMemset2DAsync(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemset2DAsync(__typeof__(&hipMemset2DAsync) real, void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12611,13 +14968,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset2DAsync(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 392, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset2DAsync(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemset2DAsync) real = (__typeof__(&hipMemset2DAsync))rpg_hip_real(392);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset2DAsync(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12627,6 +14985,11 @@ RPG_HIP_EXPORT int32_t hipMemset2DAsync(void * a0, uint64_t a1, int32_t a2, uint
 RPG_HIP_EXPORT int32_t hipMemset2DAsync_spt(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemset2DAsync_spt(__typeof__(&hipMemset2DAsync_spt) real, void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12643,13 +15006,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset2DAsync_spt(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 393, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset2DAsync_spt(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemset2DAsync_spt) real = (__typeof__(&hipMemset2DAsync_spt))rpg_hip_real(393);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset2DAsync_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12659,6 +15023,11 @@ RPG_HIP_EXPORT int32_t hipMemset2DAsync_spt(void * a0, uint64_t a1, int32_t a2, 
 RPG_HIP_EXPORT int32_t hipMemset2D_spt(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemset2D_spt(__typeof__(&hipMemset2D_spt) real, void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12674,13 +15043,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset2D_spt(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 394, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset2D_spt(void * a0, uint64_t a1, int32_t a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemset2D_spt) real = (__typeof__(&hipMemset2D_spt))rpg_hip_real(394);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset2D_spt(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12690,6 +15060,11 @@ RPG_HIP_EXPORT int32_t hipMemset2D_spt(void * a0, uint64_t a1, int32_t a2, uint6
 RPG_HIP_EXPORT int32_t hipMemset3D(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2);
 static __attribute__((noinline)) int32_t traced_hipMemset3D(__typeof__(&hipMemset3D) real, rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -12703,13 +15078,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset3D(__typeof__(&hipMemse
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 395, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset3D(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2)
 {
     __typeof__(&hipMemset3D) real = (__typeof__(&hipMemset3D))rpg_hip_real(395);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset3D(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -12719,6 +15095,11 @@ RPG_HIP_EXPORT int32_t hipMemset3D(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob
 RPG_HIP_EXPORT int32_t hipMemset3DAsync(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemset3DAsync(__typeof__(&hipMemset3DAsync) real, rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12733,13 +15114,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset3DAsync(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 396, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset3DAsync(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3)
 {
     __typeof__(&hipMemset3DAsync) real = (__typeof__(&hipMemset3DAsync))rpg_hip_real(396);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset3DAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12749,6 +15131,11 @@ RPG_HIP_EXPORT int32_t hipMemset3DAsync(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip
 RPG_HIP_EXPORT int32_t hipMemset3DAsync_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemset3DAsync_spt(__typeof__(&hipMemset3DAsync_spt) real, rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12763,13 +15150,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset3DAsync_spt(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 397, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset3DAsync_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2, void * a3)
 {
     __typeof__(&hipMemset3DAsync_spt) real = (__typeof__(&hipMemset3DAsync_spt))rpg_hip_real(397);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset3DAsync_spt(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12779,6 +15167,11 @@ RPG_HIP_EXPORT int32_t hipMemset3DAsync_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg
 RPG_HIP_EXPORT int32_t hipMemset3D_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2);
 static __attribute__((noinline)) int32_t traced_hipMemset3D_spt(__typeof__(&hipMemset3D_spt) real, rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -12792,13 +15185,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset3D_spt(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 398, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset3D_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_blob24_8 a2)
 {
     __typeof__(&hipMemset3D_spt) real = (__typeof__(&hipMemset3D_spt))rpg_hip_real(398);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset3D_spt(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -12808,6 +15202,11 @@ RPG_HIP_EXPORT int32_t hipMemset3D_spt(rpg_hip_blob32_8 a0, int32_t a1, rpg_hip_
 RPG_HIP_EXPORT int32_t hipMemsetAsync(void * a0, int32_t a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemsetAsync(__typeof__(&hipMemsetAsync) real, void * a0, int32_t a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12822,13 +15221,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetAsync(__typeof__(&hipMe
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 399, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetAsync(void * a0, int32_t a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemsetAsync) real = (__typeof__(&hipMemsetAsync))rpg_hip_real(399);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12838,6 +15238,11 @@ RPG_HIP_EXPORT int32_t hipMemsetAsync(void * a0, int32_t a1, uint64_t a2, void *
 RPG_HIP_EXPORT int32_t hipMemsetAsync_spt(void * a0, int32_t a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemsetAsync_spt(__typeof__(&hipMemsetAsync_spt) real, void * a0, int32_t a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12852,13 +15257,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetAsync_spt(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 400, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetAsync_spt(void * a0, int32_t a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemsetAsync_spt) real = (__typeof__(&hipMemsetAsync_spt))rpg_hip_real(400);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetAsync_spt(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12868,6 +15274,11 @@ RPG_HIP_EXPORT int32_t hipMemsetAsync_spt(void * a0, int32_t a1, uint64_t a2, vo
 RPG_HIP_EXPORT int32_t hipMemsetD16(void * a0, uint16_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemsetD16(__typeof__(&hipMemsetD16) real, void * a0, uint16_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -12881,13 +15292,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD16(__typeof__(&hipMems
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 401, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD16(void * a0, uint16_t a1, uint64_t a2)
 {
     __typeof__(&hipMemsetD16) real = (__typeof__(&hipMemsetD16))rpg_hip_real(401);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD16(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -12897,6 +15309,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD16(void * a0, uint16_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemsetD16Async(void * a0, uint16_t a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemsetD16Async(__typeof__(&hipMemsetD16Async) real, void * a0, uint16_t a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -12911,13 +15328,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD16Async(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 402, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD16Async(void * a0, uint16_t a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemsetD16Async) real = (__typeof__(&hipMemsetD16Async))rpg_hip_real(402);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD16Async(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -12927,6 +15345,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD16Async(void * a0, uint16_t a1, uint64_t a2, vo
 RPG_HIP_EXPORT int32_t hipMemsetD2D16(void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D16(__typeof__(&hipMemsetD2D16) real, void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -12942,13 +15365,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D16(__typeof__(&hipMe
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 403, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D16(void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemsetD2D16) real = (__typeof__(&hipMemsetD2D16))rpg_hip_real(403);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D16(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -12958,6 +15382,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D16(void * a0, uint64_t a1, uint16_t a2, uint6
 RPG_HIP_EXPORT int32_t hipMemsetD2D16Async(void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D16Async(__typeof__(&hipMemsetD2D16Async) real, void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -12974,13 +15403,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D16Async(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 404, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D16Async(void * a0, uint64_t a1, uint16_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemsetD2D16Async) real = (__typeof__(&hipMemsetD2D16Async))rpg_hip_real(404);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D16Async(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -12990,6 +15420,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D16Async(void * a0, uint64_t a1, uint16_t a2, 
 RPG_HIP_EXPORT int32_t hipMemsetD2D32(void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D32(__typeof__(&hipMemsetD2D32) real, void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13005,13 +15440,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D32(__typeof__(&hipMe
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 405, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D32(void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemsetD2D32) real = (__typeof__(&hipMemsetD2D32))rpg_hip_real(405);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D32(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13021,6 +15457,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D32(void * a0, uint64_t a1, uint32_t a2, uint6
 RPG_HIP_EXPORT int32_t hipMemsetD2D32Async(void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D32Async(__typeof__(&hipMemsetD2D32Async) real, void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -13037,13 +15478,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D32Async(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 406, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D32Async(void * a0, uint64_t a1, uint32_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemsetD2D32Async) real = (__typeof__(&hipMemsetD2D32Async))rpg_hip_real(406);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D32Async(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -13053,6 +15495,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D32Async(void * a0, uint64_t a1, uint32_t a2, 
 RPG_HIP_EXPORT int32_t hipMemsetD2D8(void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D8(__typeof__(&hipMemsetD2D8) real, void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13068,13 +15515,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D8(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 407, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D8(void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4)
 {
     __typeof__(&hipMemsetD2D8) real = (__typeof__(&hipMemsetD2D8))rpg_hip_real(407);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D8(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13084,6 +15532,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D8(void * a0, uint64_t a1, uint8_t a2, uint64_
 RPG_HIP_EXPORT int32_t hipMemsetD2D8Async(void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipMemsetD2D8Async(__typeof__(&hipMemsetD2D8Async) real, void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a5);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -13100,13 +15553,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD2D8Async(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 408, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD2D8Async(void * a0, uint64_t a1, uint8_t a2, uint64_t a3, uint64_t a4, void * a5)
 {
     __typeof__(&hipMemsetD2D8Async) real = (__typeof__(&hipMemsetD2D8Async))rpg_hip_real(408);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD2D8Async(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -13116,6 +15570,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD2D8Async(void * a0, uint64_t a1, uint8_t a2, ui
 RPG_HIP_EXPORT int32_t hipMemsetD32(void * a0, int32_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemsetD32(__typeof__(&hipMemsetD32) real, void * a0, int32_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13129,13 +15588,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD32(__typeof__(&hipMems
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 409, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD32(void * a0, int32_t a1, uint64_t a2)
 {
     __typeof__(&hipMemsetD32) real = (__typeof__(&hipMemsetD32))rpg_hip_real(409);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD32(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13145,6 +15605,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD32(void * a0, int32_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemsetD32Async(void * a0, int32_t a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemsetD32Async(__typeof__(&hipMemsetD32Async) real, void * a0, int32_t a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -13159,13 +15624,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD32Async(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 410, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD32Async(void * a0, int32_t a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemsetD32Async) real = (__typeof__(&hipMemsetD32Async))rpg_hip_real(410);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD32Async(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13175,6 +15641,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD32Async(void * a0, int32_t a1, uint64_t a2, voi
 RPG_HIP_EXPORT int32_t hipMemsetD8(void * a0, uint8_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemsetD8(__typeof__(&hipMemsetD8) real, void * a0, uint8_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13188,13 +15659,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD8(__typeof__(&hipMemse
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 411, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD8(void * a0, uint8_t a1, uint64_t a2)
 {
     __typeof__(&hipMemsetD8) real = (__typeof__(&hipMemsetD8))rpg_hip_real(411);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD8(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13204,6 +15676,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD8(void * a0, uint8_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMemsetD8Async(void * a0, uint8_t a1, uint64_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipMemsetD8Async(__typeof__(&hipMemsetD8Async) real, void * a0, uint8_t a1, uint64_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -13218,13 +15695,14 @@ static __attribute__((noinline)) int32_t traced_hipMemsetD8Async(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 412, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemsetD8Async(void * a0, uint8_t a1, uint64_t a2, void * a3)
 {
     __typeof__(&hipMemsetD8Async) real = (__typeof__(&hipMemsetD8Async))rpg_hip_real(412);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemsetD8Async(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13234,6 +15712,11 @@ RPG_HIP_EXPORT int32_t hipMemsetD8Async(void * a0, uint8_t a1, uint64_t a2, void
 RPG_HIP_EXPORT int32_t hipMemset_spt(void * a0, int32_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipMemset_spt(__typeof__(&hipMemset_spt) real, void * a0, int32_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13247,13 +15730,14 @@ static __attribute__((noinline)) int32_t traced_hipMemset_spt(__typeof__(&hipMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 413, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMemset_spt(void * a0, int32_t a1, uint64_t a2)
 {
     __typeof__(&hipMemset_spt) real = (__typeof__(&hipMemset_spt))rpg_hip_real(413);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMemset_spt(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13263,6 +15747,11 @@ RPG_HIP_EXPORT int32_t hipMemset_spt(void * a0, int32_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipMipmappedArrayCreate(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipMipmappedArrayCreate(__typeof__(&hipMipmappedArrayCreate) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13276,13 +15765,14 @@ static __attribute__((noinline)) int32_t traced_hipMipmappedArrayCreate(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 414, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMipmappedArrayCreate(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipMipmappedArrayCreate) real = (__typeof__(&hipMipmappedArrayCreate))rpg_hip_real(414);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMipmappedArrayCreate(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13292,6 +15782,11 @@ RPG_HIP_EXPORT int32_t hipMipmappedArrayCreate(void * a0, void * a1, uint32_t a2
 RPG_HIP_EXPORT int32_t hipMipmappedArrayDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipMipmappedArrayDestroy(__typeof__(&hipMipmappedArrayDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -13303,13 +15798,14 @@ static __attribute__((noinline)) int32_t traced_hipMipmappedArrayDestroy(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 415, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMipmappedArrayDestroy(void * a0)
 {
     __typeof__(&hipMipmappedArrayDestroy) real = (__typeof__(&hipMipmappedArrayDestroy))rpg_hip_real(415);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMipmappedArrayDestroy(real, a0);
     return real(a0);
 }
@@ -13319,6 +15815,11 @@ RPG_HIP_EXPORT int32_t hipMipmappedArrayDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipMipmappedArrayGetLevel(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipMipmappedArrayGetLevel(__typeof__(&hipMipmappedArrayGetLevel) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13332,13 +15833,14 @@ static __attribute__((noinline)) int32_t traced_hipMipmappedArrayGetLevel(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 416, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipMipmappedArrayGetLevel(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipMipmappedArrayGetLevel) real = (__typeof__(&hipMipmappedArrayGetLevel))rpg_hip_real(416);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipMipmappedArrayGetLevel(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13348,6 +15850,11 @@ RPG_HIP_EXPORT int32_t hipMipmappedArrayGetLevel(void * a0, void * a1, uint32_t 
 RPG_HIP_EXPORT int32_t hipModuleGetFunction(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipModuleGetFunction(__typeof__(&hipModuleGetFunction) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13361,13 +15868,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleGetFunction(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 417, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleGetFunction(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipModuleGetFunction) real = (__typeof__(&hipModuleGetFunction))rpg_hip_real(417);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleGetFunction(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13377,6 +15885,11 @@ RPG_HIP_EXPORT int32_t hipModuleGetFunction(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipModuleGetFunctionCount(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipModuleGetFunctionCount(__typeof__(&hipModuleGetFunctionCount) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -13389,13 +15902,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleGetFunctionCount(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 418, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleGetFunctionCount(void * a0, void * a1)
 {
     __typeof__(&hipModuleGetFunctionCount) real = (__typeof__(&hipModuleGetFunctionCount))rpg_hip_real(418);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleGetFunctionCount(real, a0, a1);
     return real(a0, a1);
 }
@@ -13405,6 +15919,11 @@ RPG_HIP_EXPORT int32_t hipModuleGetFunctionCount(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipModuleGetGlobal(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipModuleGetGlobal(__typeof__(&hipModuleGetGlobal) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -13419,13 +15938,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleGetGlobal(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 419, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleGetGlobal(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipModuleGetGlobal) real = (__typeof__(&hipModuleGetGlobal))rpg_hip_real(419);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleGetGlobal(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13435,6 +15955,11 @@ RPG_HIP_EXPORT int32_t hipModuleGetGlobal(void * a0, void * a1, void * a2, void 
 RPG_HIP_EXPORT int32_t hipModuleGetTexRef(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipModuleGetTexRef(__typeof__(&hipModuleGetTexRef) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13448,13 +15973,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleGetTexRef(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 420, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleGetTexRef(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipModuleGetTexRef) real = (__typeof__(&hipModuleGetTexRef))rpg_hip_real(420);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleGetTexRef(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13464,6 +15990,11 @@ RPG_HIP_EXPORT int32_t hipModuleGetTexRef(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9);
 static __attribute__((noinline)) int32_t traced_hipModuleLaunchCooperativeKernel(__typeof__(&hipModuleLaunchCooperativeKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
@@ -13484,13 +16015,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLaunchCooperativeKernel
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 421, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9)
 {
     __typeof__(&hipModuleLaunchCooperativeKernel) real = (__typeof__(&hipModuleLaunchCooperativeKernel))rpg_hip_real(421);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLaunchCooperativeKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
 }
@@ -13500,6 +16032,11 @@ RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernel(void * a0, uint32_t a1, 
 RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernelMultiDevice(void * a0, uint32_t a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipModuleLaunchCooperativeKernelMultiDevice(__typeof__(&hipModuleLaunchCooperativeKernelMultiDevice) real, void * a0, uint32_t a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13513,13 +16050,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLaunchCooperativeKernel
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 422, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernelMultiDevice(void * a0, uint32_t a1, uint32_t a2)
 {
     __typeof__(&hipModuleLaunchCooperativeKernelMultiDevice) real = (__typeof__(&hipModuleLaunchCooperativeKernelMultiDevice))rpg_hip_real(422);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLaunchCooperativeKernelMultiDevice(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -13529,6 +16067,11 @@ RPG_HIP_EXPORT int32_t hipModuleLaunchCooperativeKernelMultiDevice(void * a0, ui
 RPG_HIP_EXPORT int32_t hipModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9, void * a10);
 static __attribute__((noinline)) int32_t traced_hipModuleLaunchKernel(__typeof__(&hipModuleLaunchKernel) real, void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9, void * a10)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a8);
     int32_t r = real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
@@ -13550,13 +16093,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLaunchKernel(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 423, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4, uint32_t a5, uint32_t a6, uint32_t a7, void * a8, void * a9, void * a10)
 {
     __typeof__(&hipModuleLaunchKernel) real = (__typeof__(&hipModuleLaunchKernel))rpg_hip_real(423);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLaunchKernel(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
     return real(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
 }
@@ -13566,6 +16110,11 @@ RPG_HIP_EXPORT int32_t hipModuleLaunchKernel(void * a0, uint32_t a1, uint32_t a2
 RPG_HIP_EXPORT int32_t hipModuleLoad(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipModuleLoad(__typeof__(&hipModuleLoad) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -13578,13 +16127,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLoad(__typeof__(&hipMod
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 424, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLoad(void * a0, void * a1)
 {
     __typeof__(&hipModuleLoad) real = (__typeof__(&hipModuleLoad))rpg_hip_real(424);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLoad(real, a0, a1);
     return real(a0, a1);
 }
@@ -13594,6 +16144,11 @@ RPG_HIP_EXPORT int32_t hipModuleLoad(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipModuleLoadData(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipModuleLoadData(__typeof__(&hipModuleLoadData) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -13606,13 +16161,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLoadData(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 425, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLoadData(void * a0, void * a1)
 {
     __typeof__(&hipModuleLoadData) real = (__typeof__(&hipModuleLoadData))rpg_hip_real(425);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLoadData(real, a0, a1);
     return real(a0, a1);
 }
@@ -13622,6 +16178,11 @@ RPG_HIP_EXPORT int32_t hipModuleLoadData(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipModuleLoadDataEx(void * a0, void * a1, uint32_t a2, void * a3, void * a4);
 static __attribute__((noinline)) int32_t traced_hipModuleLoadDataEx(__typeof__(&hipModuleLoadDataEx) real, void * a0, void * a1, uint32_t a2, void * a3, void * a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13637,13 +16198,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLoadDataEx(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 426, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLoadDataEx(void * a0, void * a1, uint32_t a2, void * a3, void * a4)
 {
     __typeof__(&hipModuleLoadDataEx) real = (__typeof__(&hipModuleLoadDataEx))rpg_hip_real(426);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLoadDataEx(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13653,6 +16215,11 @@ RPG_HIP_EXPORT int32_t hipModuleLoadDataEx(void * a0, void * a1, uint32_t a2, vo
 RPG_HIP_EXPORT int32_t hipModuleLoadFatBinary(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipModuleLoadFatBinary(__typeof__(&hipModuleLoadFatBinary) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -13665,13 +16232,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleLoadFatBinary(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 427, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleLoadFatBinary(void * a0, void * a1)
 {
     __typeof__(&hipModuleLoadFatBinary) real = (__typeof__(&hipModuleLoadFatBinary))rpg_hip_real(427);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleLoadFatBinary(real, a0, a1);
     return real(a0, a1);
 }
@@ -13681,6 +16249,11 @@ RPG_HIP_EXPORT int32_t hipModuleLoadFatBinary(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(void * a0, void * a1, int32_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) real, void * a0, void * a1, int32_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -13695,13 +16268,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxActiveBlock
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 428, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(void * a0, void * a1, int32_t a2, uint64_t a3)
 {
     __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(428);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13711,6 +16285,11 @@ RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(void *
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real, void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13726,13 +16305,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxActiveBlock
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 429, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4)
 {
     __typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(429);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13742,6 +16322,11 @@ RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFla
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSize(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxPotentialBlockSize(__typeof__(&hipModuleOccupancyMaxPotentialBlockSize) real, void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13757,13 +16342,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxPotentialBl
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 430, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSize(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipModuleOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSize))rpg_hip_real(430);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleOccupancyMaxPotentialBlockSize(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13773,6 +16359,11 @@ RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSize(void * a0, void *
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4, uint32_t a5);
 static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxPotentialBlockSizeWithFlags(__typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags) real, void * a0, void * a1, void * a2, uint64_t a3, int32_t a4, uint32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -13789,13 +16380,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleOccupancyMaxPotentialBl
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 431, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4, uint32_t a5)
 {
     __typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags) real = (__typeof__(&hipModuleOccupancyMaxPotentialBlockSizeWithFlags))rpg_hip_real(431);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleOccupancyMaxPotentialBlockSizeWithFlags(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -13805,6 +16397,11 @@ RPG_HIP_EXPORT int32_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(void * a
 RPG_HIP_EXPORT int32_t hipModuleUnload(void * a0);
 static __attribute__((noinline)) int32_t traced_hipModuleUnload(__typeof__(&hipModuleUnload) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -13816,13 +16413,14 @@ static __attribute__((noinline)) int32_t traced_hipModuleUnload(__typeof__(&hipM
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 432, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipModuleUnload(void * a0)
 {
     __typeof__(&hipModuleUnload) real = (__typeof__(&hipModuleUnload))rpg_hip_real(432);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipModuleUnload(real, a0);
     return real(a0);
 }
@@ -13832,6 +16430,11 @@ RPG_HIP_EXPORT int32_t hipModuleUnload(void * a0)
 RPG_HIP_EXPORT int32_t hipOccupancyAvailableDynamicSMemPerBlock(void * a0, void * a1, int32_t a2, int32_t a3);
 static __attribute__((noinline)) int32_t traced_hipOccupancyAvailableDynamicSMemPerBlock(__typeof__(&hipOccupancyAvailableDynamicSMemPerBlock) real, void * a0, void * a1, int32_t a2, int32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -13846,13 +16449,14 @@ static __attribute__((noinline)) int32_t traced_hipOccupancyAvailableDynamicSMem
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 433, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipOccupancyAvailableDynamicSMemPerBlock(void * a0, void * a1, int32_t a2, int32_t a3)
 {
     __typeof__(&hipOccupancyAvailableDynamicSMemPerBlock) real = (__typeof__(&hipOccupancyAvailableDynamicSMemPerBlock))rpg_hip_real(433);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipOccupancyAvailableDynamicSMemPerBlock(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13862,6 +16466,11 @@ RPG_HIP_EXPORT int32_t hipOccupancyAvailableDynamicSMemPerBlock(void * a0, void 
 RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessor(void * a0, void * a1, int32_t a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipOccupancyMaxActiveBlocksPerMultiprocessor(__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor) real, void * a0, void * a1, int32_t a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -13876,13 +16485,14 @@ static __attribute__((noinline)) int32_t traced_hipOccupancyMaxActiveBlocksPerMu
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 434, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessor(void * a0, void * a1, int32_t a2, uint64_t a3)
 {
     __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessor))rpg_hip_real(434);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipOccupancyMaxActiveBlocksPerMultiprocessor(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -13892,6 +16502,11 @@ RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessor(void * a0, v
 RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real, void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13907,13 +16522,14 @@ static __attribute__((noinline)) int32_t traced_hipOccupancyMaxActiveBlocksPerMu
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 435, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * a0, void * a1, int32_t a2, uint64_t a3, uint32_t a4)
 {
     __typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) real = (__typeof__(&hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))rpg_hip_real(435);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13923,6 +16539,11 @@ RPG_HIP_EXPORT int32_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(voi
 RPG_HIP_EXPORT int32_t hipOccupancyMaxPotentialBlockSize(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4);
 static __attribute__((noinline)) int32_t traced_hipOccupancyMaxPotentialBlockSize(__typeof__(&hipOccupancyMaxPotentialBlockSize) real, void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -13938,13 +16559,14 @@ static __attribute__((noinline)) int32_t traced_hipOccupancyMaxPotentialBlockSiz
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 436, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipOccupancyMaxPotentialBlockSize(void * a0, void * a1, void * a2, uint64_t a3, int32_t a4)
 {
     __typeof__(&hipOccupancyMaxPotentialBlockSize) real = (__typeof__(&hipOccupancyMaxPotentialBlockSize))rpg_hip_real(436);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipOccupancyMaxPotentialBlockSize(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -13954,6 +16576,11 @@ RPG_HIP_EXPORT int32_t hipOccupancyMaxPotentialBlockSize(void * a0, void * a1, v
 RPG_HIP_EXPORT int32_t hipPeekAtLastError(void);
 static __attribute__((noinline)) int32_t traced_hipPeekAtLastError(__typeof__(&hipPeekAtLastError) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -13962,13 +16589,14 @@ static __attribute__((noinline)) int32_t traced_hipPeekAtLastError(__typeof__(&h
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 437, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipPeekAtLastError(void)
 {
     __typeof__(&hipPeekAtLastError) real = (__typeof__(&hipPeekAtLastError))rpg_hip_real(437);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipPeekAtLastError(real);
     return real();
 }
@@ -13978,6 +16606,11 @@ RPG_HIP_EXPORT int32_t hipPeekAtLastError(void)
 RPG_HIP_EXPORT int32_t hipPointerGetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipPointerGetAttribute(__typeof__(&hipPointerGetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -13991,13 +16624,14 @@ static __attribute__((noinline)) int32_t traced_hipPointerGetAttribute(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 438, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipPointerGetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipPointerGetAttribute) real = (__typeof__(&hipPointerGetAttribute))rpg_hip_real(438);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipPointerGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14007,6 +16641,11 @@ RPG_HIP_EXPORT int32_t hipPointerGetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipPointerGetAttributes(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipPointerGetAttributes(__typeof__(&hipPointerGetAttributes) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -14019,13 +16658,14 @@ static __attribute__((noinline)) int32_t traced_hipPointerGetAttributes(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 439, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipPointerGetAttributes(void * a0, void * a1)
 {
     __typeof__(&hipPointerGetAttributes) real = (__typeof__(&hipPointerGetAttributes))rpg_hip_real(439);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipPointerGetAttributes(real, a0, a1);
     return real(a0, a1);
 }
@@ -14035,6 +16675,11 @@ RPG_HIP_EXPORT int32_t hipPointerGetAttributes(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipPointerSetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipPointerSetAttribute(__typeof__(&hipPointerSetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -14048,13 +16693,14 @@ static __attribute__((noinline)) int32_t traced_hipPointerSetAttribute(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 440, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipPointerSetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipPointerSetAttribute) real = (__typeof__(&hipPointerSetAttribute))rpg_hip_real(440);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipPointerSetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14064,6 +16710,11 @@ RPG_HIP_EXPORT int32_t hipPointerSetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipProfilerStart(void);
 static __attribute__((noinline)) int32_t traced_hipProfilerStart(__typeof__(&hipProfilerStart) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -14072,13 +16723,14 @@ static __attribute__((noinline)) int32_t traced_hipProfilerStart(__typeof__(&hip
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 441, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipProfilerStart(void)
 {
     __typeof__(&hipProfilerStart) real = (__typeof__(&hipProfilerStart))rpg_hip_real(441);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipProfilerStart(real);
     return real();
 }
@@ -14088,6 +16740,11 @@ RPG_HIP_EXPORT int32_t hipProfilerStart(void)
 RPG_HIP_EXPORT int32_t hipProfilerStop(void);
 static __attribute__((noinline)) int32_t traced_hipProfilerStop(__typeof__(&hipProfilerStop) real)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real();
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real();
@@ -14096,13 +16753,14 @@ static __attribute__((noinline)) int32_t traced_hipProfilerStop(__typeof__(&hipP
         g.len = 0;
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 442, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipProfilerStop(void)
 {
     __typeof__(&hipProfilerStop) real = (__typeof__(&hipProfilerStop))rpg_hip_real(442);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipProfilerStop(real);
     return real();
 }
@@ -14112,6 +16770,11 @@ RPG_HIP_EXPORT int32_t hipProfilerStop(void)
 RPG_HIP_EXPORT int32_t hipRegisterActivityCallback(uint32_t a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipRegisterActivityCallback(__typeof__(&hipRegisterActivityCallback) real, uint32_t a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -14125,13 +16788,14 @@ static __attribute__((noinline)) int32_t traced_hipRegisterActivityCallback(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 443, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRegisterActivityCallback(uint32_t a0, void * a1, void * a2)
 {
     __typeof__(&hipRegisterActivityCallback) real = (__typeof__(&hipRegisterActivityCallback))rpg_hip_real(443);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRegisterActivityCallback(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14141,6 +16805,11 @@ RPG_HIP_EXPORT int32_t hipRegisterActivityCallback(uint32_t a0, void * a1, void 
 RPG_HIP_EXPORT int32_t hipRegisterApiCallback(uint32_t a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipRegisterApiCallback(__typeof__(&hipRegisterApiCallback) real, uint32_t a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -14154,13 +16823,14 @@ static __attribute__((noinline)) int32_t traced_hipRegisterApiCallback(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 444, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRegisterApiCallback(uint32_t a0, void * a1, void * a2)
 {
     __typeof__(&hipRegisterApiCallback) real = (__typeof__(&hipRegisterApiCallback))rpg_hip_real(444);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRegisterApiCallback(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14170,6 +16840,11 @@ RPG_HIP_EXPORT int32_t hipRegisterApiCallback(uint32_t a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipRegisterTracerCallback(void * a0);
 static __attribute__((noinline)) int32_t traced_hipRegisterTracerCallback(__typeof__(&hipRegisterTracerCallback) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14181,13 +16856,14 @@ static __attribute__((noinline)) int32_t traced_hipRegisterTracerCallback(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 445, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRegisterTracerCallback(void * a0)
 {
     __typeof__(&hipRegisterTracerCallback) real = (__typeof__(&hipRegisterTracerCallback))rpg_hip_real(445);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRegisterTracerCallback(real, a0);
     return real(a0);
 }
@@ -14197,6 +16873,11 @@ RPG_HIP_EXPORT int32_t hipRegisterTracerCallback(void * a0)
 RPG_HIP_EXPORT int32_t hipRemoveActivityCallback(uint32_t a0);
 static __attribute__((noinline)) int32_t traced_hipRemoveActivityCallback(__typeof__(&hipRemoveActivityCallback) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14208,13 +16889,14 @@ static __attribute__((noinline)) int32_t traced_hipRemoveActivityCallback(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 446, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRemoveActivityCallback(uint32_t a0)
 {
     __typeof__(&hipRemoveActivityCallback) real = (__typeof__(&hipRemoveActivityCallback))rpg_hip_real(446);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRemoveActivityCallback(real, a0);
     return real(a0);
 }
@@ -14224,6 +16906,11 @@ RPG_HIP_EXPORT int32_t hipRemoveActivityCallback(uint32_t a0)
 RPG_HIP_EXPORT int32_t hipRemoveApiCallback(uint32_t a0);
 static __attribute__((noinline)) int32_t traced_hipRemoveApiCallback(__typeof__(&hipRemoveApiCallback) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14235,13 +16922,14 @@ static __attribute__((noinline)) int32_t traced_hipRemoveApiCallback(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 447, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRemoveApiCallback(uint32_t a0)
 {
     __typeof__(&hipRemoveApiCallback) real = (__typeof__(&hipRemoveApiCallback))rpg_hip_real(447);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRemoveApiCallback(real, a0);
     return real(a0);
 }
@@ -14251,6 +16939,11 @@ RPG_HIP_EXPORT int32_t hipRemoveApiCallback(uint32_t a0)
 RPG_HIP_EXPORT int32_t hipRuntimeGetVersion(void * a0);
 static __attribute__((noinline)) int32_t traced_hipRuntimeGetVersion(__typeof__(&hipRuntimeGetVersion) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14262,13 +16955,14 @@ static __attribute__((noinline)) int32_t traced_hipRuntimeGetVersion(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 448, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipRuntimeGetVersion(void * a0)
 {
     __typeof__(&hipRuntimeGetVersion) real = (__typeof__(&hipRuntimeGetVersion))rpg_hip_real(448);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipRuntimeGetVersion(real, a0);
     return real(a0);
 }
@@ -14278,6 +16972,11 @@ RPG_HIP_EXPORT int32_t hipRuntimeGetVersion(void * a0)
 RPG_HIP_EXPORT int32_t hipSetDevice(int32_t a0);
 static __attribute__((noinline)) int32_t traced_hipSetDevice(__typeof__(&hipSetDevice) real, int32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14289,13 +16988,14 @@ static __attribute__((noinline)) int32_t traced_hipSetDevice(__typeof__(&hipSetD
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 449, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipSetDevice(int32_t a0)
 {
     __typeof__(&hipSetDevice) real = (__typeof__(&hipSetDevice))rpg_hip_real(449);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipSetDevice(real, a0);
     return real(a0);
 }
@@ -14305,6 +17005,11 @@ RPG_HIP_EXPORT int32_t hipSetDevice(int32_t a0)
 RPG_HIP_EXPORT int32_t hipSetDeviceFlags(uint32_t a0);
 static __attribute__((noinline)) int32_t traced_hipSetDeviceFlags(__typeof__(&hipSetDeviceFlags) real, uint32_t a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14316,13 +17021,14 @@ static __attribute__((noinline)) int32_t traced_hipSetDeviceFlags(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 450, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipSetDeviceFlags(uint32_t a0)
 {
     __typeof__(&hipSetDeviceFlags) real = (__typeof__(&hipSetDeviceFlags))rpg_hip_real(450);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipSetDeviceFlags(real, a0);
     return real(a0);
 }
@@ -14332,6 +17038,11 @@ RPG_HIP_EXPORT int32_t hipSetDeviceFlags(uint32_t a0)
 RPG_HIP_EXPORT int32_t hipSetValidDevices(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipSetValidDevices(__typeof__(&hipSetValidDevices) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -14344,13 +17055,14 @@ static __attribute__((noinline)) int32_t traced_hipSetValidDevices(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 451, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipSetValidDevices(void * a0, int32_t a1)
 {
     __typeof__(&hipSetValidDevices) real = (__typeof__(&hipSetValidDevices))rpg_hip_real(451);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipSetValidDevices(real, a0, a1);
     return real(a0, a1);
 }
@@ -14360,6 +17072,11 @@ RPG_HIP_EXPORT int32_t hipSetValidDevices(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipSetupArgument(void * a0, uint64_t a1, uint64_t a2);
 static __attribute__((noinline)) int32_t traced_hipSetupArgument(__typeof__(&hipSetupArgument) real, void * a0, uint64_t a1, uint64_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -14373,13 +17090,14 @@ static __attribute__((noinline)) int32_t traced_hipSetupArgument(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 452, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipSetupArgument(void * a0, uint64_t a1, uint64_t a2)
 {
     __typeof__(&hipSetupArgument) real = (__typeof__(&hipSetupArgument))rpg_hip_real(452);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipSetupArgument(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14389,6 +17107,11 @@ RPG_HIP_EXPORT int32_t hipSetupArgument(void * a0, uint64_t a1, uint64_t a2)
 RPG_HIP_EXPORT int32_t hipSignalExternalSemaphoresAsync(void * a0, void * a1, uint32_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipSignalExternalSemaphoresAsync(__typeof__(&hipSignalExternalSemaphoresAsync) real, void * a0, void * a1, uint32_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -14403,13 +17126,14 @@ static __attribute__((noinline)) int32_t traced_hipSignalExternalSemaphoresAsync
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 453, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipSignalExternalSemaphoresAsync(void * a0, void * a1, uint32_t a2, void * a3)
 {
     __typeof__(&hipSignalExternalSemaphoresAsync) real = (__typeof__(&hipSignalExternalSemaphoresAsync))rpg_hip_real(453);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipSignalExternalSemaphoresAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -14419,6 +17143,11 @@ RPG_HIP_EXPORT int32_t hipSignalExternalSemaphoresAsync(void * a0, void * a1, ui
 RPG_HIP_EXPORT int32_t hipStreamAddCallback(void * a0, void * a1, void * a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamAddCallback(__typeof__(&hipStreamAddCallback) real, void * a0, void * a1, void * a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -14433,13 +17162,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamAddCallback(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 454, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamAddCallback(void * a0, void * a1, void * a2, uint32_t a3)
 {
     __typeof__(&hipStreamAddCallback) real = (__typeof__(&hipStreamAddCallback))rpg_hip_real(454);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamAddCallback(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -14449,6 +17179,11 @@ RPG_HIP_EXPORT int32_t hipStreamAddCallback(void * a0, void * a1, void * a2, uin
 RPG_HIP_EXPORT int32_t hipStreamAddCallback_spt(void * a0, void * a1, void * a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamAddCallback_spt(__typeof__(&hipStreamAddCallback_spt) real, void * a0, void * a1, void * a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -14463,13 +17198,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamAddCallback_spt(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 455, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamAddCallback_spt(void * a0, void * a1, void * a2, uint32_t a3)
 {
     __typeof__(&hipStreamAddCallback_spt) real = (__typeof__(&hipStreamAddCallback_spt))rpg_hip_real(455);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamAddCallback_spt(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -14479,6 +17215,11 @@ RPG_HIP_EXPORT int32_t hipStreamAddCallback_spt(void * a0, void * a1, void * a2,
 RPG_HIP_EXPORT int32_t hipStreamAttachMemAsync(void * a0, void * a1, uint64_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamAttachMemAsync(__typeof__(&hipStreamAttachMemAsync) real, void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -14493,13 +17234,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamAttachMemAsync(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 456, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamAttachMemAsync(void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
     __typeof__(&hipStreamAttachMemAsync) real = (__typeof__(&hipStreamAttachMemAsync))rpg_hip_real(456);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamAttachMemAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -14509,6 +17251,11 @@ RPG_HIP_EXPORT int32_t hipStreamAttachMemAsync(void * a0, void * a1, uint64_t a2
 RPG_HIP_EXPORT int32_t hipStreamBatchMemOp(void * a0, uint32_t a1, void * a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamBatchMemOp(__typeof__(&hipStreamBatchMemOp) real, void * a0, uint32_t a1, void * a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -14523,13 +17270,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamBatchMemOp(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 457, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamBatchMemOp(void * a0, uint32_t a1, void * a2, uint32_t a3)
 {
     __typeof__(&hipStreamBatchMemOp) real = (__typeof__(&hipStreamBatchMemOp))rpg_hip_real(457);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamBatchMemOp(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -14539,6 +17287,11 @@ RPG_HIP_EXPORT int32_t hipStreamBatchMemOp(void * a0, uint32_t a1, void * a2, ui
 RPG_HIP_EXPORT int32_t hipStreamBeginCapture(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipStreamBeginCapture(__typeof__(&hipStreamBeginCapture) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14551,13 +17304,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamBeginCapture(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 458, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamBeginCapture(void * a0, int32_t a1)
 {
     __typeof__(&hipStreamBeginCapture) real = (__typeof__(&hipStreamBeginCapture))rpg_hip_real(458);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamBeginCapture(real, a0, a1);
     return real(a0, a1);
 }
@@ -14567,6 +17321,11 @@ RPG_HIP_EXPORT int32_t hipStreamBeginCapture(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipStreamBeginCaptureToGraph(void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5);
 static __attribute__((noinline)) int32_t traced_hipStreamBeginCaptureToGraph(__typeof__(&hipStreamBeginCaptureToGraph) real, void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -14583,13 +17342,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamBeginCaptureToGraph(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 459, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamBeginCaptureToGraph(void * a0, void * a1, void * a2, void * a3, uint64_t a4, int32_t a5)
 {
     __typeof__(&hipStreamBeginCaptureToGraph) real = (__typeof__(&hipStreamBeginCaptureToGraph))rpg_hip_real(459);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamBeginCaptureToGraph(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -14599,6 +17359,11 @@ RPG_HIP_EXPORT int32_t hipStreamBeginCaptureToGraph(void * a0, void * a1, void *
 RPG_HIP_EXPORT int32_t hipStreamBeginCapture_spt(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipStreamBeginCapture_spt(__typeof__(&hipStreamBeginCapture_spt) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14611,13 +17376,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamBeginCapture_spt(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 460, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamBeginCapture_spt(void * a0, int32_t a1)
 {
     __typeof__(&hipStreamBeginCapture_spt) real = (__typeof__(&hipStreamBeginCapture_spt))rpg_hip_real(460);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamBeginCapture_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -14627,6 +17393,11 @@ RPG_HIP_EXPORT int32_t hipStreamBeginCapture_spt(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipStreamCopyAttributes(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamCopyAttributes(__typeof__(&hipStreamCopyAttributes) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14639,13 +17410,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamCopyAttributes(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 461, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamCopyAttributes(void * a0, void * a1)
 {
     __typeof__(&hipStreamCopyAttributes) real = (__typeof__(&hipStreamCopyAttributes))rpg_hip_real(461);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamCopyAttributes(real, a0, a1);
     return real(a0, a1);
 }
@@ -14655,6 +17427,11 @@ RPG_HIP_EXPORT int32_t hipStreamCopyAttributes(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamCreate(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamCreate(__typeof__(&hipStreamCreate) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -14666,13 +17443,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamCreate(__typeof__(&hipS
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 462, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamCreate(void * a0)
 {
     __typeof__(&hipStreamCreate) real = (__typeof__(&hipStreamCreate))rpg_hip_real(462);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamCreate(real, a0);
     return real(a0);
 }
@@ -14682,6 +17460,11 @@ RPG_HIP_EXPORT int32_t hipStreamCreate(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamCreateWithFlags(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipStreamCreateWithFlags(__typeof__(&hipStreamCreateWithFlags) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -14694,13 +17477,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamCreateWithFlags(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 463, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamCreateWithFlags(void * a0, uint32_t a1)
 {
     __typeof__(&hipStreamCreateWithFlags) real = (__typeof__(&hipStreamCreateWithFlags))rpg_hip_real(463);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamCreateWithFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -14710,6 +17494,11 @@ RPG_HIP_EXPORT int32_t hipStreamCreateWithFlags(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipStreamCreateWithPriority(void * a0, uint32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipStreamCreateWithPriority(__typeof__(&hipStreamCreateWithPriority) real, void * a0, uint32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -14723,13 +17512,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamCreateWithPriority(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 464, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamCreateWithPriority(void * a0, uint32_t a1, int32_t a2)
 {
     __typeof__(&hipStreamCreateWithPriority) real = (__typeof__(&hipStreamCreateWithPriority))rpg_hip_real(464);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamCreateWithPriority(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14739,6 +17529,11 @@ RPG_HIP_EXPORT int32_t hipStreamCreateWithPriority(void * a0, uint32_t a1, int32
 RPG_HIP_EXPORT int32_t hipStreamDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamDestroy(__typeof__(&hipStreamDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -14751,13 +17546,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamDestroy(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 465, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamDestroy(void * a0)
 {
     __typeof__(&hipStreamDestroy) real = (__typeof__(&hipStreamDestroy))rpg_hip_real(465);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamDestroy(real, a0);
     return real(a0);
 }
@@ -14767,6 +17563,11 @@ RPG_HIP_EXPORT int32_t hipStreamDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamEndCapture(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamEndCapture(__typeof__(&hipStreamEndCapture) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14779,13 +17580,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamEndCapture(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 466, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamEndCapture(void * a0, void * a1)
 {
     __typeof__(&hipStreamEndCapture) real = (__typeof__(&hipStreamEndCapture))rpg_hip_real(466);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamEndCapture(real, a0, a1);
     return real(a0, a1);
 }
@@ -14795,6 +17597,11 @@ RPG_HIP_EXPORT int32_t hipStreamEndCapture(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamEndCapture_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamEndCapture_spt(__typeof__(&hipStreamEndCapture_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14807,13 +17614,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamEndCapture_spt(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 467, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamEndCapture_spt(void * a0, void * a1)
 {
     __typeof__(&hipStreamEndCapture_spt) real = (__typeof__(&hipStreamEndCapture_spt))rpg_hip_real(467);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamEndCapture_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -14823,6 +17631,11 @@ RPG_HIP_EXPORT int32_t hipStreamEndCapture_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipStreamGetAttribute(__typeof__(&hipStreamGetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -14836,13 +17649,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetAttribute(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 468, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipStreamGetAttribute) real = (__typeof__(&hipStreamGetAttribute))rpg_hip_real(468);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14852,6 +17666,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo(__typeof__(&hipStreamGetCaptureInfo) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -14865,13 +17684,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 469, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipStreamGetCaptureInfo) real = (__typeof__(&hipStreamGetCaptureInfo))rpg_hip_real(469);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetCaptureInfo(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14881,6 +17701,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_spt(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_spt(__typeof__(&hipStreamGetCaptureInfo_spt) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -14894,13 +17719,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_spt(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 470, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_spt(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipStreamGetCaptureInfo_spt) real = (__typeof__(&hipStreamGetCaptureInfo_spt))rpg_hip_real(470);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetCaptureInfo_spt(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -14910,6 +17736,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_spt(void * a0, void * a1, void * 
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2(void * a0, void * a1, void * a2, void * a3, void * a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_v2(__typeof__(&hipStreamGetCaptureInfo_v2) real, void * a0, void * a1, void * a2, void * a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -14926,13 +17757,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_v2(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 471, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2(void * a0, void * a1, void * a2, void * a3, void * a4, void * a5)
 {
     __typeof__(&hipStreamGetCaptureInfo_v2) real = (__typeof__(&hipStreamGetCaptureInfo_v2))rpg_hip_real(471);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetCaptureInfo_v2(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -14942,6 +17774,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2(void * a0, void * a1, void * a
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2_spt(void * a0, void * a1, void * a2, void * a3, void * a4, void * a5);
 static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_v2_spt(__typeof__(&hipStreamGetCaptureInfo_v2_spt) real, void * a0, void * a1, void * a2, void * a3, void * a4, void * a5)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4, a5);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3, a4, a5);
@@ -14958,13 +17795,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetCaptureInfo_v2_spt(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 472, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2_spt(void * a0, void * a1, void * a2, void * a3, void * a4, void * a5)
 {
     __typeof__(&hipStreamGetCaptureInfo_v2_spt) real = (__typeof__(&hipStreamGetCaptureInfo_v2_spt))rpg_hip_real(472);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetCaptureInfo_v2_spt(real, a0, a1, a2, a3, a4, a5);
     return real(a0, a1, a2, a3, a4, a5);
 }
@@ -14974,6 +17812,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetCaptureInfo_v2_spt(void * a0, void * a1, void
 RPG_HIP_EXPORT int32_t hipStreamGetDevice(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetDevice(__typeof__(&hipStreamGetDevice) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -14986,13 +17829,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetDevice(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 473, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetDevice(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetDevice) real = (__typeof__(&hipStreamGetDevice))rpg_hip_real(473);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetDevice(real, a0, a1);
     return real(a0, a1);
 }
@@ -15002,6 +17846,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetDevice(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetFlags(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetFlags(__typeof__(&hipStreamGetFlags) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15014,13 +17863,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetFlags(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 474, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetFlags(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetFlags) real = (__typeof__(&hipStreamGetFlags))rpg_hip_real(474);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -15030,6 +17880,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetFlags(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetFlags_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetFlags_spt(__typeof__(&hipStreamGetFlags_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15042,13 +17897,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetFlags_spt(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 475, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetFlags_spt(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetFlags_spt) real = (__typeof__(&hipStreamGetFlags_spt))rpg_hip_real(475);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetFlags_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -15058,6 +17914,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetFlags_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetId(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetId(__typeof__(&hipStreamGetId) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15070,13 +17931,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetId(__typeof__(&hipSt
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 476, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetId(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetId) real = (__typeof__(&hipStreamGetId))rpg_hip_real(476);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetId(real, a0, a1);
     return real(a0, a1);
 }
@@ -15086,6 +17948,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetId(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetPriority(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetPriority(__typeof__(&hipStreamGetPriority) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15098,13 +17965,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetPriority(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 477, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetPriority(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetPriority) real = (__typeof__(&hipStreamGetPriority))rpg_hip_real(477);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetPriority(real, a0, a1);
     return real(a0, a1);
 }
@@ -15114,6 +17982,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetPriority(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamGetPriority_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamGetPriority_spt(__typeof__(&hipStreamGetPriority_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15126,13 +17999,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamGetPriority_spt(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 478, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamGetPriority_spt(void * a0, void * a1)
 {
     __typeof__(&hipStreamGetPriority_spt) real = (__typeof__(&hipStreamGetPriority_spt))rpg_hip_real(478);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamGetPriority_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -15142,6 +18016,11 @@ RPG_HIP_EXPORT int32_t hipStreamGetPriority_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamIsCapturing(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamIsCapturing(__typeof__(&hipStreamIsCapturing) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15154,13 +18033,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamIsCapturing(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 479, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamIsCapturing(void * a0, void * a1)
 {
     __typeof__(&hipStreamIsCapturing) real = (__typeof__(&hipStreamIsCapturing))rpg_hip_real(479);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamIsCapturing(real, a0, a1);
     return real(a0, a1);
 }
@@ -15170,6 +18050,11 @@ RPG_HIP_EXPORT int32_t hipStreamIsCapturing(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamIsCapturing_spt(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipStreamIsCapturing_spt(__typeof__(&hipStreamIsCapturing_spt) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1);
@@ -15182,13 +18067,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamIsCapturing_spt(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 480, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamIsCapturing_spt(void * a0, void * a1)
 {
     __typeof__(&hipStreamIsCapturing_spt) real = (__typeof__(&hipStreamIsCapturing_spt))rpg_hip_real(480);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamIsCapturing_spt(real, a0, a1);
     return real(a0, a1);
 }
@@ -15198,6 +18084,11 @@ RPG_HIP_EXPORT int32_t hipStreamIsCapturing_spt(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipStreamQuery(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamQuery(__typeof__(&hipStreamQuery) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -15209,13 +18100,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamQuery(__typeof__(&hipSt
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 481, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamQuery(void * a0)
 {
     __typeof__(&hipStreamQuery) real = (__typeof__(&hipStreamQuery))rpg_hip_real(481);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamQuery(real, a0);
     return real(a0);
 }
@@ -15225,6 +18117,11 @@ RPG_HIP_EXPORT int32_t hipStreamQuery(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamQuery_spt(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamQuery_spt(__typeof__(&hipStreamQuery_spt) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -15236,13 +18133,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamQuery_spt(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 482, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamQuery_spt(void * a0)
 {
     __typeof__(&hipStreamQuery_spt) real = (__typeof__(&hipStreamQuery_spt))rpg_hip_real(482);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamQuery_spt(real, a0);
     return real(a0);
 }
@@ -15252,6 +18150,11 @@ RPG_HIP_EXPORT int32_t hipStreamQuery_spt(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamSetAttribute(void * a0, int32_t a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipStreamSetAttribute(__typeof__(&hipStreamSetAttribute) real, void * a0, int32_t a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -15265,13 +18168,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamSetAttribute(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 483, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamSetAttribute(void * a0, int32_t a1, void * a2)
 {
     __typeof__(&hipStreamSetAttribute) real = (__typeof__(&hipStreamSetAttribute))rpg_hip_real(483);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamSetAttribute(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -15281,6 +18185,11 @@ RPG_HIP_EXPORT int32_t hipStreamSetAttribute(void * a0, int32_t a1, void * a2)
 RPG_HIP_EXPORT int32_t hipStreamSynchronize(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamSynchronize(__typeof__(&hipStreamSynchronize) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -15292,13 +18201,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamSynchronize(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 484, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamSynchronize(void * a0)
 {
     __typeof__(&hipStreamSynchronize) real = (__typeof__(&hipStreamSynchronize))rpg_hip_real(484);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamSynchronize(real, a0);
     return real(a0);
 }
@@ -15308,6 +18218,11 @@ RPG_HIP_EXPORT int32_t hipStreamSynchronize(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamSynchronize_spt(void * a0);
 static __attribute__((noinline)) int32_t traced_hipStreamSynchronize_spt(__typeof__(&hipStreamSynchronize_spt) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0);
@@ -15319,13 +18234,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamSynchronize_spt(__typeo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 485, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamSynchronize_spt(void * a0)
 {
     __typeof__(&hipStreamSynchronize_spt) real = (__typeof__(&hipStreamSynchronize_spt))rpg_hip_real(485);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamSynchronize_spt(real, a0);
     return real(a0);
 }
@@ -15335,6 +18251,11 @@ RPG_HIP_EXPORT int32_t hipStreamSynchronize_spt(void * a0)
 RPG_HIP_EXPORT int32_t hipStreamUpdateCaptureDependencies(void * a0, void * a1, uint64_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamUpdateCaptureDependencies(__typeof__(&hipStreamUpdateCaptureDependencies) real, void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -15349,13 +18270,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamUpdateCaptureDependenci
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 486, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamUpdateCaptureDependencies(void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
     __typeof__(&hipStreamUpdateCaptureDependencies) real = (__typeof__(&hipStreamUpdateCaptureDependencies))rpg_hip_real(486);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamUpdateCaptureDependencies(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -15365,6 +18287,11 @@ RPG_HIP_EXPORT int32_t hipStreamUpdateCaptureDependencies(void * a0, void * a1, 
 RPG_HIP_EXPORT int32_t hipStreamWaitEvent(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipStreamWaitEvent(__typeof__(&hipStreamWaitEvent) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -15378,13 +18305,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWaitEvent(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 487, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWaitEvent(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipStreamWaitEvent) real = (__typeof__(&hipStreamWaitEvent))rpg_hip_real(487);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWaitEvent(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -15394,6 +18322,11 @@ RPG_HIP_EXPORT int32_t hipStreamWaitEvent(void * a0, void * a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipStreamWaitEvent_spt(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipStreamWaitEvent_spt(__typeof__(&hipStreamWaitEvent_spt) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2);
@@ -15407,13 +18340,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWaitEvent_spt(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 488, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWaitEvent_spt(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipStreamWaitEvent_spt) real = (__typeof__(&hipStreamWaitEvent_spt))rpg_hip_real(488);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWaitEvent_spt(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -15423,6 +18357,11 @@ RPG_HIP_EXPORT int32_t hipStreamWaitEvent_spt(void * a0, void * a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipStreamWaitValue32(void * a0, void * a1, uint32_t a2, uint32_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipStreamWaitValue32(__typeof__(&hipStreamWaitValue32) real, void * a0, void * a1, uint32_t a2, uint32_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -15438,13 +18377,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWaitValue32(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 489, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWaitValue32(void * a0, void * a1, uint32_t a2, uint32_t a3, uint32_t a4)
 {
     __typeof__(&hipStreamWaitValue32) real = (__typeof__(&hipStreamWaitValue32))rpg_hip_real(489);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWaitValue32(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -15454,6 +18394,11 @@ RPG_HIP_EXPORT int32_t hipStreamWaitValue32(void * a0, void * a1, uint32_t a2, u
 RPG_HIP_EXPORT int32_t hipStreamWaitValue64(void * a0, void * a1, uint64_t a2, uint32_t a3, uint64_t a4);
 static __attribute__((noinline)) int32_t traced_hipStreamWaitValue64(__typeof__(&hipStreamWaitValue64) real, void * a0, void * a1, uint64_t a2, uint32_t a3, uint64_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -15469,13 +18414,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWaitValue64(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 490, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWaitValue64(void * a0, void * a1, uint64_t a2, uint32_t a3, uint64_t a4)
 {
     __typeof__(&hipStreamWaitValue64) real = (__typeof__(&hipStreamWaitValue64))rpg_hip_real(490);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWaitValue64(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -15485,6 +18431,11 @@ RPG_HIP_EXPORT int32_t hipStreamWaitValue64(void * a0, void * a1, uint64_t a2, u
 RPG_HIP_EXPORT int32_t hipStreamWriteValue32(void * a0, void * a1, uint32_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamWriteValue32(__typeof__(&hipStreamWriteValue32) real, void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -15499,13 +18450,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWriteValue32(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 491, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWriteValue32(void * a0, void * a1, uint32_t a2, uint32_t a3)
 {
     __typeof__(&hipStreamWriteValue32) real = (__typeof__(&hipStreamWriteValue32))rpg_hip_real(491);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWriteValue32(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -15515,6 +18467,11 @@ RPG_HIP_EXPORT int32_t hipStreamWriteValue32(void * a0, void * a1, uint32_t a2, 
 RPG_HIP_EXPORT int32_t hipStreamWriteValue64(void * a0, void * a1, uint64_t a2, uint32_t a3);
 static __attribute__((noinline)) int32_t traced_hipStreamWriteValue64(__typeof__(&hipStreamWriteValue64) real, void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a0);
     int32_t r = real(a0, a1, a2, a3);
@@ -15529,13 +18486,14 @@ static __attribute__((noinline)) int32_t traced_hipStreamWriteValue64(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 492, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipStreamWriteValue64(void * a0, void * a1, uint64_t a2, uint32_t a3)
 {
     __typeof__(&hipStreamWriteValue64) real = (__typeof__(&hipStreamWriteValue64))rpg_hip_real(492);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipStreamWriteValue64(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -15545,6 +18503,11 @@ RPG_HIP_EXPORT int32_t hipStreamWriteValue64(void * a0, void * a1, uint64_t a2, 
 RPG_HIP_EXPORT int32_t hipTexObjectCreate(void * a0, void * a1, void * a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipTexObjectCreate(__typeof__(&hipTexObjectCreate) real, void * a0, void * a1, void * a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -15559,13 +18522,14 @@ static __attribute__((noinline)) int32_t traced_hipTexObjectCreate(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 493, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexObjectCreate(void * a0, void * a1, void * a2, void * a3)
 {
     __typeof__(&hipTexObjectCreate) real = (__typeof__(&hipTexObjectCreate))rpg_hip_real(493);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexObjectCreate(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -15575,6 +18539,11 @@ RPG_HIP_EXPORT int32_t hipTexObjectCreate(void * a0, void * a1, void * a2, void 
 RPG_HIP_EXPORT int32_t hipTexObjectDestroy(void * a0);
 static __attribute__((noinline)) int32_t traced_hipTexObjectDestroy(__typeof__(&hipTexObjectDestroy) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -15586,13 +18555,14 @@ static __attribute__((noinline)) int32_t traced_hipTexObjectDestroy(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 494, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexObjectDestroy(void * a0)
 {
     __typeof__(&hipTexObjectDestroy) real = (__typeof__(&hipTexObjectDestroy))rpg_hip_real(494);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexObjectDestroy(real, a0);
     return real(a0);
 }
@@ -15602,6 +18572,11 @@ RPG_HIP_EXPORT int32_t hipTexObjectDestroy(void * a0)
 RPG_HIP_EXPORT int32_t hipTexObjectGetResourceDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexObjectGetResourceDesc(__typeof__(&hipTexObjectGetResourceDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15614,13 +18589,14 @@ static __attribute__((noinline)) int32_t traced_hipTexObjectGetResourceDesc(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 495, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexObjectGetResourceDesc(void * a0, void * a1)
 {
     __typeof__(&hipTexObjectGetResourceDesc) real = (__typeof__(&hipTexObjectGetResourceDesc))rpg_hip_real(495);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexObjectGetResourceDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -15630,6 +18606,11 @@ RPG_HIP_EXPORT int32_t hipTexObjectGetResourceDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexObjectGetResourceViewDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexObjectGetResourceViewDesc(__typeof__(&hipTexObjectGetResourceViewDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15642,13 +18623,14 @@ static __attribute__((noinline)) int32_t traced_hipTexObjectGetResourceViewDesc(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 496, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexObjectGetResourceViewDesc(void * a0, void * a1)
 {
     __typeof__(&hipTexObjectGetResourceViewDesc) real = (__typeof__(&hipTexObjectGetResourceViewDesc))rpg_hip_real(496);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexObjectGetResourceViewDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -15658,6 +18640,11 @@ RPG_HIP_EXPORT int32_t hipTexObjectGetResourceViewDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexObjectGetTextureDesc(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexObjectGetTextureDesc(__typeof__(&hipTexObjectGetTextureDesc) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15670,13 +18657,14 @@ static __attribute__((noinline)) int32_t traced_hipTexObjectGetTextureDesc(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 497, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexObjectGetTextureDesc(void * a0, void * a1)
 {
     __typeof__(&hipTexObjectGetTextureDesc) real = (__typeof__(&hipTexObjectGetTextureDesc))rpg_hip_real(497);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexObjectGetTextureDesc(real, a0, a1);
     return real(a0, a1);
 }
@@ -15686,6 +18674,11 @@ RPG_HIP_EXPORT int32_t hipTexObjectGetTextureDesc(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetAddress(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetAddress(__typeof__(&hipTexRefGetAddress) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15698,13 +18691,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetAddress(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 498, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetAddress(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetAddress) real = (__typeof__(&hipTexRefGetAddress))rpg_hip_real(498);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetAddress(real, a0, a1);
     return real(a0, a1);
 }
@@ -15714,6 +18708,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetAddress(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetAddressMode(void * a0, void * a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetAddressMode(__typeof__(&hipTexRefGetAddressMode) real, void * a0, void * a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -15727,13 +18726,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetAddressMode(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 499, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetAddressMode(void * a0, void * a1, int32_t a2)
 {
     __typeof__(&hipTexRefGetAddressMode) real = (__typeof__(&hipTexRefGetAddressMode))rpg_hip_real(499);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetAddressMode(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -15743,6 +18743,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetAddressMode(void * a0, void * a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipTexRefGetArray(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetArray(__typeof__(&hipTexRefGetArray) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15755,13 +18760,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetArray(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 500, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetArray(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetArray) real = (__typeof__(&hipTexRefGetArray))rpg_hip_real(500);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetArray(real, a0, a1);
     return real(a0, a1);
 }
@@ -15771,6 +18777,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetArray(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetBorderColor(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetBorderColor(__typeof__(&hipTexRefGetBorderColor) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15783,13 +18794,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetBorderColor(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 501, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetBorderColor(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetBorderColor) real = (__typeof__(&hipTexRefGetBorderColor))rpg_hip_real(501);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetBorderColor(real, a0, a1);
     return real(a0, a1);
 }
@@ -15799,6 +18811,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetBorderColor(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetFilterMode(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetFilterMode(__typeof__(&hipTexRefGetFilterMode) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15811,13 +18828,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetFilterMode(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 502, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetFilterMode(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetFilterMode) real = (__typeof__(&hipTexRefGetFilterMode))rpg_hip_real(502);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetFilterMode(real, a0, a1);
     return real(a0, a1);
 }
@@ -15827,6 +18845,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetFilterMode(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetFlags(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetFlags(__typeof__(&hipTexRefGetFlags) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15839,13 +18862,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetFlags(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 503, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetFlags(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetFlags) real = (__typeof__(&hipTexRefGetFlags))rpg_hip_real(503);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -15855,6 +18879,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetFlags(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetFormat(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetFormat(__typeof__(&hipTexRefGetFormat) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -15868,13 +18897,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetFormat(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 504, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetFormat(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipTexRefGetFormat) real = (__typeof__(&hipTexRefGetFormat))rpg_hip_real(504);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetFormat(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -15884,6 +18914,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetFormat(void * a0, void * a1, void * a2)
 RPG_HIP_EXPORT int32_t hipTexRefGetMaxAnisotropy(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetMaxAnisotropy(__typeof__(&hipTexRefGetMaxAnisotropy) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15896,13 +18931,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetMaxAnisotropy(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 505, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetMaxAnisotropy(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetMaxAnisotropy) real = (__typeof__(&hipTexRefGetMaxAnisotropy))rpg_hip_real(505);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetMaxAnisotropy(real, a0, a1);
     return real(a0, a1);
 }
@@ -15912,6 +18948,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetMaxAnisotropy(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetMipMappedArray(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetMipMappedArray(__typeof__(&hipTexRefGetMipMappedArray) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15924,13 +18965,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetMipMappedArray(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 506, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetMipMappedArray(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetMipMappedArray) real = (__typeof__(&hipTexRefGetMipMappedArray))rpg_hip_real(506);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetMipMappedArray(real, a0, a1);
     return real(a0, a1);
 }
@@ -15940,6 +18982,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetMipMappedArray(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapFilterMode(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapFilterMode(__typeof__(&hipTexRefGetMipmapFilterMode) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15952,13 +18999,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapFilterMode(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 507, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapFilterMode(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetMipmapFilterMode) real = (__typeof__(&hipTexRefGetMipmapFilterMode))rpg_hip_real(507);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetMipmapFilterMode(real, a0, a1);
     return real(a0, a1);
 }
@@ -15968,6 +19016,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetMipmapFilterMode(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelBias(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapLevelBias(__typeof__(&hipTexRefGetMipmapLevelBias) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -15980,13 +19033,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapLevelBias(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 508, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelBias(void * a0, void * a1)
 {
     __typeof__(&hipTexRefGetMipmapLevelBias) real = (__typeof__(&hipTexRefGetMipmapLevelBias))rpg_hip_real(508);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetMipmapLevelBias(real, a0, a1);
     return real(a0, a1);
 }
@@ -15996,6 +19050,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelBias(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelClamp(void * a0, void * a1, void * a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapLevelClamp(__typeof__(&hipTexRefGetMipmapLevelClamp) real, void * a0, void * a1, void * a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16009,13 +19068,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefGetMipmapLevelClamp(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 509, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelClamp(void * a0, void * a1, void * a2)
 {
     __typeof__(&hipTexRefGetMipmapLevelClamp) real = (__typeof__(&hipTexRefGetMipmapLevelClamp))rpg_hip_real(509);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefGetMipmapLevelClamp(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16025,6 +19085,11 @@ RPG_HIP_EXPORT int32_t hipTexRefGetMipmapLevelClamp(void * a0, void * a1, void *
 RPG_HIP_EXPORT int32_t hipTexRefSetAddress(void * a0, void * a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetAddress(__typeof__(&hipTexRefSetAddress) real, void * a0, void * a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -16039,13 +19104,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetAddress(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 510, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetAddress(void * a0, void * a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipTexRefSetAddress) real = (__typeof__(&hipTexRefSetAddress))rpg_hip_real(510);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetAddress(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -16055,6 +19121,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetAddress(void * a0, void * a1, void * a2, uint
 RPG_HIP_EXPORT int32_t hipTexRefSetAddress2D(void * a0, void * a1, void * a2, uint64_t a3);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetAddress2D(__typeof__(&hipTexRefSetAddress2D) real, void * a0, void * a1, void * a2, uint64_t a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3);
@@ -16069,13 +19140,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetAddress2D(__typeof__
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 511, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetAddress2D(void * a0, void * a1, void * a2, uint64_t a3)
 {
     __typeof__(&hipTexRefSetAddress2D) real = (__typeof__(&hipTexRefSetAddress2D))rpg_hip_real(511);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetAddress2D(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }
@@ -16085,6 +19157,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetAddress2D(void * a0, void * a1, void * a2, ui
 RPG_HIP_EXPORT int32_t hipTexRefSetAddressMode(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetAddressMode(__typeof__(&hipTexRefSetAddressMode) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16098,13 +19175,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetAddressMode(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 512, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetAddressMode(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipTexRefSetAddressMode) real = (__typeof__(&hipTexRefSetAddressMode))rpg_hip_real(512);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetAddressMode(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16114,6 +19192,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetAddressMode(void * a0, int32_t a1, int32_t a2
 RPG_HIP_EXPORT int32_t hipTexRefSetArray(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetArray(__typeof__(&hipTexRefSetArray) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16127,13 +19210,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetArray(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 513, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetArray(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipTexRefSetArray) real = (__typeof__(&hipTexRefSetArray))rpg_hip_real(513);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetArray(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16143,6 +19227,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetArray(void * a0, void * a1, uint32_t a2)
 RPG_HIP_EXPORT int32_t hipTexRefSetBorderColor(void * a0, void * a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetBorderColor(__typeof__(&hipTexRefSetBorderColor) real, void * a0, void * a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16155,13 +19244,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetBorderColor(__typeof
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 514, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetBorderColor(void * a0, void * a1)
 {
     __typeof__(&hipTexRefSetBorderColor) real = (__typeof__(&hipTexRefSetBorderColor))rpg_hip_real(514);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetBorderColor(real, a0, a1);
     return real(a0, a1);
 }
@@ -16171,6 +19261,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetBorderColor(void * a0, void * a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetFilterMode(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetFilterMode(__typeof__(&hipTexRefSetFilterMode) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16183,13 +19278,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetFilterMode(__typeof_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 515, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetFilterMode(void * a0, int32_t a1)
 {
     __typeof__(&hipTexRefSetFilterMode) real = (__typeof__(&hipTexRefSetFilterMode))rpg_hip_real(515);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetFilterMode(real, a0, a1);
     return real(a0, a1);
 }
@@ -16199,6 +19295,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetFilterMode(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetFlags(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetFlags(__typeof__(&hipTexRefSetFlags) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16211,13 +19312,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetFlags(__typeof__(&hi
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 516, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetFlags(void * a0, uint32_t a1)
 {
     __typeof__(&hipTexRefSetFlags) real = (__typeof__(&hipTexRefSetFlags))rpg_hip_real(516);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetFlags(real, a0, a1);
     return real(a0, a1);
 }
@@ -16227,6 +19329,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetFlags(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetFormat(void * a0, int32_t a1, int32_t a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetFormat(__typeof__(&hipTexRefSetFormat) real, void * a0, int32_t a1, int32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16240,13 +19347,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetFormat(__typeof__(&h
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 517, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetFormat(void * a0, int32_t a1, int32_t a2)
 {
     __typeof__(&hipTexRefSetFormat) real = (__typeof__(&hipTexRefSetFormat))rpg_hip_real(517);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetFormat(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16256,6 +19364,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetFormat(void * a0, int32_t a1, int32_t a2)
 RPG_HIP_EXPORT int32_t hipTexRefSetMaxAnisotropy(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetMaxAnisotropy(__typeof__(&hipTexRefSetMaxAnisotropy) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16268,13 +19381,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetMaxAnisotropy(__type
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 518, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetMaxAnisotropy(void * a0, uint32_t a1)
 {
     __typeof__(&hipTexRefSetMaxAnisotropy) real = (__typeof__(&hipTexRefSetMaxAnisotropy))rpg_hip_real(518);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetMaxAnisotropy(real, a0, a1);
     return real(a0, a1);
 }
@@ -16284,6 +19398,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetMaxAnisotropy(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapFilterMode(void * a0, int32_t a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapFilterMode(__typeof__(&hipTexRefSetMipmapFilterMode) real, void * a0, int32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16296,13 +19415,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapFilterMode(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 519, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapFilterMode(void * a0, int32_t a1)
 {
     __typeof__(&hipTexRefSetMipmapFilterMode) real = (__typeof__(&hipTexRefSetMipmapFilterMode))rpg_hip_real(519);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetMipmapFilterMode(real, a0, a1);
     return real(a0, a1);
 }
@@ -16312,6 +19432,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetMipmapFilterMode(void * a0, int32_t a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelBias(void * a0, float a1);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapLevelBias(__typeof__(&hipTexRefSetMipmapLevelBias) real, void * a0, float a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16324,13 +19449,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapLevelBias(__ty
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 520, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelBias(void * a0, float a1)
 {
     __typeof__(&hipTexRefSetMipmapLevelBias) real = (__typeof__(&hipTexRefSetMipmapLevelBias))rpg_hip_real(520);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetMipmapLevelBias(real, a0, a1);
     return real(a0, a1);
 }
@@ -16340,6 +19466,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelBias(void * a0, float a1)
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelClamp(void * a0, float a1, float a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapLevelClamp(__typeof__(&hipTexRefSetMipmapLevelClamp) real, void * a0, float a1, float a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16353,13 +19484,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmapLevelClamp(__t
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 521, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelClamp(void * a0, float a1, float a2)
 {
     __typeof__(&hipTexRefSetMipmapLevelClamp) real = (__typeof__(&hipTexRefSetMipmapLevelClamp))rpg_hip_real(521);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetMipmapLevelClamp(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16369,6 +19501,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetMipmapLevelClamp(void * a0, float a1, float a
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmappedArray(void * a0, void * a1, uint32_t a2);
 static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmappedArray(__typeof__(&hipTexRefSetMipmappedArray) real, void * a0, void * a1, uint32_t a2)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2);
@@ -16382,13 +19519,14 @@ static __attribute__((noinline)) int32_t traced_hipTexRefSetMipmappedArray(__typ
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 522, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipTexRefSetMipmappedArray(void * a0, void * a1, uint32_t a2)
 {
     __typeof__(&hipTexRefSetMipmappedArray) real = (__typeof__(&hipTexRefSetMipmappedArray))rpg_hip_real(522);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipTexRefSetMipmappedArray(real, a0, a1, a2);
     return real(a0, a1, a2);
 }
@@ -16398,6 +19536,11 @@ RPG_HIP_EXPORT int32_t hipTexRefSetMipmappedArray(void * a0, void * a1, uint32_t
 RPG_HIP_EXPORT int32_t hipThreadExchangeStreamCaptureMode(void * a0);
 static __attribute__((noinline)) int32_t traced_hipThreadExchangeStreamCaptureMode(__typeof__(&hipThreadExchangeStreamCaptureMode) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -16409,13 +19552,14 @@ static __attribute__((noinline)) int32_t traced_hipThreadExchangeStreamCaptureMo
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 523, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipThreadExchangeStreamCaptureMode(void * a0)
 {
     __typeof__(&hipThreadExchangeStreamCaptureMode) real = (__typeof__(&hipThreadExchangeStreamCaptureMode))rpg_hip_real(523);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipThreadExchangeStreamCaptureMode(real, a0);
     return real(a0);
 }
@@ -16425,6 +19569,11 @@ RPG_HIP_EXPORT int32_t hipThreadExchangeStreamCaptureMode(void * a0)
 RPG_HIP_EXPORT int32_t hipUnbindTexture(void * a0);
 static __attribute__((noinline)) int32_t traced_hipUnbindTexture(__typeof__(&hipUnbindTexture) real, void * a0)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0);
@@ -16436,13 +19585,14 @@ static __attribute__((noinline)) int32_t traced_hipUnbindTexture(__typeof__(&hip
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 524, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipUnbindTexture(void * a0)
 {
     __typeof__(&hipUnbindTexture) real = (__typeof__(&hipUnbindTexture))rpg_hip_real(524);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipUnbindTexture(real, a0);
     return real(a0);
 }
@@ -16452,6 +19602,11 @@ RPG_HIP_EXPORT int32_t hipUnbindTexture(void * a0)
 RPG_HIP_EXPORT int32_t hipUserObjectCreate(void * a0, void * a1, void * a2, uint32_t a3, uint32_t a4);
 static __attribute__((noinline)) int32_t traced_hipUserObjectCreate(__typeof__(&hipUserObjectCreate) real, void * a0, void * a1, void * a2, uint32_t a3, uint32_t a4)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3, a4);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1, a2, a3, a4);
@@ -16467,13 +19622,14 @@ static __attribute__((noinline)) int32_t traced_hipUserObjectCreate(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 525, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipUserObjectCreate(void * a0, void * a1, void * a2, uint32_t a3, uint32_t a4)
 {
     __typeof__(&hipUserObjectCreate) real = (__typeof__(&hipUserObjectCreate))rpg_hip_real(525);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipUserObjectCreate(real, a0, a1, a2, a3, a4);
     return real(a0, a1, a2, a3, a4);
 }
@@ -16483,6 +19639,11 @@ RPG_HIP_EXPORT int32_t hipUserObjectCreate(void * a0, void * a1, void * a2, uint
 RPG_HIP_EXPORT int32_t hipUserObjectRelease(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipUserObjectRelease(__typeof__(&hipUserObjectRelease) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16495,13 +19656,14 @@ static __attribute__((noinline)) int32_t traced_hipUserObjectRelease(__typeof__(
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 526, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipUserObjectRelease(void * a0, uint32_t a1)
 {
     __typeof__(&hipUserObjectRelease) real = (__typeof__(&hipUserObjectRelease))rpg_hip_real(526);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipUserObjectRelease(real, a0, a1);
     return real(a0, a1);
 }
@@ -16511,6 +19673,11 @@ RPG_HIP_EXPORT int32_t hipUserObjectRelease(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipUserObjectRetain(void * a0, uint32_t a1);
 static __attribute__((noinline)) int32_t traced_hipUserObjectRetain(__typeof__(&hipUserObjectRetain) real, void * a0, uint32_t a1)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter(&c, RPG_API_HIP_RUNTIME);
     int32_t r = real(a0, a1);
@@ -16523,13 +19690,14 @@ static __attribute__((noinline)) int32_t traced_hipUserObjectRetain(__typeof__(&
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 527, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipUserObjectRetain(void * a0, uint32_t a1)
 {
     __typeof__(&hipUserObjectRetain) real = (__typeof__(&hipUserObjectRetain))rpg_hip_real(527);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipUserObjectRetain(real, a0, a1);
     return real(a0, a1);
 }
@@ -16539,6 +19707,11 @@ RPG_HIP_EXPORT int32_t hipUserObjectRetain(void * a0, uint32_t a1)
 RPG_HIP_EXPORT int32_t hipWaitExternalSemaphoresAsync(void * a0, void * a1, uint32_t a2, void * a3);
 static __attribute__((noinline)) int32_t traced_hipWaitExternalSemaphoresAsync(__typeof__(&hipWaitExternalSemaphoresAsync) real, void * a0, void * a1, uint32_t a2, void * a3)
 {
+    if (__builtin_expect(rpg__attach_active, 0) && !rpg_hip_attach_enter()) {
+        int32_t r = real(a0, a1, a2, a3);
+        rpg_attach_leave();
+        return r;
+    }
     rpg_hip_call c;
     rpg_hip_enter_stream(&c, RPG_API_HIP_RUNTIME, (uint64_t)(uintptr_t)a3);
     int32_t r = real(a0, a1, a2, a3);
@@ -16553,13 +19726,14 @@ static __attribute__((noinline)) int32_t traced_hipWaitExternalSemaphoresAsync(_
         }
         rpg_hip_record(&c, RPG_API_HIP_RUNTIME, 528, &g);
     }
+    RPG_ATTACH_LEAVE();
     return r;
 }
 
 RPG_HIP_EXPORT int32_t hipWaitExternalSemaphoresAsync(void * a0, void * a1, uint32_t a2, void * a3)
 {
     __typeof__(&hipWaitExternalSemaphoresAsync) real = (__typeof__(&hipWaitExternalSemaphoresAsync))rpg_hip_real(528);
-    if (__builtin_expect(rpg_hip_tracing(), 0))
+    if (__builtin_expect(rpg_hip_slow(), 0))
         return traced_hipWaitExternalSemaphoresAsync(real, a0, a1, a2, a3);
     return real(a0, a1, a2, a3);
 }

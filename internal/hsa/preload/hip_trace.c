@@ -6,11 +6,14 @@
 #include "hip_trace.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "attach_internal.h"
 
 /* 0: not yet in this spool, 2: being written, 1: written. */
 int rpg_hip_names_recorded;
@@ -19,16 +22,18 @@ int rpg_hip_args_on;
 
 /* Arguments cost a copy per call; only the outputs that show them (JSON,
  * Perfetto, ROCpd) ask for them. ROCPROF_GO_HIP_ARGS=0/1 overrides. */
-__attribute__((constructor)) static void hip_args_init(void)
+void rpg__hip_args_setup(void)
 {
-    const char *v = getenv(RPG_ENV_GO_HIP_ARGS);
+    const char *v = rpg_env(RPG_ENV_GO_HIP_ARGS);
     if (v && (v[0] == '0' || v[0] == '1') && v[1] == 0) {
         rpg_hip_args_on = v[0] == '1';
         return;
     }
-    const char *f = getenv(RPG_ENV_OUTPUT_FORMAT);
+    const char *f = rpg_env(RPG_ENV_OUTPUT_FORMAT);
     rpg_hip_args_on = f && (strstr(f, "json") || strstr(f, "rocpd") || strstr(f, "pftrace"));
 }
+
+__attribute__((constructor)) static void hip_args_init(void) { rpg__hip_args_setup(); }
 
 /* The HIP library itself, for applications that dlopen it RTLD_LOCAL:
  * RTLD_NEXT does not search local scopes, but their calls still bind to our
@@ -50,10 +55,18 @@ void *rpg_hip_resolve(uint32_t id)
     const rpg_hip_function *f = &rpg_hip_functions[id];
     /* The versioned lookup first: the same name may exist in several nodes. */
     const char *symbol = rpg_hip_str(f->symbol), *version = rpg_hip_str(f->version);
-    void *p = dlvsym(RTLD_NEXT, symbol, version);
-    if (!p)
-        p = dlsym(RTLD_NEXT, symbol);
-    if (!p) {
+    void *p = NULL;
+    if (rpg__attach_mode()) {
+        /* Loaded RTLD_LOCAL by the injector: RTLD_NEXT means nothing
+         * there. The definition in the module that defines it (the slots
+         * were bound to it; attach_got.c usually set it already). */
+        p = rpg__attach_lookup(symbol, version);
+    } else {
+        p = dlvsym(RTLD_NEXT, symbol, version);
+        if (!p)
+            p = dlsym(RTLD_NEXT, symbol);
+    }
+    if (!p && !rpg__attach_mode()) {
         void *h = hip_handle();
         if (h) {
             p = dlvsym(h, symbol, version);
@@ -78,19 +91,21 @@ void *rpg_hip_resolve(uint32_t id)
 
 /* The preload library's own handle, for looking up its wrappers by name and
  * version (every wrapper is exported under the symbol it wraps). */
-static void *self_handle(void)
+static void *self_handle(void) { return rpg__self_handle(); }
+
+size_t rpg__hip_hooks(rpg_hook *out, size_t cap)
 {
-    static void *self;
-    void *h = __atomic_load_n(&self, __ATOMIC_ACQUIRE);
-    if (h)
-        return h;
-    Dl_info info;
-    if (!dladdr((void *)self_handle, &info) || !info.dli_fname)
-        return NULL;
-    h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
-        __atomic_store_n(&self, h, __ATOMIC_RELEASE);
-    return h;
+    void *self = self_handle();
+    size_t n = 0;
+    for (uint32_t i = 0; self && i < rpg_hip_function_count && n < cap; i++) {
+        const rpg_hip_function *f = &rpg_hip_functions[i];
+        void *w = dlvsym(self, rpg_hip_str(f->symbol), rpg_hip_str(f->version));
+        if (!w || !rpg__in_self(w))
+            continue;
+        out[n++] = (rpg_hook){rpg_hip_str(f->symbol), w, &rpg_hip_real_fns[i],
+                              rpg_hip_str(f->version)};
+    }
+    return n;
 }
 
 void rpg_hip_wrap_proc(void *out)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "attach_internal.h"
 #include "hip_stream.h"
 #include "rpg_internal.h"
 
@@ -82,6 +83,19 @@ static inline void *rpg_hip_real(uint32_t id)
 static inline int rpg_hip_tracing(void)
 {
     return (rpg_domains & RPG_HIP_DOMAINS) && RPG_T.correlation == 0;
+}
+
+/* Whether the exported wrapper takes its out-of-line path: to be traced, or
+ * (attach mode, rpg_attach.h) to count itself in flight. With tracing on,
+ * launch mode pays nothing more than before; only an untraced call (its
+ * domain off, or HIP calling itself) loads one more flag. */
+static inline int rpg_hip_slow(void) { return rpg_hip_tracing() || rpg__attach_active; }
+
+/* Attached: counts the call in flight, then says whether it is traced. */
+static inline __attribute__((always_inline)) int rpg_hip_attach_enter(void)
+{
+    rpg_attach_enter();
+    return rpg_hip_tracing();
 }
 
 static inline uint32_t rpg_hip_domain_bit(uint32_t domain)

@@ -44,6 +44,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach_internal.h"
 #include "notes.h"
 #include "rpg_env_gen.h"
 
@@ -54,6 +55,7 @@ extern char **environ;
 
 static int g_on; /* this process records: its execs are checked */
 static int g_fd = -1;
+static int g_fd_owned; /* g_fd was opened here (by path), not inherited */
 static dev_t g_dev;
 static ino_t g_ino;
 static uid_t g_start_euid;
@@ -97,7 +99,7 @@ static int open_by_path(void)
 
 void rpg__notes_init(const char *spool_dir)
 {
-    const char *v = getenv(RPG_ENV_GO_NOTES_FD);
+    const char *v = rpg_env(RPG_ENV_GO_NOTES_FD);
     if (!v || !*v)
         return;
     const char *s = v;
@@ -115,7 +117,12 @@ void rpg__notes_init(const char *spool_dir)
         memcpy(g_path, spool_dir, dl);
         memcpy(g_path + dl, "/" NOTES_FILE, sizeof "/" NOTES_FILE);
     }
-    g_fd = same_file((int)fd) ? (int)fd : open_by_path();
+    if (same_file((int)fd)) {
+        g_fd = (int)fd;
+    } else {
+        g_fd = open_by_path();
+        g_fd_owned = g_fd >= 0;
+    }
     g_start_euid = geteuid();
     Dl_info di;
     if (dladdr((void *)rpg__notes_init, &di) && di.dli_fname) {
@@ -125,6 +132,16 @@ void rpg__notes_init(const char *spool_dir)
             strcpy(g_self, b);
     }
     g_on = 1;
+}
+
+/* An attached library's detach: the descriptor it opened goes with it. */
+void rpg__notes_finish(void)
+{
+    if (g_fd >= 0 && g_fd_owned && same_file(g_fd))
+        close(g_fd);
+    g_fd = -1;
+    g_fd_owned = 0;
+    g_on = 0;
 }
 
 /* ---- one line, formatted without stdio (async-signal safe) --------------- */
@@ -186,6 +203,7 @@ static void note(const char *kind, int pid, int err, const char *stage, const ch
             return;
         }
         g_fd = fd;
+        g_fd_owned = 1;
     }
     char buf[NOTE_MAX];
     line l = {buf, buf + sizeof buf - 1};

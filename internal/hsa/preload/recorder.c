@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach_internal.h"
 #include "notes.h"
 #include "rpg_internal.h"
 
@@ -103,6 +104,12 @@ enum helper_state { HELPER_NONE = 0, HELPER_WANTED = 1, HELPER_STARTING = 2, HEL
                     HELPER_FAILED = -1 };
 int rpg__helper; /* enum helper_state, atomic; rpg_internal.h tests it inline */
 static uint32_t g_helper_kick;      /* futex word: bumped to wake the helper */
+/* Attach mode: the helper is joinable, so that the detach knows it is gone
+ * before the library unloads (rpg__recorder_finish). */
+static int g_attach_mode;
+static int g_helper_stop;
+static int g_helper_joinable;
+static pthread_t g_helper_thread;
 static uint32_t g_helper_sleeping;  /* the helper waits on g_helper_kick */
 static uint64_t g_prefaulted;       /* chunks [0, g_prefaulted) have their pages */
 /* How far ahead of the chunks handed out the helper keeps pages ready, and
@@ -676,6 +683,8 @@ static void *helper_main(void *arg)
     (void)arg;
     for (;;) {
         uint32_t kick = __atomic_load_n(&g_helper_kick, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&g_helper_stop, __ATOMIC_ACQUIRE))
+            return NULL;
         prefault_ahead();
         __atomic_store_n(&g_helper_sleeping, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&g_helper_kick, __ATOMIC_SEQ_CST) == kick)
@@ -699,14 +708,20 @@ void rpg__helper_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_t a;
     pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int joinable = __atomic_load_n(&g_attach_mode, __ATOMIC_RELAXED);
+    pthread_attr_setdetachstate(&a, joinable ? PTHREAD_CREATE_JOINABLE : PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 256 * 1024); /* static TLS comes out of it too */
     pthread_t th;
     int rc = pthread_create(&th, &a, helper_main, NULL);
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
+    if (rc == 0) {
         pthread_setname_np(th, "rpg-prefault");
+        if (joinable) {
+            g_helper_thread = th;
+            __atomic_store_n(&g_helper_joinable, 1, __ATOMIC_RELEASE);
+        }
+    }
     __atomic_store_n(&rpg__helper, rc == 0 ? HELPER_RUNNING : HELPER_FAILED, __ATOMIC_RELEASE);
 }
 
@@ -1176,18 +1191,40 @@ static void after_fork_child(void)
 
 static int env_on(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = rpg_env(name);
     return v && v[0] == '1' && v[1] == 0;
 }
 
-__attribute__((constructor)) static void rpg_init(void)
+static int g_launch;          /* the constructor found the spool directory */
+static int g_fork_registered; /* before_fork & co registered in this image */
+
+int rpg__recorder_launch_mode(void) { return g_launch; }
+
+/* The constructor's work, from the environment contract (rpg_env): in
+ * launch mode the environment, in attach mode the configuration the CLI
+ * wrote, read by the control thread before it redirects any call here. */
+int rpg__recorder_setup(int attach)
 {
     g_sp.fd = -1;
     g_pid = (int32_t)getpid();
-    const char *dir = getenv(RPG_ENV_GO_SPOOL_DIR);
+    const char *dir = rpg_env(RPG_ENV_GO_SPOOL_DIR);
     if (!dir || !dir[0] || strlen(dir) >= sizeof g_sp.dir - 64) {
         g_sp.state = SPOOL_OFF;
-        return;
+        return attach ? -EINVAL : 0;
+    }
+    if (attach) {
+        g_attach_mode = 1;
+        g_helper_stop = 0;
+        g_helper_joinable = 0;
+        rpg__helper = HELPER_NONE;
+        g_prefaulted = 0;
+        g_full_skip = 0;
+        g_nfree = 0;
+        g_sp.hdr = NULL;
+        g_sp.mapped_max = 0;
+        __atomic_store_n(&g_sp.state, SPOOL_NONE, __ATOMIC_RELEASE);
+    } else {
+        g_launch = 1;
     }
     strcpy(g_sp.dir, dir);
     rpg__notes_init(dir);
@@ -1206,7 +1243,12 @@ __attribute__((constructor)) static void rpg_init(void)
         if (env_on(vars[i].env))
             mask |= vars[i].bit;
     rpg_domains = mask;
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    /* Registered under this library's __dso_handle: an attached library's
+     * dlclose removes them. */
+    if (!g_fork_registered) {
+        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+        g_fork_registered = 1;
+    }
     /* The clock's first (tsc, ns) pair now, so that its 20 ms learning
      * window (clock_gettime on every read, ~3x the cost of rdtsc) passes
      * during the app's own start-up (HIP/HSA initialisation takes longer)
@@ -1215,4 +1257,54 @@ __attribute__((constructor)) static void rpg_init(void)
      * launcher's RPG_ENV_GO_TSC). */
     if (mask)
         rpg__clock_start();
+    return 0;
+}
+
+__attribute__((constructor)) static void rpg_init(void) { (void)rpg__recorder_setup(0); }
+
+void rpg__recorder_finish(int unmap)
+{
+    if (__atomic_load_n(&g_helper_joinable, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&g_helper_stop, 1, __ATOMIC_RELEASE);
+        helper_kick();
+        pthread_join(g_helper_thread, NULL);
+        g_helper_joinable = 0;
+    }
+    __atomic_store_n(&rpg__helper, HELPER_FAILED, __ATOMIC_RELEASE); /* none started from now */
+    static pthread_once_t fresh = PTHREAD_ONCE_INIT;
+    if (unmap && memcmp(&g_exit_once, &fresh, sizeof fresh) != 0) {
+        /* Its destructor is this library's code. */
+        pthread_key_delete(g_exit_key);
+        g_exit_once = fresh;
+    }
+    pthread_mutex_lock(&g_lock);
+    __atomic_store_n(&g_sp.state, SPOOL_OFF, __ATOMIC_RELEASE);
+    if (unmap) {
+        for (uint32_t i = 0; i < g_sp.mapped_max && i < MAX_SEGMENTS; i++) {
+            if (g_sp.segments[i]) {
+                munmap(g_sp.segments[i], RPG_SEGMENT_SIZE);
+                g_sp.segments[i] = NULL;
+            }
+        }
+        g_sp.mapped_max = 0;
+        g_sp.hdr = NULL;
+        struct stat st;
+        if (g_sp.fd >= 0 && fstat(g_sp.fd, &st) == 0 && st.st_dev == g_sp.dev &&
+            st.st_ino == g_sp.ino)
+            close(g_sp.fd);
+        g_sp.fd = -1;
+    }
+    pthread_mutex_lock(&g_free_lock);
+    g_nfree = 0;
+    pthread_mutex_unlock(&g_free_lock);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void rpg__recorder_child_off(void)
+{
+    __atomic_store_n(&rpg_domains, 0, __ATOMIC_SEQ_CST);
+    /* after_fork_child (registered before) gave the parent's spool back. */
+    __atomic_store_n(&g_sp.state, SPOOL_OFF, __ATOMIC_RELEASE);
+    __atomic_store_n(&rpg__helper, HELPER_FAILED, __ATOMIC_RELEASE);
+    g_helper_joinable = 0;
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach_internal.h"
 #include "hip_stream.h"
 #include "roctx_range.h"
 #include "roctx_regions.h"
@@ -64,14 +65,17 @@ static const char *const fn_names[FN_COUNT] = {
     "roctxRangeStop",      "roctxProfilerPause",  "roctxProfilerResume", "roctxNameOsThread",
     "roctxNameHsaAgent",   "roctxNameHipDevice",  "roctxNameHipStream", "roctxGetThreadId"};
 
-/* (void *)1 marks "looked up, nobody else defines it". */
+/* (void *)1 marks "looked up, nobody else defines it". In attach mode
+ * attach_got.c sets each to the definition the app's slots were bound to. */
 static void *g_next[FN_COUNT];
 
 static void *next_fn(enum roctx_fn f)
 {
     void *p = __atomic_load_n(&g_next[f], __ATOMIC_RELAXED);
     if (__builtin_expect(p == NULL, 0)) {
-        p = dlsym(RTLD_NEXT, fn_names[f]);
+        /* Attach mode: loaded RTLD_LOCAL, where RTLD_NEXT means nothing. */
+        p = rpg__attach_mode() ? rpg__attach_lookup(fn_names[f], NULL)
+                               : dlsym(RTLD_NEXT, fn_names[f]);
         if (!p)
             p = (void *)1;
         __atomic_store_n(&g_next[f], p, __ATOMIC_RELAXED);
@@ -159,7 +163,7 @@ const char *rpg_roctx_thread_range(size_t *len)
 
 /* ---- the API -------------------------------------------------------------- */
 
-ROCTX_EXPORT void roctxMarkA(const char *message)
+static void served_roctxMarkA(const char *message)
 {
     if (!tracing()) {
         void (*f)(const char *) = next_fn(FN_MARK);
@@ -174,7 +178,7 @@ ROCTX_EXPORT void roctxMarkA(const char *message)
     record(RPG_API_MARKER_CORE_RANGE, RPG_MARKER_MARK, corr, t, t, 0, message);
 }
 
-ROCTX_EXPORT int roctxRangePushA(const char *message)
+static int served_roctxRangePushA(const char *message)
 {
     if (!tracing()) {
         int (*f)(const char *) = next_fn(FN_PUSH);
@@ -198,7 +202,7 @@ ROCTX_EXPORT int roctxRangePushA(const char *message)
     return (int)t_stack.n++;
 }
 
-ROCTX_EXPORT int roctxRangePop(void)
+static int served_roctxRangePop(void)
 {
     if (!tracing()) {
         int (*f)(void) = next_fn(FN_POP);
@@ -225,14 +229,11 @@ ROCTX_EXPORT int roctxRangePop(void)
     return (int)t_stack.n;
 }
 
-ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
+/* id 0: a new one of ours. */
+static roctx_range_id_t start_range(const char *message, roctx_range_id_t id)
 {
-    if (!tracing()) {
-        roctx_range_id_t (*f)(const char *) = next_fn(FN_START);
-        return f ? f(message) : __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
-    }
     started s;
-    s.id = __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
+    s.id = id ? id : __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
     s.paused = rpg_regions_paused();
     s.corr = s.paused ? 0 : rpg_correlation_next();
     s.msg = copy_msg(message, &s.len);
@@ -254,7 +255,16 @@ ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
     return s.id;
 }
 
-ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
+static roctx_range_id_t served_roctxRangeStartA(const char *message)
+{
+    if (!tracing()) {
+        roctx_range_id_t (*f)(const char *) = next_fn(FN_START);
+        return f ? f(message) : __atomic_add_fetch(&g_range_id, 1, __ATOMIC_RELAXED);
+    }
+    return start_range(message, 0);
+}
+
+static void served_roctxRangeStop(roctx_range_id_t id)
 {
     if (!tracing()) {
         void (*f)(roctx_range_id_t) = next_fn(FN_STOP);
@@ -296,12 +306,12 @@ static int control(enum roctx_fn fn, uint32_t op, roctx_thread_id_t tid, int on)
     return 0;
 }
 
-ROCTX_EXPORT int roctxProfilerPause(roctx_thread_id_t tid)
+static int served_roctxProfilerPause(roctx_thread_id_t tid)
 {
     return control(FN_PAUSE, RPG_MARKER_PROFILER_PAUSE, tid, 0);
 }
 
-ROCTX_EXPORT int roctxProfilerResume(roctx_thread_id_t tid)
+static int served_roctxProfilerResume(roctx_thread_id_t tid)
 {
     return control(FN_RESUME, RPG_MARKER_PROFILER_RESUME, tid, 1);
 }
@@ -319,7 +329,7 @@ static int name_call(uint32_t op, const char *name, uint64_t object)
     return 0;
 }
 
-ROCTX_EXPORT int roctxNameOsThread(const char *name)
+static int served_roctxNameOsThread(const char *name)
 {
     if (!tracing()) {
         int (*f)(const char *) = next_fn(FN_NAME_THREAD);
@@ -328,7 +338,7 @@ ROCTX_EXPORT int roctxNameOsThread(const char *name)
     return name_call(RPG_MARKER_NAME_OS_THREAD, name, 0);
 }
 
-ROCTX_EXPORT int roctxNameHsaAgent(const char *name, const struct hsa_agent_s *agent)
+static int served_roctxNameHsaAgent(const char *name, const struct hsa_agent_s *agent)
 {
     if (!tracing()) {
         int (*f)(const char *, const struct hsa_agent_s *) = next_fn(FN_NAME_AGENT);
@@ -341,7 +351,7 @@ ROCTX_EXPORT int roctxNameHsaAgent(const char *name, const struct hsa_agent_s *a
     return name_call(RPG_MARKER_NAME_HSA_AGENT, name, handle);
 }
 
-ROCTX_EXPORT int roctxNameHipDevice(const char *name, int device_id)
+static int served_roctxNameHipDevice(const char *name, int device_id)
 {
     if (!tracing()) {
         int (*f)(const char *, int) = next_fn(FN_NAME_DEVICE);
@@ -350,7 +360,7 @@ ROCTX_EXPORT int roctxNameHipDevice(const char *name, int device_id)
     return name_call(RPG_MARKER_NAME_HIP_DEVICE, name, (uint64_t)(int64_t)device_id);
 }
 
-ROCTX_EXPORT int roctxNameHipStream(const char *name, const struct ihipStream_t *stream)
+static int served_roctxNameHipStream(const char *name, const struct ihipStream_t *stream)
 {
     if (!tracing()) {
         int (*f)(const char *, const struct ihipStream_t *) = next_fn(FN_NAME_STREAM);
@@ -359,7 +369,7 @@ ROCTX_EXPORT int roctxNameHipStream(const char *name, const struct ihipStream_t 
     return name_call(RPG_MARKER_NAME_HIP_STREAM, name, rpg_hip_stream_id((uint64_t)(uintptr_t)stream));
 }
 
-ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
+static int served_roctxGetThreadId(roctx_thread_id_t *tid)
 {
     if (!tracing()) {
         int (*f)(roctx_thread_id_t *) = next_fn(FN_GET_TID);
@@ -382,6 +392,199 @@ ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
     return 0;
 }
 
+
+/* ---- the exported functions ---------------------------------------------- */
+
+/* Attached, each call counts itself in flight (the detach waits for it), and
+ * a call served here (marker tracing) is forwarded to the app's own ROCTx
+ * library too, whose answer it returns: its nesting levels and range ids
+ * stay its own, so the app sees the same values before, during and after an
+ * attach. Launch mode serves the call alone, as before. */
+ROCTX_EXPORT void roctxMarkA(const char *message)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        served_roctxMarkA(message);
+    else {
+        rpg_attach_enter();
+        int traced = tracing();
+        served_roctxMarkA(message);
+        void (*f)(const char *message) = traced ? next_fn(FN_MARK) : NULL;
+        if (f)
+            f(message);
+        rpg_attach_leave();
+    }
+}
+
+ROCTX_EXPORT int roctxRangePushA(const char *message)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxRangePushA(message);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxRangePushA(message);
+    int (*f)(const char *message) = traced ? next_fn(FN_PUSH) : NULL;
+    if (f)
+        r = f(message);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxRangePop(void)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxRangePop();
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxRangePop();
+    int (*f)(void) = traced ? next_fn(FN_POP) : NULL;
+    if (f)
+        r = f();
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT roctx_range_id_t roctxRangeStartA(const char *message)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxRangeStartA(message);
+    rpg_attach_enter();
+    /* The app's library hands out the id, which its stop will name. */
+    roctx_range_id_t (*f)(const char *message) = next_fn(FN_START);
+    roctx_range_id_t r;
+    if (tracing() && f)
+        r = start_range(message, f(message));
+    else
+        r = served_roctxRangeStartA(message);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT void roctxRangeStop(roctx_range_id_t id)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        served_roctxRangeStop(id);
+    else {
+        rpg_attach_enter();
+        int traced = tracing();
+        served_roctxRangeStop(id);
+        void (*f)(roctx_range_id_t id) = traced ? next_fn(FN_STOP) : NULL;
+        if (f)
+            f(id);
+        rpg_attach_leave();
+    }
+}
+
+ROCTX_EXPORT int roctxProfilerPause(roctx_thread_id_t tid)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxProfilerPause(tid);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxProfilerPause(tid);
+    int (*f)(roctx_thread_id_t tid) = traced ? next_fn(FN_PAUSE) : NULL;
+    if (f)
+        r = f(tid);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxProfilerResume(roctx_thread_id_t tid)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxProfilerResume(tid);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxProfilerResume(tid);
+    int (*f)(roctx_thread_id_t tid) = traced ? next_fn(FN_RESUME) : NULL;
+    if (f)
+        r = f(tid);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxNameOsThread(const char *name)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxNameOsThread(name);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxNameOsThread(name);
+    int (*f)(const char *name) = traced ? next_fn(FN_NAME_THREAD) : NULL;
+    if (f)
+        r = f(name);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxNameHsaAgent(const char *name, const struct hsa_agent_s *agent)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxNameHsaAgent(name, agent);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxNameHsaAgent(name, agent);
+    int (*f)(const char *name, const struct hsa_agent_s *agent) = traced ? next_fn(FN_NAME_AGENT) : NULL;
+    if (f)
+        r = f(name, agent);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxNameHipDevice(const char *name, int device_id)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxNameHipDevice(name, device_id);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxNameHipDevice(name, device_id);
+    int (*f)(const char *name, int device_id) = traced ? next_fn(FN_NAME_DEVICE) : NULL;
+    if (f)
+        r = f(name, device_id);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxNameHipStream(const char *name, const struct ihipStream_t *stream)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxNameHipStream(name, stream);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxNameHipStream(name, stream);
+    int (*f)(const char *name, const struct ihipStream_t *stream) = traced ? next_fn(FN_NAME_STREAM) : NULL;
+    if (f)
+        r = f(name, stream);
+    rpg_attach_leave();
+    return r;
+}
+
+ROCTX_EXPORT int roctxGetThreadId(roctx_thread_id_t *tid)
+{
+    if (__builtin_expect(!rpg__attach_active, 1))
+        return served_roctxGetThreadId(tid);
+    rpg_attach_enter();
+    int traced = tracing();
+    int r = served_roctxGetThreadId(tid);
+    int (*f)(roctx_thread_id_t *tid) = traced ? next_fn(FN_GET_TID) : NULL;
+    if (f)
+        r = f(tid);
+    rpg_attach_leave();
+    return r;
+}
+
+size_t rpg__roctx_hooks(rpg_hook *out, size_t cap)
+{
+    void *self = rpg__self_handle();
+    size_t n = 0;
+    for (int f = 0; self && f < FN_COUNT && n < cap; f++) {
+        /* By our own handle: a global ROCTx library would win a plain
+         * reference to the name. */
+        void *w = dlsym(self, fn_names[f]);
+        if (w && rpg__in_self(w))
+            out[n++] = (rpg_hook){fn_names[f], w, &g_next[f], NULL};
+    }
+    return n;
+}
 /* A fork child owns only the forking thread: the others' open ranges and the
  * lock are not its own. */
 static void after_fork_child(void)

@@ -36,6 +36,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "attach_internal.h"
 #include "roctx_regions.h"
 
 #define MAX_PERIODS 64
@@ -174,14 +175,14 @@ static void restart_timer_in_child(void)
 
 static int env_on(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = rpg_env(name);
     return v && v[0] == '1' && v[1] == 0;
 }
 
 /* A boolean as rocprofv3's get_env reads it: true, yes, on, 1 (any case). */
 static int env_true(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = rpg_env(name);
     if (!v)
         return 0;
     static const char *const yes[] = {"1", "true", "yes", "on", "y", "t"};
@@ -191,25 +192,31 @@ static int env_true(const char *name)
     return 0;
 }
 
-__attribute__((constructor)) static void regions_init(void)
+int rpg__regions_setup(int attach)
 {
     g_all = rpg_domains;
     if (!g_all)
-        return; /* not profiling: nothing to switch */
+        return 0; /* not profiling: nothing to switch */
     g_markers = env_on(RPG_ENV_MARKER_API_TRACE);
-    const char *periods = getenv(RPG_ENV_COLLECTION_PERIOD);
+    const char *periods = rpg_env(RPG_ENV_COLLECTION_PERIOD);
     if (periods && periods[0]) {
+        /* Attach mode has no timer thread to stop at the detach. */
+        if (attach)
+            return -ENOTSUP;
         g_nperiods = parse_periods(periods);
         g_log_periods = env_true(RPG_ENV_COLLECTION_PERIOD_TESTING);
         if (g_nperiods > 0) {
             set_recording(0);
             start_timer();
             pthread_atfork(NULL, NULL, restart_timer_in_child);
-            return;
+            return 0;
         }
     }
     if (env_on(RPG_ENV_SELECTED_REGIONS)) {
         g_selected = 1;
         set_recording(0);
     }
+    return 0;
 }
+
+__attribute__((constructor)) static void regions_init(void) { (void)rpg__regions_setup(0); }

@@ -26,6 +26,10 @@ typedef struct rpg_hook {
     const char *name;
     void *wrapper;
     void **real;
+    /* The symbol version the wrapper stands for (HIP's hip_4.2, ...): a
+     * slot whose module requires another version of `name` is left alone.
+     * NULL: any version (or none). */
+    const char *version;
 } rpg_hook;
 
 /* attach.c: exported, called by the CLI through ptrace once the library is

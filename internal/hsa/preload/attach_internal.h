@@ -1,0 +1,89 @@
+/*
+ * attach_internal.h: what the preload library's files share about attach
+ * mode (rpg_attach.h is the contract with the HSA side and the CLI; this is
+ * the library's own wiring). Hidden, none of it is exported.
+ */
+#ifndef RPG_ATTACH_INTERNAL_H
+#define RPG_ATTACH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpg_attach.h"
+
+#define RPG_ATTACH_HIDDEN __attribute__((visibility("hidden")))
+
+/* attach.c */
+
+/* The library's own reads of rpg_attach_active go to this hidden alias (a
+ * direct load, not one through the GOT). */
+extern RPG_ATTACH_HIDDEN int rpg__attach_active;
+/* Nonzero once rpg_attach_start took a configuration in this process image:
+ * real functions are then looked up in their defining modules, never with
+ * RTLD_NEXT. */
+RPG_ATTACH_HIDDEN int rpg__attach_mode(void);
+/* The library's own handle (dlopen RTLD_NOLOAD of its own file, once; the
+ * reference is counted and given back when an attached library unloads). */
+RPG_ATTACH_HIDDEN void *rpg__self_handle(void);
+/* Nonzero when p lies in one of this library's loaded segments. */
+RPG_ATTACH_HIDDEN int rpg__in_self(const void *p);
+/* Looks `name` (@`version` when not NULL) up in the module that defines it
+ * for the modules that import it: the global scope, then each loaded module
+ * in load order, never this library. NULL when no module defines it. */
+RPG_ATTACH_HIDDEN void *rpg__attach_lookup(const char *name, const char *version);
+
+/* recorder.c */
+
+/* The recorder's set-up from the environment contract (rpg_env): the
+ * constructor's body (attach 0: launch mode, as ever) or attach mode's
+ * (attach 1: a spool directory is required, -EINVAL without one). */
+RPG_ATTACH_HIDDEN int rpg__recorder_setup(int attach);
+/* Nonzero when the constructor found the spool directory: LD_PRELOAD's
+ * launch mode, which an attach must not disturb. */
+RPG_ATTACH_HIDDEN int rpg__recorder_launch_mode(void);
+/* Ends the spool of an attach: no new record, the pre-faulting helper
+ * stopped (joined), the thread-exit key deleted; with unmap, every segment
+ * unmapped and the descriptor closed (the CLI reads the file after). Without
+ * unmap (threads may still be inside a wrapper) the mappings stay. */
+RPG_ATTACH_HIDDEN void rpg__recorder_finish(int unmap);
+/* A fork child of an attached process: records nothing from here on. */
+RPG_ATTACH_HIDDEN void rpg__recorder_child_off(void);
+
+/* hip_trace.c */
+RPG_ATTACH_HIDDEN void rpg__hip_args_setup(void);
+/* Fills out[] with a hook per HIP function the library wraps (name and
+ * version of libamdhip64's symbol, the wrapper exported under both, the real
+ * function's slot); returns how many (at most cap). */
+RPG_ATTACH_HIDDEN size_t rpg__hip_hooks(rpg_hook *out, size_t cap);
+
+/* roctx_interpose.c */
+RPG_ATTACH_HIDDEN size_t rpg__roctx_hooks(rpg_hook *out, size_t cap);
+/* roctx_regions.c: --selected-regions and --collection-period from the
+ * contract. Attach mode has no period timer: -ENOTSUP when one is asked. */
+RPG_ATTACH_HIDDEN int rpg__regions_setup(int attach);
+
+/* notes.c: closes the notes descriptor the library opened itself. */
+RPG_ATTACH_HIDDEN void rpg__notes_finish(void);
+
+/* attach_got.c: the loader's count of modules loaded so far (dlpi_adds),
+ * to notice dlopen since the last patch. */
+RPG_ATTACH_HIDDEN unsigned long long rpg__got_adds(void);
+/* Forgets every saved slot without writing any (a fork child's copy after
+ * its restore). */
+RPG_ATTACH_HIDDEN void rpg__got_forget(void);
+/* In a fork child: the lock the parent's control thread may have held. */
+RPG_ATTACH_HIDDEN void rpg__got_after_fork(void);
+
+/* Brackets for wrappers: enter when attached, leave when entered. */
+#define RPG_ATTACH_ENTER()                                                                     \
+    do {                                                                                       \
+        if (__builtin_expect(rpg__attach_active, 0))                                           \
+            rpg_attach_enter();                                                                \
+    } while (0)
+#define RPG_ATTACH_LEAVE()                                                                     \
+    do {                                                                                       \
+        if (__builtin_expect(rpg__attach_active, 0))                                           \
+            rpg_attach_leave();                                                                \
+    } while (0)
+
+#endif /* RPG_ATTACH_INTERNAL_H */
