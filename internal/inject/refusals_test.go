@@ -291,6 +291,13 @@ func TestAnotherMountNamespace(t *testing.T) {
 func TestDescendants(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", `sleep 60 & /bin/sh -c 'sleep 60 & sleep 60 & echo ready; wait' & wait`)
 	p := start(t, cmd)
+	t.Cleanup(func() {
+		// The sleeps hold the test's stderr: they go with the shells.
+		ds, _ := Descendants(p.pid)
+		for _, d := range ds {
+			_ = syscall.Kill(d, syscall.SIGKILL)
+		}
+	})
 	var got []int
 	require.Eventually(t, func() bool {
 		var err error
