@@ -19,6 +19,10 @@ import (
 // pass's outputs, losses and run.json are then the same code's as a
 // launched pass's, with run.json's "attach" object.
 
+// attachInjector, when set (tests: fake agents), replaces internal/inject's
+// injection.
+var attachInjector attach.Injector
+
 // checkAttach is what Runner.Check does before a launch, for an attach:
 // the output directories are created and checked (there is no app to look
 // up).
@@ -45,6 +49,7 @@ func attachPass(ctx context.Context, run *launch.Run, n int, cfg *options.Config
 		PID: cfg.AttachTarget(), Children: cfg.AttachChildren.On(),
 		Duration: time.Duration(cfg.AttachDurationMsec) * time.Millisecond,
 		Lib:      ap.Lib, Env: ap.Env, Dir: ap.RunDir(), WriteFile: ap.WriteFile, Progress: progress,
+		Injector: attachInjector,
 	}
 	// Enter detaches when stdin is a terminal this rocprof-go may read.
 	if stdin == nil {
