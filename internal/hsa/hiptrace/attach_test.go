@@ -430,3 +430,60 @@ func TestAttachRefusedUnderLaunchMode(t *testing.T) {
 	h.quit()
 	require.Equal(t, 3, readTrace(t, spools).count(tracing.DomainHIPRuntime)["hipGetDevice"])
 }
+
+// TestAttachForkChild forks while attached: the child (one thread, the
+// patched slots and no control thread) records nothing into its parent's
+// spool; attached itself (the injector's dlopen returns the library it
+// inherited), it records its own calls into its own spool, and its detach
+// unloads that library from the child. The parent stays attached meanwhile
+// and records only its own calls.
+func TestAttachForkChild(t *testing.T) {
+	f := buildAttachFixture(t)
+	h := startHost(t, f, nil)
+	h.do("spinning")
+	parent := newSession(t)
+	require.Equal(t, "started 0", h.do("attach "+f.preload+" "+parent.conf))
+	require.Equal(t, fmt.Sprintf("ready %d", h.pid), parent.accept(t))
+
+	child := newSession(t)
+	goFile := filepath.Join(t.TempDir(), "go")
+	_, err := fmt.Fprintf(h.in, "forkrun %s %s %s 6\n", f.preload, child.conf, goFile)
+	require.NoError(t, err)
+	line := func() string {
+		l, err := h.out.ReadString('\n')
+		require.NoError(t, err)
+		return strings.TrimSuffix(l, "\n")
+	}
+	require.Equal(t, "child started 0", line())
+	var cpid int
+	ready := child.accept(t)
+	_, err = fmt.Sscanf(ready, "ready %d", &cpid)
+	require.NoError(t, err, "the child said %q", ready)
+	require.NotEqual(t, h.pid, cpid)
+	v := gotSlots(t, cpid, f.host, "hipGetDevice")["hipGetDevice"]
+	require.True(t, inFile(procMaps(t, cpid), f.preload, v), "the child's slot %#x is not redirected", v)
+	require.NoError(t, os.WriteFile(goFile, nil, 0o600))
+	require.Equal(t, "child ran 6 devs=42", line())
+	_, err = child.conn.Write([]byte("detach\n"))
+	require.NoError(t, err)
+	var pid, restored int
+	l := child.line(t)
+	_, err = fmt.Sscanf(l, "detached %d %d", &pid, &restored)
+	require.NoError(t, err, "the child said %q", l)
+	require.Equal(t, cpid, pid)
+	require.Equal(t, "child unmapped 1", line())
+	require.Equal(t, "forked 0", line())
+	ct := readTrace(t, child.spools)
+	require.Equal(t, []int32{int32(cpid)}, ct.pids)
+	require.Equal(t, 6, ct.count(tracing.DomainHIPRuntime)["hipGetDevice"])
+
+	h.do("run 3")
+	_, err = parent.conn.Write([]byte("detach\n"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(parent.line(t), "detached "))
+	waitUnmapped(t, h.pid, f.preload)
+	pt := readTrace(t, parent.spools)
+	require.Equal(t, []int32{int32(h.pid)}, pt.pids, "one spool, the parent's")
+	require.Equal(t, 3, pt.count(tracing.DomainHIPRuntime)["hipGetDevice"])
+	require.Contains(t, h.quit(), "spinner ok")
+}

@@ -10,6 +10,12 @@
  *   count <n>    n calls of hipGetDeviceCount (bound lazily, first here)
  *   dlopen <lib> loads the late module         -> "loaded"
  *   late <n>     n calls of its late_call      -> a summary
+ *   forkrun <preload library> <configuration> <go file> <n>
+ *                forks a child that attaches itself (dlopen, rpg_attach_start:
+ *                the library it inherited), waits for the go file, makes n
+ *                hipGetDevice calls, then waits (10 s at most) until the
+ *                library is unmapped: "child started <rc>", "child ran <n>
+ *                devs=<sum>", "child unmapped <0|1>", then "forked <status>"
  *   spinning     waits for the thread's first call -> "spinning"
  *   quit         stops the thread, prints its verdict, exits 0
  */
@@ -21,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int hipGetDevice(int *device);
 int hipGetDeviceCount(int *count);
@@ -28,6 +36,46 @@ int hipDeviceSynchronize(void);
 void roctxMarkA(const char *message);
 int roctxRangePushA(const char *message);
 int roctxRangePop(void);
+
+static int library_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char l[4096];
+    int found = 0;
+    while (f && fgets(l, sizeof l, f))
+        found |= strstr(l, "librocprof-go-preload.so") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void forkrun(const char *lib, const char *conf, const char *go, long n)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        int (*start)(const char *) = h ? (int (*)(const char *))dlsym(h, "rpg_attach_start") : NULL;
+        printf("child started %d\n", start ? start(conf) : -9999);
+        while (access(go, F_OK) != 0)
+            usleep(1000);
+        long devs = 0;
+        for (long i = 0; i < n; i++) {
+            int d = -1;
+            if (hipGetDevice(&d) == 0)
+                devs += d;
+        }
+        printf("child ran %ld devs=%ld\n", n, devs);
+        int i = 0;
+        while (library_mapped() && i++ < 10000)
+            usleep(1000);
+        printf("child unmapped %d\n", !library_mapped());
+        _exit(0);
+    }
+    int st = -1;
+    if (c > 0)
+        waitpid(c, &st, 0);
+    printf("forked %d\n", c > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
 
 static int stop;
 static int bad;
@@ -54,7 +102,7 @@ int main(void)
     char line[4096];
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = 0;
-        char a[2048], b[2048];
+        char a[2048], b[2048], go[1024];
         long n;
         if (sscanf(line, "attach %2047s %2047s", a, b) == 2) {
             void *h = dlopen(a, RTLD_NOW | RTLD_LOCAL);
@@ -91,6 +139,8 @@ int main(void)
             for (long i = 0; i < n && late_call; i++)
                 devs += late_call();
             printf("late %ld devs=%ld\n", n, devs);
+        } else if (sscanf(line, "forkrun %2047s %2047s %1023s %ld", a, b, go, &n) == 4) {
+            forkrun(a, b, go, n);
         } else if (strcmp(line, "spinning") == 0) {
             while (__atomic_load_n(&syncs, __ATOMIC_RELAXED) == 0)
                 sched_yield();
