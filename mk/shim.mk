@@ -16,7 +16,8 @@ SHIM_GO_DEPS  := $(patsubst $(CURDIR)/%,%,$(shell $(GO) list -deps -f '{{if and 
 SHIM_LDFLAGS  := -X=runtime.godebugDefault=asyncpreemptoff=1
 SHIM_TEST_DIR := $(BUILD)/test/shim
 SHIM_APPS     := $(SHIM_TEST_DIR)/multistream $(SHIM_TEST_DIR)/agentinfo \
-                 $(SHIM_TEST_DIR)/onload_sizes $(SHIM_TEST_DIR)/dispatch
+                 $(SHIM_TEST_DIR)/onload_sizes $(SHIM_TEST_DIR)/dispatch \
+                 $(SHIM_TEST_DIR)/attach_hsa
 
 NATIVE_LIBS  += $(SHIM_LIB)
 PAYLOAD      += $(SHIM_LIB)
@@ -44,6 +45,11 @@ $(SHIM_TEST_DIR)/agentinfo: internal/hsa/testdata/agentinfo.c mk/shim.mk
 $(SHIM_TEST_DIR)/dispatch: internal/hsa/testdata/dispatch.c mk/shim.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
+
+# Host-built, run in every root of the matrix too (attach_hsa_test.go).
+$(SHIM_TEST_DIR)/attach_hsa: internal/hsa/testdata/attach_hsa.c mk/shim.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -ldl
 
 $(SHIM_TEST_DIR)/onload_sizes: internal/hsa/testdata/onload_sizes.cpp mk/shim.mk
 	@mkdir -p $(dir $@)

@@ -924,10 +924,20 @@ static void executable_seen(handle_t exec)
         rt.exec_iterate_symbols(exec, add_symbol, &c);
 }
 
+/* The executable walk only lists them: the runtime holds its loader's lock
+ * during the walk, and the symbol and host-address queries take it again
+ * (a deadlock, seen on ROCm 5.2). They are recorded after it returns, under
+ * g_lock, which the executable-destroy hook waits for. */
+typedef struct exec_list {
+    handle_t *v;
+    size_t n, cap;
+} exec_list;
+
 static hstatus walk_executable(handle_t exec, void *data)
 {
-    (void)data;
-    executable_seen(exec);
+    exec_list *l = data;
+    if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+        l->v[l->n++] = exec;
     return ST_SUCCESS;
 }
 
@@ -1502,8 +1512,13 @@ int rpg_attach_hsa_start(void)
             loader_ok = 1;
     }
     started = 1;
-    if ((rpg_domains & RPG_DOMAIN_KERNEL) && loader_ok == 2 && loader.iterate_executables)
-        loader.iterate_executables(walk_executable, NULL);
+    if ((rpg_domains & RPG_DOMAIN_KERNEL) && loader_ok == 2 && loader.iterate_executables) {
+        exec_list l = {NULL, 0, 0};
+        loader.iterate_executables(walk_executable, &l);
+        for (size_t i = 0; i < l.n; i++)
+            executable_seen(l.v[i]);
+        free(l.v);
+    }
     pthread_mutex_unlock(&g_lock);
     if (loader_ok < 2 && (rpg_domains & RPG_DOMAIN_KERNEL)) {
         static const char why[] = "attach: the HSA runtime has no executable walk (AMD loader "

@@ -1,0 +1,186 @@
+/* attach_hsa: an HSA app started with no profiler that loads the preload
+ * library itself halfway and attaches it (what rocprof-go --attach makes a
+ * process do through ptrace), for the attach-mode tests of the HSA side.
+ *
+ * Usage: attach_hsa CODE_OBJECT PRELOAD_LIB CONF
+ *
+ * It loads module_fill from CODE_OBJECT and creates its queue, dispatches
+ * BEFORE (3) kernels, then dlopens PRELOAD_LIB and calls
+ * rpg_attach_start(CONF) and prints "attached <rc>". Then, per line on
+ * stdin:
+ *   run N S   N dispatches, every S-th (and the last) with the app's
+ *             completion signal, the rest without; waits for the last;
+ *             prints "ran N"
+ *   load      loads and freezes a second executable of CODE_OBJECT,
+ *             dispatches its module_fill once (waited); prints "loaded"
+ *   quit      destroys the queue and its signal, exits 0
+ * Every packet goes through the app's own GOT: hsa_queue_add_write_index_*,
+ * hsa_signal_store_* on the doorbell, as HIP does. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        hsa_status_t s_ = (x);                                                                     \
+        if (s_ != HSA_STATUS_SUCCESS) {                                                            \
+            fprintf(stderr, "%s:%d: %s: 0x%x\n", __FILE__, __LINE__, #x, s_);                      \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static hsa_status_t gpu_cb(hsa_agent_t a, void *d)
+{
+    hsa_device_type_t t;
+    hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
+    if (t == HSA_DEVICE_TYPE_GPU) {
+        *(hsa_agent_t *)d = a;
+        return HSA_STATUS_INFO_BREAK;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+static char file[1 << 22];
+static const char *elf;
+static size_t elen;
+
+/* The amdgcn ELF of a code object file (hipcc --genco writes an offload
+ * bundle). */
+static void read_code_object(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        perror(path);
+        exit(2);
+    }
+    size_t flen = fread(file, 1, sizeof file, fp);
+    fclose(fp);
+    elf = file;
+    elen = flen;
+    if (flen > 32 && !memcmp(file, "__CLANG_OFFLOAD_BUNDLE__", 24)) {
+        uint64_t nent, o = 32;
+        memcpy(&nent, file + 24, 8);
+        for (uint64_t e = 0; e < nent && o + 24 <= flen; e++) {
+            uint64_t off, size, idlen;
+            memcpy(&off, file + o, 8);
+            memcpy(&size, file + o + 8, 8);
+            memcpy(&idlen, file + o + 16, 8);
+            if (o + 24 + idlen > flen)
+                break;
+            if (memmem(file + o + 24, idlen, "amdgcn", 6) && off + size <= flen)
+                elf = file + off, elen = size;
+            o += 24 + idlen;
+        }
+    }
+}
+
+static uint64_t load_kernel(hsa_agent_t gpu)
+{
+    hsa_code_object_reader_t rd;
+    CHECK(hsa_code_object_reader_create_from_memory(elf, elen, &rd));
+    hsa_executable_t exe;
+    CHECK(hsa_executable_create_alt(HSA_PROFILE_BASE, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
+                                    &exe));
+    CHECK(hsa_executable_load_agent_code_object(exe, gpu, rd, NULL, NULL));
+    CHECK(hsa_executable_freeze(exe, NULL));
+    hsa_executable_symbol_t sym;
+    CHECK(hsa_executable_get_symbol_by_name(exe, "module_fill.kd", &gpu, &sym));
+    uint64_t ko;
+    CHECK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &ko));
+    return ko;
+}
+
+static hsa_queue_t *q;
+static hsa_signal_t done;
+
+static void dispatch(uint64_t ko, uint32_t grid, int with_signal)
+{
+    uint64_t i = hsa_queue_add_write_index_screlease(q, 1);
+    while (i - hsa_queue_load_read_index_scacquire(q) >= q->size) {
+    }
+    hsa_kernel_dispatch_packet_t *p = (hsa_kernel_dispatch_packet_t *)q->base_address + (i % q->size);
+    memset((char *)p + 4, 0, 60);
+    p->workgroup_size_x = 64;
+    p->workgroup_size_y = p->workgroup_size_z = 1;
+    p->grid_size_x = grid;
+    p->grid_size_y = p->grid_size_z = 1;
+    p->kernel_object = ko;
+    if (with_signal) {
+        hsa_signal_store_screlease(done, 1);
+        p->completion_signal = done;
+    }
+    uint16_t h = HSA_PACKET_TYPE_KERNEL_DISPATCH | (1 << HSA_PACKET_HEADER_BARRIER) |
+                 (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) |
+                 (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE);
+    __atomic_store_n((uint32_t *)p, h | (1u << 16), __ATOMIC_RELEASE);
+    hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)i);
+    if (with_signal)
+        while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                         HSA_WAIT_STATE_BLOCKED) != 0) {
+        }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: attach_hsa CODE_OBJECT PRELOAD_LIB CONF\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    read_code_object(argv[1]);
+    CHECK(hsa_init());
+    hsa_agent_t gpu = {0};
+    hsa_iterate_agents(gpu_cb, &gpu);
+    if (!gpu.handle) {
+        printf("no gpu\n");
+        return 3;
+    }
+    uint64_t ko = load_kernel(gpu);
+    CHECK(hsa_queue_create(gpu, 1024, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX,
+                           &q));
+    CHECK(hsa_signal_create(1, 0, NULL, &done));
+    /* Before the attach: not to be recorded. Grid 64: told apart by size. */
+    for (int i = 0; i < 3; i++)
+        dispatch(ko, 64, i == 2);
+
+    void *lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "%s\n", dlerror());
+        return 4;
+    }
+    int (*start)(const char *) = (int (*)(const char *))dlsym(lib, "rpg_attach_start");
+    if (!start) {
+        fprintf(stderr, "no rpg_attach_start: %s\n", dlerror());
+        return 4;
+    }
+    int rc = start(argv[3]);
+    /* No dlclose: this reference is the injector's, which the library
+     * gives back itself when it unloads at the detach. */
+    printf("attached %d\n", rc);
+
+    char line[128];
+    uint64_t ko2 = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        int n = 0, every = 0;
+        if (sscanf(line, "run %d %d", &n, &every) == 2) {
+            for (int i = 0; i < n; i++)
+                dispatch(ko2 ? ko2 : ko, 256, i == n - 1 || (every > 0 && (i + 1) % every == 0));
+            printf("ran %d\n", n);
+        } else if (!strncmp(line, "load", 4)) {
+            ko2 = load_kernel(gpu);
+            dispatch(ko2, 128, 1);
+            printf("loaded\n");
+        } else if (!strncmp(line, "quit", 4)) {
+            break;
+        }
+    }
+    CHECK(hsa_queue_destroy(q));
+    CHECK(hsa_signal_destroy(done));
+    printf("bye\n");
+    return 0;
+}
