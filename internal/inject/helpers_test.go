@@ -196,3 +196,5 @@ func marker(t *testing.T, path string, pid int) {
 }
 
 var _ = syscall.SIGKILL
+
+func itoa(n int) string { return strconv.Itoa(n) }

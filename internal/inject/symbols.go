@@ -91,9 +91,9 @@ func findModule(pid int, maps []mapping, re *regexp.Regexp) (*module, error) {
 	return nil, nil
 }
 
-// openMapped opens the file of a mapping as the target sees it: through
-// /proc/PID/root (its mount namespace), checked to be the mapped file
-// (device and inode), else through /proc/PID/map_files.
+// openMapped opens the file of a mapping: by its path as maps gives it,
+// from this process's root or the target's (/proc/PID/root), checked to be
+// the mapped file (device and inode), else through /proc/PID/map_files.
 func openMapped(pid int, m mapping) (*os.File, error) {
 	same := func(f *os.File) bool {
 		var st unix.Stat_t
@@ -103,11 +103,16 @@ func openMapped(pid int, m mapping) (*os.File, error) {
 		return st.Ino == m.inode && unix.Major(st.Dev) == m.major && unix.Minor(st.Dev) == m.minor
 	}
 	p := strings.TrimSuffix(m.path, " (deleted)")
-	if f, err := os.Open(procPath(pid, "root") + p); err == nil {
-		if same(f) {
-			return f, nil
+	// maps spells a path from the reader's root when it can (a process in
+	// a chroot of a private mount namespace, as the ROCm roots run, shows
+	// the host's paths), else from the process's own.
+	for _, q := range []string{p, procPath(pid, "root") + p} {
+		if f, err := os.Open(q); err == nil {
+			if same(f) {
+				return f, nil
+			}
+			f.Close()
 		}
-		f.Close()
 	}
 	f, err := os.Open(procPath(pid, "map_files", fmt.Sprintf("%x-%x", m.start, m.end)))
 	if err != nil {
