@@ -81,11 +81,11 @@ func runProfileErr(args []string) error {
 		return echo(os.Stdout, runner, plan)
 	}
 	if lvl := first.LogLevel; lvl == "env" || lvl == "info" || lvl == "trace" {
-		env, err := runner.Prepare(first, "<run directory>")
+		lines, err := addedLines(runner, first)
 		if err != nil {
 			return err
 		}
-		for _, l := range env.AddedLines() {
+		for _, l := range lines {
 			fmt.Fprintln(stderrDiag, "rocprof-go: env: "+l)
 		}
 	}
@@ -173,14 +173,32 @@ func tracingSwitches(c *options.Config) []tracingSwitch {
 	return out
 }
 
+// addedLines are the variables a pass hands the app's processes, as
+// NAME=value: the environment added to a launched app, or an attach's
+// configuration (no LD_PRELOAD: the processes run already).
+func addedLines(runner *launch.Runner, cfg *options.Config) ([]string, error) {
+	if !cfg.Attaching() {
+		env, err := runner.Prepare(cfg, "<run directory>")
+		if err != nil {
+			return nil, err
+		}
+		return env.AddedLines(), nil
+	}
+	vars, err := runner.AttachEnv(cfg, "<run directory>")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range options.SortedKeys(vars) {
+		out = append(out, k+"="+vars[k])
+	}
+	return out, nil
+}
+
 // echoAttach prints the attach plan (--attach PID --echo): the process,
 // its descendants, when it detaches, the tracing switches and the
 // configuration the processes would read, without touching the process.
 func echoAttach(w io.Writer, runner *launch.Runner, cfg *options.Config) error {
-	vars, err := runner.AttachEnv(cfg, "<run directory>")
-	if err != nil {
-		return err
-	}
 	fmt.Fprintln(w, "attach:")
 	fmt.Fprintf(w, "  process: PID %d\n", cfg.AttachTarget())
 	if cfg.AttachChildren.On() {
@@ -204,8 +222,12 @@ func echoAttach(w io.Writer, runner *launch.Runner, cfg *options.Config) error {
 		fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
 	}
 	fmt.Fprintln(w, "  configuration (attach.conf, with the socket's path):")
-	for _, k := range options.SortedKeys(vars) {
-		fmt.Fprintln(w, "    "+k+"="+vars[k])
+	lines, err := addedLines(runner, cfg)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, "    "+l)
 	}
 	return nil
 }
