@@ -190,17 +190,6 @@ func (m *module) lookup(name, want string) uint64 {
 	return any
 }
 
-// ifunc reports whether name is an indirect function in m (its address
-// is a resolver, not the function): none of the loader's entry points is.
-func (m *module) ifunc(name string) bool {
-	for _, s := range m.syms {
-		if s.Name == name && s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC {
-			return true
-		}
-	}
-	return false
-}
-
 // loader is how the target loads a library: the addresses of its dlopen,
 // dlsym and dlerror (0 when it has none), and the mode bits dlopen needs.
 type loader struct {

@@ -12,10 +12,13 @@
  *   target signals FILE  counts SIGUSR1 (with its si_code and value, and
  *                   whether FILE existed when it came) and SIGUSR2 in handlers; prints "ready", then for every
  *                   line read on stdin prints what it counted.
+ *   target addrs    prints the addresses its code has for dlopen, dlsym,
+ *                   dlerror and dlclose, then "ready", and sleeps.
  *   target spin     prints "ready" and computes without a system call
  *                   until killed.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -133,6 +136,12 @@ int main(int argc, char **argv)
 			printf("usr1=%d code=%d value=%d after=%d usr2=%d\n", (int)usr1, (int)usr1_code, (int)usr1_value,
 			       (int)usr1_after, (int)usr2);
 		return 0;
+	}
+	if (strcmp(mode, "addrs") == 0) {
+		printf("%p %p %p %p\n", (void *)dlopen, (void *)dlsym, (void *)dlerror, (void *)dlclose);
+		printf("ready\n");
+		for (;;)
+			sleep(60);
 	}
 	if (strcmp(mode, "spin") == 0) {
 		printf("ready\n");
