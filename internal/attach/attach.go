@@ -300,8 +300,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer a.close()
 
-	// The target: it must have loaded HIP or HSA (a server may load them
-	// later: waited for, said once).
+	// The target: what the preflight refuses (permission, Yama, a static
+	// or foreign program) is said before anything else, then it must have
+	// loaded HIP or HSA (a server may load them later: waited for, said
+	// once).
+	if alive(o.PID) {
+		if err := o.Injector.Preflight(o.PID, o.Lib); err != nil {
+			return nil, err
+		}
+	}
 	if !o.RuntimeLoaded(o.PID) {
 		if !alive(o.PID) {
 			return nil, fmt.Errorf("cannot attach to PID %d: no such process: check the pid (ps -p %d)", o.PID, o.PID)

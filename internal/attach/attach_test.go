@@ -384,6 +384,16 @@ func TestAttachPreflightRefusal(t *testing.T) {
 	_, err := Run(context.Background(), f.options(a.pid))
 	require.ErrorContains(t, err, "Yama")
 	require.Empty(t, f.inj.injected)
+	// Said before waiting for a runtime the process has not loaded: a
+	// static program is refused at once, in one line.
+	o := f.options(a.pid)
+	o.RuntimeLoaded = nil
+	o.Duration = 5 * time.Second
+	begin := time.Now()
+	_, err = Run(context.Background(), o)
+	require.ErrorContains(t, err, "Yama")
+	require.Less(t, time.Since(begin), 2*time.Second)
+	require.Empty(t, f.said())
 }
 
 // A target that exits while attached ends the attach ("exited"), fine.
