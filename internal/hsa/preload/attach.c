@@ -376,7 +376,7 @@ static void attach_after_fork_child(void)
 
 static int hooks_build(void)
 {
-    size_t cap = rpg_hip_function_count + 64 + rpg_attach_hsa_nhooks;
+    size_t cap = rpg_hip_function_count + 128 + rpg_attach_hsa_nhooks;
     size_t len = cap * sizeof(rpg_hook);
     rpg_hook *h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (h == MAP_FAILED)
@@ -386,6 +386,8 @@ static int hooks_build(void)
         n += rpg__hip_hooks(h + n, cap - n);
     if (rpg_domains & RPG_DOMAIN_MARKER)
         n += rpg__roctx_hooks(h + n, cap - n);
+    if (rpg_domains & RPG_DOMAIN_RCCL)
+        n += rpg__rccl_hooks(h + n, cap - n);
     for (size_t i = 0; i < rpg_attach_hsa_nhooks && n < cap; i++)
         h[n++] = rpg_attach_hsa_hooks[i];
     g_hooks = h;

@@ -56,6 +56,9 @@ RPG_ATTACH_HIDDEN void rpg__hip_args_setup(void);
  * function's slot); returns how many (at most cap). */
 RPG_ATTACH_HIDDEN size_t rpg__hip_hooks(rpg_hook *out, size_t cap);
 
+/* rccl_trace.c */
+RPG_ATTACH_HIDDEN size_t rpg__rccl_hooks(rpg_hook *out, size_t cap);
+
 /* roctx_interpose.c */
 RPG_ATTACH_HIDDEN size_t rpg__roctx_hooks(rpg_hook *out, size_t cap);
 /* roctx_regions.c: --selected-regions and --collection-period from the

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach_internal.h"
 #include "rpg_internal.h"
 
 #define RPG_RCCL_EXPORT __attribute__((visibility("default")))
@@ -103,6 +104,19 @@ static void *rccl_real_fns[RPG_RCCL_COUNT];
  * returning there is RCCL calling itself. */
 static uintptr_t rccl_lo, rccl_hi;
 
+size_t rpg__rccl_hooks(rpg_hook *out, size_t cap)
+{
+    void *self = rpg__self_handle();
+    size_t n = 0;
+    for (uint32_t i = 0; self && i < RPG_RCCL_COUNT && n < cap; i++) {
+        /* By our own handle: a global RCCL would win a plain reference. */
+        void *w = dlsym(self, rccl_names[i]);
+        if (w && rpg__in_self(w))
+            out[n++] = (rpg_hook){rccl_names[i], w, &rccl_real_fns[i], NULL};
+    }
+    return n;
+}
+
 /* RCCL calls in progress on this thread (the application's, and RCCL's own
  * calls into its API underneath). */
 static __thread __attribute__((tls_model("initial-exec"))) uint32_t rccl_depth;
@@ -145,8 +159,11 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 
 static void *rccl_resolve(uint32_t id)
 {
-    void *p = dlsym(RTLD_NEXT, rccl_names[id]);
-    if (!p) {
+    /* Attach mode: loaded RTLD_LOCAL, where RTLD_NEXT means nothing; the
+     * hooks usually set the real function already (rpg__rccl_hooks). */
+    void *p = rpg__attach_mode() ? rpg__attach_lookup(rccl_names[id], NULL)
+                                 : dlsym(RTLD_NEXT, rccl_names[id]);
+    if (!p && !rpg__attach_mode()) {
         void *h = rccl_handle();
         if (h)
             p = dlsym(h, rccl_names[id]);
@@ -283,11 +300,13 @@ static void rccl_leave(rccl_call *c, uint32_t id)
     if (__builtin_expect(!rccl_tracing((uintptr_t)__builtin_return_address(0)), 1))                \
         return real(__VA_ARGS__);                                                                  \
     rccl_call c;                                                                                   \
+    RPG_ATTACH_ENTER();                                                                            \
     rccl_enter(&c);                                                                                \
     __typeof__(real(__VA_ARGS__)) r = real(__VA_ARGS__);                                           \
     c.len = sizeof(rpg_rccl_tail);                                                                 \
     RPG_RCCL_FOR_EACH(RPG_RCCL_ARG, __VA_ARGS__)                                                   \
     rccl_leave(&c, RPG_RCCL_##name);                                                               \
+    RPG_ATTACH_LEAVE();                                                                            \
     return r;
 
 #define RPG_RCCL_BODY0(name)                                                                       \
@@ -295,10 +314,12 @@ static void rccl_leave(rccl_call *c, uint32_t id)
     if (__builtin_expect(!rccl_tracing((uintptr_t)__builtin_return_address(0)), 1))                \
         return real();                                                                             \
     rccl_call c;                                                                                   \
+    RPG_ATTACH_ENTER();                                                                            \
     rccl_enter(&c);                                                                                \
     __typeof__(real()) r = real();                                                                 \
     c.len = sizeof(rpg_rccl_tail);                                                                 \
     rccl_leave(&c, RPG_RCCL_##name);                                                               \
+    RPG_ATTACH_LEAVE();                                                                            \
     return r;
 
 /* rccl.h's types by how they are passed, so that no RCCL header is needed:

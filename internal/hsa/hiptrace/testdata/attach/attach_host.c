@@ -16,6 +16,7 @@
  *                hipGetDevice calls, then waits (10 s at most) until the
  *                library is unmapped: "child started <rc>", "child ran <n>
  *                devs=<sum>", "child unmapped <0|1>", then "forked <status>"
+ *   spin <n>     waits for n more calls of the thread -> "spun"
  *   spinning     waits for the thread's first call -> "spinning"
  *   quit         stops the thread, prints its verdict, exits 0
  */
@@ -141,6 +142,11 @@ int main(void)
             printf("late %ld devs=%ld\n", n, devs);
         } else if (sscanf(line, "forkrun %2047s %2047s %1023s %ld", a, b, go, &n) == 4) {
             forkrun(a, b, go, n);
+        } else if (sscanf(line, "spin %ld", &n) == 1) {
+            unsigned long from = __atomic_load_n(&syncs, __ATOMIC_RELAXED);
+            while (__atomic_load_n(&syncs, __ATOMIC_RELAXED) - from < (unsigned long)n)
+                sched_yield();
+            printf("spun\n");
         } else if (strcmp(line, "spinning") == 0) {
             while (__atomic_load_n(&syncs, __ATOMIC_RELAXED) == 0)
                 sched_yield();
