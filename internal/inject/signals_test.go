@@ -83,3 +83,70 @@ func TestSignalsDuringTheCallAreDelivered(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "usr1=1 code=-1 value=1234 after=1 usr2=1", p.line(t))
 }
+
+// TestGroupStopDuringTheCall: the process is stopped (SIGSTOP, taken by
+// its other, running thread) while the seized thread runs the injected
+// call: the call completes, and on the detach the thread joins the
+// group-stop, so the whole process is stopped as it was asked to be; it
+// goes on with SIGCONT.
+func TestGroupStopDuringTheCall(t *testing.T) {
+	dir := t.TempDir()
+	target := cc(t, dir, "target", "target.c", "-pthread")
+	lib := cc(t, dir, "inj.so", "inj.c", "-shared", "-fPIC")
+	p := start(t, cmdOf(target, "spinread"))
+	tids, err := tasks(p.pid)
+	require.NoError(t, err)
+	require.Len(t, tids, 2)
+	reader := tids[0] + tids[1] - p.pid
+	waitSyscall(t, p.pid, reader, sysRead)
+
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		_ = syscall.Kill(p.pid, syscall.SIGSTOP)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep := &report{}
+	mark := filepath.Join(dir, "mark")
+	ret, err := inject(ctx, p.pid, lib, "rpg_test_slow", mark, rep)
+	require.NoError(t, err)
+	require.Equal(t, 42, ret)
+	require.Equal(t, reader, rep.TID)
+	marker(t, mark, p.pid)
+	for _, tid := range tids {
+		require.Eventually(t, func() bool {
+			st, err := readStat(procPath(p.pid, "task", itoa(tid), "stat"))
+			return err == nil && st.state == 'T'
+		}, 5*time.Second, time.Millisecond, "thread %d is not stopped", tid)
+	}
+	require.Zero(t, tracerOf(t, p.pid))
+	require.NoError(t, syscall.Kill(p.pid, syscall.SIGCONT))
+	_, err = p.stdin.Write([]byte("line\n"))
+	require.NoError(t, err)
+	require.Equal(t, "got line", p.line(t))
+}
+
+// TestLoadFailuresCarryTheTargetsDlerror: a file that is no library, and
+// a library without the function, fail with the target's dlerror() text;
+// the process goes on.
+func TestLoadFailuresCarryTheTargetsDlerror(t *testing.T) {
+	dir := t.TempDir()
+	target := cc(t, dir, "target", "target.c", "-pthread")
+	lib := cc(t, dir, "inj.so", "inj.c", "-shared", "-fPIC")
+	bogus := filepath.Join(dir, "bogus.so")
+	require.NoError(t, os.WriteFile(bogus, []byte("not an ELF file, long enough to have a header of sixty-four bytes..."), 0o644))
+	p := start(t, cmdOf(target, "signals", "-"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	_, err := Inject(ctx, p.pid, bogus, "rpg_test_mark", "-")
+	requireError(t, err, p.pid, "loading "+bogus+" in it failed: "+bogus+": invalid ELF header; check that the library's dependencies exist")
+
+	_, err = Inject(ctx, p.pid, lib, "rpg_no_such_function", "-")
+	requireError(t, err, p.pid, lib+" has no rpg_no_such_function: "+lib+": undefined symbol: rpg_no_such_function")
+
+	require.Zero(t, tracerOf(t, p.pid))
+	_, err = p.stdin.Write([]byte("report\n"))
+	require.NoError(t, err)
+	require.Equal(t, "usr1=0 code=0 value=0 after=0 usr2=0", p.line(t))
+}

@@ -14,6 +14,9 @@
  *                   line read on stdin prints what it counted.
  *   target addrs    prints the addresses its code has for dlopen, dlsym,
  *                   dlerror and dlclose, then "ready", and sleeps.
+ *   target spinread  a second thread reads lines on stdin and prints
+ *                   "got <line>" for each; the main thread computes without
+ *                   a system call.
  *   target spin     prints "ready" and computes without a system call
  *                   until killed.
  */
@@ -106,6 +109,15 @@ static void on_usr2(int sig)
 	usr2++;
 }
 
+static void *echo_lines(void *arg)
+{
+	(void)arg;
+	char line[64];
+	while (fgets(line, sizeof line, stdin))
+		printf("got %s", line);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "sleep";
@@ -142,6 +154,14 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		for (;;)
 			sleep(60);
+	}
+	if (strcmp(mode, "spinread") == 0) {
+		pthread_t reader;
+		pthread_create(&reader, NULL, echo_lines, NULL);
+		printf("ready\n");
+		volatile double x = 1;
+		for (;;)
+			x = x * 1.0000001 + 1e-9;
 	}
 	if (strcmp(mode, "spin") == 0) {
 		printf("ready\n");
