@@ -13,6 +13,10 @@
  *             prints "ran N"
  *   load      loads and freezes a second executable of CODE_OBJECT,
  *             dispatches its module_fill once (waited); prints "loaded"
+ *   prof      prints "profiling 0" or "profiling 1": the queue's
+ *             AMD_QUEUE_PROPERTIES_ENABLE_PROFILING bit (amd_queue_t's
+ *             queue_properties, byte 180), which the attach may set and
+ *             must give back
  *   quit      destroys the queue and its signal, exits 0
  * Every packet goes through the app's own GOT: hsa_queue_add_write_index_*,
  * hsa_signal_store_* on the doorbell, as HIP does. */
@@ -175,6 +179,10 @@ int main(int argc, char **argv)
             ko2 = load_kernel(gpu);
             dispatch(ko2, 128, 1);
             printf("loaded\n");
+        } else if (!strncmp(line, "prof", 4)) {
+            uint32_t props;
+            memcpy(&props, (const char *)q + 180, 4);
+            printf("profiling %u\n", (props >> 3) & 1);
         } else if (!strncmp(line, "quit", 4)) {
             break;
         }
