@@ -35,13 +35,13 @@ func TestAttachDetachReattach(t *testing.T) {
 			out := filepath.Join(h.tmp, "out")
 
 			r := h.attach(t, attachArgs(s.pid, window, out, "first", "csv")...)
-			require.Equal(t, 0, r.exit, "the first attach; stderr:\n%s", r.stderr)
+			r.succeeded(t, "the first attach")
 			serverTraces(t, r, filepath.Join(out, "first"), 1, minIters)
 			require.FileExists(t, filepath.Join(out, "run.json"))
 			detached(t, before)
 
 			r = h.attach(t, attachArgs(s.pid, window, out, "second", "csv", "json", "rocpd")...)
-			require.Equal(t, 0, r.exit, "the re-attach; stderr:\n%s", r.stderr)
+			r.succeeded(t, "the re-attach")
 			tr := serverTraces(t, r, filepath.Join(out, "second"), 1, minIters)
 			k, hip, m := jsonCounts(t, filepath.Join(out, "second_results.json"))
 			require.Equal(t, []int{len(tr.kernels.rows), len(tr.hip.rows), len(tr.markers.rows)}, []int{k, hip, m},
@@ -76,7 +76,7 @@ func TestAttachToEveryWorkerOfAProcessTree(t *testing.T) {
 			before := states(t, s.pids())
 			out := filepath.Join(h.tmp, "out")
 			r := h.attach(t, attachArgs(s.pid, window, out, "%pid%_tree", "csv")...)
-			require.Equal(t, 0, r.exit, "stderr:\n%s", r.stderr)
+			r.succeeded(t, "the attach")
 			require.Equal(t, sorted(s.workers), outputPIDs(t, out, "tree_kernel_trace.csv"),
 				"one kernel trace per worker (the parent launches no kernel)")
 			for _, w := range s.workers {
@@ -113,7 +113,7 @@ func TestAttachToPythonSpawnWorkers(t *testing.T) {
 			before := states(t, s.pids())
 			out := filepath.Join(h.tmp, "out")
 			r := h.attach(t, attachArgs(s.pid, window, out, "%pid%_spawn", "csv")...)
-			require.Equal(t, 0, r.exit, "stderr:\n%s", r.stderr)
+			r.succeeded(t, "the attach")
 			require.Equal(t, sorted(s.workers), outputPIDs(t, out, "spawn_kernel_trace.csv"), "one kernel trace per worker")
 			for _, w := range s.workers {
 				k := readCSV(t, filepath.Join(out, strconv.Itoa(w)+"_spawn_kernel_trace.csv"))
@@ -147,7 +147,7 @@ func TestAttachWhile64ThreadsAreInHIP(t *testing.T) {
 			before := states(t, s.pids())
 			out := filepath.Join(h.tmp, "out")
 			r := h.attach(t, attachArgs(s.pid, window, out, "threads", "csv")...)
-			require.Equal(t, 0, r.exit, "stderr:\n%s", r.stderr)
+			r.succeeded(t, "the attach")
 			tr := serverTraces(t, r, filepath.Join(out, "threads"), 64, 64)
 			threads := map[string]bool{}
 			for _, tid := range tr.markers.col(t, "Thread_Id") {
