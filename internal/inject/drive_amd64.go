@@ -52,7 +52,10 @@ func drive(ctx context.Context, tg *target, lib, sym, arg string, rep *report) (
 				return 0, asError(pid, err)
 			}
 			rep.TID, rep.How = tid, how
-			return t.run(tg, &saved, lib, sym, arg)
+			held := time.Now()
+			ret, err := t.run(tg, &saved, lib, sym, arg)
+			rep.Held = time.Since(held)
+			return ret, err
 		}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -22,6 +22,9 @@ type report struct {
 	How    string // "blocked in nanosleep", "at the entry of poll", ...
 	Tried  int    // threads seized before one reached a safe point
 	Loader string
+	// Held is how long the thread ran the calls, from its registers saved
+	// to its detach (the thread's own work waits that long).
+	Held time.Duration
 }
 
 // Inject makes one thread of pid call dlopen(lib, RTLD_NOW|RTLD_LOCAL) and

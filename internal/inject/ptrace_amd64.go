@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -65,7 +67,7 @@ var errThreadGone = errors.New("thread exited")
 // limit). An exit is peeked at (WNOWAIT) and not reaped: the process's own
 // parent still gets it.
 func (t *tracee) waitStop(deadline time.Time) (unix.WaitStatus, error) {
-	pause := 20 * time.Microsecond
+	stops := childSignals()
 	for {
 		var si siginfo
 		_, _, e := unix.Syscall6(unix.SYS_WAITID, unix.P_PID, uintptr(t.tid), uintptr(unsafe.Pointer(&si)),
@@ -99,12 +101,40 @@ func (t *tracee) waitStop(deadline time.Time) (unix.WaitStatus, error) {
 			t.atSignal = !isEventStop(ws) && int(ws.StopSignal()) != syscallStopSig
 			return ws, nil
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			return 0, os.ErrDeadlineExceeded
+		wait := time.Millisecond
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			wait = min(wait, left)
 		}
-		time.Sleep(pause)
-		pause = min(2*pause, 2*time.Millisecond)
+		// The tracee's stop sends this process SIGCHLD: wait for it, and
+		// look again every millisecond whatever (signals coalesce).
+		timer := time.NewTimer(wait)
+		select {
+		case <-stops:
+		case <-timer.C:
+		}
+		timer.Stop()
 	}
+}
+
+var (
+	sigchldOnce sync.Once
+	sigchld     chan os.Signal
+)
+
+// childSignals is this process's SIGCHLD, which the kernel sends the
+// tracer at each ptrace-stop of a tracee: the wait for a stop wakes at
+// once instead of polling (each stop of a thread followed to a system
+// call holds that thread until the tracer sees it).
+func childSignals() <-chan os.Signal {
+	sigchldOnce.Do(func() {
+		sigchld = make(chan os.Signal, 1)
+		signal.Notify(sigchld, syscall.SIGCHLD)
+	})
+	return sigchld
 }
 
 // goneErr is the error for a tracee that vanished: the process's exit, or

@@ -31,6 +31,7 @@ func TestInjectUnderMallocAndDlopenStorm(t *testing.T) {
 	done := make(chan error, 1)
 	hows := map[string]int{}
 	var took []time.Duration
+	var maxHeld time.Duration
 	go func() {
 		done <- func() error {
 			for i := range rounds {
@@ -51,6 +52,7 @@ func TestInjectUnderMallocAndDlopenStorm(t *testing.T) {
 					return fmt.Errorf("injection %d: marker %q, %v", i, b, err)
 				}
 				took = append(took, time.Since(t0))
+				maxHeld = max(maxHeld, rep.Held)
 				hows[strings.TrimSuffix(rep.How, " (made again)")]++
 			}
 			return nil
@@ -63,7 +65,7 @@ func TestInjectUnderMallocAndDlopenStorm(t *testing.T) {
 		_ = p.cmd.Process.Kill()
 		t.Fatal("20 injections did not finish within 5 minutes: a deadlock")
 	}
-	t.Logf("20 injections: %v; the threads' points: %v", took, hows)
+	t.Logf("20 injections: %v; the threads' points: %v; longest hold of a thread %s", took, hows, maxHeld)
 	require.Zero(t, tracerOf(t, p.pid))
 
 	require.NoError(t, os.WriteFile(stop, nil, 0o644))
