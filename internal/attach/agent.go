@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -254,6 +255,10 @@ func (a *attacher) attachDescendants(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	// The new ones are attached together (a worker pool's processes
+	// each wait for their agent's "ready"), at most maxParallel at once.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallel)
 	for _, pid := range kids {
 		a.mu.Lock()
 		_, seen := a.procs[pid]
@@ -262,19 +267,29 @@ func (a *attacher) attachDescendants(ctx context.Context) {
 		if seen || skipped {
 			continue
 		}
-		parent := parentOf(pid)
-		if err := a.attachOne(ctx, pid, parent); err != nil {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(pid int) {
+			defer func() { <-sem; wg.Done() }()
+			err := a.attachOne(ctx, pid, parentOf(pid))
+			if err == nil {
+				return
+			}
 			a.mu.Lock()
+			defer a.mu.Unlock()
 			a.said["skip "+strconv.Itoa(pid)] = true
-			a.mu.Unlock()
 			if !alive(pid) {
-				continue // a short-lived child: nothing to profile
+				return // a short-lived child: nothing to profile
 			}
 			a.report.Skipped = append(a.report.Skipped, Skipped{PID: pid, Reason: err.Error()})
 			fmt.Fprintf(a.out, "rocprof-go: note: descendant PID %d is not profiled: %v\n", pid, err)
-		}
+		}(pid)
 	}
+	wg.Wait()
 }
+
+// maxParallel bounds the descendants attached at once.
+const maxParallel = 8
 
 // allGone reports whether every attached process ended while attached.
 func (a *attacher) allGone() bool {
