@@ -66,6 +66,7 @@ const (
 	envGoTestCompletionHold    = "ROCPROF_GO_TEST_COMPLETION_HOLD"
 	envGoTestDestroyKickUs     = "ROCPROF_GO_TEST_DESTROY_KICK_US"
 	envGoAttachSocket          = "ROCPROF_GO_ATTACH_SOCKET"
+	envGoTestAttachDrainMs     = "ROCPROF_GO_TEST_ATTACH_DRAIN_MS"
 )
 
 // contractVars are the variables that carry no option of their own: what
@@ -98,6 +99,7 @@ var contractVars = []ToolVar{
 	{Name: envGoTestPublishDelayUs, ReadBy: ReadByShim, SetBy: SetByUser, Doc: "tests: delay before a completed dispatch is published"},
 	{Name: envGoTestCompletionHold, ReadBy: ReadByShim, SetBy: SetByUser, Doc: "tests: hold completions back"},
 	{Name: envGoTestDestroyKickUs, ReadBy: ReadByShim, SetBy: SetByUser, Doc: "tests: delay in queue destruction"},
+	{Name: envGoTestAttachDrainMs, ReadBy: ReadByPreload, SetBy: SetByUser, Doc: "tests: how long a detach waits for the threads inside the preload library's wrappers (default 10000 ms) before it leaves the library loaded and inert"},
 }
 
 // ToolVars is the whole environment contract, sorted by name: the variable

@@ -74,6 +74,8 @@ const (
 	GoShimDebug = "ROCPROF_GO_SHIM_DEBUG"
 	// GoSpoolDir is read by the preload library and the shim. the private directory each process writes its spool into; nothing is recorded without it.
 	GoSpoolDir = "ROCPROF_GO_SPOOL_DIR"
+	// GoTestAttachDrainMs is read by the preload library. tests: how long a detach waits for the threads inside the preload library's wrappers (default 10000 ms) before it leaves the library loaded and inert.
+	GoTestAttachDrainMs = "ROCPROF_GO_TEST_ATTACH_DRAIN_MS"
 	// GoTestCompletionHold is read by the shim. tests: hold completions back.
 	GoTestCompletionHold = "ROCPROF_GO_TEST_COMPLETION_HOLD"
 	// GoTestDestroyKickUS is read by the shim. tests: delay in queue destruction.
@@ -258,6 +260,7 @@ var All = []string{
 	GoPMCTiming,
 	GoShimDebug,
 	GoSpoolDir,
+	GoTestAttachDrainMs,
 	GoTestCompletionHold,
 	GoTestDestroyKickUS,
 	GoTestPublishDelayUS,

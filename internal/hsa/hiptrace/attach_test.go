@@ -300,6 +300,8 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 		for round := 0; round < 3; round++ {
 			h.do("run 5")
 			attach(round)
+			// fork handlers the library registered went with it.
+			require.Equal(t, "forked 0", h.do("fork"))
 			h.do("run 5")
 		}
 		return h.quit()
@@ -370,8 +372,9 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 			_, err = fmt.Sscanf(l, "detached %d %d %d", &pid, &restored, &lost)
 			require.NoError(t, err, "after detach the library said %q", l)
 			require.Equal(t, h.pid, pid)
-			// The program's six slots and the late module's one.
-			require.Equal(t, len(hookedNames)+1, restored, l)
+			// The program's seven slots (hipStreamSynchronize's too) and
+			// the late module's one.
+			require.Equal(t, len(hookedNames)+2, restored, l)
 			require.Zero(t, lost)
 		} else {
 			require.NoError(t, s.conn.Close()) // EOF: the CLI is gone
@@ -487,5 +490,36 @@ func TestAttachForkChild(t *testing.T) {
 	pt := readTrace(t, parent.spools)
 	require.Equal(t, []int32{int32(h.pid)}, pt.pids, "one spool, the parent's")
 	require.Equal(t, 3, pt.count(tracing.DomainHIPRuntime)["hipGetDevice"])
+	require.Contains(t, h.quit(), "spinner ok")
+}
+
+// TestAttachDetachWaitsForBlockedCall detaches while a thread is inside a
+// wrapper, blocked in the real call: past the drain bound the library says
+// "busy 1" before "detached", restores every slot and stays loaded, inert,
+// refusing a new attach (-EBUSY); the blocked call then returns through it
+// safely, and the process goes on and ends as it would have.
+func TestAttachDetachWaitsForBlockedCall(t *testing.T) {
+	f := buildAttachFixture(t)
+	h := startHost(t, f, nil)
+	h.do("spinning")
+	names := append([]string{"hipStreamSynchronize"}, hookedNames...)
+	h.do("run 1")
+	before := gotSlots(t, h.pid, f.host, names...)
+	s := newSession(t, toolenv.GoTestAttachDrainMs+"=300")
+	require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf))
+	require.Equal(t, fmt.Sprintf("ready %d", h.pid), s.accept(t))
+	require.Equal(t, "blocked", h.do("block"))
+	_, err := s.conn.Write([]byte("detach\n"))
+	require.NoError(t, err)
+	require.Equal(t, "busy 1", s.line(t))
+	require.True(t, strings.HasPrefix(s.line(t), fmt.Sprintf("detached %d ", h.pid)))
+	require.Equal(t, before, gotSlots(t, h.pid, f.host, names...))
+	time.Sleep(50 * time.Millisecond)
+	require.Positive(t, mapsOf(procMaps(t, h.pid), f.preload), "inert, the library stays loaded")
+	again := newSession(t)
+	require.Equal(t, "started -16", h.do("attach "+f.preload+" "+again.conf)) // -EBUSY
+	require.Equal(t, "unblocked", h.do("unblock"))
+	h.do("run 2")
+	require.Equal(t, "forked 0", h.do("fork"))
 	require.Contains(t, h.quit(), "spinner ok")
 }

@@ -417,6 +417,7 @@ static int install(char *err, size_t errlen)
         return rc;
     }
     rpg__hip_args_setup();
+    rpg__roctx_setup();
     rc = rpg__regions_setup(1);
     if (rc != 0) {
         snprintf(err, errlen,
@@ -515,10 +516,19 @@ static void serve(int fd)
 }
 
 /* Until no thread is inside a wrapper (with a grace period for one between
- * loading a slot and counting itself), at most 10 s; 1 when drained. */
+ * loading a slot and counting itself), at most 10 s (tests set less); 1 when
+ * drained. Called while the configuration is still there. */
 static int drain(void)
 {
-    uint64_t deadline = now_ms() + 10000;
+    uint64_t bound = 10000;
+    const char *v = rpg_env(RPG_ENV_GO_TEST_ATTACH_DRAIN_MS);
+    if (v && *v) {
+        char *end;
+        unsigned long long ms = strtoull(v, &end, 10);
+        if (!*end && ms > 0 && ms <= 600000)
+            bound = ms;
+    }
+    uint64_t deadline = now_ms() + bound;
     for (;;) {
         if (inflight() <= 0) {
             sleep_ms(20);

@@ -61,6 +61,8 @@ RPG_ATTACH_HIDDEN size_t rpg__rccl_hooks(rpg_hook *out, size_t cap);
 
 /* roctx_interpose.c */
 RPG_ATTACH_HIDDEN size_t rpg__roctx_hooks(rpg_hook *out, size_t cap);
+/* Its fork handler, under marker tracing (once per load). */
+RPG_ATTACH_HIDDEN void rpg__roctx_setup(void);
 /* roctx_regions.c: --selected-regions and --collection-period from the
  * contract. Attach mode has no period timer: -ENOTSUP when one is asked. */
 RPG_ATTACH_HIDDEN int rpg__regions_setup(int attach);

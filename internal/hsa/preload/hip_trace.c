@@ -113,6 +113,10 @@ void rpg_hip_wrap_proc(void *out)
     void **pfn = out;
     if (!pfn || !*pfn)
         return;
+    /* Attached, a pointer handed out must outlive the library, which the
+     * detach unloads: calls through it are not traced. */
+    if (rpg__attach_mode())
+        return;
     Dl_info info;
     if (!dladdr(*pfn, &info) || !info.dli_sname || info.dli_saddr != *pfn)
         return; /* not the start of a named function: leave it */

@@ -595,10 +595,16 @@ static void after_fork_child(void)
     g_started.n = 0;
 }
 
-/* Runs after recorder.c's constructor (later in link order): rpg_domains is
- * final, and processes that do not trace markers register nothing. */
-__attribute__((constructor)) static void roctx_init(void)
+/* Runs after recorder.c's set-up (later in link order, or called after it
+ * by the attach's control thread): rpg_domains is final, and processes that
+ * do not trace markers register nothing. */
+void rpg__roctx_setup(void)
 {
-    if (rpg_domains & RPG_DOMAIN_MARKER)
+    static int registered;
+    if ((rpg_domains & RPG_DOMAIN_MARKER) && !registered) {
         pthread_atfork(NULL, NULL, after_fork_child);
+        registered = 1;
+    }
 }
+
+__attribute__((constructor)) static void roctx_init(void) { rpg__roctx_setup(); }

@@ -59,6 +59,8 @@
 #define RPG_ENV_GO_SHIM_DEBUG "ROCPROF_GO_SHIM_DEBUG"
 /* read by the preload library and the shim; set by the CLI */
 #define RPG_ENV_GO_SPOOL_DIR "ROCPROF_GO_SPOOL_DIR"
+/* read by the preload library; set by the user */
+#define RPG_ENV_GO_TEST_ATTACH_DRAIN_MS "ROCPROF_GO_TEST_ATTACH_DRAIN_MS"
 /* read by the shim; set by the user */
 #define RPG_ENV_GO_TEST_COMPLETION_HOLD "ROCPROF_GO_TEST_COMPLETION_HOLD"
 /* read by the shim; set by the user */

@@ -17,6 +17,11 @@
  *                library is unmapped: "child started <rc>", "child ran <n>
  *                devs=<sum>", "child unmapped <0|1>", then "forked <status>"
  *   spin <n>     waits for n more calls of the thread -> "spun"
+ *   block        a thread calls hipStreamSynchronize, which waits inside
+ *                until unblock                           -> "blocked"
+ *   unblock      lets it return and joins it             -> "unblocked"
+ *   fork         a child that calls hipDeviceSynchronize and exits
+ *                                                        -> "forked <status>"
  *   spinning     waits for the thread's first call -> "spinning"
  *   quit         stops the thread, prints its verdict, exits 0
  */
@@ -34,6 +39,8 @@
 int hipGetDevice(int *device);
 int hipGetDeviceCount(int *count);
 int hipDeviceSynchronize(void);
+int hipStreamSynchronize(void *stream);
+extern int fakehip_block, fakehip_inside;
 void roctxMarkA(const char *message);
 int roctxRangePushA(const char *message);
 int roctxRangePop(void);
@@ -78,6 +85,13 @@ static void forkrun(const char *lib, const char *conf, const char *go, long n)
     printf("forked %d\n", c > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+static void *blocked_call(void *arg)
+{
+    (void)arg;
+    hipStreamSynchronize(NULL);
+    return NULL;
+}
+
 static int stop;
 static int bad;
 static unsigned long syncs;
@@ -100,6 +114,7 @@ int main(void)
     if (pthread_create(&th, NULL, spin, NULL) != 0)
         return 2;
     int (*late_call)(void) = NULL;
+    pthread_t blocked;
     char line[4096];
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = 0;
@@ -147,6 +162,25 @@ int main(void)
             while (__atomic_load_n(&syncs, __ATOMIC_RELAXED) - from < (unsigned long)n)
                 sched_yield();
             printf("spun\n");
+        } else if (strcmp(line, "block") == 0) {
+            __atomic_store_n(&fakehip_block, 1, __ATOMIC_SEQ_CST);
+            if (pthread_create(&blocked, NULL, blocked_call, NULL) != 0)
+                return 3;
+            while (!__atomic_load_n(&fakehip_inside, __ATOMIC_SEQ_CST))
+                sched_yield();
+            printf("blocked\n");
+        } else if (strcmp(line, "unblock") == 0) {
+            __atomic_store_n(&fakehip_block, 0, __ATOMIC_SEQ_CST);
+            pthread_join(blocked, NULL);
+            printf("unblocked\n");
+        } else if (strcmp(line, "fork") == 0) {
+            pid_t c = fork();
+            if (c == 0)
+                _exit(hipDeviceSynchronize() == 0 ? 0 : 1);
+            int st = -1;
+            if (c > 0)
+                waitpid(c, &st, 0);
+            printf("forked %d\n", c > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         } else if (strcmp(line, "spinning") == 0) {
             while (__atomic_load_n(&syncs, __ATOMIC_RELAXED) == 0)
                 sched_yield();
