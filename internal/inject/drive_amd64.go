@@ -106,9 +106,24 @@ func (t *tracee) run(tg *target, saved *unix.PtraceRegs, lib, sym, arg string) (
 	libAddr, symAddr, argAddr := strs, strs+uint64(len(lib))+1, strs+uint64(len(lib)+len(sym))+2
 	ld := tg.loader
 
+	// The thread's errno (in its TLS: no register) is the app's: the
+	// calls below set it.
+	errnoAt := uint64(0)
+	var errnoWas [4]byte
+	if ld.errnoLoc != 0 {
+		p, err := t.call(saved, sp, ld.errnoLoc)
+		if err == nil && p != 0 {
+			if _, err := t.mem.ReadAt(errnoWas[:], int64(p)); err == nil {
+				errnoAt = p
+			}
+		}
+	}
 	finish := func(e error) (int, error) {
 		if Exited(e) {
 			return 0, e
+		}
+		if errnoAt != 0 {
+			_, _ = t.mem.WriteAt(errnoWas[:], int64(errnoAt))
 		}
 		if re := t.restore(saved, xstate); re != nil && e == nil {
 			e = re

@@ -15,7 +15,7 @@ import (
 // called on the main thread blocked in read() on a pipe, then in
 // nanosleep(); the thread's vector registers (ymm0-15, and zmm16/17/24/31
 // with AVX-512), live across each system call, come back exact although
-// the library's code clobbers them; the read still returns the data
+// the library's code clobbers them, and so is its errno; the read still returns the data
 // written after the injection, the sleep lasts its full second, another
 // thread computes the same sum as without injection, the target exits 0.
 func TestInjectKeepsTheThreadExact(t *testing.T) {
@@ -45,7 +45,7 @@ func TestInjectKeepsTheThreadExact(t *testing.T) {
 
 	_, err = p.stdin.Write([]byte("hello\n"))
 	require.NoError(t, err)
-	require.Equal(t, "read=6 hello vectors=intact", p.line(t))
+	require.Equal(t, "read=6 hello vectors=intact errno=1234", p.line(t), "the thread's registers and errno")
 
 	require.Equal(t, "sleeping", p.line(t))
 	waitSyscall(t, p.pid, p.pid, sysNanosleep)

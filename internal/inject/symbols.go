@@ -195,6 +195,7 @@ func (m *module) lookup(name, want string) uint64 {
 type loader struct {
 	from                          string // the module: libc.so.6, libdl.so.2
 	dlopen, dlsym, dlerr, dlclose uint64
+	errnoLoc                      uint64 // __errno_location: the thread's errno is kept
 	extraMode                     uint64
 	how                           string // "dlopen@GLIBC_2.34", "__libc_dlopen_mode", ...
 }
@@ -216,6 +217,14 @@ func findLoader(pid int, maps []mapping) (*loader, *Error) {
 	if libc == nil {
 		return nil, nil
 	}
+	ld, e := findDlopen(pid, maps, libc)
+	if ld != nil {
+		ld.errnoLoc = libc.lookup("__errno_location", "")
+	}
+	return ld, e
+}
+
+func findDlopen(pid int, maps []mapping, libc *module) (*loader, *Error) {
 	if a := libc.lookup("dlopen", "GLIBC_2.34"); a != 0 {
 		return &loader{from: libc.path, dlopen: a, dlsym: libc.lookup("dlsym", "GLIBC_2.34"),
 			dlerr: libc.lookup("dlerror", "GLIBC_2.34"), dlclose: libc.lookup("dlclose", "GLIBC_2.34"), how: "dlopen in libc.so.6"}, nil

@@ -34,6 +34,7 @@ int rpg_test_mark(const char *arg)
 		return -2;
 	}
 	close(fd);
+	errno = 77; /* the app's errno must come back */
 	return 42;
 }
 

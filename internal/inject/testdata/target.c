@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -179,9 +180,11 @@ int main(int argc, char **argv)
 	printf("ready avx512=%d\n", avx512);
 
 	char buf[64] = {0};
+	errno = 1234;
 	long n = sys_with_vectors(SYS_read, 0, (long)buf, sizeof buf - 1, in, ymm, zmm, avx512);
-	printf("read=%ld %.*s vectors=%s\n", n, n > 0 ? (int)strcspn(buf, "\n") : 0, buf,
-	       vectors_intact(in, ymm, zmm, avx512) ? "intact" : "CHANGED");
+	int err = errno;
+	printf("read=%ld %.*s vectors=%s errno=%d\n", n, n > 0 ? (int)strcspn(buf, "\n") : 0, buf,
+	       vectors_intact(in, ymm, zmm, avx512) ? "intact" : "CHANGED", err);
 
 	memset(ymm, 0, sizeof ymm);
 	memset(zmm, 0, sizeof zmm);
