@@ -123,8 +123,10 @@ def main():
         what, pid = c.recv()
         assert what == "ready", what
         pids.append(pid)
-    print("ready", os.getpid(), "workers", *pids, flush=True)
+    # Every thread of the parent exists before the ready line (the tests
+    # count them before and after an attach).
     threading.Thread(target=watch_stdin, daemon=True).start()
+    print("ready", os.getpid(), "workers", *pids, flush=True)
     while not stop.wait(0.05):
         pass
     for c in conns:
