@@ -68,3 +68,29 @@ func TestInjectKeepsTheThreadExact(t *testing.T) {
 	require.Equal(t, strings.TrimSpace(ref), p.line(t))
 	require.NoError(t, p.cmd.Wait())
 }
+
+// TestThreadWithASmallStackIsPassedOver: a thread blocked in read() whose
+// stack has 20 KiB is not used for the calls (dlopen and the library's
+// constructors need more); the main thread, followed to its nanosleep, is.
+func TestThreadWithASmallStackIsPassedOver(t *testing.T) {
+	dir := t.TempDir()
+	target := cc(t, dir, "target", "target.c", "-pthread")
+	lib := cc(t, dir, "inj.so", "inj.c", "-shared", "-fPIC")
+	p := start(t, cmdOf(target, "smallstack"))
+	tids, err := tasks(p.pid)
+	require.NoError(t, err)
+	require.Len(t, tids, 2)
+	small := tids[0] + tids[1] - p.pid
+	waitSyscall(t, p.pid, small, sysRead)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep := &report{}
+	mark := filepath.Join(dir, "mark")
+	ret, err := inject(ctx, p.pid, lib, "rpg_test_mark", mark, rep)
+	require.NoError(t, err)
+	require.Equal(t, 42, ret)
+	require.Equal(t, p.pid, rep.TID, "the small stack's thread was used (%s)", rep.How)
+	require.Contains(t, rep.How, "nanosleep")
+	marker(t, mark, p.pid)
+}

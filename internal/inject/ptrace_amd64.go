@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -328,6 +329,9 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 	if err != nil {
 		return fail(t.goneErr(err))
 	}
+	if !stackRoom(pid, regs.Rsp) {
+		return fail(errNoSafePoint)
+	}
 	if nr := int64(regs.Orig_rax); safeSyscall(pid, nr, regs.Rdi) {
 		saved := regs
 		rax := int64(regs.Rax)
@@ -380,6 +384,28 @@ func seize(pid, tid int, until time.Time) (*tracee, unix.PtraceRegs, string, err
 		}
 	}
 	return fail(errNoSafePoint)
+}
+
+// minStack is the stack a thread must have below its stack pointer for
+// the calls: dlopen and the library's constructors run on it.
+const minStack = 64 << 10
+
+// stackRoom reports whether the stack at rsp has minStack writable bytes
+// below the red zone (the main thread's [stack] grows on demand).
+func stackRoom(pid int, rsp uint64) bool {
+	maps, err := readMaps(pid)
+	if err != nil {
+		return false
+	}
+	for _, m := range maps {
+		if rsp > m.start && rsp <= m.end {
+			if m.path == "[stack]" {
+				return true
+			}
+			return strings.HasPrefix(m.perms, "rw") && rsp-redZone-m.start >= minStack
+		}
+	}
+	return false
 }
 
 // refused is the error for EPERM from PTRACE_SEIZE: the checks' own

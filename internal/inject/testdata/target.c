@@ -17,6 +17,8 @@
  *   target spinread  a second thread reads lines on stdin and prints
  *                   "got <line>" for each; the main thread computes without
  *                   a system call.
+ *   target smallstack  a thread with a 20 KiB stack waits in read(0); the
+ *                   main thread computes, sleeping 1 ms every few ms.
  *   target spin     prints "ready" and computes without a system call
  *                   until killed.
  */
@@ -119,6 +121,15 @@ static void *echo_lines(void *arg)
 	exit(0);
 }
 
+static void *wait_read(void *arg)
+{
+	(void)arg;
+	char c;
+	if (read(0, &c, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "sleep";
@@ -163,6 +174,21 @@ int main(int argc, char **argv)
 		volatile double x = 1;
 		for (;;)
 			x = x * 1.0000001 + 1e-9;
+	}
+	if (strcmp(mode, "smallstack") == 0) {
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 20 << 10);
+		pthread_t small;
+		pthread_create(&small, &attr, wait_read, NULL);
+		printf("ready\n");
+		volatile double x = 1;
+		for (;;) {
+			for (int i = 0; i < 1000000; i++)
+				x = x * 1.0000001 + 1e-9;
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
 	}
 	if (strcmp(mode, "spin") == 0) {
 		printf("ready\n");
