@@ -37,7 +37,9 @@
 // excluded: a thread waiting for a condition variable cannot be told from
 // one waiting for a mutex while it holds another (dlopen calling malloc
 // under the loader lock). /proc/PID/task/TID/syscall names the threads
-// so blocked; one is seized first. When none is, a thread is followed
+// so blocked; one is seized first. A thread with less than 64 KiB of
+// stack below its red zone is passed over (dlopen and the library's
+// constructors run on it). When none is, a thread is followed
 // with PTRACE_SYSCALL (running threads first, then those asleep in a
 // futex, 300 ms each, round again until the deadline) to the entry of
 // such a call; at the entry the call has not started, so the saved state
@@ -65,7 +67,9 @@
 // read() is made again and returns the data, its nanosleep() goes on to
 // its full time (restart_syscall). A waiting call the interrupt cut short
 // with EINTR (epoll_wait does) is made again the same way as at an entry.
-// The signal mask is never touched.
+// The thread's errno, which lives in its TLS and which the calls set, is
+// read through the target's __errno_location first and written back. The
+// signal mask is never touched.
 //
 // # Signals, stops, exits
 //
@@ -77,7 +81,9 @@
 // stop signals held before it. A group-stop during the calls is passed
 // by; on the detach the kernel puts the thread back into it. A process
 // that exits is reported as such; its exit status is only peeked at
-// (WNOWAIT) and stays its parent's. All ptrace requests come from one
+// (WNOWAIT) and stays its parent's. A tracee's stop sends the tracer
+// SIGCHLD: the waits wake on it (signal.Notify) rather than polling, so a
+// thread is held no longer than the tracer takes to answer. All ptrace requests come from one
 // locked OS thread that is never unlocked: when Inject returns the thread
 // ends, and any ptrace link an unforeseen path left ends with it.
 //
@@ -91,5 +97,7 @@
 // inside the injected code interrupted by a signal or a stop replaces the
 // thread's restart block: an app thread seized in nanosleep, clock_nanosleep
 // or poll would then resume with the injected code's remaining time
-// (rpg_attach_start makes no such sleep on the caller's thread).
+// (rpg_attach_start makes no such sleep on the caller's thread). A
+// failed dlopen leaves its message as the thread's dlerror state, read by
+// the injector's own dlerror call.
 package inject

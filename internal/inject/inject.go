@@ -2,6 +2,8 @@ package inject
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -38,6 +40,12 @@ func Inject(ctx context.Context, pid int, lib, sym, arg string) (int, error) {
 }
 
 func inject(ctx context.Context, pid int, lib, sym, arg string, rep *report) (int, error) {
+	for _, s := range []string{lib, sym, arg} {
+		if strings.IndexByte(s, 0) >= 0 {
+			return 0, &Error{PID: pid, Cause: fmt.Sprintf("%q holds a NUL byte and cannot be passed as a C string", s),
+				Fix: "this is a bug of rocprof-go: report it"}
+		}
+	}
 	tg, e := preflight(pid, lib)
 	if e != nil {
 		return 0, e
