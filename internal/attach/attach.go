@@ -60,10 +60,11 @@ type Options struct {
 	// WriteFile creates a file in Dir (O_EXCL, no link followed, 0600) and
 	// returns its path; nil writes it with os.OpenFile.
 	WriteFile func(name string, data []byte) (string, error)
-	// Enter, when set (a terminal), detaches when a line is read from it.
+	// Enter, when set (a terminal), detaches when a line is read from it,
+	// or its end (Ctrl-D, a hang-up).
 	Enter io.Reader
-	// Signals detach when received (nil: SIGINT and SIGTERM); rocprof-go
-	// does not die of them while attached.
+	// Signals detach when received (nil: SIGINT, SIGTERM and SIGHUP, the
+	// terminal gone); rocprof-go does not die of them while attached.
 	Signals []os.Signal
 	// Stop, when closed, detaches.
 	Stop <-chan struct{}
@@ -90,8 +91,8 @@ type Report struct {
 	// attached (its "ready") and the detach began.
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
-	// DetachedOn is why the detach began: "duration", "enter", "signal
-	// SIGINT", "exited" (every process gone), "stopped".
+	// DetachedOn is why the detach began: "duration", "enter", "end of
+	// input", "signal SIGINT", "exited" (every process gone), "stopped".
 	DetachedOn string    `json:"detached_on"`
 	Processes  []Process `json:"processes"`
 	// Skipped are descendants that were not attached, and why.
@@ -258,7 +259,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	a.stop = stop
 	sigs := o.Signals
 	if sigs == nil {
-		sigs = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+		sigs = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 	}
 	sigCh := make(chan os.Signal, 2)
 	signal.Notify(sigCh, sigs...)
@@ -411,6 +412,12 @@ func (a *attacher) announce(started time.Time) {
 					}
 				}
 				if err != nil {
+					// End of input (Ctrl-D) or a terminal hung up:
+					// nobody is left to press Enter.
+					select {
+					case a.stop <- "end of input":
+					default:
+					}
 					return
 				}
 			}

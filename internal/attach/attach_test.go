@@ -332,6 +332,20 @@ func TestAttachDetachesOnASignalAndOnEnter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "enter", rep.DetachedOn)
 	require.True(t, rep.Processes[0].Unloaded)
+
+	// The end of the terminal's input (Ctrl-D, a hang-up) detaches too.
+	f = newFixture(t)
+	a = f.agent(t, "ok")
+	o = f.options(a.pid)
+	pr, pw = io.Pipe()
+	o.Enter = pr
+	go func() {
+		require.Eventually(t, func() bool { return strings.Contains(f.said(), "press Enter") }, 5*time.Second, 5*time.Millisecond)
+		pw.Close()
+	}()
+	rep, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, "end of input", rep.DetachedOn)
 }
 
 // The agent's "error <text>" is the attach's one-line error; no process is
