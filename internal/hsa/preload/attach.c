@@ -87,14 +87,10 @@ static ino_t g_sock_ino;
 static int g_refs;
 static int g_atfork_registered;
 
-/* The configuration: NAME=VALUE lines, parsed in place in one mapping. */
-typedef struct conf {
-    size_t map_len;
-    size_t n;
-    const char **names;
-    const char **values;
-} conf;
-static conf *g_conf; /* atomic pointer */
+/* The configuration: NAME=VALUE lines, parsed in place in one mapping,
+ * published as rpg__env_table (env.c). */
+typedef rpg_env_table conf;
+#define g_conf rpg__env_table
 
 static rpg_hook *g_hooks;
 static size_t g_nhooks, g_hooks_len;
@@ -132,19 +128,6 @@ void rpg_attach_enter(void)
 void rpg_attach_leave(void)
 {
     __atomic_fetch_sub(&g_inflight[shard_of()].n, 1, __ATOMIC_RELEASE);
-}
-
-int rpg__attach_mode(void) { return __atomic_load_n(&g_conf, __ATOMIC_ACQUIRE) != NULL; }
-
-const char *rpg_env(const char *name)
-{
-    const conf *c = __atomic_load_n(&g_conf, __ATOMIC_ACQUIRE);
-    if (!c)
-        return getenv(name);
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->names[i], name) == 0)
-            return c->values[i];
-    return NULL;
 }
 
 static uintptr_t g_self_lo, g_self_hi;

@@ -13,13 +13,23 @@
 
 #define RPG_ATTACH_HIDDEN __attribute__((visibility("hidden")))
 
+/* env.c: the configuration of an attach (attach.c reads it), NULL in
+ * launch mode; rpg_env answers from it when set. */
+typedef struct rpg_env_table {
+    size_t map_len; /* the one mapping it and its strings live in */
+    size_t n;
+    const char **names;
+    const char **values;
+} rpg_env_table;
+extern RPG_ATTACH_HIDDEN rpg_env_table *rpg__env_table;
+
 /* attach.c */
 
 /* The library's own reads of rpg_attach_active go to this hidden alias (a
  * direct load, not one through the GOT). */
 extern RPG_ATTACH_HIDDEN int rpg__attach_active;
-/* Nonzero once rpg_attach_start took a configuration in this process image:
- * real functions are then looked up in their defining modules, never with
+/* env.c: nonzero while an attach's configuration is in place: real
+ * functions are then looked up in their defining modules, never with
  * RTLD_NEXT. */
 RPG_ATTACH_HIDDEN int rpg__attach_mode(void);
 /* The library's own handle (dlopen RTLD_NOLOAD of its own file, once; the

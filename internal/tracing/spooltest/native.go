@@ -24,7 +24,7 @@ func repoRoot() string {
 }
 
 // recorderSources are the preload library's files that make the recorder.
-var recorderSources = []string{"clock.c", "recorder.c", "notes.c"}
+var recorderSources = []string{"clock.c", "recorder.c", "notes.c", "env.c"}
 
 // BuildNative returns the paths of the spool driver and of the preload
 // library, building them once per test binary. Call CleanupNative from
