@@ -93,10 +93,12 @@
 // dlopen short would leave the loader's lock held. If rocprof-go is killed
 // during the calls (a few milliseconds), the thread returns to address 0
 // and the process dies of SIGSEGV. The bytes written below the stack
-// pointer are left there (below rsp, no code reads them). A timed sleep
-// inside the injected code interrupted by a signal or a stop replaces the
-// thread's restart block: an app thread seized in nanosleep, clock_nanosleep
-// or poll would then resume with the injected code's remaining time
+// pointer are left there (below rsp, no code reads them). The kernel keeps
+// one restart block per thread: when a system call of the injected code is
+// interrupted with -ERESTART_RESTARTBLOCK (a timed sleep and a signal) and
+// the app's thread was seized in such a sleep (nanosleep, clock_nanosleep,
+// poll), the app's call is made again whole instead of resumed: exact for
+// an absolute sleep, longer (never shorter) for a relative one
 // (rpg_attach_start makes no such sleep on the caller's thread). A
 // failed dlopen leaves its message as the thread's dlerror state, read by
 // the injector's own dlerror call.

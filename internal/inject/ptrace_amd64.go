@@ -46,6 +46,7 @@ const (
 	syscallStopSig  = int(syscall.SIGTRAP) | 0x80 // PTRACE_O_TRACESYSGOOD
 	dfFlag          = 0x400                       // EFLAGS.DF: clear at every call (the ABI)
 	redZone         = 128
+	errRestartBlock = 516 // ERESTART_RESTARTBLOCK
 )
 
 // tracee is one thread of the target seized by this OS thread.
@@ -59,6 +60,10 @@ type tracee struct {
 	// deferred are the signals that arrived while the thread ran the
 	// injected calls: delivered after its registers are restored.
 	deferred []siginfo
+	// restartLost: a system call of the injected code was interrupted
+	// with -ERESTART_RESTARTBLOCK, which replaced the thread's one restart
+	// block (the app's own sleep's, if it was seized in one).
+	restartLost bool
 }
 
 // errThreadGone: the thread exited but the process lives on.
@@ -454,6 +459,9 @@ func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (ui
 		if err != nil {
 			return 0, err
 		}
+		if r, err := t.getRegs(); err == nil && int64(r.Orig_rax) >= 0 && int64(r.Rax) == -errRestartBlock {
+			t.restartLost = true
+		}
 		if isEventStop(ws) || int(ws.StopSignal()) == syscallStopSig {
 			continue
 		}
@@ -497,6 +505,16 @@ func (t *tracee) defer_(si siginfo) {
 // restore puts back the thread's registers and extended state, delivers
 // the signals deferred and detaches.
 func (t *tracee) restore(saved *unix.PtraceRegs, xstate []byte) error {
+	if t.restartLost && int64(saved.Orig_rax) >= 0 && int64(saved.Rax) == -errRestartBlock && t.isSyscallInsn(saved.Rip) {
+		// The app's sleep cannot be resumed where it was (its restart
+		// block is gone): it is made again whole, which an absolute sleep
+		// makes exactly and a relative one longer, never shorter.
+		again := *saved
+		again.Rip -= 2
+		again.Rax = again.Orig_rax
+		again.Orig_rax = ^uint64(0)
+		saved = &again
+	}
 	err := t.setRegs(saved)
 	if err == nil && xstate != nil {
 		err = t.setXState(xstate)

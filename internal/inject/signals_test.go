@@ -3,6 +3,7 @@ package inject
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -149,4 +150,36 @@ func TestLoadFailuresCarryTheTargetsDlerror(t *testing.T) {
 	_, err = p.stdin.Write([]byte("report\n"))
 	require.NoError(t, err)
 	require.Equal(t, "usr1=0 code=0 value=0 after=0 usr2=0", p.line(t))
+}
+
+// TestSleepSurvivesAnInterruptedSleepInTheCall: the app's thread is seized
+// in a 1 s nanosleep, and the injected code's own sleep is interrupted by
+// signals (SIGWINCH, held and delivered after): that replaced the thread's
+// one restart block, so the app's sleep is made again whole rather than
+// resumed from the injected code's block; it lasts at least its second.
+func TestSleepSurvivesAnInterruptedSleepInTheCall(t *testing.T) {
+	dir := t.TempDir()
+	target := cc(t, dir, "target", "target.c", "-pthread")
+	lib := cc(t, dir, "inj.so", "inj.c", "-shared", "-fPIC")
+	p := start(t, cmdOf(target, "nap"))
+	waitSyscall(t, p.pid, p.pid, sysNanosleep)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		_ = unix.Tgkill(p.pid, p.pid, syscall.SIGWINCH)
+		time.Sleep(100 * time.Millisecond)
+		_ = unix.Tgkill(p.pid, p.pid, syscall.SIGWINCH)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep := &report{}
+	ret, err := inject(ctx, p.pid, lib, "rpg_test_slow", filepath.Join(dir, "mark"), rep)
+	require.NoError(t, err)
+	require.Equal(t, 42, ret)
+	require.Equal(t, "blocked in nanosleep", rep.How)
+	var ms, r int
+	_, err = fmt.Sscanf(p.line(t), "slept=%d ret=%d", &ms, &r)
+	require.NoError(t, err)
+	require.Zero(t, r)
+	require.GreaterOrEqual(t, ms, 1000, "the app's sleep was cut short")
+	require.Less(t, ms, 4000)
 }

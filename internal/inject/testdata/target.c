@@ -19,6 +19,8 @@
  *                   a system call.
  *   target smallstack  a thread with a 20 KiB stack waits in read(0); the
  *                   main thread computes, sleeping 1 ms every few ms.
+ *   target nap      prints "ready", then makes a raw 1 s nanosleep and
+ *                   prints "slept=<ms> ret=<r>".
  *   target spin     prints "ready" and computes without a system call
  *                   until killed.
  */
@@ -189,6 +191,15 @@ int main(int argc, char **argv)
 			struct timespec ms = {0, 1000000};
 			nanosleep(&ms, NULL);
 		}
+	}
+	if (strcmp(mode, "nap") == 0) {
+		printf("ready\n");
+		struct timespec req = {1, 0}, t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		long r = syscall(SYS_nanosleep, &req, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("slept=%ld ret=%ld\n", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, r);
+		return 0;
 	}
 	if (strcmp(mode, "spin") == 0) {
 		printf("ready\n");
