@@ -19,7 +19,8 @@ import (
 // attached lost every requested shim domain (unless hsa_init failed: its
 // GPU stack found no GPU, which noGPUProcesses reports); a domain the shim reported
 // unavailable on the process's runtime is lost when it was asked for by
-// name, and only unavailable (a notice) when an aggregate option implied it.
+// name, and only unavailable (a notice) when an aggregate option implied it
+// or the pass attached to running processes (docs/attach.md).
 // The shim's domains are the domain table's (internal/domain).
 func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, unavailable []DomainLoss) {
 	var requested []domain.Switch
@@ -57,7 +58,10 @@ func domainLosses(c *options.Config, statuses []output.ProcessStatus) (lost, una
 				continue
 			}
 			byReason[why] = append(byReason[why], d.Option)
-			explicit[why] = explicit[why] || c.AskedByName(d)
+			// Attached, a process's runtime state is not the run's
+			// choice (one that had not initialised HSA yet, a launcher
+			// of GPU workers that runs none itself): said, not a loss.
+			explicit[why] = explicit[why] || c.AskedByName(d) && !c.Attaching()
 		}
 		reasons := make([]string, 0, len(byReason))
 		for why := range byReason {

@@ -88,3 +88,25 @@ func TestANewDomainIsCheckedForLoss(t *testing.T) {
 	require.Empty(t, lost)
 	require.Equal(t, []DomainLoss{{PID: 22, Domains: []string{"fake_trace"}, Reason: "no fakes on this runtime"}}, unavailable)
 }
+
+// Attached (--attach PID), a domain a process's agent reports unavailable
+// (its HSA runtime was not initialised at the attach: a launcher of GPU
+// workers) is a notice, not a loss, even asked for by name.
+func TestAttachedUnavailableDomainIsANotice(t *testing.T) {
+	resolve := func(args ...string) *options.Config {
+		cl, err := options.ParseArgs(args)
+		require.NoError(t, err)
+		p, err := options.Resolve(cl, options.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+		require.NoError(t, err)
+		return p.Passes[0]
+	}
+	c := resolve("-p", "42", "--kernel-trace")
+	st := []output.ProcessStatus{{PID: 42, Status: map[uint64]string{
+		tracing.StatusUnavailable | 7: "the app had not initialised the HSA runtime when attached; attach again once it runs GPU work",
+	}}}
+	lost, unavailable := domainLosses(c, st)
+	require.Empty(t, lost)
+	require.Equal(t, []DomainLoss{{PID: 42, Domains: []string{"kernel_trace"}, Reason: "the app had not initialised the HSA runtime when attached; attach again once it runs GPU work"}}, unavailable)
+	lost, _ = domainLosses(resolve("--kernel-trace", "--", "app"), st)
+	require.Len(t, lost, 1, "launched, asked by name: lost")
+}
