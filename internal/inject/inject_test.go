@@ -2,6 +2,7 @@ package inject
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,4 +94,36 @@ func TestThreadWithASmallStackIsPassedOver(t *testing.T) {
 	require.Equal(t, p.pid, rep.TID, "the small stack's thread was used (%s)", rep.How)
 	require.Contains(t, rep.How, "nanosleep")
 	marker(t, mark, p.pid)
+}
+
+// TestConcurrentInjections: four processes injected at once from four
+// goroutines (as the workers of a process tree are), each by its own
+// tracer thread, all sharing the SIGCHLD wake-ups.
+func TestConcurrentInjections(t *testing.T) {
+	dir := t.TempDir()
+	target := cc(t, dir, "target", "target.c", "-pthread")
+	lib := cc(t, dir, "inj.so", "inj.c", "-shared", "-fPIC")
+	var ps []*proc
+	for range 4 {
+		ps = append(ps, start(t, cmdOf(target, "smallstack")))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error, len(ps))
+	for i, p := range ps {
+		go func() {
+			ret, err := Inject(ctx, p.pid, lib, "rpg_test_mark", filepath.Join(dir, "mark-"+strconv.Itoa(i)))
+			if err == nil && ret != 42 {
+				err = fmt.Errorf("PID %d: returned %d", p.pid, ret)
+			}
+			errs <- err
+		}()
+	}
+	for range ps {
+		require.NoError(t, <-errs)
+	}
+	for i, p := range ps {
+		marker(t, filepath.Join(dir, "mark-"+strconv.Itoa(i)), p.pid)
+		require.Zero(t, tracerOf(t, p.pid))
+	}
 }
