@@ -334,8 +334,10 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 			mapsBefore = procMaps(t, h.pid)
 		}
 		s := newSession(t)
+		t0 := time.Now()
 		require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf))
 		require.Equal(t, fmt.Sprintf("ready %d", h.pid), s.accept(t))
+		t.Logf("round %d: dlopen to ready %v", round, time.Since(t0))
 		ms := procMaps(t, h.pid)
 		for name, v := range gotSlots(t, h.pid, f.host, hookedNames...) {
 			require.True(t, inFile(ms, f.preload, v), "round %d: %s's slot %#x is not in the library", round, name, v)
@@ -363,6 +365,7 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 		if round == 0 {
 			lateSlot = gotSlots(t, h.pid, f.late, "hipGetDevice")["hipGetDevice"]
 		}
+		t1 := time.Now()
 		if round == 0 {
 			_, err := s.conn.Write([]byte("detach\n"))
 			require.NoError(t, err)
@@ -380,6 +383,7 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 			require.NoError(t, s.conn.Close()) // EOF: the CLI is gone
 		}
 		waitUnmapped(t, h.pid, f.preload)
+		t.Logf("round %d: detach to unmapped %v", round, time.Since(t1))
 		require.Equal(t, before, gotSlots(t, h.pid, f.host, hookedNames...), "round %d: the slots differ from before the attach", round)
 		if round == 0 {
 			v := gotSlots(t, h.pid, f.late, "hipGetDevice")["hipGetDevice"]

@@ -332,29 +332,6 @@ static void say(int fd, const char *fmt, ...)
     }
 }
 
-/* ---- fork ------------------------------------------------------------------- */
-
-/* In the child, single-threaded, right after fork: the child is not
- * attached (the CLI may attach it on its own). */
-static void attach_after_fork_child(void)
-{
-    if (__atomic_load_n(&g_state, __ATOMIC_RELAXED) == ST_IDLE)
-        return;
-    rpg__recorder_child_off();
-    rpg__got_after_fork();
-    rpg_got_restore();
-    if (g_sock >= 0 && sock_is_ours(g_sock))
-        close(g_sock);
-    g_sock = -1;
-    rpg__notes_finish();
-    conf *c = g_conf;
-    __atomic_store_n(&g_conf, NULL, __ATOMIC_RELEASE);
-    conf_free(c);
-    memset(g_inflight, 0, sizeof g_inflight);
-    g_attach_pid = 0;
-    __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
-}
-
 /* ---- the hooks ------------------------------------------------------------ */
 
 static int hooks_build(void)
@@ -385,6 +362,31 @@ static void hooks_free(void)
         munmap(g_hooks, g_hooks_len);
     g_hooks = NULL;
     g_nhooks = 0;
+}
+
+/* ---- fork ------------------------------------------------------------------- */
+
+/* In the child, single-threaded, right after fork: the child is not
+ * attached (the CLI may attach it on its own). */
+static void attach_after_fork_child(void)
+{
+    if (__atomic_load_n(&g_state, __ATOMIC_RELAXED) == ST_IDLE)
+        return;
+    rpg__recorder_child_off();
+    rpg__got_after_fork();
+    rpg_got_restore();
+    if (g_sock >= 0 && sock_is_ours(g_sock))
+        close(g_sock);
+    g_sock = -1;
+    rpg__notes_finish();
+    conf *c = g_conf;
+    __atomic_store_n(&g_conf, NULL, __ATOMIC_RELEASE);
+    conf_free(c);
+    memset(g_inflight, 0, sizeof g_inflight);
+    hooks_free();
+    __atomic_store_n(&rpg__attach_active, 0, __ATOMIC_RELEASE);
+    g_attach_pid = 0;
+    __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
 }
 
 /* ---- the control thread ----------------------------------------------------- */
