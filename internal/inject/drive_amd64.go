@@ -20,7 +20,7 @@ const perThread = 300 * time.Millisecond
 // drive runs on its own locked OS thread, which it never unlocks: when the
 // goroutine ends the thread ends with it, and the kernel drops whatever
 // ptrace link an unforeseen error path could have left.
-func drive(ctx context.Context, tg *target, lib, sym, arg string, rep *report) (int, error) {
+func drive(ctx context.Context, tg *target, lib, sym, arg string, rep *Report) (int, error) {
 	runtime.LockOSThread()
 	pid := tg.pid
 	deadline, ok := ctx.Deadline()

@@ -17,15 +17,15 @@ const (
 // defaultSearch bounds the search for a thread when ctx has no deadline.
 const defaultSearch = 10 * time.Second
 
-// report says how an injection went, for the tests and the CLI's verbose
-// log.
-type report struct {
-	TID    int
-	How    string // "blocked in nanosleep", "at the entry of poll", ...
-	Tried  int    // threads seized before one reached a safe point
-	Loader string
+// Report says how an injection went: for the CLI's log and the
+// benchmarks.
+type Report struct {
+	TID    int    // the thread that made the calls
+	How    string // where it was: "blocked in nanosleep", "at the entry of poll", ...
+	Tried  int    // threads seized to find it
+	Loader string // the dlopen called: "dlopen in libc.so.6", ...
 	// Held is how long the thread ran the calls, from its registers saved
-	// to its detach (the thread's own work waits that long).
+	// to its detach (the thread's own work waited that long).
 	Held time.Duration
 }
 
@@ -39,7 +39,15 @@ func Inject(ctx context.Context, pid int, lib, sym, arg string) (int, error) {
 	return inject(ctx, pid, lib, sym, arg, nil)
 }
 
-func inject(ctx context.Context, pid int, lib, sym, arg string, rep *report) (int, error) {
+// InjectReport is Inject, also saying which thread made the calls and how
+// long it was held.
+func InjectReport(ctx context.Context, pid int, lib, sym, arg string) (int, Report, error) {
+	var rep Report
+	ret, err := inject(ctx, pid, lib, sym, arg, &rep)
+	return ret, rep, err
+}
+
+func inject(ctx context.Context, pid int, lib, sym, arg string, rep *Report) (int, error) {
 	for _, s := range []string{lib, sym, arg} {
 		if strings.IndexByte(s, 0) >= 0 {
 			return 0, &Error{PID: pid, Cause: fmt.Sprintf("%q holds a NUL byte and cannot be passed as a C string", s),
@@ -51,7 +59,7 @@ func inject(ctx context.Context, pid int, lib, sym, arg string, rep *report) (in
 		return 0, e
 	}
 	if rep == nil {
-		rep = &report{}
+		rep = &Report{}
 	}
 	rep.Loader = tg.loader.how
 	type result struct {

@@ -30,7 +30,7 @@ func TestInjectKeepsTheThreadExact(t *testing.T) {
 	p := start(t, cmdOf(target, "regs"))
 	waitSyscall(t, p.pid, p.pid, sysRead)
 
-	rep := &report{}
+	rep := &Report{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	mark := filepath.Join(dir, "mark-read")
@@ -86,7 +86,7 @@ func TestThreadWithASmallStackIsPassedOver(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep := &report{}
+	rep := &Report{}
 	mark := filepath.Join(dir, "mark")
 	ret, err := inject(ctx, p.pid, lib, "rpg_test_mark", mark, rep)
 	require.NoError(t, err)

@@ -52,7 +52,7 @@ func TestInjectInEveryROCmRoot(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEqual(t, "/", root, "the process runs in the root")
 			mark := filepath.Join(dir, "mark-"+r.Name)
-			rep := &report{}
+			rep := &Report{}
 			ret, err := inject(ctx, pid, lib, "rpg_test_mark", mark, rep)
 			require.NoError(t, err)
 			require.Equal(t, 42, ret)

@@ -50,7 +50,7 @@ func TestSignalsDuringTheCallAreDelivered(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		_ = syscall.Kill(p.pid, syscall.SIGCONT)
 	}()
-	rep := &report{}
+	rep := &Report{}
 	ret, err := inject(ctx, p.pid, lib, "rpg_test_slow", mark, rep)
 	require.NoError(t, err)
 	require.Equal(t, 42, ret)
@@ -107,7 +107,7 @@ func TestGroupStopDuringTheCall(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep := &report{}
+	rep := &Report{}
 	mark := filepath.Join(dir, "mark")
 	ret, err := inject(ctx, p.pid, lib, "rpg_test_slow", mark, rep)
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestSleepSurvivesAnInterruptedSleepInTheCall(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep := &report{}
+	rep := &Report{}
 	ret, err := inject(ctx, p.pid, lib, "rpg_test_slow", filepath.Join(dir, "mark"), rep)
 	require.NoError(t, err)
 	require.Equal(t, 42, ret)

@@ -36,7 +36,7 @@ func TestInjectUnderMallocAndDlopenStorm(t *testing.T) {
 		done <- func() error {
 			for i := range rounds {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				rep := &report{}
+				rep := &Report{}
 				mark := filepath.Join(dir, fmt.Sprintf("mark-%d", i))
 				t0 := time.Now()
 				ret, err := inject(ctx, p.pid, lib, "rpg_test_mark", mark, rep)
