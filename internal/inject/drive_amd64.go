@@ -85,6 +85,13 @@ func asError(pid int, err error) error {
 // below the red zone, the return address 0 below them.
 func (t *tracee) run(tg *target, saved *unix.PtraceRegs, lib, sym, arg string) (ret int, err error) {
 	pid := t.pid
+	if !mappedCode(pid, tg.loader.dlopen, tg.loader.from) {
+		// The program changed (execve) since the checks read its maps.
+		t.atSignal = false
+		_ = t.detach(0)
+		return 0, &Error{PID: pid, Cause: "it started another program (execve) during the attach",
+			Fix: "attach again to the new program"}
+	}
 	xstate, err := t.getXState()
 	if err != nil {
 		t.atSignal = false
@@ -181,4 +188,19 @@ func (t *tracee) cString(addr uint64) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// mappedCode reports whether addr is in an executable mapping of the file
+// path in pid.
+func mappedCode(pid int, addr uint64, path string) bool {
+	maps, err := readMaps(pid)
+	if err != nil {
+		return false
+	}
+	for _, m := range maps {
+		if addr >= m.start && addr < m.end {
+			return m.path == path && strings.Contains(m.perms, "x")
+		}
+	}
+	return false
 }
