@@ -441,19 +441,17 @@ func TestAttachDetachTimeoutClosesTheConnection(t *testing.T) {
 	require.Eventually(t, func() bool { return f.agentFile(t, "eof", a.pid) != "" }, 5*time.Second, 10*time.Millisecond)
 }
 
-// Dispatches an agent could not complete are counted and fail the run,
-// with the report.
-func TestAttachLostDispatchesFail(t *testing.T) {
+// Dispatches an agent could not time or see are counted and said, with
+// the report; the attach itself succeeded.
+func TestAttachLostDispatchesAreSaid(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(t, "lost")
 	o := f.options(a.pid)
 	o.Duration = 100 * time.Millisecond
 	rep, err := Run(context.Background(), o)
-	require.NotNil(t, rep)
-	var le *DispatchesLostError
-	require.ErrorAs(t, err, &le)
+	require.NoError(t, err)
 	require.Equal(t, uint64(3), rep.DispatchesLost())
-	require.Contains(t, err.Error(), "3 kernel dispatches in flight at the detach")
+	require.Contains(t, f.said(), fmt.Sprintf("warning: 3 kernel dispatches at the edges of the attach (in flight when it began, or not complete at the detach) could not be timed or seen (PIDs [%d])", a.pid))
 }
 
 // Descendants: those running at the attach and one started while

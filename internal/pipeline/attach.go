@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -36,9 +35,8 @@ func checkAttach(plan *options.Plan) error {
 }
 
 // attachPass attaches to the pass's processes and returns the pass once
-// every one detached (or exited), with what the attach did. An error with
-// a pass means the processes were attached and detached and the run fails
-// once their outputs are written; without one, nothing was attached.
+// every one detached (or exited), with what the attach did; an error means
+// nothing was attached.
 func attachPass(ctx context.Context, run *launch.Run, n int, cfg *options.Config, stdin io.Reader, progress io.Writer) (*launch.Pass, *attach.Report, error) {
 	ap, err := run.PrepareAttach(n, cfg)
 	if err != nil {
@@ -60,12 +58,9 @@ func attachPass(ctx context.Context, run *launch.Run, n int, cfg *options.Config
 	}
 	begin := time.Now()
 	rep, err := attach.Run(ctx, o)
-	if rep == nil {
-		if err == nil {
-			err = fmt.Errorf("attach to PID %d: nothing was attached", o.PID)
-		}
+	if err != nil {
 		return nil, nil, err
 	}
 	pass := ap.Attached(&launch.ProcessResult{Pid: rep.Target, Start: begin, Duration: time.Since(begin)})
-	return pass, rep, err
+	return pass, rep, nil
 }

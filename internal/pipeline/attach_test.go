@@ -186,9 +186,9 @@ func startRecordingAgent(t *testing.T, lost string) int {
 	return pid
 }
 
-// Dispatches an agent could not complete at the detach fail the run after
-// its outputs are written; run.json says so.
-func TestAttachLostDispatchesFailTheRun(t *testing.T) {
+// Dispatches an agent could not time or see are counted in run.json and
+// said; the run succeeds.
+func TestAttachLostDispatchesAreCounted(t *testing.T) {
 	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	pid := startRecordingAgent(t, "2")
 	out := t.TempDir()
@@ -198,13 +198,10 @@ func TestAttachLostDispatchesFailTheRun(t *testing.T) {
 		Environ:  append(os.Environ(), launch.SpoolRootEnv+"="+t.TempDir()),
 		Progress: &progress, Stdin: bytes.NewReader(nil),
 	}, nil)
-	var le *attach.DispatchesLostError
-	require.ErrorAs(t, err, &le, progress.String())
-	require.NotNil(t, res)
+	require.NoError(t, err, progress.String())
 	require.Equal(t, uint64(2), res.Manifest.Attach.DispatchesLost())
-	require.Contains(t, res.Manifest.Error, "2 kernel dispatches in flight at the detach")
+	require.Contains(t, progress.String(), "warning: 2 kernel dispatches at the edges of the attach")
 	m, err := LoadManifest(out)
 	require.NoError(t, err)
-	require.Equal(t, res.Manifest.Error, m.Error)
-	require.NotEmpty(t, m.Files, "the outputs are written")
+	require.Equal(t, uint64(2), m.Attach.Processes[0].DispatchesLost)
 }

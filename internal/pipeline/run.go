@@ -223,21 +223,15 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	var written []passOutputs // the passes whose outputs were written
 	var clockWarnings []string
 	ownClock := ownBoottimeOffset()
-	var stopped, attachErr error
+	var stopped error
 	for i, cfg := range plan.Passes {
 		outDir := fixedPart(launch.PassDir(cfg))
 		atStart := watchDir(outDir) // outputdir.go
 		var pass *launch.Pass
 		var attached *attach.Report
 		if cfg.Attaching() {
-			// A pass over processes already running (attach.go): an
-			// error that comes with the pass fails the run once its
-			// outputs are written.
-			pass, attached, attachErr = attachPass(ctx, run, i+1, cfg, stdin, runner.Stderr)
-			err = attachErr
-			if pass != nil {
-				err = nil
-			}
+			// A pass over processes already running (attach.go).
+			pass, attached, err = attachPass(ctx, run, i+1, cfg, stdin, runner.Stderr)
 		} else {
 			pass, err = run.RunPass(ctx, i+1, cfg)
 		}
@@ -295,9 +289,6 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 	res.Warnings = append(res.Warnings, clockWarnings...)
 	if werr != nil {
 		return res, run.RunOutputsFailed(werr)
-	}
-	if stopped == nil {
-		stopped = attachErr
 	}
 	return res, stopped
 }

@@ -71,9 +71,6 @@ type (
 	// NoRuntimeError is a process that loaded no HIP or HSA library
 	// during the attach.
 	NoRuntimeError = attach.NoRuntimeError
-	// DispatchesLostError fails an attach whose processes could not
-	// complete dispatches in flight at the detach.
-	DispatchesLostError = attach.DispatchesLostError
 )
 
 // ManifestName is the manifest's file name in a run's output directory.
