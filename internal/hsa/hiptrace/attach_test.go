@@ -527,3 +527,35 @@ func TestAttachDetachWaitsForBlockedCall(t *testing.T) {
 	require.Equal(t, "forked 0", h.do("fork"))
 	require.Contains(t, h.quit(), "spinner ok")
 }
+
+// TestAttachManyTimes attaches and detaches 25 times in a row: each attach
+// finds a fresh library (its static TLS, fork handlers and thread-exit key
+// given back by the last unload), records its own window into its own
+// spool, and leaves the process as it found it.
+func TestAttachManyTimes(t *testing.T) {
+	f := buildAttachFixture(t)
+	h := startHost(t, f, nil)
+	h.do("spinning")
+	h.do("run 1")
+	before := gotSlots(t, h.pid, f.host, hookedNames...)
+	threads := countDir(t, fmt.Sprintf("/proc/%d/task", h.pid))
+	for i := 0; i < 25; i++ {
+		s := newSession(t)
+		require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf), "attach %d", i)
+		require.Equal(t, fmt.Sprintf("ready %d", h.pid), s.accept(t), "attach %d", i)
+		h.do(fmt.Sprintf("run %d", i+1))
+		_, err := s.conn.Write([]byte("detach\n"))
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(s.line(t), "detached "), "attach %d", i)
+		waitUnmapped(t, h.pid, f.preload)
+		require.Equal(t, before, gotSlots(t, h.pid, f.host, hookedNames...), "attach %d", i)
+		require.Equal(t, i+1, readTrace(t, s.spools).count(tracing.DomainHIPRuntime)["hipGetDevice"], "attach %d", i)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for countDir(t, fmt.Sprintf("/proc/%d/task", h.pid)) != threads && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, threads, countDir(t, fmt.Sprintf("/proc/%d/task", h.pid)))
+	require.Equal(t, "forked 0", h.do("fork"))
+	require.Contains(t, h.quit(), "spinner ok")
+}
