@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -358,6 +359,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				pids = append(pids, p.PID)
 			}
 		}
+		sort.Ints(pids)
 		fmt.Fprintf(a.out, "rocprof-go: warning: %d kernel dispatches at the edges of the attach (in flight when it began, or not complete at the detach) could not be timed or seen (PIDs %v): counted in run.json's attach.processes[].dispatches_lost, not guessed\n", n, pids)
 	}
 	return a.report, nil
