@@ -217,19 +217,28 @@ func findLoader(pid int, maps []mapping) (*loader, *Error) {
 	if libc == nil {
 		return nil, nil
 	}
-	ld, e := findDlopen(pid, maps, libc)
+	libdl := func() *module {
+		dl, err := findModule(pid, maps, libdlName)
+		if err != nil {
+			return nil
+		}
+		return dl
+	}
+	ld, e := findDlopen(pid, libc, libdl)
 	if ld != nil {
 		ld.errnoLoc = libc.lookup("__errno_location", "")
 	}
 	return ld, e
 }
 
-func findDlopen(pid int, maps []mapping, libc *module) (*loader, *Error) {
+// findDlopen chooses the dlopen of libc, or of the libdl libdl returns
+// (nil when none is loaded).
+func findDlopen(pid int, libc *module, libdl func() *module) (*loader, *Error) {
 	if a := libc.lookup("dlopen", "GLIBC_2.34"); a != 0 {
 		return &loader{from: libc.path, dlopen: a, dlsym: libc.lookup("dlsym", "GLIBC_2.34"),
 			dlerr: libc.lookup("dlerror", "GLIBC_2.34"), dlclose: libc.lookup("dlclose", "GLIBC_2.34"), how: "dlopen in libc.so.6"}, nil
 	}
-	if dl, err := findModule(pid, maps, libdlName); err == nil && dl != nil {
+	if dl := libdl(); dl != nil {
 		if a := dl.lookup("dlopen", ""); a != 0 {
 			return &loader{from: dl.path, dlopen: a, dlsym: dl.lookup("dlsym", ""), dlerr: dl.lookup("dlerror", ""),
 				dlclose: dl.lookup("dlclose", ""), how: "dlopen in libdl.so.2"}, nil
