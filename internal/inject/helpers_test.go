@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,6 +194,12 @@ func marker(t *testing.T, path string, pid int) {
 	require.Equal(t, fmt.Sprintf("marked %s pid=%d\n", path, pid), string(b))
 }
 
-var _ = syscall.SIGKILL
-
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func cmdOf(path string, args ...string) *exec.Cmd { return exec.Command(path, args...) }
+
+// runOut runs a program to its end and returns its standard output.
+func runOut(path string, args ...string) (string, error) {
+	b, err := exec.Command(path, args...).Output()
+	return string(b), err
+}
