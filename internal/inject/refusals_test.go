@@ -80,20 +80,21 @@ func TestAnotherUsersProcessIsRefused(t *testing.T) {
 func TestYamaScopes(t *testing.T) {
 	uid, gid, target, lib, self, _ := otherUserSetup(t)
 	const real = "/proc/sys/kernel/yama/ptrace_scope"
-	path := real
-	var env []string
-	if orig, err := os.ReadFile(real); err == nil {
-		t.Log("this kernel has Yama: setting its ptrace_scope")
+	// A file standing for the sysctl: on a kernel without Yama for every
+	// value, on one with Yama for 3, which could not be lowered again
+	// until the machine reboots.
+	fake := filepath.Join(t.TempDir(), "ptrace_scope")
+	require.NoError(t, os.WriteFile(fake, []byte("0\n"), 0o644))
+	require.NoError(t, os.Chmod(filepath.Dir(fake), 0o755))
+	saved := yamaScopePath
+	t.Cleanup(func() { yamaScopePath = saved })
+	orig, err := os.ReadFile(real)
+	hasYama := err == nil
+	if hasYama {
+		t.Logf("this kernel has Yama (ptrace_scope %s): 0, 1 and 2 set for real, 3 through a file", strings.TrimSpace(string(orig)))
 		t.Cleanup(func() { require.NoError(t, os.WriteFile(real, orig, 0o644)) })
 	} else {
 		t.Log("this kernel has no Yama: the checks read a file standing for ptrace_scope")
-		path = filepath.Join(t.TempDir(), "ptrace_scope")
-		require.NoError(t, os.WriteFile(path, []byte("0\n"), 0o644))
-		require.NoError(t, os.Chmod(filepath.Dir(path), 0o755))
-		saved := yamaScopePath
-		yamaScopePath = path
-		t.Cleanup(func() { yamaScopePath = saved })
-		env = []string{yamaEnv + "=" + path}
 	}
 	cmd := cmdOf(target, "sleep")
 	asUser(uid, gid, target)(cmd)
@@ -111,6 +112,12 @@ func TestYamaScopes(t *testing.T) {
 			"or reboot with kernel.yama.ptrace_scope below 3",
 			fmt.Sprintf("cannot attach to PID %d: Yama ptrace_scope is 3", p.pid)},
 	} {
+		path := fake
+		if hasYama && c.scope != "3" {
+			path = real
+		}
+		yamaScopePath = path
+		env := []string{yamaEnv + "=" + path}
 		require.NoError(t, os.WriteFile(path, []byte(c.scope+"\n"), 0o644), "scope %s", c.scope)
 		require.Equal(t, c.asUser, runHelper(t, "preflight", asUser(uid, gid, self), env, p.pid, lib, "-"), "scope %s as the process's user", c.scope)
 		err := Preflight(p.pid, lib)
@@ -123,8 +130,8 @@ func TestYamaScopes(t *testing.T) {
 			// The kernel refuses as well, and the refusal is explained.
 			require.Equal(t, c.asUser, runHelper(t, "seize", asUser(uid, gid, self), env, p.pid, lib, "-"), "scope %s, PTRACE_SEIZE", c.scope)
 		}
+		require.NoError(t, os.WriteFile(path, []byte("0\n"), 0o644))
 	}
-	require.NoError(t, os.WriteFile(path, []byte("0\n"), 0o644))
 }
 
 // TestUserNamespaceWithoutCapSysPtrace: an injector in a user namespace of
