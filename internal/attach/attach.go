@@ -46,8 +46,9 @@ type Options struct {
 	// Children: also every descendant of PID, those running at the attach
 	// and those started while attached.
 	Children bool
-	// Duration, when positive, detaches that long after the attach began;
-	// otherwise Enter on Enter, a signal, Stop, or every process gone.
+	// Duration, when positive, detaches that long after the target was
+	// attached (and bounds the wait for it to load a HIP or HSA library);
+	// otherwise Enter, a signal, Stop, or every process gone detach.
 	Duration time.Duration
 	// Lib is the verified preload library the processes load.
 	Lib string
@@ -274,6 +275,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		case <-done:
 		}
 	}()
+	// The duration bounds the wait for a runtime from the start, and the
+	// window from the target's attach: an attach that took long (a busy
+	// process's threads reached a safe point late) still records for the
+	// whole duration.
 	var deadline <-chan time.Time
 	if o.Duration > 0 {
 		t := time.NewTimer(o.Duration)
@@ -324,6 +329,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	a.report.WindowStart = time.Now()
+	if o.Duration > 0 {
+		t := time.NewTimer(o.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
 	if o.Children {
 		a.attachDescendants(ctx)
 	}

@@ -158,6 +158,7 @@ type fakeInjector struct {
 	kids     func() []int
 	injected []int
 	args     []string
+	delay    time.Duration // how long an injection takes
 }
 
 func (f *fakeInjector) Preflight(pid int, lib string) error {
@@ -173,6 +174,7 @@ func (f *fakeInjector) Preflight(pid int, lib string) error {
 }
 
 func (f *fakeInjector) Inject(ctx context.Context, pid int, lib, sym, arg string) (int, error) {
+	time.Sleep(f.delay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.injected = append(f.injected, pid)
@@ -259,6 +261,7 @@ func TestAttachForADuration(t *testing.T) {
 	rep, err := Run(context.Background(), o)
 	require.NoError(t, err, f.said())
 	require.GreaterOrEqual(t, time.Since(begin), 300*time.Millisecond)
+	require.GreaterOrEqual(t, rep.WindowEnd.Sub(rep.WindowStart), 300*time.Millisecond, "the window is the whole duration")
 	require.Equal(t, a.pid, rep.Target)
 	require.Equal(t, []int{a.pid}, rep.PIDs)
 	require.Equal(t, "duration", rep.DetachedOn)
@@ -282,6 +285,20 @@ func TestAttachForADuration(t *testing.T) {
 	require.Empty(t, names, "the configuration and the socket are removed")
 	require.Contains(t, f.said(), fmt.Sprintf("attached to PID %d", a.pid))
 	require.True(t, alive(a.pid), "the target keeps running")
+}
+
+// An injection that takes longer than the duration (a busy process's
+// threads reach a safe point late) still gets the whole window.
+func TestAttachWindowIsTheDurationAfterASlowAttach(t *testing.T) {
+	f := newFixture(t)
+	a := f.agent(t, "ok")
+	f.inj.delay = 500 * time.Millisecond
+	o := f.options(a.pid)
+	o.Duration = 300 * time.Millisecond
+	rep, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, rep.WindowEnd.Sub(rep.WindowStart), 300*time.Millisecond)
+	require.GreaterOrEqual(t, rep.Processes[0].AttachMs, 500.0)
 }
 
 // The configuration file and the socket are this user's alone while the
