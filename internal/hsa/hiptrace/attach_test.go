@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocprof-go/rocprof-go/internal/testsys"
 	"github.com/rocprof-go/rocprof-go/internal/toolenv"
 	"github.com/rocprof-go/rocprof-go/internal/tracing"
 )
@@ -34,7 +35,7 @@ type attachFixture struct {
 	dir, host, late, preload string
 }
 
-func buildAttachFixture(t *testing.T) attachFixture {
+func buildAttachFixture(t testing.TB) attachFixture {
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok)
 	src := filepath.Join(filepath.Dir(file), "testdata", "attach")
@@ -58,7 +59,7 @@ func buildAttachFixture(t *testing.T) attachFixture {
 
 // host is one running attach_host.
 type host struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	in   io.WriteCloser
 	out  *bufio.Reader
@@ -66,7 +67,7 @@ type host struct {
 	said []string
 }
 
-func startHost(t *testing.T, f attachFixture, env []string) *host {
+func startHost(t testing.TB, f attachFixture, env []string) *host {
 	cmd := exec.Command(f.host)
 	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
@@ -117,7 +118,7 @@ type mapping struct {
 	path   string
 }
 
-func procMaps(t *testing.T, pid int) []mapping {
+func procMaps(t testing.TB, pid int) []mapping {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	require.NoError(t, err)
 	var ms []mapping
@@ -165,7 +166,7 @@ func mapsOf(ms []mapping, path string) int {
 
 // gotSlots reads, from the running process, the GOT slots (JUMP_SLOT and
 // GLOB_DAT) of the module at path that import the named symbols.
-func gotSlots(t *testing.T, pid int, path string, names ...string) map[string]uint64 {
+func gotSlots(t testing.TB, pid int, path string, names ...string) map[string]uint64 {
 	f, err := elf.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -218,7 +219,7 @@ func gotSlots(t *testing.T, pid int, path string, names ...string) map[string]ui
 	return slots
 }
 
-func countDir(t *testing.T, dir string) int {
+func countDir(t testing.TB, dir string) int {
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	return len(es)
@@ -233,7 +234,7 @@ type attachSession struct {
 	r            *bufio.Reader
 }
 
-func newSession(t *testing.T, extra ...string) *attachSession {
+func newSession(t testing.TB, extra ...string) *attachSession {
 	dir := t.TempDir()
 	s := &attachSession{spools: filepath.Join(dir, "spools"), conf: filepath.Join(dir, "attach.conf")}
 	require.NoError(t, os.Mkdir(s.spools, 0o700))
@@ -242,20 +243,33 @@ func newSession(t *testing.T, extra ...string) *attachSession {
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
 	s.ln = ln
-	lines := append([]string{
+	lines := []string{
 		toolenv.GoSpoolDir + "=" + s.spools,
 		toolenv.HIPRuntimeAPITrace + "=1",
 		toolenv.MarkerAPITrace + "=1",
 		toolenv.GoHIPArgs + "=0",
 		"# the CLI's socket",
 		toolenv.GoAttachSocket + "=" + sock,
-	}, extra...)
+	}
+	// extra NAME=VALUE lines replace the defaults of the same name.
+	for _, e := range extra {
+		name, _, _ := strings.Cut(e, "=")
+		replaced := false
+		for i, l := range lines {
+			if strings.HasPrefix(l, name+"=") {
+				lines[i], replaced = e, true
+			}
+		}
+		if !replaced {
+			lines = append(lines, e)
+		}
+	}
 	require.NoError(t, os.WriteFile(s.conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	return s
 }
 
 // accept waits for the library's connection and its first line.
-func (s *attachSession) accept(t *testing.T) string {
+func (s *attachSession) accept(t testing.TB) string {
 	require.NoError(t, s.ln.SetDeadline(time.Now().Add(10*time.Second)))
 	c, err := s.ln.AcceptUnix()
 	require.NoError(t, err, "the attached library never connected")
@@ -263,7 +277,7 @@ func (s *attachSession) accept(t *testing.T) string {
 	return s.line(t)
 }
 
-func (s *attachSession) line(t *testing.T) string {
+func (s *attachSession) line(t testing.TB) string {
 	require.NoError(t, s.conn.SetReadDeadline(time.Now().Add(20*time.Second)))
 	l, err := s.r.ReadString('\n')
 	require.NoError(t, err)
@@ -271,7 +285,7 @@ func (s *attachSession) line(t *testing.T) string {
 }
 
 // waitUnmapped waits until no mapping of path is left in the process.
-func waitUnmapped(t *testing.T, pid int, path string) {
+func waitUnmapped(t testing.TB, pid int, path string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for mapsOf(procMaps(t, pid), path) > 0 {
 		require.True(t, time.Now().Before(deadline), "%s is still mapped in %d after the detach", path, pid)
@@ -558,4 +572,60 @@ func TestAttachManyTimes(t *testing.T) {
 	require.Equal(t, threads, countDir(t, fmt.Sprintf("/proc/%d/task", h.pid)))
 	require.Equal(t, "forked 0", h.do("fork"))
 	require.Contains(t, h.quit(), "spinner ok")
+}
+
+// BenchmarkAttachedHIPCall times a cheap HIP call (the fake hipGetDevice,
+// the median 10k-call slice of 1M calls, median of 5 rounds) in one process: never attached, attached
+// with HIP tracing (the wrapper, its record and the in-flight count), and
+// attached with only marker tracing (HIP's slots are then left alone), and
+// again after the detach (back to the bare call); and, for comparison, in a
+// second process the launcher would profile (LD_PRELOAD, the same
+// variables), the same loop traced.
+func BenchmarkAttachedHIPCall(b *testing.B) {
+	f := buildAttachFixture(b)
+	h := startHost(b, f, nil)
+	launched := startHost(b, f, []string{"LD_PRELOAD=" + f.preload, toolenv.GoSpoolDir + "=" + b.TempDir(),
+		toolenv.HIPRuntimeAPITrace + "=1", toolenv.MarkerAPITrace + "=1", toolenv.GoHIPArgs + "=0"})
+	timeOn := func(h *host) float64 {
+		var v []float64
+		for r := 0; r < 5; r++ {
+			var ns float64
+			_, err := fmt.Sscanf(h.do("time 1000000"), "ns_per_call %f", &ns)
+			require.NoError(b, err)
+			v = append(v, ns)
+		}
+		return testsys.Median(v)
+	}
+	timeIt := func() float64 {
+		var v []float64
+		for r := 0; r < 5; r++ {
+			var ns float64
+			_, err := fmt.Sscanf(h.do("time 1000000"), "ns_per_call %f", &ns)
+			require.NoError(b, err)
+			v = append(v, ns)
+		}
+		return testsys.Median(v)
+	}
+	for i := 0; i < b.N; i++ {
+		bare := timeIt()
+		attached := func(extra ...string) float64 {
+			s := newSession(b, extra...)
+			require.Equal(b, "started 0", h.do("attach "+f.preload+" "+s.conf))
+			require.Equal(b, fmt.Sprintf("ready %d", h.pid), s.accept(b))
+			ns := timeIt()
+			_, err := s.conn.Write([]byte("detach\n"))
+			require.NoError(b, err)
+			s.line(b)
+			waitUnmapped(b, h.pid, f.preload)
+			return ns
+		}
+		traced := attached()
+		markers := attached(toolenv.HIPRuntimeAPITrace + "=0")
+		after := timeIt()
+		b.ReportMetric(bare, "bare-ns/call")
+		b.ReportMetric(traced-bare, "attached-traced-added-ns")
+		b.ReportMetric(markers-bare, "attached-hip-off-added-ns")
+		b.ReportMetric(after-bare, "after-detach-added-ns")
+		b.ReportMetric(timeOn(launched)-bare, "launched-traced-added-ns")
+	}
 }
