@@ -430,8 +430,7 @@ func TestAttachPreflightRefusal(t *testing.T) {
 // A target that exits while attached ends the attach ("exited"), fine.
 func TestAttachTargetExits(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(t, "exit")
-	go func() { _ = a.cmd.Wait() }() // reaped as a parent would
+	a := f.agent(t, "exit") // a zombie until the cleanup reaps it: gone all the same
 	o := f.options(a.pid)
 	o.Duration = 10 * time.Second
 	begin := time.Now()
