@@ -335,32 +335,25 @@ func perfettoLayoutSpilled(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, e
 		return nil, err
 	}
 
-	// The last place of each slice, in record order.
-	var list []pfPlace
-	var arr *spill.Array[pfPlace]
-	count := 0
-	last := pfPlaceV{}
-	have = false
-	flush := func(add func(pfPlace)) error {
-		have = false
-		return places.Each(func(v pfPlaceV) error {
-			if have && v.seq != last.seq {
-				add(last.pfPlace)
-			}
-			last, have = v, true
-			return nil
-		})
-	}
-	// Counted first (the places sorter is read twice: once to count the
-	// distinct slices, once to fill the array) would cost a second sort;
-	// instead the places go to an array as large as the places decided,
-	// of which the distinct slices use the first part.
-	a, err := spill.NewArray[pfPlace](dir, int(places.Len()))
+	// The last place of each slice, in record order, in a file-backed
+	// array as long as the places decided (the distinct slices use its
+	// first part).
+	arr, err := spill.NewArray[pfPlace](dir, int(places.Len()))
 	if err != nil {
 		return nil, err
 	}
-	arr = a
-	if err := flush(func(pl pfPlace) { arr.Values[count] = pl; count++ }); err != nil {
+	count := 0
+	var last pfPlaceV
+	have = false
+	err = places.Each(func(v pfPlaceV) error {
+		if have && v.seq != last.seq {
+			arr.Values[count] = last.pfPlace
+			count++
+		}
+		last, have = v, true
+		return nil
+	})
+	if err != nil {
 		arr.Close()
 		return nil, err
 	}
@@ -368,7 +361,7 @@ func perfettoLayoutSpilled(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, e
 		arr.Values[count] = last.pfPlace
 		count++
 	}
-	list = arr.Values[:count]
+	list := arr.Values[:count]
 	ps := &pfPlaces{list: list, arr: arr}
 	return ps, nil
 }
