@@ -352,6 +352,8 @@ func TestAttachRedirectsRecordsAndRestores(t *testing.T) {
 		require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf))
 		require.Equal(t, fmt.Sprintf("ready %d", h.pid), s.accept(t))
 		t.Logf("round %d: dlopen to ready %v", round, time.Since(t0))
+		// Attached already: a second start is refused, the first goes on.
+		require.Equal(t, "started -114", h.do("attach "+f.preload+" "+s.conf)) // -EALREADY
 		ms := procMaps(t, h.pid)
 		for name, v := range gotSlots(t, h.pid, f.host, hookedNames...) {
 			require.True(t, inFile(ms, f.preload, v), "round %d: %s's slot %#x is not in the library", round, name, v)
@@ -628,4 +630,31 @@ func BenchmarkAttachedHIPCall(b *testing.B) {
 		b.ReportMetric(after-bare, "after-detach-added-ns")
 		b.ReportMetric(timeOn(launched)-bare, "launched-traced-added-ns")
 	}
+}
+
+// TestAttachErrors: a configuration that is not NAME=VALUE lines is refused
+// by rpg_attach_start itself (-EINVAL, no thread started); one without a
+// spool directory gets "error <one line>" on the socket naming the variable,
+// and the library then unloads itself, the process untouched.
+func TestAttachErrors(t *testing.T) {
+	f := buildAttachFixture(t)
+	h := startHost(t, f, nil)
+	h.do("spinning")
+	h.do("run 1")
+	before := gotSlots(t, h.pid, f.host, hookedNames...)
+	bad := filepath.Join(t.TempDir(), "bad.conf")
+	require.NoError(t, os.WriteFile(bad, []byte("not a variable\n"), 0o600))
+	require.Equal(t, "started -22", h.do("attach "+f.preload+" "+bad)) // -EINVAL
+	require.Equal(t, "started -2", h.do("attach "+f.preload+" "+bad+".missing")) // -ENOENT
+	waitUnmapped(t, h.pid, f.preload)
+
+	s := newSession(t, toolenv.GoSpoolDir+"=")
+	require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf))
+	l := s.accept(t)
+	require.True(t, strings.HasPrefix(l, "error ") && strings.Contains(l, toolenv.GoSpoolDir), "the library said %q", l)
+	require.True(t, strings.HasPrefix(s.line(t), fmt.Sprintf("detached %d 0 0", h.pid)))
+	waitUnmapped(t, h.pid, f.preload)
+	require.Equal(t, before, gotSlots(t, h.pid, f.host, hookedNames...))
+	h.do("run 2")
+	require.Contains(t, h.quit(), "spinner ok")
 }

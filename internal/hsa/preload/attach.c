@@ -580,7 +580,7 @@ exit_plan rpg__control_main(void *arg)
     __atomic_store_n(&rpg__attach_active, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
     /* Every reference but the last now; the last as the thread's tail call. */
-    void *self = __atomic_load_n(&g_self, __ATOMIC_ACQUIRE);
+    void *self = rpg__self_handle(); /* opened now if the set-up failed first */
     int refs = __atomic_exchange_n(&g_refs, 0, __ATOMIC_ACQ_REL);
     if (!self || refs <= 0)
         return (exit_plan){NULL, NULL};
