@@ -644,7 +644,7 @@ func TestAttachErrors(t *testing.T) {
 	before := gotSlots(t, h.pid, f.host, hookedNames...)
 	bad := filepath.Join(t.TempDir(), "bad.conf")
 	require.NoError(t, os.WriteFile(bad, []byte("not a variable\n"), 0o600))
-	require.Equal(t, "started -22", h.do("attach "+f.preload+" "+bad)) // -EINVAL
+	require.Equal(t, "started -22", h.do("attach "+f.preload+" "+bad))           // -EINVAL
 	require.Equal(t, "started -2", h.do("attach "+f.preload+" "+bad+".missing")) // -ENOENT
 	waitUnmapped(t, h.pid, f.preload)
 
