@@ -474,6 +474,8 @@ static uint32_t *amdq_props(const aqueue *q)
     return (uint32_t *)(q->amd + AMDQ_PROPERTIES);
 }
 
+static handle_t pool_get(void);
+
 static const agent *sole_gpu(void)
 {
     const agent *g = NULL;
@@ -550,6 +552,7 @@ static aqueue *queue_get(const void *amdq, handle_t agent_hint, uint64_t from)
     if (!q->prof_prev && rt.set_profiler_enabled &&
         rt.set_profiler_enabled((void *)amdq, 1) == ST_SUCCESS)
         q->prof_set = 1;
+    q->spare = pool_get(); /* the first packet's too goes in first thing */
     queues[nqueues++] = q;
     uintptr_t k = (uintptr_t)amdq;
     for (uint32_t i = hash64(k) & (QTAB - 1);; i = (i + 1) & (QTAB - 1))
