@@ -218,6 +218,9 @@ func (a *attacher) attachOne(ctx context.Context, pid, parent int) error {
 	case ret == errAlready:
 		forget()
 		return &AlreadyProfiledError{PID: pid}
+	case ret == -int(syscall.EBUSY):
+		forget()
+		return fmt.Errorf("cannot attach to PID %d: it still holds rocprof-go's library from an earlier attach, kept inert because a thread stayed inside a traced call at that detach: attach again once that call has returned", pid)
 	case ret < 0:
 		forget()
 		return fmt.Errorf("cannot attach to PID %d: the preload library refused to start in it (%s): it left the process as it was; see the process's stderr", pid, unix.ErrnoName(syscall.Errno(-ret)))

@@ -385,6 +385,16 @@ func TestAttachAlreadyProfiled(t *testing.T) {
 	require.Contains(t, err.Error(), "already profiled (started under rocprof-go, or attached by another rocprof-go)")
 }
 
+// rpg_attach_start's -EBUSY: the library of an earlier attach is still
+// there, inert.
+func TestAttachLibraryStillInert(t *testing.T) {
+	f := newFixture(t)
+	a := f.agent(t, "ok")
+	f.inj.ret = -int(syscall.EBUSY)
+	_, err := Run(context.Background(), f.options(a.pid))
+	require.ErrorContains(t, err, "still holds rocprof-go's library from an earlier attach")
+}
+
 // An agent that never reports: bounded by ReadyTimeout, with the cause.
 func TestAttachReadyTimeout(t *testing.T) {
 	f := newFixture(t)

@@ -193,7 +193,7 @@ var Switches = []Switch{
 	// RCCL's passes load the shim too: rocprofv3 writes agent_info.csv
 	// beside rccl_api_trace.csv (before the table, --rccl-trace alone wrote
 	// no agent_info.csv).
-	{ID: RCCL, Option: "rccl_trace", Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload, Agents: true,
+	{ID: RCCL, Option: "rccl_trace", Attached: true, Env: "ROCPROF_RCCL_API_TRACE", ReadBy: Preload, Bit: 12, C: "RCCL", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"RCCL_API"}, Aggregates: []string{sys, runtime},
 		Report: "--rccl-trace", Empty: ": the app made no RCCL call (is it linked dynamically against librccl?)",
 		Group: Basic, Help: "RCCL API"},

@@ -77,7 +77,7 @@ func TestAttachErrors(t *testing.T) {
 	}
 	// Every refusal names what attaching collects.
 	err := resolveErr("-p", "12", "--memory-allocation-trace")
-	require.ErrorContains(t, err, "--kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace")
+	require.ErrorContains(t, err, "--kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
 }
 
 // The options of an app rocprof-go starts are said to change nothing
@@ -101,7 +101,7 @@ func TestAttachRefusesCounterPassesOfAnInputFile(t *testing.T) {
 func TestAttachAggregatesKeepWhatAttachingCollects(t *testing.T) {
 	p := resolve(t, "-p", "12", "--sys-trace")
 	c := p.Passes[0]
-	require.ElementsMatch(t, []string{"kernel_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace"}, c.TracingDomains())
+	require.ElementsMatch(t, []string{"kernel_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace", "rccl_trace"}, c.TracingDomains())
 	require.NotEmpty(t, p.Warnings)
 	require.Contains(t, p.Warnings[0], "--memory-copy-trace")
 	require.Contains(t, p.Warnings[0], "those domains are off")

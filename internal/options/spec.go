@@ -308,7 +308,7 @@ var specLines = []Spec{
 
 	// Process attachment (attach.go, docs/attach.md)
 	strOpt("attach", "p", "pid", gAttach, "ROCPROF_ATTACH_PID", "PID",
-		"profile the running process PID (started with no profiler), then detach and leave it running; no app command; tracing: "+AttachableList(),
+		"profile the running process PID (started with no profiler), then detach and leave it running; no app command (docs/attach.md: what it collects)",
 		func(c *Config) *string { return &c.AttachPid }).alias("pid"),
 	intOpt("attach-duration-msec", "", "attach_duration_msec", gAttach, "ROCPROF_ATTACH_DURATION", "MSEC",
 		"detach after MSEC milliseconds (default: when Enter is pressed on a terminal, on SIGINT/SIGTERM, or when every attached process exited)",

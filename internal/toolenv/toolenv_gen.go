@@ -14,7 +14,7 @@ const (
 	AgentIndex = "ROCPROF_AGENT_INDEX"
 	// AttachDuration is read by no injected library (rocprofv3's compatibility). --attach-duration-msec: detach after MSEC milliseconds (default: when Enter is pressed on a terminal, on SIGINT/SIGTERM, or when every attached process exited).
 	AttachDuration = "ROCPROF_ATTACH_DURATION"
-	// AttachPid is read by no injected library (rocprofv3's compatibility). --attach: profile the running process PID (started with no profiler), then detach and leave it running; no app command; tracing: --kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace.
+	// AttachPid is read by no injected library (rocprofv3's compatibility). --attach: profile the running process PID (started with no profiler), then detach and leave it running; no app command (docs/attach.md: what it collects).
 	AttachPid = "ROCPROF_ATTACH_PID"
 	// ATTLibraryPath is read by no injected library (rocprofv3's compatibility). --att-library-path: directories holding librocprof-trace-decoder.so; traces are decoded after the run.
 	ATTLibraryPath = "ROCPROF_ATT_LIBRARY_PATH"
