@@ -516,8 +516,9 @@ func TestAttachForkChild(t *testing.T) {
 // TestAttachDetachWaitsForBlockedCall detaches while a thread is inside a
 // wrapper, blocked in the real call: past the drain bound the library says
 // "busy 1" before "detached", restores every slot and stays loaded, inert,
-// refusing a new attach (-EBUSY); the blocked call then returns through it
-// safely, and the process goes on and ends as it would have.
+// refusing a new attach (-EBUSY); once the blocked call has returned
+// through it, the library unloads itself (its thread gone with it), a new
+// attach works, and the process goes on and ends as it would have.
 func TestAttachDetachWaitsForBlockedCall(t *testing.T) {
 	f := buildAttachFixture(t)
 	h := startHost(t, f, nil)
@@ -525,6 +526,7 @@ func TestAttachDetachWaitsForBlockedCall(t *testing.T) {
 	names := append([]string{"hipStreamSynchronize"}, hookedNames...)
 	h.do("run 1")
 	before := gotSlots(t, h.pid, f.host, names...)
+	threads := countDir(t, fmt.Sprintf("/proc/%d/task", h.pid))
 	s := newSession(t, toolenv.GoTestAttachDrainMs+"=300")
 	require.Equal(t, "started 0", h.do("attach "+f.preload+" "+s.conf))
 	require.Equal(t, fmt.Sprintf("ready %d", h.pid), s.accept(t))
@@ -539,6 +541,21 @@ func TestAttachDetachWaitsForBlockedCall(t *testing.T) {
 	again := newSession(t)
 	require.Equal(t, "started -16", h.do("attach "+f.preload+" "+again.conf)) // -EBUSY
 	require.Equal(t, "unblocked", h.do("unblock"))
+	waitUnmapped(t, h.pid, f.preload)
+	deadline := time.Now().Add(5 * time.Second)
+	for countDir(t, fmt.Sprintf("/proc/%d/task", h.pid)) != threads && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, threads, countDir(t, fmt.Sprintf("/proc/%d/task", h.pid)))
+	require.Equal(t, before, gotSlots(t, h.pid, f.host, names...))
+	require.Equal(t, "started 0", h.do("attach "+f.preload+" "+again.conf))
+	require.Equal(t, fmt.Sprintf("ready %d", h.pid), again.accept(t))
+	h.do("run 2")
+	_, err = again.conn.Write([]byte("detach\n"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(again.line(t), "detached "))
+	waitUnmapped(t, h.pid, f.preload)
+	require.Equal(t, 2, readTrace(t, again.spools).count(tracing.DomainHIPRuntime)["hipGetDevice"])
 	h.do("run 2")
 	require.Equal(t, "forked 0", h.do("fork"))
 	require.Contains(t, h.quit(), "spinner ok")

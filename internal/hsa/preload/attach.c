@@ -34,8 +34,9 @@
  * Threads still inside after 10 s (a wrapper blocked in the real call) leave
  * the library mapped and inert (nothing recorded, every slot restored, the
  * spool's file finished; its pages stay mapped for the late wrapper):
- * "busy <n>\n" precedes the "detached" line and a new attach is refused
- * (-EBUSY) in that process.
+ * "busy <n>\n" precedes the "detached" line, and the control thread stays
+ * until the last of those calls has returned, then unmaps the spool and
+ * unloads the library as usual. Meanwhile a new attach is refused (-EBUSY).
  *
  * fork while attached: the child gets the patched slots and no control
  * thread. A pthread_atfork child handler (registered once per load of the
@@ -570,10 +571,15 @@ exit_plan rpg__control_main(void *arg)
     __atomic_store_n(&g_conf, NULL, __ATOMIC_RELEASE);
     conf_free(c);
     if (!drained) {
-        /* Inert: a thread still runs our code. Hooks stay for its wrapper's
-         * real pointer (the array holds only the slots' addresses). */
+        /* Inert: a thread still runs our code (blocked in a real call).
+         * Nothing is recorded any more and every slot is restored; this
+         * thread waits, as long as it takes, for the last such call to
+         * return through its wrapper, then finishes the unload. Until then
+         * a new attach is refused (-EBUSY). */
         __atomic_store_n(&g_state, ST_INERT, __ATOMIC_RELEASE);
-        return (exit_plan){NULL, NULL};
+        while (!(inflight() <= 0 && (sleep_ms(20), inflight() <= 0)))
+            sleep_ms(10);
+        rpg__recorder_finish(1);
     }
     hooks_free();
     g_attach_pid = 0;

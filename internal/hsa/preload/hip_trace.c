@@ -142,12 +142,15 @@ static void register_fork_handler(void) { pthread_atfork(NULL, NULL, forget_name
 
 void rpg_hip_record_names(void)
 {
+    /* The fork handler first: a fork between taking the state (2) and
+     * registering it (pthread_atfork waits for a fork in progress) left the
+     * child at 2, never writing the names into its own spool. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_handler);
     int expect = 0;
     if (!__atomic_compare_exchange_n(&rpg_hip_names_recorded, &expect, 2, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return; /* written, or another thread is writing them */
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_fork_handler);
     for (uint32_t i = 0; i < rpg_hip_function_count; i++) {
         const rpg_hip_function *f = &rpg_hip_functions[i];
         const char *name = rpg_hip_str(f->name);

@@ -205,12 +205,13 @@ static void register_fork_handler(void) { pthread_atfork(NULL, NULL, forget_name
 
 static void record_names(void)
 {
+    /* The fork handler first (see rpg_hip_record_names). */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_handler);
     int expect = 0;
     if (!__atomic_compare_exchange_n(&rccl_names_recorded, &expect, 2, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_fork_handler);
     for (uint32_t i = 0; i < RPG_RCCL_COUNT; i++)
         rpg_record_string(RPG_API_RCCL, i, rccl_names[i], strlen(rccl_names[i]));
     __atomic_store_n(&rccl_names_recorded, 1, __ATOMIC_RELEASE);
