@@ -27,44 +27,87 @@ type attachedApp struct {
 	t      *testing.T
 	in     io.WriteCloser
 	out    *bufio.Reader
+	l      net.Listener
 	sock   net.Conn
-	spools string
+	dir    string // the configuration, the socket, the spool directories
+	conf   string
+	spools string // the current attach's
+	pid    int
+	stderr *strings.Builder
 	wait   func() error
+}
+
+// writeConf points the configuration at a new spool directory (one per
+// attach, as the CLI makes one per run) with kernel tracing.
+func (a *attachedApp) writeConf(name string) {
+	a.spools = filepath.Join(a.dir, name)
+	require.NoError(a.t, os.Mkdir(a.spools, 0o700))
+	require.NoError(a.t, os.WriteFile(a.conf, []byte(strings.Join([]string{
+		toolenv.GoSpoolDir + "=" + a.spools,
+		toolenv.KernelTrace + "=1",
+		toolenv.GoAttachSocket + "=" + filepath.Join(a.dir, "s"),
+	}, "\n")+"\n"), 0o600))
+}
+
+// connected waits for the control thread of the attach the app just started
+// and its "ready".
+func (a *attachedApp) connected() {
+	require.Equal(a.t, "attached 0", a.line(), "stderr: %s", a.stderr.String())
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, err := a.l.Accept()
+		if err == nil {
+			acc <- c
+		}
+	}()
+	select {
+	case a.sock = <-acc:
+	case <-time.After(30 * time.Second):
+		a.t.Fatalf("the control thread never connected; stderr: %s", a.stderr.String())
+	}
+	c := a.sock
+	a.t.Cleanup(func() { c.Close() })
+	require.Equal(a.t, fmt.Sprintf("ready %d", a.pid), a.sockLine(), "stderr: %s", a.stderr.String())
+}
+
+// detach asks for the detach and returns the lost count it reports.
+func (a *attachedApp) detach() uint64 {
+	_, err := io.WriteString(a.sock, "detach\n")
+	require.NoError(a.t, err)
+	var pid, restored int
+	var lost uint64
+	detached := a.sockLine()
+	_, err = fmt.Sscanf(detached, "detached %d %d %d", &pid, &restored, &lost)
+	require.NoError(a.t, err, "%q", detached)
+	require.Equal(a.t, a.pid, pid, "%q", detached)
+	return lost
 }
 
 // startAttached starts attach_hsa on rt with kernel tracing in the attach
 // configuration, and returns once the control thread said "ready".
 func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime) *attachedApp {
 	dir := t.TempDir()
-	spools := filepath.Join(dir, "spools")
-	require.NoError(t, os.Mkdir(spools, 0o700))
-	sockPath := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", sockPath)
+	l, err := net.Listen("unix", filepath.Join(dir, "s"))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	conf := filepath.Join(dir, "attach.conf")
-	require.NoError(t, os.WriteFile(conf, []byte(strings.Join([]string{
-		toolenv.GoSpoolDir + "=" + spools,
-		toolenv.KernelTrace + "=1",
-		toolenv.GoAttachSocket + "=" + sockPath,
-	}, "\n")+"\n"), 0o600))
+	a := &attachedApp{t: t, l: l, dir: dir, conf: filepath.Join(dir, "attach.conf"), stderr: &strings.Builder{}}
+	a.writeConf("spools")
 
 	co := filepath.Join(rt.Apps, "module_kernels.co")
 	cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"), co,
-		artifact(t, "lib/librocprof-go-preload.so"), conf)
-	cmd.Env = appEnv(t, spools, true) // no profiler in its environment
+		artifact(t, "lib/librocprof-go-preload.so"), a.conf)
+	cmd.Env = appEnv(t, a.spools, true) // no profiler in its environment
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	outp, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd.Stderr = a.stderr
 	require.NoError(t, cmd.Start())
-	a := &attachedApp{t: t, in: in, out: bufio.NewReader(outp), spools: spools}
+	a.in, a.out, a.pid = in, bufio.NewReader(outp), cmd.Process.Pid
 	a.wait = func() error {
 		err := cmd.Wait()
 		if err != nil {
-			return fmt.Errorf("%w; stderr: %s", err, stderr.String())
+			return fmt.Errorf("%w; stderr: %s", err, a.stderr.String())
 		}
 		return nil
 	}
@@ -73,22 +116,7 @@ func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime) *at
 		_ = cmd.Process.Kill()
 		_ = a.wait()
 	})
-	require.Equal(t, "attached 0", a.line(), "stderr: %s", stderr.String())
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, err := l.Accept()
-		if err == nil {
-			acc <- c
-		}
-	}()
-	select {
-	case a.sock = <-acc:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the control thread never connected; stderr: %s", stderr.String())
-	}
-	t.Cleanup(func() { a.sock.Close() })
-	ready := a.sockLine()
-	require.Equal(t, fmt.Sprintf("ready %d", cmd.Process.Pid), ready, "stderr: %s", stderr.String())
+	a.connected()
 	return a
 }
 
@@ -120,7 +148,9 @@ func (a *attachedApp) do(cmd, want string) {
 // kernel named (the code object loaded before the attach and the one loaded
 // while attached), its queue and agent; the agents are recorded; nothing
 // dispatched before the attach or after the detach is; the app runs on to a
-// clean exit, its queue and signals working after the detach.
+// clean exit, its queue and signals working after the detach, its queue's
+// profiling bit given back. A second attach to the same process records its
+// own window the same way.
 func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
 	require.NoError(t, err)
@@ -140,21 +170,51 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 			// A burst past the queue's 1024 slots without waiting (the last
 			// waited): the ring wraps under the doorbell hook.
 			a.do("run 1500 0", "ran 1500")
-			_, err := io.WriteString(a.sock, "detach\n")
-			require.NoError(t, err)
-			var pid, restored int
-			var lost uint64
-			detached := a.sockLine()
-			_, err = fmt.Sscanf(detached, "detached %d %d %d", &pid, &restored, &lost)
-			require.NoError(t, err, "%q", detached)
+			lost := a.detach()
 			// After the detach: the queue's profiling as the app left it, and
 			// the app's own path, unrecorded.
 			a.do("prof", "profiling 0")
 			a.do("run 3 0", "ran 3")
+			first := a.spools
+
+			// Attached again once the library unloaded itself (as the CLI
+			// waits for it to leave /proc/PID/maps): its own window,
+			// numbered afresh, both code objects (loaded before it) named.
+			require.Eventually(t, func() bool {
+				maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", a.pid))
+				return err == nil && !strings.Contains(string(maps), "librocprof-go-preload.so")
+			}, 10*time.Second, 5*time.Millisecond, "the library stayed mapped after the detach")
+			a.writeConf("spools2")
+			_, err := io.WriteString(a.in, "attach\n")
+			require.NoError(t, err)
+			a.connected()
+			a.do("run 5 0", "ran 5")
+			a.do("prof", "profiling 1")
+			lost2 := a.detach()
+			a.do("prof", "profiling 0")
+			a.do("run 2 0", "ran 2")
 			a.do("quit", "bye")
 			require.NoError(t, a.wait())
 
-			rs := readSpools(t, a.spools)
+			rs2 := readSpools(t, a.spools)
+			require.Len(t, rs2.dispatches, 5, "the second attach: %+v", rs2.dispatches)
+			require.Len(t, rs2.codeObjs, 2, "%+v", rs2.codeObjs)
+			require.Len(t, rs2.symbols, 2, "%+v", rs2.symbols)
+			require.NotEmpty(t, rs2.agents)
+			timed2 := 0
+			ids2 := map[uint64]bool{}
+			for _, d := range rs2.dispatches {
+				require.False(t, ids2[d.DispatchID], "%+v", d)
+				require.True(t, d.DispatchID >= 1 && d.DispatchID <= 5, "%+v", d)
+				ids2[d.DispatchID] = true
+				require.Equal(t, "module_fill.kd", rs2.kernelName(d), "%+v", d)
+				if d.End > d.Start && d.Start > 0 {
+					timed2++
+				}
+			}
+			require.Equal(t, uint64(5-timed2), lost2)
+
+			rs := readSpools(t, first)
 			require.NotEmpty(t, rs.agents, "no agent recorded")
 			gpus := map[uint32]bool{}
 			for _, ag := range rs.agents {
@@ -199,7 +259,7 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 			// A dispatch the virtual GPU took before its signal was ours has
 			// no times and is counted lost (attach_hsa.c); the detach says
 			// how many. None was in 2200 of a burst on each runtime.
-			require.Equal(t, uint64(total-timed), lost, "timed %d of %d, the detach said %q", timed, total, detached)
+			require.Equal(t, uint64(total-timed), lost, "timed %d of %d", timed, total)
 			require.GreaterOrEqual(t, timed, total*9/10, "too few dispatches with times: %d of %d", timed, total)
 			require.Equal(t, map[string]int{"module_fill.kd": total}, names)
 		})

@@ -17,6 +17,8 @@
  *             AMD_QUEUE_PROPERTIES_ENABLE_PROFILING bit (amd_queue_t's
  *             queue_properties, byte 180), which the attach may set and
  *             must give back
+ *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
+ *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
  * Every packet goes through the app's own GOT: hsa_queue_add_write_index_*,
  * hsa_signal_store_* on the doorbell, as HIP does. */
@@ -129,6 +131,24 @@ static void dispatch(uint64_t ko, uint32_t grid, int with_signal)
         }
 }
 
+/* What the CLI's injection makes a thread of the process do. No dlclose:
+ * this reference is the injector's, which the library gives back itself
+ * when it unloads at the detach. */
+static void attach(const char *path, const char *conf)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "%s\n", dlerror());
+        exit(4);
+    }
+    int (*start)(const char *) = (int (*)(const char *))dlsym(lib, "rpg_attach_start");
+    if (!start) {
+        fprintf(stderr, "no rpg_attach_start: %s\n", dlerror());
+        exit(4);
+    }
+    printf("attached %d\n", start(conf));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -152,20 +172,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         dispatch(ko, 64, i == 2);
 
-    void *lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 4;
-    }
-    int (*start)(const char *) = (int (*)(const char *))dlsym(lib, "rpg_attach_start");
-    if (!start) {
-        fprintf(stderr, "no rpg_attach_start: %s\n", dlerror());
-        return 4;
-    }
-    int rc = start(argv[3]);
-    /* No dlclose: this reference is the injector's, which the library
-     * gives back itself when it unloads at the detach. */
-    printf("attached %d\n", rc);
+    attach(argv[2], argv[3]);
 
     char line[128];
     uint64_t ko2 = 0;
@@ -183,6 +190,8 @@ int main(int argc, char **argv)
             uint32_t props;
             memcpy(&props, (const char *)q + 180, 4);
             printf("profiling %u\n", (props >> 3) & 1);
+        } else if (!strncmp(line, "attach", 6)) {
+            attach(argv[2], argv[3]);
         } else if (!strncmp(line, "quit", 4)) {
             break;
         }
