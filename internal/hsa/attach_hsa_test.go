@@ -265,3 +265,78 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 		})
 	}
 }
+
+// What the HSA side records while attached is what the shim records in
+// launch mode, field for field: the same app run under LD_PRELOAD and
+// HSA_TOOLS_LIB (where the attach is refused: -EALREADY, the process is
+// profiled already) and attached gives the same agents and the same kernel
+// symbols (sizes, register counts, entry offset), and the dispatches of the
+// same kernels the same shapes and register counts.
+func TestAttachRecordsAsTheShim(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			a := startAttached(t, ctx, rt)
+			a.do("run 4 2", "ran 4")
+			a.do("load", "loaded")
+			a.detach()
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			attached := readSpools(t, a.spools)
+
+			spools := t.TempDir()
+			cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"),
+				filepath.Join(rt.Apps, "module_kernels.co"), artifact(t, "lib/librocprof-go-preload.so"), a.conf)
+			cmd.Env = appEnv(t, spools, false, "ROCPROF_KERNEL_TRACE=1")
+			cmd.Stdin = strings.NewReader("run 4 2\nload\nquit\n")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "attached -114\n", "the attach under LD_PRELOAD: %s", out)
+			launched := readSpools(t, spools)
+
+			require.NotEmpty(t, attached.agents)
+			require.Len(t, attached.symbols, 2)
+			require.Len(t, attached.dispatches, 5)
+			require.Equal(t, len(launched.agents), len(attached.agents))
+			for i := range launched.agents {
+				require.Equal(t, launched.agents[i], attached.agents[i], "agent %d", i)
+			}
+			syms := func(rs records) map[string][]tracing.KernelSymbol {
+				m := map[string][]tracing.KernelSymbol{}
+				for _, s := range rs.symbols {
+					s.KernelID, s.CodeObjectID, s.KernelObject = 0, 0, 0
+					m[string(s.Name)] = append(m[string(s.Name)], s)
+				}
+				return m
+			}
+			require.Equal(t, syms(launched), syms(attached))
+			require.Len(t, attached.codeObjs, len(launched.codeObjs))
+			for i, c := range attached.codeObjs {
+				l := launched.codeObjs[i]
+				require.Equal(t, l.Operation, c.Operation)
+				require.Equal(t, l.AgentNode, c.AgentNode)
+				require.Equal(t, l.StorageType, c.StorageType)
+				require.Equal(t, l.LoadSize, c.LoadSize)
+			}
+			shape := func(d tracing.KernelDispatch) string {
+				return fmt.Sprintf("grid %v wg %v lds %d scratch %d regs %d/%d/%d node %d", d.Grid, d.Workgroup, d.GroupSegmentSize, d.PrivateSegmentSize,
+					d.VGPRCount, d.AGPRCount, d.SGPRCount, d.AgentNode)
+			}
+			// The launched run has the 3 dispatches from before the attach
+			// too (grid 64): the window's are compared.
+			var want, got []string
+			for _, d := range launched.dispatches {
+				if d.Grid[0] != 64 {
+					want = append(want, launched.kernelName(d)+" "+shape(d))
+				}
+			}
+			for _, d := range attached.dispatches {
+				got = append(got, attached.kernelName(d)+" "+shape(d))
+			}
+			require.ElementsMatch(t, want, got)
+		})
+	}
+}
