@@ -193,7 +193,8 @@ func emitWrapper(b *bytes.Buffer, f function) {
 	fmt.Fprintf(b, "RPG_HIP_EXPORT %s %s(%s)\n{\n", p.CRet, name, params)
 	fmt.Fprintf(b, "    %s real = (%s)rpg_hip_real(%d);\n", realType, realType, f.ID)
 	if note, ok := notes[p.Name]; ok {
-		fmt.Fprintf(b, "    %s;\n", note)
+		// Counted in flight while attached: it records.
+		fmt.Fprintf(b, "    RPG_ATTACH_ENTER();\n    %s;\n    RPG_ATTACH_LEAVE();\n", note)
 	}
 	if out, ok := procAddress[p.Name]; ok && !void && out < len(args) {
 		// Always, traced or not: a pointer handed out now may be called

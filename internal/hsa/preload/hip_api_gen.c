@@ -1473,7 +1473,9 @@ static __attribute__((noinline)) void traced___hipRegisterFunction(__typeof__(&_
 RPG_HIP_EXPORT void __hipRegisterFunction(void * a0, void * a1, void * a2, void * a3, uint32_t a4, void * a5, void * a6, void * a7, void * a8, void * a9)
 {
     __typeof__(&__hipRegisterFunction) real = (__typeof__(&__hipRegisterFunction))rpg_hip_real(9);
+    RPG_ATTACH_ENTER();
     rpg_hip_host_function(a1, a2);
+    RPG_ATTACH_LEAVE();
     if (__builtin_expect(rpg_hip_slow(), 0)) {
         traced___hipRegisterFunction(real, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
         return;
