@@ -30,7 +30,11 @@
  * (rpg_attach_enter/leave, on 64 cache-line shards indexed by thread id) so
  * that the detach knows when no thread runs the library's code. A thread
  * that has loaded a slot's old value but not yet counted itself (a few
- * instructions) is covered by a 20 ms grace period after the count drains.
+ * instructions; the untraced path's tail jump to the real function is the
+ * same few instructions) is covered by a grace period: the count must be 0
+ * again 50 ms (GRACE_MS) after it was first seen 0. A thread preempted inside those instructions for
+ * longer than that is the one case this does not cover (nothing in /proc
+ * tells a preempted thread's instruction pointer).
  * Threads still inside after 10 s (a wrapper blocked in the real call) leave
  * the library mapped and inert (nothing recorded, every slot restored, the
  * spool's file finished; its pages stay mapped for the late wrapper):
@@ -97,6 +101,7 @@ static rpg_hook *g_hooks;
 static size_t g_nhooks, g_hooks_len;
 
 #define SHARDS 64
+#define GRACE_MS 50u
 typedef struct shard {
     int64_t n;
     char pad[56];
@@ -517,7 +522,7 @@ static int drain(void)
     uint64_t deadline = now_ms() + bound;
     for (;;) {
         if (inflight() <= 0) {
-            sleep_ms(20);
+            sleep_ms(GRACE_MS);
             if (inflight() <= 0)
                 return 1;
         }
@@ -577,7 +582,7 @@ exit_plan rpg__control_main(void *arg)
          * return through its wrapper, then finishes the unload. Until then
          * a new attach is refused (-EBUSY). */
         __atomic_store_n(&g_state, ST_INERT, __ATOMIC_RELEASE);
-        while (!(inflight() <= 0 && (sleep_ms(20), inflight() <= 0)))
+        while (!(inflight() <= 0 && (sleep_ms(GRACE_MS), inflight() <= 0)))
             sleep_ms(10);
         rpg__recorder_finish(1);
     }
