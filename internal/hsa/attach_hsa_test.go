@@ -170,6 +170,8 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 			// A burst past the queue's 1024 slots without waiting (the last
 			// waited): the ring wraps under the doorbell hook.
 			a.do("run 1500 0", "ran 1500")
+			// Two producers out of order: the second slot's doorbell first.
+			a.do("swap", "swapped")
 			lost := a.detach()
 			// After the detach: the queue's profiling as the app left it, and
 			// the app's own path, unrecorded.
@@ -228,9 +230,10 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 			require.Len(t, rs.codeObjs, 2, "%+v", rs.codeObjs)
 			require.Len(t, rs.symbols, 2, "%+v", rs.symbols)
 			attachedAt := rs.codeObjs[0].Timestamp
-			// 10 + 1 (the load's) + 4 + 1500 dispatches, none of grid 64
-			// (before the attach) nor 3 more after the detach.
-			const total = 1515
+			// 10 + 1 (the load's) + 4 + 1500 + 2 (swapped) dispatches, none
+			// of grid 64 (before the attach) nor 3 more after the detach.
+			const total = 1517
+			swapped := 0
 			var timed int
 			names := map[string]int{}
 			ids := map[uint64]bool{}
@@ -249,10 +252,14 @@ func TestAttachRecordsDispatchesOfTheWindow(t *testing.T) {
 					require.GreaterOrEqual(t, d.End-d.Start, uint64(2000), "%+v", d)
 					timed++
 				}
+				if d.Grid[0] == 512 {
+					swapped++
+				}
 				names[rs.kernelName(d)]++
 				ids[d.DispatchID] = true
 			}
 			require.Len(t, rs.dispatches, total)
+			require.Equal(t, 2, swapped, "the dispatch whose slot was written after the next's doorbell")
 			for i := uint64(1); i <= total; i++ {
 				require.True(t, ids[i], "dispatch id %d missing", i)
 			}

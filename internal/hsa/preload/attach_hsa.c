@@ -381,6 +381,7 @@ typedef struct tag {
     uint64_t correlation_id;
     uint64_t stream_id;
     uint32_t tid;
+    uint64_t seen; /* index + 1 once the doorbell hook looked at the packet (under the queue's lock) */
 } tag;
 
 typedef struct aqueue {
@@ -763,15 +764,25 @@ static void on_doorbell(void *amdq, int64_t last)
         q->next = end - size;
     }
     const rq_hsa_queue *hq = amdq;
+    uint64_t hole = UINT64_MAX; /* the first slot not written yet */
     for (uint64_t i = q->next; i < end; i++) {
+        if (q->tags[i & q->mask].seen == i + 1)
+            continue; /* looked at by an earlier doorbell, past a hole */
         rq_dispatch *k = (rq_dispatch *)hq->base_address + (i & q->mask);
         uint16_t header = __atomic_load_n(&k->header, __ATOMIC_ACQUIRE);
         uint32_t type = header & 0xff;
         uint64_t rd = amdq_u64(q, AMDQ_READ_DISPATCH_ID);
         int consumed = 0;
+        if (type == PKT_INVALID && i >= rd) {
+            /* Not written yet: another producer reserved it before the
+             * packet whose doorbell this is and writes it still; its own
+             * doorbell covers it, so the next look starts here. */
+            if (hole == UINT64_MAX)
+                hole = i;
+            continue;
+        }
+        q->tags[i & q->mask].seen = i + 1;
         if (type == PKT_INVALID) {
-            if (i >= rd)
-                continue; /* not written yet: a later doorbell covers it */
             /* Consumed before we saw it: the device marks a packet INVALID
              * when done and leaves the rest. */
             int c = consumed_kind(k);
@@ -880,7 +891,9 @@ static void on_doorbell(void *amdq, int64_t last)
             q->spare = pool_get();
         pthread_mutex_unlock(&g_lock);
     }
-    if (end > q->next)
+    if (hole != UINT64_MAX)
+        q->next = hole;
+    else if (end > q->next)
         q->next = end;
     pthread_mutex_unlock(&q->lock);
 }

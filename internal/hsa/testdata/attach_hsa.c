@@ -17,6 +17,9 @@
  *             AMD_QUEUE_PROPERTIES_ENABLE_PROFILING bit (amd_queue_t's
  *             queue_properties, byte 180), which the attach may set and
  *             must give back
+ *   swap      two producers' order: reserves two slots, writes the second
+ *             (with the app's signal) and rings its doorbell, then writes the
+ *             first and rings; waits for both; prints "swapped"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -104,9 +107,9 @@ static uint64_t load_kernel(hsa_agent_t gpu)
 static hsa_queue_t *q;
 static hsa_signal_t done;
 
-static void dispatch(uint64_t ko, uint32_t grid, int with_signal)
+/* Writes the dispatch packet of slot i (reserved) and rings the doorbell. */
+static void write_dispatch(uint64_t i, uint64_t ko, uint32_t grid, int with_signal)
 {
-    uint64_t i = hsa_queue_add_write_index_screlease(q, 1);
     while (i - hsa_queue_load_read_index_scacquire(q) >= q->size) {
     }
     hsa_kernel_dispatch_packet_t *p = (hsa_kernel_dispatch_packet_t *)q->base_address + (i % q->size);
@@ -125,10 +128,20 @@ static void dispatch(uint64_t ko, uint32_t grid, int with_signal)
                  (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE);
     __atomic_store_n((uint32_t *)p, h | (1u << 16), __ATOMIC_RELEASE);
     hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)i);
+}
+
+static void wait_done(void)
+{
+    while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                     HSA_WAIT_STATE_BLOCKED) != 0) {
+    }
+}
+
+static void dispatch(uint64_t ko, uint32_t grid, int with_signal)
+{
+    write_dispatch(hsa_queue_add_write_index_screlease(q, 1), ko, grid, with_signal);
     if (with_signal)
-        while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
-                                         HSA_WAIT_STATE_BLOCKED) != 0) {
-        }
+        wait_done();
 }
 
 /* What the CLI's injection makes a thread of the process do. No dlclose:
@@ -190,6 +203,14 @@ int main(int argc, char **argv)
             uint32_t props;
             memcpy(&props, (const char *)q + 180, 4);
             printf("profiling %u\n", (props >> 3) & 1);
+        } else if (!strncmp(line, "swap", 4)) {
+            /* Barrier bits keep the device at the first until it is written. */
+            uint64_t first = hsa_queue_add_write_index_screlease(q, 1);
+            uint64_t second = hsa_queue_add_write_index_screlease(q, 1);
+            write_dispatch(second, ko2 ? ko2 : ko, 512, 1);
+            write_dispatch(first, ko2 ? ko2 : ko, 512, 0);
+            wait_done();
+            printf("swapped\n");
         } else if (!strncmp(line, "attach", 6)) {
             attach(argv[2], argv[3]);
         } else if (!strncmp(line, "quit", 4)) {
