@@ -85,7 +85,7 @@ func (a *attachedApp) detach() uint64 {
 
 // startAttached starts attach_hsa on rt with kernel tracing in the attach
 // configuration, and returns once the control thread said "ready".
-func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime) *attachedApp {
+func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime, vgpuVars ...string) *attachedApp {
 	dir := t.TempDir()
 	l, err := net.Listen("unix", filepath.Join(dir, "s"))
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime) *at
 	co := filepath.Join(rt.Apps, "module_kernels.co")
 	cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"), co,
 		artifact(t, "lib/librocprof-go-preload.so"), a.conf)
-	cmd.Env = appEnv(t, a.spools, true) // no profiler in its environment
+	cmd.Env = appEnv(t, a.spools, true, vgpuVars...) // no profiler in its environment
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	outp, err := cmd.StdoutPipe()
@@ -344,6 +344,45 @@ func TestAttachRecordsAsTheShim(t *testing.T) {
 				got = append(got, attached.kernelName(d)+" "+shape(d))
 			}
 			require.ElementsMatch(t, want, got)
+		})
+	}
+}
+
+// On a machine of two GPUs a queue made before the attach belongs to the GPU
+// the app made it on, also where the runtime cannot say (hsa_amd_queue_get_info
+// is ROCm 6.4's): its dispatches name the agent their kernel was loaded for,
+// and have their times.
+func TestAttachFindsTheAgentOfAnEarlierQueue(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			a := startAttached(t, ctx, rt, "ROCPROF_VGPU_COUNT=2")
+			a.do("run 6 3", "ran 6")
+			lost := a.detach()
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			rs := readSpools(t, a.spools)
+			var gpus []uint32
+			for _, ag := range rs.agents {
+				if ag.Type() == tracing.AgentGPU {
+					gpus = append(gpus, uint32(ag.NodeID()))
+				}
+			}
+			require.Len(t, gpus, 2, "%+v", rs.agents)
+			require.Len(t, rs.dispatches, 6)
+			timed := 0
+			for _, d := range rs.dispatches {
+				// attach_hsa's queue is on the first GPU it finds.
+				require.Equal(t, gpus[0], d.AgentNode, "%+v", d)
+				if d.End > d.Start && d.Start > 0 {
+					timed++
+				}
+			}
+			require.Equal(t, uint64(6-timed), lost)
+			require.GreaterOrEqual(t, timed, 5)
 		})
 	}
 }

@@ -300,6 +300,8 @@ typedef struct kinfo {
     uint64_t kernel_object;
     uint64_t kernel_id;
     uint32_t vgpr, agpr, sgpr;
+    uint32_t node;  /* the agent the kernel's code object was loaded for */
+    handle_t agent; /* 0: not known */
 } kinfo;
 static kinfo *kmap; /* open addressing; key 0 = empty */
 static uint32_t kmap_mask, kmap_used;
@@ -508,8 +510,9 @@ static aqueue *queue_find(const void *amdq)
  * runtime (hsa_amd_queue_get_info, ROCm 6.4 and later); else the only GPU.
  * `from` is the first packet index that is ours to look at.
  * A queue made before the attach on a machine of several GPUs under an older
- * runtime has no known agent: its dispatches name node 0 (the CPU), which the
- * outputs show as such rather than as a guessed GPU. */
+ * runtime takes the agent its first named kernel was loaded for (on_doorbell);
+ * until then, or without one, its dispatches name node 0 (the CPU), which
+ * the outputs show as such rather than a guessed GPU. */
 static aqueue *queue_get(const void *amdq, handle_t agent_hint, uint64_t from)
 {
     aqueue *q = queue_find(amdq);
@@ -856,6 +859,14 @@ static void on_doorbell(void *amdq, int64_t last)
             r->vgpr_count = ki->vgpr;
             r->agpr_count = ki->agpr;
             r->sgpr_count = ki->sgpr;
+            if (!q->agent && ki->agent) {
+                /* A queue made before the attach whose agent the runtime
+                 * would not say: its kernels' code objects were loaded for
+                 * it (a kernel object is an address in one agent's code). */
+                q->agent = ki->agent;
+                q->node = ki->node;
+            }
+            r->agent_node = q->node;
         }
         if (early) {
             if (!grow((void **)&pend, &pend_cap, npend + 1, sizeof *pend)) {
@@ -987,7 +998,8 @@ static hstatus add_symbol(handle_t exec, handle_t sym, void *data)
     r.code_object_id = code_object_for(c, a ? a->node : 0);
     rpg_record_kernel_symbol(&r, name, name ? len : 0);
     free(name);
-    kinfo k = {r.kernel_object, r.kernel_id, r.vgpr_count, r.agpr_count, r.sgpr_count};
+    kinfo k = {r.kernel_object, r.kernel_id, r.vgpr_count, r.agpr_count, r.sgpr_count,
+               a ? a->node : 0, a ? a->handle : 0};
     kmap_put(&k);
     return ST_SUCCESS;
 }
