@@ -94,16 +94,6 @@ RPG_HIDDEN void shim_decode_descriptor(const void *kd, uint32_t major, uint32_t 
                                        uint32_t *vgpr, uint32_t *agpr, uint32_t *sgpr);
 #include "../descriptor.c"
 
-/* ---- task B's side, until attach.c defines it (its definitions win) ---- */
-
-__attribute__((weak)) int rpg_attach_active;
-__attribute__((weak)) void rpg_attach_enter(void) {}
-__attribute__((weak)) void rpg_attach_leave(void) {}
-__attribute__((weak)) const char *rpg_env(const char *name)
-{
-    return getenv(name);
-}
-
 /* ---- the runtime's ABI --------------------------------------------------- */
 
 typedef int hstatus; /* hsa_status_t */
