@@ -90,6 +90,9 @@ static ino_t g_sock_ino;
  * rpg_attach_start that succeeded (the injector's dlopen) and the self
  * handle's. */
 static int g_refs;
+/* Orders a failed start's hand-over of its reference (g_refs) against the
+ * control thread's last look at g_refs and the state. */
+static pthread_mutex_t g_refs_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_atfork_registered;
 
 /* The configuration: NAME=VALUE lines, parsed in place in one mapping,
@@ -539,9 +542,24 @@ typedef struct exit_plan {
 
 RPG_ATTACH_HIDDEN exit_plan rpg__control_main(void *arg);
 
+#define UNLOAD_ONLY ((void *)1)
+
 exit_plan rpg__control_main(void *arg)
 {
-    (void)arg;
+    if (arg == UNLOAD_ONLY) {
+        /* A refused start with no attach in this image: the caller's
+         * reference, given back from a thread of our own (the hijacked
+         * thread runs our code until it returns). A reference of ours
+         * keeps the library until the tail call. */
+        Dl_info info;
+        void *h = dladdr((void *)rpg__control_main, &info) && info.dli_fname
+                      ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                      : NULL;
+        if (!h)
+            return (exit_plan){NULL, NULL};
+        dlclose(h);
+        return (exit_plan){h, dlclose};
+    }
     pthread_setname_np(pthread_self(), "rpg-attach");
     pid_t pid = getpid();
     char err[200] = "";
@@ -589,13 +607,16 @@ exit_plan rpg__control_main(void *arg)
     hooks_free();
     g_attach_pid = 0;
     __atomic_store_n(&rpg__attach_active, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
-    /* Every reference but the last now; the last as the thread's tail call. */
+    /* Every reference but the last now; the last as the thread's tail call.
+     * Starts refused meanwhile handed theirs over (give_back). */
+    pthread_mutex_lock(&g_refs_lock);
     void *self = rpg__self_handle(); /* opened now if the set-up failed first */
     int refs = __atomic_exchange_n(&g_refs, 0, __ATOMIC_ACQ_REL);
+    g_self = NULL;
+    __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_refs_lock);
     if (!self || refs <= 0)
         return (exit_plan){NULL, NULL};
-    g_self = NULL;
     for (int i = 1; i < refs; i++)
         dlclose(self);
     return (exit_plan){self, dlclose};
@@ -635,33 +656,8 @@ static void *rpg__control_entry(void *arg)
 
 /* ---- the entry point ------------------------------------------------------- */
 
-/* The one symbol of attach mode the library exports: the injector finds it
- * with dlsym on the handle its dlopen returned. */
-__attribute__((visibility("default"))) int rpg_attach_start(const char *conf_path)
+static int spawn(void *arg)
 {
-    if (!conf_path)
-        return -EINVAL;
-    if (rpg__recorder_launch_mode())
-        return -EALREADY; /* LD_PRELOAD's profiling already runs here */
-    int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-    if (st == ST_INERT)
-        return -EBUSY;
-    if (st != ST_IDLE)
-        return g_attach_pid == getpid() ? -EALREADY : -EBUSY;
-    if (!__atomic_compare_exchange_n(&g_state, &st, ST_ATTACHED, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        return -EALREADY;
-    conf *c = NULL;
-    int rc = conf_read(conf_path, &c);
-    if (rc != 0) {
-        __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
-        return rc;
-    }
-    g_attach_pid = getpid();
-    __atomic_store_n(&g_conf, c, __ATOMIC_RELEASE);
-    (void)rpg__in_self((const void *)rpg_attach_start); /* the range, before any scan */
-    /* The injector's dlopen: given back at the unload. */
-    __atomic_fetch_add(&g_refs, 1, __ATOMIC_RELAXED);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -670,16 +666,64 @@ __attribute__((visibility("default"))) int rpg_attach_start(const char *conf_pat
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 256 * 1024);
     pthread_t th;
-    rc = pthread_create(&th, &a, rpg__control_entry, NULL);
+    int rc = pthread_create(&th, &a, rpg__control_entry, arg);
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* A refused start keeps the caller's dlopen reference all the same (the
+ * injector never closes what it loaded): the attach in progress gives it
+ * back at its unload, or, with none, a thread of ours does now. */
+static int give_back(int rc)
+{
+    pthread_mutex_lock(&g_refs_lock);
+    int busy = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_IDLE;
+    if (busy)
+        __atomic_fetch_add(&g_refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_refs_lock);
+    /* In launch mode too: LD_PRELOAD's copy is never unloaded (dlclose only
+     * drops the reference), a second copy from another path goes. */
+    if (!busy)
+        (void)spawn(UNLOAD_ONLY);
+    return rc;
+}
+
+/* The one symbol of attach mode the library exports: the injector finds it
+ * with dlsym on the handle its dlopen returned. */
+__attribute__((visibility("default"))) int rpg_attach_start(const char *conf_path)
+{
+    if (rpg__recorder_launch_mode())
+        return give_back(-EALREADY); /* LD_PRELOAD's profiling already runs here */
+    if (!conf_path)
+        return give_back(-EINVAL);
+    int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    if (st == ST_INERT || st == ST_DETACHING)
+        return give_back(-EBUSY);
+    if (st != ST_IDLE)
+        return give_back(g_attach_pid == getpid() ? -EALREADY : -EBUSY);
+    if (!__atomic_compare_exchange_n(&g_state, &st, ST_ATTACHED, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return give_back(-EALREADY);
+    conf *c = NULL;
+    int rc = conf_read(conf_path, &c);
+    if (rc != 0) {
+        __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
+        return give_back(rc);
+    }
+    g_attach_pid = getpid();
+    __atomic_store_n(&g_conf, c, __ATOMIC_RELEASE);
+    (void)rpg__in_self((const void *)rpg_attach_start); /* the range, before any scan */
+    /* The injector's dlopen: given back at the unload. */
+    __atomic_fetch_add(&g_refs, 1, __ATOMIC_RELAXED);
+    rc = spawn(NULL);
     if (rc != 0) {
         __atomic_fetch_sub(&g_refs, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&g_conf, NULL, __ATOMIC_RELEASE);
         conf_free(c);
         g_attach_pid = 0;
         __atomic_store_n(&g_state, ST_IDLE, __ATOMIC_RELEASE);
-        return -rc;
+        return give_back(-rc);
     }
     return 0;
 }

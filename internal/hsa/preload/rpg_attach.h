@@ -39,7 +39,10 @@ typedef struct rpg_hook {
  * process is already profiled, by LD_PRELOAD or by an earlier attach). The
  * control thread installs the hooks, reports "ready" or "error <text>" on
  * the socket, and on "detach" or EOF (the CLI is gone) restores everything,
- * reports "detached ..." and unloads the library. */
+ * reports "detached ..." and unloads the library. Whatever it returns, the
+ * library keeps the caller's dlopen reference and gives it back itself (at
+ * the unload, or at once from a thread of its own when it refused): the
+ * caller never dlcloses the handle. */
 int rpg_attach_start(const char *conf_path);
 
 /* Nonzero while attached (the wrappers then count themselves in flight). */

@@ -131,10 +131,9 @@ int main(void)
         if (sscanf(line, "attach %2047s %2047s", a, b) == 2) {
             void *h = dlopen(a, RTLD_NOW | RTLD_LOCAL);
             int (*start)(const char *) = h ? (int (*)(const char *))dlsym(h, "rpg_attach_start") : NULL;
-            int rc = start ? start(b) : -9999;
-            if (h && rc != 0)
-                dlclose(h); /* as the injector does when the start fails */
-            printf("started %d\n", rc);
+            /* As the injector: the library owns the reference from here,
+             * whatever the start returns. */
+            printf("started %d\n", start ? start(b) : -9999);
         } else if (sscanf(line, "run %ld", &n) == 1) {
             long levels = 0, pops = 0, devs = 0;
             for (long i = 0; i < n; i++) {
