@@ -386,3 +386,60 @@ func TestAttachFindsTheAgentOfAnEarlierQueue(t *testing.T) {
 		})
 	}
 }
+
+// A queue made and destroyed while attached is traced (its creation names
+// its agent). A detach while kernels still run leaves the app's
+// synchronisation alone: the kernels not complete within the stop's bound
+// are recorded without times and counted lost, the app's wait on its own
+// signal still ends when its kernel does, after the library is gone, and the
+// queue works on (the signal of ours the other kernel carries is left to the
+// runtime, not destroyed under the device).
+func TestAttachNewQueuesAndKernelsInFlight(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			// module_fill of 4096 work-items runs ~2.5 s on the virtual GPU.
+			a := startAttached(t, ctx, rt, "ROCPROF_VGPU_KERNEL_SCALE=*module_fill*@4096=1000000")
+			a.do("newq", "newq")
+			a.do("start 2 4096", "started")
+			lost := a.detach()
+			a.do("wait", "waited")
+			a.do("run 3 0", "ran 3")
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+
+			rs := readSpools(t, a.spools)
+			gpu := map[uint32]bool{}
+			for _, ag := range rs.agents {
+				if ag.Type() == tracing.AgentGPU {
+					gpu[uint32(ag.NodeID())] = true
+				}
+			}
+			// Queue ids go by first sight: the new queue is seen first (at
+			// its creation), the app's older one at the kernels it starts.
+			var onNew, inFlight int
+			for _, d := range rs.dispatches {
+				switch d.Grid[0] {
+				case 1024:
+					onNew++
+					require.Equal(t, uint64(1), d.QueueID, "%+v", d)
+					require.True(t, gpu[d.AgentNode], "%+v", d)
+					require.True(t, d.End > d.Start && d.Start > 0, "%+v", d)
+				case 4096:
+					inFlight++
+					require.Equal(t, uint64(2), d.QueueID, "%+v", d)
+					require.Zero(t, d.Start, "a time for a kernel still running at the detach: %+v", d)
+					require.Zero(t, d.End, "%+v", d)
+				default:
+					t.Fatalf("a dispatch from outside the window: %+v", d)
+				}
+			}
+			require.Equal(t, 3, onNew)
+			require.Equal(t, 2, inFlight)
+			require.Equal(t, uint64(2), lost)
+		})
+	}
+}

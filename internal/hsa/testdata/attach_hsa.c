@@ -20,6 +20,12 @@
  *   swap      two producers' order: reserves two slots, writes the second
  *             (with the app's signal) and rings its doorbell, then writes the
  *             first and rings; waits for both; prints "swapped"
+ *   newq      creates a second queue (while attached: its creation is
+ *             seen), dispatches 3 kernels on it (the last waited) and
+ *             destroys it; prints "newq"
+ *   start N G N kernels of grid G, the last with the app's signal, not
+ *             waited for; prints "started"
+ *   wait      waits for the app's signal; prints "waited"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -203,6 +209,23 @@ int main(int argc, char **argv)
             uint32_t props;
             memcpy(&props, (const char *)q + 180, 4);
             printf("profiling %u\n", (props >> 3) & 1);
+        } else if (!strncmp(line, "newq", 4)) {
+            hsa_queue_t *main_q = q;
+            CHECK(hsa_queue_create(gpu, 256, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+                                   UINT32_MAX, &q));
+            for (int i = 0; i < 3; i++)
+                dispatch(ko2 ? ko2 : ko, 1024, i == 2);
+            CHECK(hsa_queue_destroy(q));
+            q = main_q;
+            printf("newq\n");
+        } else if (sscanf(line, "start %d %d", &n, &every) == 2) {
+            for (int i = 0; i < n; i++)
+                write_dispatch(hsa_queue_add_write_index_screlease(q, 1), ko2 ? ko2 : ko,
+                               (uint32_t)every, i == n - 1);
+            printf("started\n");
+        } else if (!strncmp(line, "wait", 4)) {
+            wait_done();
+            printf("waited\n");
         } else if (!strncmp(line, "swap", 4)) {
             /* Barrier bits keep the device at the first until it is written. */
             uint64_t first = hsa_queue_add_write_index_screlease(q, 1);
