@@ -413,6 +413,15 @@ typedef struct pending {
 static pending *pend;
 static size_t npend, pend_cap;
 static size_t app_pending; /* entries waiting on the app's signals */
+/* How many of them wait on a signal of each hash: the signal-store hooks,
+ * on every signal the app stores to, take the lock only on a hit. */
+#define APP_HASH 256
+static uint32_t app_hash[APP_HASH];
+
+static uint32_t *app_slot(handle_t s)
+{
+    return &app_hash[hash64(s) & (APP_HASH - 1)];
+}
 
 static handle_t *pool;
 static size_t npool, pool_cap;
@@ -672,8 +681,10 @@ static void record_from(pending *p, handle_t s, int stamped)
 
 static void pend_remove(size_t i)
 {
-    if (!pend[i].own)
+    if (!pend[i].own) {
         app_pending--;
+        __atomic_fetch_sub(app_slot(pend[i].signal), 1, __ATOMIC_RELEASE);
+    }
     pend[i] = pend[--npend];
 }
 
@@ -874,6 +885,7 @@ static void on_doorbell(void *amdq, int64_t last)
             if (!grow((void **)&pend, &pend_cap, npend + 1, sizeof *pend)) {
                 pend[npend++] = p;
                 app_pending++;
+                __atomic_fetch_add(app_slot(app), 1, __ATOMIC_RELEASE);
             } else {
                 record_untimed(&p, WHY_NOMEM);
             }
@@ -1306,7 +1318,7 @@ static void doorbell_or_reset(handle_t sig, int64_t value)
         on_doorbell(s->queue_ptr, value);
         return;
     }
-    if (__atomic_load_n(&app_pending, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(app_slot(sig), __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&g_lock);
         settle_app_signal(sig);
         pthread_mutex_unlock(&g_lock);
@@ -1330,7 +1342,7 @@ STORE_HOOK(silent_screlease, real_silent_screlease)
 static hstatus hook_signal_destroy(handle_t sig)
 {
     rpg_attach_enter();
-    if (started && __atomic_load_n(&app_pending, __ATOMIC_RELAXED)) {
+    if (started && __atomic_load_n(app_slot(sig), __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&g_lock);
         settle_app_signal(sig);
         pthread_mutex_unlock(&g_lock);
@@ -1662,6 +1674,7 @@ uint64_t rpg_attach_hsa_stop(void)
         record_untimed(&pend[i], WHY_STOP);
     }
     npend = app_pending = 0;
+    memset(app_hash, 0, sizeof app_hash);
     for (int i = 0; i < nqueues; i++) {
         aqueue *q = queues[i];
         if (q->prof_set && !q->dead && rt.set_profiler_enabled)
