@@ -420,14 +420,16 @@ func TestAttachNewQueuesAndKernelsInFlight(t *testing.T) {
 			}
 			// Queue ids go by first sight: the new queue is seen first (at
 			// its creation), the app's older one at the kernels it starts.
-			var onNew, inFlight int
+			var onNew, timedNew, inFlight int
 			for _, d := range rs.dispatches {
 				switch d.Grid[0] {
 				case 1024:
 					onNew++
 					require.Equal(t, uint64(1), d.QueueID, "%+v", d)
 					require.True(t, gpu[d.AgentNode], "%+v", d)
-					require.True(t, d.End > d.Start && d.Start > 0, "%+v", d)
+					if d.End > d.Start && d.Start > 0 {
+						timedNew++
+					}
 				case 4096:
 					inFlight++
 					require.Equal(t, uint64(2), d.QueueID, "%+v", d)
@@ -439,7 +441,10 @@ func TestAttachNewQueuesAndKernelsInFlight(t *testing.T) {
 			}
 			require.Equal(t, 3, onNew)
 			require.Equal(t, 2, inFlight)
-			require.Equal(t, uint64(2), lost)
+			// A dispatch the virtual GPU took before our signal was in it
+			// (attach_hsa.c, rare) is untimed and counted lost too.
+			require.GreaterOrEqual(t, timedNew, 2)
+			require.Equal(t, uint64(2+3-timedNew), lost)
 		})
 	}
 }
