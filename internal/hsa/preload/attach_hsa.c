@@ -387,6 +387,7 @@ typedef struct aqueue {
     int prof_set;   /* we switched it on */
     int dead;       /* destroyed while attached */
     handle_t spare; /* a signal of the pool ready for its next packet (under lock) */
+    uint64_t done_below; /* every packet below this index has completed (under g_lock) */
     tag *tags;
     pthread_mutex_t lock;
 } aqueue;
@@ -408,6 +409,7 @@ typedef struct pending {
     int64_t v0;  /* the app's signal at the doorbell */
     uint64_t e0; /* its end_ts then */
     uint64_t index;
+    int barrier; /* the packet's header had the barrier bit */
     rpg_kernel_dispatch_rec rec;
 } pending;
 static pending *pend;
@@ -435,6 +437,9 @@ static uint64_t next_dispatch_id;
  * is gone: counted, as they may have been dispatches), packets overwritten
  * before we looked (the doorbell rung past a whole ring). */
 static uint64_t lost_untimed, lost_unseen, lost_overrun;
+/* Signals of ours left with the runtime: in a packet the device may still
+ * hold, no evidence that it finished (see the top). */
+static uint64_t signals_left;
 static int started;
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -640,6 +645,7 @@ static void pool_put(handle_t s)
 /* Forgets a leaked signal: it stays with the runtime (see the top). */
 static void pool_leak(handle_t s)
 {
+    signals_left++;
     for (size_t i = 0; i < nall; i++)
         if (all_signals[i] == s) {
             all_signals[i] = all_signals[--nall];
@@ -649,16 +655,18 @@ static void pool_leak(handle_t s)
 
 /* ---- records -------------------------------------------------------------------------- */
 
-/* Why dispatches went without times (ROCPROF_GO_SHIM_DEBUG prints them). */
-enum { WHY_PAST, WHY_UNSTAMPED, WHY_REUSED, WHY_NOMEM, WHY_DESTROYED, WHY_STOP, WHY_N };
+/* Why dispatches went without times (ROCPROF_GO_SHIM_DEBUG prints them).
+ * WHY_MISSED: the device ran the packet without our signal (a later barrier
+ * packet completed while our signal did not). */
+enum { WHY_PAST, WHY_UNSTAMPED, WHY_REUSED, WHY_NOMEM, WHY_DESTROYED, WHY_STOP, WHY_MISSED, WHY_N };
 static uint64_t untimed_why[WHY_N];
 
+/* A dispatch without times is only counted, never recorded: a row without
+ * times would break every statistic and the timeline. */
 static void record_untimed(pending *p, int why)
 {
+    (void)p;
     untimed_why[why]++;
-    p->rec.start_ns = p->rec.end_ns = 0;
-    if (rpg_domains & RPG_DOMAIN_KERNEL)
-        rpg_record_kernel_dispatch(&p->rec);
     lost_untimed++;
 }
 
@@ -688,7 +696,9 @@ static void pend_remove(size_t i)
     pend[i] = pend[--npend];
 }
 
-/* Settles entry i if its signal completed (under g_lock); 1 if settled. */
+/* Settles entry i if its signal completed (under g_lock); 1 if settled. A
+ * completed packet with the barrier bit began only once every earlier packet
+ * of its queue had completed: the queue's done_below moves up to it. */
 static int settle(size_t i)
 {
     pending *p = &pend[i];
@@ -705,8 +715,39 @@ static int settle(size_t i)
             return 0;
         record_from(p, p->signal, e != p->e0);
     }
+    if (p->barrier && p->index > p->q->done_below)
+        p->q->done_below = p->index;
     pend_remove(i);
     return 1;
+}
+
+/* Entry i waits on our signal, which has not completed, but a later barrier
+ * packet of its queue has: the packet finished and the device never saw our
+ * signal (it took the packet before our store). Counted lost; the signal,
+ * which nothing will write now, goes back to the pool (under g_lock; its
+ * signal is loaded once more first, after the later packet's completion was
+ * seen). 1 if the entry went. */
+static int missed(size_t i)
+{
+    pending *p = &pend[i];
+    if (!p->own || p->index >= p->q->done_below)
+        return 0;
+    if (settle(i))
+        return 1;
+    record_untimed(p, WHY_MISSED);
+    pool_put(p->signal);
+    pend_remove(i);
+    return 1;
+}
+
+/* Whether entry i (ours, not complete) has a later barrier packet of its
+ * queue still waiting: its completion would tell (under g_lock). */
+static int later_barrier_pending(size_t i)
+{
+    for (size_t j = 0; j < npend; j++)
+        if (pend[j].q == pend[i].q && pend[j].barrier && pend[j].index > pend[i].index)
+            return 1;
+    return 0;
 }
 
 /* The app is about to reset, reuse or destroy signal s: entries waiting on it
@@ -818,6 +859,7 @@ static void on_doorbell(void *amdq, int64_t last)
         memset(&p, 0, sizeof p);
         p.q = q;
         p.index = i;
+        p.barrier = (header >> 8) & 1; /* HSA_PACKET_HEADER_BARRIER */
         rpg_kernel_dispatch_rec *r = &p.rec;
         tag g;
         if (slot_tag(q, i, &g)) {
@@ -1441,10 +1483,12 @@ static hstatus hook_queue_destroy(void *hq)
             pool_put(q->spare);
         q->spare = 0;
         for (size_t i = 0; i < npend;) {
-            if (pend[i].q != q || settle(i)) {
-                i += pend[i].q != q;
+            if (pend[i].q != q) {
+                i++;
                 continue;
             }
+            if (settle(i) || missed(i))
+                continue;
             /* never completed through us: its signal may still be in the
              * ring; the queue's memory is going, so is the device's use */
             if (pend[i].own)
@@ -1641,6 +1685,9 @@ void rpg_attach_hsa_poll(void)
     for (size_t i = 0; i < npend;)
         if (!settle(i))
             i++;
+    for (size_t i = 0; i < npend;)
+        if (!missed(i))
+            i++;
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -1651,8 +1698,21 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* How long the stop waits for dispatches in flight. */
+/* How long the stop waits for dispatches in flight; and then, longer, for an
+ * entry of ours whose fate a later barrier packet still running will tell. */
 #define STOP_WAIT_MS 2000
+#define STOP_EXTRA_MS 3000
+
+/* Whether some entry of ours is still waiting on a later barrier packet. */
+static int stop_waits_longer(void)
+{
+    int r = 0;
+    pthread_mutex_lock(&g_lock);
+    for (size_t i = 0; i < npend && !r; i++)
+        r = pend[i].own && later_barrier_pending(i);
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
 
 uint64_t rpg_attach_hsa_stop(void)
 {
@@ -1665,6 +1725,12 @@ uint64_t rpg_attach_hsa_stop(void)
             break;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
+    }
+    deadline = mono_ms() + STOP_EXTRA_MS;
+    while (__atomic_load_n(&npend, __ATOMIC_RELAXED) && mono_ms() < deadline && stop_waits_longer()) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        rpg_attach_hsa_poll();
     }
     pthread_mutex_lock(&g_lock);
     started = 0;
@@ -1711,14 +1777,16 @@ uint64_t rpg_attach_hsa_stop(void)
                 "rocprof-go attach: %llu dispatches without times, %llu packets consumed unseen, "
                 "%llu overwritten unseen; without times: %llu past the device at the doorbell, "
                 "%llu unstamped, %llu signal reused, %llu out of memory, %llu queue destroyed, "
-                "%llu not complete at the detach\n",
+                "%llu not complete at the detach, %llu run without our signal; "
+                "%llu signals left with the runtime\n",
                 (unsigned long long)lost_untimed, (unsigned long long)lost_unseen,
                 (unsigned long long)lost_overrun, (unsigned long long)untimed_why[WHY_PAST],
                 (unsigned long long)untimed_why[WHY_UNSTAMPED], (unsigned long long)untimed_why[WHY_REUSED],
                 (unsigned long long)untimed_why[WHY_NOMEM], (unsigned long long)untimed_why[WHY_DESTROYED],
-                (unsigned long long)untimed_why[WHY_STOP]);
+                (unsigned long long)untimed_why[WHY_STOP], (unsigned long long)untimed_why[WHY_MISSED],
+                (unsigned long long)signals_left);
     memset(untimed_why, 0, sizeof untimed_why);
-    lost_untimed = lost_unseen = lost_overrun = 0;
+    lost_untimed = lost_unseen = lost_overrun = signals_left = 0;
     pthread_mutex_unlock(&g_lock);
     if (runtime) {
         dlclose(runtime); /* the RTLD_NOLOAD reference only */
