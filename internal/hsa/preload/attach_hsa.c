@@ -39,7 +39,9 @@
  * it, is closed by the signal-store hooks: the app (ROCclr included) resets
  * a signal with a store before reusing it, and the store hook settles any
  * dispatch waiting on that signal first. A dispatch that cannot be settled
- * exactly is recorded without times and counted lost, never guessed.
+ * exactly is counted lost, never guessed, and never recorded without times
+ * (a record with start = end = 0 would break every statistic and the
+ * timeline): lost_untimed counts it, untimed_why says why.
  *
  * Packets the device may already be consuming. On AMD hardware the packet
  * processor fetches packets up to the write index the doorbell announces,
@@ -52,18 +54,32 @@
  * whose doorbell was already rung past the slot by another producer
  * thread. So: a packet whose index is below read_dispatch_id is past; a
  * dispatch among them (told from the body the device leaves when it marks
- * the header INVALID: consumed_kind) is recorded without times and counted
- * lost, a packet that cannot be told apart is counted lost. A dispatch at or
+ * the header INVALID: consumed_kind) is counted lost (untimed), a packet
+ * that cannot be told apart is counted lost (unseen). A dispatch at or
  * past read_dispatch_id gets our signal, stored first thing in the hook from
  * a spare kept per queue (the window in which the device can take the
  * packet without it is then a few loads wide: over a HIP server's 1,577
  * dispatches on the virtual GPU none was lost, against one in ~250 when the
  * store came after the record was filled); if the processor copied it just
- * before our store, our signal never completes, and the dispatch is recorded
- * without times and counted lost at the stop. Such a signal is not
- * destroyed (on hardware the read index passes a kernel at launch, not at
- * its end, so a late completion could still write it): one signal object of
- * the runtime left per such dispatch.
+ * before our store, our signal never completes. The read index cannot tell
+ * when the device is done with such a packet (on hardware it passes a kernel
+ * at launch, not at its end), but a barrier packet can: a packet whose
+ * header has the barrier bit (HIP's in-order streams set it on every packet)
+ * begins only once every earlier packet of its queue has completed. So once
+ * a later barrier packet of the same queue is known complete (its signal,
+ * ours or the app's, settled: done_below), a dispatch of ours whose signal
+ * did not complete has finished without it: it is counted lost (WHY_MISSED)
+ * and the signal, which nothing will write now, goes back to the pool and is
+ * destroyed at the stop (missed(): in the poll, the queue-destroy hook and
+ * the stop). The stop, after its bounded wait, waits up to STOP_EXTRA_MS
+ * more while such a later barrier packet is still pending. Only a signal
+ * with no such evidence (a queue's last dispatch before the detach, with no
+ * later barrier packet; a queue destroyed first) is left with the runtime,
+ * as the device could still write it: counted in signals_left. Each left
+ * would add one to ROCm 7.2's "SharedSignalPool, N Signals leaked" at the
+ * app's exit; on the virtual GPU over 18 attaches of attach_server on the
+ * four runtimes (5.2, 6.1, 6.4, 7.2) 16 dispatches ran without our signal,
+ * every signal was given back, none left.
  *
  * Everything is called through the real functions (looked up in the loaded
  * runtime, dlopen RTLD_NOLOAD), never through a patched slot; no hsa
@@ -432,9 +448,9 @@ static size_t nall, all_cap;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* everything above */
 static uint64_t next_dispatch_id;
-/* What could not be seen, all counted lost at the stop: dispatches recorded
- * without times, packets the device consumed before we saw them (their type
- * is gone: counted, as they may have been dispatches), packets overwritten
+/* What could not be seen, all counted lost at the stop: dispatches without
+ * times (counted, not recorded), packets the device consumed before we saw
+ * them (their type is gone: counted, as they may have been dispatches), packets overwritten
  * before we looked (the doorbell rung past a whole ring). */
 static uint64_t lost_untimed, lost_unseen, lost_overrun;
 /* Signals of ours left with the runtime: in a packet the device may still
@@ -671,7 +687,7 @@ static void record_untimed(pending *p, int why)
 }
 
 /* Records a completed entry with the times the packet processor stamped
- * into signal s (ticks, converted by the runtime), or without times when it
+ * into signal s (ticks, converted by the runtime), or counts it lost when it
  * stamped none. */
 static void record_from(pending *p, handle_t s, int stamped)
 {
@@ -751,7 +767,7 @@ static int later_barrier_pending(size_t i)
 }
 
 /* The app is about to reset, reuse or destroy signal s: entries waiting on it
- * are settled now, or recorded without times (under g_lock). */
+ * are settled now, or counted lost (under g_lock). */
 static void settle_app_signal(handle_t s)
 {
     for (size_t i = 0; i < npend;) {
@@ -841,7 +857,7 @@ static void on_doorbell(void *amdq, int64_t last)
                 pthread_mutex_unlock(&g_lock);
                 continue;
             }
-            consumed = 1; /* a dispatch: recorded without times below */
+            consumed = 1; /* a dispatch: counted lost below */
         } else if (type != PKT_KERNEL_DISPATCH) {
             continue;
         }
@@ -1469,7 +1485,7 @@ static hstatus hook_queue_create(handle_t agent_h, uint32_t size, uint32_t type,
 }
 
 /* Before the real destroy: the queue's waiting dispatches are settled (or
- * recorded without times) and it is forgotten; its profiling state goes with
+ * counted lost) and it is forgotten; its profiling state goes with
  * it. */
 static hstatus hook_queue_destroy(void *hq)
 {
