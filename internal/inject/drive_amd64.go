@@ -103,7 +103,8 @@ func (t *tracee) run(tg *target, saved *unix.PtraceRegs, lib, sym, arg string) (
 	blob := lib + "\x00" + sym + "\x00" + arg + "\x00"
 	strs := (saved.Rsp - redZone - 256 - uint64(len(blob))) &^ 15
 	sp := (strs-64)&^15 - 8
-	if _, err := t.mem.WriteAt(append([]byte(blob), 0, 0, 0, 0, 0, 0, 0, 0), int64(strs)); err == nil {
+	_, err = t.mem.WriteAt(append([]byte(blob), 0, 0, 0, 0, 0, 0, 0, 0), int64(strs))
+	if err == nil {
 		_, err = t.mem.WriteAt(make([]byte, 8), int64(sp))
 	}
 	if err != nil {
