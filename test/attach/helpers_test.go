@@ -567,7 +567,10 @@ func serverTraces(t *testing.T, r attachRun, prefix string, pid, lanes, least in
 	require.GreaterOrEqual(t, syncs, 2*least, "%s: hipStreamSynchronize calls", prefix)
 	require.GreaterOrEqual(t, ranges, least, "%s: iteration ranges", prefix)
 	require.InDelta(t, copies, ranges, float64(2*lanes), "%s: an iteration range per copy, but for the iterations the window cut", prefix)
-	require.InDelta(t, scale, vadd, float64(2*lanes), "%s: a kernel on each stream per iteration", prefix)
+	// A dispatch the agent could not time has no row (run.json counts it):
+	// the lost ones may all fall on one stream.
+	require.InDelta(t, scale, vadd, float64(2*lanes)+float64(r.lost[pid]),
+		"%s: a kernel on each stream per iteration (%d dispatches lost)", prefix, r.lost[pid])
 	tr.kernels.inWindow(t, r, r.lost[pid])
 	tr.hip.inWindow(t, r, 0)
 	tr.markers.inWindow(t, r, 0)
