@@ -12,7 +12,7 @@
 // from the device), prints one line per lane and a last line that depend
 // neither on timing nor on being profiled, frees everything and exits 0.
 //
-// usage: attach_server [--threads N] [--workers N] [--sleep-ms MS] [--elements N]
+// usage: attach_server [--threads N] [--workers N] [--sleep-ms MS] [--elements N] [--gaps FILE]
 //   --threads N   N lanes, each on its own thread with its own streams (1)
 //   --workers N   fork+exec N copies of itself as workers (each its own
 //                 process, lanes and streams); the parent makes no HIP call,
@@ -21,6 +21,10 @@
 //                 worker order (0: none)
 //   --sleep-ms MS pause after each iteration (15; 0: none)
 //   --elements N  floats per buffer (65536)
+//   --gaps FILE   for the attach benchmark (test/attachbench): each lane's
+//                 iteration end times, CLOCK_MONOTONIC ns, one "<lane> <ns>"
+//                 line each, written to FILE at exit (not with --workers);
+//                 the output is otherwise the same
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -35,6 +39,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include "common.h"
 
@@ -142,7 +148,29 @@ struct Lane {
   }
 };
 
-static int serve(int threads, int sleep_ms, int elements) {
+static unsigned long long monotonic_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+// Writes --gaps' file: each lane's iteration end times.
+static bool write_gaps(const char* path, const std::vector<std::vector<unsigned long long>>& ends) {
+  FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "attach_server: --gaps %s: %s\n", path, std::strerror(errno));
+    return false;
+  }
+  for (size_t i = 0; i < ends.size(); i++)
+    for (unsigned long long ns : ends[i]) std::fprintf(f, "%zu %llu\n", i, ns);
+  if (std::fclose(f) != 0) {
+    std::fprintf(stderr, "attach_server: --gaps %s: %s\n", path, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+static int serve(int threads, int sleep_ms, int elements, const char* gaps) {
   install(on_stop_signal);
   HIP_CHECK(hipSetDevice(0));
   std::vector<Lane> lanes(threads);
@@ -153,11 +181,14 @@ static int serve(int threads, int sleep_ms, int elements) {
   // Every thread of the app exists before the ready line (the tests count
   // them before and after an attach).
   std::thread(watch_stdin).detach();
+  std::vector<std::vector<unsigned long long>> ends(threads);
   std::vector<std::thread> ts;
   for (int i = 0; i < threads; i++) {
-    ts.emplace_back([&lanes, i, sleep_ms] {
+    if (gaps) ends[i].reserve(1 << 16);
+    ts.emplace_back([&lanes, &ends, i, sleep_ms, gaps] {
       while (!stop_requested.load()) {
         lanes[i].iteration();
+        if (gaps) ends[i].push_back(monotonic_ns());
         if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       }
     });
@@ -173,6 +204,7 @@ static int serve(int threads, int sleep_ms, int elements) {
     std::printf("%s\n", line.c_str());
     lanes[i].teardown();
   }
+  if (gaps && !write_gaps(gaps, ends)) ok = false;
   std::printf("attach_server: %d lanes of 2 streams, %d floats each: %s\n", threads, elements, ok ? "ok" : "FAIL");
   std::fflush(stdout);
   return ok ? 0 : 1;
@@ -271,6 +303,7 @@ static int supervise(char* self, int workers, int threads, int sleep_ms, int ele
 
 int main(int argc, char** argv) {
   int threads = 1, workers = 0, sleep_ms = 15, elements = 65536;
+  const char* gaps = nullptr;
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!std::strcmp(argv[i], "--threads")) {
@@ -281,14 +314,20 @@ int main(int argc, char** argv) {
       sleep_ms = (int)parse(argv[i], v, 0, 10000), i++;
     } else if (!std::strcmp(argv[i], "--elements")) {
       elements = (int)parse(argv[i], v, 1, 1 << 26), i++;
+    } else if (!std::strcmp(argv[i], "--gaps") && v) {
+      gaps = v, i++;
     } else {
       std::fprintf(stderr,
                    "attach_server: unknown argument %s\n"
-                   "usage: attach_server [--threads N] [--workers N] [--sleep-ms MS] [--elements N]\n",
+                   "usage: attach_server [--threads N] [--workers N] [--sleep-ms MS] [--elements N] [--gaps FILE]\n",
                    argv[i]);
       return 2;
     }
   }
+  if (workers > 0 && gaps) {
+    std::fprintf(stderr, "attach_server: --gaps records one process's lanes: leave out --workers or --gaps\n");
+    return 2;
+  }
   if (workers > 0) return supervise(argv[0], workers, threads, sleep_ms, elements);
-  return serve(threads, sleep_ms, elements);
+  return serve(threads, sleep_ms, elements, gaps);
 }
