@@ -25,12 +25,12 @@ import (
 
 // The benchmark's knobs, from the environment (defaults in brackets):
 //
-//	ROCPROF_GO_BENCH_ATTACH_RUNTIMES  the runtimes, comma-separated (5.2,7.2)
+//	ROCPROF_GO_BENCH_ATTACH_RUNTIMES  the runtimes, comma-separated (5.2,6.1,6.4,7.2)
 //	ROCPROF_GO_BENCH_ATTACHES         attaches per runtime and b.N (3)
 //	ROCPROF_GO_BENCH_ATTACH_MSEC      each attach's --attach-duration-msec (1000)
 //	ROCPROF_GO_BENCH_ATTACH_LANES     attach_server's --threads (3)
 const (
-	defaultRuntimes = "5.2,7.2"
+	defaultRuntimes = "5.2,6.1,6.4,7.2"
 	defaultAttaches = 3
 	defaultMsec     = 1000
 	defaultLanes    = 3
@@ -38,9 +38,11 @@ const (
 	// --sleep-ms): part of every gap, attached or not.
 	sleepMS = 5
 	// baseline is how long the server runs unattached before the first
-	// attach (its iteration time and longest gap unattached); settle the
-	// pause after each detach.
-	baseline = 3 * time.Second
+	// attach, its iteration time and longest gap unattached measured after
+	// warmup (the lanes' first iterations); settle is the pause after each
+	// detach.
+	warmup   = time.Second
+	baseline = 4 * time.Second
 	settle   = time.Second
 	// timeout bounds one program's run (hangs), no speed check.
 	timeout = 3 * time.Minute
@@ -68,13 +70,14 @@ func envInt(b *testing.B, name string, def int) int {
 // (detach to detached). The stall during an attach (a detach) is the
 // longest gap between consecutive iteration ends of any lane that overlaps
 // [window_start - attach_ms, window_start] ([window_end, window_end +
-// detach_ms]); unattached, the longest gap within the first seconds.
+// detach_ms]); unattached, the longest gap within the seconds before the
+// first attach (the first second left out).
 //
 // Metrics per runtime: attach-ms and detach-ms (medians), attach-max-ms,
 // detach-max-ms; stall-attach-ms and stall-detach-ms (the longest over the
-// attaches); gap-unattached-max-ms and iteration-ms (the median gap
-// unattached, the 5 ms pause included); stall-attach/base and
-// stall-detach/base, the stalls over the longest gap unattached.
+// attaches); gap-unattached-max-ms, gap-unattached-p99-ms and iteration-ms
+// (the median gap unattached, the 5 ms pause included); stall-attach/base
+// and stall-detach/base, the stalls over the longest gap unattached.
 func BenchmarkAttachCost(b *testing.B) {
 	root, build := testsys.RepoRoot(b), testsys.BuildDir(b)
 	rts, err := rocmmatrix.Ready(root, build)
@@ -106,9 +109,9 @@ type phase struct{ from, to int64 }
 
 // run is what one server's run measured.
 type run struct {
-	attachMS, detachMS       []float64
-	stallAttach, stallDetach []float64 // per attach, ms
-	gapUnattached, iteration float64   // ms
+	attachMS, detachMS            []float64
+	stallAttach, stallDetach      []float64 // per attach, ms
+	gapUnattached, p99, iteration float64   // ms
 }
 
 type result struct{ runs []run }
@@ -116,11 +119,12 @@ type result struct{ runs []run }
 func (r *result) add(x run) { r.runs = append(r.runs, x) }
 
 func (r *result) report(b *testing.B) {
-	var at, dt, sa, sd, base, it []float64
+	var at, dt, sa, sd, base, p99, it []float64
 	for _, x := range r.runs {
 		at, dt = append(at, x.attachMS...), append(dt, x.detachMS...)
 		sa, sd = append(sa, x.stallAttach...), append(sd, x.stallDetach...)
 		base, it = append(base, x.gapUnattached), append(it, x.iteration)
+		p99 = append(p99, x.p99)
 	}
 	b.ReportMetric(testsys.Median(at), "attach-ms")
 	b.ReportMetric(slices.Max(at), "attach-max-ms")
@@ -129,6 +133,7 @@ func (r *result) report(b *testing.B) {
 	b.ReportMetric(slices.Max(sa), "stall-attach-ms")
 	b.ReportMetric(slices.Max(sd), "stall-detach-ms")
 	b.ReportMetric(slices.Max(base), "gap-unattached-max-ms")
+	b.ReportMetric(slices.Max(p99), "gap-unattached-p99-ms")
 	b.ReportMetric(testsys.Median(it), "iteration-ms")
 	b.ReportMetric(slices.Max(sa)/slices.Max(base), "stall-attach/base")
 	b.ReportMetric(slices.Max(sd)/slices.Max(base), "stall-detach/base")
@@ -206,8 +211,9 @@ func runOnce(b *testing.B, rt rocmmatrix.Runtime, attaches, msec, lanes int) run
 	// CLOCK_REALTIME less CLOCK_MONOTONIC: run.json's wall-clock window on
 	// the server's clock.
 	offset := clock(b, unix.CLOCK_REALTIME) - clock(b, unix.CLOCK_MONOTONIC)
+	time.Sleep(warmup)
 	unattached := phase{from: clock(b, unix.CLOCK_MONOTONIC)}
-	time.Sleep(baseline)
+	time.Sleep(baseline - warmup)
 	unattached.to = clock(b, unix.CLOCK_MONOTONIC)
 
 	cli := testsys.Artifact(b, "rocprof-go")
@@ -249,6 +255,8 @@ func runOnce(b *testing.B, rt rocmmatrix.Runtime, attaches, msec, lanes int) run
 	x.gapUnattached, in = longestGap(ends, unattached, true)
 	require.NotEmpty(b, in, "ROCm %s: no iteration ended in the %s unattached", rt.Name, baseline)
 	x.iteration = testsys.Median(in)
+	sort.Float64s(in)
+	x.p99 = in[len(in)*99/100]
 	for i := range attachPh {
 		sa, _ := longestGap(ends, attachPh[i], false)
 		sd, _ := longestGap(ends, detachPh[i], false)
@@ -256,8 +264,8 @@ func runOnce(b *testing.B, rt rocmmatrix.Runtime, attaches, msec, lanes int) run
 		x.stallDetach = append(x.stallDetach, sd)
 		b.Logf("ROCm %s: attach %d: longest gap %.2f ms attaching, %.2f ms detaching", rt.Name, i+1, sa, sd)
 	}
-	b.Logf("ROCm %s: %d lanes, unattached: iteration %.2f ms (median, the %d ms pause included), longest gap %.2f ms (%d iterations)",
-		rt.Name, lanes, x.iteration, sleepMS, x.gapUnattached, len(in))
+	b.Logf("ROCm %s: %d lanes, unattached: iteration %.2f ms (median, the %d ms pause included), 99th percentile %.2f ms, longest gap %.2f ms (%d iterations)",
+		rt.Name, lanes, x.iteration, sleepMS, x.p99, x.gapUnattached, len(in))
 	return x
 }
 
