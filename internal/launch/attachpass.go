@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/rocprof-go/rocprof-go/internal/options"
@@ -41,17 +40,10 @@ var startOnly = []string{"LD_PRELOAD", "HSA_TOOLS_LIB", "LD_LIBRARY_PATH", VGPUA
 // PrepareAttach makes pass n's spool directory (with its counter files) and
 // variables for processes that are already running.
 func (run *Run) PrepareAttach(n int, cfg *options.Config) (*AttachPass, error) {
-	run.progress.begin(n, passLabel(cfg))
-	pass, err := run.dir.Mkdir(fmt.Sprintf("pass_%d", n))
+	spoolDir, err := run.beginPass(n, cfg)
 	if err != nil {
 		return nil, err
 	}
-	err = writeCounterFiles(pass, cfg)
-	pass.Close()
-	if err != nil {
-		return nil, err
-	}
-	spoolDir := pass.Path()
 	r := run.r
 	vars, err := r.AttachEnv(cfg, spoolDir)
 	if err != nil {

@@ -523,21 +523,31 @@ type Pass struct {
 	rescue       *rescuer
 }
 
-// RunPass runs the app once for pass n (1-based) of the plan, with cfg,
-// and returns when every process it started has exited.
-func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass, error) {
-	r := run.r
+// beginPass starts pass n: its progress line and its spool directory in the
+// run's directory, with the pass's counter files; it returns the
+// directory's path.
+func (run *Run) beginPass(n int, cfg *options.Config) (string, error) {
 	run.progress.begin(n, passLabel(cfg))
 	pass, err := run.dir.Mkdir(fmt.Sprintf("pass_%d", n))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	err = writeCounterFiles(pass, cfg)
 	pass.Close()
 	if err != nil {
+		return "", err
+	}
+	return pass.Path(), nil
+}
+
+// RunPass runs the app once for pass n (1-based) of the plan, with cfg,
+// and returns when every process it started has exited.
+func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass, error) {
+	r := run.r
+	spoolDir, err := run.beginPass(n, cfg)
+	if err != nil {
 		return nil, err
 	}
-	spoolDir := pass.Path()
 	env, err := r.Prepare(cfg, spoolDir)
 	if err != nil {
 		return nil, err
