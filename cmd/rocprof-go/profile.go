@@ -129,15 +129,7 @@ func echo(w io.Writer, runner *launch.Runner, plan *options.Plan) error {
 		}
 		fmt.Fprintf(w, "pass %d of %d:\n", i+1, len(plan.Passes))
 		fmt.Fprintf(w, "  command: [%s]\n", strings.Join(quoted, ", "))
-		fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
-		fmt.Fprintln(w, "  tracing:")
-		for _, d := range tracingSwitches(cfg) {
-			state := "off"
-			if d.on {
-				state = "on"
-			}
-			fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
-		}
+		printTracing(w, cfg)
 		if cfg.CollectsCounters() {
 			fmt.Fprintf(w, "  counters: %s\n", cfg.CountersLabel())
 		}
@@ -152,6 +144,20 @@ func echo(w io.Writer, runner *launch.Runner, plan *options.Plan) error {
 type tracingSwitch struct {
 	name string
 	on   bool
+}
+
+// printTracing prints a pass's output directory and its tracing switches,
+// one a line, as echo prints them for every pass.
+func printTracing(w io.Writer, cfg *options.Config) {
+	fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
+	fmt.Fprintln(w, "  tracing:")
+	for _, d := range tracingSwitches(cfg) {
+		state := "off"
+		if d.on {
+			state = "on"
+		}
+		fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
+	}
 }
 
 // tracingSwitches lists every domain of the domain table (internal/domain)
@@ -212,15 +218,7 @@ func echoAttach(w io.Writer, runner *launch.Runner, cfg *options.Config) error {
 		fmt.Fprintln(w, "  detach: on Enter (when stdin is a terminal), SIGINT/SIGTERM, or when every attached process exited")
 	}
 	fmt.Fprintf(w, "  library: %s, loaded with dlopen and started by rpg_attach_start(<run directory>/attach.conf)\n", launch.PreloadLib)
-	fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
-	fmt.Fprintln(w, "  tracing:")
-	for _, d := range tracingSwitches(cfg) {
-		state := "off"
-		if d.on {
-			state = "on"
-		}
-		fmt.Fprintf(w, "    %-24s %s\n", d.name, state)
-	}
+	printTracing(w, cfg)
 	fmt.Fprintln(w, "  configuration (attach.conf, with the socket's path):")
 	lines, err := addedLines(runner, cfg)
 	if err != nil {
