@@ -141,11 +141,15 @@ void rpg_attach_leave(void)
 
 static uintptr_t g_self_lo, g_self_hi;
 
-static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+typedef struct module_range {
+    uintptr_t addr, lo, hi;
+} module_range;
+
+static int module_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    (void)data;
-    uintptr_t me = (uintptr_t)self_range_cb, lo = UINTPTR_MAX, hi = 0;
+    module_range *r = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
     int holds = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -154,19 +158,34 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
         uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
         lo = a < lo ? a : lo;
         hi = b > hi ? b : hi;
-        holds |= me >= a && me < b;
+        holds |= r->addr >= a && r->addr < b;
     }
     if (!holds)
         return 0;
-    g_self_lo = lo;
-    __atomic_store_n(&g_self_hi, hi, __ATOMIC_RELEASE);
+    r->lo = lo;
+    r->hi = hi;
+    return 1;
+}
+
+int rpg__module_range(const void *p, uintptr_t *lo, uintptr_t *hi)
+{
+    module_range r = {(uintptr_t)p, 0, 0};
+    if (!dl_iterate_phdr(module_range_cb, &r))
+        return 0;
+    *lo = r.lo;
+    *hi = r.hi;
     return 1;
 }
 
 int rpg__in_self(const void *p)
 {
-    if (!__atomic_load_n(&g_self_hi, __ATOMIC_ACQUIRE))
-        dl_iterate_phdr(self_range_cb, NULL);
+    if (!__atomic_load_n(&g_self_hi, __ATOMIC_ACQUIRE)) {
+        uintptr_t lo, hi;
+        if (rpg__module_range((const void *)rpg__in_self, &lo, &hi)) {
+            g_self_lo = lo;
+            __atomic_store_n(&g_self_hi, hi, __ATOMIC_RELEASE);
+        }
+    }
     return (uintptr_t)p >= g_self_lo && (uintptr_t)p < g_self_hi;
 }
 

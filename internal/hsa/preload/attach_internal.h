@@ -35,6 +35,10 @@ RPG_ATTACH_HIDDEN int rpg__attach_mode(void);
 /* The library's own handle (dlopen RTLD_NOLOAD of its own file, once; the
  * reference is counted and given back when an attached library unloads). */
 RPG_ATTACH_HIDDEN void *rpg__self_handle(void);
+/* The loaded range (lowest to highest end of its PT_LOAD segments) of the
+ * module whose segments hold p: 1 and *lo, *hi set, or 0 when no loaded
+ * module holds it. */
+RPG_ATTACH_HIDDEN int rpg__module_range(const void *p, uintptr_t *lo, uintptr_t *hi);
 /* Nonzero when p lies in one of this library's loaded segments. */
 RPG_ATTACH_HIDDEN int rpg__in_self(const void *p);
 /* Looks `name` (@`version` when not NULL) up in the module that defines it

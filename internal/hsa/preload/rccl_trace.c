@@ -32,7 +32,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,28 +134,6 @@ static void *rccl_handle(void)
     return NULL;
 }
 
-/* dl_iterate_phdr callback: the loaded range of the object holding *data. */
-static int find_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    uintptr_t fn = *(uintptr_t *)data, lo = UINTPTR_MAX, hi = 0;
-    int holds = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-        lo = a < lo ? a : lo;
-        hi = b > hi ? b : hi;
-        holds |= fn >= a && fn < b;
-    }
-    if (!holds)
-        return 0;
-    __atomic_store_n(&rccl_lo, lo, __ATOMIC_RELAXED);
-    __atomic_store_n(&rccl_hi, hi, __ATOMIC_RELEASE);
-    return 1;
-}
-
 static void *rccl_resolve(uint32_t id)
 {
     /* Attach mode: loaded RTLD_LOCAL, where RTLD_NEXT means nothing; the
@@ -181,9 +158,10 @@ static void *rccl_resolve(uint32_t id)
             (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
         abort();
     }
-    if (!__atomic_load_n(&rccl_hi, __ATOMIC_ACQUIRE)) {
-        uintptr_t fn = (uintptr_t)p;
-        dl_iterate_phdr(find_range, &fn);
+    uintptr_t lo, hi;
+    if (!__atomic_load_n(&rccl_hi, __ATOMIC_ACQUIRE) && rpg__module_range(p, &lo, &hi)) {
+        __atomic_store_n(&rccl_lo, lo, __ATOMIC_RELAXED);
+        __atomic_store_n(&rccl_hi, hi, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&rccl_real_fns[id], p, __ATOMIC_RELAXED);
     return p;
