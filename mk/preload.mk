@@ -5,7 +5,7 @@
 PRELOAD_LIB := $(BUILD)/lib/librocprof-go-preload.so
 PRELOAD_SRC := $(sort $(wildcard internal/hsa/preload/*.c))
 PRELOAD_HDR := $(wildcard internal/hsa/preload/*.h) internal/tracing/spool.h \
-               internal/hsa/descriptor.c
+               internal/hsa/descriptor.c internal/hsa/agentinfo.c internal/hsa/agentinfo.h
 PRELOAD_CFLAGS ?= -O2 -g -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
                   -fno-strict-aliasing -fno-semantic-interposition -pthread
 # The test driver that writes known spools (used by internal/tracing's tests).

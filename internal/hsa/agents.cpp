@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentinfo.h"
 #include "shim_internal.hpp"
 
 namespace {
@@ -98,190 +99,49 @@ hsa_status_t add_agent(hsa_agent_t a, void *)
     return HSA_STATUS_SUCCESS;
 }
 
-struct PoolSizes {
-    uint64_t group, global;
+// The shared record builder (agentinfo.c) reaches HSA through these.
+int src_agent_get_info(uint64_t a, int attr, void *value)
+{
+    return shim_core.hsa_agent_get_info_fn(hsa_agent_t{a}, (hsa_agent_info_t)attr, value);
+}
+
+struct PoolWalk {
+    int (*cb)(uint64_t, void *);
+    void *data;
 };
 
-hsa_status_t pool_sizes(hsa_amd_memory_pool_t p, void *data)
+hsa_status_t pool_walk_step(hsa_amd_memory_pool_t p, void *data)
 {
-    PoolSizes *ps = (PoolSizes *)data;
-    hsa_amd_segment_t seg;
-    size_t size = 0;
-    uint32_t flags = 0;
-    if (shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) != 0)
+    PoolWalk *w = (PoolWalk *)data;
+    return (hsa_status_t)w->cb(p.handle, w->data);
+}
+
+int src_iterate_pools(uint64_t a, int (*cb)(uint64_t, void *), void *data)
+{
+    if (!shim_amd.hsa_amd_agent_iterate_memory_pools_fn)
         return HSA_STATUS_SUCCESS;
-    shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
-    if (seg == HSA_AMD_SEGMENT_GROUP)
-        ps->group = size;
-    if (seg == HSA_AMD_SEGMENT_GLOBAL) {
-        shim_amd.hsa_amd_memory_pool_get_info_fn(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
-        if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && size > ps->global)
-            ps->global = size;
-    }
-    return HSA_STATUS_SUCCESS;
+    PoolWalk w{cb, data};
+    return shim_amd.hsa_amd_agent_iterate_memory_pools_fn(hsa_agent_t{a}, pool_walk_step, &w);
 }
 
-// AMDGPU family ids (amdgpu_drm.h) by gfx major version.
-uint64_t family_of(uint32_t major)
+int src_pool_get_info(uint64_t p, int attr, void *value)
 {
-    static const struct {
-        uint32_t major;
-        uint64_t family;
-    } fam[] = {{8, 130}, {9, 141}, {10, 143}, {11, 145}, {12, 152}};
-    for (auto &f : fam)
-        if (f.major == major)
-            return f.family;
-    return 0;
-}
-
-void copy_name(char *dst, const char *src)
-{
-    // As strncpy did (zero padding, always terminated), without its
-    // truncation warning (-Werror, mk/shim.mk).
-    size_t n = strnlen(src, RPG_AGENT_NAME_LEN - 1);
-    memset(dst, 0, RPG_AGENT_NAME_LEN);
-    memcpy(dst, src, n);
-}
-
-// KFD topology properties ("name value" lines) fill what HSA has no
-// attribute for; the names are the record's field names. The directory can
-// be redirected for tests (ROCPROF_GO_KFD_TOPOLOGY); on the virtual GPU there
-// is none and the HSA-derived values stay.
-#define KFD_FIELD(f) {#f, offsetof(rpg_agent_info_rec, f)}
-const struct {
-    const char *name;
-    size_t offset;
-} kKfdFields[] = {
-    KFD_FIELD(cpu_cores_count), KFD_FIELD(simd_count), KFD_FIELD(cpu_core_id_base),
-    KFD_FIELD(simd_id_base), KFD_FIELD(max_waves_per_simd), KFD_FIELD(lds_size_in_kb),
-    KFD_FIELD(gds_size_in_kb), KFD_FIELD(num_gws), KFD_FIELD(wave_front_size), KFD_FIELD(num_xcc),
-    KFD_FIELD(array_count), KFD_FIELD(simd_arrays_per_engine), KFD_FIELD(cu_per_simd_array),
-    KFD_FIELD(simd_per_cu), KFD_FIELD(max_slots_scratch_cu), KFD_FIELD(gfx_target_version),
-    KFD_FIELD(vendor_id), KFD_FIELD(device_id), KFD_FIELD(location_id), KFD_FIELD(domain),
-    KFD_FIELD(drm_render_minor), KFD_FIELD(num_sdma_engines), KFD_FIELD(num_sdma_xgmi_engines),
-    KFD_FIELD(num_sdma_queues_per_engine), KFD_FIELD(num_cp_queues),
-    KFD_FIELD(max_engine_clk_ccompute), KFD_FIELD(max_engine_clk_fcompute),
-    KFD_FIELD(sdma_fw_version), KFD_FIELD(fw_version), KFD_FIELD(capability),
-    KFD_FIELD(local_mem_size), KFD_FIELD(hive_id),
-};
-#undef KFD_FIELD
-
-bool read_small_file(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, cap - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return true;
-}
-
-void apply_kfd_topology(rpg_agent_info_rec *r, uint32_t node)
-{
-    const char *root = getenv(RPG_ENV_GO_KFD_TOPOLOGY);
-    if (!root || !root[0])
-        root = "/sys/class/kfd/kfd/topology";
-    char path[512];
-    static char buf[8192];
-    snprintf(path, sizeof path, "%s/nodes/%u/properties", root, node);
-    if (!read_small_file(path, buf, sizeof buf))
-        return;
-    char *save = nullptr;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(nullptr, "\n", &save)) {
-        char *sp = strchr(line, ' ');
-        if (!sp)
-            continue;
-        *sp = 0;
-        for (auto &f : kKfdFields)
-            if (!strcmp(f.name, line)) {
-                uint64_t v = strtoull(sp + 1, nullptr, 10);
-                memcpy((char *)r + f.offset, &v, sizeof v);
-            }
-    }
-    snprintf(path, sizeof path, "%s/nodes/%u/gpu_id", root, node);
-    if (read_small_file(path, buf, sizeof buf))
-        r->gpu_id = strtoull(buf, nullptr, 10);
-    if (r->agent_type == RPG_AGENT_GPU && r->simd_arrays_per_engine && r->array_count &&
-        !r->num_shader_banks)
-        r->num_shader_banks = r->array_count / r->simd_arrays_per_engine;
+    return shim_amd.hsa_amd_memory_pool_get_info_fn(hsa_amd_memory_pool_t{p},
+                                                    (hsa_amd_memory_pool_info_t)attr, value);
 }
 
 void record_agents_now()
 {
-    uint64_t per_type[3] = {0, 0, 0};
+    const rpg_agent_source src = {src_agent_get_info, src_iterate_pools, src_pool_get_info,
+                                  getenv(RPG_ENV_GO_KFD_TOPOLOGY)};
+    uint64_t per_type[2] = {0, 0};
     for (int i = 0; i < g_nagents; i++) {
         const ShimAgent *s = &g_agents[i];
-        hsa_agent_t a = s->agent;
-        rpg_agent_info_rec r;
-        memset(&r, 0, sizeof r);
         bool gpu = s->type == HSA_DEVICE_TYPE_GPU;
-        r.node_id = s->node;
-        r.logical_node_id = (uint64_t)i;
-        r.agent_type = gpu ? RPG_AGENT_GPU : RPG_AGENT_CPU;
-        r.logical_node_type_id = per_type[gpu ? 1 : 0]++;
-        uint32_t cus = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT);
-        uint32_t clk = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY);
-        char buf[64];
-        memset(buf, 0, sizeof buf);
-        shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_NAME, buf);
-        copy_name(r.name, buf);
-        memset(buf, 0, sizeof buf);
-        shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_VENDOR_NAME, buf);
-        copy_name(r.vendor_name, buf);
-        memset(buf, 0, sizeof buf);
-        shim_core.hsa_agent_get_info_fn(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_PRODUCT_NAME, buf);
-        copy_name(r.product_name, buf);
-        r.location_id = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_BDFID);
-        r.domain = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_DOMAIN);
-        r.device_id = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_CHIP_ID);
-        PoolSizes ps{0, 0};
-        if (shim_amd.hsa_amd_agent_iterate_memory_pools_fn)
-            shim_amd.hsa_amd_agent_iterate_memory_pools_fn(a, pool_sizes, &ps);
-        if (!gpu) {
-            r.cpu_cores_count = cus;
-            r.max_engine_clk_ccompute = clk;
-        } else {
-            uint32_t simd_per_cu = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU);
-            uint32_t waves_cu = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU);
-            uint32_t se = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES);
-            uint32_t sa = agent_info<uint32_t>(a, HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
-            r.simd_count = (uint64_t)cus * simd_per_cu;
-            r.max_waves_per_simd = simd_per_cu ? waves_cu / simd_per_cu : 0;
-            r.lds_size_in_kb = ps.group / 1024;
-            r.wave_front_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_WAVEFRONT_SIZE);
-            r.num_xcc = shim_agent_num_xcc(a);
-            r.cu_count = cus;
-            r.array_count = (uint64_t)se * sa;
-            r.num_shader_banks = se;
-            r.simd_arrays_per_engine = sa;
-            r.cu_per_simd_array = se * sa != 0 ? cus / (se * sa) : 0;
-            r.simd_per_cu = simd_per_cu;
-            r.gfx_target_version = (uint64_t)s->gfx_major * 10000 + (s->gfx_minor >> 4) * 100 +
-                                   (s->gfx_minor & 0xf);
-            r.vendor_id = 0x1002;
-            r.max_engine_clk_fcompute = clk;
-            r.cu_per_engine = se ? cus / se : 0;
-            r.max_waves_per_cu = waves_cu;
-            r.family_id = family_of(s->gfx_major);
-            r.workgroup_max_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE);
-            r.grid_max_size = agent_info<uint32_t>(a, HSA_AGENT_INFO_GRID_MAX_SIZE);
-            r.local_mem_size = ps.global;
-            uint16_t wg[3] = {0, 0, 0};
-            shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_WORKGROUP_MAX_DIM, wg);
-            hsa_dim3_t gd{0, 0, 0};
-            shim_core.hsa_agent_get_info_fn(a, HSA_AGENT_INFO_GRID_MAX_DIM, &gd);
-            r.workgroup_max_dim[0] = wg[0];
-            r.workgroup_max_dim[1] = wg[1];
-            r.workgroup_max_dim[2] = wg[2];
-            r.grid_max_dim[0] = gd.x;
-            r.grid_max_dim[1] = gd.y;
-            r.grid_max_dim[2] = gd.z;
-            snprintf(buf, sizeof buf, "gfx%u%x%x", s->gfx_major, s->gfx_minor >> 4,
-                     s->gfx_minor & 0xf);
-            copy_name(r.model_name, buf);
-        }
-        apply_kfd_topology(&r, s->node);
+        rpg_agent_desc d = {s->agent.handle, gpu, s->node, s->gfx_major, s->gfx_minor,
+                            (uint64_t)i, per_type[gpu ? 1 : 0]++};
+        rpg_agent_info_rec r;
+        rpg_agent_info_fill(&r, &src, &d);
         rpg_record_agent_info(&r);
     }
 }

@@ -110,6 +110,10 @@ RPG_HIDDEN void shim_decode_descriptor(const void *kd, uint32_t major, uint32_t 
                                        uint32_t *vgpr, uint32_t *agpr, uint32_t *sgpr);
 #include "../descriptor.c"
 
+/* agentinfo.c's AGENT_INFO record builder (shared with the shim's
+ * agents.cpp), compiled in here. */
+#include "../agentinfo.c"
+
 /* ---- the runtime's ABI --------------------------------------------------- */
 
 typedef int hstatus; /* hsa_status_t */
@@ -120,37 +124,13 @@ enum {
     /* packet types (header bits 0-7) */
     PKT_INVALID = 1,
     PKT_KERNEL_DISPATCH = 2,
-    /* agent attributes (hsa.h, hsa_ext_amd.h) */
-    AI_NAME = 0,
-    AI_VENDOR_NAME = 1,
-    AI_WAVEFRONT_SIZE = 6,
-    AI_WORKGROUP_MAX_DIM = 7,
-    AI_WORKGROUP_MAX_SIZE = 8,
-    AI_GRID_MAX_DIM = 9,
-    AI_GRID_MAX_SIZE = 10,
+    /* agent attributes (hsa.h, hsa_ext_amd.h; agentinfo.c has the record's) */
     AI_DEVICE = 17,
-    AI_CHIP_ID = 0xA000,
-    AI_COMPUTE_UNIT_COUNT = 0xA002,
-    AI_MAX_CLOCK_FREQUENCY = 0xA003,
     AI_DRIVER_NODE_ID = 0xA004,
-    AI_BDFID = 0xA006,
-    AI_PRODUCT_NAME = 0xA009,
-    AI_MAX_WAVES_PER_CU = 0xA00A,
-    AI_NUM_SIMDS_PER_CU = 0xA00B,
-    AI_NUM_SHADER_ENGINES = 0xA00C,
-    AI_NUM_SHADER_ARRAYS_PER_SE = 0xA00D,
-    AI_DOMAIN = 0xA00F,
-    AI_NUM_XCC = 0xA111, /* ROCm 6.0 and later; 5.2 refuses it */
     DEVICE_CPU = 0,
     DEVICE_GPU = 1,
     ISA_NAME_LENGTH = 0,
     ISA_NAME = 1,
-    POOL_SEGMENT = 0,
-    POOL_GLOBAL_FLAGS = 1,
-    POOL_SIZE = 2,
-    SEGMENT_GLOBAL = 0,
-    SEGMENT_GROUP = 3,
-    POOL_FLAG_COARSE = 4,
     /* executable symbol attributes */
     SYM_TYPE = 0,
     SYM_NAME_LENGTH = 1,
@@ -221,9 +201,6 @@ typedef struct rq_dispatch {
 _Static_assert(sizeof(rq_dispatch) == 64 && offsetof(rq_dispatch, completion_signal) == 56,
                "AQL packet layout");
 
-typedef struct rq_dim3 {
-    uint32_t x, y, z;
-} rq_dim3;
 typedef struct rq_dispatch_time {
     uint64_t start, end;
 } rq_dispatch_time;
@@ -1174,193 +1151,18 @@ static hstatus add_agent(handle_t h, void *data)
     return ST_SUCCESS;
 }
 
-typedef struct pool_sizes {
-    uint64_t group, global;
-} pool_sizes;
-
-static hstatus add_pool_size(handle_t p, void *data)
-{
-    pool_sizes *ps = data;
-    uint32_t seg = 0, flags = 0;
-    size_t size = 0;
-    if (rt.pool_get_info(p, POOL_SEGMENT, &seg) != ST_SUCCESS)
-        return ST_SUCCESS;
-    rt.pool_get_info(p, POOL_SIZE, &size);
-    if (seg == SEGMENT_GROUP)
-        ps->group = size;
-    if (seg == SEGMENT_GLOBAL) {
-        rt.pool_get_info(p, POOL_GLOBAL_FLAGS, &flags);
-        if ((flags & POOL_FLAG_COARSE) && size > ps->global)
-            ps->global = size;
-    }
-    return ST_SUCCESS;
-}
-
-static uint32_t agent_u32(handle_t a, int attr)
-{
-    uint32_t v = 0;
-    rt.agent_get_info(a, attr, &v);
-    return v;
-}
-
-static void copy_name(char *dst, const char *src)
-{
-    size_t n = strnlen(src, RPG_AGENT_NAME_LEN - 1);
-    memset(dst, 0, RPG_AGENT_NAME_LEN);
-    memcpy(dst, src, n);
-}
-
-static uint64_t family_of(uint32_t major)
-{
-    static const struct {
-        uint32_t major;
-        uint64_t family;
-    } fam[] = {{8, 130}, {9, 141}, {10, 143}, {11, 145}, {12, 152}};
-    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++)
-        if (fam[i].major == major)
-            return fam[i].family;
-    return 0;
-}
-
-/* KFD topology properties fill what HSA has no attribute for (agents.cpp). */
-#define KFD_FIELD(f) {#f, offsetof(rpg_agent_info_rec, f)}
-static const struct {
-    const char *name;
-    size_t offset;
-} kfd_fields[] = {
-    KFD_FIELD(cpu_cores_count), KFD_FIELD(simd_count), KFD_FIELD(cpu_core_id_base),
-    KFD_FIELD(simd_id_base), KFD_FIELD(max_waves_per_simd), KFD_FIELD(lds_size_in_kb),
-    KFD_FIELD(gds_size_in_kb), KFD_FIELD(num_gws), KFD_FIELD(wave_front_size), KFD_FIELD(num_xcc),
-    KFD_FIELD(array_count), KFD_FIELD(simd_arrays_per_engine), KFD_FIELD(cu_per_simd_array),
-    KFD_FIELD(simd_per_cu), KFD_FIELD(max_slots_scratch_cu), KFD_FIELD(gfx_target_version),
-    KFD_FIELD(vendor_id), KFD_FIELD(device_id), KFD_FIELD(location_id), KFD_FIELD(domain),
-    KFD_FIELD(drm_render_minor), KFD_FIELD(num_sdma_engines), KFD_FIELD(num_sdma_xgmi_engines),
-    KFD_FIELD(num_sdma_queues_per_engine), KFD_FIELD(num_cp_queues),
-    KFD_FIELD(max_engine_clk_ccompute), KFD_FIELD(max_engine_clk_fcompute),
-    KFD_FIELD(sdma_fw_version), KFD_FIELD(fw_version), KFD_FIELD(capability),
-    KFD_FIELD(local_mem_size), KFD_FIELD(hive_id),
-};
-#undef KFD_FIELD
-
-static int read_small_file(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, cap - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return 1;
-}
-
-static void apply_kfd_topology(rpg_agent_info_rec *r, uint32_t node)
-{
-    const char *root = rpg_env(RPG_ENV_GO_KFD_TOPOLOGY);
-    if (!root || !root[0])
-        root = "/sys/class/kfd/kfd/topology";
-    char path[512];
-    static char buf[8192];
-    snprintf(path, sizeof path, "%s/nodes/%u/properties", root, node);
-    if (!read_small_file(path, buf, sizeof buf))
-        return;
-    char *save = NULL;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *sp = strchr(line, ' ');
-        if (!sp)
-            continue;
-        *sp = 0;
-        for (size_t i = 0; i < sizeof kfd_fields / sizeof kfd_fields[0]; i++)
-            if (!strcmp(kfd_fields[i].name, line)) {
-                uint64_t v = strtoull(sp + 1, NULL, 10);
-                memcpy((char *)r + kfd_fields[i].offset, &v, sizeof v);
-            }
-    }
-    snprintf(path, sizeof path, "%s/nodes/%u/gpu_id", root, node);
-    if (read_small_file(path, buf, sizeof buf))
-        r->gpu_id = strtoull(buf, NULL, 10);
-    if (r->agent_type == RPG_AGENT_GPU && r->simd_arrays_per_engine && r->array_count &&
-        !r->num_shader_banks)
-        r->num_shader_banks = r->array_count / r->simd_arrays_per_engine;
-}
-
 static void record_agents(void)
 {
+    const rpg_agent_source src = {rt.agent_get_info, rt.iterate_pools, rt.pool_get_info,
+                                  rpg_env(RPG_ENV_GO_KFD_TOPOLOGY)};
     uint64_t per_type[2] = {0, 0};
     for (int i = 0; i < nagents; i++) {
         const agent *s = &agents[i];
-        handle_t a = s->handle;
-        rpg_agent_info_rec r;
-        memset(&r, 0, sizeof r);
         int gpu = s->type == DEVICE_GPU;
-        r.node_id = s->node;
-        r.logical_node_id = (uint64_t)i;
-        r.agent_type = gpu ? RPG_AGENT_GPU : RPG_AGENT_CPU;
-        r.logical_node_type_id = per_type[gpu]++;
-        uint32_t cus = agent_u32(a, AI_COMPUTE_UNIT_COUNT);
-        uint32_t clk = agent_u32(a, AI_MAX_CLOCK_FREQUENCY);
-        char buf[64];
-        memset(buf, 0, sizeof buf);
-        rt.agent_get_info(a, AI_NAME, buf);
-        copy_name(r.name, buf);
-        memset(buf, 0, sizeof buf);
-        rt.agent_get_info(a, AI_VENDOR_NAME, buf);
-        copy_name(r.vendor_name, buf);
-        memset(buf, 0, sizeof buf);
-        rt.agent_get_info(a, AI_PRODUCT_NAME, buf);
-        copy_name(r.product_name, buf);
-        r.location_id = agent_u32(a, AI_BDFID);
-        r.domain = agent_u32(a, AI_DOMAIN);
-        r.device_id = agent_u32(a, AI_CHIP_ID);
-        pool_sizes ps = {0, 0};
-        if (rt.iterate_pools && rt.pool_get_info)
-            rt.iterate_pools(a, add_pool_size, &ps);
-        if (!gpu) {
-            r.cpu_cores_count = cus;
-            r.max_engine_clk_ccompute = clk;
-        } else {
-            uint32_t simd_per_cu = agent_u32(a, AI_NUM_SIMDS_PER_CU);
-            uint32_t waves_cu = agent_u32(a, AI_MAX_WAVES_PER_CU);
-            uint32_t se = agent_u32(a, AI_NUM_SHADER_ENGINES);
-            uint32_t sa = agent_u32(a, AI_NUM_SHADER_ARRAYS_PER_SE);
-            uint32_t xcc = 0;
-            if (rt.agent_get_info(a, AI_NUM_XCC, &xcc) != ST_SUCCESS || xcc == 0)
-                xcc = 1;
-            r.simd_count = (uint64_t)cus * simd_per_cu;
-            r.max_waves_per_simd = simd_per_cu ? waves_cu / simd_per_cu : 0;
-            r.lds_size_in_kb = ps.group / 1024;
-            r.wave_front_size = agent_u32(a, AI_WAVEFRONT_SIZE);
-            r.num_xcc = xcc;
-            r.cu_count = cus;
-            r.array_count = (uint64_t)se * sa;
-            r.num_shader_banks = se;
-            r.simd_arrays_per_engine = sa;
-            r.cu_per_simd_array = se * sa != 0 ? cus / (se * sa) : 0;
-            r.simd_per_cu = simd_per_cu;
-            r.gfx_target_version = (uint64_t)s->gfx_major * 10000 + (s->gfx_minor >> 4) * 100 +
-                                   (s->gfx_minor & 0xf);
-            r.vendor_id = 0x1002;
-            r.max_engine_clk_fcompute = clk;
-            r.cu_per_engine = se ? cus / se : 0;
-            r.max_waves_per_cu = waves_cu;
-            r.family_id = family_of(s->gfx_major);
-            r.workgroup_max_size = agent_u32(a, AI_WORKGROUP_MAX_SIZE);
-            r.grid_max_size = agent_u32(a, AI_GRID_MAX_SIZE);
-            r.local_mem_size = ps.global;
-            uint16_t wg[3] = {0, 0, 0};
-            rt.agent_get_info(a, AI_WORKGROUP_MAX_DIM, wg);
-            rq_dim3 gd = {0, 0, 0};
-            rt.agent_get_info(a, AI_GRID_MAX_DIM, &gd);
-            r.workgroup_max_dim[0] = wg[0];
-            r.workgroup_max_dim[1] = wg[1];
-            r.workgroup_max_dim[2] = wg[2];
-            r.grid_max_dim[0] = gd.x;
-            r.grid_max_dim[1] = gd.y;
-            r.grid_max_dim[2] = gd.z;
-            snprintf(buf, sizeof buf, "gfx%u%x%x", s->gfx_major, s->gfx_minor >> 4,
-                     s->gfx_minor & 0xf);
-            copy_name(r.model_name, buf);
-        }
-        apply_kfd_topology(&r, s->node);
+        rpg_agent_desc d = {s->handle, gpu, s->node, s->gfx_major, s->gfx_minor, (uint64_t)i,
+                            per_type[gpu]++};
+        rpg_agent_info_rec r;
+        rpg_agent_info_fill(&r, &src, &d);
         rpg_record_agent_info(&r);
     }
 }
