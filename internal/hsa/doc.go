@@ -11,7 +11,8 @@
 //
 // It is split by domain, one file each: onload.cpp is the set-up sequence
 // only; tables.cpp the runtime's API tables and their tracers; agents.cpp
-// the agents and pools every other part looks up; queue.cpp intercepted
+// the agents and pools every other part looks up (agentinfo.c their
+// records, shared with attach mode's preload/attach_hsa.c); queue.cpp intercepted
 // queues and dispatch records; activity.cpp copies and allocations;
 // scratch.cpp scratch events; symbols.cpp code objects; pmc.cpp/pmc.go
 // counter collection and att.go thread trace; crash.cpp fatal signals.
