@@ -270,13 +270,7 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		if !o.unsorted[k] {
 			continue
 		}
-		var key orderKey
-		if k == tracing.KindCounterSample {
-			key = dispatchKey[r.CounterSample().DispatchID]
-		} else {
-			key, _ = recordKey(r)
-		}
-		lists[k] = append(lists[k], entry{key: key, pos: o.marks.Mark(r)})
+		lists[k] = append(lists[k], entry{key: sortKey(r, dispatchKey), pos: o.marks.Mark(r)})
 	}
 	for k := range lists {
 		l := lists[k]
@@ -299,6 +293,17 @@ func (o *recordOrder) finish(r *tracing.Reader, hideMarkers, keepIDs bool) {
 		lists[k] = nil
 	}
 	r.Rewind()
+}
+
+// sortKey is the key an out-of-order record of the current position sorts
+// by: a counter sample takes its dispatch's (dispatchKey), any other record
+// its own times.
+func sortKey(r *tracing.Reader, dispatchKey map[uint64]orderKey) orderKey {
+	if r.Kind() == tracing.KindCounterSample {
+		return dispatchKey[r.CounterSample().DispatchID]
+	}
+	key, _ := recordKey(r)
+	return key
 }
 
 // entry is an out-of-order record: its key, its place in spool order (the
@@ -344,14 +349,8 @@ func (o *recordOrder) sortSpilled(r *tracing.Reader, dispatchKey map[uint64]orde
 		if !o.unsorted[k] {
 			continue
 		}
-		var key orderKey
-		if k == tracing.KindCounterSample {
-			key = dispatchKey[r.CounterSample().DispatchID]
-		} else {
-			key, _ = recordKey(r)
-		}
 		seq++
-		if err := sorters[k].Add(entry{key, seq, o.marks.Mark(r)}); err != nil {
+		if err := sorters[k].Add(entry{sortKey(r, dispatchKey), seq, o.marks.Mark(r)}); err != nil {
 			return err
 		}
 	}
