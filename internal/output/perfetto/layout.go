@@ -140,10 +140,7 @@ func perfettoLayout(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
 	}
 	spans := make([]pfSpan, 0, n)
 	places := map[uint32]pfPlace{}
-	index := map[pfTrackKey]uint32{}
-	gpu := []bool{} // per track index: a GPU track
-	var lastKey pfTrackKey
-	var last uint32
+	tracks := pfTracks{index: map[pfTrackKey]uint32{}}
 	var seq uint32
 	r.Rewind()
 	for r.Next() {
@@ -156,16 +153,7 @@ func perfettoLayout(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
 			places[seq] = pfPlace{start: start, end: start} // shown as an instant
 			end = start
 		}
-		if k != lastKey || len(gpu) == 0 {
-			t, seen := index[k]
-			if !seen {
-				t = uint32(len(gpu))
-				index[k] = t
-				gpu = append(gpu, k.kind != pfKeyThread)
-			}
-			lastKey, last = k, t
-		}
-		spans = append(spans, pfSpan{start: start, end: end, seq: seq, track: last})
+		spans = append(spans, pfSpan{start: start, end: end, seq: seq, track: tracks.of(k)})
 	}
 	r.Rewind()
 	slices.SortFunc(spans, pfCompareSpans)
@@ -175,7 +163,7 @@ func perfettoLayout(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
 			i++
 		}
 		track := spans[:i]
-		if gpu[track[0].track] && pfSplitOverlaps(track, places) {
+		if tracks.gpu[track[0].track] && pfSplitOverlaps(track, places) {
 			slices.SortFunc(track, pfCompareSpans)
 		}
 		pfAssignLanes(track, places)
@@ -190,7 +178,8 @@ func perfettoLayout(p *model.Catalogue, r *model.SpoolView) (*pfPlaces, error) {
 	return ps, nil
 }
 
-// pfTracks numbers the slice tracks as the layout meets them.
+// pfTracks numbers the slice tracks as the layout meets them (both
+// layouts).
 type pfTracks struct {
 	index   map[pfTrackKey]uint32
 	gpu     []bool // per track index: a GPU track
