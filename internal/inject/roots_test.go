@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,13 @@ func TestInjectInEveryROCmRoot(t *testing.T) {
 			require.Eventually(t, func() bool {
 				ds, _ := Descendants(p.pid)
 				for _, d := range append([]int{p.pid}, ds...) {
-					if st, err := readStat(procPath(d, "stat")); err == nil && st.comm == "sleep" {
+					// comm changes at the execve, before the loader maps
+					// libc: wait for the libc too (CI saw "no glibc" here).
+					st, err := readStat(procPath(d, "stat"))
+					if err != nil || st.comm != "sleep" {
+						continue
+					}
+					if maps, err := os.ReadFile(procPath(d, "maps")); err == nil && strings.Contains(string(maps), "/libc.so.6") {
 						pid = d
 						return true
 					}
