@@ -155,6 +155,29 @@ static void agi_apply_kfd_topology(rpg_agent_info_rec *r, const char *root, uint
         r->num_shader_banks = r->array_count / r->simd_arrays_per_engine;
 }
 
+static uint32_t agi_hex(char c)
+{
+    return c >= '0' && c <= '9' ? (uint32_t)(c - '0') : (uint32_t)((c | 0x20) - 'a' + 10);
+}
+
+void rpg_agent_parse_gfx(const char *isa, uint32_t *major, uint32_t *minor)
+{
+    const char *g = strstr(isa, "gfx");
+    *major = *minor = 0;
+    if (!g)
+        return;
+    g += 3;
+    size_t n = 0;
+    while (g[n] && g[n] != ':' && g[n] != '-')
+        n++;
+    if (n < 3)
+        return;
+    char maj[8] = {0};
+    memcpy(maj, g, n - 2 < sizeof maj - 1 ? n - 2 : sizeof maj - 1);
+    *major = (uint32_t)strtoul(maj, NULL, 10);
+    *minor = agi_hex(g[n - 2]) * 16 + agi_hex(g[n - 1]);
+}
+
 void rpg_agent_info_fill(rpg_agent_info_rec *r, const rpg_agent_source *src,
                          const rpg_agent_desc *s)
 {

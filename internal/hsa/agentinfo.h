@@ -41,6 +41,12 @@ typedef struct rpg_agent_desc {
     uint64_t logical_node_type_id;  /* its index among the agents of its type */
 } rpg_agent_desc;
 
+/* gfx major and minor.stepping from an ISA name:
+ * "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" gives 9 and 0x0a; 0, 0 when
+ * it names none. */
+__attribute__((visibility("hidden"))) void rpg_agent_parse_gfx(const char *isa, uint32_t *major,
+                                                               uint32_t *minor);
+
 /* Fills *r (zeroed first) for agent a. */
 __attribute__((visibility("hidden"))) void rpg_agent_info_fill(rpg_agent_info_rec *r,
                                                                const rpg_agent_source *src,

@@ -46,28 +46,6 @@ hsa_status_t add_region(hsa_region_t r, void *data)
     return HSA_STATUS_SUCCESS;
 }
 
-// gfxMmS from the ISA name "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-".
-void parse_gfx(const char *isa, uint32_t *major, uint32_t *minor)
-{
-    const char *g = strstr(isa, "gfx");
-    *major = *minor = 0;
-    if (!g)
-        return;
-    g += 3;
-    size_t n = 0;
-    while (g[n] && g[n] != ':' && g[n] != '-')
-        n++;
-    if (n < 3)
-        return;
-    char maj[8] = {0};
-    memcpy(maj, g, n - 2 < sizeof maj - 1 ? n - 2 : sizeof maj - 1);
-    *major = (uint32_t)strtoul(maj, nullptr, 10);
-    auto hex = [](char c) -> uint32_t {
-        return c >= '0' && c <= '9' ? (uint32_t)(c - '0') : (uint32_t)((c | 0x20) - 'a' + 10);
-    };
-    *minor = hex(g[n - 2]) * 16 + hex(g[n - 1]);
-}
-
 hsa_status_t add_isa(hsa_isa_t isa, void *data)
 {
     uint32_t len = 0;
@@ -77,7 +55,7 @@ hsa_status_t add_isa(hsa_isa_t isa, void *data)
     if (len < sizeof name && shim_core.hsa_isa_get_info_alt_fn(isa, HSA_ISA_INFO_NAME, name) ==
                                  HSA_STATUS_SUCCESS) {
         ShimAgent *a = (ShimAgent *)data;
-        parse_gfx(name, &a->gfx_major, &a->gfx_minor);
+        rpg_agent_parse_gfx(name, &a->gfx_major, &a->gfx_minor);
         return HSA_STATUS_INFO_BREAK;
     }
     return HSA_STATUS_SUCCESS;

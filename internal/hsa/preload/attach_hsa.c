@@ -1101,26 +1101,7 @@ static void executable_gone(handle_t exec)
     }
 }
 
-/* ---- agents (agents.cpp's record_agents_now) ----------------------------------------------- */
-
-static void parse_gfx(const char *isa, uint32_t *major, uint32_t *minor)
-{
-    const char *g = strstr(isa, "gfx");
-    *major = *minor = 0;
-    if (!g)
-        return;
-    g += 3;
-    size_t n = 0;
-    while (g[n] && g[n] != ':' && g[n] != '-')
-        n++;
-    if (n < 3)
-        return;
-    char maj[8] = {0};
-    memcpy(maj, g, n - 2 < sizeof maj - 1 ? n - 2 : sizeof maj - 1);
-    *major = (uint32_t)strtoul(maj, NULL, 10);
-    char lo[3] = {g[n - 2], g[n - 1], 0};
-    *minor = (uint32_t)strtoul(lo, NULL, 16);
-}
+/* ---- agents (agents.cpp; their records: agentinfo.c) ---------------------------------------- */
 
 static hstatus add_isa(handle_t isa, void *data)
 {
@@ -1130,7 +1111,7 @@ static hstatus add_isa(handle_t isa, void *data)
     char name[256] = {0};
     if (len < sizeof name && rt.isa_get_info_alt(isa, ISA_NAME, name) == ST_SUCCESS) {
         agent *a = data;
-        parse_gfx(name, &a->gfx_major, &a->gfx_minor);
+        rpg_agent_parse_gfx(name, &a->gfx_major, &a->gfx_minor);
         return ST_INFO_BREAK;
     }
     return ST_SUCCESS;
