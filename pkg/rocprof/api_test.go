@@ -22,7 +22,8 @@ func TestPublicAPIExposesNoUnnamedInternalTypes(t *testing.T) {
 		rocprof.ManifestFile{}, rocprof.ManifestRank{}, rocprof.Job{}, rocprof.DomainLoss{}, rocprof.RecordLoss{}, rocprof.NoGPU{}, rocprof.UnprofiledProcess{}, rocprof.TruncatedNames{}, rocprof.LostDomainsError{}, rocprof.RecordsLostError{},
 		rocprof.Batch{}, rocprof.BatchJob{}, rocprof.BatchResult{}, rocprof.BatchJobError{}, rocprof.Kernel{},
 		rocprof.CompareOptions{}, rocprof.CompareReport{}, rocprof.CompareRow{}, rocprof.CompareSide{},
-		rocprof.CompareStatus(""), rocprof.CompareMetric(""), rocprof.CompareDomain(""), rocprof.CompareBasis("")}
+		rocprof.CompareStatus(""), rocprof.CompareMetric(""), rocprof.CompareDomain(""), rocprof.CompareBasis(""),
+		rocprof.AttachReport{}, rocprof.AttachProcess{}, rocprof.AttachSkipped{}, rocprof.AlreadyProfiledError{}, rocprof.NoRuntimeError{}}
 	for _, r := range roots {
 		named[reflect.TypeOf(r)] = true
 	}

@@ -66,6 +66,8 @@ type (
 	AttachReport = attach.Report
 	// AttachProcess is one process of an AttachReport.
 	AttachProcess = attach.Process
+	// AttachSkipped is a descendant an attach could not profile, and why.
+	AttachSkipped = attach.Skipped
 	// AlreadyProfiledError is a process another rocprof-go profiles.
 	AlreadyProfiledError = attach.AlreadyProfiledError
 	// NoRuntimeError is a process that loaded no HIP or HSA library
