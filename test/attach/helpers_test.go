@@ -88,34 +88,17 @@ func newHarness(t *testing.T, rt rocmmatrix.Runtime) *harness {
 	return h
 }
 
-// cleanEnv is the test's environment without any variable of a profiler
-// or a loader: what a process started by hand on a machine with ROCm has.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(name, "ROCPROF"), strings.HasPrefix(name, "ROCP_"), strings.HasPrefix(name, "ROCTX"),
-			strings.HasPrefix(name, "HSA_"), strings.HasPrefix(name, "HIP_"), strings.HasPrefix(name, "LD_"),
-			strings.HasPrefix(name, "AMD_"), name == "XDG_CACHE_HOME":
-		default:
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // plainEnv is how a plain start looks on the virtual GPU: the clean
 // environment and the virtual GPU's library in LD_PRELOAD (it plays the
 // kernel's part: /dev/kfd, the render node, the KFD sysfs), nothing else.
 func (h *harness) plainEnv(t *testing.T) []string {
-	return append(cleanEnv(), "LD_PRELOAD="+testsys.Artifact(t, filepath.Join("vgpu", "librocprof-go-vgpu.so")))
+	return append(testsys.UnprofiledEnv(), "LD_PRELOAD="+testsys.Artifact(t, filepath.Join("vgpu", "librocprof-go-vgpu.so")))
 }
 
 // cliEnv is the CLI's environment: clean, with its library cache and its
 // spool root in the test's directory (removed with it).
 func (h *harness) cliEnv() []string {
-	return append(cleanEnv(), "XDG_CACHE_HOME="+h.cache, "ROCPROF_GO_SPOOL_ROOT="+h.spool)
+	return append(testsys.UnprofiledEnv(), "XDG_CACHE_HOME="+h.cache, "ROCPROF_GO_SPOOL_ROOT="+h.spool)
 }
 
 // server is a target started plainly: its pid (as the CLI sees it: the

@@ -141,23 +141,6 @@ func (r *result) report(b *testing.B) {
 	b.ReportMetric(slices.Max(sd)/slices.Max(base), "stall-detach/base")
 }
 
-// cleanEnv is the environment without any variable of a profiler or a
-// loader: what a process started by hand has.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(name, "ROCPROF"), strings.HasPrefix(name, "ROCP_"), strings.HasPrefix(name, "ROCTX"),
-			strings.HasPrefix(name, "HSA_"), strings.HasPrefix(name, "HIP_"), strings.HasPrefix(name, "LD_"),
-			strings.HasPrefix(name, "AMD_"), name == "XDG_CACHE_HOME":
-		default:
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 func clock(b *testing.B, id int32) int64 {
 	var ts unix.Timespec
 	require.NoError(b, unix.ClockGettime(id, &ts))
@@ -181,7 +164,7 @@ func runOnce(b *testing.B, rt rocmmatrix.Runtime, attaches, msec, lanes int) run
 	defer cancel()
 	srv := rt.Command(ctx, filepath.Join(rt.Apps, "attach_server"), "--threads", strconv.Itoa(lanes),
 		"--sleep-ms", strconv.Itoa(sleepMS), "--gaps", gaps)
-	srv.Env = append(cleanEnv(), "LD_PRELOAD="+testsys.Artifact(b, filepath.Join("vgpu", "librocprof-go-vgpu.so")))
+	srv.Env = append(testsys.UnprofiledEnv(), "LD_PRELOAD="+testsys.Artifact(b, filepath.Join("vgpu", "librocprof-go-vgpu.so")))
 	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	srv.Cancel = func() error { return syscall.Kill(-srv.Process.Pid, syscall.SIGKILL) }
 	srv.WaitDelay = 10 * time.Second
@@ -225,7 +208,7 @@ func runOnce(b *testing.B, rt rocmmatrix.Runtime, attaches, msec, lanes int) run
 		out := filepath.Join(tmp, fmt.Sprintf("out%d", i))
 		cmd := rt.Command(ctx, cli, "--attach", strconv.Itoa(pid), "--attach-duration-msec", strconv.Itoa(msec),
 			"--kernel-trace", "--hip-trace", "--marker-trace", "-d", out, "-o", "bench", "-f", "csv")
-		cmd.Env = append(cleanEnv(), "XDG_CACHE_HOME="+cache, "ROCPROF_GO_SPOOL_ROOT="+spool)
+		cmd.Env = append(testsys.UnprofiledEnv(), "XDG_CACHE_HOME="+cache, "ROCPROF_GO_SPOOL_ROOT="+spool)
 		cmd.Dir = tmp
 		o, err := cmd.CombinedOutput()
 		require.NoError(b, err, "ROCm %s: rocprof-go --attach %d (attach %d): %s", rt.Name, pid, i+1, o)
