@@ -47,9 +47,9 @@ $(SHIM_TEST_DIR)/dispatch: internal/hsa/testdata/dispatch.c mk/shim.mk
 	$(CC) -O2 -Wall -o $@ $< -lhsa-runtime64
 
 # Host-built, run in every root of the matrix too (attach_hsa_test.go).
-$(SHIM_TEST_DIR)/attach_hsa: internal/hsa/testdata/attach_hsa.c mk/shim.mk
+$(SHIM_TEST_DIR)/attach_hsa: internal/hsa/testdata/attach_hsa.c testdata/apps/hsa_app.h mk/shim.mk
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -Wall -Wextra -o $@ $< -lhsa-runtime64 -ldl
+	$(CC) -O2 -Wall -Wextra -Itestdata/apps -o $@ $< -lhsa-runtime64 -ldl
 
 $(SHIM_TEST_DIR)/onload_sizes: internal/hsa/testdata/onload_sizes.cpp mk/shim.mk
 	@mkdir -p $(dir $@)

@@ -20,7 +20,7 @@
     }                                                                   \
   } while (0)
 
-static hsa_status_t gpu_cb(hsa_agent_t a, void *d) {
+static inline hsa_status_t gpu_cb(hsa_agent_t a, void *d) {
   hsa_device_type_t t;
   hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
   if (t == HSA_DEVICE_TYPE_GPU) {
@@ -30,7 +30,7 @@ static hsa_status_t gpu_cb(hsa_agent_t a, void *d) {
   return HSA_STATUS_SUCCESS;
 }
 
-static void submit(hsa_queue_t *q, const void *pkt) {
+static inline void submit(hsa_queue_t *q, const void *pkt) {
   uint64_t i = hsa_queue_add_write_index_screlease(q, 1);
   uint8_t *slot = (uint8_t *)q->base_address + (i % q->size) * 64;
   memcpy(slot + 4, (const uint8_t *)pkt + 4, 60);
@@ -42,7 +42,7 @@ static void submit(hsa_queue_t *q, const void *pkt) {
 
 /* hdr is a packet header of the given type: barrier bit, system-scope
  * acquire and release fences. */
-static uint16_t hdr(int type) {
+static inline uint16_t hdr(int type) {
   return (uint16_t)(type | (1 << HSA_PACKET_HEADER_BARRIER) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE));

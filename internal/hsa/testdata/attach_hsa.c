@@ -35,30 +35,11 @@
 #include <dlfcn.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include "hsa_app.h" /* CHECK, gpu_cb (testdata/apps) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        hsa_status_t s_ = (x);                                                                     \
-        if (s_ != HSA_STATUS_SUCCESS) {                                                            \
-            fprintf(stderr, "%s:%d: %s: 0x%x\n", __FILE__, __LINE__, #x, s_);                      \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static hsa_status_t gpu_cb(hsa_agent_t a, void *d)
-{
-    hsa_device_type_t t;
-    hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
-    if (t == HSA_DEVICE_TYPE_GPU) {
-        *(hsa_agent_t *)d = a;
-        return HSA_STATUS_INFO_BREAK;
-    }
-    return HSA_STATUS_SUCCESS;
-}
 
 static char file[1 << 22];
 static const char *elf;
