@@ -1,7 +1,10 @@
 package parquet
 
 import (
+	"context"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,9 +16,11 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocprof-go/rocprof-go/internal/atomicfile"
@@ -108,25 +113,58 @@ func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
 }
 
 // pqTable is one open Parquet file: the batch being filled on the
-// caller's goroutine and an encoder goroutine writing full ones.
+// caller's goroutine and an encoder goroutine writing full ones into the
+// open row group.
+//
+// A row group spans many batches (pqGroupRows rows): arrow-go keeps every
+// row group's column-chunk metadata for the footer, about 13 KB per row
+// group, so row groups of one batch each made the writer's memory grow by
+// half a byte per record (issue 43). The row group is a buffered one: each
+// batch's plain columns are encoded and compressed into their column
+// chunks as it comes; a string column's indices are kept (4 bytes a row)
+// and written once the row group ends, with the row group's dictionary,
+// which grows over its batches (Arrow re-encodes a column chunk as plain
+// text when its dictionary changes from one write to the next).
 type pqTable struct {
 	path   string
 	schema *arrow.Schema
 	f      *atomicfile.File // under a temporary name until close commits it
-	fw     *pqarrow.FileWriter
+	fw     *file.Writer
+	ctx    context.Context // Arrow's write context
 
 	cur   *pqBatch      // being filled; nil until the first row after a flush
 	made  int           // batches allocated (at most 2)
 	free  chan *pqBatch // written batches, ready for reuse
 	full  chan *pqBatch // batches for the encoder
 	done  chan struct{} // the encoder has finished
-	dicts []pqDictIndex // per column: the current batch's dictionary lookups
+	dicts []pqDictIndex // per column: the current row group's dictionary lookups
+
+	// The filler's side of the open row group: its rows so far (batches
+	// handed over) and, per string column, its dictionary and that
+	// dictionary's bytes.
+	groupRows      int
+	groupDict      [][]string
+	groupDictBytes int
+
+	// The encoder's side: the open row group and the string columns'
+	// indices of its batches.
+	rg      file.BufferedRowGroupWriter
+	indices [][]int32
 
 	slots chan struct{} // shared by a Write call's tables: encoders at work
 
 	mu  sync.Mutex
 	err error // the encoder's first error
 }
+
+// pqGroupRows is the rows of a row group (the last one of a file and one
+// cut by pqGroupDictBytes have fewer): 32 batches.
+const pqGroupRows = 32 * pqBatchRows
+
+// pqGroupDictBytes ends a row group early when its dictionaries' text
+// passes it (free text such as markers' messages is held until the row
+// group ends).
+const pqGroupDictBytes = 16 << 20
 
 func newPQTable(path string, schema *arrow.Schema, slots chan struct{}) (*pqTable, error) {
 	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -136,16 +174,33 @@ func newPQTable(path string, schema *arrow.Schema, slots chan struct{}) (*pqTabl
 	if err != nil {
 		return nil, err
 	}
-	fw, err := pqarrow.NewFileWriter(schema, f, pqWriterProps(schema), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := newPQFileWriter(f, schema)
 	if err != nil {
 		f.Abort()
 		return nil, err
 	}
-	t := &pqTable{path: path, schema: schema, f: f, fw: fw,
+	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	t := &pqTable{path: path, schema: schema, f: f, fw: fw, ctx: pqarrow.NewArrowWriteContext(context.Background(), &arrowProps),
 		free: make(chan *pqBatch, 2), full: make(chan *pqBatch, 2), done: make(chan struct{}),
-		dicts: make([]pqDictIndex, schema.NumFields()), slots: slots}
+		dicts: make([]pqDictIndex, schema.NumFields()), groupDict: make([][]string, schema.NumFields()),
+		indices: make([][]int32, schema.NumFields()), slots: slots}
 	go t.encode()
 	return t, nil
+}
+
+// newPQFileWriter opens a Parquet file for schema as pqarrow's FileWriter
+// does (the Parquet schema from the Arrow one, the Arrow schema stored in
+// the footer's ARROW:schema), giving the row groups' column writers to
+// the caller, which pqarrow's writer does not.
+func newPQFileWriter(w io.Writer, schema *arrow.Schema) (*file.Writer, error) {
+	props := pqWriterProps(schema)
+	pqschema, err := pqarrow.ToParquet(schema, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, err
+	}
+	meta := metadata.KeyValueMetadata{}
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, props.Allocator())))
+	return file.NewParquetWriterWithError(w, pqschema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 }
 
 func (t *pqTable) encode() {
@@ -153,7 +208,7 @@ func (t *pqTable) encode() {
 	for b := range t.full {
 		if t.failed() == nil {
 			t.slots <- struct{}{}
-			err := b.write(t.fw, t.schema)
+			err := t.write(b)
 			<-t.slots
 			if err != nil {
 				t.mu.Lock()
@@ -192,19 +247,38 @@ func (t *pqTable) batch() *pqBatch {
 	return t.cur
 }
 
-// flush hands the current batch to the encoder.
+// flush hands the current batch to the encoder, ending the row group when
+// it is full (or its dictionaries large).
 func (t *pqTable) flush() error {
+	return t.hand(false)
+}
+
+// hand hands the current batch to the encoder; last (or a full row group)
+// ends the row group with it, and the batch then carries the row group's
+// dictionaries.
+func (t *pqTable) hand(last bool) error {
 	if err := t.failed(); err != nil {
 		return err
 	}
 	if t.cur == nil || t.cur.n == 0 {
-		return nil
+		if !last || t.groupRows == 0 {
+			return nil
+		}
+		t.batch() // an empty batch that ends the row group
 	}
-	t.full <- t.cur
+	b := t.cur
+	t.groupRows += b.n
+	if last || t.groupRows+pqBatchRows > pqGroupRows || t.groupDictBytes >= pqGroupDictBytes {
+		b.last = true
+		b.dict = t.groupDict
+		t.groupDict = make([][]string, len(t.groupDict))
+		t.groupRows, t.groupDictBytes = 0, 0
+		for i := range t.dicts {
+			t.dicts[i].clear()
+		}
+	}
+	t.full <- b
 	t.cur = nil
-	for i := range t.dicts {
-		t.dicts[i].clear()
-	}
 	return nil
 }
 
@@ -218,7 +292,7 @@ func (t *pqTable) newProcess() {
 // close writes the rest and the footer into the temporary file; the
 // caller then commits or aborts every table of the call.
 func (t *pqTable) close() error {
-	err := t.flush()
+	err := t.hand(true)
 	close(t.full)
 	<-t.done
 	if eerr := t.failed(); err == nil {
