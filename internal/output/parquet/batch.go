@@ -93,6 +93,9 @@ func (t *pqTable) write(b *pqBatch) error {
 		case arrow.FLOAT64:
 			buf = arrow.Float64Traits.CastToBytes(c.f64[:b.n])
 		case arrow.DICTIONARY:
+			if t.indices[i] == nil {
+				t.indices[i] = make([]int32, 0, pqGroupRows)
+			}
 			t.indices[i] = append(t.indices[i], c.i32[:b.n]...)
 			continue
 		}
@@ -104,8 +107,10 @@ func (t *pqTable) write(b *pqBatch) error {
 		}
 	}
 	if !b.last {
+		t.big.Store(t.rg.TotalCompressedBytes() >= pqGroupPageBytes)
 		return nil
 	}
+	t.big.Store(false)
 	for i, f := range t.schema.Fields() {
 		if f.Type.ID() != arrow.DICTIONARY {
 			continue

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -97,7 +98,7 @@ var pqSchemas = [model.NumDomains]*arrow.Schema{
 func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(false),
-		parquet.WithMaxRowGroupLength(pqBatchRows), parquet.WithCreatedBy("rocprof-go")}
+		parquet.WithMaxRowGroupLength(pqGroupRows), parquet.WithDataPageSize(pqPageBytes), parquet.WithCreatedBy("rocprof-go")}
 	for _, f := range schema.Fields() {
 		if f.Type.ID() == arrow.UINT64 {
 			// Timestamps and ids grow by small steps: delta encoding
@@ -150,6 +151,10 @@ type pqTable struct {
 	// indices of its batches.
 	rg      file.BufferedRowGroupWriter
 	indices [][]int32
+	// big says the open row group's compressed pages passed
+	// pqGroupPageBytes (set by the encoder, read by the filler: the row
+	// group ends with the next batch).
+	big atomic.Bool
 
 	slots chan struct{} // shared by a Write call's tables: encoders at work
 
@@ -160,6 +165,16 @@ type pqTable struct {
 // pqGroupRows is the rows of a row group (the last one of a file and one
 // cut by pqGroupDictBytes have fewer): 32 batches.
 const pqGroupRows = 32 * pqBatchRows
+
+// pqPageBytes is the data pages' size before compression: each column
+// of an open row group holds one page being encoded and its compressed
+// copy, so with every column of a buffered row group open at once Arrow's
+// default (1 MiB) made them tens of MiB.
+const pqPageBytes = 256 << 10
+
+// pqGroupPageBytes ends a row group early when its compressed pages, held
+// in memory until it ends, pass it.
+const pqGroupPageBytes = 32 << 20
 
 // pqGroupDictBytes ends a row group early when its dictionaries' text
 // passes it (free text such as markers' messages is held until the row
@@ -268,8 +283,9 @@ func (t *pqTable) hand(last bool) error {
 	}
 	b := t.cur
 	t.groupRows += b.n
-	if last || t.groupRows+pqBatchRows > pqGroupRows || t.groupDictBytes >= pqGroupDictBytes {
+	if last || t.groupRows+pqBatchRows > pqGroupRows || t.groupDictBytes >= pqGroupDictBytes || t.big.Load() {
 		b.last = true
+		t.big.Store(false)
 		b.dict = t.groupDict
 		t.groupDict = make([][]string, len(t.groupDict))
 		t.groupRows, t.groupDictBytes = 0, 0
