@@ -39,6 +39,8 @@ int main(void) {
   printf("%zu %zu %zu %u %zu %u\n", offsetof(rpg_spool_header, chunks_abandoned), offsetof(rpg_spool_header, store_errno),
     offsetof(rpg_spool_header, flags), RPG_HEADER_COUNTS_ABANDONED, offsetof(rpg_spool_header, chunks_headed),
     RPG_HEADER_COUNTS_HEADED);
+  printf("%zu %zu %u %u %u 0x%x\n", offsetof(rpg_spool_header, stop), offsetof(rpg_spool_header, stop_seen),
+    RPG_HEADER_SEALS, RPG_STOP_SHM_SHARE, RPG_STOP_OUTPUT_FULL, RPG_CHUNK_SEALED);
   return 0;
 }`
 	dir := t.TempDir()
@@ -50,7 +52,7 @@ int main(void) {
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 7)
+	require.Len(t, lines, 8)
 	var sizes []uint32
 	for _, f := range strings.Fields(lines[0]) {
 		n, err := strconv.Atoi(f)
@@ -81,4 +83,6 @@ int main(void) {
 	// The header's store and headed-chunk fields (process.go decodes them
 	// at these offsets).
 	require.Equal(t, fmt.Sprintf("96 104 108 %d 112 %d", tracing.HeaderCountsAbandoned, tracing.HeaderCountsHeaded), lines[6])
+	// The drain's fields (drain.go writes stop at this offset).
+	require.Equal(t, fmt.Sprintf("120 124 %d %d %d 0x%x", tracing.HeaderSeals, tracing.StopShmShare, tracing.StopOutputFull, tracing.ChunkSealed), lines[7])
 }

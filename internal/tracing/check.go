@@ -15,6 +15,11 @@ const HeaderCountsAbandoned = 1
 // (ProcessInfo.ChunksHeaded), right after storing it.
 const HeaderCountsHeaded = 2
 
+// HeaderSeals is rpg_spool_header.flags's RPG_HEADER_SEALS: the writer
+// seals the chunks it leaves for good (ChunkSealed) and obeys the header's
+// stop word, so the CLI may drain the spool while it is written (drain.go).
+const HeaderSeals = 4
+
 // LostChunks checks what the spool published against what reads back: the
 // chunks whose chunk header the writer stored (the header's
 // chunks_headed), less those that read back with it. A file system that
@@ -46,11 +51,18 @@ func (r *Reader) LostChunks() uint64 {
 	readBack := uint64(1) // the header chunk, read to get here
 	for c := uint64(1); c < n; c++ {
 		h := r.data[c*ChunkSize:]
-		if le.Uint32(h) == ChunkMagic && le.Uint64(h[8:]) == c {
+		if isChunkHeader(h, c) {
 			readBack++
 		}
 	}
 	return r.info.ChunksHeaded - min(r.info.ChunksHeaded, readBack)
+}
+
+// isChunkHeader reports whether h starts with chunk c's header, sealed or
+// not.
+func isChunkHeader(h []byte, c uint64) bool {
+	m := le.Uint32(h)
+	return (m == ChunkMagic || m == ChunkSealed) && le.Uint64(h[8:]) == c
 }
 
 // StoreError says why the spool's writer could not grow its file, from

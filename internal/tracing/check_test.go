@@ -158,7 +158,7 @@ func TestRecorderHeadsEveryChunkItReserves(t *testing.T) {
 	r, err := tracing.NewReader(data)
 	require.NoError(t, err)
 	p := r.Process()
-	require.Equal(t, uint32(tracing.HeaderCountsAbandoned|tracing.HeaderCountsHeaded), p.HeaderFlags)
+	require.Equal(t, uint32(tracing.HeaderCountsAbandoned|tracing.HeaderCountsHeaded|tracing.HeaderSeals), p.HeaderFlags)
 	require.Greater(t, p.ChunksReserved, uint64(2))
 	require.Equal(t, p.ChunksReserved, p.ChunksHeaded)
 	require.Zero(t, p.ChunksAbandoned)

@@ -46,7 +46,12 @@ type ProcessInfo struct {
 	// the header chunk included (counted right after the header, so a
 	// chunk handed out to a writer killed before it stored one is not
 	// among them); kept by writers that set HeaderCountsHeaded.
-	ChunksHeaded      uint64
+	ChunksHeaded uint64
+	// Stop is the header's stop word (StopShmShare, StopOutputFull), as
+	// the CLI left it; StopSeen is set once a writer obeyed it (dropped
+	// records instead of taking a new chunk).
+	Stop              uint32
+	StopSeen          bool
 	headerBlobDecoded bool
 }
 
@@ -101,6 +106,8 @@ func decodeHeader(h []byte, p *ProcessInfo) error {
 	p.StoreErrno = int32(le.Uint32(h[104:]))
 	p.HeaderFlags = le.Uint32(h[108:])
 	p.ChunksHeaded = le.Uint64(h[112:])
+	p.Stop = le.Uint32(h[120:])
+	p.StopSeen = le.Uint32(h[124:]) != 0
 
 	blob := h[HeaderFixedSize:]
 	if uint64(blobSize) < uint64(len(blob)) {

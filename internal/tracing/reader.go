@@ -278,7 +278,7 @@ func (r *Reader) Next() bool {
 		base := int(r.chunk) * ChunkSize
 		c := r.data[base : base+ChunkSize]
 		if r.off == 0 {
-			if le.Uint32(c) != ChunkMagic || le.Uint64(c[8:]) != r.chunk {
+			if !isChunkHeader(c, r.chunk) {
 				r.nextChunk()
 				continue
 			}

@@ -8,8 +8,12 @@ import (
 
 // Format constants mirrored from spool.h.
 const (
-	SpoolMagic       uint64 = 0x4c4f4f5053475052 // "RPGSPOOL"
-	ChunkMagic       uint32 = 0x4b4e4843         // "CHNK"
+	SpoolMagic uint64 = 0x4c4f4f5053475052 // "RPGSPOOL"
+	ChunkMagic uint32 = 0x4b4e4843         // "CHNK"
+	// ChunkSealed is the magic of a chunk its writer left for good
+	// (RPG_CHUNK_SEALED): every record in it is published and none will
+	// follow, so it may be drained (drain.go). A chunk header otherwise.
+	ChunkSealed      uint32 = 0x4c414553 // "SEAL"
 	SpoolVersion     uint32 = 1
 	ChunkSize               = 64 * 1024
 	HeaderFixedSize         = 1024

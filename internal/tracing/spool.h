@@ -35,6 +35,11 @@
 
 #define RPG_SPOOL_MAGIC 0x4c4f4f5053475052ull /* "RPGSPOOL" little-endian */
 #define RPG_CHUNK_MAGIC 0x4b4e4843u           /* "CHNK" */
+/* A chunk its writer left for good (it took its next chunk, or its thread
+ * exited without handing it on): every record in it is published, and none
+ * will be written there again, so the CLI may copy it elsewhere and free its
+ * pages (RPG_HEADER_SEALS). Readers accept it wherever RPG_CHUNK_MAGIC is. */
+#define RPG_CHUNK_SEALED 0x4c414553u          /* "SEAL" */
 #define RPG_SPOOL_VERSION 1u
 #define RPG_CHUNK_SIZE (64u * 1024u)
 #define RPG_SEGMENT_SIZE (4u * 1024u * 1024u)
@@ -200,7 +205,10 @@ typedef struct rpg_spool_header {
     uint32_t flags;             /* RPG_HEADER_* */
     uint64_t chunks_headed;     /* atomic: chunks whose rpg_chunk_header the writer stored,
                                    the header chunk included (RPG_HEADER_COUNTS_HEADED) */
-    uint8_t reserved[RPG_HEADER_FIXED - 120];
+    uint32_t stop;              /* written by the CLI: RPG_STOP_* bits; while any is set, a
+                                   writer takes no new chunk (its records count in dropped) */
+    uint32_t stop_seen;         /* atomic: set by a writer the first time it obeyed stop */
+    uint8_t reserved[RPG_HEADER_FIXED - 128];
 } rpg_spool_header;
 
 /* rpg_spool_header.flags */
@@ -211,6 +219,13 @@ typedef struct rpg_spool_header {
                                           storage, and one handed out (chunks_reserved) but
                                           never headed (a writer killed while its segment
                                           was being mapped) is not */
+#define RPG_HEADER_SEALS 4u            /* chunks left for good are sealed (RPG_CHUNK_SEALED)
+                                          and the writer obeys stop */
+
+/* rpg_spool_header.stop, set by the CLI while it drains the spool to the
+ * output file system (internal/tracing/drain.go). */
+#define RPG_STOP_SHM_SHARE 1u  /* the run's /dev/shm share is used up: cleared when drained */
+#define RPG_STOP_OUTPUT_FULL 2u /* the output file system is (nearly) full: for good */
 
 /* A chunk has one writing thread at a time: tid names its first owner, and an
  * rpg_thread_rec names each later one (a thread that took over the chunk of

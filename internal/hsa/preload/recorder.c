@@ -351,7 +351,7 @@ static void fill_header(rpg_spool_header *h)
     h->fork_generation = g_sp.fork_generation;
     h->chunks_reserved = 1;
     h->chunks_headed = 1;
-    h->flags = RPG_HEADER_COUNTS_ABANDONED | RPG_HEADER_COUNTS_HEADED;
+    h->flags = RPG_HEADER_COUNTS_ABANDONED | RPG_HEADER_COUNTS_HEADED | RPG_HEADER_SEALS;
 
     blob b = {(char *)h + RPG_HEADER_FIXED, (char *)h + RPG_CHUNK_SIZE};
     char tmp[PATH_MAX];
@@ -584,11 +584,25 @@ static int spool_ready(void)
 
 /* ---- chunks and records ------------------------------------------------- */
 
+/* Seals a chunk its writer leaves for good (RPG_CHUNK_SEALED): every record
+ * in it is published (a cursor moves on only between records), and no
+ * cursor points into it any more, so the CLI may copy it to the output file
+ * system and punch it out of the spool (internal/tracing/drain.go). The
+ * release store orders the records' publication before the seal. A chunk
+ * handed on to another thread (g_free) is not sealed: its next owner seals
+ * it when it leaves it. */
+static void seal_chunk(char *end)
+{
+    rpg_chunk_header *ch = (rpg_chunk_header *)(end - RPG_CHUNK_SIZE);
+    __atomic_store_n(&ch->magic, RPG_CHUNK_SEALED, __ATOMIC_RELEASE);
+}
+
 /* Thread exit: give the thread's chunks back. Records end where the cursor
  * is, so whoever continues a chunk appends right after the last record. */
 static void thread_exit(void *arg)
 {
     (void)arg;
+    int ready = __atomic_load_n(&g_sp.state, __ATOMIC_ACQUIRE) == SPOOL_READY;
     pthread_mutex_lock(&g_free_lock);
     for (int i = 0; i < 2; i++) {
         cursor *c = &t_rec.c[i];
@@ -596,6 +610,8 @@ static void thread_exit(void *arg)
             g_free[g_nfree].cur = c->cur;
             g_free[g_nfree].end = c->end;
             g_nfree++;
+        } else if (c->cur && ready) {
+            seal_chunk(c->end);
         }
         c->cur = c->end = NULL;
         c->clock_gen = 0;
@@ -672,6 +688,8 @@ static void prefault_ahead(void)
         uint64_t end = (done / PREFAULT_STEP_CHUNKS + 1) * PREFAULT_STEP_CHUNKS;
         if (end > target)
             end = target;
+        if (__atomic_load_n(&g_sp.hdr->stop, __ATOMIC_RELAXED))
+            return; /* the CLI stopped the recording: nothing more to prepare */
         if (!prefault_chunks(done, end))
             return; /* no space: the writers will count their drops */
         __atomic_store_n(&g_prefaulted, end, __ATOMIC_RELEASE);
@@ -771,7 +789,16 @@ static int new_chunk(cursor *c, uint32_t size)
         __atomic_sub_fetch(&g_full_skip, 1, __ATOMIC_RELAXED);
         return 0;
     }
+    /* The CLI stopped the recording (its /dev/shm share is used up until it
+     * has drained the spool, or the output file system is full): no new
+     * chunk, the caller counts the record in dropped. One load per chunk. */
+    if (__builtin_expect(__atomic_load_n(&g_sp.hdr->stop, __ATOMIC_ACQUIRE) != 0, 0)) {
+        if (!__atomic_load_n(&g_sp.hdr->stop_seen, __ATOMIC_RELAXED))
+            __atomic_store_n(&g_sp.hdr->stop_seen, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
     int had_chunk = c->cur != NULL;
+    char *old_end = c->end;
     if (c->cur == NULL) {
         /* First chunk of this thread: have its exit hand the chunk back. */
         pthread_once(&g_exit_once, make_exit_key);
@@ -840,6 +867,8 @@ static int new_chunk(cursor *c, uint32_t size)
     c->cur = chunk + sizeof(rpg_chunk_header);
     c->end = chunk + RPG_CHUNK_SIZE;
     c->clock_gen = 0;
+    if (had_chunk)
+        seal_chunk(old_end);
     return 1;
 }
 
