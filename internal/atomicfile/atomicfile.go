@@ -138,6 +138,17 @@ func (f *File) Write(p []byte) (int, error) {
 func (f *File) Path() string     { return f.final }
 func (f *File) TempPath() string { return f.dir.ProcPath() + "/" + f.tmp }
 
+// Rename changes the name Commit gives the file: final must be in the same
+// directory (a writer that learns late what its file is called, such as a
+// trace that turns out to need parts).
+func (f *File) Rename(final string) error {
+	if filepath.Dir(final) != filepath.Dir(f.final) {
+		return pathError("rename", final, fmt.Errorf("not in the directory of %s", f.final))
+	}
+	f.final = final
+	return nil
+}
+
 // Commit closes the file and renames it onto its final name. On any error
 // the temporary file is removed and nothing is at the final name that was
 // not there before.

@@ -50,10 +50,23 @@ type Writer struct {
 var Writers = []Writer{
 	{Format: model.FormatCSV, Doc: "rocprofv3 CSV files (written by Write)"},
 	{Format: FormatJSON, File: "results.json", WriteTo: json.Write, Doc: "rocprofv3 results.json"},
-	{Format: FormatPerfetto, File: "results.pftrace", WriteTo: perfetto.Write, Doc: "Perfetto protobuf trace"},
+	{Format: FormatPerfetto, File: "results.pftrace", WritePath: writePerfetto, Doc: "Perfetto protobuf trace (in parts past 2 GiB)"},
 	{Format: FormatOTF2, File: "results", WritePath: otf2.Write, Doc: "OTF2 archive: results.otf2 and results/"},
 	{Format: FormatROCpd, File: "results.db", WritePath: rocpd.Write, Doc: "ROCpd SQLite database, schema 3"},
 	{Format: FormatParquet, WritePath: parquet.Write, Doc: "one Parquet file per domain: <prefix>_<domain>.parquet"},
+}
+
+// writePerfetto writes the Perfetto trace, keeping its parts' names in
+// in.PerfettoParts when it needed more than one file.
+func writePerfetto(path string, in *model.Input) error {
+	parts, err := perfetto.WriteFile(path, in)
+	if err == nil && len(parts) > 1 {
+		in.PerfettoParts = nil
+		for _, p := range parts {
+			in.PerfettoParts = append(in.PerfettoParts, model.File{Path: p.Path, Format: FormatPerfetto, Records: p.Records})
+		}
+	}
+	return err
 }
 
 // LookupWriter returns the registry entry of a `-f` name.

@@ -228,6 +228,12 @@ func (w *Writer) writeGroup(g *model.Group, in *model.Input, stream bool, res *m
 		}
 		return nil
 	}
+	if w.Format == FormatPerfetto && in.PerfettoParts != nil {
+		// A trace past the part size: run.json names each part.
+		res.Files = append(res.Files, in.PerfettoParts...)
+		in.PerfettoParts = nil
+		return nil
+	}
 	res.Files = append(res.Files, model.File{Path: w.Path(g.Prefix), Format: w.Format, Records: g.Events})
 	return nil
 }

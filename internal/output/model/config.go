@@ -110,6 +110,10 @@ type Config struct {
 	// (--perfetto-buffer-fill-policy ring_buffer).
 	PerfettoBufferBytes uint64
 	PerfettoRingBuffer  bool
+	// PerfettoPartBytes is the size past which the Perfetto trace goes on
+	// in a new part, a trace of its own (internal/output/perfetto,
+	// parts.go); 0: perfetto.DefaultPartBytes.
+	PerfettoPartBytes uint64
 	// MinimumOutputBytes suppresses domains (and the per-run files) whose raw
 	// recorded size is below it (--minimum-output-data × 1024).
 	MinimumOutputBytes uint64

@@ -13,4 +13,7 @@ type Input struct {
 	// writer left out of the trace at its buffer size
 	// (Config.PerfettoBufferBytes); Write reports them in Group.
 	PerfettoCapped map[int32]uint64
+	// PerfettoParts are the files of a Perfetto trace written in parts
+	// (Config.PerfettoPartBytes), with their records; nil: one file.
+	PerfettoParts []File
 }

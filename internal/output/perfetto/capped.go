@@ -28,13 +28,16 @@ type bufferCap struct {
 	sizes   []int // measuring: each bundle's size, nothing written
 	full    bool  // discard: a bundle did not fit, every later one is left out
 
-	bundle       int    // index of the bundle being built
-	pending      []byte // its packets
-	records      uint64 // the spool records it shows
-	newTracks    []uint64
-	newIIDs      []internedKey
-	firstAtStart bool // perfettoWriter.first when the bundle began
-	rolledBack   bool // a bundle was left out: tracks are resolved again
+	bundle  int    // index of the bundle being built
+	pending []byte // its packets
+	records uint64 // the spool records it shows
+	// domainRecords are those of rocprofv3's domains, counted in the part
+	// that keeps the bundle (parts.go)
+	domainRecords uint64
+	newTracks     []uint64
+	newIIDs       []internedKey
+	firstAtStart  bool // perfettoWriter.first when the bundle began
+	rolledBack    bool // a bundle was left out: tracks are resolved again
 
 	// left counts the records left out, by process id.
 	left map[int32]uint64
@@ -67,6 +70,7 @@ func (pw *perfettoWriter) commit(pid int32) {
 			}
 		}
 		c.written += n
+		pw.keep(c.domainRecords)
 	default:
 		// Left out. A bundle that does not fit fills the buffer: every
 		// later one is left out too (with the ring buffer, writeCapped
@@ -83,13 +87,13 @@ func (pw *perfettoWriter) commit(pid int32) {
 		pw.first = c.firstAtStart
 		c.rolledBack = true
 	}
-	c.pending, c.records, c.newTracks, c.newIIDs = c.pending[:0], 0, c.newTracks[:0], c.newIIDs[:0]
+	c.pending, c.records, c.domainRecords, c.newTracks, c.newIIDs = c.pending[:0], 0, 0, c.newTracks[:0], c.newIIDs[:0]
 	c.firstAtStart = pw.first
 }
 
 // writeCapped writes the trace under Config.PerfettoBufferBytes and adds
 // the records it left out to in.PerfettoCapped.
-func writeCapped(w io.Writer, in *model.Input) error {
+func writeCapped(w io.Writer, in *model.Input, parts *partLimit) error {
 	limit := in.Config.PerfettoBufferBytes
 	skip := 0
 	if in.Config.PerfettoRingBuffer {
@@ -97,7 +101,7 @@ func writeCapped(w io.Writer, in *model.Input) error {
 		// fits; the rest is measured again, because the first bundles kept
 		// now carry the descriptors and names the left-out ones had.
 		m := &bufferCap{limit: math.MaxUint64, sizes: []int{}, left: map[int32]uint64{}}
-		if err := writeTrace(io.Discard, in, m); err != nil {
+		if err := writeTrace(io.Discard, in, m, nil); err != nil {
 			return err
 		}
 		var total uint64
@@ -109,7 +113,7 @@ func writeCapped(w io.Writer, in *model.Input) error {
 		}
 		for skip > 0 && skip < len(m.sizes) {
 			t := &bufferCap{limit: math.MaxUint64, ring: true, skip: skip, left: map[int32]uint64{}}
-			if err := writeTrace(io.Discard, in, t); err != nil {
+			if err := writeTrace(io.Discard, in, t, nil); err != nil {
 				return err
 			}
 			if t.written <= limit {
@@ -121,7 +125,7 @@ func writeCapped(w io.Writer, in *model.Input) error {
 		}
 	}
 	c := &bufferCap{limit: limit, ring: in.Config.PerfettoRingBuffer, skip: skip, left: map[int32]uint64{}}
-	if err := writeTrace(w, in, c); err != nil {
+	if err := writeTrace(w, in, c, parts); err != nil {
 		return err
 	}
 	for pid, n := range c.left {

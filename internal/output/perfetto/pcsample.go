@@ -33,8 +33,13 @@ func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, procTrack uin
 	type inst struct{ co, off uint64 }
 	names := map[inst]string{}
 	tracks := map[uint32]uint64{}
+	part := pw.part
 	for i := range s.Samples {
 		x := &s.Samples[i]
+		if pw.part != part {
+			part = pw.part
+			clear(tracks)
+		}
 		if pw.cap != nil {
 			if pw.cap.rolledBack {
 				pw.cap.rolledBack = false
@@ -88,6 +93,7 @@ func (pw *perfettoWriter) pcSamples(p *model.Catalogue, pid int32, procTrack uin
 		if pw.err != nil {
 			return
 		}
+		pw.partBoundary()
 	}
 }
 

@@ -42,6 +42,12 @@ type perfettoWriter struct {
 	// The buffer cap (--perfetto-buffer-size, capped.go); nil: none, every
 	// packet goes straight to w.
 	cap *bufferCap
+
+	// The parts (parts.go); nil: one file whatever its size. part counts
+	// the parts started: a writer caching tracks forgets them when it
+	// changes.
+	parts *partLimit
+	part  int
 }
 
 func (pw *perfettoWriter) iid(table map[string]uint64, field protowire.Number, s string) uint64 {
@@ -240,16 +246,16 @@ func (pw *perfettoWriter) counter(track uint64, ts uint64, v float64) {
 // buffer the last ones; capped.go) and counted in in.PerfettoCapped.
 func Write(w io.Writer, in *model.Input) error {
 	if in.Config.PerfettoBufferBytes > 0 {
-		return writeCapped(w, in)
+		return writeCapped(w, in, nil)
 	}
-	return writeTrace(w, in, nil)
+	return writeTrace(w, in, nil, nil)
 }
 
 // writeTrace writes every process's records to w, through the cap when
-// there is one.
-func writeTrace(w io.Writer, in *model.Input, c *bufferCap) error {
+// there is one, and in parts when parts is not nil (w is then its files).
+func writeTrace(w io.Writer, in *model.Input, c *bufferCap, parts *partLimit) error {
 	pw := &perfettoWriter{w: bufio.NewWriterSize(w, 1<<20), tracks: map[uint64]bool{}, first: true,
-		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}, cap: c}
+		cats: map[string]uint64{}, names: map[string]uint64{}, annNames: map[string]uint64{}, cap: c, parts: parts}
 	if c != nil {
 		c.firstAtStart = true
 	}
@@ -436,8 +442,16 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		pmcPulse(pmcCur, pmcSum, d)
 	}
 
+	part := pw.part
 	for r.Next() {
 		seq++
+		if pw.part != part {
+			// A new part: its tracks are described again as they are used.
+			part = pw.part
+			clear(threadTracks)
+			clear(keyed)
+		}
+		pw.record(r.Kind(), p.Config.HideMarkers)
 		if pw.cap != nil {
 			if pw.cap.rolledBack {
 				// The records left out took their track descriptors
@@ -592,8 +606,10 @@ func (pw *perfettoWriter) writeProcess(p *model.Catalogue, r *model.SpoolView) {
 		if pw.err != nil {
 			return
 		}
+		pw.partBoundary()
 	}
 	pmcFlush()
 	pw.commit(pid)
 	pw.pcSamples(p, pid, procTrack, child)
+	pw.partBoundary()
 }
