@@ -24,7 +24,6 @@ func TestAttachCommandLine(t *testing.T) {
 	}{
 		{[]string{"-p", "x1", "--kernel-trace"}, `option --attach: "x1" is not a process id`},
 		{[]string{"--pid", "12", "--kernel-trace", "--", "./app"}, "option --attach: cannot be combined with an application command"},
-		{[]string{"--attach", "12", "--pmc", "SQ_WAVES"}, "option --pmc: counters cannot be collected while attached"},
 	} {
 		r := runCLI(t, env, tc.args...)
 		require.Equal(t, 2, r.code, "%v: %s", tc.args, r.stderr)

@@ -166,7 +166,7 @@ var Switches = []Switch{
 		Outputs: []string{"HSA_API"}, Aggregates: []string{hsa},
 		Report: "--hsa-trace", Empty: ": the app never initialised the HSA runtime",
 		Group: Granular, Help: "hsa_ext_program_* functions"},
-	{ID: Counters, Option: "pmc", Env: "ROCPROF_COUNTER_COLLECTION", EnvDoc: "1 when the pass collects counters (pmc: lines, --pmc, -i)",
+	{ID: Counters, Option: "pmc", Attached: true, Env: "ROCPROF_COUNTER_COLLECTION", EnvDoc: "1 when the pass collects counters (pmc: lines, --pmc, -i)",
 		ReadBy: both, Bit: 11, C: "COUNTER", Status: 11, CollectedBy: Shim,
 		Outputs: []string{"COUNTER_COLLECTION"},
 		Report:  "--pmc", Empty: ": no dispatch was profiled (check --kernel-include-regex, --kernel-exclude-regex and --kernel-iteration-range)"},

@@ -31,7 +31,7 @@ type AttachPass struct {
 // the configuration the processes read and the socket they report on. A
 // killed rocprof-go's run directory holding only these (and empty pass
 // directories) is removed by the next run (removeDeadRun).
-var AttachFiles = []string{"attach.conf", "attach.sock"}
+var AttachFiles = []string{"attach.conf", "attach.sock", "attach.pmc"}
 
 // startOnly are the variables of a pass's environment that a process reads
 // only when it starts.

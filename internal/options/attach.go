@@ -55,7 +55,7 @@ var attachOnlyOptions = []string{"attach_duration_msec", "attach_children", "att
 // a config file written for launches (virtual_gpu on a CPU-only runner),
 // so they are said, not refused.
 var launchOnlyOptions = []struct{ dest, why string }{
-	{"virtual_gpu", "the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists"},
+	{"virtual_gpu", "the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists and counters are planned for"},
 	{"preload", "LD_PRELOAD is read when a process starts"},
 	{"rocm_root", "a running process has loaded its ROCm libraries already"},
 	{"timeout", "it ends an app rocprof-go started; --attach-duration-msec bounds the attach"},
@@ -90,8 +90,8 @@ func (c *Config) validateAttach(withApp bool) (warnings []string, err error) {
 	if c.IsSet("hsa_trace") && c.HsaTrace.On() {
 		return nil, &UsageError{Option: "--hsa-trace", Msg: "cannot be collected while attached to a running process yet: " + supported + "; run the app under rocprof-go for it"}
 	}
-	if c.CollectsCounters() {
-		return nil, &UsageError{Option: "--pmc", Msg: "counters cannot be collected while attached to a running process yet (--pmc, pmc: lines of -i): " + supported + "; run the app under rocprof-go to collect counters"}
+	if len(c.PmcGroups) > 0 {
+		return nil, &UsageError{Option: "-i", Msg: "pmc_groups (counter groups multiplexed over the dispatches) cannot be collected while attached to a running process: give each group as a pmc: line (one attach window each), or run the app under rocprof-go"}
 	}
 	for _, d := range domain.Switches {
 		if d.Attached || !c.Collects(d) {
@@ -130,8 +130,56 @@ func (c *Config) validateAttach(withApp bool) (warnings []string, err error) {
 			warnings = append(warnings, s.Flag()+" changes nothing when attaching: "+o.why)
 		}
 	}
-	if len(c.TracingDomains()) == 0 {
+	if len(c.TracingDomains()) == 0 && !c.CollectsCounters() {
 		warnings = append(warnings, "no tracing options were enabled: attaching records nothing; add e.g. --kernel-trace --hip-trace --marker-trace")
 	}
 	return warnings, nil
+}
+
+// countersOnly reports whether the plan's passes differ only in their
+// counters (the pmc: lines of an input file): attached, each is one attach
+// window (docs/attach.md, "Counters while attached").
+func (p *Plan) countersOnly() bool {
+	for _, c := range p.Passes {
+		if !strings.HasPrefix(c.Pass.SubDir, "pmc_") || len(c.Pmc) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// SplitCounters replaces each attaching pass whose counter set needs
+// several hardware passes (split says which, from the GPUs' counter
+// databases) by one pass per hardware pass, in order, each collected in an
+// attach window of its own: their output directories are pmc_1, pmc_2, ...
+// as for the pmc: lines of an input file. It returns how many passes the
+// plan has then.
+func (p *Plan) SplitCounters(split func(names []string) ([][]string, error)) (int, error) {
+	var out []*Config
+	for _, c := range p.Passes {
+		if !c.Attaching() || len(c.Pmc) == 0 {
+			out = append(out, c)
+			continue
+		}
+		sets, err := split(c.Pmc)
+		if err != nil {
+			return 0, err
+		}
+		if len(sets) <= 1 {
+			out = append(out, c)
+			continue
+		}
+		for _, s := range sets {
+			n := c.clone()
+			n.Pmc = append([]string(nil), s...)
+			out = append(out, n)
+		}
+	}
+	if len(out) > 1 {
+		for i, c := range out {
+			c.Pass = Pass{Index: i + 1, SubDir: "pmc_" + strconv.Itoa(i+1)}
+		}
+	}
+	p.Passes = out
+	return len(out), nil
 }

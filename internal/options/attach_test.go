@@ -59,7 +59,6 @@ func TestAttachErrors(t *testing.T) {
 		{[]string{"--pid=-3", "--kernel-trace"}, `"-3" is not a process id`},
 		{[]string{"-p", "12", "--kernel-trace", "--", "./app"}, "cannot be combined with an application command"},
 		{[]string{"-p", "12", "--kernel-trace", "./app"}, "cannot be combined with an application command"},
-		{[]string{"-p", "12", "--pmc", "SQ_WAVES"}, "counters cannot be collected while attached"},
 		{[]string{"-p", "12", "--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time", "--pc-sampling-interval", "1"}, "--pc-sampling-method: cannot be collected while attached"},
 		{[]string{"-p", "12", "--att"}, "--advanced-thread-trace: cannot be collected while attached"},
 		{[]string{"-p", "12", "--memory-allocation-trace"}, "--memory-allocation-trace: cannot be collected while attached"},
@@ -77,35 +76,71 @@ func TestAttachErrors(t *testing.T) {
 	}
 	// Every refusal names what attaching collects.
 	err := resolveErr("-p", "12", "--memory-allocation-trace")
-	require.ErrorContains(t, err, "--kernel-trace, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
+	require.ErrorContains(t, err, "--kernel-trace, --memory-copy-trace, --pmc, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
 }
 
 // The options of an app rocprof-go starts are said to change nothing
 // (a config file written for launches may hold them).
 func TestAttachSaysLaunchOnlyOptionsChangeNothing(t *testing.T) {
 	p := resolve(t, "-p", "12", "--kernel-trace", "--virtual-gpu", "--timeout", "5s")
-	require.Contains(t, p.Warnings, "--virtual-gpu changes nothing when attaching: the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists")
+	require.Contains(t, p.Warnings, "--virtual-gpu changes nothing when attaching: the virtual GPU is loaded when a process starts (start the target with it: docs/attach.md); here it only names the agents run.json lists and counters are planned for")
 	require.Contains(t, p.Warnings, "--timeout changes nothing when attaching: it ends an app rocprof-go started; --attach-duration-msec bounds the attach")
 }
 
-func TestAttachRefusesCounterPassesOfAnInputFile(t *testing.T) {
-	err := resolveErr("-p", "12", "-i", testdata("three_pmc.txt"), "--kernel-trace")
-	require.ErrorContains(t, err, "counters cannot be collected while attached")
+func TestAttachTakesCounterPassesOfAnInputFile(t *testing.T) {
+	// One attach window per pmc: line.
+	require.Len(t, resolve(t, "-p", "12", "-i", testdata("three_pmc.txt"), "--kernel-trace").Passes, 3)
 	// Several jobs without counters: one pass per attach.
 	in := filepath.Join(t.TempDir(), "jobs.yaml")
 	require.NoError(t, os.WriteFile(in, []byte("jobs:\n  - kernel_trace: true\n  - hip_trace: true\n"), 0o600))
-	err = resolveErr("-p", "12", "-i", in)
+	err := resolveErr("-p", "12", "-i", in)
 	require.ErrorContains(t, err, "an attach is one pass")
 }
 
 func TestAttachAggregatesKeepWhatAttachingCollects(t *testing.T) {
 	p := resolve(t, "-p", "12", "--sys-trace")
 	c := p.Passes[0]
-	require.ElementsMatch(t, []string{"kernel_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace", "rccl_trace"}, c.TracingDomains())
+	require.ElementsMatch(t, []string{"kernel_trace", "memory_copy_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace", "rccl_trace"}, c.TracingDomains())
 	require.NotEmpty(t, p.Warnings)
-	require.Contains(t, p.Warnings[0], "--memory-copy-trace")
+	require.Contains(t, p.Warnings[0], "--memory-allocation-trace")
 	require.Contains(t, p.Warnings[0], "those domains are off")
 	// Nothing asked: said.
 	p = resolve(t, "-p", "12")
 	require.Contains(t, p.Warnings, "no tracing options were enabled: attaching records nothing; add e.g. --kernel-trace --hip-trace --marker-trace")
+}
+
+// Counters while attached (docs/attach.md): --pmc is one attach window,
+// each pmc: line of an input file one more; pmc_groups, which multiplex
+// over the dispatches of one run, are refused; SplitCounters gives each
+// hardware pass of a set a window of its own.
+func TestAttachCounters(t *testing.T) {
+	plan := resolve(t, "-p", "12", "--pmc", "SQ_WAVES", "GRBM_COUNT")
+	require.Len(t, plan.Passes, 1)
+	require.Equal(t, []string{"SQ_WAVES", "GRBM_COUNT"}, plan.Passes[0].Pmc)
+
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "lines.txt")
+	require.NoError(t, os.WriteFile(lines, []byte("pmc: SQ_WAVES\npmc: GRBM_COUNT\n"), 0o600))
+	plan = resolve(t, "-p", "12", "-i", lines)
+	require.Len(t, plan.Passes, 2)
+	require.Equal(t, "pmc_2", plan.Passes[1].Pass.SubDir)
+
+	groups := filepath.Join(dir, "groups.json")
+	require.NoError(t, os.WriteFile(groups, []byte(`{"jobs": [{"pmc_groups": [["SQ_WAVES"], ["GRBM_COUNT"]]}]}`), 0o600))
+	err := resolveErr("-p", "12", "-i", groups)
+	require.ErrorContains(t, err, "pmc_groups (counter groups multiplexed over the dispatches) cannot be collected while attached")
+
+	jobs := filepath.Join(dir, "jobs.json")
+	require.NoError(t, os.WriteFile(jobs, []byte(`{"jobs": [{"kernel_trace": true}, {"hip_trace": true}]}`), 0o600))
+	require.ErrorContains(t, resolveErr("-p", "12", "-i", jobs), "an attach is one pass over the running process")
+
+	plan = resolve(t, "-p", "12", "--pmc", "A", "B", "C")
+	n, err := plan.SplitCounters(func(names []string) ([][]string, error) {
+		return [][]string{{"A", "C"}, {"B"}}, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []string{"A", "C"}, plan.Passes[0].Pmc)
+	require.Equal(t, []string{"B"}, plan.Passes[1].Pmc)
+	require.Equal(t, Pass{Index: 2, SubDir: "pmc_2"}, plan.Passes[1].Pass)
 }

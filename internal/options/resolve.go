@@ -123,7 +123,7 @@ func Resolve(cl *CommandLine, src Sources) (*Plan, error) {
 		}
 		plan.Passes = append(plan.Passes, cfg)
 	}
-	if len(plan.Passes) > 1 && plan.Passes[0].Attaching() {
+	if len(plan.Passes) > 1 && plan.Passes[0].Attaching() && !plan.countersOnly() {
 		return nil, &UsageError{Option: "--attach", Msg: fmt.Sprintf("%s holds %d jobs (or pmc lines): an attach is one pass over the running process; give one job, or attach once per job", base.Input, len(plan.Passes))}
 	}
 	return plan, nil

@@ -2,13 +2,17 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rocprof-go/rocprof-go/internal/attach"
+	"github.com/rocprof-go/rocprof-go/internal/counters"
 	"github.com/rocprof-go/rocprof-go/internal/launch"
 	"github.com/rocprof-go/rocprof-go/internal/options"
+	"github.com/rocprof-go/rocprof-go/internal/topology"
 )
 
 // A plan with an attach pid (--attach PID, docs/attach.md) runs its one
@@ -43,6 +47,26 @@ func attachPass(ctx context.Context, run *launch.Run, n int, cfg *options.Config
 		return nil, nil, err
 	}
 	defer ap.RemoveFiles()
+	if cfg.CollectsCounters() {
+		// The counter program the agent runs in C (internal/attach/pmc.go).
+		agents, err := topology.Detect(cfg.VirtualGPU, os.LookupEnv, topology.DefaultSysfs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot collect counters: %w", err)
+		}
+		prog, warnings, err := attach.PMCProgram(attach.PMCSet{Names: cfg.Pmc, Opts: counterOptions(cfg)}, agents)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(progress, "rocprof-go: warning: "+w)
+		}
+		if _, err := ap.WriteFile(attach.PMCFile, prog); err != nil {
+			return nil, nil, fmt.Errorf("cannot write the counter program in %s: %w", ap.RunDir(), err)
+		}
+		if cfg.Pass.Index > 0 {
+			fmt.Fprintf(progress, "rocprof-go: attach window %d: counters %s\n", cfg.Pass.Index, strings.Join(cfg.Pmc, " "))
+		}
+	}
 	o := attach.Options{
 		PID: cfg.AttachTarget(), Children: cfg.AttachChildren.On(),
 		Duration: time.Duration(cfg.AttachDurationMsec) * time.Millisecond,
@@ -63,4 +87,39 @@ func attachPass(ctx context.Context, run *launch.Run, n int, cfg *options.Config
 	}
 	pass := ap.Attached(&launch.ProcessResult{Pid: rep.Target, Start: begin, Duration: time.Since(begin)})
 	return pass, rep, nil
+}
+
+// counterOptions are the counter database's options of a pass (its
+// definitions and extra counters files), as validatePassCounters loads it.
+func counterOptions(cfg *options.Config) []counters.Option {
+	var opts []counters.Option
+	if cfg.CounterDefs != "" {
+		opts = append(opts, counters.WithDefinitionsFile(cfg.CounterDefs))
+	}
+	if cfg.ExtraCounters != "" {
+		opts = append(opts, counters.WithExtraFile(cfg.ExtraCounters))
+	}
+	return opts
+}
+
+// splitAttachCounters gives each hardware pass of an attach's counter sets
+// an attach window of its own (options.Plan.SplitCounters), and says so.
+func splitAttachCounters(plan *options.Plan, environ []string, progress io.Writer) error {
+	first := plan.Passes[0]
+	agents, err := topology.Detect(first.VirtualGPU, lookupIn(environ), topology.DefaultSysfs)
+	if err != nil {
+		return fmt.Errorf("cannot collect counters: %w", err)
+	}
+	n, err := plan.SplitCounters(func(names []string) ([][]string, error) {
+		return attach.PMCPasses(attach.PMCSet{Names: names, Opts: counterOptions(first)}, agents)
+	})
+	if err != nil || n < 2 {
+		return err
+	}
+	window := "each window lasting until Enter is pressed (SIGINT or SIGTERM end the run)"
+	if first.AttachDurationMsec > 0 {
+		window = fmt.Sprintf("of %d ms each", first.AttachDurationMsec)
+	}
+	fmt.Fprintf(progress, "rocprof-go: counters: %d passes, one per attach window %s, consecutive: pass k's counters come from the dispatches of window k\n", n, window)
+	return nil
 }

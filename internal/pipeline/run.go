@@ -88,6 +88,11 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	if libs.Note != "" {
 		fmt.Fprintln(progress, "rocprof-go: note: "+libs.Note)
 	}
+	if attaching && collectsCounters(plan) {
+		if err := splitAttachCounters(plan, environ, progress); err != nil { // attach.go
+			return nil, err
+		}
+	}
 	first := plan.Passes[0]
 	found, err := checkPlan(plan, environ)
 	if err != nil {

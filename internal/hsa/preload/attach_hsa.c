@@ -98,6 +98,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attach_pmc.h"
 #include "hip_stream.h"
 #include "rpg_attach.h"
 #include "rpg_internal.h"
@@ -208,6 +209,11 @@ typedef struct rq_dispatch_time {
 /* Handles (hsa_agent_t, hsa_signal_t, ...) are structs of one uint64: the
  * same registers as a uint64_t in the x86-64 ABI. */
 typedef uint64_t handle_t;
+
+/* The dispatches are watched for kernel records and for counters
+ * (attach_pmc.c), which records the dispatches it counts as launch mode
+ * does. */
+#define RPG_WATCH (RPG_DOMAIN_KERNEL | RPG_DOMAIN_COUNTER)
 
 /* ---- the real functions ---------------------------------------------------- */
 
@@ -403,6 +409,7 @@ typedef struct pending {
     uint64_t e0; /* its end_ts then */
     uint64_t index;
     int barrier; /* the packet's header had the barrier bit */
+    int counted; /* counter slot + 1 (attach_pmc.c): recorded with or without kernel tracing */
     rpg_kernel_dispatch_rec rec;
 } pending;
 static pending *pend;
@@ -571,7 +578,7 @@ static aqueue *queue_get(const void *amdq, handle_t agent_hint, uint64_t from)
  * tag_slots). */
 static void tag_slots(const void *hq, uint64_t first, uint64_t n)
 {
-    if (!n || !(rpg_domains & RPG_DOMAIN_KERNEL))
+    if (!n || !(rpg_domains & RPG_WATCH))
         return;
     aqueue *q = queue_get(hq, 0, first);
     if (!q)
@@ -676,7 +683,7 @@ static void record_from(pending *p, handle_t s, int stamped)
     }
     p->rec.start_ns = t.start;
     p->rec.end_ns = t.end;
-    if (rpg_domains & RPG_DOMAIN_KERNEL)
+    if ((rpg_domains & RPG_DOMAIN_KERNEL) || p->counted)
         rpg_record_kernel_dispatch(&p->rec);
 }
 
@@ -782,7 +789,7 @@ static int consumed_kind(const rq_dispatch *k)
  * stored): on the app's thread, before the real store. */
 static void on_doorbell(void *amdq, int64_t last)
 {
-    if (!(rpg_domains & RPG_DOMAIN_KERNEL) || last < 0)
+    if (!(rpg_domains & RPG_WATCH) || last < 0)
         return;
     aqueue *q = queue_get(amdq, 0, (uint64_t)last);
     if (!q || q->dead)
@@ -836,6 +843,7 @@ static void on_doorbell(void *amdq, int64_t last)
             }
             consumed = 1; /* a dispatch: counted lost below */
         } else if (type != PKT_KERNEL_DISPATCH) {
+            rpg_attach_pmc_seen(amdq, i, k);
             continue;
         }
         /* The device may take the packet any moment now (see the top): our
@@ -877,6 +885,29 @@ static void on_doorbell(void *amdq, int64_t last)
         r->private_segment_size = k->private_segment_size;
         r->packet_index = (uint32_t)i;
         uint64_t ko = k->kernel_object;
+        if (!consumed && rpg_attach_pmc_on()) {
+            /* Counted: the packet moves to a queue of ours (its slot becomes
+             * a barrier-AND with the app's signal); its times come from ours. */
+            handle_t t = early;
+            if (!t) {
+                pthread_mutex_lock(&g_lock);
+                t = pool_get();
+                pthread_mutex_unlock(&g_lock);
+            }
+            int slot = t ? rpg_attach_pmc_redirect(amdq, q->agent, i, k, app, t) : -1;
+            if (slot >= 0) {
+                p.counted = slot + 1;
+                early = t;
+                app = 0;
+            } else {
+                if (t && t != early) {
+                    pthread_mutex_lock(&g_lock);
+                    pool_put(t);
+                    pthread_mutex_unlock(&g_lock);
+                }
+                rpg_attach_pmc_seen(amdq, i, k);
+            }
+        }
         if (app) {
             const rq_signal *s = (const rq_signal *)(uintptr_t)app;
             p.signal = app;
@@ -889,6 +920,8 @@ static void on_doorbell(void *amdq, int64_t last)
         rd = amdq_u64(q, AMDQ_READ_DISPATCH_ID);
         pthread_mutex_lock(&g_lock);
         r->dispatch_id = ++next_dispatch_id;
+        if (p.counted)
+            rpg_attach_pmc_bind(p.counted - 1, r->dispatch_id, q->node);
         const kinfo *ki = kmap_get(ko);
         if (ki) {
             r->kernel_id = ki->kernel_id;
@@ -939,6 +972,7 @@ static void on_doorbell(void *amdq, int64_t last)
             q->spare = pool_get();
         pthread_mutex_unlock(&g_lock);
     }
+    rpg_attach_pmc_rung(amdq, (uint64_t)last);
     if (hole != UINT64_MAX)
         q->next = hole;
     else if (end > q->next)
@@ -1218,7 +1252,7 @@ static hstatus hook_signal_destroy(handle_t sig)
     {                                                                                          \
         rpg_attach_enter();                                                                    \
         uint64_t v = real_load[i](hq);                                                         \
-        if (rpg_domains & RPG_DOMAIN_KERNEL)                                                   \
+        if (rpg_domains & RPG_WATCH)                                                           \
             (void)queue_get(hq, 0, v);                                                         \
         rpg_attach_leave();                                                                    \
         return v;                                                                              \
@@ -1261,7 +1295,7 @@ static hstatus hook_queue_create(handle_t agent_h, uint32_t size, uint32_t type,
 {
     rpg_attach_enter();
     hstatus s = real_queue_create(agent_h, size, type, cb, data, priv, group, queue);
-    if (s == ST_SUCCESS && queue && *queue && (rpg_domains & RPG_DOMAIN_KERNEL))
+    if (s == ST_SUCCESS && queue && *queue && (rpg_domains & RPG_WATCH))
         (void)queue_get(*queue, agent_h, 0);
     rpg_attach_leave();
     return s;
@@ -1274,6 +1308,7 @@ static hstatus hook_queue_destroy(void *hq)
 {
     rpg_attach_enter();
     aqueue *q = started ? queue_find(hq) : NULL;
+    rpg_attach_pmc_queue_gone(hq);
     if (q) {
         pthread_mutex_lock(&q->lock);
         pthread_mutex_lock(&g_lock);
@@ -1456,7 +1491,7 @@ int rpg_attach_hsa_start(void)
             loader_ok = 1;
     }
     started = 1;
-    if ((rpg_domains & RPG_DOMAIN_KERNEL) && loader_ok == 2 && loader.iterate_executables) {
+    if ((rpg_domains & RPG_WATCH) && loader_ok == 2 && loader.iterate_executables) {
         exec_list l = {NULL, 0, 0};
         loader.iterate_executables(walk_executable, &l);
         for (size_t i = 0; i < l.n; i++)
@@ -1464,7 +1499,7 @@ int rpg_attach_hsa_start(void)
         free(l.v);
     }
     pthread_mutex_unlock(&g_lock);
-    if (loader_ok < 2 && (rpg_domains & RPG_DOMAIN_KERNEL)) {
+    if (loader_ok < 2 && (rpg_domains & RPG_WATCH)) {
         static const char why[] = "attach: the HSA runtime has no executable walk (AMD loader "
                                   "extension 1.03): kernels loaded before the attach are unnamed";
         rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_SHIM_DECLINED, why, sizeof why - 1);
@@ -1472,12 +1507,13 @@ int rpg_attach_hsa_start(void)
     note_unavailable(RPG_DOMAIN_MEMORY_COPY, "not collected while attached (docs/attach.md)");
     note_unavailable(RPG_DOMAIN_MEMORY_ALLOCATION, "not collected while attached (docs/attach.md)");
     note_unavailable(RPG_DOMAIN_SCRATCH_MEMORY, "not collected while attached (docs/attach.md)");
-    note_unavailable(RPG_DOMAIN_COUNTER, "not collected while attached (docs/attach.md)");
+    (void)rpg_attach_pmc_start(); /* a refusal is noted in the spool */
     return 0;
 }
 
 void rpg_attach_hsa_poll(void)
 {
+    rpg_attach_pmc_poll();
     if (!started || !__atomic_load_n(&npend, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&g_lock);
@@ -1517,6 +1553,7 @@ uint64_t rpg_attach_hsa_stop(void)
 {
     if (!started)
         return 0;
+    uint64_t uncounted = rpg_attach_pmc_stop();
     uint64_t deadline = mono_ms() + STOP_WAIT_MS;
     for (;;) {
         rpg_attach_hsa_poll();
@@ -1569,7 +1606,7 @@ uint64_t rpg_attach_hsa_stop(void)
     next_kernel_id = next_code_object_id = next_dispatch_id = next_queue_id = 0;
     nagents = 0;
     loader_ok = 0;
-    uint64_t n = lost_untimed + lost_unseen + lost_overrun;
+    uint64_t n = lost_untimed + lost_unseen + lost_overrun + uncounted;
     const char *dbg = rpg_env(RPG_ENV_GO_SHIM_DEBUG);
     if (dbg && dbg[0] && dbg[0] != '0')
         fprintf(stderr,
