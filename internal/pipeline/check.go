@@ -50,5 +50,8 @@ func checkPlan(plan *options.Plan, environ []string) (gpus, error) {
 	if err := validatePCSampling(plan, g.agents, g.err, environ); err != nil {
 		return g, err
 	}
+	if _, _, err := writerSettings(envLookup); err != nil {
+		return g, err
+	}
 	return g, validateFormats(plan)
 }

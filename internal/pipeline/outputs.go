@@ -74,6 +74,13 @@ func writePassOutputs(req passOutputs) (*outputReport, error) {
 		return rep, fmt.Errorf("thread trace: %w", err)
 	}
 	cfg := outputConfig(c, req.Dir, req.Launch)
+	partBytes, spillDir, err := writerSettings(envLookup) // checked before the app ran (checkPlan)
+	if err != nil {
+		rep.Files = files
+		return rep, err
+	}
+	cfg.PerfettoPartBytes = partBytes
+	cfg.SpillDir = spillRoot(spillDir, fixedPart(req.Dir))
 	cfg.Stdout = req.Stdout // -o stdout / -o stderr
 	cfg.Claim = claimOutputs()
 	cfg.ThreadTraceFiles = threadTraceNamesByPID(files)
