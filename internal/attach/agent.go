@@ -369,9 +369,9 @@ func (a *attacher) detach(p *agentProc) {
 				rep.Unloaded = a.waitUnmapped(p.pid)
 				return
 			}
-			if pid, restored, lost, ok := parseDetached(l); ok && pid == p.pid {
+			if pid, restored, lost, copies, ok := parseDetached(l); ok && pid == p.pid {
 				rep.DetachMs = ms(time.Since(begin))
-				rep.SlotsRestored, rep.DispatchesLost = restored, lost
+				rep.SlotsRestored, rep.DispatchesLost, rep.CopiesLost = restored, lost, copies
 				rep.Unloaded = a.waitUnmapped(p.pid)
 				if !rep.Unloaded {
 					rep.Problem = "the preload library is still mapped after the detach (kept inert: a thread stayed inside a traced call too long); the process runs unprofiled, and the next attach loads it again"
@@ -391,17 +391,21 @@ func (a *attacher) detach(p *agentProc) {
 	}
 }
 
-// parseDetached reads "detached <pid> <restored-slots> <lost>".
-func parseDetached(l string) (pid, restored int, lost uint64, ok bool) {
+// parseDetached reads "detached <pid> <restored-slots> <lost-dispatches>
+// <lost-copies>" (the last may be absent: none).
+func parseDetached(l string) (pid, restored int, lost, copies uint64, ok bool) {
 	f := strings.Fields(l)
-	if len(f) != 4 || f[0] != "detached" {
-		return 0, 0, 0, false
+	if (len(f) != 4 && len(f) != 5) || f[0] != "detached" {
+		return 0, 0, 0, 0, false
 	}
-	var e1, e2, e3 error
+	var e1, e2, e3, e4 error
 	pid, e1 = strconv.Atoi(f[1])
 	restored, e2 = strconv.Atoi(f[2])
 	lost, e3 = strconv.ParseUint(f[3], 10, 64)
-	return pid, restored, lost, errors.Join(e1, e2, e3) == nil
+	if len(f) == 5 {
+		copies, e4 = strconv.ParseUint(f[4], 10, 64)
+	}
+	return pid, restored, lost, copies, errors.Join(e1, e2, e3, e4) == nil
 }
 
 // waitUnmapped waits (up to 2 s) for the library to leave the process's

@@ -113,6 +113,9 @@ type Process struct {
 	// the attach, not complete at the detach).
 	SlotsRestored  int    `json:"slots_restored"`
 	DispatchesLost uint64 `json:"dispatches_lost"`
+	// CopiesLost the memory copies (--memory-copy-trace) it could not time:
+	// not complete at the detach, or their signal reused before it was read.
+	CopiesLost uint64 `json:"copies_lost,omitempty"`
 	// Unloaded: the library is no longer mapped in the process after the
 	// detach (or the process is gone).
 	Unloaded bool `json:"unloaded"`
@@ -134,6 +137,15 @@ func (r *Report) DispatchesLost() uint64 {
 	var n uint64
 	for _, p := range r.Processes {
 		n += p.DispatchesLost
+	}
+	return n
+}
+
+// CopiesLost is the memory copies the agents could not time.
+func (r *Report) CopiesLost() uint64 {
+	var n uint64
+	for _, p := range r.Processes {
+		n += p.CopiesLost
 	}
 	return n
 }
@@ -371,6 +383,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		sort.Ints(pids)
 		fmt.Fprintf(a.out, "rocprof-go: warning: %d kernel dispatches at the edges of the attach (in flight when it began, or not complete at the detach) could not be timed or seen (PIDs %v): counted in run.json's attach.processes[].dispatches_lost, not guessed\n", n, pids)
+	}
+	if n := a.report.CopiesLost(); n > 0 {
+		var pids []int
+		for _, p := range a.report.Processes {
+			if p.CopiesLost > 0 {
+				pids = append(pids, p.PID)
+			}
+		}
+		sort.Ints(pids)
+		fmt.Fprintf(a.out, "rocprof-go: warning: %d memory copies could not be timed (not complete at the detach, or their signal reused before it was read; PIDs %v): counted in run.json's attach.processes[].copies_lost, not guessed\n", n, pids)
 	}
 	return a.report, nil
 }

@@ -579,11 +579,14 @@ func TestEncodeConfRefusesALineBreak(t *testing.T) {
 }
 
 func TestParseDetached(t *testing.T) {
-	pid, restored, lost, ok := parseDetached("detached 42 118 0")
+	pid, restored, lost, copies, ok := parseDetached("detached 42 118 0")
 	require.True(t, ok)
-	require.Equal(t, []any{42, 118, uint64(0)}, []any{pid, restored, lost})
-	for _, l := range []string{"detached 42 118", "detached x 1 2", "ready 42", "detached 42 1 -1"} {
-		_, _, _, ok := parseDetached(l)
+	require.Equal(t, []any{42, 118, uint64(0), uint64(0)}, []any{pid, restored, lost, copies})
+	pid, restored, lost, copies, ok = parseDetached("detached 42 118 3 2")
+	require.True(t, ok)
+	require.Equal(t, []any{42, 118, uint64(3), uint64(2)}, []any{pid, restored, lost, copies})
+	for _, l := range []string{"detached 42 118", "detached x 1 2", "ready 42", "detached 42 1 -1", "detached 42 1 0 -1", "detached 42 1 0 0 0"} {
+		_, _, _, _, ok := parseDetached(l)
 		require.False(t, ok, l)
 	}
 }

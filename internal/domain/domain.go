@@ -138,7 +138,7 @@ var Switches = []Switch{
 		Outputs: []string{"KERNEL_DISPATCH"}, Aggregates: []string{sys, runtime},
 		Report: "--kernel-trace", Empty: ": the app launched no kernel",
 		Group: Basic, Help: "kernel dispatches"},
-	{ID: MemoryCopy, Option: "memory_copy_trace", Env: "ROCPROF_MEMORY_COPY_TRACE", ReadBy: both, Bit: 8, C: "MEMORY_COPY", Status: 8, CollectedBy: Shim,
+	{ID: MemoryCopy, Option: "memory_copy_trace", Attached: true, Env: "ROCPROF_MEMORY_COPY_TRACE", ReadBy: both, Bit: 8, C: "MEMORY_COPY", Status: 8, CollectedBy: Shim,
 		Outputs: []string{"MEMORY_COPY"}, Aggregates: []string{sys, runtime},
 		Report: "--memory-copy-trace", Empty: ": the app made no asynchronous copy",
 		Group: Basic, Help: "asynchronous memory copies"},

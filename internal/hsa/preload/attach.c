@@ -19,7 +19,8 @@
  *   6. on "detach\n" or EOF (the CLI is gone): every slot restored, a wait
  *      (at most 10 s) until no thread is inside a wrapper, the HSA side
  *      stopped, the spool finished and closed, "detached <pid> <restored>
- *      <lost>\n", the socket closed, and the library unloaded.
+ *      <lost-dispatches> <lost-copies>\n", the socket closed, and the
+ *      library unloaded.
  *
  * The unload: the thread's start routine is a few lines of assembly that
  * call the C body and, when it says so, jump to dlclose with the stack as
@@ -378,6 +379,7 @@ static int hooks_build(void)
         n += rpg__rccl_hooks(h + n, cap - n);
     for (size_t i = 0; i < rpg_attach_hsa_nhooks && n < cap; i++)
         h[n++] = rpg_attach_hsa_hooks[i];
+    n += rpg__attach_copy_hooks(h + n, cap - n);
     g_hooks = h;
     g_nhooks = n;
     g_hooks_len = len;
@@ -464,6 +466,8 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "the HSA side could not start: %s", strerror(-rc));
         return rc;
     }
+    if (rc == 0)
+        (void)rpg__attach_copy_start(); /* a refusal is noted in the spool */
     return 0;
 }
 
@@ -492,6 +496,7 @@ static void serve(int fd)
         struct pollfd p = {fd, POLLIN, 0};
         int n = poll(&p, 1, 1);
         rpg_attach_hsa_poll();
+        rpg__attach_copy_poll();
         uint64_t t = now_ms();
         if (t >= next_scan) {
             next_scan = t + 10;
@@ -595,16 +600,19 @@ exit_plan rpg__control_main(void *arg)
             serve(fd);
     }
     __atomic_store_n(&g_state, ST_DETACHING, __ATOMIC_SEQ_CST);
+    rpg__attach_copy_detaching();
     int restored = rpg_got_restore();
     int drained = drain();
     uint64_t lost = ok ? rpg_attach_hsa_stop() : 0;
+    uint64_t copies_lost = ok ? rpg__attach_copy_stop() : 0;
     __atomic_store_n(&rpg_domains, 0, __ATOMIC_SEQ_CST);
     rpg__recorder_finish(drained);
     rpg__notes_finish();
     if (fd >= 0) {
         if (!drained)
             say(fd, "busy %lld\n", (long long)inflight());
-        say(fd, "detached %d %d %llu\n", (int)pid, restored, (unsigned long long)lost);
+        say(fd, "detached %d %d %llu %llu\n", (int)pid, restored, (unsigned long long)lost,
+            (unsigned long long)copies_lost);
         if (sock_is_ours(fd))
             close(fd);
     }

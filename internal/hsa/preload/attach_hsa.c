@@ -99,6 +99,7 @@
 #include <time.h>
 
 #include "attach_pmc.h"
+#include "attach_internal.h"
 #include "hip_stream.h"
 #include "rpg_attach.h"
 #include "rpg_internal.h"
@@ -1193,6 +1194,7 @@ static void doorbell_or_reset(handle_t sig, int64_t value)
         on_doorbell(s->queue_ptr, value);
         return;
     }
+    rpg__attach_copy_signal_reset(sig);
     if (__atomic_load_n(app_slot(sig), __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&g_lock);
         settle_app_signal(sig);
@@ -1217,6 +1219,7 @@ STORE_HOOK(silent_screlease, real_silent_screlease)
 static hstatus hook_signal_destroy(handle_t sig)
 {
     rpg_attach_enter();
+    rpg__attach_copy_signal_reset(sig);
     if (started && __atomic_load_n(app_slot(sig), __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&g_lock);
         settle_app_signal(sig);
@@ -1504,7 +1507,6 @@ int rpg_attach_hsa_start(void)
                                   "extension 1.03): kernels loaded before the attach are unnamed";
         rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_SHIM_DECLINED, why, sizeof why - 1);
     }
-    note_unavailable(RPG_DOMAIN_MEMORY_COPY, "not collected while attached (docs/attach.md)");
     note_unavailable(RPG_DOMAIN_MEMORY_ALLOCATION, "not collected while attached (docs/attach.md)");
     note_unavailable(RPG_DOMAIN_SCRATCH_MEMORY, "not collected while attached (docs/attach.md)");
     (void)rpg_attach_pmc_start(); /* a refusal is noted in the spool */

@@ -105,4 +105,18 @@ RPG_ATTACH_HIDDEN void rpg__got_after_fork(void);
             rpg_attach_leave();                                                                \
     } while (0)
 
+/* attach_copy.c: memory copies while attached (--memory-copy-trace). The
+ * hooks of the async-copy functions (none unless the domain is on); start
+ * after the HSA side's (async-copy profiling on, the agents); the poll next
+ * to the HSA side's; the signal-store and destroy hooks of attach_hsa.c
+ * call signal_reset before the app's store; detaching right before the
+ * slots are restored (new copies untraced, the app's profiling wish put
+ * back); stop after the HSA side's: returns the copies it could not time. */
+RPG_ATTACH_HIDDEN size_t rpg__attach_copy_hooks(rpg_hook *out, size_t cap);
+RPG_ATTACH_HIDDEN int rpg__attach_copy_start(void);
+RPG_ATTACH_HIDDEN void rpg__attach_copy_poll(void);
+RPG_ATTACH_HIDDEN void rpg__attach_copy_signal_reset(uint64_t sig);
+RPG_ATTACH_HIDDEN void rpg__attach_copy_detaching(void);
+RPG_ATTACH_HIDDEN uint64_t rpg__attach_copy_stop(void);
+
 #endif /* RPG_ATTACH_INTERNAL_H */
