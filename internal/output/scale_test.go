@@ -135,3 +135,52 @@ func BenchmarkWritingAtScale(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOutputBytesPerRecord writes scale spools of one record kind
+// each (ROCPROF_GO_SCALE_RECORDS, default 1M: HIP calls alone, then kernel
+// dispatches alone; times jittered, as real clocks are) to every format and reports the outputs' bytes per
+// record of each kind (<format>-<kind>-B/record): the figures of
+// docs/performance.md's disk estimate and of the run's start line
+// (pipeline's bytesPerRecord).
+func BenchmarkOutputBytesPerRecord(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("ROCPROF_GO_SCALE_RECORDS")); err == nil && v > 0 {
+		n = v
+	}
+	for range b.N {
+		for _, kind := range []string{"hip", "kernel"} {
+			dir, err := os.MkdirTemp(b.TempDir(), "kind-")
+			require.NoError(b, err)
+			hip, kernels := outputtest.ScaleSpoolOf(b, filepath.Join(dir, "rpg-4242-4242000000-0.spool"), n,
+				outputtest.ScaleKinds{Calls: kind == "hip", Kernels: kind == "kernel", Jitter: true})
+			records := hip + kernels
+			for _, f := range scaleFormats {
+				out := filepath.Join(dir, "out-"+string(f))
+				require.NoError(b, os.Mkdir(out, 0o700))
+				_, err := Write(model.Config{Dir: out, PrefixTemplate: "out", Formats: []model.Format{f}, SpillDir: out}, dir)
+				require.NoError(b, err)
+				size := treeBytes(b, out)
+				b.Logf("%s, %d %s records: %d bytes, %.1f B/record", f, records, kind, size, float64(size)/float64(records))
+				b.ReportMetric(float64(size)/float64(records), string(f)+"-"+kind+"-B/record")
+				require.NoError(b, os.RemoveAll(out))
+			}
+			require.NoError(b, os.RemoveAll(dir))
+		}
+	}
+}
+
+// treeBytes is the bytes of the regular files under dir.
+func treeBytes(t testing.TB, dir string) int64 {
+	var n int64
+	require.NoError(t, filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		st, err := d.Info()
+		if err == nil {
+			n += st.Size()
+		}
+		return err
+	}))
+	return n
+}

@@ -38,6 +38,32 @@ func ScaleRounds(n int) int { return (n + ScaleRecordsPerRound - 1) / ScaleRecor
 // calls and kernel dispatches.
 func ScaleSpool(t testing.TB, path string, n int) (hip, kernels uint64) {
 	t.Helper()
+	return ScaleSpoolOf(t, path, n, ScaleKinds{Calls: true, Kernels: true})
+}
+
+// ScaleKinds selects what a scale spool holds.
+type ScaleKinds struct {
+	Calls, Kernels bool // the HIP calls, the kernels' dispatch records
+	// Jitter adds up to 255 ns of noise to every time and duration, as
+	// real clocks have: ScaleSpool's regular steps compress to almost
+	// nothing in Parquet's delta encoding, which no real trace does.
+	Jitter bool
+}
+
+// ScaleSpoolOf is ScaleSpool with the records of one kind only, or
+// jittered times: for the outputs' bytes per record of each kind.
+func ScaleSpoolOf(t testing.TB, path string, n int, kinds ScaleKinds) (hip, kernels uint64) {
+	t.Helper()
+	rng := uint64(0x9e3779b97f4a7c15)
+	noise := func() uint64 {
+		if !kinds.Jitter {
+			return 0
+		}
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return rng & 0xff
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	require.NoError(t, err)
 	defer f.Close()
@@ -79,16 +105,21 @@ func ScaleSpool(t testing.TB, path string, n int) (hip, kernels uint64) {
 				}
 				corr := id.next
 				id.next++
-				start := base + uint64(j)*1000 + uint64(th)*250
-				end := start + 400 + uint64(j%3)*50
+				start := base + uint64(j)*1000 + uint64(th)*250 + noise()
+				end := start + 400 + uint64(j%3)*50 + noise()
 				fn := uint32(j % 2)
-				add(tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: fn, TID: tid, CorrelationID: corr, Start: start, End: end})
-				hip++
+				if kinds.Calls {
+					add(tracing.APICall{Domain: tracing.DomainHIPRuntime, Function: fn, TID: tid, CorrelationID: corr, Start: start, End: end})
+					hip++
+				}
 				if fn == 1 {
-					ks := end + 2000
-					done = append(done, pending{corr, ks, ks + 300 + uint64((j*7919+th*31)%5)*200, tid})
+					ks := end + 2000 + noise()
+					done = append(done, pending{corr, ks, ks + 300 + uint64((j*7919+th*31)%5)*200 + noise(), tid})
 				}
 			}
+		}
+		if !kinds.Kernels {
+			continue
 		}
 		require.NoError(t, w.NewChunk(scaleCompleter))
 		for i, d := range done {
