@@ -709,6 +709,33 @@ void *vgpu_mem_mmap(int kind, void *addr, size_t len, int prot, int flags, off_t
   return p;
 }
 
+/* The doorbell page of GPU gpu as the command processor reads it: its own
+ * mapping of the memfd range the thunk maps through /dev/kfd (the same
+ * pages, so a doorbell store of the runtime is seen here), 1024 64-bit
+ * doorbells, slot = KFD queue id. Made on first use; NULL if it cannot be. */
+static volatile uint64_t *doorbell_map[VGPU_MAX_GPUS];
+
+volatile uint64_t *vgpu_mem_doorbells(unsigned gpu) {
+  if (gpu >= VGPU_MAX_GPUS) return NULL;
+  pthread_rwlock_wrlock(&lock);
+  if (!special_init) {
+    for (unsigned g = 0; g < VGPU_MAX_GPUS; g++) doorbell_off[g] = mmio_off[g] = -1;
+    special_init = true;
+  }
+  if (!doorbell_map[gpu]) {
+    int64_t off = special(&doorbell_off[gpu], 8192);
+    void *p = off < 0 ? MAP_FAILED
+                      : vgpu_real_mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, (off_t)off);
+    if (p != MAP_FAILED) {
+      madvise(p, 8192, MADV_DONTFORK);
+      doorbell_map[gpu] = p;
+    }
+  }
+  volatile uint64_t *d = doorbell_map[gpu];
+  pthread_rwlock_unlock(&lock);
+  return d;
+}
+
 /* The event page when the thunk supplied none (the APU path of KFD). */
 void *vgpu_events_page(void) {
   pthread_rwlock_wrlock(&lock);
@@ -736,4 +763,5 @@ void vgpu_memory_after_fork(void) {
   naliased = 0;
   special_init = false;
   events_off = -1;
+  memset(doorbell_map, 0, sizeof doorbell_map); /* MADV_DONTFORK: not in the child */
 }

@@ -2,9 +2,32 @@
  * ring and its read/write pointers (for AQL, fields of ROCR's amd_queue_t);
  * every queue gets its own thread so a queue blocked on a barrier or busy
  * with a long kernel never stalls another. Doorbells are plain stores that
- * no kernel sees, so idle threads poll the ring, backing off from
- * microseconds to a parked state (see "idling"). Every address a packet
- * holds is a GPU address, turned into a CPU one by vgpu_host(). */
+ * no kernel sees, so idle threads poll them, backing off from microseconds
+ * to a parked state (see "idling"). Every address a packet holds is a GPU
+ * address, turned into a CPU one by vgpu_host().
+ *
+ * An AQL queue's packets are consumed only up to its doorbell, as AMD's
+ * packet processor fetches them: the runtime stores the index of the last
+ * packet it submitted into the queue's 64-bit doorbell (the slot of the
+ * GPU's doorbell page at queue id x 8, which the thunk maps through
+ * /dev/kfd), after writing the packet's header. The slot holds UINT64_MAX
+ * from the queue's creation until the first store. The thread processes
+ * indices below `rung` (the highest index stored + 1: a producer that rings
+ * an older index after another rang a newer one does not take back what
+ * was announced), and a packet announced but still INVALID is waited for,
+ * in order. A packet whose header is valid but that no doorbell announced
+ * yet stays in the ring, untouched.
+ *
+ * One thing the hardware sees that a poll cannot: every store. A queue of
+ * several producers (HSA_QUEUE_TYPE_MULTI: HIP's streams sharing a queue)
+ * may ring an older index right after another rang a newer one ("the
+ * doorbell signal value can be updated with any value"), and a packet
+ * processor must still run the newer packet; the poll may have seen only
+ * the older value. So a packet whose header has been valid, unannounced,
+ * for UNRUNG_AFTER_NS is taken as announced (counted: `doorbell_late` in
+ * the packet log). A producer rings right after writing the header, so
+ * this only happens when a store was overwritten unseen, or the producer
+ * stood still that long between the two. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fnmatch.h>
@@ -37,6 +60,10 @@ struct vgpu_queue {
   uint64_t ring_bytes;
   /* AQL */
   amd_queue_t *amd;
+  volatile uint64_t *doorbell; /* the queue's slot of the doorbell page */
+  volatile uint64_t rung;      /* packets below this index were announced */
+  uint64_t unrung_since;       /* ns: the packet at the read index valid, not announced */
+  uint64_t late;               /* packets taken after UNRUNG_AFTER_NS (the packet log) */
   struct vgpu_scratch scratch; /* dynamic scratch requests (scratch.c) */
   /* SDMA: 64-bit byte offsets in the thunk's memory */
   volatile uint64_t *rptr, *wptr;
@@ -87,6 +114,7 @@ static uint64_t thread_cpu_ns(void) {
 }
 
 #define PARK_AFTER_NS 20000000ull
+#define UNRUNG_AFTER_NS 10000000ull /* a valid packet no doorbell announced (see the top) */
 #define YIELD_FOR_NS 20000ull
 #define WATCH_PERIOD_NS 2000000L
 
@@ -118,6 +146,17 @@ static void backoff_wait(struct vgpu_queue *q, struct backoff *b) {
 
 static void backoff_reset(struct backoff *b) { b->idle_since = 0; }
 
+/* The number of packets the doorbell announced: one past the highest index
+ * stored (UINT64_MAX: none yet), never less than before. */
+static uint64_t doorbell_rung(struct vgpu_queue *q) {
+  uint64_t db = __atomic_load_n(q->doorbell, __ATOMIC_ACQUIRE);
+  uint64_t rung = __atomic_load_n(&q->rung, __ATOMIC_RELAXED);
+  if (db != UINT64_MAX && db + 1 > rung) rung = db + 1;
+  return rung;
+}
+
+/* Whether a queue has something to look at (a valid header at the read
+ * index: announced, or to be timed as not announced). */
 static bool has_work(struct vgpu_queue *q) {
   if (!q->active) return false;
   if (q->aql) {
@@ -392,12 +431,29 @@ static void *aql_thread(void *arg) {
       continue;
     }
     uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+    uint64_t rung = doorbell_rung(q); /* the doorbell first: the header was written before it */
+    __atomic_store_n(&q->rung, rung, __ATOMIC_RELAXED);
     uint8_t *slot = q->ring + (rd % n) * 64;
     uint16_t header = __atomic_load_n((uint16_t *)slot, __ATOMIC_ACQUIRE);
     if ((header & 0xff) == HSA_PACKET_TYPE_INVALID) {
+      q->unrung_since = 0;
       backoff_wait(q, &b);
       continue;
     }
+    if (rd >= rung) {
+      /* Valid, not announced: wait for its doorbell (see the top). */
+      uint64_t now = mono_ns();
+      if (!q->unrung_since) q->unrung_since = now;
+      if (now - q->unrung_since < UNRUNG_AFTER_NS) {
+        backoff_wait(q, &b);
+        continue;
+      }
+      q->late++;
+      vgpu_logf("{\"type\":\"doorbell_late\",\"pid\":%d,\"queue\":%u,\"index\":%llu,\"rung\":%llu}",
+                (int)getpid(), q->id, (unsigned long long)rd, (unsigned long long)rung);
+      __atomic_store_n(&q->rung, rd + 1, __ATOMIC_RELAXED);
+    }
+    q->unrung_since = 0;
     uint8_t pkt[64];
     memcpy(pkt, slot, 64);
     if (process_aql(q, rd, pkt) == NOT_READY) {
@@ -601,6 +657,11 @@ int vgpu_queue_create(void *argp, size_t size) {
   q->active = a->queue_percentage > 0;
   q->ring = vgpu_host(a->ring_base_address);
   q->ring_bytes = a->ring_size;
+  volatile uint64_t *doorbells = vgpu_mem_doorbells(q->gpu);
+  if (!doorbells) {
+    free(q);
+    return -ENOMEM;
+  }
   if (aql) {
     q->amd = (amd_queue_t *)((uint8_t *)vgpu_host(a->read_pointer_address) -
                              offsetof(amd_queue_t, read_dispatch_id));
@@ -622,6 +683,8 @@ int vgpu_queue_create(void *argp, size_t size) {
   }
   qid_used[id] = 1;
   q->id = id;
+  q->doorbell = doorbells + id;
+  __atomic_store_n(q->doorbell, UINT64_MAX, __ATOMIC_RELEASE); /* nothing rung yet */
   q->next = queues;
   queues = q;
   if (pthread_create(&q->thread, NULL, aql ? aql_thread : sdma_thread, q)) {

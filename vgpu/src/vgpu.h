@@ -210,6 +210,9 @@ bool vgpu_pcs_active(unsigned gpu);
 void vgpu_pcs_dispatch(unsigned gpu, uint32_t queue_id, uint64_t ring_packets, uint64_t index,
                        const struct vgpu_dispatch_info *d, uint64_t start_ns, uint64_t end_ns);
 uint64_t vgpu_mem_doorbell_va(unsigned gpu); /* the doorbell page's GPU address, 0 if unknown */
+/* The command processor's view of GPU gpu's doorbell page (1024 x 64 bits,
+ * slot = queue id), NULL if it cannot be mapped. */
+volatile uint64_t *vgpu_mem_doorbells(unsigned gpu);
 
 /* Kernels, from code objects in memory (kernels.c): the name, and for the
  * runtimes' blit kernels the explicit arguments (offset, size) in order. */
