@@ -44,5 +44,5 @@ func TestTidyEarlierRunsAfterAKilledAttach(t *testing.T) {
 	tidyEarlierRuns(&note, zerolog.New(&log), sr)
 	require.NoDirExists(t, empty)
 	require.DirExists(t, spooled)
-	require.Equal(t, "rocprof-go: note: "+spooled+" holds 1 spools of an earlier run (left by a rocprof-go that was killed): `rocprof-go convert -i "+spooled+" -f csv` writes them out; delete the directory when done\n", note.String())
+	require.Equal(t, "rocprof-go: note: "+spooled+" holds 1 spools of an earlier run (left by a rocprof-go that was killed): `rocprof-go convert -i "+spooled+" -f csv` writes them out; delete the directory when done (this is said once)\n", note.String())
 }

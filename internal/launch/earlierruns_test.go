@@ -58,6 +58,11 @@ func TestTidyEarlierRunsRemovesOnlyDeadEmptyRuns(t *testing.T) {
 		require.FileExists(t, filepath.Join(d, runOwnerFile))
 		require.FileExists(t, filepath.Join(d, "pass_1", notesFile))
 	}
-	require.Equal(t, "rocprof-go: note: "+spooled+" holds 1 spools of an earlier run (left by a rocprof-go that was killed): `rocprof-go convert -i "+spooled+" -f csv` writes them out; delete the directory when done\n", note.String())
+	require.Equal(t, "rocprof-go: note: "+spooled+" holds 1 spools of an earlier run (left by a rocprof-go that was killed): `rocprof-go convert -i "+spooled+" -f csv` writes them out; delete the directory when done (this is said once)\n", note.String())
 	require.NotContains(t, log.String(), "rocprof-go-run-spooled")
+	// Named once: the next run says nothing of it (issue 43).
+	note.Reset()
+	tidyEarlierRuns(&note, zerolog.New(&log), sr)
+	require.Empty(t, note.String())
+	require.DirExists(t, spooled)
 }

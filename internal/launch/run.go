@@ -258,6 +258,9 @@ const (
 	runDirPrefix = "rocprof-go-run-"
 	runOwnerFile = "owner"
 	runKeptFile  = "kept"
+	// runListedFile marks a run directory a later run has named: it is
+	// not named again by every run after (issue 43).
+	runListedFile = "listed"
 )
 
 // tidyEarlierRuns looks at the run directories under the spool root that
@@ -318,8 +321,15 @@ func tidyEarlierRuns(w io.Writer, log zerolog.Logger, spoolRoot *securedir.Dir) 
 			rd.Close()
 			continue
 		}
+		if st, err := lstatAt(rd, runListedFile); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			rd.Close()
+			continue // named once already, by an earlier run
+		}
+		if fd, err := unix.Openat(int(rd.Fd()), runListedFile, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+			unix.Close(fd)
+		}
 		rd.Close()
-		fmt.Fprintf(w, "rocprof-go: note: %s holds %d spools of an earlier run (%s): `rocprof-go convert -i %s -f csv` writes them out; delete the directory when done\n",
+		fmt.Fprintf(w, "rocprof-go: note: %s holds %d spools of an earlier run (%s): `rocprof-go convert -i %s -f csv` writes them out; delete the directory when done (this is said once)\n",
 			Printable(d), spools, why, Printable(d))
 	}
 }
@@ -340,7 +350,10 @@ func removeDeadRun(root, rd *os.File, name string) bool {
 		switch {
 		case err != nil || int(st.Uid) != os.Geteuid():
 			return false
-		case e == runOwnerFile && st.Mode&unix.S_IFMT == unix.S_IFREG:
+		case (e == runOwnerFile || e == runListedFile) && st.Mode&unix.S_IFMT == unix.S_IFREG:
+			if e == runListedFile {
+				attach = append(attach, e) // removed with the attach's files
+			}
 		case slices.Contains(AttachFiles, e): // an attach's configuration and socket
 			attach = append(attach, e)
 		case strings.HasPrefix(e, "pass_") && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -440,8 +453,13 @@ type Run struct {
 	spoolRoot *securedir.Dir
 	onOutput  bool // spoolRoot is OUTDIR/.rocprof-go-unconverted (rescue.go)
 	dir       *securedir.Dir
-	kept      bool
-	progress  *passProgress
+	// drain is the run's directory on the output file system when the
+	// spools are drained there while the app runs (drain.go); then the
+	// passes' spools end up there, and dir holds none once a pass ended.
+	drain      *drainTarget
+	drainStuck bool // a spool could not be moved whole: dir keeps its part
+	kept       bool
+	progress   *passProgress
 	// Launch is when the run began: %launch_time%'s value.
 	Launch time.Time
 }
@@ -478,22 +496,48 @@ func (r *Runner) Begin(plan *options.Plan) (_ *Run, err error) {
 			return nil, fmt.Errorf("cannot create the run's private directory: %w", err)
 		}
 	}
-	r.Guard.setRunDir(runDir)
+	var drain *drainTarget
+	if !onOutput {
+		if drain, err = r.drainTarget(plan, spoolRoot); err != nil {
+			os.RemoveAll(runDir.Path())
+			runDir.Close()
+			spoolRoot.Close()
+			return nil, err
+		}
+	}
+	if drain != nil {
+		// Runs kept on the output file system are named once, as those
+		// in the spool root.
+		tidyEarlierRuns(r.Stderr, r.Log, drain.top)
+		r.Guard.setRunDir(drain.run) // where the spools are once the app exited
+	} else {
+		r.Guard.setRunDir(runDir)
+	}
 	noteSpoolReservation(r.Stderr, runDir)
 	// Who owns it (pid and start time): a later run tells a directory
 	// whose rocprof-go was killed from one still in use.
 	_ = runDir.WriteFile(runOwnerFile, []byte(thisRunOwner()), 0o600)
-	return &Run{r: r, app: plan.App, passes: len(plan.Passes), spoolRoot: spoolRoot, onOutput: onOutput, dir: runDir,
+	return &Run{r: r, app: plan.App, passes: len(plan.Passes), spoolRoot: spoolRoot, onOutput: onOutput, dir: runDir, drain: drain,
 		progress: newPassProgress(r.Stderr, len(plan.Passes)), Launch: time.Now()}, nil
 }
 
-// Close removes the run's directory unless it was kept.
+// Close removes the run's directory unless it was kept. With the spools
+// drained to the output file system, the directory in memory is removed
+// in any case (its spools were moved) unless a spool could not be moved
+// whole; the one on the output file system is kept when the run is.
 func (run *Run) Close() {
-	if !run.kept {
+	if !run.kept || (run.drain != nil && !run.drainStuck) {
 		os.RemoveAll(run.dir.Path())
 		if run.onOutput {
 			_ = os.Remove(run.spoolRoot.Path()) // when no other run's is in it
 		}
+	}
+	if d := run.drain; d != nil {
+		if !run.kept {
+			os.RemoveAll(d.run.Path())
+			_ = os.Remove(d.top.Path()) // when nothing else is in it
+		}
+		d.close()
 	}
 	run.dir.Close()
 	run.spoolRoot.Close()
@@ -503,6 +547,18 @@ func (run *Run) Close() {
 func (run *Run) keep(why error) {
 	run.kept = true
 	_ = run.dir.WriteFile(runKeptFile, []byte(why.Error()+"\n"), 0o600)
+	if run.drain != nil {
+		_ = run.drain.run.WriteFile(runKeptFile, []byte(why.Error()+"\n"), 0o600)
+	}
+}
+
+// spoolsDir is the run directory where the passes' spools are once their
+// app exited.
+func (run *Run) spoolsDir() *securedir.Dir {
+	if run.drain != nil {
+		return run.drain.run
+	}
+	return run.dir
 }
 
 // Pass is one run of the app: what it left behind and how it ended.
@@ -519,8 +575,13 @@ type Pass struct {
 	// StartFailure is set when the app's dynamic loader could not start
 	// it (startfailure.go): nothing was recorded.
 	StartFailure *StartFailure
-	run          *Run
-	rescue       *rescuer
+	// AppExited is when the app's last process was gone.
+	AppExited time.Time
+	// Drain is what the drain of the spools to the output file system did
+	// (drain.go); nil when they were not drained.
+	Drain  *DrainReport
+	run    *Run
+	rescue *rescuer
 }
 
 // beginPass starts pass n: its progress line and its spool directory in the
@@ -563,17 +624,43 @@ func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass,
 	}
 	env.Added[NotesEnv] = notes.value
 	env.Full = append(env.Full, NotesEnv+"="+notes.value)
+	var drain *passDrain
+	if run.drain != nil {
+		if drain, err = run.drain.startPass(filepath.Base(spoolDir), spoolDir); err != nil {
+			return nil, fmt.Errorf("cannot create the pass's directory for its spools on the output file system: %w", err)
+		}
+	}
 	r.Log.Debug().Strs("env", env.AddedLines()).Strs("app", run.app).Msg("starting the app")
 	r.Guard.setActive(false)
 	proc, err := runProcessTree(ctx, run.app, env.Full, r.AppIO, cfg.Timeout, r.Log, r.Guard)
+	exited := time.Now()
 	r.Guard.setActive(true) // the app's tree has exited: a signal now is about the outputs
 	notes.started()
+	var drained *DrainReport
+	if drain != nil {
+		// Every process of the app is gone: the rest of the spools moves.
+		var derr error
+		drained, derr = drain.finish()
+		if derr != nil {
+			run.drainStuck = true
+			run.keep(derr)
+			if err == nil {
+				notes.read()
+				return nil, fmt.Errorf("moving the spools of pass %d to the output file system failed (the recorded data is kept in %s and %s): %w", n, spoolDir, drained.Dir, derr)
+			}
+		}
+	}
 	if err != nil {
 		notes.read()
 		return nil, err
 	}
-	return &Pass{N: n, Config: cfg, Dir: PassDir(cfg), SpoolDir: spoolDir, Env: env, Process: proc,
-		Unprofiled: notes.read(), StartFailure: diagnoseStart(run.app, proc, spoolDir, env.Full, r.AppIO.Dir), run: run}, nil
+	spools := spoolDir
+	if drained != nil {
+		spools = drained.Dir
+	}
+	return &Pass{N: n, Config: cfg, Dir: PassDir(cfg), SpoolDir: spools, Env: env, Process: proc,
+		Unprofiled: notes.read(), StartFailure: diagnoseStart(run.app, proc, spools, env.Full, r.AppIO.Dir), run: run,
+		AppExited: exited, Drain: drained}, nil
 }
 
 // WritingOutputs is said before the pass's outputs are written. A launcher
@@ -583,7 +670,7 @@ func (run *Run) RunPass(ctx context.Context, n int, cfg *options.Config) (*Pass,
 // run and the outputs will take long.
 func (p *Pass) WritingOutputs() {
 	r := p.run.r
-	rs := r.passRescuer(p.run.dir, filepath.Base(p.SpoolDir), p.N, p.Config, p.Process)
+	rs := r.passRescuer(p.run.spoolsDir(), filepath.Base(p.SpoolDir), p.N, p.Config, p.Process)
 	p.rescue = rs
 	r.Guard.setRescue(rs)
 	switch {
@@ -635,7 +722,7 @@ func (p *Pass) OutputsWritten(werr error) error {
 // every pass together failed, and says where the recorded data is.
 func (run *Run) RunOutputsFailed(werr error) error {
 	run.keep(werr)
-	return fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", run.dir.Path(), werr)
+	return fmt.Errorf("writing the outputs made from every pass failed (the recorded data is kept in %s): %w", run.spoolsDir().Path(), werr)
 }
 
 // StoppedAfter is, when a signal came after pass n's app exited and passes

@@ -41,6 +41,10 @@ type Manifest struct {
 	// formats were written; a domain that recorded nothing is absent. Nil
 	// when no pass's outputs were written.
 	DomainRecords map[string]int64 `json:"domain_records,omitempty"`
+	// FormatBytes is what each output format took on disk, in all and per
+	// record of the run (domain_records): to set beside the estimate the
+	// run's start line gives (docs/performance.md).
+	FormatBytes map[string]FormatBytes `json:"format_bytes,omitempty"`
 	// PID is the rocprof-go process's; Started and Finished bound the run.
 	// Host is the node's name; ClockOffsetNs its CLOCK_REALTIME minus
 	// CLOCK_BOOTTIME when the run started: the records' timestamps are the
@@ -55,6 +59,9 @@ type Manifest struct {
 	PID      int           `json:"pid,omitempty"`
 	Started  time.Time     `json:"started,omitzero"`
 	Finished time.Time     `json:"finished,omitzero"`
+	// AppExitToFinishS is the time from the last pass's app exit to
+	// Finished: what the outputs kept the user waiting (issue 43).
+	AppExitToFinishS float64 `json:"app_exit_to_finish_s,omitempty"`
 	// LostDomains are requested domains a process could not collect (the
 	// run failed); UnavailableDomains are domains an aggregate option
 	// implied that a process's runtime cannot give (a notice).
@@ -147,6 +154,9 @@ type ManifestPass struct {
 	ExitStatus int      `json:"exit_status"`
 	TimedOut   bool     `json:"timed_out,omitempty"`
 	DurationS  float64  `json:"duration_s"`
+	// Drain is what the drain of the pass's spools from memory to the
+	// output file system did while its app ran (docs/reliability.md).
+	Drain *launch.DrainReport `json:"drain,omitempty"`
 }
 
 // ManifestFile is one output file, its path relative to the manifest.
@@ -155,6 +165,9 @@ type ManifestFile struct {
 	Format  string `json:"format"`
 	Domain  string `json:"domain"`
 	Records int64  `json:"records"`
+	// Bytes is the file's size (a directory's: its files'), when the run
+	// ended.
+	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // WriteManifest writes dir/run.json atomically: a reader never sees half a

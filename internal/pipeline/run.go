@@ -134,6 +134,9 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	top := topDir(first)
 	m := buildManifest(plan, agents, res, top)
 	m.PID, m.Started, m.Finished = os.Getpid(), started, time.Now()
+	if n := len(res.Passes); n > 0 && !res.Passes[n-1].AppExited.IsZero() {
+		m.AppExitToFinishS = m.Finished.Sub(res.Passes[n-1].AppExited).Seconds()
+	}
 	m.Host, _ = os.Hostname()
 	m.ClockOffsetNs = clockOffset
 	// The launcher's variables of rocprof-go itself (the same as its
@@ -199,6 +202,10 @@ type passResult struct {
 	StartFailure *launch.StartFailure
 	// Attach is what the attach did (--attach PID), nil for a launch.
 	Attach *attach.Report
+	// AppExited is when the pass's app exited; Drain what the drain of
+	// its spools did (nil: not drained).
+	AppExited time.Time
+	Drain     *launch.DrainReport
 	outputReport
 }
 
@@ -248,7 +255,8 @@ func runPasses(ctx context.Context, runner *launch.Runner, plan *options.Plan, s
 		if removed {
 			fmt.Fprintf(runner.Stderr, "rocprof-go: warning: the output directory %s was removed (or moved away) while the app ran: it is created again for the outputs\n", outDir)
 		}
-		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure, Attach: attached}
+		pr := passResult{Config: cfg, Dir: pass.Dir, Process: pass.Process, Env: pass.Env, Unprofiled: pass.Unprofiled, StartFailure: pass.StartFailure, Attach: attached,
+			AppExited: pass.AppExited, Drain: pass.Drain}
 		req := passOutputs{Config: cfg, Dir: pass.Dir, SpoolDir: pass.SpoolDir, Launch: run.Launch, Stdout: stdout}
 		pass.WritingOutputs()
 		var writing *dirWatch
@@ -379,7 +387,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, 
 		if err != nil {
 			rel = p.Dir
 		}
-		mp := ManifestPass{Dir: rel, Counters: p.Config.Pmc}
+		mp := ManifestPass{Dir: rel, Counters: p.Config.Pmc, Drain: p.Drain}
 		if p.Process != nil {
 			mp.ExitStatus = p.Process.ExitStatus
 			mp.TimedOut = p.Process.TimedOut
@@ -408,7 +416,7 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, 
 			if err != nil {
 				rel = f.Path
 			}
-			m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
+			m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records), Bytes: outputBytes(f.Path)})
 		}
 	}
 	for _, f := range res.Files { // made from every pass together (rocprof v1's files)
@@ -416,8 +424,9 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, 
 		if err != nil {
 			rel = f.Path
 		}
-		m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records)})
+		m.Files = append(m.Files, ManifestFile{Path: rel, Format: string(f.Format), Domain: f.Domain, Records: int64(f.Records), Bytes: outputBytes(f.Path)})
 	}
+	m.FormatBytes = formatBytes(m.Files, m.DomainRecords)
 	return m
 }
 

@@ -49,7 +49,21 @@ type Drainer struct {
 	// chunks.
 	Bytes  int64
 	Chunks uint64
-	seals  bool
+	// TailBytes are the bytes Finish moved.
+	TailBytes int64
+	seals     bool
+	steps     int
+}
+
+// refreshHeaderSteps: every how many steps the destination's header is
+// copied again.
+const refreshHeaderSteps = 64
+
+// hdrCopy reads the source's header chunk.
+func (d *Drainer) hdrCopy() []byte {
+	buf := make([]byte, ChunkSize)
+	n, _ := d.src.ReadAt(buf, 0)
+	return buf[:n]
 }
 
 // ErrNotReady is OpenDrainer's answer for a spool file whose writer has
@@ -60,6 +74,14 @@ var ErrNotReady = errors.New("spool not created completely yet")
 // (O_EXCL, mode 0600). A spool whose writer does not seal its chunks
 // (HeaderSeals) is drained only by Finish.
 func OpenDrainer(src, dst string) (*Drainer, error) {
+	return OpenDrainerTo(src, dst, func() (*os.File, error) {
+		return os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	})
+}
+
+// OpenDrainerTo is OpenDrainer with the destination dst created by create
+// (through a verified directory's descriptor), once src is a spool.
+func OpenDrainerTo(src, dst string, create func() (*os.File, error)) (*Drainer, error) {
 	s, err := os.OpenFile(src, os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -76,7 +98,7 @@ func OpenDrainer(src, dst string) (*Drainer, error) {
 		s.Close()
 		return nil, fmt.Errorf("mapping %s: %w", src, err)
 	}
-	d, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	d, err := create()
 	if err != nil {
 		unix.Munmap(hdr)
 		s.Close()
@@ -151,6 +173,14 @@ func (d *Drainer) Step() (int64, error) {
 		return 0, nil
 	}
 	n := d.reserved()
+	if d.steps++; d.steps%refreshHeaderSteps == 1 {
+		// The copy's header, so that a copy whose drainer was killed
+		// reads as a spool, its counters as of a moment ago (a chunk
+		// headed since and never drained reads as lost, not missing).
+		if _, err := d.dst.WriteAt(d.hdrCopy(), 0); err != nil {
+			return 0, fmt.Errorf("draining %s to %s: %w", d.Src, d.Dst, err)
+		}
+	}
 	var h [ChunkHeaderSize]byte
 	buf := make([]byte, ChunkSize)
 	var moved int64
@@ -216,6 +246,7 @@ func (d *Drainer) Finish() error {
 		if _, err := d.dst.WriteAt(buf[:k], off); err != nil {
 			return err
 		}
+		d.TailBytes += int64(k)
 		return nil
 	}
 	for c := uint64(1); c < nchunks; c++ {
