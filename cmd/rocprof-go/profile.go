@@ -150,6 +150,11 @@ type tracingSwitch struct {
 // one a line, as echo prints them for every pass.
 func printTracing(w io.Writer, cfg *options.Config) {
 	fmt.Fprintf(w, "  output directory: %s\n", launch.PassDir(cfg))
+	if e := pipeline.OutputEstimate(cfg.OutputFormat); e != "" {
+		// Measured figures (docs/performance.md, "Disk use"): times the
+		// records the run will make, the disk it needs.
+		fmt.Fprintf(w, "  output bytes per record (API call / kernel dispatch): %s\n", e)
+	}
 	fmt.Fprintln(w, "  tracing:")
 	for _, d := range tracingSwitches(cfg) {
 		state := "off"

@@ -96,3 +96,90 @@ func spillRoot(setting, outDir string) string {
 
 // envLookup is the CLI's own environment.
 var envLookup = os.LookupEnv
+
+// FormatBytes is one output format's files on disk (run.json's
+// format_bytes).
+type FormatBytes struct {
+	Files          int     `json:"files"`
+	Bytes          int64   `json:"bytes"`
+	BytesPerRecord float64 `json:"bytes_per_record"`
+}
+
+// outputBytes is a file's size, or the size of a directory's files with
+// its anchor and definitions beside it (OTF2's archive: NAME/, NAME.otf2,
+// NAME.def); 0 when it is gone or is no file (stdout).
+func outputBytes(path string) int64 {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	if st.Mode().IsRegular() {
+		return st.Size()
+	}
+	if !st.IsDir() {
+		return 0
+	}
+	n := outputBytes(path+".otf2") + outputBytes(path+".def")
+	_ = filepath.WalkDir(path, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// formatBytes sums the files' bytes by format, per record of the run.
+func formatBytes(files []ManifestFile, records map[string]int64) map[string]FormatBytes {
+	var total int64
+	for _, n := range records {
+		total += n
+	}
+	var out map[string]FormatBytes
+	for _, f := range files {
+		if f.Bytes == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]FormatBytes{}
+		}
+		b := out[f.Format]
+		b.Files++
+		b.Bytes += f.Bytes
+		if total > 0 {
+			b.BytesPerRecord = float64(b.Bytes) / float64(total)
+		}
+		out[f.Format] = b
+	}
+	return out
+}
+
+// bytesPerRecord is what each output format takes on disk per record, by
+// kind: an API call (HIP, HSA, markers and the other host records are near
+// it) and a kernel dispatch. Measured by BenchmarkOutputBytesPerRecord (1M
+// records of each kind, times jittered; docs/performance.md "Disk use"):
+// Parquet's figures hold for timestamps as regular as the benchmark's, and
+// real traces compress less.
+var bytesPerRecord = map[string][2]float64{
+	"csv":     {75.5, 157.7},
+	"json":    {168.6, 429.1},
+	"rocpd":   {139.9, 165.6},
+	"parquet": {4.0, 5.3},
+	"pftrace": {150.0, 219.9},
+	"otf2":    {37.0, 37.3},
+}
+
+// OutputEstimate says, for each format of a pass, the bytes a record takes
+// on disk (an API call, a kernel dispatch), as --echo prints it: "csv 76 /
+// 158", one format after another.
+func OutputEstimate(formats []string) string {
+	var parts []string
+	for _, f := range formats {
+		if b, ok := bytesPerRecord[f]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f / %.0f", f, b[0], b[1]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocprof-go/rocprof-go/internal/output/format"
 )
 
 // The writers' settings from rocprof-go's environment: the Perfetto part
@@ -56,4 +58,39 @@ func TestSpillRootIsTheOutputDirectory(t *testing.T) {
 	require.NoError(t, os.Mkdir(open, 0o777))
 	require.NoError(t, os.Chmod(open, 0o777)) // every user may write, no sticky bit
 	require.Equal(t, "", spillRoot("", open))
+}
+
+// Every output format has its measured bytes per record (a new format
+// needs BenchmarkOutputBytesPerRecord's figures), and the estimate names
+// the pass's formats in their order.
+func TestEveryFormatHasAnEstimate(t *testing.T) {
+	for _, f := range format.Names() {
+		b, ok := bytesPerRecord[f]
+		require.True(t, ok, "no bytes per record for -f %s: run BenchmarkOutputBytesPerRecord", f)
+		require.Positive(t, b[0], f)
+		require.Positive(t, b[1], f)
+	}
+	require.Equal(t, "csv 76 / 158, parquet 4 / 5", OutputEstimate([]string{"csv", "parquet"}))
+}
+
+// run.json gives each file's bytes (an OTF2 archive's: its directory, anchor
+// and definitions) and each format's, in all and per record of the run.
+func TestManifestCountsOutputBytes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, make([]byte, n), 0o644))
+		return p
+	}
+	csv := write("a_kernel_trace.csv", 1000)
+	write("a_results/traces/0.evt", 300)
+	write("a_results.otf2", 20)
+	write("a_results.def", 80)
+	require.EqualValues(t, 1000, outputBytes(csv))
+	require.EqualValues(t, 400, outputBytes(filepath.Join(dir, "a_results")))
+	require.Zero(t, outputBytes(filepath.Join(dir, "missing")))
+	files := []ManifestFile{{Format: "csv", Bytes: 1000}, {Format: "csv", Bytes: 600}, {Format: "otf2", Bytes: 400}, {Format: "json"}}
+	got := formatBytes(files, map[string]int64{"KERNEL_DISPATCH": 10, "HIP_API": 30})
+	require.Equal(t, map[string]FormatBytes{"csv": {Files: 2, Bytes: 1600, BytesPerRecord: 40}, "otf2": {Files: 1, Bytes: 400, BytesPerRecord: 10}}, got)
 }

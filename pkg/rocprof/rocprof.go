@@ -30,6 +30,8 @@ type (
 	ManifestPass = pipeline.ManifestPass
 	// ManifestFile is one output file of a Manifest.
 	ManifestFile = pipeline.ManifestFile
+	// FormatBytes is one output format's files on disk (Manifest.FormatBytes).
+	FormatBytes = pipeline.FormatBytes
 	// ManifestRank is the launcher's view of a run that is a job's rank.
 	ManifestRank = pipeline.ManifestRank
 	// Job is the manifests of a job's ranks that wrote into one directory.
