@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,8 +34,11 @@ type attachedApp struct {
 	conf   string
 	spools string // the current attach's
 	pid    int
-	stderr *strings.Builder
+	stderr *lockedBuffer
 	wait   func() error
+	// confVars are written into every configuration after kernel tracing.
+	confVars []string
+	sockR    *bufio.Reader // the current connection's lines
 }
 
 // writeConf points the configuration at a new spool directory (one per
@@ -42,11 +46,11 @@ type attachedApp struct {
 func (a *attachedApp) writeConf(name string) {
 	a.spools = filepath.Join(a.dir, name)
 	require.NoError(a.t, os.Mkdir(a.spools, 0o700))
-	require.NoError(a.t, os.WriteFile(a.conf, []byte(strings.Join([]string{
+	require.NoError(a.t, os.WriteFile(a.conf, []byte(strings.Join(append([]string{
 		toolenv.GoSpoolDir + "=" + a.spools,
 		toolenv.KernelTrace + "=1",
 		toolenv.GoAttachSocket + "=" + filepath.Join(a.dir, "s"),
-	}, "\n")+"\n"), 0o600))
+	}, a.confVars...), "\n")+"\n"), 0o600))
 }
 
 // connected waits for the control thread of the attach the app just started
@@ -62,6 +66,7 @@ func (a *attachedApp) connected() {
 	}()
 	select {
 	case a.sock = <-acc:
+		a.sockR = bufio.NewReader(a.sock)
 	case <-time.After(30 * time.Second):
 		a.t.Fatalf("the control thread never connected; stderr: %s", a.stderr.String())
 	}
@@ -77,20 +82,48 @@ func (a *attachedApp) detach() uint64 {
 	var pid, restored int
 	var lost uint64
 	detached := a.sockLine()
+	for !strings.HasPrefix(detached, "detached ") && !strings.HasPrefix(detached, "error") {
+		detached = a.sockLine() // reports before it (busy, ...)
+	}
 	_, err = fmt.Sscanf(detached, "detached %d %d %d", &pid, &restored, &lost)
 	require.NoError(a.t, err, "%q", detached)
 	require.Equal(a.t, a.pid, pid, "%q", detached)
 	return lost
 }
 
+// lockedBuffer collects a process's stderr; a test may read it while the
+// process runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // startAttached starts attach_hsa on rt with kernel tracing in the attach
 // configuration, and returns once the control thread said "ready".
 func startAttached(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime, vgpuVars ...string) *attachedApp {
+	return startAttachedConf(t, ctx, rt, nil, vgpuVars...)
+}
+
+// startAttachedConf is startAttached with confVars ("NAME=VALUE") added to
+// the attach configuration.
+func startAttachedConf(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime, confVars []string, vgpuVars ...string) *attachedApp {
 	dir := t.TempDir()
 	l, err := net.Listen("unix", filepath.Join(dir, "s"))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	a := &attachedApp{t: t, l: l, dir: dir, conf: filepath.Join(dir, "attach.conf"), stderr: &strings.Builder{}}
+	a := &attachedApp{t: t, l: l, dir: dir, conf: filepath.Join(dir, "attach.conf"), stderr: &lockedBuffer{}, confVars: confVars}
 	a.writeConf("spools")
 
 	co := filepath.Join(rt.Apps, "module_kernels.co")
@@ -128,8 +161,7 @@ func (a *attachedApp) line() string {
 
 func (a *attachedApp) sockLine() string {
 	require.NoError(a.t, a.sock.SetReadDeadline(time.Now().Add(30*time.Second)))
-	r := bufio.NewReader(a.sock)
-	s, err := r.ReadString('\n')
+	s, err := a.sockR.ReadString('\n')
 	require.NoError(a.t, err, "socket so far: %q", s)
 	return strings.TrimSuffix(s, "\n")
 }

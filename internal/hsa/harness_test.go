@@ -110,6 +110,7 @@ type records struct {
 	dispatches []tracing.KernelDispatch
 	copies     []tracing.MemoryCopy
 	allocs     []tracing.MemoryAllocation
+	scratch    []tracing.ScratchMemory
 	symbols    map[uint64]tracing.KernelSymbol
 	codeObjs   []tracing.CodeObject
 	agents     []tracing.AgentInfo
@@ -144,6 +145,8 @@ func readSpools(t testing.TB, dir string) records {
 				rs.copies = append(rs.copies, r.MemoryCopy())
 			case tracing.KindMemoryAllocation:
 				rs.allocs = append(rs.allocs, r.MemoryAllocation())
+			case tracing.KindScratchMemory:
+				rs.scratch = append(rs.scratch, r.ScratchMemory())
 			case tracing.KindKernelSymbol:
 				s := r.KernelSymbol()
 				s.Name = append([]byte(nil), s.Name...)

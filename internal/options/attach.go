@@ -87,9 +87,6 @@ func (c *Config) validateAttach(withApp bool) (warnings []string, err error) {
 		return nil, &UsageError{Option: "--attach-duration-msec", Msg: "must not be negative: give the milliseconds to stay attached, or leave it out to detach on Enter or SIGINT"}
 	}
 	supported := "while attached rocprof-go collects " + AttachableList() + " (docs/attach.md)"
-	if c.IsSet("hsa_trace") && c.HsaTrace.On() {
-		return nil, &UsageError{Option: "--hsa-trace", Msg: "cannot be collected while attached to a running process yet: " + supported + "; run the app under rocprof-go for it"}
-	}
 	if len(c.PmcGroups) > 0 {
 		return nil, &UsageError{Option: "-i", Msg: "pmc_groups (counter groups multiplexed over the dispatches) cannot be collected while attached to a running process: give each group as a pmc: line (one attach window each), or run the app under rocprof-go"}
 	}

@@ -61,9 +61,6 @@ func TestAttachErrors(t *testing.T) {
 		{[]string{"-p", "12", "--kernel-trace", "./app"}, "cannot be combined with an application command"},
 		{[]string{"-p", "12", "--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time", "--pc-sampling-interval", "1"}, "--pc-sampling-method: cannot be collected while attached"},
 		{[]string{"-p", "12", "--att"}, "--advanced-thread-trace: cannot be collected while attached"},
-		{[]string{"-p", "12", "--memory-allocation-trace"}, "--memory-allocation-trace: cannot be collected while attached"},
-		{[]string{"-p", "12", "--hsa-trace"}, "--hsa-trace: cannot be collected while attached"},
-		{[]string{"-p", "12", "--hsa-core-trace"}, "--hsa-core-trace: cannot be collected while attached"},
 		{[]string{"-p", "12", "--kernel-trace", "--attach-duration-msec", "-1"}, "must not be negative"},
 		{[]string{"--kernel-trace", "--attach-duration-msec", "100", "--", "app"}, "--attach-duration-msec: applies only when attaching"},
 		{[]string{"--kernel-trace", "--attach-children=no", "--", "app"}, "--attach-children: applies only when attaching"},
@@ -75,8 +72,18 @@ func TestAttachErrors(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want, tc.args)
 	}
 	// Every refusal names what attaching collects.
-	err := resolveErr("-p", "12", "--memory-allocation-trace")
-	require.ErrorContains(t, err, "--kernel-trace, --memory-copy-trace, --pmc, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
+	err := resolveErr("-p", "12", "--att")
+	require.ErrorContains(t, err, "--kernel-trace, --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --hsa-core-trace, --hsa-amd-trace, --hsa-image-trace, --hsa-finalizer-trace, --pmc, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
+}
+
+// HSA API calls, allocations and scratch memory are collected while
+// attached (attach_table.c): --hsa-trace switches on its four tables.
+func TestAttachTakesHSATracing(t *testing.T) {
+	p := resolve(t, "-p", "12", "--hsa-trace", "--memory-allocation-trace", "--scratch-memory-trace")
+	require.ElementsMatch(t, []string{"hsa_core_trace", "hsa_amd_trace", "hsa_image_trace", "hsa_finalizer_trace",
+		"memory_allocation_trace", "scratch_memory_trace"}, p.Passes[0].TracingDomains())
+	require.Empty(t, p.Warnings)
+	require.ElementsMatch(t, []string{"hsa_core_trace"}, resolve(t, "-p", "12", "--hsa-core-trace").Passes[0].TracingDomains())
 }
 
 // The options of an app rocprof-go starts are said to change nothing
@@ -100,10 +107,11 @@ func TestAttachTakesCounterPassesOfAnInputFile(t *testing.T) {
 func TestAttachAggregatesKeepWhatAttachingCollects(t *testing.T) {
 	p := resolve(t, "-p", "12", "--sys-trace")
 	c := p.Passes[0]
-	require.ElementsMatch(t, []string{"kernel_trace", "memory_copy_trace", "hip_runtime_trace", "hip_compiler_trace", "marker_trace", "rccl_trace"}, c.TracingDomains())
-	require.NotEmpty(t, p.Warnings)
-	require.Contains(t, p.Warnings[0], "--memory-allocation-trace")
-	require.Contains(t, p.Warnings[0], "those domains are off")
+	// Every domain of --sys-trace is collected while attached.
+	require.ElementsMatch(t, []string{"kernel_trace", "memory_copy_trace", "memory_allocation_trace", "scratch_memory_trace",
+		"hsa_core_trace", "hsa_amd_trace", "hsa_image_trace", "hsa_finalizer_trace",
+		"hip_runtime_trace", "hip_compiler_trace", "marker_trace", "rccl_trace"}, c.TracingDomains())
+	require.Empty(t, p.Warnings)
 	// Nothing asked: said.
 	p = resolve(t, "-p", "12")
 	require.Contains(t, p.Warnings, "no tracing options were enabled: attaching records nothing; add e.g. --kernel-trace --hip-trace --marker-trace")

@@ -123,8 +123,12 @@ func (e *RecordsLostError) Error() string {
 	var b strings.Builder
 	var dropped, torn uint64
 	var capped, stored bool
+	var stopped uint64
 	b.WriteString("records were not kept:")
 	for _, r := range e.Records {
+		if tracing.Stopped(r.StoreError) {
+			stopped += r.Dropped
+		}
 		parts := tracing.StoreLosses(r.Dropped, r.LostChunks, r.StoreError)
 		if r.LostChunks > 0 {
 			stored = true
@@ -149,7 +153,7 @@ func (e *RecordsLostError) Error() string {
 	for _, s := range e.Skipped {
 		fmt.Fprintf(&b, "\n  spool %s (unreadable: every record of that process)", s)
 	}
-	if dropped > 0 || len(e.Skipped) > 0 || stored {
+	if dropped > stopped || len(e.Skipped) > 0 || stored {
 		b.WriteString("\n  (the spool's file system was full or too small: free space there, or put the spools on a file system with room with " + launchSpoolRootEnv + "=DIR)")
 	}
 	if capped {
@@ -162,7 +166,8 @@ func (e *RecordsLostError) Error() string {
 const launchSpoolRootEnv = launch.SpoolRootEnv
 
 // collectionLosses is the run's error for what it did not collect: a GPU
-// stack that found no GPU, lost domains and lost records, or nil.
+// stack that found no GPU, lost domains, lost records and the kernel
+// dispatches an attach could not time, or nil.
 func collectionLosses(m *Manifest) error {
 	var errs []error
 	if len(m.NoGPU) > 0 {
@@ -176,6 +181,9 @@ func collectionLosses(m *Manifest) error {
 	}
 	if len(m.LostRecords) > 0 || len(m.SkippedSpools) > 0 {
 		errs = append(errs, &RecordsLostError{Records: m.LostRecords, Skipped: m.SkippedSpools})
+	}
+	if err := m.Attach.LostError(); err != nil { // kernel dispatches of the attach window
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

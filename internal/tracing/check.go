@@ -68,10 +68,28 @@ func isChunkHeader(h []byte, c uint64) bool {
 // StoreError says why the spool's writer could not grow its file, from
 // the header's store_errno ("" when it never failed).
 func (p *ProcessInfo) StoreError() string {
-	if p.StoreErrno == 0 {
+	switch {
+	case p.StopSeen&StopOutputFull != 0:
+		return StoppedOutputFull
+	case p.StopSeen&StopShmShare != 0:
+		return StoppedShmShare
+	case p.StoreErrno == 0:
 		return ""
 	}
 	return fmt.Sprintf("%v (errno %d)", syscall.Errno(p.StoreErrno), p.StoreErrno)
+}
+
+// Why a spool's records were dropped when rocprof-go stopped its recording
+// (the header's stop word, drain.go): StoreError's words.
+const (
+	StoppedOutputFull = "recording stopped by rocprof-go: the output file system would have been filled (free space there, or set ROCPROF_GO_OUTPUT_RESERVE_MIB lower)"
+	StoppedShmShare   = "recording paused by rocprof-go while the run's share of /dev/shm was used up and the drain to the output file system caught up (raise ROCPROF_GO_SHM_SHARE_MIB, or write the outputs to a faster file system)"
+)
+
+// Stopped reports whether a StoreError is rocprof-go's stop, not the
+// spool's file system's error.
+func Stopped(storeError string) bool {
+	return storeError == StoppedOutputFull || storeError == StoppedShmShare
 }
 
 // StoreLosses words what a spool's storage lost, for the messages of a run
@@ -81,7 +99,9 @@ func StoreLosses(dropped, lostChunks uint64, storeError string) []string {
 	var parts []string
 	if dropped > 0 {
 		why := ""
-		if storeError != "" {
+		if Stopped(storeError) {
+			why = " (" + storeError + ")"
+		} else if storeError != "" {
 			why = " (its spool could not grow: " + storeError + ")"
 		}
 		parts = append(parts, fmt.Sprintf("%d dropped by the recorder%s", dropped, why))

@@ -169,7 +169,8 @@ func TestDrainStop(t *testing.T) {
 	defer r.Close()
 	info := r.Process()
 	require.Equal(t, tracing.StopOutputFull, info.Stop)
-	require.True(t, info.StopSeen)
+	require.Equal(t, tracing.StopOutputFull, info.StopSeen)
+	require.Contains(t, info.StoreError(), "the output file system would have been filled")
 	require.Greater(t, info.Dropped, uint64(1000), "records written after the stop are counted")
 	for r.Next() {
 	}

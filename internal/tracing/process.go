@@ -48,10 +48,10 @@ type ProcessInfo struct {
 	// among them); kept by writers that set HeaderCountsHeaded.
 	ChunksHeaded uint64
 	// Stop is the header's stop word (StopShmShare, StopOutputFull), as
-	// the CLI left it; StopSeen is set once a writer obeyed it (dropped
+	// the CLI left it; StopSeen the stop bits a writer obeyed (it dropped
 	// records instead of taking a new chunk).
 	Stop              uint32
-	StopSeen          bool
+	StopSeen          uint32
 	headerBlobDecoded bool
 }
 
@@ -107,7 +107,7 @@ func decodeHeader(h []byte, p *ProcessInfo) error {
 	p.HeaderFlags = le.Uint32(h[108:])
 	p.ChunksHeaded = le.Uint64(h[112:])
 	p.Stop = le.Uint32(h[120:])
-	p.StopSeen = le.Uint32(h[124:]) != 0
+	p.StopSeen = le.Uint32(h[124:])
 
 	blob := h[HeaderFixedSize:]
 	if uint64(blobSize) < uint64(len(blob)) {

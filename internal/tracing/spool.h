@@ -207,7 +207,7 @@ typedef struct rpg_spool_header {
                                    the header chunk included (RPG_HEADER_COUNTS_HEADED) */
     uint32_t stop;              /* written by the CLI: RPG_STOP_* bits; while any is set, a
                                    writer takes no new chunk (its records count in dropped) */
-    uint32_t stop_seen;         /* atomic: set by a writer the first time it obeyed stop */
+    uint32_t stop_seen;         /* atomic: the stop bits a writer obeyed (dropped records for) */
     uint8_t reserved[RPG_HEADER_FIXED - 128];
 } rpg_spool_header;
 

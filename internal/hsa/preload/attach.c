@@ -405,6 +405,7 @@ static void attach_after_fork_child(void)
     rpg__recorder_child_off();
     rpg__got_after_fork();
     rpg_got_restore();
+    rpg__table_restore();
     if (g_sock >= 0 && sock_is_ours(g_sock))
         close(g_sock);
     g_sock = -1;
@@ -460,6 +461,9 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "redirecting the process's GOT slots failed: %s", strerror(-rc));
         return rc;
     }
+    rc = rpg__table_start(err, errlen);
+    if (rc < 0)
+        return rc;
     rc = rpg_attach_hsa_start();
     if (rc < 0 && rc != -ENOENT) {
         /* -ENOENT: no HSA runtime in the process: the HSA side stays off. */
@@ -602,6 +606,7 @@ exit_plan rpg__control_main(void *arg)
     __atomic_store_n(&g_state, ST_DETACHING, __ATOMIC_SEQ_CST);
     rpg__attach_copy_detaching();
     int restored = rpg_got_restore();
+    restored += rpg__table_restore();
     int drained = drain();
     uint64_t lost = ok ? rpg_attach_hsa_stop() : 0;
     uint64_t copies_lost = ok ? rpg__attach_copy_stop() : 0;

@@ -1410,6 +1410,16 @@ const size_t rpg_attach_hsa_nhooks = sizeof rpg_attach_hsa_hooks / sizeof rpg_at
 
 /* ---- start, poll, stop ------------------------------------------------------------------------- */
 
+int rpg__attach_queue_identify(const void *queue, uint64_t *id, uint32_t *node)
+{
+    aqueue *q = started ? queue_find(queue) : NULL;
+    if (!q)
+        return 0;
+    *id = q->id;
+    *node = q->node;
+    return 1;
+}
+
 /* A hook whose slot nobody has (an old alias the runtime no longer exports)
  * keeps *real NULL and is never called; the ones the hooks themselves call
  * are looked up here too, so that a hook on a slot of one name never calls
@@ -1442,7 +1452,8 @@ int rpg_attach_hsa_start(void)
     runtime = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!runtime)
         return -ENOENT;
-#define LOOK(f, n) *(void **)&rt.f = sym(n)
+/* The table's own functions when attach_table.c wraps it: our calls unrecorded. */
+#define LOOK(f, n) *(void **)&rt.f = rpg__table_original(n) ? rpg__table_original(n) : sym(n)
     LOOK(iterate_agents, "hsa_iterate_agents");
     LOOK(agent_get_info, "hsa_agent_get_info");
     LOOK(agent_iterate_isas, "hsa_agent_iterate_isas");
@@ -1507,8 +1518,6 @@ int rpg_attach_hsa_start(void)
                                   "extension 1.03): kernels loaded before the attach are unnamed";
         rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_SHIM_DECLINED, why, sizeof why - 1);
     }
-    note_unavailable(RPG_DOMAIN_MEMORY_ALLOCATION, "not collected while attached (docs/attach.md)");
-    note_unavailable(RPG_DOMAIN_SCRATCH_MEMORY, "not collected while attached (docs/attach.md)");
     (void)rpg_attach_pmc_start(); /* a refusal is noted in the spool */
     return 0;
 }

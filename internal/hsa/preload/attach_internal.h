@@ -93,6 +93,24 @@ RPG_ATTACH_HIDDEN void rpg__got_forget(void);
 /* In a fork child: the lock the parent's control thread may have held. */
 RPG_ATTACH_HIDDEN void rpg__got_after_fork(void);
 
+/* attach_table.c: HSA API tracing, memory allocations and scratch memory
+ * through the runtime's own HSA API table (docs/attach.md). Start, when
+ * one of those domains is on: finds and verifies the tables and wraps their
+ * slots; 0, or a negative errno with the run's one-line error in err (the
+ * table was not found or did not match: nothing was written). Restore, at
+ * the detach before the in-flight wait (and in a fork child): every slot
+ * that still holds our wrapper gets its old value back; returns how many. */
+RPG_ATTACH_HIDDEN int rpg__table_start(char *err, size_t errlen);
+RPG_ATTACH_HIDDEN int rpg__table_restore(void);
+/* The runtime's own function `name` as its table held it when found (NULL
+ * when the table is not in use): attach_hsa.c's calls for itself go there,
+ * unrecorded. */
+RPG_ATTACH_HIDDEN void *rpg__table_original(const char *name);
+
+/* attach_hsa.c: the id attach mode gave an app queue (hsa_queue_t *) and its
+ * agent's node; 0 when it has not seen the queue. */
+RPG_ATTACH_HIDDEN int rpg__attach_queue_identify(const void *queue, uint64_t *id, uint32_t *node);
+
 /* Brackets for wrappers: enter when attached, leave when entered. */
 #define RPG_ATTACH_ENTER()                                                                     \
     do {                                                                                       \

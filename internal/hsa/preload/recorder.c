@@ -792,9 +792,10 @@ static int new_chunk(cursor *c, uint32_t size)
     /* The CLI stopped the recording (its /dev/shm share is used up until it
      * has drained the spool, or the output file system is full): no new
      * chunk, the caller counts the record in dropped. One load per chunk. */
-    if (__builtin_expect(__atomic_load_n(&g_sp.hdr->stop, __ATOMIC_ACQUIRE) != 0, 0)) {
-        if (!__atomic_load_n(&g_sp.hdr->stop_seen, __ATOMIC_RELAXED))
-            __atomic_store_n(&g_sp.hdr->stop_seen, 1, __ATOMIC_RELAXED);
+    uint32_t stop = __atomic_load_n(&g_sp.hdr->stop, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(stop != 0, 0)) {
+        if ((__atomic_load_n(&g_sp.hdr->stop_seen, __ATOMIC_RELAXED) & stop) != stop)
+            __atomic_fetch_or(&g_sp.hdr->stop_seen, stop, __ATOMIC_RELAXED);
         return 0;
     }
     int had_chunk = c->cur != NULL;

@@ -26,6 +26,11 @@
  *   start N G N kernels of grid G, the last with the app's signal, not
  *             waited for; prints "started"
  *   wait      waits for the app's signal; prints "waited"
+ *   alloc     allocates and frees 64 KiB from the GPU's first global pool
+ *             (hsa_amd_memory_pool_allocate/free) and 8 KiB from its first
+ *             allocatable region (hsa_memory_allocate/free); prints "alloced"
+ *   scratch B one dispatch needing B bytes of scratch per work-item (the
+ *             packet's private_segment_size), waited; prints "scratched"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -36,6 +41,7 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include "hsa_app.h" /* CHECK, gpu_cb (testdata/apps) */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +99,50 @@ static uint64_t load_kernel(hsa_agent_t gpu)
 
 static hsa_queue_t *q;
 static hsa_signal_t done;
+static uint32_t scratch_bytes; /* the next dispatch's private_segment_size */
+
+static hsa_status_t pool_cb(hsa_amd_memory_pool_t p, void *d)
+{
+    hsa_amd_segment_t seg;
+    bool ok = false;
+    if (hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) != HSA_STATUS_SUCCESS ||
+        seg != HSA_AMD_SEGMENT_GLOBAL ||
+        hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &ok) !=
+            HSA_STATUS_SUCCESS ||
+        !ok)
+        return HSA_STATUS_SUCCESS;
+    *(hsa_amd_memory_pool_t *)d = p;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static hsa_status_t region_cb(hsa_region_t r, void *d)
+{
+    hsa_region_segment_t seg;
+    bool ok = false;
+    if (hsa_region_get_info(r, HSA_REGION_INFO_SEGMENT, &seg) != HSA_STATUS_SUCCESS ||
+        seg != HSA_REGION_SEGMENT_GLOBAL ||
+        hsa_region_get_info(r, HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED, &ok) != HSA_STATUS_SUCCESS || !ok)
+        return HSA_STATUS_SUCCESS;
+    *(hsa_region_t *)d = r;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static void alloc_free(hsa_agent_t gpu)
+{
+    hsa_amd_memory_pool_t pool = {0};
+    hsa_amd_agent_iterate_memory_pools(gpu, pool_cb, &pool);
+    hsa_region_t region = {0};
+    hsa_agent_iterate_regions(gpu, region_cb, &region);
+    if (!pool.handle || !region.handle) {
+        fprintf(stderr, "no allocatable pool or region\n");
+        exit(5);
+    }
+    void *p = NULL, *r = NULL;
+    CHECK(hsa_amd_memory_pool_allocate(pool, 65536, 0, &p));
+    CHECK(hsa_amd_memory_pool_free(p));
+    CHECK(hsa_memory_allocate(region, 8192, &r));
+    CHECK(hsa_memory_free(r));
+}
 
 /* Writes the dispatch packet of slot i (reserved) and rings the doorbell. */
 static void write_dispatch(uint64_t i, uint64_t ko, uint32_t grid, int with_signal)
@@ -106,6 +156,7 @@ static void write_dispatch(uint64_t i, uint64_t ko, uint32_t grid, int with_sign
     p->grid_size_x = grid;
     p->grid_size_y = p->grid_size_z = 1;
     p->kernel_object = ko;
+    p->private_segment_size = scratch_bytes;
     if (with_signal) {
         hsa_signal_store_screlease(done, 1);
         p->completion_signal = done;
@@ -215,6 +266,14 @@ int main(int argc, char **argv)
             write_dispatch(first, ko2 ? ko2 : ko, 512, 0);
             wait_done();
             printf("swapped\n");
+        } else if (!strncmp(line, "alloc", 5)) {
+            alloc_free(gpu);
+            printf("alloced\n");
+        } else if (sscanf(line, "scratch %d", &n) == 1) {
+            scratch_bytes = (uint32_t)n;
+            dispatch(ko2 ? ko2 : ko, 256, 1);
+            scratch_bytes = 0;
+            printf("scratched\n");
         } else if (!strncmp(line, "attach", 6)) {
             attach(argv[2], argv[3]);
         } else if (!strncmp(line, "quit", 4)) {
