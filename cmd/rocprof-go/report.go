@@ -164,6 +164,17 @@ func fileGroups(files []rocprof.ManifestFile, name func(rocprof.ManifestFile) st
 	return rows
 }
 
+// countFormat is how many files of a format the manifest lists.
+func countFormat(files []rocprof.ManifestFile, format string) int {
+	n := 0
+	for _, f := range files {
+		if f.Format == format {
+			n++
+		}
+	}
+	return n
+}
+
 // openHints says, once per format written, how to look at it, naming the
 // first file of that format. top is the run's directory (run.json's), in
 // which the manifest's paths are; disp shows a path.
@@ -183,7 +194,12 @@ func openHints(files []rocprof.ManifestFile, top string, show func(string) strin
 		case string(format.ROCpd):
 			out = append(out, fmt.Sprintf("ROCpd: rocprof-go summary -i %s (tables); sqlite3 %s (SQL); rocprof-go convert -i %s -f pftrace (a timeline)", show(p), show(p), show(p)))
 		case string(format.Perfetto):
-			out = append(out, fmt.Sprintf("Perfetto: open %s in https://ui.perfetto.dev", show(p)))
+			hint := fmt.Sprintf("Perfetto: open %s in https://ui.perfetto.dev", show(p))
+			if n := countFormat(files, f); n > 1 && strings.Contains(p, ".part-") {
+				// A trace past the part size (docs/outputs.md): each opens alone.
+				hint = fmt.Sprintf("Perfetto: open %s in https://ui.perfetto.dev (the trace is in %d parts, each a trace of its own)", show(p), n)
+			}
+			out = append(out, hint)
 		case string(format.OTF2):
 			// The manifest names the archive; its anchor file is NAME.otf2.
 			if _, err := os.Stat(p + ".otf2"); err == nil {
