@@ -57,13 +57,9 @@ type tracee struct {
 	// for; atSignal: a signal-delivery-stop (a signal given to
 	// PTRACE_DETACH there is delivered).
 	stopped, atSignal bool
-	// deferred are the signals that arrived while the thread ran the
-	// injected calls: delivered after its registers are restored.
-	deferred []siginfo
-	// restartLost: a system call of the injected code was interrupted
-	// with -ERESTART_RESTARTBLOCK, which replaced the thread's one restart
-	// block (the app's own sleep's, if it was seized in one).
-	restartLost bool
+	// mask is the thread's signal mask when seized (a rescue puts it
+	// back).
+	mask uint64
 }
 
 // errThreadGone: the thread exited but the process lives on.
@@ -434,78 +430,21 @@ func refused(pid int, err error) *Error {
 		Fix: "run rocprof-go as root with CAP_SYS_PTRACE where the process runs, or start the application under rocprof-go", Err: err}
 }
 
-// call runs fn(args...) on the tracee from the registers saved, on the
-// stack at sp (16-byte aligned plus the return address 0 at [sp]), and
-// returns rax when the function returns to 0 (a SIGSEGV stop with rip 0).
-// Signals for the thread meanwhile are deferred; stops for the
-// interrupt or a group-stop are passed by.
-func (t *tracee) call(saved *unix.PtraceRegs, sp, fn uint64, args ...uint64) (uint64, error) {
-	r := *saved
-	r.Rsp, r.Rip, r.Rax = sp, fn, 0
-	r.Orig_rax = ^uint64(0) // no restart of an interrupted system call into the call
-	r.Eflags &^= dfFlag
-	regs := []*uint64{&r.Rdi, &r.Rsi, &r.Rdx, &r.Rcx, &r.R8, &r.R9}
-	for i, a := range args {
-		*regs[i] = a
-	}
-	if err := t.setRegs(&r); err != nil {
-		return 0, t.goneErr(err)
-	}
-	for {
-		if err := t.resume(unix.PTRACE_CONT, 0); err != nil {
-			return 0, err
-		}
-		ws, err := t.waitStop(time.Time{})
-		if err != nil {
-			return 0, err
-		}
-		if r, err := t.getRegs(); err == nil && int64(r.Orig_rax) >= 0 && int64(r.Rax) == -errRestartBlock {
-			t.restartLost = true
-		}
-		if isEventStop(ws) || int(ws.StopSignal()) == syscallStopSig {
-			continue
-		}
-		si, err := t.siginfo()
-		if err != nil {
-			return 0, t.goneErr(err)
-		}
-		if ws.StopSignal() == syscall.SIGSEGV && si.code() > 0 {
-			out, err := t.getRegs()
-			if err != nil {
-				return 0, t.goneErr(err)
-			}
-			if out.Rip == 0 && si.addr() == 0 {
-				return out.Rax, nil
-			}
-			return 0, fmt.Errorf("the injected call faulted at %#x (address %#x)", out.Rip, si.addr())
-		}
-		t.defer_(si)
-	}
+// getSigmask and setSigmask read and set the thread's signal mask.
+func (t *tracee) getSigmask() (uint64, error) {
+	var m uint64
+	err := ptrace(unix.PTRACE_GETSIGMASK, t.tid, 8, uintptr(unsafe.Pointer(&m)))
+	return m, err
 }
 
-// defer_ keeps a signal for after the restore. A SIGCONT discards the stop
-// signals kept before it, as the kernel discards pending ones: the process
-// was continued (at the sending) after them, and must not stop for them
-// afterwards.
-func (t *tracee) defer_(si siginfo) {
-	if si.signo() == int(syscall.SIGCONT) {
-		kept := t.deferred[:0]
-		for _, d := range t.deferred {
-			switch syscall.Signal(d.signo()) {
-			case syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
-				continue
-			}
-			kept = append(kept, d)
-		}
-		t.deferred = kept
-	}
-	t.deferred = append(t.deferred, si)
+func (t *tracee) setSigmask(m uint64) error {
+	return ptrace(unix.PTRACE_SETSIGMASK, t.tid, 8, uintptr(unsafe.Pointer(&m)))
 }
 
-// restore puts back the thread's registers and extended state, delivers
-// the signals deferred and detaches.
+// restore puts back the thread's registers and extended state (a rescue
+// from a fault in the calls) and detaches.
 func (t *tracee) restore(saved *unix.PtraceRegs, xstate []byte) error {
-	if t.restartLost && int64(saved.Orig_rax) >= 0 && int64(saved.Rax) == -errRestartBlock && t.isSyscallInsn(saved.Rip) {
+	if int64(saved.Orig_rax) >= 0 && int64(saved.Rax) == -errRestartBlock && t.isSyscallInsn(saved.Rip) {
 		// The app's sleep cannot be resumed where it was (its restart
 		// block is gone): it is made again whole, which an absolute sleep
 		// makes exactly and a relative one longer, never shorter.
@@ -522,34 +461,8 @@ func (t *tracee) restore(saved *unix.PtraceRegs, xstate []byte) error {
 	if err != nil {
 		return t.goneErr(err)
 	}
-	sig := 0
-	if len(t.deferred) > 0 {
-		if t.atSignal {
-			first := t.deferred[0]
-			if ptrace(unix.PTRACE_SETSIGINFO, t.tid, 0, uintptr(unsafe.Pointer(&first))) == nil {
-				sig = first.signo()
-				t.deferred = t.deferred[1:]
-			}
-		}
-		for i := range t.deferred {
-			requeue(t.pid, t.tid, &t.deferred[i])
-		}
-	}
-	if err := t.detach(sig); err != nil {
+	if err := t.detach(0); err != nil {
 		return t.goneErr(err)
 	}
 	return nil
-}
-
-// requeue sends a deferred signal to the thread again: with its siginfo
-// when the kernel allows it (sigqueue's codes), else as tgkill.
-func requeue(pid, tid int, si *siginfo) {
-	if c := si.code(); c < 0 && c != siTkill {
-		_, _, e := unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(pid), uintptr(tid), uintptr(si.signo()),
-			uintptr(unsafe.Pointer(si)), 0, 0)
-		if e == 0 {
-			return
-		}
-	}
-	_ = unix.Tgkill(pid, tid, syscall.Signal(si.signo()))
 }
