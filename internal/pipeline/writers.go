@@ -166,7 +166,7 @@ var bytesPerRecord = map[string][2]float64{
 	"csv":     {75.5, 157.7},
 	"json":    {168.6, 429.1},
 	"rocpd":   {139.9, 165.6},
-	"parquet": {4.0, 5.3},
+	"parquet": {4.1, 5.4},
 	"pftrace": {150.0, 219.9},
 	"otf2":    {37.0, 37.3},
 }

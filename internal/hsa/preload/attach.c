@@ -455,6 +455,9 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the hook table");
         return rc;
     }
+    /* Before the slots: copies are traced from their first hook on (a
+     * refusal is noted in the spool). */
+    (void)rpg__attach_copy_start();
     __atomic_store_n(&rpg__attach_active, 1, __ATOMIC_SEQ_CST);
     rc = rpg_got_patch(g_hooks, g_nhooks);
     if (rc < 0) {
@@ -470,8 +473,6 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "the HSA side could not start: %s", strerror(-rc));
         return rc;
     }
-    if (rc == 0)
-        (void)rpg__attach_copy_start(); /* a refusal is noted in the spool */
     return 0;
 }
 
@@ -608,8 +609,8 @@ exit_plan rpg__control_main(void *arg)
     int restored = rpg_got_restore();
     restored += rpg__table_restore();
     int drained = drain();
+    uint64_t copies_lost = rpg__attach_copy_stop(); /* 0 when it never started */
     uint64_t lost = ok ? rpg_attach_hsa_stop() : 0;
-    uint64_t copies_lost = ok ? rpg__attach_copy_stop() : 0;
     __atomic_store_n(&rpg_domains, 0, __ATOMIC_SEQ_CST);
     rpg__recorder_finish(drained);
     rpg__notes_finish();

@@ -34,6 +34,16 @@
  *    that signal (or counts it lost when it has not completed). A new copy
  *    on a signal a pending copy still holds settles that one first too.
  *
+ * The detach. Right before the slots are restored (rpg__attach_copy_detaching)
+ * the copies completed so far are read, while the store hooks still guard
+ * their signals; copies are traced up to the restore. The stop, after it,
+ * polls the rest (and the dispatches: attach_hsa.c's stop comes next) for at
+ * most STOP_WAIT_MS; what has not completed then is counted lost. Once the
+ * slots are restored the app's stores no longer reach us: a pending copy's
+ * signal the app reset and reused for a copy of its own before the next poll
+ * (a millisecond) would be read with that copy's times. HIP takes a stream's
+ * signals from a ring of many, so a signal is not reused that soon.
+ *
  * A copy that cannot be timed exactly is never recorded with made-up times:
  * it is counted in lost (why[] says why; ROCPROF_GO_SHIM_DEBUG prints them),
  * which the control thread reports as the process's copies_lost.
@@ -72,6 +82,7 @@ typedef int hstatus;   /* hsa_status_t */
 typedef uint64_t hdl;  /* hsa_agent_t, hsa_signal_t: one uint64 */
 enum {
     ST_SUCCESS = 0,
+    ST_NOT_INITIALIZED = 0x100b,
     AI_DEVICE = 17,            /* HSA_AGENT_INFO_DEVICE */
     AI_DRIVER_NODE_ID = 0xA004, /* HSA_AMD_AGENT_INFO_DRIVER_NODE_ID */
     DEVICE_CPU = 0,
@@ -177,11 +188,12 @@ static uint64_t next_seq;
 #define SIG_HASH 256
 static uint32_t sig_hash[SIG_HASH];
 static int started;  /* between start and stop */
-static int closing;  /* the detach began: new copies are not traced */
+static int closing;  /* copy profiling is off again (the detach): new copies are lost */
+static int detach_begun; /* rpg__attach_copy_detaching ran */
 static int app_wish = -1; /* the app's last hsa_amd_profiling_async_copy_enable while attached */
 
 /* Why copies went without a record (ROCPROF_GO_SHIM_DEBUG prints them). */
-enum { WHY_UNSTAMPED, WHY_REUSED, WHY_NOSIGNAL, WHY_NOMEM, WHY_STOP, WHY_N };
+enum { WHY_UNSTAMPED, WHY_REUSED, WHY_NOSIGNAL, WHY_NOMEM, WHY_STOP, WHY_CLOSING, WHY_N };
 static uint64_t why[WHY_N];
 static uint64_t lost, recorded;
 
@@ -261,8 +273,7 @@ static int grow(void)
  * not traced). */
 static uint64_t copy_begin(hdl completion, const rpg_memory_copy_rec *rec)
 {
-    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) || __atomic_load_n(&closing, __ATOMIC_ACQUIRE) ||
-        !(rpg_domains & RPG_DOMAIN_MEMORY_COPY))
+    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) || !(rpg_domains & RPG_DOMAIN_MEMORY_COPY))
         return 0;
     pthread_mutex_lock(&c_lock);
     uint64_t seq = 0;
@@ -270,7 +281,9 @@ static uint64_t copy_begin(hdl completion, const rpg_memory_copy_rec *rec)
         pthread_mutex_unlock(&c_lock);
         return 0;
     }
-    if (!completion) {
+    if (closing) {
+        count_lost(WHY_CLOSING);
+    } else if (!completion) {
         /* The runtime refuses a copy without a signal; were one to run,
          * nothing could time it. */
         count_lost(WHY_NOSIGNAL);
@@ -388,7 +401,11 @@ static hstatus hook_copy_enable(bool enable)
 {
     rpg_attach_enter();
     hstatus st;
-    if (__atomic_load_n(&closing, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&detach_begun, __ATOMIC_ACQUIRE)) {
+        /* Past the point where the detach puts the app's wish back: its
+         * call goes through; switched off, later copies cannot be timed. */
+        if (!enable)
+            __atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
         st = real_copy_enable(enable);
     } else {
         __atomic_store_n(&app_wish, enable ? 1 : 0, __ATOMIC_RELEASE);
@@ -443,21 +460,25 @@ int rpg__attach_copy_start(void)
     *(void **)&rt.copy_time = look("hsa_amd_profiling_get_async_copy_time");
     *(void **)&rt.copy_enable = look("hsa_amd_profiling_async_copy_enable");
     const char *w = NULL;
+    hstatus st = ST_SUCCESS;
+    pthread_mutex_lock(&c_lock);
+    nagents = 0;
+    host_node = 0;
+    have_host = 0;
     if (!rt.iterate_agents || !rt.agent_get_info || !rt.signal_load || !rt.copy_time || !rt.copy_enable)
         w = "attach: the HSA runtime lacks the async-copy profiling functions";
+    else if ((st = rt.iterate_agents(add_agent, NULL)) == ST_NOT_INITIALIZED)
+        w = "the app had not initialised the HSA runtime when attached; attach again once it runs "
+            "GPU work";
     else if (rt.copy_enable(true) != ST_SUCCESS)
         w = "attach: the HSA runtime refused to switch async-copy profiling on";
     if (w) {
+        pthread_mutex_unlock(&c_lock);
         unavailable(w);
         dlclose(runtime);
         runtime = NULL;
         return -ENOSYS;
     }
-    pthread_mutex_lock(&c_lock);
-    nagents = 0;
-    host_node = 0;
-    have_host = 0;
-    rt.iterate_agents(add_agent, NULL);
     if (!real_copy_enable)
         real_copy_enable = rt.copy_enable;
     __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
@@ -492,12 +513,17 @@ void rpg__attach_copy_detaching(void)
     if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
         return;
     /* Copies completed so far are read while the store hooks still guard
-     * their signals; new ones are no longer traced. */
-    __atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
+     * their signals. */
+    __atomic_store_n(&detach_begun, 1, __ATOMIC_RELEASE);
     rpg__attach_copy_poll();
-    int wish = __atomic_load_n(&app_wish, __ATOMIC_ACQUIRE);
-    if (wish == 0)
-        rt.copy_enable(false); /* what the app asked last */
+    /* The app switched copy profiling off while attached: off again now,
+     * while its calls still come here (after the restore a call of its own
+     * would be undone). The copies it submits from here on until the slots
+     * are restored cannot be timed: counted lost, not traced. */
+    if (__atomic_load_n(&app_wish, __ATOMIC_ACQUIRE) == 0) {
+        __atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
+        rt.copy_enable(false);
+    }
 }
 
 static uint64_t mono_ms(void)
@@ -516,6 +542,7 @@ uint64_t rpg__attach_copy_stop(void)
     uint64_t deadline = mono_ms() + STOP_WAIT_MS;
     for (;;) {
         rpg__attach_copy_poll();
+        rpg_attach_hsa_poll(); /* the dispatches' stop comes after this one */
         if (!__atomic_load_n(&npend, __ATOMIC_RELAXED) || mono_ms() >= deadline)
             break;
         struct timespec ts = {0, 1000000};
@@ -535,17 +562,18 @@ uint64_t rpg__attach_copy_stop(void)
     if (dbg && dbg[0] && dbg[0] != '0')
         fprintf(stderr,
                 "rocprof-go attach: %llu copies recorded, %llu lost: %llu unstamped, %llu signal reused, "
-                "%llu without a signal, %llu out of memory, %llu not complete at the detach; "
+                "%llu without a signal, %llu out of memory, %llu not complete at the detach, "
+                "%llu submitted after the app's profiling switch was put back; "
                 "async-copy profiling %s at the detach\n",
                 (unsigned long long)recorded, (unsigned long long)lost,
                 (unsigned long long)why[WHY_UNSTAMPED], (unsigned long long)why[WHY_REUSED],
                 (unsigned long long)why[WHY_NOSIGNAL], (unsigned long long)why[WHY_NOMEM],
-                (unsigned long long)why[WHY_STOP],
+                (unsigned long long)why[WHY_STOP], (unsigned long long)why[WHY_CLOSING],
                 app_wish == 0 ? "off (the app's last call)"
                               : app_wish == 1 ? "on (the app's last call)" : "left on (the app made no call)");
     memset(why, 0, sizeof why);
     lost = recorded = next_seq = 0;
-    closing = 0;
+    closing = detach_begun = 0;
     app_wish = -1;
     nagents = 0;
     pthread_mutex_unlock(&c_lock);

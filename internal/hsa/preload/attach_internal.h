@@ -125,11 +125,12 @@ RPG_ATTACH_HIDDEN int rpg__attach_queue_identify(const void *queue, uint64_t *id
 
 /* attach_copy.c: memory copies while attached (--memory-copy-trace). The
  * hooks of the async-copy functions (none unless the domain is on); start
- * after the HSA side's (async-copy profiling on, the agents); the poll next
- * to the HSA side's; the signal-store and destroy hooks of attach_hsa.c
- * call signal_reset before the app's store; detaching right before the
- * slots are restored (new copies untraced, the app's profiling wish put
- * back); stop after the HSA side's: returns the copies it could not time. */
+ * before the slots are patched (async-copy profiling on, the agents); the
+ * poll next to the HSA side's; the signal-store and destroy hooks of
+ * attach_hsa.c call signal_reset before the app's store; detaching right
+ * before the slots are restored (the app's profiling wish put back); stop
+ * before the HSA side's (its wait polls the dispatches too): returns the
+ * copies it could not time. */
 RPG_ATTACH_HIDDEN size_t rpg__attach_copy_hooks(rpg_hook *out, size_t cap);
 RPG_ATTACH_HIDDEN int rpg__attach_copy_start(void);
 RPG_ATTACH_HIDDEN void rpg__attach_copy_poll(void);

@@ -120,7 +120,7 @@ func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
 // A row group spans many batches (pqGroupRows rows): arrow-go keeps every
 // row group's column-chunk metadata for the footer, about 13 KB per row
 // group, so row groups of one batch each made the writer's memory grow by
-// half a byte per record (issue 43). The row group is a buffered one: each
+// half a byte per record (issue 43: 600 MiB at a billion records). The row group is a buffered one: each
 // batch's plain columns are encoded and compressed into their column
 // chunks as it comes; a string column's indices are kept (4 bytes a row)
 // and written once the row group ends, with the row group's dictionary,
@@ -163,14 +163,17 @@ type pqTable struct {
 }
 
 // pqGroupRows is the rows of a row group (the last one of a file and one
-// cut by pqGroupDictBytes have fewer): 32 batches.
-const pqGroupRows = 32 * pqBatchRows
+// cut early have fewer): 8 batches, 256Ki rows, for ~0.02 byte of footer
+// metadata per record (a billion records: ~20 MiB).
+const pqGroupRows = 8 * pqBatchRows
 
 // pqPageBytes is the data pages' size before compression: each column
 // of an open row group holds one page being encoded and its compressed
 // copy, so with every column of a buffered row group open at once Arrow's
-// default (1 MiB) made them tens of MiB.
-const pqPageBytes = 256 << 10
+// default (1 MiB) made them tens of MiB (268 MiB RssAnon at 8M scale
+// records; 256 KiB: 145 MiB, and still 36 MiB more at 2M records than at
+// 500k, as the buffers filled).
+const pqPageBytes = 64 << 10
 
 // pqGroupPageBytes ends a row group early when its compressed pages, held
 // in memory until it ends, pass it.
