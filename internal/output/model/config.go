@@ -132,8 +132,9 @@ type Config struct {
 	KeepCorrelationIDs map[string]bool
 	// SpillDir is where the record order puts what it must know about
 	// every record once a spool is too long to hold it in memory (order.go,
-	// internal/spill): a directory on a trusted path, best on a local disk;
-	// "" is $TMPDIR, else /tmp. Its files are unlinked as soon as created.
+	// internal/spill): a directory on a trusted path, best on a local disk
+	// (a run gives its output directory, pipeline's spillRoot); "" is
+	// $TMPDIR, else /tmp. Its files are unlinked as soon as created.
 	SpillDir string
 
 	// DescribeCounter describes a counter of an architecture ("gfx90a") as
