@@ -844,7 +844,7 @@ static void on_doorbell(void *amdq, int64_t last)
             }
             consumed = 1; /* a dispatch: counted lost below */
         } else if (type != PKT_KERNEL_DISPATCH) {
-            rpg_attach_pmc_seen(amdq, i, k);
+            rpg_attach_pmc_move(amdq, q->agent, i, k);
             continue;
         }
         /* The device may take the packet any moment now (see the top): our
@@ -895,7 +895,7 @@ static void on_doorbell(void *amdq, int64_t last)
                 t = pool_get();
                 pthread_mutex_unlock(&g_lock);
             }
-            int slot = t ? rpg_attach_pmc_redirect(amdq, q->agent, i, k, app, t) : -1;
+            int slot = rpg_attach_pmc_redirect(amdq, q->agent, i, k, app, t);
             if (slot >= 0) {
                 p.counted = slot + 1;
                 early = t;
@@ -1479,6 +1479,9 @@ int rpg_attach_hsa_start(void)
         return -ENOSYS;
     }
     fill_reals();
+    /* Counting first: every dispatch the hooks see once started is counted
+     * or counted lost. A refusal is noted in the spool. */
+    (void)rpg_attach_pmc_start();
     pthread_mutex_lock(&g_lock);
     nagents = 0;
     hstatus s = rt.iterate_agents(add_agent, NULL);
@@ -1518,7 +1521,6 @@ int rpg_attach_hsa_start(void)
                                   "extension 1.03): kernels loaded before the attach are unnamed";
         rpg_record_string(RPG_STRTAB_STATUS, RPG_STATUS_SHIM_DECLINED, why, sizeof why - 1);
     }
-    (void)rpg_attach_pmc_start(); /* a refusal is noted in the spool */
     return 0;
 }
 
@@ -1564,7 +1566,11 @@ uint64_t rpg_attach_hsa_stop(void)
 {
     if (!started)
         return 0;
-    uint64_t uncounted = rpg_attach_pmc_stop();
+    /* The first dispatches of queues that went uncounted (the window's
+     * edge) are counted lost too, until the edges are reported apart. */
+    uint64_t pmc_edge = 0;
+    uint64_t uncounted = rpg_attach_pmc_stop(&pmc_edge);
+    uncounted += pmc_edge;
     uint64_t deadline = mono_ms() + STOP_WAIT_MS;
     for (;;) {
         rpg_attach_hsa_poll();

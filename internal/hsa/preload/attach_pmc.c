@@ -74,6 +74,7 @@ enum {
     PKT_INVALID = 1,
     PKT_KERNEL_DISPATCH = 2,
     PKT_BARRIER_AND = 3,
+    PKT_BARRIER_OR = 5,
     HDR_BARRIER = 1 << 8,
     AI_DEVICE = 17,
     AI_DRIVER_NODE_ID = 0xA004,
@@ -163,6 +164,7 @@ typedef struct slot {
     handle_t sig;
     int state;
     int bound;
+    int nocount; /* a barrier packet of the app's moved along: nothing to record */
     uint64_t dispatch_id;
     uint32_t node;
 } slot;
@@ -191,7 +193,7 @@ static handle_t host_pool;
 static pthread_mutex_t p_lock = PTHREAD_MUTEX_INITIALIZER; /* slots, our queues, qstate */
 /* Dispatches run uncounted; slots whose app barrier we could not see
  * through (left with the runtime at the detach). */
-static uint64_t uncounted, leaked;
+static uint64_t uncounted, leaked, edge;
 static uint64_t counted;
 
 /* ---- the app's queues: what came before each packet -------------------------- */
@@ -201,6 +203,7 @@ typedef struct qstate {
     uint64_t rung;      /* packets below this were announced by a doorbell */
     uint64_t prev;      /* index + 1 of the last packet looked at */
     int prev_moved;     /* it went to our queue */
+    int moved;          /* some packet of the queue went to our queue */
     int prev_barrier;   /* it had the barrier bit */
     handle_t prev_sig;  /* its completion signal when left in place */
     int64_t prev_v0;    /* that signal's value when we looked */
@@ -609,7 +612,7 @@ int rpg_attach_pmc_start(void)
                           strlen(why));
         return rc;
     }
-    uncounted = leaked = counted = 0;
+    uncounted = leaked = counted = edge = 0;
     memset(qs, 0, sizeof qs);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
     return 0;
@@ -625,6 +628,15 @@ static pagent *agent_of(handle_t h)
     return NULL;
 }
 
+/* Whether GPU agent h is one the program counts on (under p_lock). */
+static int in_program(handle_t h)
+{
+    for (int i = 0; i < npagents; i++)
+        if (pagents[i].agent == h)
+            return 1;
+    return 0;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -638,7 +650,7 @@ static int collect(pagent *a, slot *s)
     if (s->state != SLOT_BUSY || !s->bound || f.signal_load(s->sig) != 0)
         return 0;
     const uint64_t *out = s->out;
-    for (size_t i = 0; i < a->nrecs; i++) {
+    for (size_t i = 0; i < a->nrecs && !s->nocount; i++) {
         const rec *r = &a->recs[i];
         double v = r->k;
         for (uint32_t t = 0; t < r->nterms; t++)
@@ -654,7 +666,8 @@ static int collect(pagent *a, slot *s)
     }
     s->state = SLOT_FREE;
     s->bound = 0;
-    counted++;
+    counted += !s->nocount;
+    s->nocount = 0;
     return 1;
 }
 
@@ -702,6 +715,21 @@ static int prev_done(const qstate *st, uint64_t index)
     return f.signal_load(st->prev_sig) < st->prev_v0;
 }
 
+/* The app's slot: a barrier-AND on our signal sig, with the app's signal
+ * and the moved packet's fences. */
+static void wait_in_place(void *pkt, uint16_t fences, handle_t sig, handle_t app_signal)
+{
+    uint8_t b[64];
+    memset(b, 0, sizeof b);
+    uint32_t bh = (uint32_t)(PKT_BARRIER_AND | HDR_BARRIER | fences);
+    memcpy(b, &bh, 4);
+    memcpy(b + 8, &sig, 8);
+    memcpy(b + 56, &app_signal, 8);
+    uint8_t *slotp = pkt;
+    memcpy(slotp + 4, b + 4, 60);
+    __atomic_store_n((uint32_t *)slotp, bh, __ATOMIC_RELEASE);
+}
+
 int rpg_attach_pmc_redirect(void *amdq, uint64_t agent_h, uint64_t index, void *pkt,
                             uint64_t app_signal, uint64_t timing)
 {
@@ -711,8 +739,24 @@ int rpg_attach_pmc_redirect(void *amdq, uint64_t agent_h, uint64_t index, void *
     qstate *st = qstate_get(amdq, 1);
     pagent *a = agent_of(agent_h);
     slot *s = NULL;
-    if (!st || !a || index < st->rung || !prev_done(st, index) || !(s = free_slot(a))) {
-        if (a)
+    if (!a && agent_h && !in_program(agent_h)) {
+        /* a GPU none of the counters is planned for: nothing to count */
+        pthread_mutex_unlock(&p_lock);
+        return -1;
+    }
+    /* Held back first: a device that takes a valid packet no doorbell
+     * announced (the virtual GPU does after a while) must not start it while
+     * it is moved, or while this thread waits for a slot. */
+    uint32_t h0 = __atomic_load_n((uint32_t *)pkt, __ATOMIC_ACQUIRE);
+    int held = index >= (st ? st->rung : UINT64_MAX) && (h0 & 0xff) == PKT_KERNEL_DISPATCH &&
+               __atomic_compare_exchange_n((uint32_t *)pkt, &h0, (h0 & ~0xffu) | PKT_INVALID, 0,
+                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    if (!held || !a || !timing || !prev_done(st, index) || !(s = free_slot(a))) {
+        if (held) /* runs as it is */
+            __atomic_store_n((uint32_t *)pkt, h0, __ATOMIC_RELEASE);
+        if (held && !st->moved && a && timing)
+            edge++; /* no packet of this queue moved yet: it follows work from before the attach */
+        else
             uncounted++;
         if (st) {
             st->prev = index + 1;
@@ -733,6 +777,7 @@ int rpg_attach_pmc_redirect(void *amdq, uint64_t agent_h, uint64_t index, void *
     /* The dispatch, copied before its slot is rewritten. */
     uint8_t d[64];
     memcpy(d, pkt, 64);
+    memcpy(d, &h0, 4);
     uint16_t hdr;
     memcpy(&hdr, d, 2);
     uint16_t fences = hdr & 0xfe00;
@@ -751,21 +796,67 @@ int rpg_attach_pmc_redirect(void *amdq, uint64_t agent_h, uint64_t index, void *
     write_packet(ring, mask, w + 2, s->pkt[1]);
     write_packet(ring, mask, w + 3, rd);
     f.signal_store_screlease(q->doorbell_signal, (int64_t)(w + 3));
-    /* The app's slot: a barrier-AND on the read, with the app's signal. */
-    uint8_t b[64];
-    memset(b, 0, sizeof b);
-    uint32_t bh = (uint32_t)(PKT_BARRIER_AND | HDR_BARRIER | fences);
-    memcpy(b, &bh, 4);
-    memcpy(b + 8, &s->sig, 8);
-    memcpy(b + 56, &app_signal, 8);
-    uint8_t *slotp = pkt;
-    memcpy(slotp + 4, b + 4, 60);
-    __atomic_store_n((uint32_t *)slotp, bh, __ATOMIC_RELEASE);
+    wait_in_place(pkt, fences, s->sig, app_signal);
     st->prev = index + 1;
     st->prev_moved = 1;
+    st->moved = 1;
     int k = (int)(s - a->slots) + (int)(a - pagents) * SLOTS;
     pthread_mutex_unlock(&p_lock);
     return k;
+}
+
+/* A barrier packet between counted dispatches goes along to our queue (its
+ * completion signal ours), the app's slot waiting for it as for a moved
+ * dispatch: the next dispatch's packet before it is then one of ours. Left
+ * in place (seen) when the packet before it was not moved nor is done. */
+void rpg_attach_pmc_move(void *amdq, uint64_t agent_h, uint64_t index, void *pkt)
+{
+    if (!rpg_attach_pmc_on())
+        return;
+    uint16_t h = __atomic_load_n((const uint16_t *)pkt, __ATOMIC_ACQUIRE);
+    uint32_t type = h & 0xff;
+    pthread_mutex_lock(&p_lock);
+    qstate *st = qstate_get(amdq, 1);
+    pagent *a = agent_of(agent_h);
+    slot *s = NULL;
+    if ((type != PKT_BARRIER_AND && type != PKT_BARRIER_OR) || !st || !a || index < st->rung ||
+        !prev_done(st, index)) {
+        pthread_mutex_unlock(&p_lock);
+        rpg_attach_pmc_seen(amdq, index, pkt);
+        return;
+    }
+    for (int k = 0; k < SLOTS && !s; k++)
+        if (a->slots[k].state == SLOT_FREE || collect(a, &a->slots[k]))
+            s = &a->slots[k];
+    if (!s) {
+        pthread_mutex_unlock(&p_lock);
+        rpg_attach_pmc_seen(amdq, index, pkt);
+        return;
+    }
+    rq_queue *q = a->queue;
+    uint64_t w = f.add_write_index(q, 1);
+    while (w + 1 - f.load_read_index(q) > q->size) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    uint8_t d[64];
+    memcpy(d, pkt, 64);
+    handle_t app_signal;
+    memcpy(&app_signal, d + 56, 8);
+    uint16_t hdr = h | HDR_BARRIER;
+    memcpy(d, &hdr, 2);
+    memcpy(d + 56, &s->sig, 8);
+    s->state = SLOT_BUSY;
+    s->nocount = 1;
+    s->bound = 1;
+    f.signal_store_relaxed(s->sig, 1);
+    write_packet(q->base_address, q->size - 1, w, d);
+    f.signal_store_screlease(q->doorbell_signal, (int64_t)w);
+    wait_in_place(pkt, h & 0xfe00, s->sig, app_signal);
+    st->prev = index + 1;
+    st->prev_moved = 1;
+    st->moved = 1;
+    pthread_mutex_unlock(&p_lock);
 }
 
 void rpg_attach_pmc_bind(int k, uint64_t dispatch_id, uint32_t node)
@@ -874,8 +965,9 @@ static void teardown(void)
     }
 }
 
-uint64_t rpg_attach_pmc_stop(void)
+uint64_t rpg_attach_pmc_stop(uint64_t *edges)
 {
+    *edges = 0;
     if (!rpg_attach_pmc_on())
         return 0;
     double deadline = now_ms() + STOP_WAIT_MS;
@@ -899,11 +991,14 @@ uint64_t rpg_attach_pmc_stop(void)
     __atomic_store_n(&on, 0, __ATOMIC_RELEASE);
     teardown();
     uint64_t lost = uncounted + leaked;
+    *edges = edge;
     const char *dbg = rpg_env(RPG_ENV_GO_SHIM_DEBUG);
     if (dbg && dbg[0] && dbg[0] != '0')
-        fprintf(stderr, "rocprof-go attach: counters: %llu dispatches counted, %llu uncounted, %llu slots left\n",
-                (unsigned long long)counted, (unsigned long long)uncounted, (unsigned long long)leaked);
-    uncounted = leaked = counted = 0;
+        fprintf(stderr, "rocprof-go attach: counters: %llu dispatches counted, %llu uncounted, %llu "
+                        "uncounted first of their queue, %llu slots left\n",
+                (unsigned long long)counted, (unsigned long long)uncounted, (unsigned long long)edge,
+                (unsigned long long)leaked);
+    uncounted = leaked = counted = edge = 0;
     memset(qs, 0, sizeof qs);
     pthread_mutex_unlock(&p_lock);
     return lost;

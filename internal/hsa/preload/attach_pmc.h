@@ -24,6 +24,10 @@ int rpg_attach_pmc_on(void);
  * or -1 when the dispatch runs as it is, uncounted (counted lost). */
 int rpg_attach_pmc_redirect(void *amdq, uint64_t agent, uint64_t index, void *pkt,
                             uint64_t app_signal, uint64_t timing);
+/* Packet `index` of amdq is no kernel dispatch: a barrier-AND or -OR packet
+ * that follows a moved dispatch is moved along (the app's slot waits for
+ * it), any other is only seen. */
+void rpg_attach_pmc_move(void *amdq, uint64_t agent, uint64_t index, void *pkt);
 /* The dispatch of slot `slot` has its id: its samples can be recorded. */
 void rpg_attach_pmc_bind(int slot, uint64_t dispatch_id, uint32_t node);
 /* Packet `index` of amdq was looked at and left in place. */
@@ -36,7 +40,9 @@ void rpg_attach_pmc_queue_gone(void *amdq);
 void rpg_attach_pmc_poll(void);
 /* Before the HSA side stops: waits (bounded) for the counted dispatches in
  * flight, records them, gives back buffers, signals and queues. Returns
- * the dispatches that went uncounted (lost). */
-uint64_t rpg_attach_pmc_stop(void);
+ * the dispatches that went uncounted (lost); *edge the first dispatches of
+ * queues that went uncounted as the packets before them, submitted before
+ * the attach, may still have run (the window's edge, not a loss). */
+uint64_t rpg_attach_pmc_stop(uint64_t *edge);
 
 #endif
