@@ -38,10 +38,12 @@ import (
 //
 // Bounds: the spools of a run hold at most their share of /dev/shm,
 // min(25 % of its size, 12.5 % of RAM, 12.5 % of the memory cgroup's
-// limit), ShmShareEnv to set it; past it the recorders take no new chunk
-// (the stop word of the spool header) until the drain has brought the
-// run below 3/4 of it: the records they could not write are counted as
-// dropped, and the run fails saying so. The output file system keeps a
+// limit), ShmShareEnv to set it. Each spool gets its part of it as a chunk
+// limit in its header, raised as its chunks are drained: a recorder takes
+// no chunk past it and prepares none (the bound holds however late the
+// drain runs, less the 4 MiB segment of the last chunk); the records a
+// recorder could not write meanwhile are counted as dropped, and the run
+// fails saying so. The output file system keeps a
 // reserve (OutputReserveEnv) for the outputs: when its free space falls
 // below the reserve plus what the spools still hold in memory, recording
 // stops for good, with the same accounting.
@@ -61,9 +63,13 @@ const ShmShareEnv = "ROCPROF_GO_SHM_SHARE_MIB"
 const OutputReserveEnv = "ROCPROF_GO_OUTPUT_RESERVE_MIB"
 
 const (
-	drainInterval       = 10 * time.Millisecond
+	drainInterval       = 5 * time.Millisecond
+	drainBusyInterval   = time.Millisecond
 	drainStatfsInterval = 100 * time.Millisecond
 	reserveDefault      = 256 << 20
+	// minChunksPerSpool is the least a spool may hold in memory (1 MiB),
+	// however small the share and many the spools.
+	minChunksPerSpool = 16
 )
 
 // DrainReport is what the drain of a pass did (run.json's passes[].drain).
@@ -81,9 +87,9 @@ type DrainReport struct {
 	// (their allocated blocks), ShmShareBytes the bound.
 	PeakShmBytes  int64 `json:"peak_shm_bytes"`
 	ShmShareBytes int64 `json:"shm_share_bytes"`
-	// ShmStops counts the times recording paused at the bound (records
-	// dropped meanwhile are in lost_records).
-	ShmStops int `json:"shm_stops,omitempty"`
+	// ShmLimited is set when a recorder reached the bound and dropped
+	// records (counted in lost_records) until the drain had caught up.
+	ShmLimited bool `json:"shm_limited,omitempty"`
 	// OutputFull is set when recording stopped for good because the
 	// output file system would have been filled.
 	OutputFull bool `json:"output_full,omitempty"`
@@ -286,23 +292,29 @@ func (t *drainTarget) startPass(passName, src string) (*passDrain, error) {
 	return p, nil
 }
 
+// loop steps every drainInterval, and every millisecond while there is
+// something to drain or the recording is paused.
 func (p *passDrain) loop() {
 	defer close(p.done)
-	tick := time.NewTicker(drainInterval)
-	defer tick.Stop()
+	t := time.NewTimer(drainInterval)
+	defer t.Stop()
 	for {
 		select {
 		case <-p.stop:
 			return
-		case <-tick.C:
-			p.step()
+		case <-t.C:
+			wait := drainInterval
+			if p.step() > 0 {
+				wait = drainBusyInterval
+			}
+			t.Reset(wait)
 		}
 	}
 }
 
 // step opens the spools that appeared, drains what was sealed, and keeps
-// the bounds.
-func (p *passDrain) step() {
+// the bounds; it returns the bytes it drained.
+func (p *passDrain) step() int64 {
 	paths, _ := tracing.List(p.src)
 	for _, path := range paths {
 		if p.spools[path] != nil {
@@ -320,27 +332,37 @@ func (p *passDrain) step() {
 		}
 		p.spools[path] = d
 	}
-	var used int64
+	var used, moved int64
 	for _, d := range p.spools {
 		if p.stopped&tracing.StopOutputFull == 0 {
-			if n, err := d.Step(); err != nil {
+			n, err := d.Step()
+			if err != nil {
 				p.outputFull(err.Error())
-			} else {
-				p.rep.BytesDrained += n
 			}
+			moved += n
 		}
 		used += d.Allocated()
 	}
+	p.rep.BytesDrained += moved
 	p.rep.PeakShmBytes = max(p.rep.PeakShmBytes, used)
-	switch share := p.t.share; {
-	case share <= 0:
-	case used > share && p.stopped&tracing.StopShmShare == 0:
-		p.setStop(tracing.StopShmShare)
-		p.rep.ShmStops++
-		p.t.say("share", "rocprof-go: warning: the run's spools reached their share of %s (%d MiB, %s): recording pauses until they are drained to %s; the records the app makes meanwhile are dropped and counted, and the run fails\n",
-			filepath.Dir(filepath.Dir(p.src)), share>>20, ShmShareEnv, p.t.run.Path())
-	case used < share/4*3 && p.stopped&tracing.StopShmShare != 0:
-		p.clearStop(tracing.StopShmShare)
+	if share := p.t.share; share > 0 && len(p.spools) > 0 {
+		// Each spool may hold its part of the share in chunks, less
+		// what its writer allocates beyond them (the segment of its
+		// last chunk, 4 MiB, and the header chunk); the recorder takes
+		// no chunk past the limit and prepares none (recorder.c).
+		k := int64(len(p.spools))
+		per := (share/k - 4<<20 - 2*tracing.ChunkSize) / tracing.ChunkSize
+		per = max(per, minChunksPerSpool)
+		paused := false
+		for _, d := range p.spools {
+			d.Limit(uint64(per))
+			paused = paused || d.StopSeen()&tracing.StopShmShare != 0
+		}
+		if paused && !p.rep.ShmLimited {
+			p.rep.ShmLimited = true
+			p.t.say("share", "rocprof-go: warning: the run's spools reached their share of %s (%d MiB, %s) faster than they were drained to %s: the records the app made meanwhile are dropped and counted, and the run fails\n",
+				filepath.Dir(filepath.Dir(p.src)), share>>20, ShmShareEnv, p.t.run.Path())
+		}
 	}
 	if time.Since(p.lastFS) >= drainStatfsInterval && p.stopped&tracing.StopOutputFull == 0 {
 		p.lastFS = time.Now()
@@ -353,19 +375,13 @@ func (p *passDrain) step() {
 			}
 		}
 	}
+	return moved
 }
 
 func (p *passDrain) setStop(bits uint32) {
 	p.stopped |= bits
 	for _, d := range p.spools {
 		d.SetStop(bits)
-	}
-}
-
-func (p *passDrain) clearStop(bits uint32) {
-	p.stopped &^= bits
-	for _, d := range p.spools {
-		d.ClearStop(bits)
 	}
 }
 

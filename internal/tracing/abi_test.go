@@ -39,7 +39,7 @@ int main(void) {
   printf("%zu %zu %zu %u %zu %u\n", offsetof(rpg_spool_header, chunks_abandoned), offsetof(rpg_spool_header, store_errno),
     offsetof(rpg_spool_header, flags), RPG_HEADER_COUNTS_ABANDONED, offsetof(rpg_spool_header, chunks_headed),
     RPG_HEADER_COUNTS_HEADED);
-  printf("%zu %zu %u %u %u 0x%x\n", offsetof(rpg_spool_header, stop), offsetof(rpg_spool_header, stop_seen),
+  printf("%zu %zu %zu %u %u %u 0x%x\n", offsetof(rpg_spool_header, stop), offsetof(rpg_spool_header, stop_seen), offsetof(rpg_spool_header, chunk_limit),
     RPG_HEADER_SEALS, RPG_STOP_SHM_SHARE, RPG_STOP_OUTPUT_FULL, RPG_CHUNK_SEALED);
   return 0;
 }`
@@ -84,5 +84,5 @@ int main(void) {
 	// at these offsets).
 	require.Equal(t, fmt.Sprintf("96 104 108 %d 112 %d", tracing.HeaderCountsAbandoned, tracing.HeaderCountsHeaded), lines[6])
 	// The drain's fields (drain.go writes stop at this offset).
-	require.Equal(t, fmt.Sprintf("120 124 %d %d %d 0x%x", tracing.HeaderSeals, tracing.StopShmShare, tracing.StopOutputFull, tracing.ChunkSealed), lines[7])
+	require.Equal(t, fmt.Sprintf("120 124 128 %d %d %d 0x%x", tracing.HeaderSeals, tracing.StopShmShare, tracing.StopOutputFull, tracing.ChunkSealed), lines[7])
 }

@@ -24,6 +24,8 @@ const (
 
 const (
 	stopOffset     = 120 // rpg_spool_header.stop
+	seenOffset     = 124 // rpg_spool_header.stop_seen
+	limitOffset    = 128 // rpg_spool_header.chunk_limit
 	reservedOffset = 64  // rpg_spool_header.chunks_reserved
 	flagsOffset    = 108 // rpg_spool_header.flags
 )
@@ -135,6 +137,24 @@ func (d *Drainer) ClearStop(bits uint32) {
 
 // Stop is the header's stop word.
 func (d *Drainer) Stop() uint32 { return atomic.LoadUint32(d.stopWord()) }
+
+// StopSeen are the stop bits a writer obeyed so far (StopShmShare: it
+// reached the chunk limit).
+func (d *Drainer) StopSeen() uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&d.hdr[seenOffset])))
+}
+
+// Limit lets the writers hold at most n chunks in the source besides the
+// header: the chunk limit is set n chunks past what was drained. The
+// chunks still open count in n, and so do the pages the writers prepare
+// ahead (never past the limit). 0 lifts the limit.
+func (d *Drainer) Limit(n uint64) {
+	v := uint64(0)
+	if n > 0 {
+		v = 1 + d.Chunks + n
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&d.hdr[limitOffset])), v)
+}
 
 // Seals reports whether the spool's writer seals its chunks.
 func (d *Drainer) Seals() bool { return d.seals }

@@ -208,7 +208,11 @@ typedef struct rpg_spool_header {
     uint32_t stop;              /* written by the CLI: RPG_STOP_* bits; while any is set, a
                                    writer takes no new chunk (its records count in dropped) */
     uint32_t stop_seen;         /* atomic: the stop bits a writer obeyed (dropped records for) */
-    uint8_t reserved[RPG_HEADER_FIXED - 128];
+    uint64_t chunk_limit;       /* written by the CLI, 0 = none: a writer takes no chunk once
+                                   chunks_reserved reaches it (RPG_STOP_SHM_SHARE in stop_seen),
+                                   and prepares none at or past it; the CLI raises it as it
+                                   drains, so that memory holds a bounded number of chunks */
+    uint8_t reserved[RPG_HEADER_FIXED - 136];
 } rpg_spool_header;
 
 /* rpg_spool_header.flags */

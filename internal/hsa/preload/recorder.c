@@ -683,6 +683,10 @@ static void prefault_ahead(void)
         uint64_t target = reserved + PREFAULT_AHEAD_CHUNKS;
         if (target > (uint64_t)MAX_SEGMENTS * CHUNKS_PER_SEGMENT)
             target = (uint64_t)MAX_SEGMENTS * CHUNKS_PER_SEGMENT;
+        /* Nothing prepared past the CLI's limit: it is memory it bounds. */
+        uint64_t limit = __atomic_load_n(&g_sp.hdr->chunk_limit, __ATOMIC_RELAXED);
+        if (limit && target > limit)
+            target = limit;
         if (done >= target)
             return;
         uint64_t end = (done / PREFAULT_STEP_CHUNKS + 1) * PREFAULT_STEP_CHUNKS;
@@ -793,6 +797,10 @@ static int new_chunk(cursor *c, uint32_t size)
      * has drained the spool, or the output file system is full): no new
      * chunk, the caller counts the record in dropped. One load per chunk. */
     uint32_t stop = __atomic_load_n(&g_sp.hdr->stop, __ATOMIC_ACQUIRE);
+    uint64_t limit = __atomic_load_n(&g_sp.hdr->chunk_limit, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(limit != 0, 0) &&
+        __atomic_load_n(&g_sp.hdr->chunks_reserved, __ATOMIC_RELAXED) >= limit)
+        stop |= RPG_STOP_SHM_SHARE;
     if (__builtin_expect(stop != 0, 0)) {
         if ((__atomic_load_n(&g_sp.hdr->stop_seen, __ATOMIC_RELAXED) & stop) != stop)
             __atomic_fetch_or(&g_sp.hdr->stop_seen, stop, __ATOMIC_RELAXED);
@@ -834,6 +842,7 @@ static int new_chunk(cursor *c, uint32_t size)
         if (idx + PREFAULT_AHEAD_CHUNKS / 2 >= __atomic_load_n(&g_prefaulted, __ATOMIC_ACQUIRE))
             helper_kick();
     } else if (idx % CHUNKS_PER_SEGMENT == CHUNKS_PER_SEGMENT / 2 && seg + 1 < MAX_SEGMENTS &&
+               (limit == 0 || (seg + 1) * CHUNKS_PER_SEGMENT < limit) &&
                !__atomic_load_n(&g_sp.segments[seg + 1], __ATOMIC_ACQUIRE) && !t_rec.holds_lock &&
                pthread_mutex_trylock(&g_lock) == 0) {
         /* No helper: halfway through a segment, the thread that takes that
