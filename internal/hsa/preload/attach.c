@@ -617,6 +617,8 @@ exit_plan rpg__control_main(void *arg)
     if (fd >= 0) {
         if (!drained)
             say(fd, "busy %lld\n", (long long)inflight());
+        if (*rpg__attach_copy_account())
+            say(fd, "copies %d %s\n", (int)pid, rpg__attach_copy_account());
         say(fd, "detached %d %d %llu %llu\n", (int)pid, restored, (unsigned long long)lost,
             (unsigned long long)copies_lost);
         if (sock_is_ours(fd))

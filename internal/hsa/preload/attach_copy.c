@@ -45,8 +45,11 @@
  * signals from a ring of many, so a signal is not reused that soon.
  *
  * A copy that cannot be timed exactly is never recorded with made-up times:
- * it is counted in lost (why[] says why; ROCPROF_GO_SHIM_DEBUG prints them),
- * which the control thread reports as the process's copies_lost.
+ * it is counted, by class (why[]), and the control thread reports the
+ * stop's account to the CLI ("copies <pid> lost=N running_at_detach=N
+ * CLASS=N...", rpg__attach_copy_account): a copy of the window not timed is
+ * lost (run.json's copies_lost, which fails the run); one still running
+ * when the detach's wait ends is the window's edge, counted apart.
  *
  * The profiling switch. The runtime has no call that reads it (ROCr's
  * hsa_amd_profiling_async_copy_enable sets a flag per agent; nothing
@@ -196,6 +199,8 @@ static int app_wish = -1; /* the app's last hsa_amd_profiling_async_copy_enable 
 enum { WHY_UNSTAMPED, WHY_REUSED, WHY_NOSIGNAL, WHY_NOMEM, WHY_STOP, WHY_CLOSING, WHY_N };
 static uint64_t why[WHY_N];
 static uint64_t lost, recorded;
+/* The stop's account for the CLI (rpg__attach_copy_account). */
+static char account[256];
 
 static uint32_t *slot_of(hdl s)
 {
@@ -447,8 +452,14 @@ static void unavailable(const char *w)
                       w, strlen(w));
 }
 
+const char *rpg__attach_copy_account(void)
+{
+    return account;
+}
+
 int rpg__attach_copy_start(void)
 {
+    account[0] = 0;
     if (!(rpg_domains & RPG_DOMAIN_MEMORY_COPY))
         return 0;
     runtime = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -553,11 +564,21 @@ uint64_t rpg__attach_copy_stop(void)
     for (size_t i = 0; i < npend; i++)
         count_lost(WHY_STOP);
     npend = 0;
+    /* Still running at the end of the wait: the window's edge, not a loss
+     * (as the dispatches'); the rest are copies of the window. */
+    uint64_t n = lost - why[WHY_STOP];
+    static const char *const names[WHY_N] = {"unstamped", "reused", "nosignal", "nomem", NULL,
+                                              "after_switch_off"};
+    int len = snprintf(account, sizeof account, "lost=%llu running_at_detach=%llu", (unsigned long long)n,
+                       (unsigned long long)why[WHY_STOP]);
+    for (int w = 0; w < WHY_N && len > 0 && (size_t)len < sizeof account; w++)
+        if (names[w] && why[w])
+            len += snprintf(account + len, sizeof account - (size_t)len, " %s=%llu", names[w],
+                            (unsigned long long)why[w]);
     memset(sig_hash, 0, sizeof sig_hash);
     free(pend);
     pend = NULL;
     pend_cap = 0;
-    uint64_t n = lost;
     const char *dbg = rpg_env(RPG_ENV_GO_SHIM_DEBUG);
     if (dbg && dbg[0] && dbg[0] != '0')
         fprintf(stderr,

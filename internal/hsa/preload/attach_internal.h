@@ -137,5 +137,8 @@ RPG_ATTACH_HIDDEN void rpg__attach_copy_poll(void);
 RPG_ATTACH_HIDDEN void rpg__attach_copy_signal_reset(uint64_t sig);
 RPG_ATTACH_HIDDEN void rpg__attach_copy_detaching(void);
 RPG_ATTACH_HIDDEN uint64_t rpg__attach_copy_stop(void);
+/* The last stop's account, "lost=N running_at_detach=N CLASS=N..." ("" when
+ * copies were not traced): the control thread's "copies <pid> ..." line. */
+RPG_ATTACH_HIDDEN const char *rpg__attach_copy_account(void);
 
 #endif /* RPG_ATTACH_INTERNAL_H */
