@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocprof-go/rocprof-go/internal/output/model"
 	"github.com/rocprof-go/rocprof-go/internal/output/outputtest"
+	"github.com/rocprof-go/rocprof-go/internal/output/parquet"
 )
 
 // pqCSVCheck pairs an aggregate over a domain's CSV file with the same
@@ -70,7 +71,8 @@ var pqCSVChecks = [model.NumDomains][]pqCSVCheck{
 // many rows as the CSV file of its domain, the same sums of durations,
 // ids and sizes, and the same rows per name.
 func TestParquetAgreesWithCSVInDuckDB(t *testing.T) {
-	const n = 12_000 // 36,000 dispatches and 72,000 HIP calls: two and three row groups
+	const n = 12_000                       // 36,000 dispatches and 72,000 HIP calls: two and three row groups
+	defer parquet.SetGroupRows(32 << 10)() // of 32,768 rows (the default is 256Ki)
 	pids := []int32{100, 200, 300}
 	dir := t.TempDir()
 	spoolDir := filepath.Join(dir, "spools")

@@ -45,6 +45,9 @@ type (
 	// UnprofiledProcess is a process of the app that could not record
 	// (run.json unprofiled_processes).
 	UnprofiledProcess = launch.UnprofiledProcess
+	// DrainReport is what the drain of a pass's spools from memory to the
+	// output file system did while its app ran (run.json's passes[].drain).
+	DrainReport = launch.DrainReport
 	// TruncatedNames counts a process's names and messages the recorder
 	// cut to fit (run.json truncated_names).
 	TruncatedNames = pipeline.TruncatedNames

@@ -98,7 +98,7 @@ var pqSchemas = [model.NumDomains]*arrow.Schema{
 func pqWriterProps(schema *arrow.Schema) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1), parquet.WithDictionaryDefault(false),
-		parquet.WithMaxRowGroupLength(pqGroupRows), parquet.WithDataPageSize(pqPageBytes), parquet.WithCreatedBy("rocprof-go")}
+		parquet.WithMaxRowGroupLength(int64(pqGroupRows)), parquet.WithDataPageSize(pqPageBytes), parquet.WithCreatedBy("rocprof-go")}
 	for _, f := range schema.Fields() {
 		if f.Type.ID() == arrow.UINT64 {
 			// Timestamps and ids grow by small steps: delta encoding
@@ -165,7 +165,16 @@ type pqTable struct {
 // pqGroupRows is the rows of a row group (the last one of a file and one
 // cut early have fewer): 8 batches, 256Ki rows, for ~0.02 byte of footer
 // metadata per record (a billion records: ~20 MiB).
-const pqGroupRows = 8 * pqBatchRows
+var pqGroupRows = 8 * pqBatchRows
+
+// SetGroupRows makes row groups of n rows (a multiple of the batch,
+// 32,768), for tests that want several row groups from small spools; it
+// returns the function that restores the default.
+func SetGroupRows(n int) (restore func()) {
+	old := pqGroupRows
+	pqGroupRows = max(n/pqBatchRows, 1) * pqBatchRows
+	return func() { pqGroupRows = old }
+}
 
 // pqPageBytes is the data pages' size before compression: each column
 // of an open row group holds one page being encoded and its compressed
