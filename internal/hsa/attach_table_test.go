@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,6 +187,57 @@ func TestAttachTracesHSAThroughTheRuntimesTable(t *testing.T) {
 				require.Contains(t, unavailable, "no tools table")
 			}
 			require.LessOrEqual(t, lost, uint64(5))
+		})
+	}
+}
+
+// A table another tool has changed is not wrapped on a guess: when a slot
+// of the core table points outside libhsa-runtime64 (the app plays a tool
+// that replaced hsa_system_get_info's slot before the attach), the attach is
+// refused with one line naming the slot, nothing is written, the library
+// leaves, and the app's own wrapper keeps working; once the slot is the
+// runtime's again, the same attach succeeds and records HSA calls.
+func TestAttachRefusesAChangedHSATable(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			a := startAttached(t, ctx, rt)
+			a.detach()
+			gone := func() bool {
+				maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", a.pid))
+				return err == nil && !strings.Contains(string(maps), "librocprof-go-preload.so")
+			}
+			require.Eventually(t, gone, 10*time.Second, 5*time.Millisecond)
+			a.do("wrap", "wrapped")
+			a.confVars = []string{toolenv.HSACoreAPITrace + "=1", toolenv.HSAAMDExtAPITrace + "=1"}
+			a.writeConf("refused")
+			_, err := io.WriteString(a.in, "attach\n")
+			require.NoError(t, err)
+			require.Equal(t, "attached 0", a.line())
+			c, err := a.l.Accept()
+			require.NoError(t, err)
+			defer c.Close()
+			a.sock, a.sockR = c, bufio.NewReader(c)
+			require.Equal(t, "error --hsa-trace while attached: this runtime's HSA API table was not found "+
+				"(slot 2 (hsa_system_get_info) of its core table points outside libhsa-runtime64 (another tool replaced it?))",
+				a.sockLine())
+			require.Eventually(t, gone, 10*time.Second, 5*time.Millisecond, "the library stayed after the refusal")
+			a.do("run 2 0", "ran 2") // the app's wrapper and queue work on
+			a.do("unwrap", "unwrapped")
+
+			a.writeConf("accepted")
+			_, err = io.WriteString(a.in, "attach\n")
+			require.NoError(t, err)
+			a.connected()
+			a.do("run 2 0", "ran 2")
+			a.detach()
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			rs := readSpools(t, a.spools)
+			require.NotEmpty(t, rs.api, "no HSA call recorded once the slot was the runtime's again")
 		})
 	}
 }

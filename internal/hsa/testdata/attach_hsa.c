@@ -25,12 +25,20 @@
  *             destroys it; prints "newq"
  *   start N G N kernels of grid G, the last with the app's signal, not
  *             waited for; prints "started"
+ *   bg N G    N kernels of grid G, none with a signal, not waited for;
+ *             prints "started"
  *   wait      waits for the app's signal; prints "waited"
  *   alloc     allocates and frees 64 KiB from the GPU's first global pool
  *             (hsa_amd_memory_pool_allocate/free) and 8 KiB from its first
  *             allocatable region (hsa_memory_allocate/free); prints "alloced"
  *   scratch B one dispatch needing B bytes of scratch per work-item (the
  *             packet's private_segment_size), waited; prints "scratched"
+ *   wrap      plays another tool that replaced a slot of the runtime's
+ *             core API table before the attach: the slot hsa_system_get_info
+ *             jumps through (found by decoding that exported stub) gets a
+ *             function of this program that calls the runtime's; prints
+ *             "wrapped"; "unwrap" puts the runtime's back, prints
+ *             "unwrapped"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -125,6 +133,33 @@ static hsa_status_t region_cb(hsa_region_t r, void *d)
         return HSA_STATUS_SUCCESS;
     *(hsa_region_t *)d = r;
     return HSA_STATUS_INFO_BREAK;
+}
+
+typedef hsa_status_t (*get_info_fn)(hsa_system_info_t, void *);
+static get_info_fn runtime_get_info;
+static void **wrapped_slot;
+
+static hsa_status_t tool_get_info(hsa_system_info_t a, void *v)
+{
+    return runtime_get_info(a, v);
+}
+
+/* The slot the exported stub jumps through: [endbr64] mov rax, [rip+d];
+ * jmp [rax+disp8]. */
+static void **get_info_slot(void)
+{
+    const uint8_t *p = (const uint8_t *)dlsym(RTLD_DEFAULT, "hsa_system_get_info");
+    size_t i = 0;
+    if (p && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        i = 4;
+    if (!p || p[i] != 0x48 || p[i + 1] != 0x8b || p[i + 2] != 0x05 || p[i + 7] != 0xff || p[i + 8] != 0x60) {
+        fprintf(stderr, "hsa_system_get_info is not the stub this test knows\n");
+        exit(6);
+    }
+    int32_t d;
+    memcpy(&d, p + i + 3, 4);
+    char *table = *(char **)(p + i + 7 + d);
+    return (void **)(table + p[i + 9]);
 }
 
 static void alloc_free(hsa_agent_t gpu)
@@ -255,6 +290,11 @@ int main(int argc, char **argv)
                 write_dispatch(hsa_queue_add_write_index_screlease(q, 1), ko2 ? ko2 : ko,
                                (uint32_t)every, i == n - 1);
             printf("started\n");
+        } else if (sscanf(line, "bg %d %d", &n, &every) == 2) {
+            for (int i = 0; i < n; i++)
+                write_dispatch(hsa_queue_add_write_index_screlease(q, 1), ko2 ? ko2 : ko,
+                               (uint32_t)every, 0);
+            printf("started\n");
         } else if (!strncmp(line, "wait", 4)) {
             wait_done();
             printf("waited\n");
@@ -266,6 +306,16 @@ int main(int argc, char **argv)
             write_dispatch(first, ko2 ? ko2 : ko, 512, 0);
             wait_done();
             printf("swapped\n");
+        } else if (!strncmp(line, "wrap", 4)) {
+            wrapped_slot = get_info_slot();
+            runtime_get_info = (get_info_fn)*wrapped_slot;
+            __atomic_store_n(wrapped_slot, (void *)tool_get_info, __ATOMIC_RELEASE);
+            uint16_t major = 0;
+            CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_VERSION_MAJOR, &major));
+            printf("wrapped\n");
+        } else if (!strncmp(line, "unwrap", 6)) {
+            __atomic_store_n(wrapped_slot, (void *)runtime_get_info, __ATOMIC_RELEASE);
+            printf("unwrapped\n");
         } else if (!strncmp(line, "alloc", 5)) {
             alloc_free(gpu);
             printf("alloced\n");
