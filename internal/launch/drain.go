@@ -167,32 +167,41 @@ func ShmShare(fsSize int64) int64 {
 	return share
 }
 
-// cgroupMemoryMax is the memory limit of this process's cgroup (v2) or of
-// the nearest ancestor that has one, 0 when none.
+// cgroupMemoryMax is the memory limit of this process's cgroup or of the
+// nearest ancestor that has one (cgroup v2's memory.max, v1's
+// memory.limit_in_bytes), 0 when none.
 func cgroupMemoryMax() int64 {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return 0
 	}
+	var lim int64
 	for _, l := range strings.Split(string(b), "\n") {
-		p, ok := strings.CutPrefix(l, "0::")
-		if !ok {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 {
 			continue
 		}
-		var lim int64
-		for d := filepath.Join("/sys/fs/cgroup", p); strings.HasPrefix(d, "/sys/fs/cgroup/"); d = filepath.Dir(d) {
-			v, err := os.ReadFile(filepath.Join(d, "memory.max"))
+		root, file := "", ""
+		switch {
+		case f[0] == "0" && f[1] == "":
+			root, file = "/sys/fs/cgroup", "memory.max"
+		case f[1] == "memory":
+			root, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+		default:
+			continue
+		}
+		for d := filepath.Join(root, f[2]); strings.HasPrefix(d, root); d = filepath.Dir(d) {
+			v, err := os.ReadFile(filepath.Join(d, file))
 			if err != nil {
 				continue
 			}
-			s := strings.TrimSpace(string(v))
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil && (lim == 0 || n < lim) {
+			n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+			if err == nil && n > 0 && n < 1<<60 && (lim == 0 || n < lim) {
 				lim = n
 			}
 		}
-		return lim
 	}
-	return 0
+	return lim
 }
 
 // drainTarget makes the run's directory on the output file system when the

@@ -19,7 +19,7 @@ import (
 func TestPublicAPIExposesNoUnnamedInternalTypes(t *testing.T) {
 	named := map[reflect.Type]bool{}
 	roots := []any{rocprof.Options{}, rocprof.Result{}, rocprof.Manifest{}, rocprof.ManifestAgent{}, rocprof.ManifestPass{},
-		rocprof.ManifestFile{}, rocprof.FormatBytes{}, rocprof.ManifestRank{}, rocprof.Job{}, rocprof.DomainLoss{}, rocprof.RecordLoss{}, rocprof.NoGPU{}, rocprof.UnprofiledProcess{}, rocprof.TruncatedNames{}, rocprof.LostDomainsError{}, rocprof.RecordsLostError{},
+		rocprof.ManifestFile{}, rocprof.FormatBytes{}, rocprof.ManifestRank{}, rocprof.Job{}, rocprof.DomainLoss{}, rocprof.RecordLoss{}, rocprof.NoGPU{}, rocprof.UnprofiledProcess{}, rocprof.DrainReport{}, rocprof.TruncatedNames{}, rocprof.LostDomainsError{}, rocprof.RecordsLostError{},
 		rocprof.Batch{}, rocprof.BatchJob{}, rocprof.BatchResult{}, rocprof.BatchJobError{}, rocprof.Kernel{},
 		rocprof.CompareOptions{}, rocprof.CompareReport{}, rocprof.CompareRow{}, rocprof.CompareSide{},
 		rocprof.CompareStatus(""), rocprof.CompareMetric(""), rocprof.CompareDomain(""), rocprof.CompareBasis(""),
