@@ -116,10 +116,17 @@ func splitAttachCounters(plan *options.Plan, environ []string, progress io.Write
 	if err != nil || n < 2 {
 		return err
 	}
+	fmt.Fprintln(progress, "rocprof-go: "+attachWindowsNote(plan))
+	return nil
+}
+
+// attachWindowsNote says how an attach's counter passes are collected, on
+// stderr and in run.json (attach_windows).
+func attachWindowsNote(plan *options.Plan) string {
+	first := plan.Passes[0]
 	window := "each window lasting until Enter is pressed (SIGINT or SIGTERM end the run)"
 	if first.AttachDurationMsec > 0 {
 		window = fmt.Sprintf("of %d ms each", first.AttachDurationMsec)
 	}
-	fmt.Fprintf(progress, "rocprof-go: counters: %d passes, one per attach window %s, consecutive: pass k's counters come from the dispatches of window k\n", n, window)
-	return nil
+	return fmt.Sprintf("counters: %d passes, one per attach window %s, consecutive: pass k's counters come from the dispatches of window k", len(plan.Passes), window)
 }

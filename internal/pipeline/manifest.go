@@ -89,6 +89,10 @@ type Manifest struct {
 	// attach and to detach, the GOT slots restored, the dispatches lost at
 	// the detach, whether the library left each process.
 	Attach *attach.Report `json:"attach,omitempty"`
+	// AttachWindows says how an attach's counter passes were collected,
+	// one per attach window (docs/attach.md, "Counters while attached"), as
+	// stderr said it; each pass's window is then its Attach.
+	AttachWindows string `json:"attach_windows,omitempty"`
 	// Concurrent holds the manifests of other runs that wrote into the
 	// same directory while this one ran (their own Concurrent emptied), so
 	// that run.json lists every file of overlapping runs, not only the last.
@@ -157,6 +161,9 @@ type ManifestPass struct {
 	// Drain is what the drain of the pass's spools from memory to the
 	// output file system did while its app ran (docs/reliability.md).
 	Drain *launch.DrainReport `json:"drain,omitempty"`
+	// Attach is the pass's attach window when a run attached once per
+	// counter pass (the run's Attach is the first window's).
+	Attach *attach.Report `json:"attach,omitempty"`
 }
 
 // ManifestFile is one output file, its path relative to the manifest.

@@ -394,6 +394,10 @@ func buildManifest(plan *options.Plan, agents []topology.Agent, res *runResult, 
 			mp.DurationS = p.Process.Duration.Seconds()
 			m.TimedOut = m.TimedOut || p.Process.TimedOut
 		}
+		if p.Attach != nil && len(res.Passes) > 1 {
+			mp.Attach = p.Attach // one attach window per counter pass
+			m.AttachWindows = attachWindowsNote(plan)
+		}
 		m.Passes = append(m.Passes, mp)
 		if p.Attach != nil && m.Attach == nil {
 			m.Attach = p.Attach
