@@ -369,6 +369,15 @@ func (a *attacher) detach(p *agentProc) {
 				rep.Unloaded = a.waitUnmapped(p.pid)
 				return
 			}
+			if pid, acc, ok := parseAccount(l, "copies"); ok && pid == p.pid {
+				rep.CopiesRunningAtDetach = acc["running_at_detach"]
+				delete(acc, "running_at_detach")
+				delete(acc, "lost")
+				if len(acc) > 0 {
+					rep.CopiesLostWhy = acc
+				}
+				continue
+			}
 			if pid, restored, lost, copies, ok := parseDetached(l); ok && pid == p.pid {
 				rep.DetachMs = ms(time.Since(begin))
 				rep.SlotsRestored, rep.DispatchesLost, rep.CopiesLost = restored, lost, copies
@@ -389,6 +398,30 @@ func (a *attacher) detach(p *agentProc) {
 			return
 		}
 	}
+}
+
+// parseAccount reads an agent's account line "<word> <pid> KEY=N ..."
+// (the copies': lost, running_at_detach and a count per class of the lost,
+// attach_copy.c).
+func parseAccount(l, word string) (pid int, acc map[string]uint64, ok bool) {
+	f := strings.Fields(l)
+	if len(f) < 2 || f[0] != word {
+		return 0, nil, false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0, nil, false
+	}
+	acc = map[string]uint64{}
+	for _, kv := range f[2:] {
+		k, v, found := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(v, 10, 64)
+		if !found || err != nil {
+			return 0, nil, false
+		}
+		acc[k] = n
+	}
+	return pid, acc, true
 }
 
 // parseDetached reads "detached <pid> <restored-slots> <lost-dispatches>

@@ -113,9 +113,13 @@ type Process struct {
 	// the attach, not complete at the detach).
 	SlotsRestored  int    `json:"slots_restored"`
 	DispatchesLost uint64 `json:"dispatches_lost"`
-	// CopiesLost the memory copies (--memory-copy-trace) it could not time:
-	// not complete at the detach, or their signal reused before it was read.
-	CopiesLost uint64 `json:"copies_lost,omitempty"`
+	// CopiesLost the memory copies (--memory-copy-trace) of the window it
+	// could not time (a loss), by class in CopiesLostWhy;
+	// CopiesRunningAtDetach those still running when the detach's wait
+	// ended (the window's edge, not lost).
+	CopiesLost            uint64            `json:"copies_lost,omitempty"`
+	CopiesLostWhy         map[string]uint64 `json:"copies_lost_why,omitempty"`
+	CopiesRunningAtDetach uint64            `json:"copies_running_at_detach,omitempty"`
 	// Unloaded: the library is no longer mapped in the process after the
 	// detach (or the process is gone).
 	Unloaded bool `json:"unloaded"`
@@ -392,7 +396,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		sort.Ints(pids)
-		fmt.Fprintf(a.out, "rocprof-go: warning: %d memory copies could not be timed (not complete at the detach, or their signal reused before it was read; PIDs %v): counted in run.json's attach.processes[].copies_lost, not guessed\n", n, pids)
+		fmt.Fprintf(a.out, "rocprof-go: warning: %d memory copies of the window could not be timed (PIDs %v): counted in run.json's attach.processes[].copies_lost and copies_lost_why, not guessed\n", n, pids)
+	}
+	var running uint64
+	for _, p := range a.report.Processes {
+		running += p.CopiesRunningAtDetach
+	}
+	if running > 0 {
+		fmt.Fprintf(a.out, "rocprof-go: note: at the window's edge %d memory copies were still running when the detach ended its wait: outside the window, not recorded (run.json attach.processes[].copies_running_at_detach)\n", running)
 	}
 	return a.report, nil
 }
