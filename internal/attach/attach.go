@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,10 +112,18 @@ type Process struct {
 	AttachMs float64 `json:"attach_ms"`
 	DetachMs float64 `json:"detach_ms"`
 	// SlotsRestored are the GOT slots the agent gave back their values,
-	// DispatchesLost the dispatches it could not time or see (in flight at
-	// the attach, not complete at the detach).
-	SlotsRestored  int    `json:"slots_restored"`
-	DispatchesLost uint64 `json:"dispatches_lost"`
+	// DispatchesLost the kernel dispatches submitted inside the window that
+	// it could not time or see (a loss: the run fails), by class in
+	// DispatchesLostWhy (docs/attach.md, "What it cannot see").
+	SlotsRestored     int               `json:"slots_restored"`
+	DispatchesLost    uint64            `json:"dispatches_lost"`
+	DispatchesLostWhy map[string]uint64 `json:"dispatches_lost_why,omitempty"`
+	// InFlightAtAttach are the kernel dispatches submitted before the agent
+	// saw their queue and not finished then, RunningAtDetach those of the
+	// window still running when the detach's bounded wait ended: the
+	// window's edges, reported, neither recorded nor lost.
+	InFlightAtAttach uint64 `json:"in_flight_at_attach"`
+	RunningAtDetach  uint64 `json:"running_at_detach"`
 	// CopiesLost the memory copies (--memory-copy-trace) of the window it
 	// could not time (a loss), by class in CopiesLostWhy;
 	// CopiesRunningAtDetach those still running when the detach's wait
@@ -152,6 +163,73 @@ func (r *Report) CopiesLost() uint64 {
 		n += p.CopiesLost
 	}
 	return n
+}
+
+// edges sums the dispatches at the window's edges: in flight at the
+// attach, still running at the detach.
+func (r *Report) edges() (in, running uint64) {
+	for _, p := range r.Processes {
+		in += p.InFlightAtAttach
+		running += p.RunningAtDetach
+	}
+	return in, running
+}
+
+// lostWhy says what each class of run.json's dispatches_lost_why is.
+var lostWhy = map[string]string{
+	"past":        "past the device before their doorbell was rung (another producer rang past them)",
+	"unstamped":   "completed without timestamps",
+	"reused":      "their completion signal reset by the app before it was read",
+	"nomem":       "no memory for their completion signal",
+	"destroyed":   "their queue destroyed before they completed",
+	"missed":      "run by the device without the profiler's completion signal",
+	"unseen":      "consumed by the device before the profiler could tell what they were",
+	"overwritten": "overwritten in the ring before the profiler looked (a ring's worth between two doorbells)",
+	"uncounted":   "run without their counters",
+}
+
+// DispatchesLostError is an attach whose agents could not time or see
+// kernel dispatches submitted inside its window: a loss, which fails the
+// run (the outputs hold every other record).
+type DispatchesLostError struct{ Processes []Process }
+
+func (e *DispatchesLostError) Error() string {
+	var n uint64
+	var parts []string
+	for _, p := range e.Processes {
+		n += p.DispatchesLost
+		var why []string
+		for _, k := range slices.Sorted(maps.Keys(p.DispatchesLostWhy)) {
+			d := lostWhy[k]
+			if d == "" {
+				d = k
+			}
+			why = append(why, fmt.Sprintf("%d %s", p.DispatchesLostWhy[k], d))
+		}
+		if len(why) == 0 {
+			why = []string{fmt.Sprintf("%d not timed", p.DispatchesLost)}
+		}
+		parts = append(parts, fmt.Sprintf("PID %d: %s", p.PID, strings.Join(why, ", ")))
+	}
+	return fmt.Sprintf("%d kernel dispatches submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].dispatches_lost and dispatches_lost_why", n, strings.Join(parts, "; "))
+}
+
+// LostError is a *DispatchesLostError naming the processes that lost
+// dispatches of the window, or nil.
+func (r *Report) LostError() error {
+	if r == nil {
+		return nil
+	}
+	var lost []Process
+	for _, p := range r.Processes {
+		if p.DispatchesLost > 0 {
+			lost = append(lost, p)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return &DispatchesLostError{Processes: lost}
 }
 
 // StillMapped are the processes that kept the library mapped (inert)
@@ -378,15 +456,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		fmt.Fprintf(a.out, "rocprof-go: detaching (%s)\n", reason)
 	}
 	a.detachAll()
-	if n := a.report.DispatchesLost(); n > 0 {
-		var pids []int
-		for _, p := range a.report.Processes {
-			if p.DispatchesLost > 0 {
-				pids = append(pids, p.PID)
-			}
-		}
-		sort.Ints(pids)
-		fmt.Fprintf(a.out, "rocprof-go: warning: %d kernel dispatches at the edges of the attach (in flight when it began, or not complete at the detach) could not be timed or seen (PIDs %v): counted in run.json's attach.processes[].dispatches_lost, not guessed\n", n, pids)
+	if in, run := a.report.edges(); in+run > 0 {
+		fmt.Fprintf(a.out, "rocprof-go: note: at the window's edges %d kernel dispatches were in flight when the attach began (submitted before the profiler saw their queue) and %d still running when the detach ended its wait: outside the window, not recorded (run.json attach.processes[].in_flight_at_attach, running_at_detach)\n", in, run)
 	}
 	if n := a.report.CopiesLost(); n > 0 {
 		var pids []int

@@ -115,7 +115,7 @@ func fakeAgent(mode, out string) {
 				note("eof", "eof")
 			}
 		case "lost":
-			fmt.Fprintf(c, "detached %d 12 3\n", pid)
+			fmt.Fprintf(c, "dispatches %d lost=3 in_flight_at_attach=4 running_at_detach=1 missed=2 past=1\ndetached %d 12 3\n", pid, pid)
 			c.Close()
 		default:
 			fmt.Fprintf(c, "detached %d 12 0\n", pid)
@@ -467,8 +467,11 @@ func TestAttachDetachTimeoutClosesTheConnection(t *testing.T) {
 	require.Eventually(t, func() bool { return f.agentFile(t, "eof", a.pid) != "" }, 5*time.Second, 10*time.Millisecond)
 }
 
-// Dispatches an agent could not time or see are counted and said, with
-// the report; the attach itself succeeded.
+// The agent's account of the kernel dispatches ("dispatches <pid> ..."
+// before "detached"): those of the window it could not time are counted by
+// class in the report, and LostError names them (the pipeline fails the
+// run with it); those at the window's edges (in flight at the attach,
+// still running at the detach) are reported and said in a note, not lost.
 func TestAttachLostDispatchesAreSaid(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(t, "lost")
@@ -477,7 +480,17 @@ func TestAttachLostDispatchesAreSaid(t *testing.T) {
 	rep, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), rep.DispatchesLost())
-	require.Contains(t, f.said(), fmt.Sprintf("warning: 3 kernel dispatches at the edges of the attach (in flight when it began, or not complete at the detach) could not be timed or seen (PIDs [%d])", a.pid))
+	p := rep.Processes[0]
+	require.Equal(t, map[string]uint64{"missed": 2, "past": 1}, p.DispatchesLostWhy)
+	require.Equal(t, uint64(4), p.InFlightAtAttach)
+	require.Equal(t, uint64(1), p.RunningAtDetach)
+	require.Contains(t, f.said(), "note: at the window's edges 4 kernel dispatches were in flight when the attach began (submitted before the profiler saw their queue) and 1 still running when the detach ended its wait: outside the window, not recorded")
+	require.NotContains(t, f.said(), "warning")
+	require.EqualError(t, rep.LostError(), fmt.Sprintf("3 kernel dispatches submitted while attached could not be timed (PID %d: "+
+		"2 run by the device without the profiler's completion signal, 1 past the device before their doorbell was rung (another producer rang past them)): "+
+		"no record was made up for them; run.json counts them in attach.processes[].dispatches_lost and dispatches_lost_why", a.pid))
+	require.NoError(t, (&Report{Processes: []Process{{PID: 1, InFlightAtAttach: 2}}}).LostError(), "the edges are no loss")
+	require.NoError(t, (*Report)(nil).LostError())
 }
 
 // Descendants: those running at the attach and one started while

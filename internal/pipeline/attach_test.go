@@ -87,7 +87,8 @@ func recordingAgent(dir string) {
 		fmt.Fprintf(c, "ready %d\n", pid)
 		r := bufio.NewReader(c)
 		if l, err := r.ReadString('\n'); err == nil && l == "detach\n" {
-			fmt.Fprintf(c, "busy 1\ndetached %d 23 %s\n", pid, lostDispatches)
+			fmt.Fprintf(c, "busy 1\ndispatches %d lost=%s in_flight_at_attach=1 running_at_detach=0 missed=%s\ndetached %d 23 %s\n",
+				pid, lostDispatches, lostDispatches, pid, lostDispatches)
 		}
 		c.Close()
 	}
@@ -186,9 +187,11 @@ func startRecordingAgent(t *testing.T, lost string) int {
 	return pid
 }
 
-// Dispatches an agent could not time or see are counted in run.json and
-// said; the run succeeds.
-func TestAttachLostDispatchesAreCounted(t *testing.T) {
+// Kernel dispatches of the window an agent could not time are a loss:
+// counted by class in run.json, named in the run's error, and the run fails
+// (its outputs written all the same); those in flight at the attach are
+// reported, not lost.
+func TestAttachLostDispatchesFailTheRun(t *testing.T) {
 	t.Setenv(launch.LibDirEnv, launchtest.FakeLibDir(t))
 	pid := startRecordingAgent(t, "2")
 	out := t.TempDir()
@@ -198,10 +201,19 @@ func TestAttachLostDispatchesAreCounted(t *testing.T) {
 		Environ:  append(os.Environ(), launch.SpoolRootEnv+"="+t.TempDir()),
 		Progress: &progress, Stdin: bytes.NewReader(nil),
 	}, nil)
-	require.NoError(t, err, progress.String())
+	var lost *attach.DispatchesLostError
+	require.ErrorAs(t, err, &lost, progress.String())
+	require.Contains(t, err.Error(), fmt.Sprintf("2 kernel dispatches submitted while attached could not be timed (PID %d: 2 run by the device without the profiler's completion signal)", pid))
 	require.Equal(t, uint64(2), res.Manifest.Attach.DispatchesLost())
-	require.Contains(t, progress.String(), "warning: 2 kernel dispatches at the edges of the attach")
+	require.Contains(t, progress.String(), "note: at the window's edges 1 kernel dispatches were in flight when the attach began")
 	m, err := LoadManifest(out)
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), m.Attach.Processes[0].DispatchesLost)
+	require.Equal(t, map[string]uint64{"missed": 2}, m.Attach.Processes[0].DispatchesLostWhy)
+	require.Equal(t, uint64(1), m.Attach.Processes[0].InFlightAtAttach)
+	csvs, err := filepath.Glob(filepath.Join(out, "*", "*_kernel_trace.csv"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(out, "*_kernel_trace.csv"))
+	require.NoError(t, err)
+	require.NotEmpty(t, append(csvs, more...), "the outputs are written all the same")
 }

@@ -78,6 +78,9 @@ type (
 	// NoRuntimeError is a process that loaded no HIP or HSA library
 	// during the attach.
 	NoRuntimeError = attach.NoRuntimeError
+	// AttachDispatchesLostError fails an attach some of whose window's
+	// kernel dispatches could not be timed.
+	AttachDispatchesLostError = attach.DispatchesLostError
 )
 
 // ManifestName is the manifest's file name in a run's output directory.
