@@ -617,6 +617,8 @@ exit_plan rpg__control_main(void *arg)
     if (fd >= 0) {
         if (!drained)
             say(fd, "busy %lld\n", (long long)inflight());
+        if (ok)
+            say(fd, "dispatches %d %s\n", (int)pid, rpg_attach_hsa_losses());
         if (*rpg__attach_copy_account())
             say(fd, "copies %d %s\n", (int)pid, rpg__attach_copy_account());
         say(fd, "detached %d %d %llu %llu\n", (int)pid, restored, (unsigned long long)lost,

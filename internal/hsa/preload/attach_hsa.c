@@ -46,22 +46,23 @@
  * Packets the device may already be consuming. On AMD hardware the packet
  * processor fetches packets up to the write index the doorbell announces,
  * so a packet is normally untouched until the real doorbell store this hook
- * runs before. But the AQL model lets a packet processor start a packet as
- * soon as its header is valid, and the virtual GPU does exactly that
- * (vgpu/src/queues.c: its AQL thread polls the header at read_dispatch_id,
- * copies the 64 bytes, runs the packet, marks the slot INVALID and only then
- * advances read_dispatch_id; it never reads the doorbell), as does hardware
- * whose doorbell was already rung past the slot by another producer
- * thread. So: a packet whose index is below read_dispatch_id is past; a
- * dispatch among them (told from the body the device leaves when it marks
+ * runs before; the virtual GPU does the same (vgpu/src/queues.c, "Doorbells").
+ * But hardware whose doorbell was already rung past the slot by another
+ * producer thread takes the packet as soon as its header is valid (and the
+ * virtual GPU takes a valid packet no doorbell announced after 10 ms, its
+ * stand-in for a store it could not see). So: a packet whose index is
+ * below read_dispatch_id is past; a dispatch among them (told from the body the device leaves when it marks
  * the header INVALID: consumed_kind) is counted lost (untimed), a packet
  * that cannot be told apart is counted lost (unseen). A dispatch at or
  * past read_dispatch_id gets our signal, stored first thing in the hook from
- * a spare kept per queue (the window in which the device can take the
- * packet without it is then a few loads wide: over a HIP server's 1,577
- * dispatches on the virtual GPU none was lost, against one in ~250 when the
- * store came after the record was filled); if the processor copied it just
- * before our store, our signal never completes. The read index cannot tell
+ * a spare kept per queue (the window in which a device already rung past
+ * the slot can take the packet without it is then a few loads wide); if
+ * the processor copied it just before our store, our signal never
+ * completes. Every dispatch lost this way was submitted inside the window:
+ * a loss, which fails the run (internal/attach); work submitted before we
+ * saw its queue (in_flight_at_attach) and dispatches still running when the
+ * stop's wait ends (WHY_STOP: running_at_detach) are the window's edges,
+ * counted apart and not lost. The read index cannot tell
  * when the device is done with such a packet (on hardware it passes a kernel
  * at launch, not at its end), but a barrier packet can: a packet whose
  * header has the barrier bit (HIP's in-order streams set it on every packet)
@@ -382,6 +383,8 @@ typedef struct aqueue {
     handle_t agent;
     uint32_t node;
     uint64_t next;  /* first packet index not looked at yet */
+    uint64_t first; /* the first index ours: those below were submitted before we saw the queue */
+    uint64_t pre;   /* below first: looked at from here (in_flight_at_attach) */
     uint32_t mask;  /* queue size - 1 */
     int prof_prev;  /* profiling was on before we saw the queue */
     int prof_set;   /* we switched it on */
@@ -438,6 +441,14 @@ static uint64_t next_dispatch_id;
  * them (their type is gone: counted, as they may have been dispatches), packets overwritten
  * before we looked (the doorbell rung past a whole ring). */
 static uint64_t lost_untimed, lost_unseen, lost_overrun;
+/* The window's edges, not losses (docs/attach.md, "What it cannot see"):
+ * dispatches submitted before the agent saw their queue and not finished
+ * then (in flight at the attach), and dispatches of the window still
+ * running when the detach's bounded wait ended (WHY_STOP). */
+static uint64_t in_flight_at_attach;
+static void count_in_flight(struct aqueue *q, uint64_t end);
+/* The last stop's account, for the control thread's "dispatches" line. */
+static char losses_line[320];
 /* Signals of ours left with the runtime: in a packet the device may still
  * hold, no evidence that it finished (see the top). */
 static uint64_t signals_left;
@@ -557,6 +568,11 @@ static aqueue *queue_get(const void *amdq, handle_t agent_hint, uint64_t from)
      * returned. Those written earlier were submitted before we knew the
      * queue (before the attach): neither recorded nor counted. */
     q->next = from;
+    q->first = q->pre = from;
+    uint64_t rd0 = amdq_u64(q, AMDQ_READ_DISPATCH_ID);
+    if (rd0 < from)
+        q->pre = from - rd0 > size ? from - size : rd0;
+    count_in_flight(q, from); /* not published yet: q->lock not needed */
     q->prof_prev = (__atomic_load_n(amdq_props(q), __ATOMIC_RELAXED) & AMDQ_PROFILING) != 0;
     if (!q->prof_prev && rt.set_profiler_enabled &&
         rt.set_profiler_enabled((void *)amdq, 1) == ST_SUCCESS)
@@ -668,7 +684,8 @@ static void record_untimed(pending *p, int why)
 {
     (void)p;
     untimed_why[why]++;
-    lost_untimed++;
+    if (why != WHY_STOP) /* still running when the window closed: its edge */
+        lost_untimed++;
 }
 
 /* Records a completed entry with the times the packet processor stamped
@@ -786,6 +803,34 @@ static int consumed_kind(const rq_dispatch *k)
     return CONSUMED_UNKNOWN;
 }
 
+/* Packets of queue q below its first index of ours, up to end: submitted
+ * before the agent saw the queue. The kernel dispatches among them still in
+ * the ring (not finished when we looked) or consumed since are the work in
+ * flight at the attach: counted, neither recorded nor lost. A slot not
+ * written yet is looked at again by a later doorbell (under q->lock). */
+static void count_in_flight(aqueue *q, uint64_t end)
+{
+    if (end > q->first)
+        end = q->first;
+    const rq_hsa_queue *hq = (const rq_hsa_queue *)q->amd;
+    uint64_t hole = UINT64_MAX;
+    for (uint64_t i = q->pre; i < end; i++) {
+        if (q->tags[i & q->mask].seen == i + 1)
+            continue;
+        rq_dispatch *k = (rq_dispatch *)hq->base_address + (i & q->mask);
+        uint32_t type = __atomic_load_n(&k->header, __ATOMIC_ACQUIRE) & 0xff;
+        if (type == PKT_INVALID && i >= amdq_u64(q, AMDQ_READ_DISPATCH_ID)) {
+            if (hole == UINT64_MAX)
+                hole = i;
+            continue;
+        }
+        q->tags[i & q->mask].seen = i + 1;
+        if (type == PKT_KERNEL_DISPATCH || (type == PKT_INVALID && consumed_kind(k) == CONSUMED_DISPATCH))
+            __atomic_fetch_add(&in_flight_at_attach, 1, __ATOMIC_RELAXED);
+    }
+    q->pre = hole != UINT64_MAX ? hole : end > q->pre ? end : q->pre;
+}
+
 /* The doorbell of queue amdq announces packets up to index last (the value
  * stored): on the app's thread, before the real store. */
 static void on_doorbell(void *amdq, int64_t last)
@@ -800,6 +845,8 @@ static void on_doorbell(void *amdq, int64_t last)
     uint64_t wdi = amdq_u64(q, AMDQ_WRITE_DISPATCH_ID);
     if (end > wdi)
         end = wdi;
+    if (q->pre < q->first)
+        count_in_flight(q, end);
     uint64_t size = (uint64_t)q->mask + 1;
     if (end > q->next + size) {
         /* More than a ring's worth since we last looked (the doorbell was
@@ -1624,6 +1671,26 @@ uint64_t rpg_attach_hsa_stop(void)
     nagents = 0;
     loader_ok = 0;
     uint64_t n = lost_untimed + lost_unseen + lost_overrun + uncounted;
+    /* "lost=N in_flight_at_attach=N running_at_detach=N" and the classes
+     * of the lost that are not 0 (internal/attach reads it). */
+    {
+        static const char *const why_name[WHY_N] = {"past", "unstamped", "reused", "nomem",
+                                                    "destroyed", NULL, "missed"};
+        int len = snprintf(losses_line, sizeof losses_line,
+                           "lost=%llu in_flight_at_attach=%llu running_at_detach=%llu",
+                           (unsigned long long)n,
+                           (unsigned long long)__atomic_load_n(&in_flight_at_attach, __ATOMIC_RELAXED),
+                           (unsigned long long)untimed_why[WHY_STOP]);
+        const uint64_t more[3] = {lost_unseen, lost_overrun, uncounted};
+        static const char *const more_name[3] = {"unseen", "overwritten", "uncounted"};
+        for (int w = 0; w < WHY_N + 3 && len > 0 && (size_t)len < sizeof losses_line; w++) {
+            uint64_t v = w < WHY_N ? (why_name[w] ? untimed_why[w] : 0) : more[w - WHY_N];
+            const char *name = w < WHY_N ? why_name[w] : more_name[w - WHY_N];
+            if (v)
+                len += snprintf(losses_line + len, sizeof losses_line - (size_t)len, " %s=%llu", name,
+                                (unsigned long long)v);
+        }
+    }
     const char *dbg = rpg_env(RPG_ENV_GO_SHIM_DEBUG);
     if (dbg && dbg[0] && dbg[0] != '0')
         fprintf(stderr,
@@ -1640,10 +1707,16 @@ uint64_t rpg_attach_hsa_stop(void)
                 (unsigned long long)signals_left);
     memset(untimed_why, 0, sizeof untimed_why);
     lost_untimed = lost_unseen = lost_overrun = signals_left = 0;
+    __atomic_store_n(&in_flight_at_attach, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_lock);
     if (runtime) {
         dlclose(runtime); /* the RTLD_NOLOAD reference only */
         runtime = NULL;
     }
     return n;
+}
+
+const char *rpg_attach_hsa_losses(void)
+{
+    return losses_line[0] ? losses_line : "lost=0 in_flight_at_attach=0 running_at_detach=0";
 }

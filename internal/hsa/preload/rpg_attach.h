@@ -74,7 +74,14 @@ int rpg_attach_hsa_start(void);
 void rpg_attach_hsa_poll(void);
 /* After the slots are restored: waits (bounded) for the dispatches in
  * flight, gives back every signal and queue setting it changed, and
- * returns how many dispatches it could not complete (counted as lost). */
+ * returns how many dispatches of the window it could not time (lost; one
+ * still running when the wait ends is the window's edge, not lost). */
 uint64_t rpg_attach_hsa_stop(void);
+/* The last stop's account of the kernel dispatches: "lost=N
+ * in_flight_at_attach=N running_at_detach=N" then " CLASS=N" for each class
+ * of the lost that is not 0 (past, unstamped, reused, nomem, destroyed,
+ * missed, unseen, overwritten, uncounted); the control thread says it as
+ * "dispatches <pid> <account>" before "detached". */
+const char *rpg_attach_hsa_losses(void);
 
 #endif
