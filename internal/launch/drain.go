@@ -264,6 +264,18 @@ func (r *Runner) drainTarget(plan *options.Plan, spoolRoot *securedir.Dir) (*dra
 			}
 		}
 	}
+	// An output file system without room for its reserve and the share
+	// at the start is no place to drain to: the spools stay in memory,
+	// as before, and the outputs say what did not fit.
+	var st unix.Statfs_t
+	if unix.Statfs(run.Path(), &st) != nil || int64(st.Bavail)*st.Bsize < reserve+share {
+		r.Log.Debug().Str("dir", run.Path()).Msg("the output file system has no room to drain the spools to: they stay in memory")
+		os.RemoveAll(run.Path())
+		_ = os.Remove(top.Path())
+		run.Close()
+		top.Close()
+		return nil, nil
+	}
 	return &drainTarget{top: top, run: run, share: share, res: reserve, stderr: r.Stderr, said: map[string]bool{}}, nil
 }
 

@@ -455,6 +455,11 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the hook table");
         return rc;
     }
+    /* Before the HSA modules start: their own calls then go to the table's
+     * original functions, unrecorded. */
+    rc = rpg__table_start(err, errlen);
+    if (rc < 0)
+        return rc;
     /* Before the slots: copies are traced from their first hook on (a
      * refusal is noted in the spool). */
     (void)rpg__attach_copy_start();
@@ -464,9 +469,6 @@ static int install(char *err, size_t errlen)
         snprintf(err, errlen, "redirecting the process's GOT slots failed: %s", strerror(-rc));
         return rc;
     }
-    rc = rpg__table_start(err, errlen);
-    if (rc < 0)
-        return rc;
     rc = rpg_attach_hsa_start();
     if (rc < 0 && rc != -ENOENT) {
         /* -ENOENT: no HSA runtime in the process: the HSA side stays off. */

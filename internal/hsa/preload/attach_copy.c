@@ -442,6 +442,9 @@ size_t rpg__attach_copy_hooks(rpg_hook *out, size_t cap)
 
 static void *look(const char *name)
 {
+    void *o = rpg__table_original(name); /* attach_table.c wraps the table: ours unrecorded */
+    if (o)
+        return o;
     void *p = dlvsym(runtime, name, "ROCR_1");
     return p ? p : dlsym(runtime, name);
 }

@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach_internal.h"
 #include "attach_pmc.h"
 #include "rpg_attach.h"
 #include "rpg_internal.h"
@@ -525,6 +526,9 @@ static int slot_setup(pagent *a, slot *s)
 
 static void *look(const char *name)
 {
+    void *o = rpg__table_original(name); /* attach_table.c wraps the table: ours unrecorded */
+    if (o)
+        return o;
     void *p = dlvsym(runtime, name, "ROCR_1");
     return p ? p : dlsym(runtime, name);
 }
