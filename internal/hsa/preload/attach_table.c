@@ -71,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../api_table.h"
 #include "attach_internal.h"
@@ -257,6 +258,7 @@ static int decode_stub(const uint8_t *p, uintptr_t *var, uint32_t *disp)
 }
 
 static void *g_hsa; /* dlopen RTLD_NOLOAD of the runtime, for dlsym */
+static pid_t g_pid; /* the process that opened it */
 
 static void *stub(const char *name)
 {
@@ -449,6 +451,7 @@ static int tables_find(char *why, size_t whylen)
     g_root = g_tools = NULL;
     g_tools_n = 0;
     g_hsa = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
+    g_pid = getpid();
     if (!g_hsa) {
         snprintf(why, whylen, "the process has not loaded libhsa-runtime64.so.1");
         return -ENOENT;
@@ -1015,9 +1018,11 @@ int rpg__table_restore(void)
     }
     g_nsaved = 0;
     g_started = 0;
-    if (g_hsa) {
-        dlclose(g_hsa); /* the RTLD_NOLOAD reference only */
-        g_hsa = NULL;
-    }
+    /* The RTLD_NOLOAD reference only; a fork child (restoring its copy of
+     * the slots in its atfork handler) keeps it: the loader's lock may have
+     * been held by another thread of the parent at the fork. */
+    if (g_hsa && getpid() == g_pid)
+        dlclose(g_hsa);
+    g_hsa = NULL;
     return n;
 }
