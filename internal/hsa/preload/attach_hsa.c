@@ -942,7 +942,16 @@ static void on_doorbell(void *amdq, int64_t last)
                 t = pool_get();
                 pthread_mutex_unlock(&g_lock);
             }
-            int slot = rpg_attach_pmc_redirect(amdq, q->agent, i, k, app, t);
+            handle_t ag = q->agent;
+            if (!ag) {
+                /* a queue from before the attach whose agent the runtime
+                 * would not say: its kernel's (as below) */
+                pthread_mutex_lock(&g_lock);
+                const kinfo *ki = kmap_get(ko);
+                ag = ki ? ki->agent : 0;
+                pthread_mutex_unlock(&g_lock);
+            }
+            int slot = rpg_attach_pmc_redirect(amdq, ag, i, k, app, t);
             if (slot >= 0) {
                 p.counted = slot + 1;
                 early = t;

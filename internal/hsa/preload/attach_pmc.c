@@ -584,15 +584,20 @@ int rpg_attach_pmc_start(void)
             snprintf(why, sizeof why, "no fine-grained system memory for the counter buffers");
         }
     }
+    int found = 0;
+    for (int i = 0; !rc && i < npagents; i++)
+        found += pagents[i].agent != 0;
+    if (!rc && !found) {
+        rc = -ENODEV;
+        snprintf(why, sizeof why,
+                 "the process has none of the GPUs (KFD nodes) the counters were planned for: plan "
+                 "them for its GPUs (the KFD topology, or --virtual-gpu with the architecture and "
+                 "ROCPROF_VGPU_COUNT the process runs with)");
+    }
     for (int i = 0; !rc && i < npagents; i++) {
         pagent *a = &pagents[i];
-        if (!a->agent) {
-            rc = -ENODEV;
-            snprintf(why, sizeof why,
-                     "the process has no GPU of KFD node %u, which the counters were planned for "
-                     "(attach with the agents the process sees)", a->node);
-            break;
-        }
+        if (!a->agent)
+            continue; /* a GPU the process does not have: no dispatch goes there */
         for (int k = 0; !rc && k < SLOTS; k++)
             rc = slot_setup(a, &a->slots[k]);
         void *q = NULL;
