@@ -369,7 +369,7 @@ func (a *attacher) detach(p *agentProc) {
 				rep.Unloaded = a.waitUnmapped(p.pid)
 				return
 			}
-			if pid, acc, ok := parseDispatches(l); ok && pid == p.pid {
+			if pid, acc, ok := parseAccount(l, "dispatches"); ok && pid == p.pid {
 				rep.InFlightAtAttach, rep.RunningAtDetach = acc["in_flight_at_attach"], acc["running_at_detach"]
 				delete(acc, "in_flight_at_attach")
 				delete(acc, "running_at_detach")
@@ -410,33 +410,11 @@ func (a *attacher) detach(p *agentProc) {
 	}
 }
 
-// parseDispatches reads the agent's account of the kernel dispatches,
-// "dispatches <pid> lost=N in_flight_at_attach=N running_at_detach=N" and
-// "CLASS=N" for each class of the lost (rpg_attach.h).
-func parseDispatches(l string) (pid int, acc map[string]uint64, ok bool) {
-	f := strings.Fields(l)
-	if len(f) < 2 || f[0] != "dispatches" {
-		return 0, nil, false
-	}
-	pid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return 0, nil, false
-	}
-	acc = map[string]uint64{}
-	for _, kv := range f[2:] {
-		k, v, found := strings.Cut(kv, "=")
-		n, err := strconv.ParseUint(v, 10, 64)
-		if !found || err != nil {
-			return 0, nil, false
-		}
-		acc[k] = n
-	}
-	return pid, acc, true
-}
-
-// parseAccount reads an agent's account line "<word> <pid> KEY=N ..."
-// (the copies': lost, running_at_detach and a count per class of the lost,
-// attach_copy.c).
+// parseAccount reads an agent's account line "<word> <pid> KEY=N ...":
+// the kernel dispatches' ("dispatches <pid> lost=N in_flight_at_attach=N
+// running_at_detach=N" and "CLASS=N" for each class of the lost,
+// rpg_attach.h) and the memory copies' ("copies <pid> lost=N
+// running_at_detach=N CLASS=N...", attach_copy.c).
 func parseAccount(l, word string) (pid int, acc map[string]uint64, ok bool) {
 	f := strings.Fields(l)
 	if len(f) < 2 || f[0] != word {

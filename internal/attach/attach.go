@@ -2,6 +2,7 @@ package attach
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -214,22 +214,64 @@ func (e *DispatchesLostError) Error() string {
 	return fmt.Sprintf("%d kernel dispatches submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].dispatches_lost and dispatches_lost_why", n, strings.Join(parts, "; "))
 }
 
+// copyLostWhy says what each class of run.json's copies_lost_why is.
+var copyLostWhy = map[string]string{
+	"unstamped":        "completed without timestamps",
+	"reused":           "their completion signal reset by the app before it was read",
+	"nosignal":         "without a completion signal",
+	"nomem":            "no memory to keep them pending",
+	"after_switch_off": "submitted after the app's async-copy profiling switch was put back at the detach",
+}
+
+// CopiesLostError is an attach whose agents could not time memory copies
+// submitted inside its window: a loss, which fails the run.
+type CopiesLostError struct{ Processes []Process }
+
+func (e *CopiesLostError) Error() string {
+	var n uint64
+	var parts []string
+	for _, p := range e.Processes {
+		n += p.CopiesLost
+		var why []string
+		for _, k := range slices.Sorted(maps.Keys(p.CopiesLostWhy)) {
+			d := copyLostWhy[k]
+			if d == "" {
+				d = k
+			}
+			why = append(why, fmt.Sprintf("%d %s", p.CopiesLostWhy[k], d))
+		}
+		if len(why) == 0 {
+			why = []string{fmt.Sprintf("%d not timed", p.CopiesLost)}
+		}
+		parts = append(parts, fmt.Sprintf("PID %d: %s", p.PID, strings.Join(why, ", ")))
+	}
+	return fmt.Sprintf("%d memory copies submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].copies_lost and copies_lost_why", n, strings.Join(parts, "; "))
+}
+
 // LostError is a *DispatchesLostError naming the processes that lost
-// dispatches of the window, or nil.
+// dispatches of the window and a *CopiesLostError naming those that lost
+// memory copies of it (joined when both), or nil.
 func (r *Report) LostError() error {
 	if r == nil {
 		return nil
 	}
-	var lost []Process
+	var dispatches, copies []Process
 	for _, p := range r.Processes {
 		if p.DispatchesLost > 0 {
-			lost = append(lost, p)
+			dispatches = append(dispatches, p)
+		}
+		if p.CopiesLost > 0 {
+			copies = append(copies, p)
 		}
 	}
-	if len(lost) == 0 {
-		return nil
+	var errs []error
+	if len(dispatches) > 0 {
+		errs = append(errs, &DispatchesLostError{Processes: dispatches})
 	}
-	return &DispatchesLostError{Processes: lost}
+	if len(copies) > 0 {
+		errs = append(errs, &CopiesLostError{Processes: copies})
+	}
+	return errors.Join(errs...)
 }
 
 // StillMapped are the processes that kept the library mapped (inert)
@@ -458,16 +500,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	a.detachAll()
 	if in, run := a.report.edges(); in+run > 0 {
 		fmt.Fprintf(a.out, "rocprof-go: note: at the window's edges %d kernel dispatches were in flight when the attach began (submitted before the profiler saw their queue) and %d still running when the detach ended its wait: outside the window, not recorded (run.json attach.processes[].in_flight_at_attach, running_at_detach)\n", in, run)
-	}
-	if n := a.report.CopiesLost(); n > 0 {
-		var pids []int
-		for _, p := range a.report.Processes {
-			if p.CopiesLost > 0 {
-				pids = append(pids, p.PID)
-			}
-		}
-		sort.Ints(pids)
-		fmt.Fprintf(a.out, "rocprof-go: warning: %d memory copies of the window could not be timed (PIDs %v): counted in run.json's attach.processes[].copies_lost and copies_lost_why, not guessed\n", n, pids)
 	}
 	var running uint64
 	for _, p := range a.report.Processes {
