@@ -65,7 +65,7 @@ const OutputReserveEnv = "ROCPROF_GO_OUTPUT_RESERVE_MIB"
 const (
 	drainInterval       = 5 * time.Millisecond
 	drainBusyInterval   = time.Millisecond
-	drainStatfsInterval = 100 * time.Millisecond
+	drainStatfsInterval = 5 * time.Millisecond
 	reserveDefault      = 256 << 20
 	// minChunksPerSpool is the least a spool may hold in memory (1 MiB),
 	// however small the share and many the spools.

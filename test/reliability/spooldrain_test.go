@@ -140,15 +140,16 @@ func TestSpoolsDrainedUnderSmallShmAndMemoryCgroup(t *testing.T) {
 	require.Empty(t, left)
 }
 
-// TestOutputFileSystemFullStopsRecording: the output directory is a 128 MiB
-// tmpfs that keeps a 64 MiB reserve for the outputs: once the drained
+// TestOutputFileSystemFullStopsRecording: the output directory is a 256 MiB
+// tmpfs that keeps a 160 MiB reserve for the outputs (their spill files
+// included): once the drained
 // spools would eat into it, recording stops for good, rocprof-go says so
 // once, what was recorded is converted, the dropped records are counted,
 // and the run fails.
 func TestOutputFileSystemFullStopsRecording(t *testing.T) {
-	out := testsys.SmallTmpfs(t, "128m")
+	out := testsys.SmallTmpfs(t, "256m")
 	r := runDrained(t, []string{"--virtual-gpu", "--hip-trace", "-f", "parquet", "-d", out, "--", app(t, "hip_calls_rate"), itoa(drainCalls)},
-		[]string{"ROCPROF_GO_SPOOL_ROOT=/dev/shm", "ROCPROF_GO_OUTPUT_RESERVE_MIB=64"},
+		[]string{"ROCPROF_GO_SPOOL_ROOT=/dev/shm", "ROCPROF_GO_OUTPUT_RESERVE_MIB=160"},
 		func(cmd *exec.Cmd) { testsys.InMountNamespace(cmd, testsys.SmallDevShm) }, "", nil)
 	report(t, "exit %d\n%s", r.exit, r.stderr)
 	require.NotZero(t, r.exit)
