@@ -23,6 +23,12 @@ import (
 const (
 	helperEnv = "RPG_INJECT_TEST_HELPER"
 	yamaEnv   = "RPG_INJECT_TEST_YAMA" // the helper's yamaScopePath
+	// stopAtEnv names the step of the injection (phaseHook's names) at
+	// which the "inject" helper prints "phase NAME" and waits to be
+	// killed (it prints "start" first); symEnv the function it calls
+	// (rpg_test_mark by default).
+	stopAtEnv = "RPG_INJECT_TEST_STOP_AT"
+	symEnv    = "RPG_INJECT_TEST_SYM"
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +54,20 @@ func helper(role string, args []string) int {
 	case "inject":
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		ret, err = Inject(ctx, pid, lib, "rpg_test_mark", arg)
+		if at := os.Getenv(stopAtEnv); at != "" {
+			fmt.Println("start") // ("none": only this line)
+			phaseHook = func(p string) {
+				if p == at {
+					fmt.Println("phase", p)
+					select {}
+				}
+			}
+		}
+		sym := "rpg_test_mark"
+		if s := os.Getenv(symEnv); s != "" {
+			sym = s
+		}
+		ret, err = Inject(ctx, pid, lib, sym, arg)
 	case "seize":
 		// PTRACE_SEIZE itself, without the checks before it: the kernel's
 		// refusal and its explanation.
