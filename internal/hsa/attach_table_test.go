@@ -241,3 +241,35 @@ func TestAttachRefusesAChangedHSATable(t *testing.T) {
 		})
 	}
 }
+
+// A fork child of a process whose HSA API table is wrapped gets its copy of
+// the slots back at once (attach.c's atfork handler): the child's
+// hsa_system_get_info slot points into libhsa-runtime64 again, while the
+// parent stays attached and traced.
+func TestAttachForkChildGetsTheTableBack(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			a := startAttachedConf(t, ctx, rt, []string{toolenv.HSACoreAPITrace + "=1"})
+			_, err := io.WriteString(a.in, "fork\n")
+			require.NoError(t, err)
+			require.Regexp(t, `^child slot libhsa-runtime64\.so`, a.line())
+			require.Equal(t, "forked 0", a.line())
+			a.do("run 2 0", "ran 2")
+			a.detach()
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			rs := readSpools(t, a.spools)
+			n := 0
+			for _, c := range rs.api {
+				if rs.strings[uint32(c.Domain)][uint64(c.Function)] == "hsa_queue_add_write_index_screlease" {
+					n++
+				}
+			}
+			require.Equal(t, 2, n, "the parent's calls after the fork are traced")
+		})
+	}
+}

@@ -39,6 +39,9 @@
  *             function of this program that calls the runtime's; prints
  *             "wrapped"; "unwrap" puts the runtime's back, prints
  *             "unwrapped"
+ *   fork      forks; the child names the module that hsa_system_get_info's
+ *             table slot points into ("child slot <file name>", dladdr) and
+ *             exits; the parent waits and prints "forked <child's status>"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -54,6 +57,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char file[1 << 22];
 static const char *elf;
@@ -316,6 +321,20 @@ int main(int argc, char **argv)
         } else if (!strncmp(line, "unwrap", 6)) {
             __atomic_store_n(wrapped_slot, (void *)runtime_get_info, __ATOMIC_RELEASE);
             printf("unwrapped\n");
+        } else if (!strncmp(line, "fork", 4)) {
+            fflush(stdout);
+            pid_t child = fork();
+            if (child == 0) {
+                Dl_info di;
+                void *f = *get_info_slot();
+                const char *name = dladdr(f, &di) && di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
+                printf("child slot %s\n", name ? name + 1 : "?");
+                fflush(stdout);
+                _exit(0);
+            }
+            int st = -1;
+            waitpid(child, &st, 0);
+            printf("forked %d\n", st);
         } else if (!strncmp(line, "alloc", 5)) {
             alloc_free(gpu);
             printf("alloced\n");
