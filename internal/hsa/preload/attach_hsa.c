@@ -1622,11 +1622,12 @@ uint64_t rpg_attach_hsa_stop(void)
 {
     if (!started)
         return 0;
-    /* The first dispatches of queues that went uncounted (the window's
-     * edge) are counted lost too, until the edges are reported apart. */
+    /* The first dispatch of a queue in the window goes uncounted when the
+     * packets before it, submitted before the attach, may still run: an
+     * edge of the window, with those in flight at the attach. */
     uint64_t pmc_edge = 0;
     uint64_t uncounted = rpg_attach_pmc_stop(&pmc_edge);
-    uncounted += pmc_edge;
+    __atomic_fetch_add(&in_flight_at_attach, pmc_edge, __ATOMIC_RELAXED);
     uint64_t deadline = mono_ms() + STOP_WAIT_MS;
     for (;;) {
         rpg_attach_hsa_poll();
