@@ -124,9 +124,9 @@ func splitAttachCounters(plan *options.Plan, environ []string, progress io.Write
 // stderr and in run.json (attach_windows).
 func attachWindowsNote(plan *options.Plan) string {
 	first := plan.Passes[0]
-	window := "each window lasting until Enter is pressed (SIGINT or SIGTERM end the run)"
+	window := ", each until Enter is pressed (SIGINT or SIGTERM end the run)"
 	if first.AttachDurationMsec > 0 {
-		window = fmt.Sprintf("of %d ms each", first.AttachDurationMsec)
+		window = fmt.Sprintf(" of %d ms each", first.AttachDurationMsec)
 	}
-	return fmt.Sprintf("counters: %d passes, one per attach window %s, consecutive: pass k's counters come from the dispatches of window k", len(plan.Passes), window)
+	return fmt.Sprintf("counters: %d passes, one per attach window%s, consecutive: pass k's counters come from the dispatches of window k", len(plan.Passes), window)
 }
