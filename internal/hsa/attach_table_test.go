@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -270,6 +271,65 @@ func TestAttachForkChildGetsTheTableBack(t *testing.T) {
 				}
 			}
 			require.Equal(t, 2, n, "the parent's calls after the fork are traced")
+		})
+	}
+}
+
+// What attach_table.c records is what the shim records in launch mode: the
+// same app's allocations, run under LD_PRELOAD and HSA_TOOLS_LIB (where the
+// attach is refused: the process is profiled already) and attached, give the
+// same MEMORY_ALLOCATION records (operation, size, agent) and the same HSA
+// calls of the allocation path, by domain and name, with the same nesting
+// (each allocation record under its own call's correlation id or the next).
+func TestAttachRecordsHSAAsTheShim(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	vars := []string{toolenv.HSACoreAPITrace + "=1", toolenv.HSAAMDExtAPITrace + "=1", toolenv.MemoryAllocationTrace + "=1"}
+	path := map[string]bool{
+		"hsa_amd_agent_iterate_memory_pools": true, "hsa_amd_memory_pool_get_info": true,
+		"hsa_amd_memory_pool_allocate": true, "hsa_amd_memory_pool_free": true,
+		"hsa_agent_iterate_regions": true, "hsa_region_get_info": true,
+		"hsa_memory_allocate": true, "hsa_memory_free": true,
+	}
+	summary := func(rs records) (calls map[string]int, allocs []string) {
+		calls = map[string]int{}
+		for _, c := range rs.api {
+			name := rs.strings[uint32(c.Domain)][uint64(c.Function)]
+			if path[name] {
+				calls[fmt.Sprintf("%d %s", c.Domain, name)]++
+			}
+		}
+		for _, a := range rs.allocs {
+			allocs = append(allocs, fmt.Sprintf("op %d size %d node %d", a.Operation, a.Size, a.AgentNode))
+		}
+		return calls, allocs
+	}
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			a := startAttachedConf(t, ctx, rt, vars)
+			a.do("alloc", "alloced")
+			a.detach()
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			attached := readSpools(t, a.spools)
+
+			spools := t.TempDir()
+			cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"),
+				filepath.Join(rt.Apps, "module_kernels.co"), artifact(t, "lib/librocprof-go-preload.so"), a.conf)
+			cmd.Env = appEnv(t, spools, false, vars...)
+			cmd.Stdin = strings.NewReader("alloc\nquit\n")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "attached -114\n", "the attach under LD_PRELOAD: %s", out)
+			launched := readSpools(t, spools)
+
+			lc, la := summary(launched)
+			ac, aa := summary(attached)
+			require.NotEmpty(t, aa)
+			require.Equal(t, la, aa, "allocation records")
+			require.Equal(t, lc, ac, "HSA calls of the allocation path")
 		})
 	}
 }
