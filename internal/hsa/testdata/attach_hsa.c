@@ -42,6 +42,14 @@
  *   fork      forks; the child names the module that hsa_system_get_info's
  *             table slot points into ("child slot <file name>", dladdr) and
  *             exits; the parent waits and prints "forked <child's status>"
+ *   copy N    N async copies of 4 KiB between two buffers of the GPU's
+ *             first global pool (hsa_amd_memory_async_copy), each on the
+ *             app's copy signal set to 1 by a store and waited; prints
+ *             "copied N"
+ *   copyreset one copy held back by a dependency signal, its completion
+ *             signal stored to 1 again while it is pending (an app reusing
+ *             its signal too early: the attach counts the copy lost), then
+ *             released and waited; prints "copyreset"
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -185,6 +193,35 @@ static void alloc_free(hsa_agent_t gpu)
 }
 
 /* Writes the dispatch packet of slot i (reserved) and rings the doorbell. */
+/* The copy commands: n copies (reset: one held back, its signal reset
+ * while pending). */
+static void copies(hsa_agent_t gpu, int n, int reset)
+{
+    hsa_amd_memory_pool_t pool = {0};
+    hsa_amd_agent_iterate_memory_pools(gpu, pool_cb, &pool);
+    void *a = NULL, *b = NULL;
+    CHECK(hsa_amd_memory_pool_allocate(pool, 4096, 0, &a));
+    CHECK(hsa_amd_memory_pool_allocate(pool, 4096, 0, &b));
+    hsa_signal_t s, dep;
+    CHECK(hsa_signal_create(1, 0, NULL, &s));
+    CHECK(hsa_signal_create(reset ? 1 : 0, 0, NULL, &dep));
+    for (int i = 0; i < n; i++) {
+        hsa_signal_store_relaxed(s, 1);
+        CHECK(hsa_amd_memory_async_copy(b, gpu, a, gpu, 4096, reset ? 1 : 0, reset ? &dep : NULL, s));
+        if (reset) {
+            hsa_signal_store_relaxed(s, 1);
+            hsa_signal_store_relaxed(dep, 0);
+        }
+        while (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                         HSA_WAIT_STATE_BLOCKED) >= 1)
+            ;
+    }
+    CHECK(hsa_signal_destroy(dep));
+    CHECK(hsa_signal_destroy(s));
+    CHECK(hsa_amd_memory_pool_free(a));
+    CHECK(hsa_amd_memory_pool_free(b));
+}
+
 static void write_dispatch(uint64_t i, uint64_t ko, uint32_t grid, int with_signal)
 {
     while (i - hsa_queue_load_read_index_scacquire(q) >= q->size) {
@@ -343,6 +380,12 @@ int main(int argc, char **argv)
             dispatch(ko2 ? ko2 : ko, 256, 1);
             scratch_bytes = 0;
             printf("scratched\n");
+        } else if (sscanf(line, "copy %d", &n) == 1) {
+            copies(gpu, n, 0);
+            printf("copied %d\n", n);
+        } else if (!strncmp(line, "copyreset", 9)) {
+            copies(gpu, 1, 1);
+            printf("copyreset\n");
         } else if (!strncmp(line, "attach", 6)) {
             attach(argv[2], argv[3]);
         } else if (!strncmp(line, "quit", 4)) {
