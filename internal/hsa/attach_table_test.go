@@ -328,6 +328,7 @@ func TestAttachRecordsHSAAsTheShim(t *testing.T) {
 			lc, la := summary(launched)
 			ac, aa := summary(attached)
 			require.NotEmpty(t, aa)
+			require.NotEmpty(t, ac)
 			require.Equal(t, la, aa, "allocation records")
 			require.Equal(t, lc, ac, "HSA calls of the allocation path")
 		})
