@@ -368,11 +368,13 @@ func (p *passDrain) step() int64 {
 	p.rep.PeakShmBytes = max(p.rep.PeakShmBytes, used)
 	if share := p.t.share; share > 0 && len(p.spools) > 0 {
 		// Each spool may hold its part of the share in chunks, less
-		// what its writer allocates beyond them (the segment of its
-		// last chunk, 4 MiB, and the header chunk); the recorder takes
-		// no chunk past the limit and prepares none (recorder.c).
+		// what its writer allocates beyond them (the rest of the 4 MiB
+		// segment of its last chunk, the header chunk, and the chunks
+		// threads racing past the limit take: 2 MiB for those); the
+		// recorder takes no chunk past the limit and prepares none
+		// (recorder.c).
 		k := int64(len(p.spools))
-		per := (share/k - 4<<20 - 2*tracing.ChunkSize) / tracing.ChunkSize
+		per := (share/k - 6<<20 - 2*tracing.ChunkSize) / tracing.ChunkSize
 		per = max(per, minChunksPerSpool)
 		paused := false
 		for _, d := range p.spools {
