@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,55 @@ func boottimeNs(t *testing.T) uint64 {
 	var ts unix.Timespec
 	require.NoError(t, unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts))
 	return uint64(ts.Sec)*1e9 + uint64(ts.Nsec)
+}
+
+// The async-copy profiling switch (attach_copy.c's header), on every
+// runtime: the runtime has no call that reads it, so the attach keeps it on
+// while attached whatever the app asks, puts back the app's last wish at the
+// detach, and leaves it on when the app asked nothing. Seen from the app:
+// hsa_amd_profiling_get_async_copy_time of a new copy is 0 when the copy was
+// not stamped.
+func TestAttachPutsBackTheAppsCopyProfilingSwitch(t *testing.T) {
+	rts, err := rocmmatrix.Ready(repoRoot(t), buildDir(t))
+	require.NoError(t, err)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			conf := []string{toolenv.MemoryCopyTrace + "=1"}
+			a := startAttachedConf(t, ctx, rt, conf)
+			stamped := func() bool {
+				_, err := io.WriteString(a.in, "copytime\n")
+				require.NoError(t, err)
+				var d uint64
+				_, err = fmt.Sscanf(a.line(), "copytime %d", &d)
+				require.NoError(t, err)
+				return d > 0
+			}
+			require.True(t, stamped(), "attached: copies are stamped")
+			a.do("copyprof 0", "copyprof 0")
+			require.True(t, stamped(), "attached, the app switched it off: still stamped")
+			require.Zero(t, a.detach())
+			require.False(t, stamped(), "after the detach: the app's last wish (off)")
+
+			// Attached again, the app asking nothing: left on.
+			require.Eventually(t, func() bool { return !mapped(a.pid) }, 10*time.Second, 5*time.Millisecond)
+			a.writeConf("spools2")
+			_, err = io.WriteString(a.in, "attach\n")
+			require.NoError(t, err)
+			a.connected()
+			require.True(t, stamped(), "attached again: stamped")
+			require.Zero(t, a.detach())
+			require.True(t, stamped(), "after a detach with no call of the app's: left on (docs/attach.md)")
+			a.do("quit", "bye")
+			require.NoError(t, a.wait())
+			require.Len(t, readSpools(t, a.spools).copies, 1, "the second window's copy")
+		})
+	}
+}
+
+// mapped says whether the preload library is in pid's mappings.
+func mapped(pid int) bool {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	return err != nil || strings.Contains(string(maps), "librocprof-go-preload.so")
 }

@@ -50,6 +50,10 @@
  *             signal stored to 1 again while it is pending (an app reusing
  *             its signal too early: the attach counts the copy lost), then
  *             released and waited; prints "copyreset"
+ *   copyprof B  hsa_amd_profiling_async_copy_enable(B); prints "copyprof B"
+ *   copytime  one copy on a new signal, waited, and its
+ *             hsa_amd_profiling_get_async_copy_time: prints "copytime
+ *             <end - start>" (0 when the copy was not stamped)
  *   attach    loads PRELOAD_LIB and calls rpg_attach_start(CONF) again
  *             (after a detach: a re-attach); prints "attached <rc>"
  *   quit      destroys the queue and its signal, exits 0
@@ -222,6 +226,31 @@ static void copies(hsa_agent_t gpu, int n, int reset)
     CHECK(hsa_amd_memory_pool_free(b));
 }
 
+/* One copy on a new signal: its stamped duration (0: none). */
+static uint64_t copy_time(hsa_agent_t gpu)
+{
+    hsa_amd_memory_pool_t pool = {0};
+    hsa_amd_agent_iterate_memory_pools(gpu, pool_cb, &pool);
+    void *a = NULL, *b = NULL;
+    CHECK(hsa_amd_memory_pool_allocate(pool, 4096, 0, &a));
+    CHECK(hsa_amd_memory_pool_allocate(pool, 4096, 0, &b));
+    hsa_signal_t s;
+    CHECK(hsa_signal_create(1, 0, NULL, &s));
+    CHECK(hsa_amd_memory_async_copy(b, gpu, a, gpu, 4096, 0, NULL, s));
+    while (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                     HSA_WAIT_STATE_BLOCKED) >= 1)
+        ;
+    hsa_amd_profiling_async_copy_time_t t = {0, 0};
+    uint64_t d = hsa_amd_profiling_get_async_copy_time(s, &t) == HSA_STATUS_SUCCESS && t.start &&
+                         t.end > t.start
+                     ? t.end - t.start
+                     : 0;
+    CHECK(hsa_signal_destroy(s));
+    CHECK(hsa_amd_memory_pool_free(a));
+    CHECK(hsa_amd_memory_pool_free(b));
+    return d;
+}
+
 static void write_dispatch(uint64_t i, uint64_t ko, uint32_t grid, int with_signal)
 {
     while (i - hsa_queue_load_read_index_scacquire(q) >= q->size) {
@@ -383,6 +412,11 @@ int main(int argc, char **argv)
         } else if (sscanf(line, "copy %d", &n) == 1) {
             copies(gpu, n, 0);
             printf("copied %d\n", n);
+        } else if (sscanf(line, "copyprof %d", &n) == 1) {
+            CHECK(hsa_amd_profiling_async_copy_enable(n != 0));
+            printf("copyprof %d\n", n);
+        } else if (!strncmp(line, "copytime", 8)) {
+            printf("copytime %llu\n", (unsigned long long)copy_time(gpu));
         } else if (!strncmp(line, "copyreset", 9)) {
             copies(gpu, 1, 1);
             printf("copyreset\n");
