@@ -905,9 +905,10 @@ int rpg__table_start(char *err, size_t errlen)
     t_quiet = 1; /* called on the control thread */
     char why[160] = "";
     int rc = tables_find(why, sizeof why);
+    /* What was asked, in words (option names are the domain table's). */
     const char *opt = (want & HSA_BITS)                        ? "--hsa-trace"
-                      : (want & RPG_DOMAIN_MEMORY_ALLOCATION) ? "--memory-allocation-trace"
-                                                               : "--scratch-memory-trace";
+                      : (want & RPG_DOMAIN_MEMORY_ALLOCATION) ? "HSA memory allocation tracing"
+                                                               : "scratch memory tracing";
     if (rc == -ENOENT) {
         /* No HSA runtime here (a launcher's shell): nothing to trace. */
         note(want, "the process has not loaded the HSA runtime");
