@@ -453,7 +453,76 @@ func (p *passDrain) finish() (*DrainReport, error) {
 			errs = append(errs, err)
 		}
 	}
+	if err := p.moveSideDirs(); err != nil {
+		errs = append(errs, err)
+	}
 	p.rep.FinishMs = float64(time.Since(t0).Microseconds()) / 1000
 	p.dst.Close()
 	return &p.rep, errors.Join(errs...)
+}
+
+// moveSideDirs copies what the app's processes left beside the spools in
+// directories of their own (the shim's thread traces and code objects in
+// att/, internal/hsa/request) to the pass's directory on the output file
+// system, where the outputs are read from once the spools are drained.
+// Only regular files one level down, opened without following links.
+func (p *passDrain) moveSideDirs() error {
+	src, err := securedir.Open(p.src)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	names, err := src.Names()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		if t, err := src.Type(name); err != nil || !t.IsDir() {
+			continue
+		}
+		if err := copyDir(src, name, p.dst); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// copyDir copies from's directory name, its regular files, into to.
+func copyDir(from *securedir.Dir, name string, to *securedir.Dir) error {
+	in, err := from.OpenPrivate(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := to.Mkdir(name)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	files, err := in.Names()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if t, err := in.Type(f); err != nil || !t.IsRegular() {
+			continue
+		}
+		r, err := in.OpenRegular(f)
+		if err != nil {
+			return err
+		}
+		w, err := out.Create(f, 0o600)
+		if err == nil {
+			_, err = io.Copy(w, r)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
