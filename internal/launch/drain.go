@@ -298,7 +298,6 @@ type passDrain struct {
 	done    chan struct{}
 	stopped uint32 // stop bits set on every spool
 	lastFS  time.Time
-	err     error // the first error of the destination
 }
 
 func (t *drainTarget) startPass(passName, src string) (*passDrain, error) {
