@@ -227,7 +227,9 @@ func newFrame(saved *unixRegs, ld *loader, lib, sym, arg string, rip, rax uint64
 	f.put(fBlock, blockedDuringCall)
 	f.put(fTimeout, uint64(resultWait/time.Second))
 	f.put(fTimeout+8, uint64(resultWait%time.Second))
+	f.put(fWaitSet, 0) // the empty set: the wait takes no signal
 	f.put(fUC+ucFlags, ucFlagsValue)
+	f.put(fUC+ucSigmask, 0) // the thread's mask: the trampoline writes it (rt_sigprocmask's old set)
 	mc := fUC + ucMcontext
 	for i, v := range []uint64{saved.R8, saved.R9, saved.R10, saved.R11, saved.R12, saved.R13, saved.R14, saved.R15,
 		saved.Rdi, saved.Rsi, saved.Rbp, saved.Rbx, saved.Rdx, rax, saved.Rcx, saved.Rsp, rip, saved.Eflags} {
