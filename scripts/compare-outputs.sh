@@ -14,7 +14,9 @@
 #   - spools recorded live from sample apps on the virtual GPU
 #     (build/testdata; ROCPROF_GO_KEEP_SPOOLS), with the build's injected
 #     libraries: a live run is not deterministic (pids, host timestamps), so
-#     its spools are recorded once and both CLIs convert them.
+#     its spools are recorded once and both CLIs convert them (a CLI older
+#     than the recorder's sealed chunks converts a copy in the format it
+#     reads: see "sealed" below).
 # The outputs, per CLI:
 #   - `convert -f csv json pftrace otf2 rocpd parquet` of every input, under
 #     several option sets (default; --stats; -M; -T with -A absolute and
@@ -106,6 +108,38 @@ live pmc gfx90a docapp --kernel-trace --pmc SQ_WAVES GRBM_COUNT
 n_inputs=$(find "$inputs" -mindepth 1 -maxdepth 1 -type d | wc -l)
 say "$n_inputs inputs: $(cd "$inputs" && ls | tr '\n' ' ')"
 
+# The live spools are in the format of the build's recorder. Since it seals
+# the chunks it leaves for good (spool.h: RPG_CHUNK_SEALED "SEAL" instead of
+# RPG_CHUNK_MAGIC "CHNK", the header flag RPG_HEADER_SEALS and its words
+# stop, stop_seen and chunk_limit at bytes 120-135), a CLI older than that
+# (no ChunkSealed in its internal/tracing) takes a sealed chunk for one that
+# read back empty: it leaves out the chunk's records and fails. Such a side
+# converts a copy of the live spools as the older recorder wrote them
+# (sealed chunks given the chunk magic again, the flag and the words
+# cleared), at the same path, so that both sides read the same records.
+predates_seals() { ! grep -rqs --include='*.go' 'ChunkSealed' "$work/src-$1/internal/tracing"; }
+unseal() { # spool...: rewrites each in place, prints how many chunks were sealed
+	python3 - "$@" <<'PY'
+import struct, sys
+CHUNK, SPOOL, CHNK, SEAL, SEALS = 64 * 1024, 0x4c4f4f5053475052, 0x4b4e4843, 0x4c414553, 4
+n = 0
+for path in sys.argv[1:]:
+    data = bytearray(open(path, 'rb').read())
+    if len(data) < CHUNK or struct.unpack_from('<Q', data, 0)[0] != SPOOL:
+        sys.exit("compare-outputs: %s: not a spool" % path)
+    flags = struct.unpack_from('<I', data, 108)[0]
+    struct.pack_into('<I', data, 108, flags & ~SEALS)
+    data[120:136] = bytes(16)
+    for c in range(1, len(data) // CHUNK):
+        o = c * CHUNK
+        if struct.unpack_from('<IxxxxQ', data, o) == (SEAL, c):
+            struct.pack_into('<I', data, o, CHNK)
+            n += 1
+    open(path, 'wb').write(data)
+print(n)
+PY
+}
+
 # Every output of every input, by each CLI.
 optsets=(
 	"default|"
@@ -128,6 +162,14 @@ run() { # side dir cmd... : runs the CLI in out-<side> (paths below it are
 for side in base head; do
 	say "writing the outputs with $side's CLI"
 	out=$work/out-$side
+	if predates_seals $side; then
+		mv "$inputs" "$work/inputs-sealed"
+		cp -r "$work/inputs-sealed" "$inputs"
+		mapfile -d '' spools < <(find "$inputs" -path "$inputs/live-*" -name '*.spool' -print0)
+		sealed=0
+		[ ${#spools[@]} -eq 0 ] || sealed=$(unseal "${spools[@]}")
+		say "$side's CLI predates sealed spool chunks: it converts the live spools with their $sealed sealed chunks unsealed"
+	fi
 	for in in "$inputs"/*; do
 		name=$(basename "$in")
 		for o in "${optsets[@]}"; do
@@ -148,6 +190,10 @@ for side in base head; do
 		done
 	done
 	cp -r "$work/gen-$side/jobgen" "$out/jobgen"
+	if [ -d "$work/inputs-sealed" ]; then
+		rm -rf "$inputs"
+		mv "$work/inputs-sealed" "$inputs"
+	fi
 done
 
 # Normalisation: the OTF2 anchor's random trace identifier (otf2-print -I
