@@ -345,17 +345,6 @@ func (t *tracee) putBack(rm room) {
 	}
 }
 
-// cString reads a NUL-terminated string of the tracee (at most 4 KiB).
-func (t *tracee) cString(addr uint64) string {
-	b := make([]byte, 4096)
-	n, _ := t.mem.ReadAt(b, int64(addr))
-	s := string(b[:n])
-	if i := strings.IndexByte(s, 0); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
 // mappedCode reports whether addr is in an executable mapping of the file
 // path in pid.
 func mappedCode(pid int, addr uint64, path string) bool {
