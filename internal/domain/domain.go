@@ -175,7 +175,7 @@ var Switches = []Switch{
 	// PC sampling has no bit in rpg_domains: the shim starts its sessions
 	// from the method's variable, and reports it unavailable under
 	// RPG_STATUS_PC_SAMPLING_BIT (internal/tracing/spool.h).
-	{ID: PCSampling, Option: "pc_sampling_method", Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
+	{ID: PCSampling, Option: "pc_sampling_method", Attached: true, Env: "ROCPROF_PC_SAMPLING_METHOD", ReadBy: Shim, Bit: NoBit, Status: 24, CollectedBy: Shim},
 	{ID: HIPRuntime, Option: "hip_runtime_trace", Attached: true, Env: "ROCPROF_HIP_RUNTIME_API_TRACE", ReadBy: both, Bit: 0, C: "HIP_RUNTIME", Status: NoBit, CollectedBy: Preload, Agents: true,
 		Outputs: []string{"HIP_API"}, Aggregates: []string{hip, runtime},
 		Report: "--hip-trace", Empty: ": the app made no HIP call (is it a HIP program, dynamically linked against libamdhip64?)",

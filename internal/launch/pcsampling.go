@@ -2,7 +2,10 @@ package launch
 
 import (
 	"debug/elf"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 // pcsEntry is the function of ROCR's PC-sampling extension that lists a
@@ -57,4 +60,26 @@ func exportsSymbol(lib, name string) bool {
 		}
 	}
 	return false
+}
+
+// AttachedPCSamplingRuntime is PCSamplingRuntime for a running process
+// (--attach PID): the HSA runtime library it has mapped (rocr, as the
+// process names it; readable, the same file through /proc/PID/root, so a
+// process in another root is looked at in its own), and whether that
+// library offers PC sampling. "" when the process has no
+// HSA runtime mapped or cannot be read (the attach says why).
+func AttachedPCSamplingRuntime(pid int) (rocr, readable string, offers bool) {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return "", "", false
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || !strings.Contains(filepath.Base(f[5]), "libhsa-runtime64.so") {
+			continue
+		}
+		p := fmt.Sprintf("/proc/%d/root%s", pid, f[5])
+		return f[5], p, exportsSymbol(p, pcsEntry)
+	}
+	return "", "", false
 }

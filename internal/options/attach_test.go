@@ -59,7 +59,6 @@ func TestAttachErrors(t *testing.T) {
 		{[]string{"--pid=-3", "--kernel-trace"}, `"-3" is not a process id`},
 		{[]string{"-p", "12", "--kernel-trace", "--", "./app"}, "cannot be combined with an application command"},
 		{[]string{"-p", "12", "--kernel-trace", "./app"}, "cannot be combined with an application command"},
-		{[]string{"-p", "12", "--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time", "--pc-sampling-interval", "1"}, "--pc-sampling-method: cannot be collected while attached"},
 		{[]string{"-p", "12", "--att"}, "--advanced-thread-trace: cannot be collected while attached"},
 		{[]string{"-p", "12", "--kernel-trace", "--attach-duration-msec", "-1"}, "must not be negative"},
 		{[]string{"--kernel-trace", "--attach-duration-msec", "100", "--", "app"}, "--attach-duration-msec: applies only when attaching"},
@@ -73,7 +72,15 @@ func TestAttachErrors(t *testing.T) {
 	}
 	// Every refusal names what attaching collects.
 	err := resolveErr("-p", "12", "--att")
-	require.ErrorContains(t, err, "--kernel-trace, --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --hsa-core-trace, --hsa-amd-trace, --hsa-image-trace, --hsa-finalizer-trace, --pmc, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
+	require.ErrorContains(t, err, "--kernel-trace, --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --hsa-core-trace, --hsa-amd-trace, --hsa-image-trace, --hsa-finalizer-trace, --pmc, --pc-sampling-method, --hip-runtime-trace, --hip-compiler-trace, --marker-trace, --rccl-trace")
+}
+
+// PC sampling is collected while attached (attach_pcs.c): the request
+// resolves as for a launch.
+func TestAttachTakesPCSampling(t *testing.T) {
+	p := resolve(t, "-p", "12", "--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time", "--pc-sampling-interval", "1")
+	require.True(t, p.Passes[0].PCSampling())
+	require.Empty(t, p.Warnings)
 }
 
 // HSA API calls, allocations and scratch memory are collected while

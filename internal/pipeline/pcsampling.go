@@ -45,6 +45,9 @@ func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr e
 	if cfg == nil {
 		return nil
 	}
+	if cfg.Attaching() {
+		return validateAttachedPCSampling(cfg)
+	}
 	rocr, offers := launch.PCSamplingRuntime(plan.App, "", environ)
 	if rocr != "" && !offers {
 		return fmt.Errorf("PC sampling: the ROCm runtime the app will load, %s, has no PC sampling "+
@@ -71,6 +74,28 @@ func validatePCSampling(plan *options.Plan, agents []topology.Agent, agentsErr e
 		return fmt.Errorf("PC sampling: the ROCm runtime the app will load, %s, has no stochastic sampling "+
 			"(ROCm 6.4's runtime samples with host trap only); ROCm 7.x offers stochastic on gfx942 (MI300); "+
 			"use --pc-sampling-method host_trap --pc-sampling-unit time here; the app was not started", rocr)
+	}
+	return nil
+}
+
+// validateAttachedPCSampling is validatePCSampling for --attach PID: the
+// runtime the process has loaded must offer PC sampling (stochastic: ROCR
+// 7.x), as for a launch; the GPUs' methods are the agent's to check (it
+// notes a refusal in the spool).
+func validateAttachedPCSampling(cfg *options.Config) error {
+	rocr, readable, offers := launch.AttachedPCSamplingRuntime(cfg.AttachTarget())
+	if rocr == "" {
+		return nil // no runtime mapped (yet): the attach reports it
+	}
+	if !offers {
+		return fmt.Errorf("PC sampling: the ROCm runtime process %d has loaded, %s, has no PC sampling "+
+			"(ROCm 5.x and 6.1 do not offer it); ROCm 6.4 or later (7.x included) offers it on %s; nothing was attached",
+			cfg.AttachTarget(), rocr, options.PCSamplingArchs)
+	}
+	if cfg.PcSamplingMethod == "stochastic" && !runtimeHasStochastic(readable) {
+		return fmt.Errorf("PC sampling: the ROCm runtime process %d has loaded, %s, has no stochastic sampling "+
+			"(ROCm 6.4's runtime samples with host trap only); ROCm 7.x offers stochastic on gfx942 (MI300); "+
+			"use --pc-sampling-method host_trap --pc-sampling-unit time here; nothing was attached", cfg.AttachTarget(), rocr)
 	}
 	return nil
 }

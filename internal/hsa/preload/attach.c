@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "attach_internal.h"
+#include "attach_pcs.h"
 #include "hip_trace.h"
 
 /* ---- state ---------------------------------------------------------------- */
@@ -608,6 +609,7 @@ exit_plan rpg__control_main(void *arg)
     }
     __atomic_store_n(&g_state, ST_DETACHING, __ATOMIC_SEQ_CST);
     rpg__attach_copy_detaching();
+    rpg__attach_pcs_detaching(); /* attach_pcs.c: sampling ends with the hooks */
     int restored = rpg_got_restore();
     restored += rpg__table_restore();
     int drained = drain();

@@ -99,8 +99,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "attach_pmc.h"
 #include "attach_internal.h"
+#include "attach_pcs.h"
+#include "attach_pmc.h"
 #include "hip_stream.h"
 #include "rpg_attach.h"
 #include "rpg_internal.h"
@@ -994,6 +995,8 @@ static void on_doorbell(void *amdq, int64_t last)
             }
             r->agent_node = q->node;
         }
+        if (!p.counted)
+            rpg__attach_pcs_dispatch(amdq, i, r->dispatch_id, q->node);
         if (early) {
             if (!grow((void **)&pend, &pend_cap, npend + 1, sizeof *pend)) {
                 p.signal = early;
@@ -1538,6 +1541,12 @@ int rpg_attach_hsa_start(void)
     /* Counting first: every dispatch the hooks see once started is counted
      * or counted lost. A refusal is noted in the spool. */
     (void)rpg_attach_pmc_start();
+    {
+        /* PC sampling's sessions (a refusal is noted in the spool). */
+        rpg_pcs_runtime pr = {runtime, (int (*)(int (*)(uint64_t, void *), void *))rt.iterate_agents,
+                              rt.agent_get_info, rt.queue_get_info};
+        (void)rpg__attach_pcs_start(&pr);
+    }
     pthread_mutex_lock(&g_lock);
     nagents = 0;
     hstatus s = rt.iterate_agents(add_agent, NULL);
@@ -1642,6 +1651,7 @@ uint64_t rpg_attach_hsa_stop(void)
         nanosleep(&ts, NULL);
         rpg_attach_hsa_poll();
     }
+    rpg__attach_pcs_stop(); /* the window's dispatches settled: their last samples */
     pthread_mutex_lock(&g_lock);
     started = 0;
     for (size_t i = 0; i < npend; i++) {
