@@ -194,24 +194,35 @@ var lostWhy = map[string]string{
 type DispatchesLostError struct{ Processes []Process }
 
 func (e *DispatchesLostError) Error() string {
+	n, why := lossesByProcess(e.Processes, lostWhy, func(p Process) (uint64, map[string]uint64) {
+		return p.DispatchesLost, p.DispatchesLostWhy
+	})
+	return fmt.Sprintf("%d kernel dispatches submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].dispatches_lost and dispatches_lost_why", n, why)
+}
+
+// lossesByProcess totals the losses of's processes and says them per
+// process and class ("PID 12: 2 completed without timestamps; PID 13: ..."),
+// each class in the words of says (its own name when says has none).
+func lossesByProcess(procs []Process, says map[string]string, of func(Process) (uint64, map[string]uint64)) (uint64, string) {
 	var n uint64
 	var parts []string
-	for _, p := range e.Processes {
-		n += p.DispatchesLost
+	for _, p := range procs {
+		lost, classes := of(p)
+		n += lost
 		var why []string
-		for _, k := range slices.Sorted(maps.Keys(p.DispatchesLostWhy)) {
-			d := lostWhy[k]
+		for _, k := range slices.Sorted(maps.Keys(classes)) {
+			d := says[k]
 			if d == "" {
 				d = k
 			}
-			why = append(why, fmt.Sprintf("%d %s", p.DispatchesLostWhy[k], d))
+			why = append(why, fmt.Sprintf("%d %s", classes[k], d))
 		}
 		if len(why) == 0 {
-			why = []string{fmt.Sprintf("%d not timed", p.DispatchesLost)}
+			why = []string{fmt.Sprintf("%d not timed", lost)}
 		}
 		parts = append(parts, fmt.Sprintf("PID %d: %s", p.PID, strings.Join(why, ", ")))
 	}
-	return fmt.Sprintf("%d kernel dispatches submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].dispatches_lost and dispatches_lost_why", n, strings.Join(parts, "; "))
+	return n, strings.Join(parts, "; ")
 }
 
 // copyLostWhy says what each class of run.json's copies_lost_why is.
@@ -228,24 +239,10 @@ var copyLostWhy = map[string]string{
 type CopiesLostError struct{ Processes []Process }
 
 func (e *CopiesLostError) Error() string {
-	var n uint64
-	var parts []string
-	for _, p := range e.Processes {
-		n += p.CopiesLost
-		var why []string
-		for _, k := range slices.Sorted(maps.Keys(p.CopiesLostWhy)) {
-			d := copyLostWhy[k]
-			if d == "" {
-				d = k
-			}
-			why = append(why, fmt.Sprintf("%d %s", p.CopiesLostWhy[k], d))
-		}
-		if len(why) == 0 {
-			why = []string{fmt.Sprintf("%d not timed", p.CopiesLost)}
-		}
-		parts = append(parts, fmt.Sprintf("PID %d: %s", p.PID, strings.Join(why, ", ")))
-	}
-	return fmt.Sprintf("%d memory copies submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].copies_lost and copies_lost_why", n, strings.Join(parts, "; "))
+	n, why := lossesByProcess(e.Processes, copyLostWhy, func(p Process) (uint64, map[string]uint64) {
+		return p.CopiesLost, p.CopiesLostWhy
+	})
+	return fmt.Sprintf("%d memory copies submitted while attached could not be timed (%s): no record was made up for them; run.json counts them in attach.processes[].copies_lost and copies_lost_why", n, why)
 }
 
 // LostError is a *DispatchesLostError naming the processes that lost
