@@ -332,15 +332,7 @@ func TestAttachRecordsAsTheShim(t *testing.T) {
 			require.NoError(t, a.wait())
 			attached := readSpools(t, a.spools)
 
-			spools := t.TempDir()
-			cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"),
-				filepath.Join(rt.Apps, "module_kernels.co"), artifact(t, "lib/librocprof-go-preload.so"), a.conf)
-			cmd.Env = appEnv(t, spools, false, "ROCPROF_KERNEL_TRACE=1")
-			cmd.Stdin = strings.NewReader("run 4 2\nload\nquit\n")
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			require.Contains(t, string(out), "attached -114\n", "the attach under LD_PRELOAD: %s", out)
-			launched := readSpools(t, spools)
+			launched := launchedAsShim(t, ctx, rt, a.conf, "run 4 2\nload\nquit\n", "ROCPROF_KERNEL_TRACE=1")
 
 			require.NotEmpty(t, attached.agents)
 			require.Len(t, attached.symbols, 2)
@@ -527,4 +519,21 @@ func TestAttachNewQueuesAndKernelsInFlight(t *testing.T) {
 			require.Contains(t, a.account, " lost=0 in_flight_at_attach=0 running_at_detach=1")
 		})
 	}
+}
+
+// launchedAsShim runs attach_hsa launched under the shim (LD_PRELOAD, the
+// environment vars), given the commands of input, and returns its
+// records: what an attach of the same work is compared with. Its own
+// attach is refused (-114: the library is loaded already).
+func launchedAsShim(t *testing.T, ctx context.Context, rt rocmmatrix.Runtime, conf, input string, vars ...string) records {
+	t.Helper()
+	spools := t.TempDir()
+	cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"),
+		filepath.Join(rt.Apps, "module_kernels.co"), artifact(t, "lib/librocprof-go-preload.so"), conf)
+	cmd.Env = appEnv(t, spools, false, vars...)
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "attached -114\n", "the attach under LD_PRELOAD: %s", out)
+	return readSpools(t, spools)
 }

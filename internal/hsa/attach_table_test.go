@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -315,15 +314,7 @@ func TestAttachRecordsHSAAsTheShim(t *testing.T) {
 			require.NoError(t, a.wait())
 			attached := readSpools(t, a.spools)
 
-			spools := t.TempDir()
-			cmd := rt.Command(ctx, artifact(t, "test/shim/attach_hsa"),
-				filepath.Join(rt.Apps, "module_kernels.co"), artifact(t, "lib/librocprof-go-preload.so"), a.conf)
-			cmd.Env = appEnv(t, spools, false, vars...)
-			cmd.Stdin = strings.NewReader("alloc\nquit\n")
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			require.Contains(t, string(out), "attached -114\n", "the attach under LD_PRELOAD: %s", out)
-			launched := readSpools(t, spools)
+			launched := launchedAsShim(t, ctx, rt, a.conf, "alloc\nquit\n", vars...)
 
 			lc, la := summary(launched)
 			ac, aa := summary(attached)
