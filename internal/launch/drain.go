@@ -460,11 +460,13 @@ func (p *passDrain) finish() (*DrainReport, error) {
 	return &p.rep, errors.Join(errs...)
 }
 
-// moveSideDirs copies what the app's processes left beside the spools in
-// directories of their own (the shim's thread traces and code objects in
-// att/, internal/hsa/request) to the pass's directory on the output file
-// system, where the outputs are read from once the spools are drained.
-// Only regular files one level down, opened without following links.
+// moveSideDirs copies what the app's processes left beside the spools to
+// the pass's directory on the output file system, where the outputs are
+// read from once the spools are drained: the shim's copies of memory://
+// code objects for PC sampling (<spool><model.PCSCodeObjectSuffix><id>)
+// and its thread traces and code objects in att/ (internal/hsa/request).
+// Regular files the drain did not write, and directories' regular files
+// one level down, opened without following links.
 func (p *passDrain) moveSideDirs() error {
 	src, err := securedir.Open(p.src)
 	if err != nil {
@@ -477,10 +479,18 @@ func (p *passDrain) moveSideDirs() error {
 	}
 	var errs []error
 	for _, name := range names {
-		if t, err := src.Type(name); err != nil || !t.IsDir() {
-			continue
+		t, err := src.Type(name)
+		switch {
+		case err != nil:
+		case t.IsDir():
+			err = copyDir(src, name, p.dst)
+		case t.IsRegular():
+			if _, derr := p.dst.Type(name); derr == nil {
+				continue // a spool, drained
+			}
+			err = copyEntry(src, name, p.dst)
 		}
-		if err := copyDir(src, name, p.dst); err != nil {
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -507,21 +517,27 @@ func copyDir(from *securedir.Dir, name string, to *securedir.Dir) error {
 		if t, err := in.Type(f); err != nil || !t.IsRegular() {
 			continue
 		}
-		r, err := in.OpenRegular(f)
-		if err != nil {
-			return err
-		}
-		w, err := out.Create(f, 0o600)
-		if err == nil {
-			_, err = io.Copy(w, r)
-			if cerr := w.Close(); err == nil {
-				err = cerr
-			}
-		}
-		r.Close()
-		if err != nil {
+		if err := copyEntry(in, f, out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyEntry copies from's regular file name into to.
+func copyEntry(from *securedir.Dir, name string, to *securedir.Dir) error {
+	r, err := from.OpenRegular(name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := to.Create(name, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, r)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
