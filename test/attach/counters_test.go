@@ -191,13 +191,47 @@ func counted(t *testing.T, r attachRun, prefix string, pid int, names []string, 
 	}
 	perDispatch := map[string][]string{}
 	d, k, c, v := cc.col(t, "Dispatch_Id"), cc.col(t, "Kernel_Name"), cc.col(t, "Counter_Name"), cc.col(t, "Counter_Value")
+	counted := map[string]bool{}
+	for _, id := range d {
+		counted[id] = true
+	}
+	// A counted dispatch that ran beside one the agent could not count (a
+	// queue's work before its first moved packet, at the window's start:
+	// docs/attach.md) shares the GPU with it, and the virtual GPU's
+	// GPU-wide counters (GRBM_COUNT) then hold both kernels' cycles: its
+	// values are not compared with a launched run's, where dispatches are
+	// counted one at a time.
+	ns := func(col string) []uint64 {
+		var out []uint64
+		for _, s := range kt.col(t, col) {
+			n, err := strconv.ParseUint(s, 10, 64)
+			require.NoError(t, err, "%s: %s %q", prefix, col, s)
+			out = append(out, n)
+		}
+		return out
+	}
+	starts, ends := ns("Start_Timestamp"), ns("End_Timestamp")
+	besideUncounted := map[string]bool{}
+	for i := range ids {
+		if counted[ids[i]] {
+			continue
+		}
+		for j := range ids {
+			if counted[ids[j]] && starts[j] < ends[i] && starts[i] < ends[j] {
+				besideUncounted[ids[j]] = true
+			}
+		}
+	}
 	kernels := map[string]int{}
 	for i := range d {
 		require.Equal(t, traced[d[i]], kernelKey(k[i]), "%s: dispatch %s is in the kernel trace with its kernel", prefix, d[i])
 		key := kernelKey(k[i]) + " " + c[i]
-		require.True(t, launched[key][v[i]], "%s: dispatch %s: %s = %s; a launched run gave %v", prefix, d[i], key, v[i], launched[key])
+		if !besideUncounted[d[i]] {
+			require.True(t, launched[key][v[i]], "%s: dispatch %s: %s = %s; a launched run gave %v", prefix, d[i], key, v[i], launched[key])
+		}
 		perDispatch[d[i]] = append(perDispatch[d[i]], c[i])
 	}
+	require.LessOrEqual(t, len(besideUncounted), 4, "%s: only the window's first dispatches run beside uncounted ones: %v", prefix, besideUncounted)
 	for id, got := range perDispatch {
 		sort.Strings(got)
 		want := append([]string(nil), names...)
